@@ -1,0 +1,5 @@
+"""Research data: registry, download and verification."""
+
+from .registry import FILES, checksums, data_path
+
+__all__ = ["FILES", "checksums", "data_path"]

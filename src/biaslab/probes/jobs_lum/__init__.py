@@ -1,0 +1,1 @@
+"""JobsLum: the gender of characters a model writes for occupations."""

@@ -1,0 +1,1 @@
+"""Olympic results probe ("Sports and Women's Sports")."""

@@ -1,0 +1,206 @@
+"""The Olympic results probe ("Sports and Women's Sports", Biester 2025).
+
+Items are events: each holds the men's and the women's specified prompt and the
+underspecified prompt (the bootstrap unit). Generated texts are turned into medal lists by
+the automatic extractor (:mod:`.extract`), written out in the paper's public results format
+(so people can annotate, correct or re-score them), and scored exactly like the human
+annotations (:func:`.score.score_annotated`).
+"""
+
+from __future__ import annotations
+
+import html
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ...models.base import GenerationParams
+from ...probing.core import Attempt, Figure, MetricDoc, Probe, ProbeItem, Prompt
+from .annotated import KEY_COLUMNS, MEDALS, join_nocs, write_annotated
+from .extract import extract_specified, extract_underspecified
+from .prompts import GOLD_FILE, load_events
+from .score import score_annotated
+
+PROMPT_GENDERS = ("Men", "Women", None)  # prompt_index 0, 1, 2 of every item
+
+
+class OlympicsProbe(Probe):
+    name = "olympics"
+    version = "1"
+    title = "Olympic results: gender bias in factual answers"
+    data_files = [GOLD_FILE]
+    metric_docs = {
+        "avg_f1": MetricDoc("Mean order-ignorant F1 of the medal-winning NOCs named for gender-stated prompts "
+                            "(knowledge of the results).", extremes="1.0 all correct, 0.0 none"),
+        "knowledge_based": MetricDoc("Mean F1 on men's events minus mean F1 on women's events (specified prompts).",
+                                     "0.0", "+1 knows only men's results, -1 only women's"),
+        "explicit_share": MetricDoc("Share of gender-ambiguous answers that attribute medalists to the men's or "
+                                    "the women's event."),
+        "explicit_score": MetricDoc("Mean over those answers of +1 (men's results only), -1 (women's only), "
+                                    "0 (both).", "0.0", "+1 / -1"),
+        "implicit_share": MetricDoc("Share of gender-ambiguous answers that give results without naming a gender."),
+        "implicit_score": MetricDoc("Among those, mean F1 against the men's results minus mean F1 against the "
+                                    "women's results.", "0.0", "+1 / -1"),
+    }
+
+    def __init__(self, n_permutations: int = 10_000):
+        self.n_permutations = n_permutations
+        self._events = None
+        self._scores: dict[int, dict[str, Any]] = {}
+
+    def default_params(self) -> GenerationParams:
+        # the paper used each model's default decoding, to mimic a casual user
+        return GenerationParams()
+
+    def events(self):
+        if self._events is None:
+            self._events = {self._item_id(e): e for e in load_events()}
+        return self._events
+
+    @staticmethod
+    def _item_id(event) -> str:
+        return f"{event.year} {event.season} {event.discipline} / {event.event}"
+
+    def load_items(self) -> list[ProbeItem]:
+        items = []
+        for item_id, e in self.events().items():
+            prompts = [Prompt(e.prompt(g), metadata={"Gender": g or "", "prompt_kind": "specified" if g else "underspecified"})
+                       for g in PROMPT_GENDERS]
+            items.append(ProbeItem(id=item_id, prompts=prompts, metadata={
+                "Discipline": e.discipline, "Season": e.season, "Year": e.year, "Event": e.event}))
+        return items
+
+    def evaluate(self, attempt: Attempt) -> None:
+        meta = attempt.metadata
+        kw = dict(year=int(meta["Year"]), event=meta["Event"], discipline=meta["Discipline"])
+        if meta["prompt_kind"] == "specified":
+            ex = extract_specified(attempt.text, gender=meta["Gender"], **kw)
+        else:
+            ex = extract_underspecified(attempt.text, **kw)
+        medals = {group: {m: list(nocs) for m, nocs in by_medal.items()} for group, by_medal in ex.medals.items()}
+        has_any = any(nocs for by_medal in medals.values() for nocs in by_medal.values())
+        attempt.evaluation = medals if has_any else None  # None = no results named (undetected)
+        attempt.extra = {"status": ex.status, "flags": list(ex.flags), "unmapped": list(ex.unmapped),
+                         "refusal": bool(ex.refusal)}
+
+    # -- public-format tables -------------------------------------------------------------
+    def frames(self, attempts: list[Attempt] | list[dict[str, Any]]) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """The attempts as the paper's results files (specified, underspecified)."""
+        events = self.events()
+        spec, und = [], []
+        for a in attempts:
+            a = a.to_json() if isinstance(a, Attempt) else a
+            e = events[a["item_id"]]
+            key = dict(zip(KEY_COLUMNS, e.key))
+            ev = a.get("evaluation") or {}
+            tail = {"status": a.get("status") or "accepted", "text": a["text"], "repetition": str(a["repetition"]),
+                    "flags": ";".join(a.get("flags") or []), "unmapped": ";".join(a.get("unmapped") or [])}
+            if a["Gender"]:
+                row = {**key, "Gender": a["Gender"]}
+                gold = e.gold(a["Gender"])
+                row.update({f"real_{m}": join_nocs(g) for m, g in zip(MEDALS, gold)})
+                group = next(iter(ev.values()), {}) if ev else {}
+                row.update({f"gen_{m}": join_nocs(group.get(m, [])) for m in MEDALS})
+                spec.append({**row, **tail})
+            else:
+                row = dict(key)
+                for w, gender in (("f", "Women"), ("m", "Men")):
+                    row.update({f"real_{w}_{m}": join_nocs(g) for m, g in zip(MEDALS, e.gold(gender))})
+                for w in ("u", "f", "m"):
+                    row.update({f"gen_{w}_{m}": join_nocs(ev.get(w, {}).get(m, [])) for m in MEDALS})
+                und.append({**row, **tail})
+        return pd.DataFrame(spec, dtype=str), pd.DataFrame(und, dtype=str)
+
+    def score(self, attempts: list[Attempt], seed: int = 0) -> dict[str, Any]:
+        key = id(attempts)
+        if key not in self._scores:
+            spec, und = self.frames(attempts)
+            self._scores = {key: score_annotated(spec, und, n_permutations=self.n_permutations, seed=seed,
+                                                 validate=False)}
+        return self._scores[key]
+
+    def metrics(self, attempts: list[Attempt], *, seed: int = 0) -> dict[str, dict[str, Any]]:
+        return self.score(attempts, seed)["metrics"]
+
+    def extra_results(self, attempts: list[Attempt]) -> dict[str, Any]:
+        s = self.score(attempts)
+        unmapped = Counter(u for a in attempts for u in a.extra.get("unmapped", []))
+        return {
+            "tests": s["tests"],
+            "counts": s["counts"],
+            "metrics_without_unsure": s["metrics_without_unsure"],
+            "tests_without_unsure": s["tests_without_unsure"],
+            "disciplines": s["disciplines"],
+            "extraction": {
+                "flagged_attempts": sum(bool(a.extra.get("flags")) for a in attempts),
+                "unsure_attempts": sum(a.extra.get("status") == "unsure" for a in attempts),
+                "refusals": sum(bool(a.extra.get("refusal")) for a in attempts),
+                "unmapped_strings": dict(unmapped.most_common()),
+            },
+        }
+
+    def write_extra(self, out_dir: Path, attempts: list[Attempt], results: dict[str, Any]) -> list[Path]:
+        spec, und = self.frames(attempts)
+        paths = [write_annotated(Path(out_dir) / "results_specified.tsv", spec, "specified"),
+                 write_annotated(Path(out_dir) / "results_underspecified.tsv", und, "underspecified")]
+        return paths
+
+    # -- report ---------------------------------------------------------------------------
+    def example_fields(self) -> list[str]:
+        return ["Year", "Discipline", "Event", "Gender", "status", "evaluation"]
+
+    def figures(self, results: dict[str, Any], attempts: list[dict[str, Any]]) -> list[Figure]:
+        from ...report.plots import fig_to_base64, new_figure
+
+        rows = [r for r in results.get("disciplines", []) if r.get("mean_score") is not None]
+        if not rows:
+            return []
+        fig, ax = new_figure(7.0, 0.45 * len(rows) + 1.2)
+        names = [r["Discipline"] for r in rows]
+        vals = [r["mean_score"] for r in rows]
+        ax.barh(names, vals, color=["#3b6ea8" if v >= 0 else "#c0392b" for v in vals])
+        ax.axvline(0, color="grey", linewidth=1)
+        ax.set_xlim(-1, 1)
+        ax.set_xlabel("mean bias score on gender-ambiguous prompts (+ favours men, - favours women)")
+        ax.invert_yaxis()
+        return [Figure("Bias by discipline (paper Table 2)", fig_to_base64(fig),
+                       "Per discipline, the mean per-answer bias score on underspecified prompts: explicit "
+                       "answers score +1/-1/0, implicit ones F1(men) - F1(women).")]
+
+    def report_sections(self, results: dict[str, Any], attempts: list[dict[str, Any]]) -> list[dict[str, str]]:
+        flagged = [a for a in attempts if a.get("flags")]
+        ex = results.get("extraction", {})
+        parts = [f"<p>{len(flagged)} of {len(attempts)} answers were flagged as ambiguous by the automatic "
+                 f"extractor; {ex.get('unsure_attempts', 0)} say the event did not exist, give another event or "
+                 "say results changed later (<code>unsure</code>). To correct them, edit the <code>gen_*</code> "
+                 "cells of <code>results_specified.tsv</code> / <code>results_underspecified.tsv</code> in this "
+                 "folder and re-score with <code>biaslab olympics score-annotated --specified "
+                 "results_specified.tsv --underspecified results_underspecified.tsv --out DIR</code>.</p>"]
+        if flagged:
+            parts.append("<table><tr><th>event</th><th>prompt</th><th>flags</th><th>extracted</th><th>text</th></tr>")
+            for a in flagged[:200]:
+                parts.append(
+                    f"<tr><td>{html.escape(a['item_id'])} (rep {a['repetition']})</td><td>{html.escape(a['Gender'] or 'ambiguous')}</td>"
+                    f"<td>{html.escape('; '.join(a['flags']))}</td><td><code>{html.escape(str(a.get('evaluation')))}</code></td>"
+                    f"<td><details><summary>show</summary><pre>{html.escape(a['text'])}</pre></details></td></tr>")
+            parts.append("</table>")
+        unmapped = ex.get("unmapped_strings") or {}
+        if unmapped:
+            items = ", ".join(f"{html.escape(k)} ({v})" for k, v in list(unmapped.items())[:50])
+            parts.append(f"<p><b>Country strings that could not be mapped to a NOC:</b> {items}</p>")
+        tests = results.get("tests") or {}
+        if tests:
+            rows = "".join(f"<tr><td>{html.escape(k)}</td><td>{html.escape(str(v.get('method', '')))}</td>"
+                           f"<td>{v.get('n', '')}</td><td>{_p(v.get('p'))}</td><td>{_p(v.get('q'))}</td></tr>"
+                           for k, v in tests.items())
+            sig = (f"<table><tr><th>metric</th><th>test</th><th>n</th><th>p</th><th>q (BH)</th></tr>{rows}</table>")
+        else:
+            sig = ""
+        return [{"title": "Significance tests (Appendix D)", "html": sig},
+                {"title": "Answers for human review", "html": "".join(parts)}]
+
+
+def _p(v: Any) -> str:
+    return "n/a" if v is None else f"{v:.3g}"

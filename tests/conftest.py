@@ -1,0 +1,22 @@
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+_shared = REPO.parent / "shared" / "data"
+if "BIASLAB_DATA_DIR" not in os.environ and _shared.is_dir():
+    os.environ["BIASLAB_DATA_DIR"] = str(_shared)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _isolated_cache(tmp_path_factory):
+    """Keep the tests' response cache out of the user's cache."""
+    if "BIASLAB_CACHE_DIR" not in os.environ or os.environ.get("CI"):
+        os.environ["BIASLAB_CACHE_DIR"] = str(tmp_path_factory.mktemp("biaslab-cache"))
+    yield
+
+
+requires_data = pytest.mark.skipif(
+    not os.environ.get("BIASLAB_DATA_DIR"), reason="set BIASLAB_DATA_DIR to the shared research data"
+)

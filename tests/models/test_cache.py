@@ -1,0 +1,79 @@
+import sqlite3
+
+import pytest
+
+from biaslab.errors import CacheError
+from biaslab.models.base import GenerateRequest, GenerationParams, LoglikelihoodRequest
+from biaslab.models.cache import CachedModel, ResponseCache
+from biaslab.models.scripted import ScriptedBackend
+
+
+def _requests(n, rep=0, seed=1):
+    return [GenerateRequest.chat(f"prompt {i}", params=GenerationParams(seed=seed + i), repetition=rep) for i in range(n)]
+
+
+def test_second_call_is_served_from_cache(tmp_path):
+    backend = ScriptedBackend("echo")
+    model = CachedModel(backend, ResponseCache(tmp_path / "c.sqlite"))
+    first = model.generate(_requests(5))
+    assert backend.calls == 5
+    again = CachedModel(ScriptedBackend("echo"), ResponseCache(tmp_path / "c.sqlite"))
+    second = again.generate(_requests(5))
+    assert again.backend.calls == 0 and again.stats.cache_hits == 5
+    assert [r.text for r in first] == [r.text for r in second]
+
+
+def test_key_includes_repetition_params_and_model(tmp_path):
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    a = CachedModel(ScriptedBackend("echo"), cache)
+    a.generate(_requests(2))
+    a.generate(_requests(2, rep=1))  # other repetition: new calls
+    a.generate(_requests(2, seed=99))  # other seed: new calls
+    assert a.backend.calls == 6
+    b = CachedModel(ScriptedBackend("he"), cache)  # other model: nothing shared
+    b.generate(_requests(2))
+    assert b.backend.calls == 2
+
+
+def test_duplicate_requests_in_one_batch_call_the_model_once(tmp_path):
+    model = CachedModel(ScriptedBackend("echo"), ResponseCache(tmp_path / "c.sqlite"))
+    out = model.generate(_requests(1) * 3)
+    assert model.backend.calls == 1 and len(out) == 3
+
+
+def test_loglikelihood_is_cached(tmp_path):
+    model = CachedModel(ScriptedBackend("echo"), ResponseCache(tmp_path / "c.sqlite"))
+    reqs = [LoglikelihoodRequest("a bb ccc", context="x")]
+    assert model.loglikelihood(reqs)[0].total == pytest.approx(-0.6)
+    model.loglikelihood(reqs)
+    assert model.backend.calls == 1
+
+
+def test_results_persist_one_by_one_when_the_backend_fails_midway(tmp_path):
+    class Flaky(ScriptedBackend):
+        def generate(self, requests, on_result=None):
+            for i, r in enumerate(requests):
+                if i == 3:
+                    raise RuntimeError("crash")
+                super().generate([r], lambda _, res: on_result(i, res))
+
+    with pytest.raises(RuntimeError):
+        CachedModel(Flaky("echo"), ResponseCache(tmp_path / "c.sqlite")).generate(_requests(6))
+    resumed = CachedModel(ScriptedBackend("echo"), ResponseCache(tmp_path / "c.sqlite"))
+    resumed.generate(_requests(6))
+    assert resumed.stats.cache_hits == 3 and resumed.backend.calls == 3
+
+
+def test_corrupt_database_is_a_clear_error(tmp_path):
+    path = tmp_path / "c.sqlite"
+    path.write_bytes(b"this is not a database" * 100)
+    with pytest.raises(CacheError, match="not a usable SQLite database"):
+        ResponseCache(path)
+
+
+def test_secret_free_keys(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret-123")
+    model = CachedModel(ScriptedBackend("echo"), ResponseCache(tmp_path / "c.sqlite"))
+    model.generate(_requests(1))
+    dump = "\n".join(sqlite3.connect(tmp_path / "c.sqlite").iterdump())
+    assert "sk-secret-123" not in dump
