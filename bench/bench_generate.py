@@ -61,6 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--kv-budget-mb", type=int, default=None, help="KV cache memory (continuous engine)")
     ap.add_argument("--batch-size", type=int, default=None, help="rows per batch (static engine)")
     ap.add_argument("--threads", type=int, default=None, help="torch CPU threads")
+    ap.add_argument("--workers", type=int, default=None, help="decoding loops (continuous engine; default: threads)")
     ap.add_argument("--device", default=None)
     ap.add_argument("--dtype", default=None)
     ap.add_argument("--show", type=int, default=1, help="print this many generated texts")
@@ -71,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
 
     t0 = time.perf_counter()
     backend = load_model(args.model, engine=args.engine, max_slots=args.max_slots, kv_budget_mb=args.kv_budget_mb,
-                         batch_size=args.batch_size, threads=args.threads, device=args.device, dtype=args.dtype)
+                         batch_size=args.batch_size, threads=args.threads, workers=args.workers, device=args.device, dtype=args.dtype)
     load_s = time.perf_counter() - t0
     rss_after_load = peak_rss_mb()
     params = GenerationParams(temperature=args.temperature, top_p=args.top_p, max_tokens=args.max_tokens)
@@ -98,6 +99,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"generate time  {gen_s:.1f} s")
     print(f"throughput     {new_tokens / gen_s:.1f} new tokens/s")
     print(f"peak RSS       {peak_rss_mb():.0f} MB")
+    stats = getattr(backend, "engine_stats", dict)()
+    if stats:
+        print("engine         " + ", ".join(f"{k}={v:.1f}" for k, v in sorted(stats.items())))
     for r in results[: args.show]:
         print("--- sample ---")
         print(r.text[:600])

@@ -100,7 +100,7 @@ class RowRandom:
         return float(torch.rand((), generator=self.gen, dtype=torch.float64))
 
 
-_TOPK_STEPS = (256, 4096)  # candidate-set sizes tried before sorting the whole vocabulary
+_TOPK_STEPS = (128, 2048)  # candidate-set sizes tried before sorting the whole vocabulary
 
 
 def sample_rows(logits: "torch.Tensor", temperatures: list[float], top_ps: list[float],
@@ -115,53 +115,62 @@ def sample_rows(logits: "torch.Tensor", temperatures: list[float], top_ps: list[
     """
     import torch
 
-    out = logits.argmax(dim=-1).tolist()
-    rows = [i for i, t in enumerate(temperatures) if t > 0]
+    n = logits.shape[0]
+    out = [0] * n
+    greedy = [i for i in range(n) if temperatures[i] <= 0]
+    if greedy:
+        gi = torch.tensor(greedy, dtype=torch.long, device=logits.device)
+        for i, t in zip(greedy, logits.index_select(0, gi).argmax(dim=-1).tolist()):
+            out[i] = int(t)
+    rows = [i for i in range(n) if temperatures[i] > 0]
     if not rows:
         return out
-    idx = torch.tensor(rows, dtype=torch.long, device=logits.device)
-    temps = torch.tensor([temperatures[i] for i in rows], dtype=torch.float32, device=logits.device)
-    scaled = logits.index_select(0, idx).float()
-    scaled /= temps[:, None]
-    lse = torch.logsumexp(scaled, dim=-1, keepdim=True)
-    todo = []
-    for j, i in enumerate(rows):
-        if top_ps[i] >= 1.0:
-            probs = torch.exp(scaled[j].double() - lse[j].double())
-            out[i] = _inverse_cdf(probs, uniforms[i])
-        else:
-            todo.append(j)
-    vocab = scaled.shape[-1]
+    dev = logits.device
+    sub = logits if len(rows) == n else logits.index_select(0, torch.tensor(rows, dtype=torch.long, device=dev))
+    temps = torch.tensor([temperatures[i] for i in rows], dtype=torch.float32, device=dev)
+    probs = torch.softmax(sub.float() / temps[:, None], dim=-1)
+    us = torch.tensor([uniforms[i] for i in rows], dtype=torch.float64, device=dev)
+    tps = torch.tensor([top_ps[i] for i in rows], dtype=torch.float64, device=dev)
+    full = [j for j, i in enumerate(rows) if top_ps[i] >= 1.0]
+    if full:  # whole vocabulary, token-id order
+        fj = torch.tensor(full, dtype=torch.long, device=dev)
+        cum = probs.index_select(0, fj).double().cumsum(-1)
+        for j, t in zip(full, _pick(cum, us.index_select(0, fj), None)):
+            out[rows[j]] = t
+    todo = [j for j, i in enumerate(rows) if top_ps[i] < 1.0]
+    vocab = probs.shape[-1]
     for k in _TOPK_STEPS + (vocab,):
         if not todo:
             break
         k = min(k, vocab)
-        sub = torch.tensor(todo, dtype=torch.long, device=logits.device)
-        vals, order = _sorted_top(scaled.index_select(0, sub), k)
-        probs = torch.exp(vals.double() - lse.index_select(0, sub).double())
-        cum = probs.cumsum(-1)
+        tj = torch.tensor(todo, dtype=torch.long, device=dev)
+        vals, order = _sorted_top(probs if len(todo) == len(rows) else probs.index_select(0, tj), k)
+        cum = vals.double().cumsum(-1)
+        tp = tps.index_select(0, tj)
+        covered = (cum[:, -1] >= tp) if k < vocab else torch.ones(len(todo), dtype=torch.bool, device=dev)
+        # nucleus size: first index whose cumulative mass reaches top_p, plus one
+        n_keep = (torch.searchsorted(cum, tp[:, None]).squeeze(1) + 1).clamp(max=k)
+        picks = _pick(cum, us.index_select(0, tj), n_keep)
+        toks = order.gather(1, torch.tensor(picks, dtype=torch.long, device=dev)[:, None]).squeeze(1).tolist()
         left = []
         for r, j in enumerate(todo):
-            tp = top_ps[rows[j]]
-            if k < vocab and float(cum[r, -1]) < tp:
+            if bool(covered[r]):
+                out[rows[j]] = int(toks[r])
+            else:
                 left.append(j)  # the nucleus is wider than the candidates: widen
-                continue
-            n_keep = int(torch.searchsorted(cum[r], torch.tensor([tp], dtype=torch.float64))[0]) + 1
-            n_keep = min(n_keep, k)
-            out[rows[j]] = int(order[r, _inverse_cdf(probs[r, :n_keep], uniforms[rows[j]])])
         todo = left
     return out
 
 
-def _inverse_cdf(probs: "torch.Tensor", u: float) -> int:
-    """Index ``i`` with ``cum[i-1] <= u * total < cum[i]`` (probs: 1-D, float64)."""
+def _pick(cum: "torch.Tensor", us: "torch.Tensor", n_keep: "torch.Tensor | None") -> list[int]:
+    """Per row, the index ``i < n_keep`` with ``cum[i-1] <= u * cum[n_keep-1] < cum[i]``."""
     import torch
 
-    cum = probs.cumsum(0)
-    target = torch.tensor([u * float(cum[-1])], dtype=torch.float64)
-    i = int(torch.searchsorted(cum, target, right=True)[0])
-    last = int((probs > 0).nonzero().max()) if i >= len(probs) else i
-    return min(i, last)
+    if n_keep is None:
+        n_keep = torch.full((cum.shape[0],), cum.shape[-1], dtype=torch.long, device=cum.device)
+    total = cum.gather(1, (n_keep - 1)[:, None])
+    i = torch.searchsorted(cum, us[:, None] * total, right=True).squeeze(1)
+    return torch.minimum(i, n_keep - 1).tolist()
 
 
 def _sorted_top(values: "torch.Tensor", k: int) -> tuple["torch.Tensor", "torch.Tensor"]:

@@ -120,7 +120,8 @@ def _extract(text: str, year: int, stated: str | None, event: str | None, discip
         line_cues = within(strong, line.start, line.end)
         line_weak = [c for c in within(weak, line.start, line.end) if not c.rank]
         is_row = t[line.start:line.end].lstrip().startswith("|")
-        is_item = is_row or line.bullet or line.number is not None or bool(_MEDAL_LEAD.match(t, line.start, line.end))
+        is_item = is_row or line.bullet or line.number is not None or bool(
+            _MEDAL_LEAD.match(t, line.start, line.end))
         if line.heading and not line_ms and not is_row:
             # "At the 2000 Games in Sydney, the medals were:" for a 2004 prompt: the list is about them
             if tx.YEAR_RE.search(t, line.start, line.end):
@@ -237,7 +238,8 @@ def _extract(text: str, year: int, stated: str | None, event: str | None, discip
     unsure = unsure or only_other_games
     if only_other_games or carried_year:
         flags.append("other-games-results")
-    return _assemble(t, hits, genders, stated, specified, flags, unmapped, "unsure" if unsure else "accepted")
+    return _assemble(t, hits, genders, stated, specified, flags, unmapped, "unsure" if unsure else "accepted",
+                     lines)
 
 
 def _note_unmapped(m: Mention, flags: list[str], unmapped: list[str]) -> None:
@@ -366,9 +368,11 @@ def _sentence_at(t: str, pos: int) -> str:
     return t[a: pos + m.start() if m else len(t)]
 
 
-def _refer_back(t: str, hits: list[Hit], genders) -> None:
+def _refer_back(t: str, hits: list[Hit], genders, lines: list[tx.Line]) -> None:
     """Ungendered results followed by a sentence that says whose they are get that gender."""
-    for a, b in (sent for line in tx.split_lines(t) for sent in line.sentences):
+    if not any(not h.genders for h in hits) or not _REFER_BACK.search(t):
+        return
+    for a, b in (sent for line in lines for sent in line.sentences):
         m = _REFER_BACK.search(t, a, b)
         if not m:
             continue
@@ -386,10 +390,10 @@ def _refer_back(t: str, hits: list[Hit], genders) -> None:
                 h.genders = gs
 
 
-def _assemble(t, hits, genders, stated, specified, flags, unmapped, status) -> Extraction:
+def _assemble(t, hits, genders, stated, specified, flags, unmapped, status, lines) -> Extraction:
     hits = [h for h in hits if h.epoch >= 0]
     hits = _drop_conflicting_prose(hits, flags)
-    _refer_back(t, hits, genders)
+    _refer_back(t, hits, genders, lines)
     if not specified and any(not h.genders for h in hits) and not any(h.from_section for h in hits):
         # nothing says whose results these are, but a lone gender word elsewhere does ("The men's
         # final took place on ...", or a sentence restating a listed result: "The U.S. women's team

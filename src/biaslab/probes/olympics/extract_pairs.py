@@ -46,6 +46,7 @@ class SentenceResult:
 _RUN_GAP = re.compile(r"[\s,*]*(?:(?:and|&|as well as|plus|or)\s+)?(?:the\s+)?[\s*]*", re.I)
 _MRUN_GAP = re.compile(r"(?:[\s,/*-]|\band\b|&|\bor\b|\bthe\b|\bmedals?\b)*", re.I)
 _BOTH_GENDERS = re.compile(r"\b(?:wo)?men(?:'s)?\s+(?:and|&|or)\s+(?:the\s+)?(?:wo)?men(?:'s)?\b", re.I)
+_BOTH_EVENTS = re.compile(r"\b(?:both|the two)\s+(?:the\s+)?(?:tournaments|events|competitions|titles|finals)\b", re.I)
 _SAME_CUE_GAP = re.compile(r"[\s*(]*(?:medal)?[\s*:)-]*", re.I)
 _RANK_GAP = re.compile(r"(?:[^.;\n]{0,50}?(?:\b(?:was|were|is|are|by)\b|:))?\s*(?:the\s+)?", re.I)
 _RELATIVE = re.compile(r"[\s,;]*(?:and\s+)?(?:who|which|that|they)\b", re.I)
@@ -184,6 +185,8 @@ def pair_sentence(text: str, start: int, end: int, mentions: list[Mention], stro
             if g:
                 return g
         k = clause_of(m.start)
+        if _BOTH_EVENTS.search(text, bounds[k], bounds[k + 1]):
+            return frozenset("mf")  # "Both tournaments were won by the United States"
         g = _genders_in(genders, bounds[k], bounds[k + 1])
         if g:
             return g
