@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from .models.base import GenerationParams
@@ -64,7 +65,7 @@ def print_summary(results: dict[str, Any], out_dir: Path, console: Console) -> N
         table.add_column("p", justify="right")
         table.add_column("q", justify="right")
     for name, m in results["metrics"].items():
-        row = [name, _f(m.get("value")), f"[{_f(m.get('ci_low'))}, {_f(m.get('ci_high'))}]"]
+        row = [name, _f(m.get("value")), escape(f"[{_f(m.get('ci_low'))}, {_f(m.get('ci_high'))}]")]
         if has_q:
             row += [_f(m.get("p"), 4), _f(m.get("q"), 4)]
         table.add_row(*row)

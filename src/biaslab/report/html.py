@@ -24,7 +24,7 @@ def _fmt(value: Any, digits: int = 3) -> str:
 
 def _tag(value: Any, key: str = "") -> str:
     """Compact display of an attempt field in the report's tags."""
-    if value is None:
+    if value is None or value == "":
         return "undetected" if key == "evaluation" else "-"
     if isinstance(value, float):
         return f"{value:.3g}"
