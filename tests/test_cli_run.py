@@ -121,6 +121,7 @@ def test_sigkill_then_same_command_completes_without_loss_or_duplicates(tmp_path
 @pytest.mark.parametrize("args, needle", [
     (["--limit", "0"], "--limit must be a positive"),
     (["--repetitions", "-2"], "--repetitions must be at least 1"),
+    (["--limit", "abc"], "Invalid value for '--limit'"),
     (["--model", "nosuch/model"], "unknown model spec"),
     (["--model", "openai/gpt-4o-mini", "--base-url", "http://127.0.0.1:9/v1"], "cannot reach"),
 ])

@@ -141,13 +141,11 @@ def main() -> None:
         sys.exit(130)
     except typer.Abort:
         sys.exit(1)
-    except Exception as exc:  # click usage errors
-        import click
-
-        if isinstance(exc, click.exceptions.ClickException):
-            exc.show()
+    except Exception as exc:  # usage errors from click (or the copy of click that Typer vendors)
+        if callable(getattr(exc, "show", None)) and isinstance(getattr(exc, "exit_code", None), int):
+            exc.show()  # "Usage: ... Error: Invalid value for '--limit': ..."
             sys.exit(exc.exit_code)
-        if isinstance(exc, click.exceptions.Exit):
+        if type(exc).__name__ == "Exit" and isinstance(getattr(exc, "exit_code", None), int):
             sys.exit(exc.exit_code)
         raise
 
