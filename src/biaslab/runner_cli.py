@@ -46,7 +46,7 @@ def execute_run(probe_name: str, *, model: str | None, base_url: str | None, rep
     cached = CachedModel(backend, cache)
     try:
         with attempt_progress(n_requests, f"{probe_name} on {spec}", console=console, enabled=not quiet) as bar:
-            results, attempts = run_probe(probe, cached, cfg, progress=bar)
+            results, attempts = run_probe(probe, cached, cfg, progress=bar, items=items)
         write_run(out_dir, probe, results, attempts)
     finally:
         cached.close()

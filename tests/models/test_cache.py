@@ -71,9 +71,24 @@ def test_corrupt_database_is_a_clear_error(tmp_path):
         ResponseCache(path)
 
 
-def test_secret_free_keys(tmp_path, monkeypatch):
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret-123")
-    model = CachedModel(ScriptedBackend("echo"), ResponseCache(tmp_path / "c.sqlite"))
-    model.generate(_requests(1))
+def test_api_key_reaches_the_server_but_never_the_cache(tmp_path, monkeypatch):
+    pytest.importorskip("openai")
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from openai_test_server import OpenAITestServer
+
+    from biaslab.models.registry import load_model
+
+    secret = "sk-secret-123"
+    monkeypatch.setenv("OPENAI_API_KEY", secret)
+    with OpenAITestServer(api_key=secret) as server:  # answers 401 to any other key
+        backend = load_model("openai/test-model", base_url=server.base_url)
+        model = CachedModel(backend, ResponseCache(tmp_path / "c.sqlite"))
+        answers = model.generate(_requests(2))
+        model.close()
+    assert all(a.text for a in answers) and model.stats.model_calls == 2
     dump = "\n".join(sqlite3.connect(tmp_path / "c.sqlite").iterdump())
-    assert "sk-secret-123" not in dump
+    assert "test-model" in dump and secret not in dump
+    assert secret not in repr(backend.identity())

@@ -67,10 +67,14 @@ def run_probe(
     cfg: RunConfig,
     *,
     progress: Callable[[int, Any, bool], None] | None = None,
+    items: list[ProbeItem] | None = None,
 ) -> tuple[dict[str, Any], list[Attempt]]:
-    """Generate (cached), evaluate and score. Returns (results, attempts); writes nothing."""
+    """Generate (cached), evaluate and score. Returns (results, attempts); writes nothing.
+
+    ``items``: the probe's items if the caller already loaded them (``--limit`` is applied here).
+    """
     validate_config(cfg)
-    items = spread_subset(probe.load_items(), cfg.limit)
+    items = spread_subset(probe.load_items() if items is None else items, cfg.limit)
     requests, slots = plan_requests(probe, items, cfg)
     started = time.time()
     answers = model.generate(requests, progress=progress)

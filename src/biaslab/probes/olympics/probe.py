@@ -48,7 +48,7 @@ class OlympicsProbe(Probe):
     def __init__(self, n_permutations: int = 10_000):
         self.n_permutations = n_permutations
         self._events = None
-        self._scores: dict[int, dict[str, Any]] = {}
+        self._last_score: tuple[list[Attempt], int, dict[str, Any]] | None = None
 
     def default_params(self) -> GenerationParams:
         # the paper used each model's default decoding, to mimic a casual user
@@ -114,18 +114,19 @@ class OlympicsProbe(Probe):
         return pd.DataFrame(spec, dtype=str), pd.DataFrame(und, dtype=str)
 
     def score(self, attempts: list[Attempt], seed: int = 0) -> dict[str, Any]:
-        key = id(attempts)
-        if key not in self._scores:
+        """score_annotated on the attempts; remembered for the same list (metrics + extra_results)."""
+        last = self._last_score
+        if last is None or last[0] is not attempts or last[1] != seed:
             spec, und = self.frames(attempts)
-            self._scores = {key: score_annotated(spec, und, n_permutations=self.n_permutations, seed=seed,
-                                                 validate=False)}
-        return self._scores[key]
+            self._last_score = (attempts, seed, score_annotated(spec, und, n_permutations=self.n_permutations,
+                                                               seed=seed, validate=False))
+        return self._last_score[2]
 
     def metrics(self, attempts: list[Attempt], *, seed: int = 0) -> dict[str, dict[str, Any]]:
         return self.score(attempts, seed)["metrics"]
 
     def extra_results(self, attempts: list[Attempt]) -> dict[str, Any]:
-        s = self.score(attempts)
+        s = self.score(attempts, self._last_score[1] if self._last_score else 0)
         unmapped = Counter(u for a in attempts for u in a.extra.get("unmapped", []))
         return {
             "tests": s["tests"],
