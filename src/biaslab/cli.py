@@ -120,6 +120,9 @@ def data(
 def _mount_subapps() -> None:
     if getattr(_mount_subapps, "done", False):
         return
+    from .annotation.server.cli import app as annotate_app
+
+    app.add_typer(annotate_app, name="annotate", help="Best-worst scaling annotation server: init, add-annotator, serve, status, export.")
     from .probes.olympics.cli import app as olympics_app
 
     app.add_typer(olympics_app, name="olympics", help="Olympic results probe: extract medals, score annotated files.")

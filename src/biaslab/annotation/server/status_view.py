@@ -1,0 +1,37 @@
+"""Print ``biaslab annotate status`` as tables."""
+
+from __future__ import annotations
+
+from rich.table import Table
+
+
+def _pct(x) -> str:
+    return "-" if x is None else f"{100 * x:.0f}%"
+
+
+def print_status(s: dict, console) -> None:
+    console.print(f"{s['annotations']} of {s['annotations_needed']} annotations ({100 * s['progress']:.1f}%); "
+                  f"{s['complete_tuples']} of {s['tuples']} tuples complete ({s['per_tuple']} each); "
+                  f"{s['open_assignments']} open now")
+    console.print(f"cap: {s['cap_count']} tuples per annotator ({s['cap']:g}); at least {s['annotators_needed']} "
+                  f"annotators needed; {s['gold_tuples']} gold tuples")
+    by_count = ", ".join(f"{k} annotations: {v}" for k, v in s["tuples_by_annotations"].items())
+    console.print(f"tuples by annotations so far: {by_count}")
+    if not s["consistent"]:
+        console.print("warning: assignment counters disagree with the assignments table")
+    table = Table(title="Annotators")
+    for col in ("name", "done", "of cap", "skipped", "gold", "gold accuracy", "last submission", "flag"):
+        table.add_column(col)
+    for a in s["annotators"]:
+        name = a["name"] + (" (admin)" if a["admin"] else "") + ("" if a["consented"] else " (no consent yet)")
+        table.add_row(name, str(a["done"]), _pct(a["share_of_cap"]), str(a["skipped"]),
+                      f"{a['gold_correct']}/{a['gold_answered']}", _pct(a["gold_accuracy"]),
+                      a["last_submitted_at"] or "-", ("FLAGGED: " + a["flag_reason"]) if a["flagged"] else "")
+    console.print(table)
+    r = s.get("reliability") or {}
+    if "note" in r:
+        console.print(f"reliability: {r['note']} ({r['annotations']} annotations, "
+                      f"{r['tuples_with_2_or_more']} tuples with two or more)")
+    elif r:
+        console.print("reliability so far: " + ", ".join(
+            f"{k} {v:.4f}" if isinstance(v, float) else f"{k} {v}" for k, v in r.items()))
