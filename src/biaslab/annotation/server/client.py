@@ -56,12 +56,18 @@ class ApiClient:
         if body is not None:
             data = json.dumps(body).encode("utf-8")
             send["Content-Type"] = "application/json"
+        reused = self._conn is not None
         if self._conn is None:
             self._conn = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
         try:
             self._conn.request(method, path, body=data, headers=send)
             response = self._conn.getresponse()
             payload = response.read()
+        except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+            self.close()
+            if reused and method == "GET":   # a kept-alive connection the server had closed: safe to redo
+                return self.request(method, path, headers=headers)
+            raise
         except BaseException:
             self.close()
             raise
