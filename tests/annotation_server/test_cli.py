@@ -10,6 +10,8 @@ import sys
 
 import pytest
 
+from biaslab.annotation.bws_data import read_annotations
+from biaslab.annotation.bws_score import score_counting
 from biaslab.annotation.server.assignment import Submission, next_tuple, submit
 from biaslab.annotation.server.db import Database
 from biaslab.annotation.server.export import safe_cell
@@ -82,6 +84,9 @@ def test_init_add_status_export(files):
     assert all(r["BestItem"] == r["Item1"] and r["WorstItem"] == r["Item4"] for r in rows)
     assert [r["feedback"] for r in rows] == ["'" + feedbacks[0], "'+1", feedbacks[2]]
     assert not any(cell.startswith(("=", "+", "-", "@")) for r in rows for cell in r.values())
+    scores = score_counting(read_annotations(out_csv)).set_index("id")   # what `biaslab bws score` computes
+    assert len(scores) == 12 and scores["n_appearances"].sum() == 12
+    assert all(scores.loc[r["BestItem"], "n_best"] >= 1 and scores.loc[r["WorstItem"], "n_worst"] >= 1 for r in rows)
 
 
 def test_safe_cell_neutralises_formulas():
