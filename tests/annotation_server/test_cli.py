@@ -85,7 +85,8 @@ def test_init_add_status_export(files):
     assert [r["feedback"] for r in rows] == ["'" + feedbacks[0], "'+1", feedbacks[2]]
     assert not any(cell.startswith(("=", "+", "-", "@")) for r in rows for cell in r.values())
     scores = score_counting(read_annotations(out_csv)).set_index("id")   # what `biaslab bws score` computes
-    assert len(scores) == 12 and scores["n_appearances"].sum() == 12
+    shown = {r[f"Item{k}"] for r in rows for k in range(1, 5)}
+    assert set(scores.index) == shown and scores["n_appearances"].sum() == 12
     assert all(scores.loc[r["BestItem"], "n_best"] >= 1 and scores.loc[r["WorstItem"], "n_worst"] >= 1 for r in rows)
 
 
