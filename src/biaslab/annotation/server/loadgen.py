@@ -42,6 +42,7 @@ class AnnotatorRun:
     name: str
     acks: list[Ack] = field(default_factory=list)
     latencies: list[float] = field(default_factory=list)   # per successful POST attempt
+    next_latencies: list[float] = field(default_factory=list)  # per successful GET /api/next
     retries: int = 0
     errors: list[str] = field(default_factory=list)
     finished: bool = False
@@ -90,7 +91,9 @@ class SimulatedAnnotator:
         try:
             self.login()
             while len(self.run.acks) < n:
+                start = time.perf_counter()
                 status, tup = self._call("GET", "/api/next")
+                self.run.next_latencies.append(time.perf_counter() - start)
                 if status == 204:
                     break
                 if status != 200:
