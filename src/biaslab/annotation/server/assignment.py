@@ -1,6 +1,6 @@
 """Handing out tuples and taking in annotations: the rules of fair assignment.
 
-Invariants, each kept inside one ``BEGIN IMMEDIATE`` transaction:
+Invariants, each kept inside one write transaction (:meth:`Database.transact`):
 
 * a study tuple is ``taken`` by at most ``per_tuple`` annotators (assignments open or done), so
   it ends with exactly ``per_tuple`` annotations from distinct annotators;
@@ -146,7 +146,7 @@ def _pick_study(conn: sqlite3.Connection, s: Settings, me: int) -> sqlite3.Row |
 def next_tuple(db: Database, s: Settings, me: int, *, lease: float, now: float | None = None) -> dict | None:
     """The tuple ``me`` holds open (lease renewed), else a newly handed one, else None."""
     now = time.time() if now is None else now
-    with db.write() as conn:
+    def tx(conn: sqlite3.Connection) -> dict | None:
         reclaim_expired(conn, now)
         held = conn.execute(
             "SELECT t.id, t.items FROM assignments a JOIN tuples t ON t.id = a.tuple_id "
@@ -166,6 +166,8 @@ def next_tuple(db: Database, s: Settings, me: int, *, lease: float, now: float |
         conn.execute("UPDATE tuples SET taken = taken + 1 WHERE id = ?", (row["id"],))
         return tuple_payload(conn, row["id"], row["items"])
 
+    return db.transact(tx)
+
 
 def _update_flag(conn: sqlite3.Connection, s: Settings, me: int) -> None:
     n, correct = conn.execute("SELECT COUNT(gold_correct), COALESCE(SUM(gold_correct), 0) FROM annotations "
@@ -182,7 +184,7 @@ def _update_flag(conn: sqlite3.Connection, s: Settings, me: int) -> None:
 def submit(db: Database, s: Settings, me: int, sub: Submission, *, now: float | None = None) -> dict:
     """Store one annotation; returns the JSON answer (the same one again for a repeated submission_id)."""
     now = time.time() if now is None else now
-    with db.write() as conn:
+    def tx(conn: sqlite3.Connection) -> dict:
         reclaim_expired(conn, now)
         prev = conn.execute("SELECT * FROM annotations WHERE annotator_id = ? AND submission_id = ?",
                             (me, sub.submission_id)).fetchone()
@@ -229,13 +231,15 @@ def submit(db: Database, s: Settings, me: int, sub: Submission, *, now: float | 
         conn.execute("UPDATE annotations SET response = ? WHERE id = ?", (json.dumps(answer), cur.lastrowid))
         if gold_correct is not None:
             _update_flag(conn, s, me)
-    return answer
+        return answer
+
+    return db.transact(tx)
 
 
 def skip(db: Database, me: int, tuple_id: int, *, now: float | None = None) -> dict:
     """Give back the tuple ``me`` holds; it is not handed to them again."""
     now = time.time() if now is None else now
-    with db.write() as conn:
+    def tx(conn: sqlite3.Connection) -> None:
         reclaim_expired(conn, now)
         held = conn.execute("SELECT state FROM assignments WHERE tuple_id = ? AND annotator_id = ?",
                             (tuple_id, me)).fetchone()
@@ -247,6 +251,8 @@ def skip(db: Database, me: int, tuple_id: int, *, now: float | None = None) -> d
             conn.execute("UPDATE tuples SET taken = taken - 1 WHERE id = ?", (tuple_id,))
         conn.execute("UPDATE assignments SET state = 'skipped' WHERE tuple_id = ? AND annotator_id = ?",
                      (tuple_id, me))
+
+    db.transact(tx)
     return {"ok": True, "tuple_id": tuple_id, "skipped": True}
 
 

@@ -75,12 +75,14 @@ def add_annotator(db: Database, name: str, *, admin: bool = False) -> str:
     check_name(name)
     password = new_password()
     pw_hash = hash_password(password)
-    with db.write() as conn:
+    def tx(conn):
         if conn.execute("SELECT 1 FROM annotators WHERE name = ?", (name,)).fetchone():
             raise ConfigError(f"annotator {name!r} already exists; choose another name "
                               "(or `biaslab annotate reset-password DIR NAME`)")
         conn.execute("INSERT INTO annotators (name, pw_hash, is_admin, created_at) VALUES (?, ?, ?, ?)",
                      (name, pw_hash, int(admin), now_iso()))
+
+    db.transact(tx)
     return password
 
 
@@ -89,12 +91,14 @@ def set_password(db: Database, name: str, password: str | None = None) -> str:
     password = password or new_password()
     check_password(password)
     pw_hash = hash_password(password)
-    with db.write() as conn:
+    def tx(conn):
         row = conn.execute("SELECT id FROM annotators WHERE name = ?", (name,)).fetchone()
         if row is None:
             raise ConfigError(f"no annotator named {name!r}; list them with `biaslab annotate status DIR`")
         conn.execute("UPDATE annotators SET pw_hash = ? WHERE id = ?", (pw_hash, row["id"]))
         conn.execute("DELETE FROM sessions WHERE annotator_id = ?", (row["id"],))
+
+    db.transact(tx)
     return password
 
 
@@ -138,12 +142,14 @@ def login(db: Database, name: str, password: str, old_token: str | None) -> tupl
     if not verify_password(row["pw_hash"] if row else None, password):
         return None
     token, csrf, now = secrets.token_urlsafe(32), secrets.token_urlsafe(32), time.time()
-    with db.write() as conn:
+    def tx(conn):
         if old_token:
             conn.execute("DELETE FROM sessions WHERE token_hash = ?", (_token_hash(old_token),))
         conn.execute("DELETE FROM sessions WHERE expires_at < ?", (now,))
         conn.execute("INSERT INTO sessions (token_hash, annotator_id, csrf, created_at, expires_at) "
                      "VALUES (?, ?, ?, ?, ?)", (_token_hash(token), row["id"], csrf, now, now + SESSION_SECONDS))
+
+    db.transact(tx)
     return token, Session(row["id"], name, bool(row["is_admin"]), csrf, row["consented_at"] is not None,
                           _token_hash(token))
 
@@ -162,14 +168,12 @@ def lookup(db: Database, token: str | None) -> Session | None:
 
 
 def logout(db: Database, session: Session) -> None:
-    with db.write() as conn:
-        conn.execute("DELETE FROM sessions WHERE token_hash = ?", (session.token_hash,))
+    db.transact(lambda conn: conn.execute("DELETE FROM sessions WHERE token_hash = ?", (session.token_hash,)))
 
 
 def record_consent(db: Database, session: Session) -> None:
-    with db.write() as conn:
-        conn.execute("UPDATE annotators SET consented_at = COALESCE(consented_at, ?) WHERE id = ?",
-                     (now_iso(), session.annotator_id))
+    db.transact(lambda conn: conn.execute("UPDATE annotators SET consented_at = COALESCE(consented_at, ?) "
+                                          "WHERE id = ?", (now_iso(), session.annotator_id)))
 
 
 def change_password(db: Database, session: Session, old: str, new: str) -> bool:
@@ -179,8 +183,10 @@ def change_password(db: Database, session: Session, old: str, new: str) -> bool:
         return False
     check_password(new)
     pw_hash = hash_password(new)
-    with db.write() as conn:
+    def tx(conn):
         conn.execute("UPDATE annotators SET pw_hash = ? WHERE id = ?", (pw_hash, session.annotator_id))
         conn.execute("DELETE FROM sessions WHERE annotator_id = ? AND token_hash <> ?",
                      (session.annotator_id, session.token_hash))
+
+    db.transact(tx)
     return True

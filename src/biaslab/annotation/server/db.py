@@ -3,28 +3,34 @@
 Durability rules (the server's promise that nothing acknowledged is lost):
 
 * WAL journal and ``synchronous=FULL``: a COMMIT returns only once the WAL is fsynced;
-* every write is one ``BEGIN IMMEDIATE`` transaction (the write lock is taken up front, so two
-  racing requests are serialised before either reads what it will decide on);
-* the HTTP reply is built from what was committed, after COMMIT returned.
+* every write runs inside a ``BEGIN IMMEDIATE`` transaction (the write lock is taken up front, so
+  two racing requests are serialised before either reads what it will decide on);
+* the caller gets its result only after COMMIT returned, and the HTTP reply is built from it.
 
-Within one server process a Python lock also serialises writers, so they queue in order instead
-of polling SQLite's busy handler; other processes (a second server, the CLI) are kept out by
-SQLite's own lock and wait up to ``BUSY_TIMEOUT_MS``.
+Group commit: one writer thread per :class:`Database` runs the writes. Whatever writes are waiting
+when it starts a transaction go into that one transaction, each inside its own SAVEPOINT (so a
+refused request rolls back alone and the others see exactly the state a one-by-one execution
+would give them); one COMMIT, one fsync, then every waiting caller is answered. A failed COMMIT
+fails every write of the batch: none of them is acknowledged. Other processes (a second server,
+the CLI) are kept out by SQLite's lock and wait up to ``BUSY_TIMEOUT_MS``.
 """
 
 from __future__ import annotations
 
+import queue
 import sqlite3
 import threading
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator, TypeVar
 
 from ...errors import DataError
 
 DB_NAME = "annotate.sqlite"
 SCHEMA_VERSION = 1
 BUSY_TIMEOUT_MS = 30_000
+MAX_BATCH = 64
+T = TypeVar("T")
 
 SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -112,8 +118,15 @@ def create_schema(conn: sqlite3.Connection) -> None:
     conn.execute("COMMIT")
 
 
+class _Write:
+    __slots__ = ("fn", "result", "error", "done")
+
+    def __init__(self, fn):
+        self.fn, self.result, self.error, self.done = fn, None, None, threading.Event()
+
+
 class Database:
-    """Per-thread connections to one project database, with write and read transactions."""
+    """One project database: per-thread read connections and a group-committing writer thread."""
 
     def __init__(self, project_dir: Path):
         self.path = db_path(project_dir)
@@ -121,9 +134,11 @@ class Database:
             raise DataError(f"{project_dir} is not an annotation project (no {DB_NAME}); "
                             "create one with `biaslab annotate init DIR --items FILE`")
         self._local = threading.local()
-        self._write_lock = threading.Lock()
         self._all: list[sqlite3.Connection] = []
         self._all_lock = threading.Lock()
+        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._writer: threading.Thread | None = None
+        self._writer_lock = threading.Lock()
         version = self.read_meta().get("schema_version")
         if version != str(SCHEMA_VERSION):
             raise DataError(f"{self.path}: schema version {version!r}, this biaslab reads {SCHEMA_VERSION}; "
@@ -141,18 +156,75 @@ class Database:
                 self._all.append(conn)
         return conn
 
-    @contextmanager
-    def write(self) -> Iterator[sqlite3.Connection]:
-        """``BEGIN IMMEDIATE`` ... ``COMMIT`` (rolled back on any exception)."""
-        with self._write_lock:
-            conn = self.conn()
+    def transact(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``fn(conn)`` in a write transaction; return its result once that transaction is
+        committed (or raise what ``fn`` raised, with its changes rolled back)."""
+        if threading.current_thread() is self._writer:
+            raise RuntimeError("transact() called from inside a write")
+        self._start_writer()
+        job = _Write(fn)
+        self._queue.put(job)
+        job.done.wait()
+        if job.error is not None:
+            raise job.error
+        return job.result
+
+    def _start_writer(self) -> None:
+        with self._writer_lock:
+            if self._writer is None or not self._writer.is_alive():
+                self._writer = threading.Thread(target=self._write_loop, name="biaslab-db-writer", daemon=True)
+                self._writer.start()
+
+    def _write_loop(self) -> None:
+        conn = self.conn()
+        while True:
+            job = self._queue.get()
+            if job is None:
+                return
+            batch, stop = [job], False
+            while len(batch) < MAX_BATCH:
+                try:
+                    more = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if more is None:
+                    stop = True
+                    break
+                batch.append(more)
+            self._commit_batch(conn, batch)
+            if stop:
+                return
+
+    @staticmethod
+    def _commit_batch(conn: sqlite3.Connection, batch: list[_Write]) -> None:
+        try:
             conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            for job in batch:
+                job.error = exc
+                job.done.set()
+            return
+        for job in batch:
+            conn.execute("SAVEPOINT write")
             try:
-                yield conn
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
+                job.result = job.fn(conn)
+                conn.execute("RELEASE write")
+            except Exception as exc:  # handed to that caller; the rest of the batch goes on
+                conn.execute("ROLLBACK TO write")
+                conn.execute("RELEASE write")
+                job.error = exc
+        try:
             conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            try:
+                conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+            for job in batch:
+                if job.error is None:
+                    job.result, job.error = None, exc
+        for job in batch:
+            job.done.set()
 
     @contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:
@@ -173,6 +245,11 @@ class Database:
         return str(row[0])
 
     def close(self) -> None:
+        with self._writer_lock:
+            writer, self._writer = self._writer, None
+        if writer is not None and writer.is_alive():
+            self._queue.put(None)
+            writer.join(30)
         with self._all_lock:
             for conn in self._all:
                 try:
