@@ -226,3 +226,40 @@ def test_repeated_failed_logins_are_throttled(study):
     assert status == 429 and "too many failed logins" in body["detail"]
     assert time.monotonic() - t0 < 120
     assert json.dumps(body)  # a JSON error, no traceback
+
+
+def test_form_posts_need_the_csrf_token(study):
+    c = client(study, "bob")
+    form = {"Content-Type": "application/x-www-form-urlencoded", "Accept": "text/html", "X-CSRF-Token": ""}
+    for path, body in (("/consent", b"accept=yes"), ("/annotate", b"tuple_id=1&best=1&worst=2&submission_id=f1"),
+                       ("/skip", b"tuple_id=1"), ("/logout", b"")):
+        status, page, _ = c.request("POST", path, headers=form, raw=body)
+        assert status == 403 and "CSRF" in page, path
+        status, _, _ = c.request("POST", path, headers=form, raw=body + f"&csrf_token={c.csrf}x".encode())
+        assert status == 403, path
+    # The login form carries its own token, tied to a cookie the login page sets.
+    status, page, _ = ApiClient(study[0].url).request(
+        "POST", "/login", headers={"Content-Type": "application/x-www-form-urlencoded"},
+        raw=f"name=bob&password={study[1]['bob']}&login_token=forged".encode())
+    assert status == 403 and "expired" in page
+
+
+def test_abandoned_tuple_goes_to_someone_else_after_the_timeout(tmp_path):
+    project = make_project(tmp_path, n_tuples=3, per_tuple=1, cap=1.0)
+    passwords = make_accounts(project, ["leaver", "taker"])
+    with ServerProcess(project, "--timeout", "1") as server:
+        leaver, taker = ApiClient(server.url), ApiClient(server.url)
+        leaver.login("leaver", passwords["leaver"])
+        taker.login("taker", passwords["taker"])
+        held = leaver.next()
+        assert taker.next()["tuple_id"] != held["tuple_id"]      # taken while the lease runs
+        items = [i["id"] for i in held["items"]]
+        taker_first = taker.progress()["open_tuple_id"]
+        taker.skip(taker_first)
+        time.sleep(1.5)
+        again = taker.next()
+        assert again["tuple_id"] == held["tuple_id"]              # back in the pool, handed to taker
+        status, body, _ = leaver.request("POST", "/api/annotations", {
+            "tuple_id": held["tuple_id"], "best": items[0], "worst": items[1], "feedback": "",
+            "submission_id": "too-late"})
+        assert status == 409 and "went to another annotator" in body["detail"]

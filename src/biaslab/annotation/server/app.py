@@ -5,6 +5,7 @@ from __future__ import annotations
 import fcntl
 import ipaddress
 import os
+import socket
 import sqlite3
 from contextlib import asynccontextmanager
 from importlib import resources
@@ -114,14 +115,33 @@ def serve(project_dir: Path, *, host: str = "127.0.0.1", port: int = 8000, lease
         raise ConfigError(f"--port {port}: a TCP port in 1..65535")
     app = create_app(project_dir, lease=lease, secure_cookies=secure_cookies)
     lock = _lock(project_dir)
-    if not _is_loopback(host) and not secure_cookies:
-        echo(f"warning: serving on {host} over plain HTTP; put it behind an HTTPS proxy and add --secure-cookies")
-    shown = f"[{host}]" if ":" in host else host
-    echo(f"serving {project_dir} at http://{shown}:{port}/  (Ctrl+C to stop)")
     try:
-        uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False, server_header=False,
-                    timeout_graceful_shutdown=5)
-    except OSError as exc:
-        raise ConfigError(f"cannot listen on {host}:{port} ({exc.strerror}); choose another --port") from exc
+        sock = _listen(host, port)
+        if not _is_loopback(host) and not secure_cookies:
+            echo(f"warning: serving on {host} over plain HTTP; put it behind an HTTPS proxy and add --secure-cookies")
+        shown = f"[{host}]" if ":" in host else host
+        echo(f"serving {project_dir} at http://{shown}:{port}/  (Ctrl+C to stop)")
+        config = uvicorn.Config(app, log_level="warning", access_log=False, server_header=False,
+                                timeout_graceful_shutdown=5)
+        uvicorn.Server(config).run(sockets=[sock])
     finally:
         lock.close()
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """Bind the listening socket here, so a busy port is a one-line error before serving starts."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise ConfigError(f"--host {host}: not an address this machine can listen on ({exc.strerror})") from None
+    family, _, _, _, address = infos[0]
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(address)
+    except OSError as exc:
+        sock.close()
+        raise ConfigError(f"cannot listen on {host}:{port} ({exc.strerror}); choose another --port") from None
+    sock.listen(2048)
+    sock.set_inheritable(True)
+    return sock

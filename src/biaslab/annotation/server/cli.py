@@ -18,6 +18,20 @@ app = typer.Typer(
 )
 
 
+def _require(*modules: str) -> None:
+    """A one-line error naming the pip extra when a server dependency is missing."""
+    import importlib
+
+    from ...errors import ConfigError
+
+    for name in modules:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            raise ConfigError(f"`biaslab annotate` needs the Python package {name!r}: "
+                              "pip install 'biaslab[annotate]'") from None
+
+
 def _out():
     from rich.console import Console
 
@@ -68,6 +82,7 @@ def add_annotator(
     admin: bool = typer.Option(False, "--admin", help="Give the account the admin page and status API."),
 ) -> None:
     """Create an account and print its initial password on the last line (shown only this once)."""
+    _require("argon2")
     from .auth import add_annotator as create
     from .db import Database
 
@@ -84,6 +99,7 @@ def reset_password(
     name: str = typer.Argument(..., help="The account's name."),
 ) -> None:
     """Give an account a new random password (printed on the last line) and log out its sessions."""
+    _require("argon2")
     from .auth import set_password
     from .db import Database
 
@@ -102,6 +118,7 @@ def serve(
     secure_cookies: bool = typer.Option(False, "--secure-cookies", help="Mark cookies Secure (behind HTTPS)."),
 ) -> None:
     """Serve the annotation pages and the JSON API (FastAPI + uvicorn) until Ctrl+C."""
+    _require("argon2", "fastapi", "uvicorn")
     from .app import serve as run
 
     run(project, host=host, port=port, lease=timeout, secure_cookies=secure_cookies,

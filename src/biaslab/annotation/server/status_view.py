@@ -20,11 +20,11 @@ def print_status(s: dict, console) -> None:
     if not s["consistent"]:
         console.print("warning: assignment counters disagree with the assignments table")
     table = Table(title="Annotators")
-    for col in ("name", "done", "of cap", "skipped", "gold", "gold accuracy", "last submission", "flag"):
+    for col in ("name", "consent", "done", "of cap", "skipped", "gold", "gold acc.", "last submission", "flag"):
         table.add_column(col)
     for a in s["annotators"]:
-        name = a["name"] + (" (admin)" if a["admin"] else "") + ("" if a["consented"] else " (no consent yet)")
-        table.add_row(name, str(a["done"]), _pct(a["share_of_cap"]), str(a["skipped"]),
+        name = a["name"] + (" (admin)" if a["admin"] else "")
+        table.add_row(name, "yes" if a["consented"] else "no", str(a["done"]), _pct(a["share_of_cap"]), str(a["skipped"]),
                       f"{a['gold_correct']}/{a['gold_answered']}", _pct(a["gold_accuracy"]),
                       a["last_submitted_at"] or "-", ("FLAGGED: " + a["flag_reason"]) if a["flagged"] else "")
     console.print(table)
