@@ -20,7 +20,7 @@ import pandas as pd
 
 from ..errors import DataError
 
-__all__ = ["read_annotations", "validate_annotations", "item_columns", "BwsData", "index_annotations", "sort_ids"]
+__all__ = ["read_annotations", "read_table", "read_items", "check_known_ids", "validate_annotations", "item_columns", "BwsData", "index_annotations", "sort_ids"]
 
 _ITEM_COL = re.compile(r"^Item(\d+)$")
 
@@ -37,6 +37,42 @@ def item_columns(columns, source: str = "annotations") -> list[str]:
     return [f"Item{i}" for i in numbers]
 
 
+def read_table(path: str | Path, what: str = "table") -> pd.DataFrame:
+    """A CSV (TSV for .tsv/.tab) as strings, empty cells as ""; one-line DataError when unreadable."""
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(f"{path}: {what} file not found")
+    sep = "\t" if path.suffix.lower() in (".tsv", ".tab") else ","
+    try:
+        return pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False, encoding="utf-8-sig")
+    except pd.errors.EmptyDataError:
+        raise DataError(f"{path}: the {what} file is empty; it needs a header row and one row per entry") from None
+    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+        raise DataError(f"{path}: not a readable {'TSV' if sep == chr(9) else 'CSV'} UTF-8 file "
+                        f"({str(exc).splitlines()[0]})") from None
+
+
+def read_items(path: str | Path, id_column: str = "id") -> pd.DataFrame:
+    """An items/texts file with a unique, non-empty ``id_column`` (ids as stripped strings)."""
+    df = read_table(path, "items")
+    if id_column not in df.columns:
+        raise DataError(f"{path}: no {id_column!r} column (found: {', '.join(map(str, df.columns))}); "
+                        f"name the id column with --id-column")
+    if len(df) == 0:
+        raise DataError(f"{path}: no rows (only a header); add one row per item")
+    ids = df[id_column].astype(str).str.strip()
+    empty = np.flatnonzero((ids == "").to_numpy())
+    if empty.size:
+        raise DataError(f"{path}: line {int(empty[0]) + 2}: empty {id_column}; every item needs an id")
+    dup = np.flatnonzero(ids.duplicated().to_numpy())
+    if dup.size:
+        r = int(dup[0])
+        raise DataError(f"{path}: line {r + 2}: {id_column} {ids.iat[r]} occurs a second time; ids must be unique")
+    out = df.copy()
+    out[id_column] = ids
+    return out
+
+
 def read_annotations(path: str | Path) -> pd.DataFrame:
     """Read a CSV (or TSV, by extension) of annotations and validate it; ids become strings.
 
@@ -45,16 +81,21 @@ def read_annotations(path: str | Path) -> pd.DataFrame:
     path = Path(path)
     if not path.is_file():
         raise DataError(f"{path}: annotations file not found; pass a CSV with Item1..Item4, BestItem, WorstItem")
-    sep = "\t" if path.suffix.lower() in (".tsv", ".tab") else ","
-    try:
-        df = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False, encoding="utf-8-sig")
-    except pd.errors.EmptyDataError:
-        raise DataError(f"{path}: the file is empty; expected a header Item1..Item4, BestItem, WorstItem "
-                        f"and one row per annotation") from None
-    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
-        raise DataError(f"{path}: not a readable {'TSV' if sep == chr(9) else 'CSV'} file "
-                        f"({str(exc).splitlines()[0]})") from None
+    df = read_table(path, "annotations")
     return validate_annotations(df, source=str(path), first_line=2)
+
+
+def check_known_ids(df: pd.DataFrame, known: set[str], *, source: str, known_source: str) -> None:
+    """DataError at the first annotation that names an id missing from ``known`` (e.g. a texts file)."""
+    cols = item_columns(df.columns, source)
+    values = df[cols].to_numpy(dtype=object).astype(str)
+    unknown = ~np.isin(values, np.array(sorted(known), dtype=object).astype(str))
+    bad = np.flatnonzero(unknown.any(axis=1))
+    if bad.size:
+        r = int(bad[0])
+        item = values[r][unknown[r]][0]
+        raise DataError(f"{source}: line {r + 2}: id {item} is not in {known_source}; "
+                        f"annotate only items that the items file lists")
 
 
 def validate_annotations(df: pd.DataFrame, *, source: str = "annotations", first_line: int = 2) -> pd.DataFrame:
