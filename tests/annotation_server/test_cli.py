@@ -87,6 +87,14 @@ def test_init_add_status_export(files):
     scores = score_counting(read_annotations(out_csv)).set_index("id")   # what `biaslab bws score` computes
     shown = {r[f"Item{k}"] for r in rows for k in range(1, 5)}
     assert set(scores.index) == shown and scores["n_appearances"].sum() == 12
+    env = dict(os.environ, PYTHONPATH=str(REPO / "src"))
+    scored = subprocess.run([sys.executable, "-m", "biaslab.cli", "bws", "score", "--annotations", str(out_csv),
+                             "--out", str(tmp / "scores.csv"), "--resamples", "0"], env=env, capture_output=True,
+                            text=True)
+    assert scored.returncode == 0, scored.stderr
+    with open(tmp / "scores.csv", newline="") as fh:
+        cli_scores = {r["id"]: float(r["score"]) for r in csv.DictReader(fh)}
+    assert cli_scores == pytest.approx(scores["score"].to_dict())
     assert all(scores.loc[r["BestItem"], "n_best"] >= 1 and scores.loc[r["WorstItem"], "n_worst"] >= 1 for r in rows)
 
 

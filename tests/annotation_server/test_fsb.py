@@ -10,13 +10,15 @@ from collections import Counter, defaultdict
 import pandas as pd
 import pytest
 
-from biaslab.annotation.bws_data import read_annotations
+from biaslab.annotation.bws_data import index_annotations, read_annotations
+from biaslab.annotation.bws_reliability import split_half_reliability
 from biaslab.annotation.bws_score import score_counting
 from biaslab.annotation.server.assignment import Submission, next_tuple, submit
 from biaslab.annotation.server.auth import add_annotator
 from biaslab.annotation.server.db import Database
 from biaslab.annotation.server.export import export_csv
 from biaslab.annotation.server.project import Settings, init_project
+from biaslab.annotation.server.status import project_status
 
 from ..conftest import requires_data
 
@@ -75,6 +77,7 @@ def test_replayed_release_exports_what_bws_scores_like_the_release(tmp_path):
             submit(db, s, ids[name], Submission(tup["tuple_id"], best, worst, "", f"{name}-{tup['tuple_id']}"))
     out = tmp_path / "annotations.csv"
     assert export_csv(db, out) == 300
+    status = project_status(db, s)
     db.close()
     exported = read_annotations(out)
     assert exported.groupby(cols).size().eq(2).all() and len(exported.groupby(cols)) == 150
@@ -92,3 +95,10 @@ def test_replayed_release_exports_what_bws_scores_like_the_release(tmp_path):
     ours = score_counting(exported).set_index("id").sort_index()
     theirs = score_counting(chosen).set_index("id").sort_index()
     pd.testing.assert_frame_equal(ours, theirs)
+    # Reliability so far = the BWS toolkit's split-half reliability of the exported annotations.
+    shr = split_half_reliability(index_annotations(exported), trials=100, seed=0)
+    rel = status["reliability"]
+    assert (rel["annotations"], rel["tuples_with_2_or_more"], rel["trials"]) == (300, 150, 100)
+    assert rel["pearson_mean"] == pytest.approx(shr.pearson_mean, abs=1e-12)
+    assert rel["spearman_sd"] == pytest.approx(shr.spearman_sd, abs=1e-12)
+    assert 0.3 < rel["pearson_mean"] < 1

@@ -32,19 +32,23 @@ def annotations_frame(db: Database, *, include_flagged: bool = True):
 
 
 def _reliability(db: Database) -> dict:
-    """Split-half reliability of the study annotations so far (needs the BWS toolkit)."""
+    """Split-half reliability of the study annotations so far (flat: pearson_mean, pearson_sd, ...)."""
+    from ..bws_data import index_annotations, validate_annotations
+    from ..bws_reliability import split_half_reliability
+
     frame = annotations_frame(db)
-    per_tuple = frame.groupby([c for c in frame.columns if c.startswith("Item")]).size() if len(frame) else []
-    usable = int((per_tuple >= 2).sum()) if len(frame) else 0
+    items = [c for c in frame.columns if c.startswith("Item")]
+    usable = int((frame.groupby(items).size() >= 2).sum()) if len(frame) else 0
     answer = {"annotations": int(len(frame)), "tuples_with_2_or_more": usable}
     if usable < 2:
-        return {**answer, "note": "needs tuples with at least 2 annotations"}
-    try:
-        from ..bws_reliability import split_half_reliability
-    except ImportError:
-        return {**answer, "note": "split-half reliability needs biaslab.annotation.bws_reliability"}
-    result = split_half_reliability(frame, trials=SHR_TRIALS, seed=0)
-    return {**answer, **{k: (float(v) if isinstance(v, (int, float)) else v) for k, v in dict(result).items()}}
+        return {**answer, "note": "split-half reliability needs tuples with at least 2 annotations"}
+    data = index_annotations(validate_annotations(frame[[*items, "BestItem", "WorstItem"]], source="the project"))
+    result = split_half_reliability(data, trials=SHR_TRIALS, seed=0).as_dict()
+    for method in ("pearson", "spearman"):
+        answer[f"{method}_mean"] = result[method]["mean"]
+        answer[f"{method}_sd"] = result[method]["sd"]
+    answer["trials"] = result["trials"]
+    return answer
 
 
 def project_status(db: Database, s: Settings, *, reliability: bool = True, now: float | None = None) -> dict:

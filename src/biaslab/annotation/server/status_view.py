@@ -33,5 +33,10 @@ def print_status(s: dict, console) -> None:
         console.print(f"reliability: {r['note']} ({r['annotations']} annotations, "
                       f"{r['tuples_with_2_or_more']} tuples with two or more)")
     elif r:
-        console.print("reliability so far: " + ", ".join(
-            f"{k} {v:.4f}" if isinstance(v, float) else f"{k} {v}" for k, v in r.items()))
+        console.print(f"split-half reliability so far ({r['trials']} trials, {r['annotations']} annotations, "
+                      f"{r['tuples_with_2_or_more']} tuples with two or more): Pearson {_num(r['pearson_mean'])} "
+                      f"+- {_num(r['pearson_sd'])}, Spearman {_num(r['spearman_mean'])} +- {_num(r['spearman_sd'])}")
+
+
+def _num(x) -> str:
+    return "-" if x is None else f"{x:.4f}"
