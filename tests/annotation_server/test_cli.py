@@ -155,3 +155,21 @@ def test_init_refuses_an_existing_project(files):
     assert biaslab("init", tmp / "p", "--items", items, "--tuples", tuples, "--cap", 0.5).returncode == 0
     again = biaslab("init", tmp / "p", "--items", items, "--tuples", tuples, "--cap", 0.5)
     assert again.returncode != 0 and "already holds an annotation project" in again.stderr
+
+
+def test_serve_refuses_a_busy_port_and_a_second_server(files):
+    import socket
+
+    from .helpers import ServerProcess
+
+    tmp, items, tuples, _ = files
+    project = tmp / "p"
+    assert biaslab("init", project, "--items", items, "--tuples", tuples, "--cap", 0.5).returncode == 0
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen(1)
+        proc = biaslab("serve", project, "--port", busy.getsockname()[1])
+    assert proc.returncode != 0 and "cannot listen on 127.0.0.1" in proc.stderr and "Traceback" not in proc.stderr
+    with ServerProcess(project):
+        second = biaslab("serve", project, "--port", 1)
+    assert second.returncode != 0 and "already serving" in second.stderr

@@ -10,7 +10,7 @@ Invariants, each kept inside one write transaction (:meth:`Database.transact`):
 * an open assignment not answered within the lease goes back to the pool ("expired"); its
   annotator may still submit it late if the slot is still free and the cap allows;
 * an annotation is accepted only for a tuple handed to that annotator, once; a repeated
-  ``submission_id`` returns the answer first sent and stores nothing.
+  ``submission_id`` (per annotator) returns the answer first sent and stores nothing.
 """
 
 from __future__ import annotations
@@ -44,10 +44,6 @@ class Submission:
     worst: str
     feedback: str
     submission_id: str
-
-    def same_as(self, row: sqlite3.Row) -> bool:
-        return (row["tuple_id"], row["best"], row["worst"], row["feedback"]) == (
-            self.tuple_id, self.best, self.worst, self.feedback)
 
 
 def _id(value: Any, field: str) -> str:
@@ -188,11 +184,8 @@ def submit(db: Database, s: Settings, me: int, sub: Submission, *, now: float | 
         reclaim_expired(conn, now)
         prev = conn.execute("SELECT * FROM annotations WHERE annotator_id = ? AND submission_id = ?",
                             (me, sub.submission_id)).fetchone()
-        if prev is not None:
-            if sub.same_as(prev):
-                return json.loads(prev["response"])
-            raise Refused(409, f"submission_id {sub.submission_id!r} was already used for another annotation; "
-                               "use a new submission_id for each annotation")
+        if prev is not None:       # a repeat: the first answer again, nothing stored (whatever the body)
+            return json.loads(prev["response"])
         tup = conn.execute("SELECT * FROM tuples WHERE id = ?", (sub.tuple_id,)).fetchone()
         held = conn.execute("SELECT state FROM assignments WHERE tuple_id = ? AND annotator_id = ?",
                             (sub.tuple_id, me)).fetchone()
