@@ -35,10 +35,12 @@ def test_sigkill_mid_load_loses_and_duplicates_nothing(tmp_path):
     assert report["over_per_tuple"] == 0 and report["over_cap"] == 0 and report["counter_drift"] == 0
     db = Database(project)
     try:
-        mode = db.conn().execute("PRAGMA journal_mode").fetchone()[0]
+        conn = db.conn()
+        mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
+        synchronous = conn.execute("PRAGMA synchronous").fetchone()[0]
     finally:
         db.close()
-    assert mode == "wal"
+    assert mode == "wal" and synchronous == 2      # 2 = FULL: COMMIT returns after the WAL is fsynced
 
 
 def test_restart_keeps_sessions_and_open_tuples(tmp_path):
