@@ -48,6 +48,13 @@ def test_n_not_divisible_by_tuple_size_still_valid():
     check_design(design_tuples(ids, seed=11, attempts=5), ids, 4, 8, 2)
 
 
+def test_large_design_one_attempt():
+    ids = [str(i) for i in range(20_000)]
+    tuples, q = design_with_quality(ids, seed=1, attempts=1)
+    check_design(tuples, ids, 4, 8, 2)
+    assert q.max_overlap == 2 and q.pair_max <= 2
+
+
 def test_deterministic_for_a_seed_and_independent_of_input_order():
     ids = [str(i) for i in range(200)]
     a = design_tuples(ids, seed=3, attempts=5)

@@ -88,6 +88,7 @@ def design_with_quality(
     best: np.ndarray | None = None
     best_sd = math.inf
     valid = 0
+    floor_sd = _min_pair_sd(n, tuple_size, appearances)
     for _ in range(attempts):
         seq = rng.permuted(np.broadcast_to(np.arange(n, dtype=np.int64), (appearances, n)), axis=1)
         tuples = seq.reshape(-1, tuple_size)
@@ -98,6 +99,8 @@ def design_with_quality(
         sd = _pair_stats(tuples, n)[0]
         if sd < best_sd - 1e-12:
             best, best_sd = tuples, sd
+        if best_sd <= floor_sd + 1e-9:
+            break  # no design can be more balanced (e.g. every pair of 9 items meets 3 times)
     if best is None:
         raise ConfigError(
             f"no valid design found for {n} items in {attempts} attempts (tuples of {tuple_size}, "
@@ -105,6 +108,13 @@ def design_with_quality(
             f"add items, lower --appearances or raise --attempts")
     quality = design_quality(best, n, tuple_size, appearances, attempts=valid, seed=seed)
     return [tuple(items[j] for j in row) for row in best.tolist()], quality
+
+
+def _min_pair_sd(n: int, k: int, a: int) -> float:
+    """Smallest possible SD of pair co-occurrence counts: all counts within one of their mean."""
+    mean = (n * a // k) * math.comb(k, 2) / math.comb(n, 2)
+    frac = mean - math.floor(mean)
+    return math.sqrt(frac * (1 - frac))
 
 
 def _check_ids(ids: Sequence[str]) -> list[str]:
@@ -244,8 +254,9 @@ class _Repairer:
 
     @staticmethod
     def _key_cost(key: tuple, count: int) -> int:
-        repeated = any(key[i] == key[i + 1] for i in range(len(key) - 1))
-        return count if repeated else max(0, count - 1)
+        if count <= 0:
+            return 0
+        return count if len(set(key)) < len(key) else count - 1
 
     def _changes(self, t: int, p: int, u: int, q: int) -> dict[tuple, int]:
         x, y = self.rows[t][p], self.rows[u][q]
