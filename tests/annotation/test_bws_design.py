@@ -1,5 +1,6 @@
 """Tuple design: the guarantees hold on several N and seeds; infeasible sizes fail clearly."""
 
+import random
 from collections import Counter
 from itertools import combinations
 
@@ -33,6 +34,14 @@ def test_guarantees_on_various_sizes(n, seed):
     assert q.n_tuples == 2 * n and q.max_overlap <= 2
     if n <= 250:
         assert brute_max_overlap(tuples) == q.max_overlap
+
+
+def test_guarantees_on_random_sizes_and_seeds():
+    rng = random.Random(2024)
+    for _ in range(6):
+        n, seed = rng.randint(9, 400), rng.randint(0, 10**6)
+        ids = [f"i{j}" for j in rng.sample(range(10**6), n)]
+        check_design(design_tuples(ids, seed=seed, attempts=3), ids, 4, 8, 2)
 
 
 @pytest.mark.parametrize("k,a,n", [(2, 3, 10), (3, 3, 12), (5, 4, 25), (4, 2, 30)])
