@@ -39,7 +39,7 @@ class DesignQuality:
     pair_max: int  # most tuples any one pair of items shares
     pairs_covered: float  # share of all item pairs that meet in at least one tuple
     max_overlap: int  # most items any two tuples share
-    attempts: int  # attempts that yielded a valid design
+    attempts: int  # valid attempts compared (fewer than asked if one reached the best possible balance)
     seed: int
 
     def as_dict(self) -> dict:
