@@ -134,3 +134,9 @@ def _download(df: DataFile, target: Path, searched: str | None) -> Path:
 def checksums(locals_: list[str]) -> dict[str, str]:
     """``{file: sha256}`` for results.json."""
     return {name: FILES[name].sha256 for name in locals_}
+for _name, _sha in [
+    ("FSB_text.csv", "63379733bc70ae7f8998ccfaec89e15b9e4bcdd34f8862c36e94e01f1059385d"),
+    ("fsb-tuples-annotations.csv", "6b76118de35ee0e0e7294e0e09b9982833d5f1152d847b21e9d3dc128e1d4cad"),
+    ("fsb_final_scores.csv", "bf7e9659134e520f840bca075a4e6f1cfe1637e30c4e883e5019ffd238012774"),
+]:
+    _add(f"fsb/{_name}", FSB, f"data/FSB/{_name}", _sha, "MIT")

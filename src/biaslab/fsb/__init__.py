@@ -1,0 +1,1 @@
+"""Fifty Shades of Bias: analyses of graded (BWS-scored) texts; ``biaslab fsb ...`` commands."""
