@@ -40,9 +40,12 @@ def execute_run(probe_name: str, *, model: str | None, base_url: str | None, rep
     items = probe.load_items()  # validates data before the model loads
     n_requests = sum(len(i.prompts) for i in spread_subset(items, limit)) * repetitions
     options = {"max_concurrency": max_concurrency} if spec.startswith("openai/") else {}
-    if not quiet:
-        console.print(f"loading model [bold]{spec}[/] ...")
-    backend = load_model(spec, base_url=base_url, **options)
+
+    def announce(what: str) -> None:  # local models load at the first answer the cache lacks
+        if not quiet:
+            console.print(f"loading model [bold]{what}[/] ...")
+
+    backend = load_model(spec, base_url=base_url, on_load=announce, **options)
     cached = CachedModel(backend, cache)
     try:
         with attempt_progress(n_requests, f"{probe_name} on {spec}", console=console, enabled=not quiet) as bar:

@@ -1,5 +1,6 @@
 """Tuple design: the guarantees hold on several N and seeds; infeasible sizes fail clearly."""
 
+import random
 from collections import Counter
 from itertools import combinations
 
@@ -35,6 +36,14 @@ def test_guarantees_on_various_sizes(n, seed):
         assert brute_max_overlap(tuples) == q.max_overlap
 
 
+def test_guarantees_on_random_sizes_and_seeds():
+    rng = random.Random(2024)
+    for _ in range(6):
+        n, seed = rng.randint(9, 400), rng.randint(0, 10**6)
+        ids = [f"i{j}" for j in rng.sample(range(10**6), n)]
+        check_design(design_tuples(ids, seed=seed, attempts=3), ids, 4, 8, 2)
+
+
 @pytest.mark.parametrize("k,a,n", [(2, 3, 10), (3, 3, 12), (5, 4, 25), (4, 2, 30)])
 def test_other_tuple_sizes_and_appearances(k, a, n):
     ids = [str(i) for i in range(n)]
@@ -46,6 +55,13 @@ def test_n_not_divisible_by_tuple_size_still_valid():
     # 4-tuples over 1001 items: groups straddle the joins of permutations and must be repaired
     ids = [str(i) for i in range(1001)]
     check_design(design_tuples(ids, seed=11, attempts=5), ids, 4, 8, 2)
+
+
+def test_large_design_one_attempt():
+    ids = [str(i) for i in range(20_000)]
+    tuples, q = design_with_quality(ids, seed=1, attempts=1)
+    check_design(tuples, ids, 4, 8, 2)
+    assert q.max_overlap == 2 and q.pair_max <= 2
 
 
 def test_deterministic_for_a_seed_and_independent_of_input_order():

@@ -37,6 +37,14 @@ def test_counting_by_hand():
                                                   "n_appearances"]
 
 
+def test_numeric_frames_score_like_text_ids():
+    df = pd.DataFrame({"Item1": [1, 5], "Item2": [2, 6], "Item3": [3, 7], "Item4": [4.0, 8.0],
+                       "BestItem": [1, 8], "WorstItem": [4, 5]})
+    got = score_counting(df).set_index("id")
+    assert got.loc["1", "score"] == 1 and got.loc["4", "score"] == -1 and got.loc["8", "score"] == 1
+    assert list(got.index[:3]) == ["1", "8", "2"]  # ties in natural (numeric) id order
+
+
 def test_tuple_identity_ignores_presentation_order():
     data = index_annotations(HAND)
     assert data.n_tuples == 3  # rows 1 and 2 show the same set of items

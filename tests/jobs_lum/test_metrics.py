@@ -64,3 +64,25 @@ def test_always_male_model_is_maximally_biased():
     m = results["metrics"]
     assert m["masculine_rate"]["value"] == 1.0 and m["disparity"]["value"] == 0.5
     assert m["correlation"]["value"] is None  # constant rates: r undefined, reported as null
+
+
+def test_bounded_fit_matches_scipy_lsq_linear_inside_and_outside_the_box():
+    from scipy.optimize import lsq_linear
+
+    from biaslab.probes.jobs_lum.metrics import bounded_fit
+
+    rng = np.random.default_rng(7)
+    outside = 0
+    for trial in range(300):
+        n = int(rng.integers(2, 40))
+        x = rng.uniform(0, 1, n)
+        slope, intercept = rng.uniform(-3, 3), rng.uniform(-1.5, 2)  # often outside the bounds
+        y = slope * x + intercept + rng.normal(0, rng.uniform(0, 0.5), n)
+        a, b = bounded_fit(x, y)
+        ref = lsq_linear(np.column_stack([x, np.ones_like(x)]), y, bounds=([-1, 0], [1, 1]), method="bvls")
+        sse = ((a * x + b - y) ** 2).sum()
+        ref_sse = ((ref.x[0] * x + ref.x[1] - y) ** 2).sum()
+        assert sse <= ref_sse + 1e-9, trial
+        assert (a, b) == pytest.approx(tuple(ref.x), abs=1e-6), trial
+        outside += not (-1 <= slope <= 1 and 0 <= intercept <= 1)
+    assert outside > 100  # the constrained branches were exercised

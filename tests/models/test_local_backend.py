@@ -86,6 +86,8 @@ def test_identity_and_cached_model(smol):
     assert ident["file_size"] > 50_000_000 and len(ident["sha256"]) == 64
     again = load_model("smollm2", engine="static")
     assert again._m is smol._m  # the weights are loaded once per process
+    # load_model hands out a lazy backend whose identity (from the file alone) is the loaded one's
+    assert type(smol).__name__ == "LazyBackend" and smol.backend().identity() == ident
 
 
 @needs_smollm2

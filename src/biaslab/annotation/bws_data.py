@@ -113,7 +113,7 @@ def validate_annotations(df: pd.DataFrame, *, source: str = "annotations", first
         raise DataError(f"{source}: no annotations (only a header); add one row per annotation")
     out = df.copy()
     for c in [*cols, "BestItem", "WorstItem"]:
-        out[c] = out[c].map(lambda v: "" if v is None or (isinstance(v, float) and np.isnan(v)) else str(v).strip())
+        out[c] = out[c].map(_id_text)
     items = out[cols].to_numpy(dtype=object)
     best = out["BestItem"].to_numpy(dtype=object)
     worst = out["WorstItem"].to_numpy(dtype=object)
@@ -142,6 +142,18 @@ def validate_annotations(df: pd.DataFrame, *, source: str = "annotations", first
             r = int(outside[0])
             fail(r, f"{name} {chosen[r]} is not one of the tuple's items ({', '.join(items[r])})")
     return out
+
+
+def _id_text(value) -> str:
+    """An id cell as text: missing -> "", 7.0 (an int column that pandas made float) -> "7"."""
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        if np.isnan(value):
+            return ""
+        if value.is_integer():
+            return str(int(value))
+    return str(value).strip()
 
 
 def sort_ids(ids) -> list[str]:

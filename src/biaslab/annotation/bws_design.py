@@ -39,7 +39,7 @@ class DesignQuality:
     pair_max: int  # most tuples any one pair of items shares
     pairs_covered: float  # share of all item pairs that meet in at least one tuple
     max_overlap: int  # most items any two tuples share
-    attempts: int  # attempts that yielded a valid design
+    attempts: int  # valid attempts compared (fewer than asked if one reached the best possible balance)
     seed: int
 
     def as_dict(self) -> dict:
@@ -88,6 +88,7 @@ def design_with_quality(
     best: np.ndarray | None = None
     best_sd = math.inf
     valid = 0
+    floor_sd = _min_pair_sd(n, tuple_size, appearances)
     for _ in range(attempts):
         seq = rng.permuted(np.broadcast_to(np.arange(n, dtype=np.int64), (appearances, n)), axis=1)
         tuples = seq.reshape(-1, tuple_size)
@@ -98,6 +99,8 @@ def design_with_quality(
         sd = _pair_stats(tuples, n)[0]
         if sd < best_sd - 1e-12:
             best, best_sd = tuples, sd
+        if best_sd <= floor_sd + 1e-9:
+            break  # no design can be more balanced (e.g. every pair of 9 items meets 3 times)
     if best is None:
         raise ConfigError(
             f"no valid design found for {n} items in {attempts} attempts (tuples of {tuple_size}, "
@@ -105,6 +108,13 @@ def design_with_quality(
             f"add items, lower --appearances or raise --attempts")
     quality = design_quality(best, n, tuple_size, appearances, attempts=valid, seed=seed)
     return [tuple(items[j] for j in row) for row in best.tolist()], quality
+
+
+def _min_pair_sd(n: int, k: int, a: int) -> float:
+    """Smallest possible SD of pair co-occurrence counts: all counts within one of their mean."""
+    mean = (n * a // k) * math.comb(k, 2) / math.comb(n, 2)
+    frac = mean - math.floor(mean)
+    return math.sqrt(frac * (1 - frac))
 
 
 def _check_ids(ids: Sequence[str]) -> list[str]:
@@ -133,6 +143,9 @@ def _check_feasible(n: int, k: int, a: int, attempts: int) -> None:
             f"{n} items x {a} appearances = {n * a} slots, not a multiple of the tuple size {k}; "
             f"change --appearances (or the number of items) so that items x appearances divides by {k}")
     s = max_shared_items(k) + 1  # no s-subset of items may lie in two tuples
+    if n ** s >= 2**62:
+        raise ConfigError(f"{n} items is more than the designer supports ({math.floor(2 ** (62 / s)):,} at most "
+                          f"for tuples of {k}); split the items into batches")
     n_tuples = n * a // k
     if n_tuples * math.comb(k, s) > math.comb(n, s) or a * math.comb(k - 1, s - 1) > math.comb(n - 1, s - 1):
         raise ConfigError(
@@ -148,25 +161,20 @@ def _subset_positions(k: int) -> list[tuple[int, ...]]:
 
 
 def _keys(tuples: np.ndarray, n: int) -> np.ndarray:
-    """One int (or row) per (tuple, forbidden-overlap subset): the sorted subset encoded in base n."""
+    """(T, n_subsets) ints: each forbidden-overlap subset of a tuple, sorted and encoded in base n."""
     k = tuples.shape[1]
     pos = _subset_positions(k)
     sub = np.sort(tuples[:, pos], axis=2)  # (T, n_subsets, s)
-    s = sub.shape[2]
-    if n ** s < 2**62:
-        weights = (n ** np.arange(s - 1, -1, -1)).astype(np.int64)
-        return sub @ weights  # (T, n_subsets)
-    return sub  # pragma: no cover - only for astronomically many items
+    weights = (n ** np.arange(sub.shape[2] - 1, -1, -1)).astype(np.int64)
+    return sub @ weights
 
 
 def violations(tuples: np.ndarray, n: int, k: int) -> int:
     """Number of rule breaks: repeated items within tuples plus over-shared item subsets."""
     srt = np.sort(tuples, axis=1)
     dup = int(np.count_nonzero(srt[:, 1:] == srt[:, :-1]))
-    keys = _keys(tuples, n)
-    ok = _rows_without_dups(srt)
-    flat = keys[ok].reshape(-1) if keys.ndim == 2 else keys[ok].reshape(-1, keys.shape[2])
-    _, counts = np.unique(flat, return_counts=True, axis=0 if flat.ndim == 2 else None)
+    keys = _keys(tuples, n)[_rows_without_dups(srt)].ravel()
+    _, counts = np.unique(keys, return_counts=True)
     return dup + int(np.sum(counts - 1))
 
 
@@ -202,90 +210,90 @@ def _repair(tuples: np.ndarray, n: int, k: int, rng: np.random.Generator, max_st
     """Swap items between tuples until no rule is broken; None if ``max_steps`` swaps did not suffice."""
     if not violations(tuples, n, k):
         return tuples
-    return _Repairer(tuples, k, rng).run(max_steps)
+    return _Repairer(tuples, n, k, rng).run(max_steps)
 
 
 class _Repairer:
     """Min-conflicts local search over item swaps between two tuples (appearance counts never change).
 
     Every tuple contributes its ``max_shared + 1``-item subsets (by position, so a repeated item
-    gives subsets with a repeat). Cost = sum over subsets of (holders - 1) + number of subsets
-    holding a repeated item; a design is valid exactly when the cost is 0. Each step takes a
-    conflicting tuple and applies the best swap among all (small designs) or a sample of
-    (large designs) swaps with other tuples; with a small probability it makes a random swap.
+    gives subsets with a repeat), each encoded as one int. Cost = sum over subsets of
+    (holders - 1) + holders of subsets with a repeated item; a design is valid exactly when the
+    cost is 0. Each step takes a conflicting tuple and applies the best swap among all (small
+    designs) or a sample of (large designs) swaps with other tuples; with a small probability it
+    makes a random swap instead.
     """
 
     NOISE = 0.1
-    FULL_NEIGHBOURHOOD = 600  # evaluate every swap when tuples x size^2 is at most this
+    FULL_NEIGHBOURHOOD = 300  # evaluate every swap when tuples x size^2 is at most this (tiny designs)
     SAMPLE = 64
 
-    def __init__(self, tuples: np.ndarray, k: int, rng: np.random.Generator):
+    def __init__(self, tuples: np.ndarray, n: int, k: int, rng: np.random.Generator):
+        from collections import Counter
         from itertools import combinations
 
         self.rows = [list(r) for r in tuples.tolist()]
-        self.k = k
-        self.rng = rng
+        self.k, self.n, self.rng = k, n, rng
         s = max_shared_items(k) + 1
-        # subsets (as position tuples) that contain position p
+        self.weights = [n ** (s - 1 - i) for i in range(s)]
         self.with_pos = [[ps for ps in combinations(range(k), s) if p in ps] for p in range(k)]
         self.all_pos = list(combinations(range(k), s))
-        self.holders: dict[tuple, list[int]] = {}  # a multiset: a tuple with a repeat may hold a key twice
-        for t, row in enumerate(self.rows):
-            for ps in self.all_pos:
-                self.holders.setdefault(self._key(row, ps), []).append(t)
-        self.bad: set[int] = set()
-        for key, hs in self.holders.items():
-            if self._key_cost(key, len(hs)):
-                self.bad.update(hs)
+        keys = _keys(tuples, n)
+        self.count = Counter(keys.ravel().tolist())
+        srt = np.sort(tuples, axis=1)
+        shared = np.isin(keys, [key for key, c in self.count.items() if c > 1]).any(axis=1)
+        self.bad = set(np.flatnonzero(shared | ~_rows_without_dups(srt)).tolist())
+
+    def _key(self, values) -> tuple[int, bool]:
+        vals = sorted(values)
+        key = 0
+        for v, w in zip(vals, self.weights):
+            key += v * w
+        return key, len(set(vals)) < len(vals)
 
     @staticmethod
-    def _key(row: list[int], ps: tuple[int, ...]) -> tuple:
-        return tuple(sorted(row[p] for p in ps))
+    def _key_cost(count: int, repeated: bool) -> int:
+        if count <= 0:
+            return 0
+        return count if repeated else count - 1
 
-    @staticmethod
-    def _key_cost(key: tuple, count: int) -> int:
-        repeated = any(key[i] == key[i + 1] for i in range(len(key) - 1))
-        return count if repeated else max(0, count - 1)
-
-    def _changes(self, t: int, p: int, u: int, q: int) -> dict[tuple, int]:
+    def _changes(self, t: int, p: int, u: int, q: int) -> dict[int, list]:
         x, y = self.rows[t][p], self.rows[u][q]
-        change: dict[tuple, int] = {}
+        change: dict[int, list] = {}
         for row, pos, new in ((self.rows[t], p, y), (self.rows[u], q, x)):
             for ps in self.with_pos[pos]:
-                old_key = self._key(row, ps)
-                change[old_key] = change.get(old_key, 0) - 1
-                new_key = tuple(sorted(new if i == pos else row[i] for i in ps))
-                change[new_key] = change.get(new_key, 0) + 1
+                key, rep = self._key(row[i] for i in ps)
+                change.setdefault(key, [0, rep])[0] -= 1
+                key, rep = self._key(new if i == pos else row[i] for i in ps)
+                change.setdefault(key, [0, rep])[0] += 1
         return change
 
-    def _delta(self, change: dict[tuple, int]) -> int:
+    def _delta(self, change: dict[int, list]) -> int:
         delta = 0
-        for key, d in change.items():
+        for key, (d, rep) in change.items():
             if d:
-                c = len(self.holders.get(key, ()))
-                delta += self._key_cost(key, c + d) - self._key_cost(key, c)
+                c = self.count.get(key, 0)
+                delta += self._key_cost(c + d, rep) - self._key_cost(c, rep)
         return delta
 
     def _apply(self, t: int, p: int, u: int, q: int) -> None:
-        for tt, pos in ((t, p), (u, q)):
-            for ps in self.with_pos[pos]:
-                key = self._key(self.rows[tt], ps)
-                hs = self.holders[key]
-                hs.remove(tt)
-                if not hs:
-                    del self.holders[key]
+        for key, (d, _) in self._changes(t, p, u, q).items():
+            if d:
+                self.count[key] += d
         self.rows[t][p], self.rows[u][q] = self.rows[u][q], self.rows[t][p]
-        for tt, pos in ((t, p), (u, q)):
-            for ps in self.with_pos[pos]:
-                key = self._key(self.rows[tt], ps)
-                hs = self.holders.setdefault(key, [])
-                hs.append(tt)
-                if self._key_cost(key, len(hs)):
-                    self.bad.update(hs)
+        # a new clash involves t or u, so marking both is enough: the other holder is cleared
+        # when the clash is resolved from this side
+        for tt in (t, u):
+            if self._conflicted(tt):
+                self.bad.add(tt)
 
     def _conflicted(self, t: int) -> bool:
         row = self.rows[t]
-        return any(self._key_cost(key, len(self.holders[key])) for key in (self._key(row, ps) for ps in self.all_pos))
+        for ps in self.all_pos:
+            key, rep = self._key(row[i] for i in ps)
+            if self._key_cost(self.count.get(key, 0), rep):
+                return True
+        return False
 
     def _candidates(self, t: int):
         n_rows, k = len(self.rows), self.k

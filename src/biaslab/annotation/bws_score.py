@@ -11,6 +11,7 @@ that resample.
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -83,19 +84,27 @@ def bootstrap_ci(data: BwsData, *, n_resamples: int = 1000, seed: int = 0, confi
     rng = np.random.default_rng(seed)
     t, n = data.n_tuples, data.n_items
     draws = rng.integers(0, t, size=(n_resamples, t))
-    rows = np.repeat(np.arange(n_resamples), t)
-    weights = sparse.coo_matrix((np.ones(draws.size), (rows, draws.ravel())), shape=(n_resamples, t)).tocsr()
+    # one row per resample; repeated tuple indices in a row add up in the products below
+    weights = sparse.csr_matrix((np.ones(draws.size), draws.ravel(), np.arange(0, draws.size + 1, t)),
+                                shape=(n_resamples, t))
     diff, app = tuple_count_matrices(data)
     alpha = (1 - confidence) / 2
     low, high = np.full(n, np.nan), np.full(n, np.nan)
     chunk = max(1, max_cells // max(1, n_resamples))
     for start in range(0, n, chunk):
         sl = slice(start, min(n, start + chunk))
-        num = np.asarray((weights @ diff[:, sl]).todense())
-        den = np.asarray((weights @ app[:, sl]).todense())
+        num = (weights @ diff[:, sl]).toarray()
+        den = (weights @ app[:, sl]).toarray()
         with np.errstate(invalid="ignore", divide="ignore"):
             s = np.where(den > 0, num / den, np.nan)
-        low[sl], high[sl] = np.nanquantile(s, alpha, axis=0), np.nanquantile(s, 1 - alpha, axis=0)
+        lo, hi = np.quantile(s, [alpha, 1 - alpha], axis=0)  # NaN where an item missed a resample
+        missed = np.flatnonzero(np.isnan(lo))
+        if missed.size:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)  # an item absent from every resample
+                lo[missed] = np.nanquantile(s[:, missed], alpha, axis=0)
+                hi[missed] = np.nanquantile(s[:, missed], 1 - alpha, axis=0)
+        low[sl], high[sl] = lo, hi
     return low, high
 
 

@@ -74,7 +74,7 @@ def design_cmd(
     _write(out, "\n".join(lines) + "\n")
     c = _console()
     c.print(f"[bold]{q.n_tuples}[/] tuples of {q.tuple_size} for {q.n_items} items, each item {q.appearances} times "
-            f"(seed {seed}; best of {q.attempts} valid attempts)")
+            f"(seed {seed}; the most balanced of {q.attempts} valid attempts)")
     c.print(f"item pairs: co-occurrence SD {q.pair_sd:.4f}, at most {q.pair_max} tuples per pair, "
             f"{100 * q.pairs_covered:.2f}% of pairs meet; tuples share at most {q.max_overlap} items")
     c.print(f"wrote {out}")

@@ -133,6 +133,10 @@ def analyze_cmd(
     for b, rows in results["pmi_top"].items():
         c.print(f"PMI bin {b}: {', '.join(r['word'] for r in rows)}")
     for comp in results["log_odds"]:
+        if not comp["vocabulary"]:
+            c.print(f"[yellow]log-odds bin {comp['a']} vs {comp['b']}: no n-gram passes --min-df {min_df} / "
+                    f"--max-df {max_df}; lower --min-df for small corpora[/]")
+            continue
         c.print(f"log-odds bin {comp['a']}: {', '.join(t['ngram'] for t in comp['top_a'])}")
         c.print(f"log-odds bin {comp['b']}: {', '.join(t['ngram'] for t in comp['top_b'])}")
     c.print(f"wrote {len(paths)} files to {out} (report.html, results.json, CSV tables)")

@@ -25,13 +25,29 @@ class BackendEntry:
     target: str  # "module:factory"; factory(name, base_url=..., options=...) -> ModelBackend
     extra: str  # pip extra that provides its dependencies
     summary: str
+    # "module:function"; function(name, base_url=..., options=...) -> the identity the backend will
+    # have, or None; computed cheaply (no heavy imports) so that the model can load lazily.
+    identity: str | None = None
 
 
 BACKENDS: dict[str, BackendEntry] = {}
 
 
-def register_backend(prefix: str, target: str, *, extra: str, summary: str) -> None:
-    BACKENDS[prefix] = BackendEntry(prefix, target, extra, summary)
+def register_backend(prefix: str, target: str, *, extra: str, summary: str, identity: str | None = None) -> None:
+    BACKENDS[prefix] = BackendEntry(prefix, target, extra, summary, identity)
+
+
+def _import(target: str, entry: BackendEntry):
+    module_name, _, attr = target.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:  # missing optional dependency
+        missing = getattr(exc, "name", None) or str(exc)
+        raise ConfigError(
+            f"the {entry.prefix} backend needs {missing!r}, which is not installed; "
+            f"install it with: pip install 'biaslab[{entry.extra}]'"
+        ) from None
+    return getattr(module, attr)
 
 
 @dataclass(frozen=True)
@@ -63,28 +79,39 @@ def split_spec(spec: str) -> tuple[str, str]:
     return prefix, name
 
 
-def load_model(spec: str | None = None, *, base_url: str | None = None, **options: Any) -> ModelBackend:
-    """Build the backend for ``spec`` (default: the embedded SmolLM2)."""
-    prefix, name = split_spec(spec or DEFAULT_MODEL)
+def load_model(spec: str | None = None, *, base_url: str | None = None, lazy: bool = True,
+               on_load: Callable[[str], None] | None = None, **options: Any) -> ModelBackend:
+    """Build the backend for ``spec`` (default: the embedded SmolLM2).
+
+    With ``lazy`` (the default), a backend whose identity can be known without loading (local
+    model files) comes back as a :class:`~.lazy.LazyBackend`: the model loads at the first request
+    the cache cannot answer, and ``on_load(spec)`` is called just before. Other backends are built
+    at once.
+    """
+    spec = spec or DEFAULT_MODEL
+    prefix, name = split_spec(spec)
     entry = BACKENDS[prefix]
-    module_name, _, factory_name = entry.target.partition(":")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:  # missing optional dependency
-        missing = getattr(exc, "name", None) or str(exc)
-        raise ConfigError(
-            f"the {prefix} backend needs {missing!r}, which is not installed; "
-            f"install it with: pip install 'biaslab[{entry.extra}]'"
-        ) from None
-    factory = getattr(module, factory_name)
-    return factory(name, base_url=base_url, options=options)
+    factory = _import(entry.target, entry) if not (lazy and entry.identity) else None
+
+    def build() -> ModelBackend:
+        return (factory or _import(entry.target, entry))(name, base_url=base_url, options=options)
+
+    if lazy and entry.identity:
+        ident = _import(entry.identity, entry)(name, base_url=base_url, options=options)
+        if ident is not None:
+            from .lazy import LazyBackend
+
+            return LazyBackend(spec, ident, build, kind=prefix, on_load=on_load)
+    return build()
 
 
 # --- built-in backends (imported lazily) -------------------------------------------------
 register_backend("hf", "biaslab.models.transformers_backend:from_hf_spec", extra="local",
-                 summary="Hugging Face checkpoint (hub id or local dir) with transformers, CPU or GPU")
+                 summary="Hugging Face checkpoint (hub id or local dir) with transformers, CPU or GPU",
+                 identity="biaslab.models.local_spec:hf_identity")
 register_backend("gguf", "biaslab.models.transformers_backend:from_gguf_spec", extra="local",
-                 summary="GGUF file loaded with transformers (gguf_file=)")
+                 summary="GGUF file loaded with transformers (gguf_file=)",
+                 identity="biaslab.models.local_spec:gguf_identity")
 register_backend("openai", "biaslab.models.openai_backend:from_spec", extra="openai",
                  summary="any OpenAI-compatible server (OpenAI, vLLM, llama.cpp, Ollama); --base-url, key from OPENAI_API_KEY")
 register_backend("scripted", "biaslab.models.scripted:from_spec", extra="dev",

@@ -48,7 +48,9 @@ Options (``load_model(spec, **options)``):
 ================= ========== ================================================================
 
 A loaded model is kept for the life of the process: loading the same spec twice (e.g. in
-tests) reuses it.
+tests) reuses it (:mod:`.local_loading`). ``load_model`` hands out a :class:`~.lazy.LazyBackend`
+that loads the model at the first request the cache cannot answer (:mod:`.local_spec` computes
+the identity from the files alone).
 
 Throughput (bench/bench_generate.py, SmolLM2-135M on 2 CPU cores, float32, JobsLum prompts,
 300 new tokens each): about 240 new tokens/s for 64 requests (peak RSS 1.55 GB) and 250 for
@@ -57,17 +59,11 @@ Throughput (bench/bench_generate.py, SmolLM2-135M on 2 CPU cores, float32, JobsL
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
 import logging
-import threading
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Sequence
 
 import torch
 
-from ..data.registry import sha256_of
 from ..errors import BackendError, ConfigError
 from . import local_sampling
 from .base import (
@@ -78,202 +74,29 @@ from .base import (
     ModelBackend,
     OnResult,
 )
-from .llama_engine import LlamaEngine, limit_heap_retention
+from .llama_engine import LlamaEngine
 from .llama_engine import supports as engine_supports
+from .local_loading import load, pick_device, pick_dtype
+from .local_spec import DEFAULTS, SAMPLER_VERSION, gguf_source, hf_source, parse_options  # noqa: F401  (re-exported)
 
 log = logging.getLogger(__name__)
 
-SAMPLER_VERSION = 1  # bump when the sampling algorithm changes (part of identity())
-
-DEFAULTS: dict[str, Any] = {
-    "device": "auto",
-    "dtype": "auto",
-    "batch_size": 32,
-    "max_slots": 48,
-    "kv_budget_mb": 720,
-    "engine": "auto",
-    "chat_template": "auto",
-    "threads": None,
-    "workers": None,
-}
-_INT_OPTIONS = ("batch_size", "max_slots", "kv_budget_mb", "threads", "workers")
-_CHOICES = {"engine": ("auto", "continuous", "static"), "chat_template": ("auto", "none")}
-_DTYPES = {"float32": torch.float32, "fp32": torch.float32, "bfloat16": torch.bfloat16, "bf16": torch.bfloat16,
-           "float16": torch.float16, "fp16": torch.float16, "half": torch.float16}
 _CHAT_END_TOKENS = ("<|im_end|>", "<end_of_turn>", "<|eot_id|>", "<|end|>", "<|endoftext|>")
 _SCORE_LOGITS_BUDGET = 16 << 20  # floats of [rows, continuation tokens, vocab] per scoring batch (64 MB)
 
 
 def from_hf_spec(name: str, *, base_url: str | None = None, options: dict[str, Any] | None = None) -> "TransformersBackend":
-    if base_url:
-        raise ConfigError("--base-url is for openai/ models; hf/ models run locally")
-    name = name.strip()
-    if not name:
-        raise ConfigError("the hf backend needs a hub id or a local directory: hf/<org>/<model> or hf/<dir>")
-    return TransformersBackend(name, gguf_file=None, **(options or {}))
+    source, _ = hf_source(name, base_url)
+    return TransformersBackend(source, gguf_file=None, **(options or {}))
 
 
 def from_gguf_spec(name: str, *, base_url: str | None = None, options: dict[str, Any] | None = None) -> "TransformersBackend":
     """``gguf/<path.gguf>``; ``gguf/<org>/<repo>/<file.gguf>`` loads a file from a hub repository."""
-    if base_url:
-        raise ConfigError("--base-url is for openai/ models; gguf/ models run locally")
-    name = name.strip()
-    path = Path(name).expanduser()
-    if path.is_file():
-        return TransformersBackend(str(path.parent.resolve()), gguf_file=path.name, **(options or {}))
-    parts = name.split("/")
-    if len(parts) >= 3 and name.endswith(".gguf") and not name.startswith(("/", ".", "~")):
-        return TransformersBackend("/".join(parts[:2]), gguf_file="/".join(parts[2:]), **(options or {}))
-    raise ConfigError(f"GGUF file not found: {name} (use gguf/<path to a .gguf file>)")
-
-
-# --- loading (process-wide cache) ---------------------------------------------------------
-
-
-@dataclass
-class _Loaded:
-    model: Any
-    tokenizer: Any
-    device: torch.device
-    dtype: torch.dtype
-    identity: dict[str, Any]
-    engine: LlamaEngine | None = None
-    engine_failed: bool = False
-
-
-_LOADED: dict[tuple[str, str | None, str, str], _Loaded] = {}
-_LOAD_LOCK = threading.Lock()
-
-
-def _pick_device(device: str) -> torch.device:
-    if device == "auto":
-        if torch.cuda.is_available():
-            return torch.device("cuda")
-        return torch.device("cpu")
-    try:
-        dev = torch.device(device)
-    except (RuntimeError, TypeError):
-        raise ConfigError(f"unknown device {device!r}; use cpu, cuda, cuda:N or mps") from None
-    if dev.type == "cuda" and not torch.cuda.is_available():
-        raise ConfigError("device cuda was asked for but torch sees no CUDA GPU; use device=cpu")
-    return dev
-
-
-def _pick_dtype(dtype: str, device: torch.device) -> torch.dtype:
-    if dtype == "auto":
-        if device.type == "cuda":
-            return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
-        return torch.float32
-    if dtype not in _DTYPES:
-        raise ConfigError(f"unknown dtype {dtype!r}; use auto, float32, bfloat16 or float16")
-    return _DTYPES[dtype]
-
-
-@contextlib.contextmanager
-def _quiet_loading():
-    """Silence transformers' progress bars while loading (the GGUF one is a bare tqdm)."""
-    from transformers.utils import logging as hf_logging
-
-    was = hf_logging.is_progress_bar_enabled()
-    hf_logging.disable_progress_bar()
-    try:
-        from transformers import modeling_gguf_pytorch_utils as gguf_utils
-    except ImportError:  # pragma: no cover - transformers without GGUF support
-        gguf_utils = None
-    bar = getattr(gguf_utils, "tqdm", None)
-    if bar is not None:
-        gguf_utils.tqdm = lambda iterable=None, *a, **k: iterable
-    try:
-        yield
-    finally:
-        if bar is not None:
-            gguf_utils.tqdm = bar
-        if was:
-            hf_logging.enable_progress_bar()
-
-
-def _identity(source: str, gguf_file: str | None, model: Any, dtype: torch.dtype) -> dict[str, Any]:
-    ident: dict[str, Any] = {"backend": "transformers", "dtype": str(dtype).replace("torch.", ""),
-                             "sampler": SAMPLER_VERSION}
-    local = Path(source)
-    if gguf_file is not None:
-        ident["model"] = gguf_file if not local.is_dir() else Path(gguf_file).name
-        path = local / gguf_file
-        if path.is_file():
-            ident["file_size"] = path.stat().st_size
-            ident["sha256"] = sha256_of(path)  # ~0.2 s per 100 MB, once per process
-        else:
-            ident["repo"] = source
-    elif local.is_dir():
-        ident["model"] = local.resolve().name
-        files = sorted(p for p in local.iterdir() if p.is_file() and p.suffix in (".safetensors", ".bin", ".json"))
-        h = hashlib.sha256()
-        for p in files:
-            h.update(f"{p.name}:{p.stat().st_size}\n".encode())
-            if p.suffix == ".json":
-                h.update(p.read_bytes())
-        ident["files_digest"] = h.hexdigest()
-        ident["file_size"] = sum(p.stat().st_size for p in files)
-    else:
-        ident["model"] = source
-        revision = getattr(getattr(model, "config", None), "_commit_hash", None)
-        if revision:
-            ident["revision"] = revision
-    return ident
-
-
-def _load(source: str, gguf_file: str | None, device: torch.device, dtype: torch.dtype) -> _Loaded:
-    key = (source, gguf_file, str(device), str(dtype))
-    with _LOAD_LOCK:
-        if key in _LOADED:
-            return _LOADED[key]
-        try:
-            from transformers import AutoModelForCausalLM, AutoTokenizer
-        except ImportError:
-            raise ConfigError("local models need transformers; install it with: pip install 'biaslab[local]'") from None
-        limit_heap_retention()  # before loading: see its docstring
-        local = Path(source).is_dir()
-        kw: dict[str, Any] = {"local_files_only": True} if local else {}
-        if gguf_file is not None:
-            kw["gguf_file"] = gguf_file
-        what = f"{source}/{gguf_file}" if gguf_file else source
-        try:
-            with _quiet_loading():
-                tokenizer = AutoTokenizer.from_pretrained(source, **kw)
-                model = AutoModelForCausalLM.from_pretrained(source, dtype=dtype, **kw)
-        except (OSError, ValueError, KeyError) as exc:
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise BackendError(f"could not load the model {what}: {first}") from None
-        model.to(device).eval()
-        model.requires_grad_(False)
-        loaded = _Loaded(model, tokenizer, device, dtype, _identity(source, gguf_file, model, dtype))
-        _LOADED[key] = loaded
-        return loaded
+    source, gguf_file = gguf_source(name, base_url)
+    return TransformersBackend(source, gguf_file=gguf_file, **(options or {}))
 
 
 # --- the backend ---------------------------------------------------------------------------
-
-
-def _parse_options(options: dict[str, Any]) -> dict[str, Any]:
-    opts = dict(DEFAULTS)
-    for key, value in options.items():
-        if value is None:
-            continue
-        if key not in DEFAULTS:
-            raise ConfigError(f"unknown option {key!r} for local models; known: {', '.join(sorted(DEFAULTS))}")
-        if key in _INT_OPTIONS:
-            try:
-                value = int(value)
-            except (TypeError, ValueError):
-                raise ConfigError(f"option {key} must be a whole number, got {value!r}") from None
-            if value < 1:
-                raise ConfigError(f"option {key} must be at least 1, got {value}")
-        else:
-            value = str(value).strip().lower()
-            if key in _CHOICES and value not in _CHOICES[key]:
-                raise ConfigError(f"option {key} must be one of {', '.join(_CHOICES[key])}, got {value!r}")
-        opts[key] = value
-    return opts
 
 
 class TransformersBackend(ModelBackend):
@@ -281,7 +104,7 @@ class TransformersBackend(ModelBackend):
     supports_loglikelihood = True
 
     def __init__(self, source: str, *, gguf_file: str | None = None, **options: Any) -> None:
-        opts = _parse_options(options)
+        opts = parse_options(options)
         if opts["threads"]:
             torch.set_num_threads(opts["threads"])
         self.source = source
@@ -291,9 +114,9 @@ class TransformersBackend(ModelBackend):
         self.kv_budget_bytes: int = opts["kv_budget_mb"] << 20
         self.engine_choice: str = opts["engine"]
         self.workers: int | None = opts["workers"]
-        device = _pick_device(opts["device"])
-        dtype = _pick_dtype(opts["dtype"], device)
-        self._m = _load(source, gguf_file, device, dtype)
+        device = pick_device(opts["device"])
+        dtype = pick_dtype(opts["dtype"], device)
+        self._m = load(source, gguf_file, device, dtype)
         tok = self._m.tokenizer
         self.use_chat_template = opts["chat_template"] == "auto" and bool(getattr(tok, "chat_template", None))
         self.model_temperature, self.model_top_p = local_sampling.model_defaults(

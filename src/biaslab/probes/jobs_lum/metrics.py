@@ -9,16 +9,37 @@ from __future__ import annotations
 from typing import Mapping
 
 import numpy as np
-from scipy.optimize import lsq_linear
+
+_A_BOUNDS = (-1.0, 1.0)  # slope
+_B_BOUNDS = (0.0, 1.0)  # intercept
 
 
 def bounded_fit(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
-    """Least-squares fit ``y ~ a*x + b`` with a in [-1, 1] and b in [0, 1]: returns (a, b)."""
+    """Least-squares fit ``y ~ a*x + b`` with a in [-1, 1] and b in [0, 1]: returns (a, b).
+
+    A convex problem in two unknowns, solved exactly: the minimum is the unconstrained fit when
+    that is inside the box, else the best of the four edges (each a one-dimensional fit clipped
+    to its interval; the corners are among them). Same answer as scipy's ``lsq_linear`` (a test
+    checks), without importing scipy.optimize (about 1.5 s of start-up).
+    """
+    x = np.asarray(x, dtype=float)
+    y = np.asarray(y, dtype=float)
     if x.size < 2 or np.ptp(x) == 0:
         return float("nan"), float("nan")
-    design = np.column_stack([x, np.ones_like(x)])
-    fit = lsq_linear(design, y, bounds=([-1.0, 0.0], [1.0, 1.0]), method="bvls")
-    return float(fit.x[0]), float(fit.x[1])
+    n, sx, sy, sxx, sxy = x.size, x.sum(), y.sum(), x @ x, x @ y
+    det = n * sxx - sx * sx
+    a = (n * sxy - sx * sy) / det
+    b = (sy - a * sx) / n
+    if _A_BOUNDS[0] <= a <= _A_BOUNDS[1] and _B_BOUNDS[0] <= b <= _B_BOUNDS[1]:
+        return float(a), float(b)
+    candidates = []
+    for a_fixed in _A_BOUNDS:  # edges a = const: best b, clipped
+        candidates.append((a_fixed, float(np.clip((sy - a_fixed * sx) / n, *_B_BOUNDS))))
+    for b_fixed in _B_BOUNDS:  # edges b = const: best a, clipped
+        candidates.append((float(np.clip((sxy - b_fixed * sx) / sxx, *_A_BOUNDS)), b_fixed))
+    sse = [float(((a_ * x + b_ - y) ** 2).sum()) for a_, b_ in candidates]
+    a, b = candidates[int(np.argmin(sse))]
+    return float(a), float(b)
 
 
 def bounded_slope(x: np.ndarray, y: np.ndarray) -> float:

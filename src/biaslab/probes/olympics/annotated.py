@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import csv
 import io
+from collections import Counter
 from pathlib import Path
 from typing import Iterable, Literal
 
@@ -155,11 +156,14 @@ def validate_annotated(
     *,
     source: str | None = None,
     check_generated: bool = True,
+    unknown_codes: Counter | None = None,
 ) -> Kind:
     """Check a results table; raise DataError naming the first bad row. Returns the kind.
 
     ``check_generated=False`` skips the ``gen_*`` NOC check and accepts an empty ``status``
     (used before extraction, when those columns are about to be overwritten).
+    ``unknown_codes``: a Counter that collects codes outside ``KNOWN_NOCS`` instead of raising
+    (``--allow-unknown-codes``; such codes are scored as written).
     """
     from .nocs import KNOWN_NOCS
 
@@ -206,20 +210,32 @@ def validate_annotated(
                             f"{', '.join(STATUSES)}")
         for c in noc_cols:
             for noc in split_nocs(cols[c][i]):
-                if noc not in KNOWN_NOCS:
+                if noc in KNOWN_NOCS:
+                    continue
+                if unknown_codes is not None:
+                    unknown_codes[noc] += 1
+                else:
                     raise DataError(f"{_where(source, row, lines)}: column {c}: {_short(noc)} is not a known "
-                                    f"NOC code")
+                                    f"NOC code (an IOC team code such as USA, URS or SGP); fix the cell, or pass "
+                                    f"--allow-unknown-codes to score it as written")
         for c in real_columns(kind):
             if c.endswith("_g") and not split_nocs(cols[c][i]):
                 raise DataError(f"{_where(source, row, lines)}: column {c} (the real gold medalist) is empty")
     return kind
 
 
-def read_annotated(path: str | Path, kind: Kind | None = None, *, check_generated: bool = True) -> pd.DataFrame:
-    """Read and validate a results file; cells are str (empty = no NOC)."""
+def read_annotated(path: str | Path, kind: Kind | None = None, *, check_generated: bool = True,
+                   allow_unknown_codes: bool = False) -> pd.DataFrame:
+    """Read and validate a results file; cells are str (empty = no NOC).
+
+    With ``allow_unknown_codes`` codes outside ``KNOWN_NOCS`` are kept as written and counted in
+    ``df.attrs["unknown_codes"]`` (a Counter) instead of stopping with an error.
+    """
     df = read_tsv(path)
-    kind = validate_annotated(df, kind, check_generated=check_generated)
+    unknown: Counter | None = Counter() if allow_unknown_codes else None
+    kind = validate_annotated(df, kind, check_generated=check_generated, unknown_codes=unknown)
     df.attrs["kind"] = kind
+    df.attrs["unknown_codes"] = unknown or Counter()
     return df
 
 

@@ -120,6 +120,10 @@ def score_annotated_cmd(
     bootstrap: int = typer.Option(1000, "--bootstrap", help="Bootstrap resamples (over events) for 95% CIs."),
     drop_unsure: bool = typer.Option(False, "--drop-unsure",
                                      help="Report the variant without 'unsure' texts as the main metrics."),
+    allow_unknown_codes: bool = typer.Option(
+        False, "--allow-unknown-codes",
+        help="Score cells whose NOC code biaslab does not know as written (they are counted and listed) "
+             "instead of stopping. Every current and historical IOC team code is known."),
 ) -> None:
     """Compute the paper's metrics (Table 1, Table 6, Table 2) from annotated results files."""
     import pandas as pd
@@ -135,8 +139,9 @@ def score_annotated_cmd(
         raise ConfigError(f"--bootstrap must be 0 or more, got {bootstrap}")
     _check_out_dir(out)
 
-    spec_df = read_annotated(specified, "specified")
-    und_df = read_annotated(underspecified, "underspecified")
+    spec_df = read_annotated(specified, "specified", allow_unknown_codes=allow_unknown_codes)
+    und_df = read_annotated(underspecified, "underspecified", allow_unknown_codes=allow_unknown_codes)
+    unknown = spec_df.attrs["unknown_codes"] + und_df.attrs["unknown_codes"]
     scored = score_annotated(spec_df, und_df, drop_unsure=drop_unsure, n_permutations=permutations, seed=seed,
                              n_bootstrap=bootstrap, validate=False)
 
@@ -151,6 +156,7 @@ def score_annotated_cmd(
         n_attempts=scored["counts"]["n_texts"],
         tests=scored["tests"],
         counts=scored["counts"],
+        unknown_codes=dict(sorted(unknown.items())),
         disciplines=scored["disciplines"],
         metrics_without_unsure=scored["metrics_without_unsure"],
         tests_without_unsure=scored["tests_without_unsure"],
@@ -170,6 +176,10 @@ def score_annotated_cmd(
                           f"pass a writable --out directory") from None
 
     console = _console()
+    if unknown:
+        listed = ", ".join(f"{code} ({n})" for code, n in sorted(unknown.items()))
+        console.print(f"[yellow]note:[/] {sum(unknown.values())} cells held codes biaslab does not know, "
+                      f"{len(unknown)} distinct, scored as written: {listed}")
     c = scored["counts"]
     console.print(f"[bold]olympics[/] {results['model']['name']}: {c['n_events']} events, "
                   f"{c['n_specified']} specified + {c['n_underspecified']} underspecified texts "
@@ -224,6 +234,8 @@ def _flagged(value: Any) -> bool:
 def extract_cmd(
     input_path: Path = typer.Option(..., "--in", help="Results TSV in the public format (text column required)."),
     out: Path = typer.Option(..., "--out", help="Where to write the TSV with gen_*, status, flags, unmapped filled."),
+    allow_unknown_codes: bool = typer.Option(False, "--allow-unknown-codes",
+                                             help="Accept gold cells with NOC codes biaslab does not know."),
 ) -> None:
     """Extract medalist NOCs from the generated texts of a results file (no annotation needed)."""
     from .annotated import read_annotated, write_annotated
@@ -232,7 +244,7 @@ def extract_cmd(
         raise ConfigError(f"--out {out} is a directory; pass a file name such as {out / 'extracted.tsv'}")
     if out.resolve() == input_path.resolve():
         raise ConfigError("--out must differ from --in (the input would be overwritten)")
-    df = read_annotated(input_path, check_generated=False)
+    df = read_annotated(input_path, check_generated=False, allow_unknown_codes=allow_unknown_codes)
     kind = df.attrs["kind"]
     try:
         from .extract import extract_frame

@@ -1,8 +1,9 @@
 """National Olympic Committee (NOC) codes and a year-aware name -> code lookup.
 
-``KNOWN_NOCS`` holds every code the probe treats as valid: the current IOC members plus the
-historical and special teams that matter for 1988-2022 results (URS, EUN, FRG, GDR, TCH, YUG,
-SCG, IOP, OAR, ROC, COR, ...).
+``KNOWN_NOCS`` holds every code an annotated file may contain: the current IOC members and every
+code the IOC has used for a team before (changed codes such as SIN -> SGP, defunct countries such as
+URS, FRG, TCH, YUG, and the special teams EUN, IOP, IOA, ROT, EOR, OAR, ROC, COR; see
+:mod:`.nocs_history`). ``EXTRACTABLE_CODES`` is the subset the extractor reads as codes in text.
 
 ``to_noc(name, year)`` maps a country mention ("Soviet Union", "Dutch", "Team GB", "USA") to the
 code that country competed under at the games of ``year``; ``lookup`` does the same and also says
@@ -14,6 +15,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
+from .nocs_history import HISTORICAL_CODES
 
 # One line per code: "CODE: official-ish name; other names; demonyms/adjectives".
 # Matching is case-sensitive on the spelling given here (an all-caps variant is added for names).
@@ -303,7 +306,12 @@ NOC_NAMES, _STATIC = _parse_table(_TABLE)
 NOC_NAMES.update({"URS": "Soviet Union", "YUG": "Yugoslavia", "RUS": "Russia", "SRB": "Serbia",
                   "MGO": "Mongolia", "ROT": "Refugee Olympic Team"})
 
-KNOWN_NOCS: frozenset[str] = frozenset(NOC_NAMES) | frozenset(_EXTRA_CODES)
+# Codes the extractor recognises when a text writes them as codes ("USA", "(GDR)"). Former codes
+# that are also English words or common in capitals (SIN, FOR, ICE, HOL, ...) are left out.
+EXTRACTABLE_CODES: frozenset[str] = frozenset(NOC_NAMES) | frozenset(_EXTRA_CODES)
+
+# Every code the IOC has used for a team: what an annotated file may contain.
+KNOWN_NOCS: frozenset[str] = EXTRACTABLE_CODES | frozenset(HISTORICAL_CODES)
 
 # Codes whose spelling is a common English word when written in capitals; the extractor
 # accepts them only in parentheses or as a whole list item.
@@ -410,7 +418,7 @@ def _lookup_exact(s: str, year: int, official: bool) -> NocLookup | None:
         if official and code in ("CZE", "SVK") and year <= 1992:
             code = "TCH"
         return NocLookup(code, None)
-    if len(s) == 3 and s in KNOWN_NOCS:
+    if len(s) == 3 and s in EXTRACTABLE_CODES:
         return NocLookup(s, None)
     return None
 
@@ -428,5 +436,5 @@ def is_ambiguous(name: str, year: int) -> str | None:
 def all_aliases() -> list[str]:
     """Every spelling ``lookup`` knows (country names, demonyms, codes, non-countries)."""
     out = set(_STATIC) | _DYNAMIC | set(_NOT_COUNTRIES)
-    out |= {c for c in KNOWN_NOCS if len(c) == 3}
+    out |= {c for c in EXTRACTABLE_CODES if len(c) == 3}
     return sorted(out, key=lambda a: (-len(a), a))
