@@ -132,6 +132,7 @@ def good_run(tmp_path_factory):
     ("id,text,score\n1,hello,0.2\n1,again,0.3\n", "id '1' repeats line 2"),
     ("id,text,score\n1,,0.2\n", "line 2: empty text"),
     ("id,text,score\n" + "".join(f"{i},t{i},0.1\n" for i in range(20)), "needs 2 per bin"),
+    ("id,text,score\n" + "".join(f"{i},t{i},{i / 7:.3f}\n" for i in range(8)), "the judge needs more than 8"),
 ])
 def test_bad_items_files_are_one_line_errors_and_keep_earlier_results(tmp_path, good_run, content, needle):
     import shutil

@@ -89,7 +89,11 @@ class FsbJudgeProbe(Probe):
 
     def scored_texts(self) -> list[ScoredText]:
         if self._scored is None:
-            self._scored = load_items_file(self.items_file) if self.items_file else load_released_items()
+            scored = load_items_file(self.items_file) if self.items_file else load_released_items()
+            if len(scored) <= N_BINS * EXAMPLES_PER_BIN:
+                raise DataError(f"{self.items_file or 'the items'} has {len(scored)} texts; the judge needs more than "
+                                f"{N_BINS * EXAMPLES_PER_BIN} (that many are in-context examples in each repetition)")
+            self._scored = scored
         return self._scored
 
     def load_items(self) -> list[ProbeItem]:
