@@ -125,9 +125,11 @@ def _mount_subapps() -> None:
     from .probes.olympics.cli import app as olympics_app
 
     app.add_typer(olympics_app, name="olympics", help="Olympic results probe: extract medals, score annotated files.")
+    from .annotation.cli import app as bws_app
     from .fsb.cli import app as fsb_app
 
-    app.add_typer(fsb_app, name="fsb", help="Fifty Shades of Bias: generate graded gender-biased texts.")
+    app.add_typer(bws_app, name="bws", help="Best-worst scaling: design tuples, score annotations, split-half reliability.")
+    app.add_typer(fsb_app, name="fsb", help="Fifty Shades of Bias: generate graded texts; analyse scored ones (bins, PMI, log-odds).")
     _mount_subapps.done = True  # type: ignore[attr-defined]
 
 

@@ -64,21 +64,20 @@ for _kind, _model, _sha in [
     _add(f"olympics/annotated/{_kind}/{_model}.tsv", OLYMPICS, f"results/{_kind}/{_model}.tsv", _sha,
          "research data, cite the paper")
 
-# Fifty Shades of Bias (FSB): texts, scores, and the generation pipeline's seeds and in-context examples
-for _local, _upstream, _sha in [
-    ("FSB_text.csv", "FSB", "63379733bc70ae7f8998ccfaec89e15b9e4bcdd34f8862c36e94e01f1059385d"),
-    ("fsb_final_scores.csv", "FSB", "bf7e9659134e520f840bca075a4e6f1cfe1637e30c4e883e5019ffd238012774"),
-    ("in_context_examples/explicit_completion_ic.json", "", "18a31072a06193bb7b2f5f98a2fe8ad42488b7109c512e9acea3ed8de9238adf"),
-    ("in_context_examples/explicit_conversion_ic.json", "", "227839b42cd427b084132cba2874fbc97895732a7450048b73ca48d6ef6e8d10"),
-    ("in_context_examples/implicit_completion_ic.json", "", "e001144a390e24f475a344dd4250e2f5bfb99a977d998f3f4712243e9b559a74"),
-    ("in_context_examples/implicit_conversion_ic.json", "", "6f14a306bde4a22f65250df050d3b5108677a8394aba3e85bacc1dcdd9eb1539"),
-    ("in_context_examples/neutral_completion_ic.json", "", "66a6598bc27d84808bfcdecffc668d8629328799a80100b3c5c3e29e01e1d09b"),
-    ("in_context_examples/neutral_conversion_ic.json", "", "c4198ef236e4880763bbe05be47ab1795f0d4170da4627ba84387a3f56d2ed88"),
-    ("seeds/explict_bias_seed.txt", "", "19a2d9d149f54ff6dc99a3db7a4b8d8024aafc44fb11622fef76c4b7a01994c5"),
-    ("seeds/implicit_bias_seed.txt", "", "04d8fd41e12d71b76f283abf3d8df1f5533f164535e92777238ad689561276bc"),
-    ("seeds/neutral_bias_seed.txt", "", "fc60aa1dd150f84f6852ef0785d0b0054f30b090f8a92f348c0079dc45558c25"),
+# Fifty Shades of Bias (FSB): the generation pipeline's seeds and in-context examples (the texts and
+# scores are registered with the annotations at the end of this file)
+for _local, _sha in [
+    ("in_context_examples/explicit_completion_ic.json", "18a31072a06193bb7b2f5f98a2fe8ad42488b7109c512e9acea3ed8de9238adf"),
+    ("in_context_examples/explicit_conversion_ic.json", "227839b42cd427b084132cba2874fbc97895732a7450048b73ca48d6ef6e8d10"),
+    ("in_context_examples/implicit_completion_ic.json", "e001144a390e24f475a344dd4250e2f5bfb99a977d998f3f4712243e9b559a74"),
+    ("in_context_examples/implicit_conversion_ic.json", "6f14a306bde4a22f65250df050d3b5108677a8394aba3e85bacc1dcdd9eb1539"),
+    ("in_context_examples/neutral_completion_ic.json", "66a6598bc27d84808bfcdecffc668d8629328799a80100b3c5c3e29e01e1d09b"),
+    ("in_context_examples/neutral_conversion_ic.json", "c4198ef236e4880763bbe05be47ab1795f0d4170da4627ba84387a3f56d2ed88"),
+    ("seeds/explict_bias_seed.txt", "19a2d9d149f54ff6dc99a3db7a4b8d8024aafc44fb11622fef76c4b7a01994c5"),
+    ("seeds/implicit_bias_seed.txt", "04d8fd41e12d71b76f283abf3d8df1f5533f164535e92777238ad689561276bc"),
+    ("seeds/neutral_bias_seed.txt", "fc60aa1dd150f84f6852ef0785d0b0054f30b090f8a92f348c0079dc45558c25"),
 ]:
-    _add(f"fsb/{_local}", FSB, "/".join(filter(None, ["data", _upstream, _local])), _sha, "MIT")
+    _add(f"fsb/{_local}", FSB, f"data/{_local}", _sha, "MIT")
 
 
 def sha256_of(path: Path) -> str:
@@ -150,3 +149,9 @@ def _download(df: DataFile, target: Path, searched: str | None) -> Path:
 def checksums(locals_: list[str]) -> dict[str, str]:
     """``{file: sha256}`` for results.json."""
     return {name: FILES[name].sha256 for name in locals_}
+for _name, _sha in [
+    ("FSB_text.csv", "63379733bc70ae7f8998ccfaec89e15b9e4bcdd34f8862c36e94e01f1059385d"),
+    ("fsb-tuples-annotations.csv", "6b76118de35ee0e0e7294e0e09b9982833d5f1152d847b21e9d3dc128e1d4cad"),
+    ("fsb_final_scores.csv", "bf7e9659134e520f840bca075a4e6f1cfe1637e30c4e883e5019ffd238012774"),
+]:
+    _add(f"fsb/{_name}", FSB, f"data/FSB/{_name}", _sha, "MIT")

@@ -1,1 +1,1 @@
-"""Fifty Shades of Bias: graded gender-biased text generation (and, from the bws branch, BWS tools)."""
+"""Fifty Shades of Bias: analyses of graded (BWS-scored) texts; ``biaslab fsb ...`` commands."""
