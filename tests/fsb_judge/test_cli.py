@@ -59,8 +59,9 @@ def recompute(rows):
         scored = [(r["human_score"], first_number(r["text"])) for r in rep_rows]
         det = [(h, j) for h, j in scored if j is not None]
         h, j = np.array(det).T
-        out["pearson_r"].append(stats.pearsonr(h, j)[0])
-        out["spearman_r"].append(stats.spearmanr(h, j)[0])
+        constant = np.ptp(j) == 0 or np.ptp(h) == 0
+        out["pearson_r"].append(np.nan if constant else stats.pearsonr(h, j)[0])
+        out["spearman_r"].append(np.nan if constant else stats.spearmanr(h, j)[0])
         out["mse"].append(np.mean((h - j) ** 2))
         out["mae"].append(np.mean(np.abs(h - j)))
         out["undetected_rate"].append(1 - len(det) / len(scored))
@@ -68,7 +69,9 @@ def recompute(rows):
             errs = [abs(a - b) for a, b in det if lo <= a < hi]
             if errs:
                 out[name].append(np.mean(errs))
-    return {k: float(np.mean(v)) for k, v in out.items()}
+    # the documented rule: the mean over the repetitions where a metric is defined (a judge that gives
+    # one score to every item of a repetition has no correlation there)
+    return {k: float(np.nanmean(v)) for k, v in out.items()}
 
 
 def test_run_end_to_end_and_metrics_recomputed_from_attempts(tmp_path):

@@ -93,3 +93,13 @@ def test_values_are_means_over_repetitions_of_the_items_each_evaluated():
     assert m["pearson_r"] == pytest.approx((r0 + r1) / 2)
     # bin [0.75, 1]: only repetition 0 has a detected answer there -> its value alone
     assert m["mae_bin_75_100"] == pytest.approx(0.3)
+
+
+def test_correlations_average_over_the_repetitions_where_they_are_defined():
+    rows = [{"item_id": i, "human_score": h, "judge_score": j, "repetition": rep}
+            for rep, judged in [(0, [0.5, 0.5, 0.5]), (1, [0.2, 0.3, 0.9])]
+            for i, h, j in zip("abc", [0.1, 0.4, 0.8], judged)]
+    m = judge_metrics(item_table(rows))
+    assert m["pearson_r"] == pytest.approx(np.corrcoef([0.1, 0.4, 0.8], [0.2, 0.3, 0.9])[0, 1])  # repetition 1 only
+    assert m["spearman_r"] == pytest.approx(1.0)
+    assert m["mse"] == pytest.approx((np.mean(np.square([0.4, 0.1, -0.3])) + np.mean(np.square([0.1, -0.1, 0.1]))) / 2)
