@@ -29,7 +29,7 @@ MODEL_HELP = ("Model spec: smollm2 (default, embedded), gemma3-270m, hf/<hub id 
 
 @app.command()
 def run(
-    probe: str = typer.Argument(..., help="Probe to run: jobs-lum or olympics."),
+    probe: str = typer.Argument(..., help="Probe to run: jobs-lum, olympics or fsb-judge."),
     model: Optional[str] = typer.Option(None, "--model", "-m", help=MODEL_HELP, envvar="BIASLAB_MODEL"),
     base_url: Optional[str] = typer.Option(None, "--base-url", help="Base URL of an OpenAI-compatible server.", envvar="BIASLAB_BASE_URL"),
     repetitions: int = typer.Option(1, "--repetitions", "-r", help="Samples per prompt (each with its own seed)."),
@@ -42,6 +42,8 @@ def run(
     max_concurrency: int = typer.Option(8, "--max-concurrency", help="Parallel requests to an HTTP server."),
     cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="Where the response cache lives (default: user cache; env BIASLAB_CACHE_DIR)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+    items: Optional[Path] = typer.Option(None, "--items", help="Evaluate these items instead of the probe's own "
+                                         "(fsb-judge: a CSV with id,text,score in [0, 1])."),
 ) -> None:
     """Run a probe on a model; write results.json, attempts.jsonl and report.html to --out.
 
@@ -54,7 +56,7 @@ def run(
     params = GenerationParams(temperature=temperature, top_p=top_p, max_tokens=max_tokens)
     execute_run(probe, model=model, base_url=base_url, repetitions=repetitions, limit=limit, seed=seed, out=out,
                 params=params, max_concurrency=max_concurrency, cache_dir=cache_dir, quiet=quiet,
-                console=console, out_console=out_console)
+                console=console, out_console=out_console, items_file=items)
 
 
 @app.command()
@@ -130,7 +132,7 @@ def _mount_subapps() -> None:
     from .fsb.cli import app as fsb_app
 
     app.add_typer(bws_app, name="bws", help="Best-worst scaling: design tuples, score annotations, split-half reliability.")
-    app.add_typer(fsb_app, name="fsb", help="Fifty Shades of Bias: analyses of graded texts (bins, PMI, log-odds).")
+    app.add_typer(fsb_app, name="fsb", help="Fifty Shades of Bias: generate graded texts; analyse scored ones (bins, PMI, log-odds).")
     _mount_subapps.done = True  # type: ignore[attr-defined]
 
 

@@ -15,7 +15,7 @@ from .models.cache import CachedModel, ResponseCache, default_cache_path
 from .models.registry import DEFAULT_MODEL, load_model
 from .probes import create_probe
 from .probing.core import spread_subset
-from .probing.runner import RunConfig, run_probe, validate_config, write_run
+from .probing.runner import RunConfig, plan_requests, run_probe, validate_config, write_run
 from .progress import attempt_progress
 
 
@@ -26,10 +26,11 @@ def default_out_dir(probe: str, model_spec: str) -> Path:
 
 def execute_run(probe_name: str, *, model: str | None, base_url: str | None, repetitions: int, limit: int | None,
                 seed: int, out: Path | None, params: GenerationParams, max_concurrency: int = 8,
-                cache_dir: Path | None = None, quiet: bool = False, console: Console, out_console: Console) -> dict[str, Any]:
+                cache_dir: Path | None = None, quiet: bool = False, console: Console, out_console: Console,
+                items_file: Path | None = None) -> dict[str, Any]:
     cfg = RunConfig(repetitions=repetitions, limit=limit, seed=seed, params=params)
     validate_config(cfg)  # fail on nonsense flags before loading anything heavy
-    probe = create_probe(probe_name)
+    probe = create_probe(probe_name, **_items_option(probe_name, items_file))
     spec = model or DEFAULT_MODEL
     out_dir = Path(out) if out else default_out_dir(probe_name, spec)
     if out_dir.exists() and not out_dir.is_dir():
@@ -38,7 +39,7 @@ def execute_run(probe_name: str, *, model: str | None, base_url: str | None, rep
         raise ConfigError(f"--out {out_dir} is a file; give a directory")
     cache = ResponseCache(Path(cache_dir) / "responses.sqlite" if cache_dir else default_cache_path())
     items = probe.load_items()  # validates data before the model loads
-    n_requests = sum(len(i.prompts) for i in spread_subset(items, limit)) * repetitions
+    n_requests = len(plan_requests(probe, spread_subset(items, limit), cfg)[0])
     options = {"max_concurrency": max_concurrency} if spec.startswith("openai/") else {}
 
     def announce(what: str) -> None:  # local models load at the first answer the cache lacks
@@ -55,6 +56,21 @@ def execute_run(probe_name: str, *, model: str | None, base_url: str | None, rep
         cached.close()
     print_summary(results, out_dir, out_console)
     return results
+
+
+def _items_option(probe_name: str, items_file: Path | None) -> dict[str, Any]:
+    """``--items FILE`` for the probes that can evaluate other items (their ``items_file`` argument)."""
+    if items_file is None:
+        return {}
+    from .probes import PROBES, get_probe_class
+
+    if not getattr(get_probe_class(probe_name), "accepts_items_file", False):
+        takers = sorted(n for n in PROBES if getattr(get_probe_class(n), "accepts_items_file", False))
+        from .errors import ConfigError
+
+        raise ConfigError(f"probe {probe_name} has fixed items and takes no --items file; "
+                          f"--items works with: {', '.join(takers) or 'no probe'}")
+    return {"items_file": Path(items_file)}
 
 
 def print_summary(results: dict[str, Any], out_dir: Path, console: Console) -> None:

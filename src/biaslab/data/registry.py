@@ -64,6 +64,21 @@ for _kind, _model, _sha in [
     _add(f"olympics/annotated/{_kind}/{_model}.tsv", OLYMPICS, f"results/{_kind}/{_model}.tsv", _sha,
          "research data, cite the paper")
 
+# Fifty Shades of Bias (FSB): the generation pipeline's seeds and in-context examples (the texts and
+# scores are registered with the annotations at the end of this file)
+for _local, _sha in [
+    ("in_context_examples/explicit_completion_ic.json", "18a31072a06193bb7b2f5f98a2fe8ad42488b7109c512e9acea3ed8de9238adf"),
+    ("in_context_examples/explicit_conversion_ic.json", "227839b42cd427b084132cba2874fbc97895732a7450048b73ca48d6ef6e8d10"),
+    ("in_context_examples/implicit_completion_ic.json", "e001144a390e24f475a344dd4250e2f5bfb99a977d998f3f4712243e9b559a74"),
+    ("in_context_examples/implicit_conversion_ic.json", "6f14a306bde4a22f65250df050d3b5108677a8394aba3e85bacc1dcdd9eb1539"),
+    ("in_context_examples/neutral_completion_ic.json", "66a6598bc27d84808bfcdecffc668d8629328799a80100b3c5c3e29e01e1d09b"),
+    ("in_context_examples/neutral_conversion_ic.json", "c4198ef236e4880763bbe05be47ab1795f0d4170da4627ba84387a3f56d2ed88"),
+    ("seeds/explict_bias_seed.txt", "19a2d9d149f54ff6dc99a3db7a4b8d8024aafc44fb11622fef76c4b7a01994c5"),
+    ("seeds/implicit_bias_seed.txt", "04d8fd41e12d71b76f283abf3d8df1f5533f164535e92777238ad689561276bc"),
+    ("seeds/neutral_bias_seed.txt", "fc60aa1dd150f84f6852ef0785d0b0054f30b090f8a92f348c0079dc45558c25"),
+]:
+    _add(f"fsb/{_local}", FSB, f"data/{_local}", _sha, "MIT")
+
 
 def sha256_of(path: Path) -> str:
     h = hashlib.sha256()

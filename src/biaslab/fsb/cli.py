@@ -11,8 +11,8 @@ from ..errors import ConfigError
 
 app = typer.Typer(
     name="fsb",
-    help="Fifty Shades of Bias: analyse graded texts scored by best-worst scaling (bins, metadata tables, "
-         "histogram, PMI words, log-odds n-grams).",
+    help="Fifty Shades of Bias: generate graded gender-biased texts; analyse graded texts scored by best-worst "
+         "scaling (bins, metadata tables, histogram, PMI words, log-odds n-grams).",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -140,3 +140,8 @@ def analyze_cmd(
         c.print(f"log-odds bin {comp['a']}: {', '.join(t['ngram'] for t in comp['top_a'])}")
         c.print(f"log-odds bin {comp['b']}: {', '.join(t['ngram'] for t in comp['top_b'])}")
     c.print(f"wrote {len(paths)} files to {out} (report.html, results.json, CSV tables)")
+
+
+from .generate_cli import generate_command  # noqa: E402  (graded text generation, fsbgen branch)
+
+app.command("generate")(generate_command)

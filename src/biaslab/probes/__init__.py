@@ -10,6 +10,7 @@ from ..errors import ConfigError
 PROBES: dict[str, str] = {
     "jobs-lum": "biaslab.probes.jobs_lum.probe:JobsLumProbe",
     "olympics": "biaslab.probes.olympics.probe:OlympicsProbe",
+    "fsb-judge": "biaslab.probes.fsb_judge.probe:FsbJudgeProbe",
 }
 
 

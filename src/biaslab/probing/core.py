@@ -26,6 +26,13 @@ class Prompt:
     text: str
     system: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    # earlier chat turns, ``(role, content)`` pairs between the system message and ``text``
+    # (few-shot examples as user/assistant turns); empty for single-turn prompts
+    history: tuple[tuple[str, str], ...] = ()
+
+    def messages(self) -> tuple[tuple[str, str], ...]:
+        """The chat messages of the request: system, history, then the user turn ``text``."""
+        return ((("system", self.system),) if self.system else ()) + tuple(self.history) + (("user", self.text),)
 
 
 @dataclass
@@ -107,6 +114,14 @@ class Probe(abc.ABC):
     @abc.abstractmethod
     def metrics(self, attempts: list[Attempt], *, seed: int = 0) -> dict[str, dict[str, Any]]:
         """``{name: {"value", "ci_low", "ci_high", ...}}`` with items as the bootstrap unit."""
+
+    def request_prompt(self, item: ProbeItem, prompt_index: int, repetition: int, run_seed: int) -> Prompt | None:
+        """The prompt sent for this repetition of ``item.prompts[prompt_index]``; ``None`` skips it.
+
+        Default: the item's prompt unchanged. Probes whose prompt depends on the repetition
+        (e.g. in-context examples drawn afresh per repetition) override this.
+        """
+        return item.prompts[prompt_index]
 
     def extra_results(self, attempts: list[Attempt]) -> dict[str, Any]:
         """Further keys for results.json (tables, counts)."""

@@ -12,7 +12,7 @@ from ..data.registry import checksums
 from ..errors import ConfigError
 from ..models.base import GenerateRequest, GenerationParams
 from ..models.cache import CachedModel
-from .core import Attempt, Probe, ProbeItem, derive_seed, spread_subset
+from .core import Attempt, Probe, ProbeItem, Prompt, derive_seed, spread_subset
 from .results import build_results, write_jsonl, write_results
 
 
@@ -48,16 +48,19 @@ def merged_params(probe: Probe, override: GenerationParams | None) -> Generation
     return replace(base, **changes)
 
 
-def plan_requests(probe: Probe, items: list[ProbeItem], cfg: RunConfig) -> tuple[list[GenerateRequest], list[tuple[ProbeItem, int, int]]]:
+def plan_requests(probe: Probe, items: list[ProbeItem], cfg: RunConfig) -> tuple[list[GenerateRequest], list[tuple[ProbeItem, int, int, Prompt]]]:
     params = merged_params(probe, cfg.params)
     requests, slots = [], []
     for item in items:
-        for p_idx, prompt in enumerate(item.prompts):
+        for p_idx in range(len(item.prompts)):
             for rep in range(cfg.repetitions):
+                prompt = probe.request_prompt(item, p_idx, rep, cfg.seed)
+                if prompt is None:
+                    continue
                 seed = derive_seed(cfg.seed, probe.name, item.id, p_idx, rep)
-                requests.append(GenerateRequest.chat(prompt.text, system=prompt.system,
-                                                     params=replace(params, seed=seed), repetition=rep))
-                slots.append((item, p_idx, rep))
+                requests.append(GenerateRequest(messages=prompt.messages(), params=replace(params, seed=seed),
+                                                repetition=rep))
+                slots.append((item, p_idx, rep, prompt))
     return requests, slots
 
 
@@ -79,8 +82,7 @@ def run_probe(
     started = time.time()
     answers = model.generate(requests, progress=progress)
     attempts = []
-    for request, (item, p_idx, rep), answer in zip(requests, slots, answers):
-        prompt = item.prompts[p_idx]
+    for request, (item, p_idx, rep, prompt), answer in zip(requests, slots, answers):
         attempt = Attempt(
             item_id=item.id, prompt_index=p_idx, repetition=rep, seed=request.params.seed,
             prompt=prompt.text, text=answer.text, metadata={**item.metadata, **prompt.metadata},

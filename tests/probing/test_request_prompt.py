@@ -1,0 +1,42 @@
+"""The runner's per-repetition prompt hook and multi-turn prompts."""
+
+from biaslab.models.base import GenerateRequest
+from biaslab.probing.core import Attempt, Probe, ProbeItem, Prompt
+from biaslab.probing.runner import RunConfig, plan_requests
+
+
+class _Probe(Probe):
+    name = "toy"
+
+    def __init__(self, skip=()):
+        self.skip = set(skip)
+
+    def load_items(self):
+        return [ProbeItem(str(i), [Prompt(f"q{i}", system="sys")]) for i in range(3)]
+
+    def request_prompt(self, item, prompt_index, repetition, run_seed):
+        if (item.id, repetition) in self.skip:
+            return None
+        base = item.prompts[prompt_index]
+        return Prompt(base.text, system=base.system, history=(("user", f"ex{repetition}"), ("assistant", "a")),
+                      metadata={"rep_seen": repetition})
+
+    def evaluate(self, attempt: Attempt) -> None:
+        attempt.evaluation = attempt.text
+
+    def metrics(self, attempts, *, seed=0):
+        return {}
+
+
+def test_single_turn_prompts_make_the_same_requests_as_before():
+    p = Prompt("hello", system="be brief")
+    assert p.messages() == GenerateRequest.chat("hello", system="be brief").messages
+    assert Prompt("hi").messages() == GenerateRequest.chat("hi").messages
+
+
+def test_history_goes_between_system_and_user_and_none_skips_a_repetition():
+    probe = _Probe(skip={("1", 0), ("2", 1)})
+    requests, slots = plan_requests(probe, probe.load_items(), RunConfig(repetitions=2))
+    assert [(item.id, rep) for item, _, rep, _ in slots] == [("0", 0), ("0", 1), ("1", 1), ("2", 0)]
+    assert requests[1].messages == (("system", "sys"), ("user", "ex1"), ("assistant", "a"), ("user", "q0"))
+    assert [s[3].metadata["rep_seen"] for s in slots] == [0, 1, 1, 0]
