@@ -82,10 +82,13 @@ def generate_command(
     spec = model or DEFAULT_MODEL
     params = GenerationParams(temperature=temperature, max_tokens=max_tokens)
     cache = ResponseCache(Path(cache_dir) / "responses.sqlite" if cache_dir else default_cache_path())
-    if not quiet:
-        console.print(f"loading model [bold]{spec}[/] ...")
     options = {"max_concurrency": max_concurrency} if spec.startswith("openai/") else {}
-    cached = CachedModel(load_model(spec, base_url=base_url, **options), cache)
+
+    def announce(what: str) -> None:  # local models load at the first answer the cache lacks
+        if not quiet:
+            console.print(f"loading model [bold]{what}[/] ...")
+
+    cached = CachedModel(load_model(spec, base_url=base_url, on_load=announce, **options), cache)
     started = time.time()
     try:
         with attempt_progress(len(rows), f"fsb generate on {spec}", console=console, enabled=not quiet) as bar:
