@@ -123,6 +123,9 @@ def _mount_subapps() -> None:
     from .probes.olympics.cli import app as olympics_app
 
     app.add_typer(olympics_app, name="olympics", help="Olympic results probe: extract medals, score annotated files.")
+    from .construction.cli import app as wino_app
+
+    app.add_typer(wino_app, name="wino", help="Paired-sentence benchmarks (WinoSemitism, WinoQueer, custom): build pairs.")
     _mount_subapps.done = True  # type: ignore[attr-defined]
 
 
