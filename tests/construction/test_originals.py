@@ -151,7 +151,9 @@ def test_faithful_keeps_quirks_and_corrected_mode_fixes_them(gwq):
     stats = {f.name: f for f in fixed.fixes}
     assert {"final-period", "verb-agreement", "they-is", "label"} <= set(stats)
     assert stats["label"].pairs == f_labels["LGBTQ "]
-    assert stats["they-is"].pairs == sum(p.sent_more.startswith("They is ") for p in faithful.pairs)
+    # fewer after the fixes: predicates that differed only by a final period become duplicates
+    assert 0 < stats["they-is"].pairs <= sum(p.sent_more.startswith("They is ") for p in faithful.pairs)
+    assert stats["they-is"].pairs == sum(p.sent_more.startswith("They are ") for p in fixed.pairs)
 
 
 def test_corrected_gpt_ws_conjugates_singular_copies_and_drops_the_empty_predicate():
