@@ -29,7 +29,8 @@ MODEL_HELP = ("Model spec: smollm2 (default, embedded), gemma3-270m, hf/<hub id 
 
 @app.command()
 def run(
-    probe: str = typer.Argument(..., help="Probe to run: jobs-lum or olympics."),
+    probe: str = typer.Argument(..., help="Probe to run: jobs-lum, olympics, winosemitism, gpt-winosemitism, "
+                                          "gpt-winoqueer, winoqueer-human or pairs."),
     model: Optional[str] = typer.Option(None, "--model", "-m", help=MODEL_HELP, envvar="BIASLAB_MODEL"),
     base_url: Optional[str] = typer.Option(None, "--base-url", help="Base URL of an OpenAI-compatible server.", envvar="BIASLAB_BASE_URL"),
     repetitions: int = typer.Option(1, "--repetitions", "-r", help="Samples per prompt (each with its own seed)."),
@@ -42,6 +43,10 @@ def run(
     max_concurrency: int = typer.Option(8, "--max-concurrency", help="Parallel requests to an HTTP server."),
     cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="Where the response cache lives (default: user cache; env BIASLAB_CACHE_DIR)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+    pairs: Optional[Path] = typer.Option(None, "--pairs", help="Paired-sentence probes: score this CSV (sent_more, "
+                                         "sent_less[, target_ID, predicate_id]) instead of building the benchmark."),
+    scoring: Optional[str] = typer.Option(None, "--scoring", help="Paired-sentence probes: shared-tokens (default, "
+                                          "the original's) or full-sentence (lm-evaluation-harness's)."),
 ) -> None:
     """Run a probe on a model; write results.json, attempts.jsonl and report.html to --out.
 
@@ -52,9 +57,10 @@ def run(
     from .runner_cli import execute_run
 
     params = GenerationParams(temperature=temperature, top_p=top_p, max_tokens=max_tokens)
+    probe_options = {k: v for k, v in (("pairs", pairs), ("scoring", scoring)) if v is not None}
     execute_run(probe, model=model, base_url=base_url, repetitions=repetitions, limit=limit, seed=seed, out=out,
                 params=params, max_concurrency=max_concurrency, cache_dir=cache_dir, quiet=quiet,
-                console=console, out_console=out_console)
+                console=console, out_console=out_console, probe_options=probe_options)
 
 
 @app.command()

@@ -13,7 +13,6 @@ from rich.table import Table
 from .models.base import GenerationParams
 from .models.cache import CachedModel, ResponseCache, default_cache_path
 from .models.registry import DEFAULT_MODEL, load_model
-from .probes import create_probe
 from .probing.core import spread_subset
 from .probing.runner import RunConfig, run_probe, validate_config, write_run
 from .progress import attempt_progress
@@ -26,10 +25,11 @@ def default_out_dir(probe: str, model_spec: str) -> Path:
 
 def execute_run(probe_name: str, *, model: str | None, base_url: str | None, repetitions: int, limit: int | None,
                 seed: int, out: Path | None, params: GenerationParams, max_concurrency: int = 8,
-                cache_dir: Path | None = None, quiet: bool = False, console: Console, out_console: Console) -> dict[str, Any]:
+                cache_dir: Path | None = None, quiet: bool = False, console: Console, out_console: Console,
+                probe_options: dict[str, Any] | None = None) -> dict[str, Any]:
     cfg = RunConfig(repetitions=repetitions, limit=limit, seed=seed, params=params)
     validate_config(cfg)  # fail on nonsense flags before loading anything heavy
-    probe = create_probe(probe_name)
+    probe = _create(probe_name, probe_options or {})
     spec = model or DEFAULT_MODEL
     out_dir = Path(out) if out else default_out_dir(probe_name, spec)
     if out_dir.exists() and not out_dir.is_dir():
@@ -55,6 +55,21 @@ def execute_run(probe_name: str, *, model: str | None, base_url: str | None, rep
         cached.close()
     print_summary(results, out_dir, out_console)
     return results
+
+
+def _create(probe_name: str, options: dict[str, Any]):
+    """The probe, with probe-specific options (--pairs, --scoring) for the probes that take them."""
+    import inspect
+
+    from .errors import ConfigError
+    from .probes import get_probe_class
+
+    cls = get_probe_class(probe_name)
+    accepted = inspect.signature(cls.__init__).parameters
+    wrong = [k for k in options if k not in accepted]
+    if wrong:
+        raise ConfigError(f"--{wrong[0]} does not apply to the {probe_name} probe")
+    return cls(**options)
 
 
 def print_summary(results: dict[str, Any], out_dir: Path, console: Console) -> None:

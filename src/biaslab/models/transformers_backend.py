@@ -67,6 +67,7 @@ import torch
 from ..errors import BackendError, ConfigError
 from . import local_sampling
 from .base import (
+    ContextLengthError,
     GenerateRequest,
     GenerateResult,
     LoglikelihoodRequest,
@@ -85,8 +86,13 @@ _CHAT_END_TOKENS = ("<|im_end|>", "<end_of_turn>", "<|eot_id|>", "<|end|>", "<|e
 _SCORE_LOGITS_BUDGET = 16 << 20  # floats of [rows, continuation tokens, vocab] per scoring batch (64 MB)
 
 
-def from_hf_spec(name: str, *, base_url: str | None = None, options: dict[str, Any] | None = None) -> "TransformersBackend":
+def from_hf_spec(name: str, *, base_url: str | None = None, options: dict[str, Any] | None = None) -> ModelBackend:
+    """``hf/<hub id or dir>``: a causal LM, or a masked LM (BERT-like config) scored by pseudo-log-likelihood."""
     source, _ = hf_source(name, base_url)
+    from .masked_lm import MaskedLMBackend, is_masked_lm_source
+
+    if is_masked_lm_source(source):
+        return MaskedLMBackend(source, **(options or {}))
     return TransformersBackend(source, gguf_file=None, **(options or {}))
 
 
@@ -290,6 +296,11 @@ class TransformersBackend(ModelBackend):
     def loglikelihood(self, requests: Sequence[LoglikelihoodRequest],
                       on_result: OnResult | None = None) -> list[LoglikelihoodResult]:
         encoded = [self._score_ids(r) for r in requests]
+        limit = getattr(self._m.model.config, "max_position_embeddings", None)
+        for r, (ids, _) in zip(requests, encoded):
+            if limit and len(ids) > limit:
+                raise ContextLengthError(f"a text of {len(ids)} tokens is longer than the model's context of "
+                                         f"{limit} tokens", request=r, n_tokens=len(ids), limit=int(limit))
         results: list[LoglikelihoodResult | None] = [None] * len(requests)
         order = sorted(range(len(requests)), key=lambda i: (-len(encoded[i][0]), i))
         vocab = self._m.model.get_output_embeddings().weight.shape[0]
@@ -333,7 +344,7 @@ class TransformersBackend(ModelBackend):
             token_lp = lp.gather(1, target[:, None])[:, 0]
             greedy = bool((lp.argmax(-1) == target).all())
             results.append(LoglikelihoodResult([float(x) for x in token_lp.tolist()],
-                                               [tok.decode([t]) for t in toks[n:]], greedy))
+                                               [tok.decode([t]) for t in toks[n:]], greedy, token_ids=list(toks[n:])))
         return results
 
 

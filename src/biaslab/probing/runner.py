@@ -74,6 +74,10 @@ def run_probe(
     ``items``: the probe's items if the caller already loaded them (``--limit`` is applied here).
     """
     validate_config(cfg)
+    if getattr(probe, "request_kind", "generate") == "loglikelihood":  # scored, not generated
+        from .likelihood import run_likelihood_probe
+
+        return run_likelihood_probe(probe, model, cfg, progress=progress, items=items)  # type: ignore[arg-type]
     items = spread_subset(probe.load_items() if items is None else items, cfg.limit)
     requests, slots = plan_requests(probe, items, cfg)
     started = time.time()
