@@ -132,6 +132,9 @@ def _mount_subapps() -> None:
     from .construction.cli import app as wino_app
 
     app.add_typer(wino_app, name="wino", help="Paired-sentence benchmarks (WinoSemitism, WinoQueer, custom): build pairs.")
+    from .predicates.cli import register as register_predicates
+
+    register_predicates(wino_app)  # extract-predicates, flag-predicates, predicate-quality, review
     _mount_subapps.done = True  # type: ignore[attr-defined]
 
 
