@@ -91,10 +91,24 @@ def report(run_dir: Path = typer.Argument(..., help="A run directory with result
 def compare(
     run_dirs: List[Path] = typer.Argument(..., help="Run directories (or results.json files) to compare."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Also write the table here (.md, .tsv or .html by extension)."),
+    against: Optional[List[Path]] = typer.Option(None, "--against", help="Benchmark comparison: runs of a second "
+                                                 "benchmark on the same models (repeat the flag per run)."),
+    metric: str = typer.Option("bias_score", "--metric", help="Benchmark comparison: the metric to correlate "
+                               "(per group: <metric>:<group>)."),
 ) -> None:
-    """One table across runs, for runs whose results share metric names (significance marks: * q<0.05)."""
-    from .compare import compare_runs
+    """One table across runs, for runs whose results share metric names (significance marks: * q<0.05).
 
+    Runs of two benchmarks on the same models (or RUN_DIRS of one benchmark and --against runs of
+    another) give a benchmark comparison instead: scores side by side, Pearson r over models
+    overall and per group with a bootstrap CI, and scatter plots in the --out .html report.
+    """
+    from .compare import compare_runs, compare_two_benchmarks
+    from .compare_benchmarks import load_runs, split_two_benchmarks
+
+    if against or split_two_benchmarks(load_runs(run_dirs), metric) is not None:
+        compare_two_benchmarks(run_dirs, list(against) if against else None, metric=metric, out=out,
+                               console=out_console)
+        return
     compare_runs(run_dirs, out=out, console=out_console)
 
 

@@ -115,7 +115,7 @@ def predicate_quality(
 ) -> None:
     """Exact match, phrase cosine (PCS) and sentence cosine (SCS) of the human predicates against
     the model's, per group and overall with bootstrap CIs (the paper's Table 2)."""
-    from .reports import TABLE2_HEADER, table2_rows
+    from .reports import TERMINAL_TABLE2, terminal_table2_rows
     from .study import run_quality
 
     err = _console(stderr=True)
@@ -123,8 +123,11 @@ def predicate_quality(
                       prefix=sentence_prefix, out_dir=out, survey_path=survey, seed=seed,
                       note=lambda s: err.print(f"[yellow]note:[/] {s}"))
     con = _console()
-    con.print(_table(f"predicate quality ({res['parameters']['embedding']}, match by {match_by})", TABLE2_HEADER,
-                     table2_rows(res["table"])))
+    con.print(_table(f"predicate quality ({res['parameters']['embedding']}, match by {match_by})", TERMINAL_TABLE2,
+                     terminal_table2_rows(res["table"])))
+    cov = res["table"][-1]["coverage"]
+    con.print(f"coverage {100 * (cov or 0):.0f}% of human predicates had a model predicate to compare; "
+              f"model predicates exactly matching a human one: {100 * (res['table'][-1]['model_exact_match'] or 0):.2f}%")
     con.print(f"wrote {out}/per_predicate.csv, results.json, report.html")
 
 

@@ -38,6 +38,8 @@ FLAGS = ("not_a_predicate", "incomplete", "not_grounded", "repeated_prior", "pos
 EVIDENCE = ("grounding_overlap", "grounding_cosine", "repeat_responses", "flag_notes")
 _SINGLE_CHARS = re.compile(r"(?:\b\w\b\s*,\s*){2,}\b\w\b")
 _RECEIVING_SKIP = {"be", "have", "do", "get"}
+_SAYING = {"believe", "think", "say", "claim", "feel", "know", "assume", "insist", "pretend", "argue", "hope",
+           "expect", "suspect", "imagine", "suppose"}
 _CLOSED_CLASS = (tx.DETERMINERS | tx.PREPOSITIONS | tx.CONJUNCTIONS | tx.PRONOUNS) - tx.AUXILIARIES
 
 
@@ -101,6 +103,8 @@ def shape_flags(predicate: str, identity_noun: str = "", *, truncated: bool = Fa
         short.append(f"a bare verb ({core[0]!r})")
     elif toks[-1] in tx.DANGLING and len(toks) > 1:
         short.append(f"ends on {toks[-1]!r}")
+    elif len(toks) > 1 and toks[-1] == "that" and tx.verb_lemma(toks[-2]) in _SAYING:
+        short.append(f"ends on {toks[-1]!r} (a clause is missing)")
     if truncated:
         short.append("the answer hit the token limit")
     return bad, short

@@ -26,6 +26,17 @@ def table3_rows(table: list[dict[str, Any]]) -> list[list[str]]:
     return [[r["group"], str(r["n"]), *[fmt(r[c], 2, True) for c in CATEGORIES]] for r in table]
 
 
+TERMINAL_TABLE2 = ["ID group", "n", "% Exact [95% CI]", "PCS [95% CI]", "SCS [95% CI]"]
+
+
+def terminal_table2_rows(table: list[dict[str, Any]]) -> list[list[str]]:
+    def cell(r: dict[str, Any], name: str, pct: bool) -> str:
+        return f"{fmt(r[name], 2, pct)} {fmt_ci(r[name + '_ci'], 1 if pct else 2, pct)}".strip()
+
+    return [[r["group"], str(r["n_human"]), cell(r, "exact_match", True), cell(r, "pcs", False), cell(r, "scs", False)]
+            for r in table]
+
+
 FLAG_HEADER = ["flag", "verdict it should catch", "flagged", "verdicts", "precision", "95% CI", "recall", "95% CI"]
 
 
