@@ -120,6 +120,7 @@ class TransformersBackend(ModelBackend):
         self.kv_budget_bytes: int = opts["kv_budget_mb"] << 20
         self.engine_choice: str = opts["engine"]
         self.workers: int | None = opts["workers"]
+        self.batch_tokens: int = opts["batch_tokens"] or 1024  # tokens per scoring batch of the engine
         device = pick_device(opts["device"])
         dtype = pick_dtype(opts["dtype"], device)
         self._m = load(source, gguf_file, device, dtype)
@@ -302,6 +303,9 @@ class TransformersBackend(ModelBackend):
                 raise ContextLengthError(f"a text of {len(ids)} tokens is longer than the model's context of "
                                          f"{limit} tokens", request=r, n_tokens=len(ids), limit=int(limit))
         results: list[LoglikelihoodResult | None] = [None] * len(requests)
+        engine = self._engine()
+        if engine is not None:
+            return self._loglikelihood_engine(engine, encoded, on_result)
         order = sorted(range(len(requests)), key=lambda i: (-len(encoded[i][0]), i))
         vocab = self._m.model.get_output_embeddings().weight.shape[0]
         with torch.inference_mode():
@@ -316,6 +320,25 @@ class TransformersBackend(ModelBackend):
                     results[i] = res
                     if on_result is not None:
                         on_result(i, res)
+        return results  # type: ignore[return-value]
+
+    def _loglikelihood_engine(self, engine: LlamaEngine, encoded: list[tuple[list[int], int]],
+                              on_result: OnResult | None) -> list[LoglikelihoodResult]:
+        """Scoring with the Llama engine: exact-length batches, no padding, one torch thread per worker."""
+        tok = self._m.tokenizer
+        results: list[LoglikelihoodResult | None] = [None] * len(encoded)
+
+        def done(i: int, logprobs: list[float], greedy: list[bool]) -> None:
+            ids, n = encoded[i]
+            cont = ids[n:]
+            res = LoglikelihoodResult(logprobs[n - 1:], [tok.decode([t]) for t in cont], all(greedy[n - 1:]),
+                                      token_ids=list(cont))
+            results[i] = res
+            if on_result is not None:
+                on_result(i, res)
+
+        with torch.inference_mode():
+            engine.score([ids for ids, _ in encoded], done, batch_tokens=self.batch_tokens, workers=self.workers)
         return results  # type: ignore[return-value]
 
     def _score_batch(self, batch: list[tuple[list[int], int]], width: int) -> list[LoglikelihoodResult]:
