@@ -54,26 +54,32 @@ def match_predicates(human: Sequence[PredicateRow], model: Sequence[PredicateRow
     for m in model:
         if m.predicate.strip():
             cands[_key(m, match_by)].append(m.predicate.strip())
-    texts = [h.predicate.strip() for h in human] + [p for ps in cands.values() for p in ps]
-    embedder.embed(list(dict.fromkeys(texts)))
-    out = []
-    best_pairs: list[tuple[int, str, str]] = []
+    texts = [h.predicate.strip() for h in human]
+    embedder.embed(list(dict.fromkeys(texts + [p for ps in cands.values() for p in ps])))
+    out: list[dict[str, Any]] = [{"response_id": h.response_id, "group": h.group, "human_predicate": t,
+                                  "best_model_predicate": "", "exact": 0, "pcs": None, "scs": None}
+                                 for h, t in zip(human, texts)]
+    by_key: dict[str, list[int]] = defaultdict(list)
     for k, h in enumerate(human):
-        hp = h.predicate.strip()
-        options = cands.get(_key(h, match_by), [])
-        row: dict[str, Any] = {"response_id": h.response_id, "group": h.group, "human_predicate": hp,
-                               "best_model_predicate": "", "exact": 0, "pcs": None, "scs": None}
-        if options:
-            sims = embedder.cosine([hp], options)[0]
-            j = int(np.argmax(sims))
-            row.update(best_model_predicate=options[j], pcs=float(sims[j]),
-                       exact=int(any(exact_key(hp) == exact_key(o) for o in options)))
-            best_pairs.append((k, prefix + hp, prefix + options[j]))
-        out.append(row)
+        by_key[_key(h, match_by)].append(k)
+    best_pairs: list[tuple[int, str, str]] = []
+    for key, idx in by_key.items():
+        options = cands.get(key, [])
+        if not options:
+            continue
+        sims = np.atleast_2d(embedder.cosine([texts[k] for k in idx], options))
+        exact_keys = {exact_key(o) for o in options}
+        for row, k in zip(sims, idx):
+            j = int(np.argmax(row))
+            out[k].update(best_model_predicate=options[j], pcs=float(row[j]), exact=int(exact_key(texts[k]) in exact_keys))
+            best_pairs.append((k, prefix + texts[k], prefix + options[j]))
     if best_pairs:
-        embedder.embed(list(dict.fromkeys([a for _, a, _ in best_pairs] + [b for _, _, b in best_pairs])))
-        for k, a, b in best_pairs:
-            out[k]["scs"] = float(embedder.cosine([a], [b])[0, 0])
+        embedder.embed(list(dict.fromkeys([x for _, x, _ in best_pairs] + [y for _, _, y in best_pairs])))
+        for start in range(0, len(best_pairs), 256):  # the diagonal of chunk-sized cosine matrices
+            chunk = best_pairs[start:start + 256]
+            diag = np.diagonal(np.atleast_2d(embedder.cosine([x for _, x, _ in chunk], [y for _, _, y in chunk])))
+            for (k, _, _), v in zip(chunk, diag):
+                out[k]["scs"] = float(v)
     return out
 
 
