@@ -65,14 +65,17 @@ class Fixes:
             self.stats[name].pairs += 1
 
     # -- components ----------------------------------------------------------------------------
+    def _spaces(self, text: str, where: str) -> tuple[str, set[str]]:
+        clean = _SPACES.sub(" ", text).strip()
+        if clean == text:
+            return clean, set()
+        self._note("whitespace", where, text, clean)
+        return clean, {"whitespace"}
+
     def template(self, text: str, where: str) -> tuple[str, set[str]]:
         if not self.enabled:
             return text, set()
-        done: set[str] = set()
-        clean = _SPACES.sub(" ", text).strip()
-        if clean != text:
-            self._note("whitespace", where, text, clean)
-            done.add("whitespace")
+        clean, done = self._spaces(text, where)
         if clean and not clean.endswith(_END_PUNCT):
             self._note("final-period", where, clean, clean + ".")
             clean += "."
@@ -87,11 +90,7 @@ class Fixes:
         """The cleaned predicate (None: dropped) and the fixes that changed it."""
         if not self.enabled:
             return text, set()
-        done: set[str] = set()
-        clean = _SPACES.sub(" ", text).strip()
-        if clean != text:
-            self._note("whitespace", where, text, clean)
-            done.add("whitespace")
+        clean, done = self._spaces(text, where)
         stripped = clean.rstrip(".").rstrip()
         if stripped != clean and stripped:
             self._note("final-period", where, clean, stripped)

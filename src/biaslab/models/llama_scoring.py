@@ -24,6 +24,8 @@ from typing import Callable, Sequence
 import torch
 import torch.nn.functional as F
 
+from .llama_parts import run_workers
+
 OnScored = Callable[[int, list[float], list[bool]], None]  # (text index, logprobs and is-argmax of tokens 1..n-1)
 HEAD_CHUNK = 256  # positions per LM-head product
 
@@ -57,47 +59,21 @@ class _Scoring:
                 for i, lp, greedy in self._score_batch(texts, todo.get()):
                     on_scored(i, lp, greedy)
             return
-        done: queue.Queue = queue.Queue()
         stop = threading.Event()
-        threads_before = torch.get_num_threads()
 
-        def work() -> None:
-            try:
-                torch.set_num_threads(1)
-                with torch.inference_mode():
-                    while not stop.is_set():
-                        try:
-                            batch = todo.get_nowait()
-                        except queue.Empty:
-                            return
-                        done.put(self._score_batch(texts, batch))
-            except BaseException as exc:  # reported to the caller's thread
-                stop.set()
-                done.put(exc)
-            finally:
-                done.put(None)
+        def work(emit: Callable[[object], None]) -> None:
+            while not stop.is_set():
+                try:
+                    batch = todo.get_nowait()
+                except queue.Empty:
+                    return
+                emit(self._score_batch(texts, batch))
 
-        pool = [threading.Thread(target=work, name=f"biaslab-score-{k}", daemon=True) for k in range(workers)]
-        try:
-            for t in pool:
-                t.start()
-            running, error = workers, None
-            while running:
-                item = done.get()
-                if item is None:
-                    running -= 1
-                elif isinstance(item, BaseException):
-                    error = error or item
-                elif not stop.is_set():
-                    for i, lp, greedy in item:
-                        on_scored(i, lp, greedy)
-            if error is not None:
-                raise error
-        finally:
-            stop.set()
-            for t in pool:
-                t.join()
-            torch.set_num_threads(threads_before)
+        def handle(item: object) -> None:
+            for i, lp, greedy in item:  # type: ignore[attr-defined]
+                on_scored(i, lp, greedy)
+
+        run_workers(workers, work, handle, stop, name="biaslab-score")
 
     def _score_batch(self, texts: Sequence[list[int]], batch: list[int]) -> list[tuple[int, list[float], list[bool]]]:
         t0 = time.perf_counter()
