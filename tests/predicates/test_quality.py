@@ -168,3 +168,21 @@ def test_group_level_agreement_between_released_human_and_gpt_winosemitism(tmp_p
     assert overall["pcs"]["ci_low"] < overall["pcs"]["value"] < overall["pcs"]["ci_high"]
     assert {r["group"] for r in res["table"]} == set(human) | {"Overall"}
     assert (tmp_path / "report.html").read_text().count("<tr>") > len(human)
+
+
+@requires_data
+def test_gpt_winoqueer_exact_match_reproduces_the_papers_overall_figure():
+    """Table 2, WQ Overall % Exact = 5.40: the share of the 278 GPT-WQ predicates that exactly match a
+    human predicate. On the released lists, matched within the group (the per-answer pairing is not
+    public), 15 of 278 match: 5.40%. Gay 5.36, Lesbian 5.88, Asexual 0 and Pansexual 0 also equal the
+    paper's per-group values (the other groups differ by one match)."""
+    from biaslab.predicates.formats import read_predicates
+
+    human = read_predicates("winoqueer-human", need_ids=False)
+    gpt = read_predicates("gpt-winoqueer", need_ids=False)
+    rows = model_exact_rows(human, gpt, "group")
+    assert len(rows) == 278 and sum(r["exact"] for r in rows) == 15
+    assert round(100 * 15 / 278, 2) == 5.40
+    for group, paper in {"Gay": 5.36, "Lesbian": 5.88, "Asexual": 0.0, "Pansexual": 0.0}.items():
+        mine = [r["exact"] for r in rows if r["group"] == group]
+        assert round(100 * sum(mine) / len(mine), 2) == paper, group
