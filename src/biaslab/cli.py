@@ -29,7 +29,8 @@ MODEL_HELP = ("Model spec: smollm2 (default, embedded), gemma3-270m, hf/<hub id 
 
 @app.command()
 def run(
-    probe: str = typer.Argument(..., help="Probe to run: jobs-lum, olympics or fsb-judge."),
+    probe: str = typer.Argument(..., help="Probe to run: jobs-lum, olympics, fsb-judge, winosemitism, "
+                                          "gpt-winosemitism, gpt-winoqueer, winoqueer-human or pairs."),
     model: Optional[str] = typer.Option(None, "--model", "-m", help=MODEL_HELP, envvar="BIASLAB_MODEL"),
     base_url: Optional[str] = typer.Option(None, "--base-url", help="Base URL of an OpenAI-compatible server.", envvar="BIASLAB_BASE_URL"),
     repetitions: int = typer.Option(1, "--repetitions", "-r", help="Samples per prompt (each with its own seed)."),
@@ -44,6 +45,10 @@ def run(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
     items: Optional[Path] = typer.Option(None, "--items", help="Evaluate these items instead of the probe's own "
                                          "(fsb-judge: a CSV with id,text,score in [0, 1])."),
+    pairs: Optional[Path] = typer.Option(None, "--pairs", help="Paired-sentence probes: score this CSV (sent_more, "
+                                         "sent_less[, target_ID, predicate_id]) instead of building the benchmark."),
+    scoring: Optional[str] = typer.Option(None, "--scoring", help="Paired-sentence probes: shared-tokens (default, "
+                                          "the original's) or full-sentence (lm-evaluation-harness's)."),
 ) -> None:
     """Run a probe on a model; write results.json, attempts.jsonl and report.html to --out.
 
@@ -54,9 +59,10 @@ def run(
     from .runner_cli import execute_run
 
     params = GenerationParams(temperature=temperature, top_p=top_p, max_tokens=max_tokens)
+    probe_options = {k: v for k, v in (("items_file", items), ("pairs", pairs), ("scoring", scoring)) if v is not None}
     execute_run(probe, model=model, base_url=base_url, repetitions=repetitions, limit=limit, seed=seed, out=out,
                 params=params, max_concurrency=max_concurrency, cache_dir=cache_dir, quiet=quiet,
-                console=console, out_console=out_console, items_file=items)
+                console=console, out_console=out_console, probe_options=probe_options)
 
 
 @app.command()
@@ -87,10 +93,24 @@ def report(run_dir: Path = typer.Argument(..., help="A run directory with result
 def compare(
     run_dirs: List[Path] = typer.Argument(..., help="Run directories (or results.json files) to compare."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Also write the table here (.md, .tsv or .html by extension)."),
+    against: Optional[List[Path]] = typer.Option(None, "--against", help="Benchmark comparison: runs of a second "
+                                                 "benchmark on the same models (repeat the flag per run)."),
+    metric: str = typer.Option("bias_score", "--metric", help="Benchmark comparison: the metric to correlate "
+                               "(per group: <metric>:<group>)."),
 ) -> None:
-    """One table across runs, for runs whose results share metric names (significance marks: * q<0.05)."""
-    from .compare import compare_runs
+    """One table across runs, for runs whose results share metric names (significance marks: * q<0.05).
 
+    Runs of two benchmarks on the same models (or RUN_DIRS of one benchmark and --against runs of
+    another) give a benchmark comparison instead: scores side by side, Pearson r over models
+    overall and per group with a bootstrap CI, and scatter plots in the --out .html report.
+    """
+    from .compare import compare_runs, compare_two_benchmarks
+    from .compare_benchmarks import load_runs, split_two_benchmarks
+
+    if against or split_two_benchmarks(load_runs(run_dirs), metric) is not None:
+        compare_two_benchmarks(run_dirs, list(against) if against else None, metric=metric, out=out,
+                               console=out_console)
+        return
     compare_runs(run_dirs, out=out, console=out_console)
 
 
@@ -133,6 +153,12 @@ def _mount_subapps() -> None:
 
     app.add_typer(bws_app, name="bws", help="Best-worst scaling: design tuples, score annotations, split-half reliability.")
     app.add_typer(fsb_app, name="fsb", help="Fifty Shades of Bias: generate graded texts; analyse scored ones (bins, PMI, log-odds).")
+    from .construction.cli import app as wino_app
+
+    app.add_typer(wino_app, name="wino", help="Paired-sentence benchmarks (WinoSemitism, WinoQueer, custom): build pairs.")
+    from .predicates.cli import register as register_predicates
+
+    register_predicates(wino_app)  # extract-predicates, flag-predicates, predicate-quality, review
     _mount_subapps.done = True  # type: ignore[attr-defined]
 
 

@@ -13,9 +13,8 @@ from rich.table import Table
 from .models.base import GenerationParams
 from .models.cache import CachedModel, ResponseCache, default_cache_path
 from .models.registry import DEFAULT_MODEL, load_model
-from .probes import create_probe
 from .probing.core import spread_subset
-from .probing.runner import RunConfig, plan_requests, run_probe, validate_config, write_run
+from .probing.runner import RunConfig, count_requests, run_probe, validate_config, write_run
 from .progress import attempt_progress
 
 
@@ -27,10 +26,10 @@ def default_out_dir(probe: str, model_spec: str) -> Path:
 def execute_run(probe_name: str, *, model: str | None, base_url: str | None, repetitions: int, limit: int | None,
                 seed: int, out: Path | None, params: GenerationParams, max_concurrency: int = 8,
                 cache_dir: Path | None = None, quiet: bool = False, console: Console, out_console: Console,
-                items_file: Path | None = None) -> dict[str, Any]:
+                probe_options: dict[str, Any] | None = None) -> dict[str, Any]:
     cfg = RunConfig(repetitions=repetitions, limit=limit, seed=seed, params=params)
     validate_config(cfg)  # fail on nonsense flags before loading anything heavy
-    probe = create_probe(probe_name, **_items_option(probe_name, items_file))
+    probe = _create(probe_name, probe_options or {})
     spec = model or DEFAULT_MODEL
     out_dir = Path(out) if out else default_out_dir(probe_name, spec)
     if out_dir.exists() and not out_dir.is_dir():
@@ -39,7 +38,7 @@ def execute_run(probe_name: str, *, model: str | None, base_url: str | None, rep
         raise ConfigError(f"--out {out_dir} is a file; give a directory")
     cache = ResponseCache(Path(cache_dir) / "responses.sqlite" if cache_dir else default_cache_path())
     items = probe.load_items()  # validates data before the model loads
-    n_requests = len(plan_requests(probe, spread_subset(items, limit), cfg)[0])
+    n_requests = count_requests(probe, spread_subset(items, limit), cfg)
     options = {"max_concurrency": max_concurrency} if spec.startswith("openai/") else {}
 
     def announce(what: str) -> None:  # local models load at the first answer the cache lacks
@@ -58,19 +57,25 @@ def execute_run(probe_name: str, *, model: str | None, base_url: str | None, rep
     return results
 
 
-def _items_option(probe_name: str, items_file: Path | None) -> dict[str, Any]:
-    """``--items FILE`` for the probes that can evaluate other items (their ``items_file`` argument)."""
-    if items_file is None:
-        return {}
+_FLAGS = {"items_file": "--items", "pairs": "--pairs", "scoring": "--scoring"}
+
+
+def _create(probe_name: str, options: dict[str, Any]):
+    """The probe, with probe-specific options (--pairs, --scoring) for the probes that take them."""
+    import inspect
+
+    from .errors import ConfigError
     from .probes import PROBES, get_probe_class
 
-    if not getattr(get_probe_class(probe_name), "accepts_items_file", False):
-        takers = sorted(n for n in PROBES if getattr(get_probe_class(n), "accepts_items_file", False))
-        from .errors import ConfigError
-
-        raise ConfigError(f"probe {probe_name} has fixed items and takes no --items file; "
-                          f"--items works with: {', '.join(takers) or 'no probe'}")
-    return {"items_file": Path(items_file)}
+    cls = get_probe_class(probe_name)
+    accepted = inspect.signature(cls.__init__).parameters
+    wrong = [k for k in options if k not in accepted]
+    if wrong:
+        flag = _FLAGS.get(wrong[0], wrong[0])
+        takers = sorted(n for n in PROBES if wrong[0] in inspect.signature(get_probe_class(n).__init__).parameters)
+        raise ConfigError(f"{flag} does not apply to the {probe_name} probe; it works with: "
+                          f"{', '.join(takers) or 'no probe'}")
+    return cls(**options)
 
 
 def print_summary(results: dict[str, Any], out_dir: Path, console: Console) -> None:

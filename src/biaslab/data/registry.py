@@ -78,6 +78,32 @@ for _local, _sha in [
     ("seeds/neutral_bias_seed.txt", "fc60aa1dd150f84f6852ef0785d0b0054f30b090f8a92f348c0079dc45558c25"),
 ]:
     _add(f"fsb/{_local}", FSB, f"data/{_local}", _sha, "MIT")
+# WinoSemitism / WinoQueer components (seed 001); the human WinoQueer stereotypes come from an earlier commit.
+WINO_HUMAN_WQ = ("katyfelkner/winosemitism", "04b9f2bcf6965f698184ffbb31070ce171acc8e0")
+for _local, _upstream, _sha in [
+    ("human_ws/sentence.xlsx", "winosemitism_benchmark/templates/sentence.xlsx",
+     "0ab7999c6a7411e4e494b2bdf1175439bca7a964b56c3829a661bd75a46a1d9a"),
+    ("human_ws/names.xlsx", "winosemitism_benchmark/templates/names.xlsx",
+     "cd415ea12de115c51efa29765d40f5a03de5484753eb40c8f3f4ac40b5c68469"),
+    ("human_ws/predicates.xlsx", "winosemitism_benchmark/templates/predicates.xlsx",
+     "500ec0c66d5af6bc14ab010e97f0fe38717f3c873bc467957a3ac85aa0c468d0"),
+    ("gpt_ws/sentence.xlsx", "gpt_ws/templates/sentence.xlsx",
+     "0ab7999c6a7411e4e494b2bdf1175439bca7a964b56c3829a661bd75a46a1d9a"),
+    ("gpt_ws/names.xlsx", "gpt_ws/templates/names.xlsx",
+     "cd415ea12de115c51efa29765d40f5a03de5484753eb40c8f3f4ac40b5c68469"),
+    ("gpt_ws/GPT predicates.xlsx", "gpt_ws/templates/GPT predicates.xlsx",
+     "45c2cd9bc225591d13a012ae7b0f4caf1fa99628137a3ff47c62f2914c709af5"),
+    ("gpt_wq/sentence.xlsx", "gpt_wq/templates/sentence.xlsx",
+     "134ebb4d8a66edd5b4f2e953305d5b824d2705dc3f51ec6490cd684b982b1610"),
+    ("gpt_wq/names.xlsx", "gpt_wq/templates/names.xlsx",
+     "72ea46d98c76a7a09e6938d8beee2016a26d7c6084f12ecbaf7ab8e304fccd77"),
+    ("gpt_wq/GPT predicates.xlsx", "gpt_wq/templates/GPT predicates.xlsx",
+     "4515505394866499f97e87019e4efab66e1a3b3d7b8908730b238db76131310f"),
+]:
+    _add(f"winosemitism/{_local}", WINO, _upstream, _sha, "MIT")
+_add("winosemitism/human_wq/stereotypes.xlsx", WINO_HUMAN_WQ,
+     "winosemitism_benchmark/templates/Stereotypes from survey EDITED.xlsx",
+     "ae51af852940a22f07c7855594bf28be56cdd9c394269e350b868e0f178c1fb4", "MIT")
 
 
 def sha256_of(path: Path) -> str:

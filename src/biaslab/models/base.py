@@ -100,11 +100,20 @@ class LoglikelihoodRequest:
 
 @dataclass
 class LoglikelihoodResult:
-    """Log-probabilities (natural log) of each token of the continuation."""
+    """Log-probabilities (natural log) of each token of the continuation.
+
+    ``token_ids`` (local backends) and ``offsets`` (character offset of each token in
+    ``context + continuation``, OpenAI-compatible servers) let callers map tokens back to the
+    text, e.g. to score only the tokens two sentences share. Either may be None (older cache
+    entries, servers without offsets). Masked LMs return pseudo-log-likelihoods: each token's
+    log-probability with that token masked alone.
+    """
 
     token_logprobs: list[float]
     tokens: list[str] = field(default_factory=list)
     is_greedy: bool | None = None
+    token_ids: list[int] | None = None
+    offsets: list[int] | None = None
 
     @property
     def total(self) -> float:
@@ -119,6 +128,14 @@ class LoglikelihoodResult:
 
 
 OnResult = Callable[[int, Any], None]
+
+
+class ContextLengthError(BackendError):
+    """A request is longer than the model's context; ``request`` says which one."""
+
+    def __init__(self, message: str, request: Any = None, n_tokens: int = 0, limit: int = 0) -> None:
+        super().__init__(message)
+        self.request, self.n_tokens, self.limit = request, n_tokens, limit
 
 
 class ModelBackend(abc.ABC):

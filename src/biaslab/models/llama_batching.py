@@ -8,7 +8,6 @@ requests share) and decodes one token for all busy slots per step.
 
 from __future__ import annotations
 
-import queue
 import threading
 import time
 from collections import deque
@@ -17,7 +16,7 @@ from typing import Callable, Sequence
 
 import torch
 
-from .llama_parts import ROW_MULTIPLE, KVCache, _round_up, limit_heap_retention
+from .llama_parts import ROW_MULTIPLE, KVCache, _round_up, limit_heap_retention, run_workers
 from .local_sampling import Decoding, RowRandom, sample_rows
 
 
@@ -92,40 +91,8 @@ class _ContinuousBatching:
         if workers == 1:
             self._run_slots(job, lambda *item: on_finish(*item))
             return
-        done: queue.Queue = queue.Queue()
-        threads_before = torch.get_num_threads()
-
-        def work() -> None:
-            try:
-                torch.set_num_threads(1)
-                with torch.inference_mode():
-                    self._run_slots(job, lambda *item: done.put(item))
-            except BaseException as exc:  # reported to the caller's thread
-                job.stop.set()
-                done.put(exc)
-            finally:
-                done.put(None)
-
-        pool = [threading.Thread(target=work, name=f"biaslab-decode-{k}", daemon=True) for k in range(workers)]
-        try:
-            for t in pool:
-                t.start()
-            running, error = workers, None
-            while running:
-                item = done.get()
-                if item is None:
-                    running -= 1
-                elif isinstance(item, BaseException):
-                    error = error or item
-                elif not job.stop.is_set():
-                    on_finish(*item)
-            if error is not None:
-                raise error
-        finally:
-            job.stop.set()
-            for t in pool:
-                t.join()
-            torch.set_num_threads(threads_before)
+        run_workers(workers, lambda emit: self._run_slots(job, lambda *item: emit(item)),
+                    lambda item: on_finish(*item), job.stop, name="biaslab-decode")
 
     def _run_slots(self, job: "_Job", emit: OnFinish) -> None:
         """One decoding loop: ``job.width`` slots fed from the shared queue until it is empty."""

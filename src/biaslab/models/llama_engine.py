@@ -30,7 +30,8 @@ observed. The engine is checked against the transformers forward pass in the tes
 This module holds the decoder (:meth:`LlamaEngine.forward`: RMSNorm, RoPE, attention over
 the KV cache, fused projections); the scheduling (slots, queue, workers, prefill and decode
 steps, :meth:`LlamaEngine.generate`) is in :mod:`.llama_batching`, and the building blocks
-(:class:`KVCache`, weight fusion, :data:`ROW_MULTIPLE`) in :mod:`.llama_parts`.
+(:class:`KVCache`, weight fusion, :data:`ROW_MULTIPLE`) in :mod:`.llama_parts`; teacher-forced
+scoring of whole texts (the log-likelihood path) in :mod:`.llama_scoring`.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ import torch.nn.functional as F
 from .llama_batching import OnFinish, _ContinuousBatching  # noqa: F401 (OnFinish re-exported)
 from .llama_parts import ROW_MULTIPLE, KVCache, _fuse_linears, _Layer, _pick_linear, _rope_theta
 from .llama_parts import limit_heap_retention  # noqa: F401 (re-exported)
+from .llama_scoring import _Scoring
 
 SUPPORTED_MODEL_TYPES = ("llama",)
 
@@ -64,7 +66,7 @@ def supports(model: torch.nn.Module) -> bool:
     return True
 
 
-class LlamaEngine(_ContinuousBatching):
+class LlamaEngine(_ContinuousBatching, _Scoring):
     def __init__(self, model: torch.nn.Module) -> None:
         cfg = model.config
         self.cfg = cfg

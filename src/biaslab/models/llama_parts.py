@@ -6,9 +6,11 @@ local backend, before loading a model) applies.
 
 from __future__ import annotations
 
+import queue
 import sys
+import threading
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import torch
 import torch.nn.functional as F
@@ -118,3 +120,49 @@ def _fuse_linears(linears: list[torch.nn.Linear]) -> torch.Tensor:
         lin.weight = torch.nn.Parameter(fused[start:start + n], requires_grad=False)
         start += n
     return fused
+
+
+def run_workers(n: int, work: Callable[[Callable[[Any], None]], None], handle: Callable[[Any], None],
+                stop: threading.Event, name: str = "biaslab-worker") -> None:
+    """Run ``work(emit)`` in ``n`` threads, each with one torch thread; ``handle`` every emitted item here.
+
+    The first exception in a worker sets ``stop`` (workers check it) and is re-raised in the
+    caller's thread once every worker has ended; items emitted after ``stop`` are dropped.
+    """
+    done: queue.Queue = queue.Queue()
+    threads_before = torch.get_num_threads()
+
+    def target() -> None:
+        try:
+            torch.set_num_threads(1)
+            with torch.inference_mode():
+                work(done.put)
+        except BaseException as exc:  # reported to the caller's thread
+            stop.set()
+            done.put(exc)
+        finally:
+            done.put(_END)
+
+    pool = [threading.Thread(target=target, name=f"{name}-{k}", daemon=True) for k in range(n)]
+    try:
+        for t in pool:
+            t.start()
+        running, error = n, None
+        while running:
+            item = done.get()
+            if item is _END:
+                running -= 1
+            elif isinstance(item, BaseException):
+                error = error or item
+            elif not stop.is_set():
+                handle(item)
+        if error is not None:
+            raise error
+    finally:
+        stop.set()
+        for t in pool:
+            t.join()
+        torch.set_num_threads(threads_before)
+
+
+_END = object()

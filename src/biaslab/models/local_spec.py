@@ -31,8 +31,9 @@ DEFAULTS: dict[str, Any] = {
     "chat_template": "auto",
     "threads": None,
     "workers": None,
+    "batch_tokens": None,  # tokens per scoring batch (masked LMs; causal scoring with the fast engine)
 }
-_INT_OPTIONS = ("batch_size", "max_slots", "kv_budget_mb", "threads", "workers")
+_INT_OPTIONS = ("batch_size", "max_slots", "kv_budget_mb", "threads", "workers", "batch_tokens")
 _CHOICES = {"engine": ("auto", "continuous", "static"), "chat_template": ("auto", "none")}
 
 
@@ -148,6 +149,8 @@ def local_identity(source: str, gguf_file: str | None, dtype_name: str, revision
             ident["repo"] = source
     elif local.is_dir():
         ident["model"] = local.resolve().name
+        if is_masked_lm_dir(local):
+            ident["objective"] = "masked-lm"  # scored by pseudo-log-likelihood (models/masked_lm.py)
         files = sorted(p for p in local.iterdir() if p.is_file() and p.suffix in (".safetensors", ".bin", ".json"))
         h = hashlib.sha256()
         for p in files:
@@ -181,3 +184,26 @@ def gguf_identity(name: str, *, base_url: str | None = None, options: dict[str, 
     """Registry hook: the identity of ``gguf/<name>`` without loading it (None if unknown)."""
     source, gguf_file = gguf_source(name, base_url)
     return lazy_identity(source, gguf_file, options or {})
+
+
+MASKED_LM_TYPES = ("bert", "roberta", "albert", "distilbert", "xlm-roberta", "camembert", "electra", "deberta",
+                   "deberta-v2", "mpnet", "ernie", "megatron-bert", "modernbert")
+
+
+def is_masked_lm_config(config: dict[str, Any]) -> bool:
+    """Whether a checkpoint's config.json describes a masked LM (BERT-like) rather than a causal one."""
+    archs = [str(a) for a in config.get("architectures") or []]
+    if any(a.endswith("ForMaskedLM") for a in archs):
+        return True
+    if any(a.endswith(("ForCausalLM", "LMHeadModel", "ForConditionalGeneration")) for a in archs):
+        return False
+    return not archs and config.get("model_type") in MASKED_LM_TYPES and not config.get("is_decoder", False)
+
+
+def is_masked_lm_dir(path: Path) -> bool:
+    import json
+
+    try:
+        return is_masked_lm_config(json.loads((Path(path) / "config.json").read_text(encoding="utf-8")))
+    except (OSError, ValueError):
+        return False

@@ -86,6 +86,7 @@ class _EchoLoglikelihood:
             raise _Unsupported("the echoed tokens do not cover the prompt")
         out_lp: list[float] = []
         out_tok: list[str] = []
+        out_off: list[int] = []
         greedy: bool | None = True
         for i in picked:
             value = values[i]
@@ -101,13 +102,15 @@ class _EchoLoglikelihood:
                                    "cannot score this text")
             out_lp.append(float(value))
             out_tok.append(tokens[i])
+            out_off.append(int(offsets[i]))
             top = tops[i] if tops is not None and i < len(tops) else None
             if greedy is not None:
                 if top:
                     greedy = greedy and float(value) >= max(float(v) for v in top.values()) - 1e-6
                 else:
                     greedy = None
-        return LoglikelihoodResult(token_logprobs=out_lp, tokens=out_tok, is_greedy=greedy if out_lp else None)
+        return LoglikelihoodResult(token_logprobs=out_lp, tokens=out_tok, is_greedy=greedy if out_lp else None,
+                                   offsets=out_off)
 
 
 def _offsets_from_tokens(tokens: list[str], prompt: str) -> list[int] | None:

@@ -106,6 +106,8 @@ class ScriptedBackend(ModelBackend):
         """Each whitespace token scores -0.1 * its length: shorter text is more likely."""
         out = []
         for i, request in enumerate(requests):
+            if self.delay:
+                time.sleep(self.delay)
             tokens = request.continuation.split()
             result = LoglikelihoodResult(token_logprobs=[-0.1 * len(t) for t in tokens], tokens=tokens, is_greedy=None)
             self.calls += 1

@@ -67,6 +67,7 @@ import torch
 from ..errors import BackendError, ConfigError
 from . import local_sampling
 from .base import (
+    ContextLengthError,
     GenerateRequest,
     GenerateResult,
     LoglikelihoodRequest,
@@ -85,8 +86,13 @@ _CHAT_END_TOKENS = ("<|im_end|>", "<end_of_turn>", "<|eot_id|>", "<|end|>", "<|e
 _SCORE_LOGITS_BUDGET = 16 << 20  # floats of [rows, continuation tokens, vocab] per scoring batch (64 MB)
 
 
-def from_hf_spec(name: str, *, base_url: str | None = None, options: dict[str, Any] | None = None) -> "TransformersBackend":
+def from_hf_spec(name: str, *, base_url: str | None = None, options: dict[str, Any] | None = None) -> ModelBackend:
+    """``hf/<hub id or dir>``: a causal LM, or a masked LM (BERT-like config) scored by pseudo-log-likelihood."""
     source, _ = hf_source(name, base_url)
+    from .masked_lm import MaskedLMBackend, is_masked_lm_source
+
+    if is_masked_lm_source(source):
+        return MaskedLMBackend(source, **(options or {}))
     return TransformersBackend(source, gguf_file=None, **(options or {}))
 
 
@@ -114,6 +120,7 @@ class TransformersBackend(ModelBackend):
         self.kv_budget_bytes: int = opts["kv_budget_mb"] << 20
         self.engine_choice: str = opts["engine"]
         self.workers: int | None = opts["workers"]
+        self.batch_tokens: int = opts["batch_tokens"] or 1024  # tokens per scoring batch of the engine
         device = pick_device(opts["device"])
         dtype = pick_dtype(opts["dtype"], device)
         self._m = load(source, gguf_file, device, dtype)
@@ -290,7 +297,15 @@ class TransformersBackend(ModelBackend):
     def loglikelihood(self, requests: Sequence[LoglikelihoodRequest],
                       on_result: OnResult | None = None) -> list[LoglikelihoodResult]:
         encoded = [self._score_ids(r) for r in requests]
+        limit = getattr(self._m.model.config, "max_position_embeddings", None)
+        for r, (ids, _) in zip(requests, encoded):
+            if limit and len(ids) > limit:
+                raise ContextLengthError(f"a text of {len(ids)} tokens is longer than the model's context of "
+                                         f"{limit} tokens", request=r, n_tokens=len(ids), limit=int(limit))
         results: list[LoglikelihoodResult | None] = [None] * len(requests)
+        engine = self._engine()
+        if engine is not None:
+            return self._loglikelihood_engine(engine, encoded, on_result)
         order = sorted(range(len(requests)), key=lambda i: (-len(encoded[i][0]), i))
         vocab = self._m.model.get_output_embeddings().weight.shape[0]
         with torch.inference_mode():
@@ -305,6 +320,25 @@ class TransformersBackend(ModelBackend):
                     results[i] = res
                     if on_result is not None:
                         on_result(i, res)
+        return results  # type: ignore[return-value]
+
+    def _loglikelihood_engine(self, engine: LlamaEngine, encoded: list[tuple[list[int], int]],
+                              on_result: OnResult | None) -> list[LoglikelihoodResult]:
+        """Scoring with the Llama engine: exact-length batches, no padding, one torch thread per worker."""
+        tok = self._m.tokenizer
+        results: list[LoglikelihoodResult | None] = [None] * len(encoded)
+
+        def done(i: int, logprobs: list[float], greedy: list[bool]) -> None:
+            ids, n = encoded[i]
+            cont = ids[n:]
+            res = LoglikelihoodResult(logprobs[n - 1:], [tok.decode([t]) for t in cont], all(greedy[n - 1:]),
+                                      token_ids=list(cont))
+            results[i] = res
+            if on_result is not None:
+                on_result(i, res)
+
+        with torch.inference_mode():
+            engine.score([ids for ids, _ in encoded], done, batch_tokens=self.batch_tokens, workers=self.workers)
         return results  # type: ignore[return-value]
 
     def _score_batch(self, batch: list[tuple[list[int], int]], width: int) -> list[LoglikelihoodResult]:
@@ -333,7 +367,7 @@ class TransformersBackend(ModelBackend):
             token_lp = lp.gather(1, target[:, None])[:, 0]
             greedy = bool((lp.argmax(-1) == target).all())
             results.append(LoglikelihoodResult([float(x) for x in token_lp.tolist()],
-                                               [tok.decode([t]) for t in toks[n:]], greedy))
+                                               [tok.decode([t]) for t in toks[n:]], greedy, token_ids=list(toks[n:])))
         return results
 
 

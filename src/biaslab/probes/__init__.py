@@ -11,6 +11,11 @@ PROBES: dict[str, str] = {
     "jobs-lum": "biaslab.probes.jobs_lum.probe:JobsLumProbe",
     "olympics": "biaslab.probes.olympics.probe:OlympicsProbe",
     "fsb-judge": "biaslab.probes.fsb_judge.probe:FsbJudgeProbe",
+    "winosemitism": "biaslab.probes.winosemitism.probe:WinoSemitismProbe",
+    "gpt-winosemitism": "biaslab.probes.gpt_winosemitism.probe:GptWinoSemitismProbe",
+    "gpt-winoqueer": "biaslab.probes.gpt_winoqueer.probe:GptWinoQueerProbe",
+    "winoqueer-human": "biaslab.probes.winoqueer_human.probe:WinoQueerHumanProbe",
+    "pairs": "biaslab.probes.pairs.probe:PairsProbe",
 }
 
 

