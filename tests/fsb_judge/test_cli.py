@@ -155,4 +155,4 @@ def test_bad_items_files_are_one_line_errors_and_keep_earlier_results(tmp_path, 
 def test_items_option_is_refused_by_probes_with_fixed_items(tmp_path):
     proc = biaslab("run", "jobs-lum", "--model", "scripted/he", "--items", Path(__file__), "--out", tmp_path / "o",
                    cache=tmp_path / "c", check=False)
-    assert proc.returncode != 0 and "takes no --items file" in proc.stderr and "fsb-judge" in proc.stderr
+    assert proc.returncode != 0 and "--items does not apply to the jobs-lum probe" in proc.stderr and "fsb-judge" in proc.stderr
