@@ -96,6 +96,21 @@ def write_pairs_csv(pairs, path: Path) -> Path:
     return write_pairs(path, pairs)
 
 
+def save_checkpoint(model, tokenizer, target: Path) -> None:
+    """The GGUF-loaded (dequantised, float32) model as a plain transformers checkpoint for lm-eval."""
+    import copy
+
+    from transformers import AutoModelForCausalLM
+
+    config = copy.deepcopy(model.config)
+    if hasattr(config, "quantization_config"):
+        del config.quantization_config  # dequantised: the weights are plain float32 now
+    plain = AutoModelForCausalLM.from_config(config)
+    plain.load_state_dict(model.state_dict())
+    plain.save_pretrained(target)
+    tokenizer.save_pretrained(target)
+
+
 def score_with_biaslab(pairs_csv: Path, backend, cache_dir: Path):
     from biaslab.models.cache import CachedModel, ResponseCache
     from biaslab.probes import create_probe
@@ -123,8 +138,7 @@ def causal(args) -> dict:
         backend = load_model("smollm2")
         real = backend.backend()  # load now (not timed)
         ckpt = tmp / "smollm2-fp32"
-        real._m.model.save_pretrained(ckpt)  # before the engine fuses the projections
-        real._m.tokenizer.save_pretrained(ckpt)
+        save_checkpoint(real._m.model, real._m.tokenizer, ckpt)  # before the engine fuses the projections
         out: dict = {"pairs": len(pairs), "sentences": len(sentences), "distinct_sentences": len(set(sentences))}
         if Path(args.lmeval_python).exists():
             res_file = tmp / "lmeval.json"
