@@ -10,7 +10,8 @@ Run (from the repository root, biaslab's venv; each part in its own process, so 
     python bench/bench_wino.py causal  [--pairs 400] [--lmeval-python /work/lmeval-venv/bin/python]
     python bench/bench_wino.py full    [--sample 2000 | --all]
     python bench/bench_wino.py masked  [--sentences 48] [--baseline-sentences 12]
-    python bench/bench_wino.py all     # the three, one after the other
+    python bench/bench_wino.py agreement [--pairs 400]   # decisions vs an independent scorer
+    python bench/bench_wino.py all     # causal, full, masked, one after the other
 
 What each side runs:
 
@@ -239,9 +240,34 @@ def masked(args) -> dict:
             "torch_threads": torch.get_num_threads(), "peak_rss_mb": peak_rss_mb(), "uptime_after": uptime()}
 
 
+def agreement(args) -> dict:
+    """Per-pair decisions of biaslab against the independent plain-transformers scorer of the tests."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from tests.wino.test_smollm2_agreement import independent_decision
+
+    from biaslab.models.registry import load_model
+
+    print(f"[agreement] {uptime()}")
+    pairs = hws_pairs(args.pairs)
+    backend = load_model("smollm2")
+    with tempfile.TemporaryDirectory() as tmp:
+        csv = write_pairs_csv(pairs, Path(tmp) / "pairs.csv")
+        _, _, attempts, cached = score_with_biaslab(csv, backend, Path(tmp))
+        cached.cache.close()
+    model, tok = backend._m.model, backend._m.tokenizer
+    same, worst = 0, 0.0
+    for a in attempts:
+        row = a.to_json()
+        decision, sm, sl = independent_decision(model, tok, row["sent_more"], row["sent_less"])
+        same += decision == row["evaluation"]
+        worst = max(worst, abs(sm - row["score_more"]), abs(sl - row["score_less"]))
+    return {"pairs": len(attempts), "same_decision": same, "agreement": same / len(attempts),
+            "max_abs_score_diff": worst, "uptime_after": uptime()}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("part", choices=["causal", "full", "masked", "all"])
+    ap.add_argument("part", choices=["causal", "full", "masked", "agreement", "all"])
     ap.add_argument("--pairs", type=int, default=400)
     ap.add_argument("--lmeval-python", default=LMEVAL_PYTHON)
     ap.add_argument("--sample", type=int, default=2000)
@@ -254,7 +280,7 @@ def main(argv: list[str] | None = None) -> int:
         for part in ("causal", "full", "masked"):
             subprocess.run([sys.executable, __file__, part, *[a for a in (argv or sys.argv[1:]) if a != "all"]], check=True)
         return 0
-    result = {"causal": causal, "full": full, "masked": masked}[args.part](args)
+    result = {"causal": causal, "full": full, "masked": masked, "agreement": agreement}[args.part](args)
     print(json.dumps({args.part: result}, indent=1))
     return 0
 

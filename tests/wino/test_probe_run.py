@@ -88,6 +88,9 @@ def test_pairs_probe_reads_a_csv_and_bad_input_keeps_earlier_results(tmp_path):
     assert evals == ["stereotype", "stereotype", "counter"]  # "Jews" is shorter than "Christians"...
     assert results["metrics"]["bias_score"]["value"] == pytest.approx(200 / 3)
     assert results["metrics"]["bias_score:women"]["too_small"] is True
+    (out / "report.html").unlink()
+    biaslab("report", out, cache=tmp_path / "c")  # re-rendered from the written files, no model
+    assert "Bias score by target group" in (out / "report.html").read_text()
     before = (out / "results.json").read_text()
     bad = tmp_path / "bad.csv"
     for text, needle in [("more,less\na,b\n", "row 1: missing column(s) sent_more, sent_less"),

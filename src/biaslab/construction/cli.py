@@ -64,6 +64,11 @@ def build(
     Without --faithful, the quirks of the original are corrected (stray spaces and periods, the
     empty predicate, verb agreement such as "He is a Jew and are greedy" or "They is", the "LGBTQ "
     label) and each fix is reported with the number of pairs it touched.
+
+    custom --components DIR holds templates.csv (form, number, template), identities.csv (group,
+    form, identity), counterfactuals.csv (group, form, counterfactual), predicates.csv (group,
+    plural[, singular]), names.csv (name, label) and optionally persons.csv, exclusions.csv and
+    settings.toml; see the pairs probe's card or `biaslab wino example DIR`.
     """
     from .build import build_pairs
     from .pairs_io import write_pairs

@@ -59,14 +59,11 @@ class WinoPairsProbe(LikelihoodProbe):
                  faithful: bool = False) -> None:
         if scoring not in SCORINGS:
             raise ConfigError(f"--scoring must be one of {', '.join(SCORINGS)}, got {scoring!r}")
-        if pairs is None and self.benchmark is None:
-            raise ConfigError(f"the {self.name} probe needs --pairs FILE (a CSV with sent_more, sent_less"
-                              "[, target_ID, predicate_id])")
         self.pairs_path = Path(pairs) if pairs is not None else None
         self.scoring = scoring
         self.seed = seed
         self.faithful = faithful
-        self.data_files = [] if pairs is not None else self._component_files()
+        self.data_files = [] if pairs is not None or self.benchmark is None else self._component_files()
         self._items: list[ProbeItem] | None = None
 
     def _component_files(self) -> list[str]:
@@ -76,6 +73,9 @@ class WinoPairsProbe(LikelihoodProbe):
 
     # -- items ------------------------------------------------------------------------------
     def load_items(self) -> list[ProbeItem]:
+        if self.pairs_path is None and self.benchmark is None:
+            raise ConfigError(f"the {self.name} probe needs --pairs FILE (a CSV with sent_more, sent_less"
+                              "[, target_ID, predicate_id])")
         if self._items is None:
             self._items = self._read() if self.pairs_path is not None else self._build()
         return self._items
