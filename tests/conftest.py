@@ -7,6 +7,8 @@ REPO = Path(__file__).resolve().parents[1]
 _shared = REPO.parent / "shared" / "data"
 if "BIASLAB_DATA_DIR" not in os.environ and _shared.is_dir():
     os.environ["BIASLAB_DATA_DIR"] = str(_shared)
+elif os.environ.get("BIASLAB_DATA_DIR"):  # the README passes ../shared/data: pin it to this directory
+    os.environ["BIASLAB_DATA_DIR"] = str(Path(os.environ["BIASLAB_DATA_DIR"]).resolve())
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -126,7 +126,7 @@ def test_reset_password(files):
     ("gold answer", ["--tuples", "tuples.csv", "--gold", "bad_gold.csv"], "row 2 column BestItem"),
     ("bad id", ["--items", "bad_items.csv"], "row 3 column id: item id '=1+1'"),
 ])
-def test_init_errors_are_one_line(files, case, args, message):
+def test_init_errors_are_one_line(files, case, args, message, monkeypatch):
     tmp, items, tuples, _ = files
     write_csv(tmp / "bad_tuples.csv", ["Item1", "Item2", "Item3", "Item4"], [["1", "2", "99", "4"]])
     write_csv(tmp / "bad_gold.csv", ["Item1", "Item2", "Item3", "Item4", "BestItem", "WorstItem"],
@@ -134,7 +134,7 @@ def test_init_errors_are_one_line(files, case, args, message):
     write_csv(tmp / "bad_items.csv", ["id", "text"], [["1", "ok"], ["=1+1", "formula id"]])
     if "--items" not in args:
         args = ["--items", str(items), *args]
-    os.chdir(tmp)
+    monkeypatch.chdir(tmp)  # relative file names; restored after the test
     proc = biaslab("init", tmp / f"proj-{case.replace(' ', '-')}", *args)
     assert proc.returncode != 0
     assert message in proc.stderr.replace("\n", "")
