@@ -6,7 +6,7 @@ and cut into chunks; each chunk becomes a compressed prefix tree (a node is a ru
 shared by all the texts below it), computed level by level: all the nodes of a level in a few
 batched passes (grouped by similar length), each node's tokens attending to its ancestors' keys
 and values, which every pass writes to a per-chunk store (one row per tree token: about 46 KB
-per token for SmolLM2, so a chunk of ~8 x ``batch_tokens`` text tokens stays under ~400 MB).
+per token for SmolLM2, so a chunk of at most 8 x ``batch_tokens`` text tokens stays under ~400 MB).
 A benchmark of templated sentences (WinoSemitism: "I don’t like him because he is a Jew and he
 ...") has 1.8 times fewer distinct prefixes than tokens on 400 pairs and 3.2 times fewer on all of
 H-WS. The LM head is applied only at real positions, in chunks. A token's log-probability comes
@@ -36,7 +36,7 @@ from .llama_parts import run_workers
 
 OnScored = Callable[[int, list[float], list[bool]], None]  # (text index, logprobs and is-argmax of tokens 1..n-1)
 HEAD_CHUNK = 256  # positions per LM-head product
-CHUNK_FACTOR = 16  # texts x length per prefix tree: 16 x batch_tokens (the key/value store: ~46 KB per tree token)
+CHUNK_FACTOR = 8  # texts x length per prefix tree: 8 x batch_tokens (the key/value store: ~46 KB per tree token)
 
 
 @dataclass(eq=False)
@@ -303,7 +303,7 @@ def _batches(nodes: list[_Node], batch_tokens: int) -> list[list[_Node]]:
     out: list[list[_Node]] = []
     cur: list[_Node] = []
     for n in sorted(nodes, key=lambda n: -len(n.tokens)):
-        if cur and ((len(cur) + 1) * len(cur[0].tokens) > batch_tokens or len(n.tokens) < 0.75 * len(cur[0].tokens)):
+        if cur and ((len(cur) + 1) * len(cur[0].tokens) > batch_tokens or len(n.tokens) < 0.85 * len(cur[0].tokens)):
             out.append(cur)
             cur = []
         cur.append(n)
