@@ -22,3 +22,22 @@ def _isolated_cache(tmp_path_factory):
 requires_data = pytest.mark.skipif(
     not os.environ.get("BIASLAB_DATA_DIR"), reason="set BIASLAB_DATA_DIR to the shared research data"
 )
+
+
+def wait_for_cached_answers(cache_dir, at_least: int, timeout: float) -> int:
+    """Poll a run's response cache until it holds ``at_least`` answers (or ``timeout`` passes); the count."""
+    import sqlite3
+    import time
+
+    db = Path(cache_dir) / "responses.sqlite"
+    deadline, done = time.time() + timeout, 0
+    while time.time() < deadline:
+        time.sleep(0.2)
+        if db.exists():
+            try:
+                done = sqlite3.connect(db).execute("select count(*) from responses").fetchone()[0]
+            except sqlite3.Error:
+                continue
+            if done >= at_least:
+                break
+    return done

@@ -3,16 +3,14 @@
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from .conftest import requires_data
+from .conftest import requires_data, wait_for_cached_answers
 
 pytestmark = requires_data
 
@@ -87,18 +85,7 @@ def test_sigkill_then_same_command_completes_without_loss_or_duplicates(tmp_path
     env = {**os.environ, "BIASLAB_CACHE_DIR": str(cache)}
     proc = subprocess.Popen([sys.executable, "-m", "biaslab.cli", *map(str, args)], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    db = cache / "responses.sqlite"
-    deadline = time.time() + 60
-    done = 0
-    while time.time() < deadline:
-        time.sleep(0.2)
-        if db.exists():
-            try:
-                done = sqlite3.connect(db).execute("select count(*) from responses").fetchone()[0]
-            except sqlite3.Error:
-                continue
-            if done >= 40:
-                break
+    done = wait_for_cached_answers(cache, 40, timeout=60)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     assert 0 < done < 300, "the run should have been killed midway"

@@ -5,15 +5,13 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
-from ..conftest import requires_data
+from ..conftest import requires_data, wait_for_cached_answers
 from ..models.openai_test_server import OpenAITestServer, fake_logprob
 
 
@@ -120,17 +118,7 @@ def test_sigkill_then_same_command_resumes_from_the_cache(tmp_path):
     env = {**os.environ, "BIASLAB_CACHE_DIR": str(cache)}
     proc = subprocess.Popen([sys.executable, "-m", "biaslab.cli", *map(str, args)], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    db = cache / "responses.sqlite"
-    deadline, done = time.time() + 120, 0
-    while time.time() < deadline:
-        time.sleep(0.2)
-        if db.exists():
-            try:
-                done = sqlite3.connect(db).execute("select count(*) from responses").fetchone()[0]
-            except sqlite3.Error:
-                continue
-            if done >= 60:
-                break
+    done = wait_for_cached_answers(cache, 60, timeout=120)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     assert 0 < done < 500, "the run should have been killed midway"
