@@ -120,7 +120,7 @@ class TransformersBackend(ModelBackend):
         self.kv_budget_bytes: int = opts["kv_budget_mb"] << 20
         self.engine_choice: str = opts["engine"]
         self.workers: int | None = opts["workers"]
-        self.batch_tokens: int = opts["batch_tokens"] or 1024  # tokens per scoring batch of the engine
+        self.batch_tokens: int = opts["batch_tokens"] or 512  # tokens per scoring batch of the engine
         device = pick_device(opts["device"])
         dtype = pick_dtype(opts["dtype"], device)
         self._m = load(source, gguf_file, device, dtype)
