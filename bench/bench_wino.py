@@ -7,7 +7,7 @@ Setup, once (lm-evaluation-harness lives in its own venv and is never a biaslab 
 
 Run (from the repository root, biaslab's venv; each part in its own process, so peak RSS is per part):
 
-    python bench/bench_wino.py causal  [--pairs 400] [--lmeval-python /work/lmeval-venv/bin/python]
+    python bench/bench_wino.py causal  [--pairs 400] [--rounds 3] [--lmeval-python /work/lmeval-venv/bin/python]
     python bench/bench_wino.py full    [--sample 2000 | --all]
     python bench/bench_wino.py masked  [--sentences 48] [--baseline-sentences 12]
     python bench/bench_wino.py agreement [--pairs 400]   # decisions vs an independent scorer
@@ -18,11 +18,14 @@ What each side runs:
 * ``causal``: the embedded SmolLM2-135M-Instruct (the Q4_1 GGUF dequantised by transformers, so
   float32 weights), on CPU, on ``--pairs`` pairs spread evenly over H-WS (biaslab's default
   build, seed 0). biaslab: ``biaslab run pairs`` end to end without the CLI -- the pairs probe,
-  shared-token scoring, the SQLite run cache (fresh), the fast engine (exact-length batches,
+  shared-token scoring, the SQLite run cache (fresh), the fast engine (packed prefix trees,
   single-threaded workers), metrics. lm-eval: ``HFLM(pretrained=<the same model saved as a
   transformers checkpoint>, dtype=float32, batch_size=16, device=cpu).loglikelihood`` on
   ``("", sentence)`` for both sentences of every pair (its CrowS-Pairs requests), timed without
-  loading. Both sentences' full log-likelihoods are compared as a check that both run the same model.
+  loading. The two sides alternate for ``--rounds`` rounds (the speed of this machine drifts by
+  10-20 % from one minute to the next); the speedup is the ratio of their total times, and each
+  round's ratio is printed too. Both sentences' full log-likelihoods are compared as a check that
+  both run the same model.
 * ``full``: time to score H-WS (58,816 pairs) with biaslab: a spread sample, extrapolated by the
   number of distinct sentences (a stereotypical sentence is shared by two pairs and scored once),
   or ``--all``; peak RSS of the process (``ru_maxrss``, model loading included).
@@ -140,30 +143,47 @@ def causal(args) -> dict:
         real = backend.backend()  # load now (not timed)
         ckpt = tmp / "smollm2-fp32"
         save_checkpoint(real._m.model, real._m.tokenizer, ckpt)  # before the engine fuses the projections
-        out: dict = {"pairs": len(pairs), "sentences": len(sentences), "distinct_sentences": len(set(sentences))}
-        if Path(args.lmeval_python).exists():
-            res_file = tmp / "lmeval.json"
-            (tmp / "lmeval_run.py").write_text(LMEVAL_SCRIPT)
-            proc = subprocess.run([args.lmeval_python, str(tmp / "lmeval_run.py"), str(ckpt), str(tmp / "sentences.json"),
-                                   str(res_file)], capture_output=True, text=True)
-            if proc.returncode != 0:
-                print(proc.stderr[-3000:])
-                raise SystemExit("lm-eval failed (see above)")
-            lm = json.loads(res_file.read_text())
-            out["lmeval"] = {k: lm[k] for k in ("seconds", "load_seconds", "torch_threads", "lm_eval", "transformers")}
-            out["lmeval"]["pairs_per_s"] = len(pairs) / lm["seconds"]
-        else:
-            lm = None
+        out: dict = {"pairs": len(pairs), "sentences": len(sentences), "distinct_sentences": len(set(sentences)),
+                     "rounds": []}
+        have_lmeval = Path(args.lmeval_python).exists()
+        if not have_lmeval:
             print(f"[causal] {args.lmeval_python} not found: lm-eval side skipped (see the setup in the docstring)")
-        secs, results, attempts, cached = score_with_biaslab(csv, backend, tmp)
-        out["biaslab"] = {"seconds": secs, "pairs_per_s": len(pairs) / secs, "model_calls": cached.stats.model_calls,
-                          "torch_threads": torch.get_num_threads(),
-                          "bias_score": results["metrics"]["bias_score"]["value"]}
+        lm = None
+        for r in range(args.rounds):  # alternate the two sides: a slow spell of the machine hits both
+            row: dict = {"uptime": uptime()}
+            if have_lmeval:
+                res_file = tmp / "lmeval.json"
+                (tmp / "lmeval_run.py").write_text(LMEVAL_SCRIPT)
+                proc = subprocess.run([args.lmeval_python, str(tmp / "lmeval_run.py"), str(ckpt),
+                                       str(tmp / "sentences.json"), str(res_file)], capture_output=True, text=True)
+                if proc.returncode != 0:
+                    print(proc.stderr[-3000:])
+                    raise SystemExit("lm-eval failed (see above)")
+                lm = json.loads(res_file.read_text())
+                out["lmeval"] = {k: lm[k] for k in ("load_seconds", "torch_threads", "lm_eval", "transformers")}
+                row["lmeval_seconds"] = lm["seconds"]
+            run_dir = tmp / f"round{r}"  # a fresh run cache each round
+            run_dir.mkdir()
+            secs, results, attempts, cached = score_with_biaslab(csv, backend, run_dir)
+            row["biaslab_seconds"] = secs
+            if lm is not None:
+                row["speedup"] = lm["seconds"] / secs
+            out["rounds"].append(row)
+            print(f"[causal] round {r + 1}: {json.dumps(row)}", flush=True)
+            if r + 1 < args.rounds:
+                cached.cache.close()
+        b_secs = sum(row["biaslab_seconds"] for row in out["rounds"])
+        out["biaslab"] = {"seconds": b_secs / args.rounds, "pairs_per_s": args.rounds * len(pairs) / b_secs,
+                          "model_calls": cached.stats.model_calls, "torch_threads": torch.get_num_threads(),
+                          "engine_stats": real.engine_stats(), "bias_score": results["metrics"]["bias_score"]["value"]}
         if lm is not None:
+            l_secs = sum(row["lmeval_seconds"] for row in out["rounds"])
+            out["lmeval"].update(seconds=l_secs / args.rounds, pairs_per_s=args.rounds * len(pairs) / l_secs)
             mine = cached.loglikelihood([LoglikelihoodRequest(s) for s in sentences])  # from the cache
             diffs = [abs(r.total - t) for r, t in zip(mine, lm["totals"])]
             out["max_abs_diff_sentence_loglik"] = max(diffs)
             out["speedup"] = out["biaslab"]["pairs_per_s"] / out["lmeval"]["pairs_per_s"]
+            out["speedup_per_round"] = [round(row["speedup"], 3) for row in out["rounds"]]
         cached.cache.close()
     out["peak_rss_mb"] = peak_rss_mb()
     out["uptime_after"] = uptime()
@@ -270,6 +290,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("part", choices=["causal", "full", "masked", "agreement", "all"])
     ap.add_argument("--pairs", type=int, default=400)
     ap.add_argument("--lmeval-python", default=LMEVAL_PYTHON)
+    ap.add_argument("--rounds", type=int, default=3, help="causal: lm-eval then biaslab, this many times")
     ap.add_argument("--sample", type=int, default=2000)
     ap.add_argument("--all", action="store_true", help="full: score all 58,816 pairs instead of extrapolating")
     ap.add_argument("--sentences", type=int, default=48)

@@ -48,6 +48,7 @@ from .llama_parts import limit_heap_retention  # noqa: F401 (re-exported)
 from .llama_scoring import _Scoring
 
 SUPPORTED_MODEL_TYPES = ("llama",)
+_FUSED_RMS_NORM = hasattr(F, "rms_norm")
 
 
 def supports(model: torch.nn.Module) -> bool:
@@ -100,6 +101,8 @@ class LlamaEngine(_ContinuousBatching, _Scoring):
 
     # -- the decoder ------------------------------------------------------------------------
     def _rms(self, x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+        if x.dtype == torch.float32 and _FUSED_RMS_NORM:  # one kernel, the same numbers
+            return F.rms_norm(x, (x.shape[-1],), w, self.eps)
         xf = x.float()
         xf = xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + self.eps)
         return w * xf.to(x.dtype)

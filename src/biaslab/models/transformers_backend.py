@@ -327,11 +327,18 @@ class TransformersBackend(ModelBackend):
         """Scoring with the Llama engine: exact-length batches, no padding, one torch thread per worker."""
         tok = self._m.tokenizer
         results: list[LoglikelihoodResult | None] = [None] * len(encoded)
+        texts: dict[int, str] = {}  # token id -> its text (decoded once per call)
+
+        def text(t: int) -> str:
+            s = texts.get(t)
+            if s is None:
+                s = texts[t] = tok.decode([t])
+            return s
 
         def done(i: int, logprobs: list[float], greedy: list[bool]) -> None:
             ids, n = encoded[i]
             cont = ids[n:]
-            res = LoglikelihoodResult(logprobs[n - 1:], [tok.decode([t]) for t in cont], all(greedy[n - 1:]),
+            res = LoglikelihoodResult(logprobs[n - 1:], [text(t) for t in cont], all(greedy[n - 1:]),
                                       token_ids=list(cont))
             results[i] = res
             if on_result is not None:
