@@ -6,24 +6,26 @@ token is never run through the model, and texts that start alike share the hidde
 their common beginning. The distinct texts of a call are sorted and packed into *forests* of at
 most ``pack_tokens`` tokens: a pack is the prefix tree (trie) of its texts' input tokens (all
 but the last), each tree token at its position in its texts, attending to its ancestors and
-itself only (a tree-shaped causal mask). Several packs run as one batch of ``batch_tokens``
-rows, so every matrix product has hundreds of rows and nothing else to wait for: no key/value
-store, no padding beyond the end of each pack. Templated benchmarks share a lot: the 800
-sentences of 400 WinoSemitism pairs ("I don’t like him because he is a Jew and he ...") have
-12,874 input tokens and 7,150 tree tokens in packs of 128. The LM head is applied to tree
-tokens only, in chunks of :data:`HEAD_ROWS` rows (one product, then the log-normaliser and
-the argmax of each row while the logits are still in cache).
+itself only (a tree-shaped causal mask). A forward pass takes a batch of packs, about
+``batch_tokens`` tree tokens: the matrix products run on those tokens alone, one after another
+(no padding, no key/value store, one pass per batch); only attention lays them out pack by pack,
+padded to the batch's widest pack. Templated benchmarks share a lot: the 800 sentences of 400
+WinoSemitism pairs ("I don’t like him because he is a Jew and he ...") have 12,874 input tokens
+and 7,150 tree tokens in packs of 128. The LM head is applied to tree tokens only, in chunks
+of :data:`HEAD_ROWS` rows; on CPU through numpy's BLAS, which is about 15 % faster than torch's
+for this vocabulary-sized product.
 
-The attention over a pack costs ``pack_tokens`` squared, wasted on other texts' tokens; at 128
-it is about 4 % of the work of a SmolLM2 layer. A text longer than ``pack_tokens`` gets a pack
+The attention within a pack costs ``pack_tokens`` squared, partly wasted on other texts' tokens;
+at 128 it is about 5 % of the time with SmolLM2. A text longer than ``pack_tokens`` gets a pack
 of its own length.
 
-On CPU, ``workers`` loops, each in its own Python thread with one torch thread, take batches
-from a queue (as for generation: a 2-thread torch slows down several-fold as soon as another
-process competes for a core; independent loops do not). While scoring, freed temporaries stay
-in the process heap (:func:`.llama_parts.reuse_heap_blocks`): fresh pages for every
-intermediate cost 20 % of the time. Values match the transformers forward pass up to float32
-noise (checked in the tests); which texts share a pack can move a value's last bits.
+On CPU, ``workers`` loops, each in its own Python thread with one torch thread (and one BLAS
+thread), take batches from a queue (as for generation: a 2-thread torch slows down several-fold
+as soon as another process competes for a core; independent loops do not). While scoring,
+freed temporaries stay in the process heap (:func:`.llama_parts.reuse_heap_blocks`): fresh
+pages for every intermediate cost about 20 % of the time. Values match the transformers
+forward pass up to float32 noise (checked in the tests); which texts share a pack or a batch can
+move a value's last bits.
 """
 
 from __future__ import annotations
@@ -39,11 +41,11 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from .llama_parts import _round_up, reuse_heap_blocks, run_workers
+from .llama_parts import reuse_heap_blocks, run_workers
 
 OnScored = Callable[[int, list[float], list[bool]], None]  # (text index, logprobs and is-argmax of tokens 1..n-1)
 PACK_TOKENS = 128  # tree tokens per pack (a longer text gets a pack of its own length)
-HEAD_ROWS = 128  # rows per LM-head product: 128 x vocab logits (25 MB for SmolLM2) stay in cache
+HEAD_ROWS = 256  # rows per LM-head product (256 x vocab logits: 50 MB for SmolLM2)
 _Scored = list[tuple[int, list[float], list[bool]]]
 
 
@@ -111,14 +113,17 @@ def _packs(inputs: dict[int, list[int]], pack_tokens: int) -> list[_Pack]:
 
 
 def _batches(packs: list[_Pack], batch_tokens: int) -> list[list[_Pack]]:
-    """Packs of similar size together, about ``batch_tokens`` rows (pack width x packs) per batch."""
+    """Packs of similar size together (little padding for attention), at most ``batch_tokens``
+    tree tokens per batch (or one pack)."""
     out: list[list[_Pack]] = []
     cur: list[_Pack] = []
+    size = 0
     for pack in sorted(packs, key=len, reverse=True):
-        if cur and (len(cur) + 1) * _round_up(len(cur[0]), 8) > batch_tokens:
+        if cur and size + len(pack) > batch_tokens:
             out.append(cur)
-            cur = []
+            cur, size = [], 0
         cur.append(pack)
+        size += len(pack)
     if cur:
         out.append(cur)
     return out

@@ -44,7 +44,10 @@ Options (``load_model(spec, **options)``):
 ``chat_template`` auto       ``auto`` (use the tokenizer's template if any) or ``none``
 ``threads``       (torch)    CPU threads for torch (``torch.set_num_threads``)
 ``workers``       (threads)  decoding loops of the continuous engine, each in its own Python
-                             thread with one torch thread (default: torch's thread count on CPU)
+                             thread with one torch thread (default: torch's thread count on CPU);
+                             also the scoring loops of its log-likelihood path
+``batch_tokens``  512        tokens per forward pass of the engine's log-likelihood scoring
+                             (packed prefix trees, :mod:`.llama_scoring`)
 ================= ========== ================================================================
 
 A loaded model is kept for the life of the process: loading the same spec twice (e.g. in
