@@ -170,7 +170,8 @@ class _Scoring:
                 for i in same[k]:
                     on_scored(i, lp, greedy)
 
-        with reuse_heap_blocks(self.device.type == "cpu"), _blas_threads(1 if workers > 1 else None):  # type: ignore[attr-defined]
+        on_cpu = self.device.type == "cpu"  # type: ignore[attr-defined]
+        with reuse_heap_blocks(on_cpu), _blas_threads(1 if workers > 1 else None):
             if workers == 1:
                 with torch.inference_mode():
                     for batch in batches:

@@ -327,7 +327,7 @@ class TransformersBackend(ModelBackend):
 
     def _loglikelihood_engine(self, engine: LlamaEngine, encoded: list[tuple[list[int], int]],
                               on_result: OnResult | None) -> list[LoglikelihoodResult]:
-        """Scoring with the Llama engine: exact-length batches, no padding, one torch thread per worker."""
+        """Scoring with the Llama engine: packed prefix trees, one torch thread per worker (:mod:`.llama_scoring`)."""
         tok = self._m.tokenizer
         results: list[LoglikelihoodResult | None] = [None] * len(encoded)
         texts: dict[int, str] = {}  # token id -> its text (decoded once per call)
