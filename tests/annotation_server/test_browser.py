@@ -87,7 +87,9 @@ def log_in(driver, url: str, name: str, password: str) -> None:
     driver.get(url + "/login")
     wait_for(driver, "name").send_keys(name)
     driver.find_element(By.ID, "password").send_keys(password)
-    driver.find_element(By.ID, "login").click()
+    button = driver.find_element(By.ID, "login")
+    button.click()
+    WebDriverWait(driver, 30).until(EC.staleness_of(button))  # the answer's page has replaced the form
 
 
 def progress_value(driver) -> int:
