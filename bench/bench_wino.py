@@ -148,12 +148,12 @@ def causal(args) -> dict:
         have_lmeval = Path(args.lmeval_python).exists()
         if not have_lmeval:
             print(f"[causal] {args.lmeval_python} not found: lm-eval side skipped (see the setup in the docstring)")
+        (tmp / "lmeval_run.py").write_text(LMEVAL_SCRIPT)
         lm = None
         for r in range(args.rounds):  # alternate the two sides: a slow spell of the machine hits both
             row: dict = {"uptime": uptime()}
             if have_lmeval:
                 res_file = tmp / "lmeval.json"
-                (tmp / "lmeval_run.py").write_text(LMEVAL_SCRIPT)
                 proc = subprocess.run([args.lmeval_python, str(tmp / "lmeval_run.py"), str(ckpt),
                                        str(tmp / "sentences.json"), str(res_file)], capture_output=True, text=True)
                 if proc.returncode != 0:

@@ -28,6 +28,7 @@ def wait_for_cached_answers(cache_dir, at_least: int, timeout: float) -> int:
     """Poll a run's response cache until it holds ``at_least`` answers (or ``timeout`` passes); the count."""
     import sqlite3
     import time
+    from contextlib import closing
 
     db = Path(cache_dir) / "responses.sqlite"
     deadline, done = time.time() + timeout, 0
@@ -35,7 +36,8 @@ def wait_for_cached_answers(cache_dir, at_least: int, timeout: float) -> int:
         time.sleep(0.2)
         if db.exists():
             try:
-                done = sqlite3.connect(db).execute("select count(*) from responses").fetchone()[0]
+                with closing(sqlite3.connect(db)) as conn:
+                    done = conn.execute("select count(*) from responses").fetchone()[0]
             except sqlite3.Error:
                 continue
             if done >= at_least:

@@ -118,9 +118,7 @@ def test_login_consent_annotate_with_mouse_and_keyboard_break_and_logout(tmp_pat
         d.get(server.url + "/annotate")
         wait_for(d, "login")                                   # not logged in: the login page
         log_in(d, server.url, "ann", "not the password")
-        # the answer is a new page: wait for its text (the old page's form may still be there a moment)
-        WebDriverWait(d, 30).until(EC.text_to_be_present_in_element((By.TAG_NAME, "body"), "Wrong name or password"))
-        wait_for(d, "login-form")
+        assert "Wrong name or password" in wait_for(d, "login-form").find_element(By.XPATH, "..").text
         log_in(d, server.url, "ann", password)
         wait_for(d, "accept")
         shot(d, "consent")
