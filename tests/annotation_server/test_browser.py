@@ -46,7 +46,7 @@ if not _browser_available():
 if os.environ.get("CI", "").lower() != "true":
     pytest.importorskip("selenium")             # in CI a missing selenium fails at the import below
 from selenium import webdriver  # noqa: E402
-from selenium.common.exceptions import NoAlertPresentException  # noqa: E402
+from selenium.common.exceptions import NoAlertPresentException, StaleElementReferenceException  # noqa: E402
 from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support import expected_conditions as EC  # noqa: E402
@@ -79,8 +79,13 @@ def shot(driver, name: str) -> None:
         driver.save_screenshot(str(Path(folder) / f"{name}.png"))
 
 
+def until(driver, condition):
+    """Wait up to 30 s for ``condition``; an element replaced by a page update while it is read means "not yet"."""
+    return WebDriverWait(driver, 30, ignored_exceptions=(StaleElementReferenceException,)).until(condition)
+
+
 def wait_for(driver, element_id: str):
-    return WebDriverWait(driver, 30).until(EC.presence_of_element_located((By.ID, element_id)))
+    return until(driver, EC.presence_of_element_located((By.ID, element_id)))
 
 
 def log_in(driver, url: str, name: str, password: str) -> None:
@@ -89,7 +94,7 @@ def log_in(driver, url: str, name: str, password: str) -> None:
     driver.find_element(By.ID, "password").send_keys(password)
     button = driver.find_element(By.ID, "login")
     button.click()
-    WebDriverWait(driver, 30).until(EC.staleness_of(button))  # the answer's page has replaced the form
+    until(driver, EC.staleness_of(button))  # the answer's page has replaced the form
 
 
 def progress_value(driver) -> int:
@@ -140,7 +145,7 @@ def test_login_consent_annotate_with_mouse_and_keyboard_break_and_logout(tmp_pat
         d.find_element(By.ID, "worst-1").click()
         d.find_element(By.ID, "feedback").send_keys("clicked")
         d.find_element(By.ID, "submit").click()
-        WebDriverWait(d, 30).until(lambda drv: progress_value(drv) == 1)
+        until(d, lambda drv: progress_value(drv) == 1)
         first = stored(project, "ann")
         assert first == [(first[0][0], items[2], items[0], "clicked")]
 
@@ -153,13 +158,13 @@ def test_login_consent_annotate_with_mouse_and_keyboard_break_and_logout(tmp_pat
         assert d.find_element(By.ID, "worst-4").is_selected()
         body.send_keys("2")
         body.send_keys("\ue007")                               # Enter
-        WebDriverWait(d, 30).until(lambda drv: progress_value(drv) == 2)
+        until(d, lambda drv: progress_value(drv) == 2)
         assert stored(project, "ann")[-1][1:3] == (items[1], items[3])
 
         # 3. Skip with the S key: nothing stored, a new tuple.
         skipped = d.find_element(By.NAME, "tuple_id").get_attribute("value")
         d.find_element(By.TAG_NAME, "body").send_keys("s")
-        WebDriverWait(d, 30).until(
+        until(d, 
             lambda drv: drv.find_element(By.NAME, "tuple_id").get_attribute("value") != skipped)
         assert len(stored(project, "ann")) == 2
 
@@ -181,7 +186,7 @@ def test_login_consent_annotate_with_mouse_and_keyboard_break_and_logout(tmp_pat
             body.send_keys("1")
             body.send_keys("w")
             body.send_keys("\ue007")
-            WebDriverWait(d, 30).until(lambda drv: drv.find_elements(By.ID, "break") or
+            until(d, lambda drv: drv.find_elements(By.ID, "break") or
                                        progress_value(drv) > done_before)
             if d.find_elements(By.ID, "break"):
                 break
@@ -235,7 +240,8 @@ def test_hostile_texts_are_shown_as_text_and_run_nothing(tmp_path, browser):
             assert shown[item_id] == text                      # displayed literally, characters intact
         note = d.page_source
         assert d.execute_script("return window.__pwned === undefined")
-        assert "javascript:" not in "".join(a.get_attribute("href") or "" for a in d.find_elements(By.TAG_NAME, "a"))
+        hrefs = d.execute_script("return Array.from(document.links, a => a.getAttribute('href') || '').join(' ')")
+        assert "javascript:" not in hrefs                      # read in one go: the page may be updating
         assert note
 
 
