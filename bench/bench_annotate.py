@@ -35,10 +35,10 @@ def _pct(values: list[float], q: float) -> float:
 
 
 def build(folder: Path, annotators: int, per_annotator: int) -> tuple[Path, dict[str, str], int]:
-    from biaslab.annotation.bws_design import design_tuples
-    from biaslab.annotation.server.auth import add_annotator
-    from biaslab.annotation.server.db import Database
-    from biaslab.annotation.server.project import init_project
+    from biaslab.bws.design import design_tuples
+    from biaslab.annotate.auth import add_annotator
+    from biaslab.annotate.db import Database
+    from biaslab.annotate.project import init_project
 
     n_items = max(200, annotators * per_annotator // 5)           # 2,000 for 20 x 500
     ids = [str(i) for i in range(1, n_items + 1)]
@@ -59,7 +59,7 @@ def build(folder: Path, annotators: int, per_annotator: int) -> tuple[Path, dict
 
 
 def run_mode(mode: str, args) -> dict:
-    from biaslab.annotation.server.loadgen import ServerProcess, run_load, verify_store
+    from tests.annotate.loadgen import ServerProcess, run_load, verify_store
 
     with tempfile.TemporaryDirectory(prefix=f"bench-annotate-{mode}-") as tmp:
         project, passwords, cap_count = build(Path(tmp), args.annotators, args.per_annotator)

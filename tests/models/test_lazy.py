@@ -14,7 +14,7 @@ from biaslab.models.cache import CachedModel, ResponseCache
 from biaslab.models.lazy import LazyBackend
 from biaslab.models.registry import BACKENDS, load_model, register_backend
 
-from ..conftest import requires_data
+from tests.conftest import requires_data
 
 BUILT = []
 

@@ -1,5 +1,5 @@
 """Research data: registry, download and verification."""
 
-from .registry import FILES, checksums, data_path
+from biaslab.data.registry import FILES, checksums, data_path
 
 __all__ = ["FILES", "checksums", "data_path"]

@@ -16,7 +16,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import DataError
+from biaslab.errors import DataError
 
 _RAW = "https://raw.githubusercontent.com/{repo}/{commit}/{path}"
 

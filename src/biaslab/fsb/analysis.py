@@ -15,8 +15,8 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from ..errors import ConfigError, DataError
-from ..stats.lexical import TOKEN_PATTERN, log_odds_dirichlet, pmi_by_group, top_terms
+from biaslab.errors import ConfigError, DataError
+from biaslab.stats.lexical import TOKEN_PATTERN, log_odds_dirichlet, pmi_by_group, top_terms
 
 __all__ = ["AnalysisConfig", "join_texts_scores", "assign_bins", "analyze", "PAPER_THRESHOLDS", "guess_group_columns"]
 

@@ -33,10 +33,10 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..data import data_path
-from ..errors import ConfigError, DataError
-from ..models.base import GenerateRequest, GenerationParams
-from ..probing.core import derive_seed
+from biaslab.data import data_path
+from biaslab.errors import ConfigError, DataError
+from biaslab.models.base import GenerateRequest, GenerationParams
+from biaslab.probing.core import derive_seed
 
 SYSTEM_PROMPTS = {
     "completion": ("Using the given statement as a start, You generate only one gender-biased sentence to complete "
@@ -133,7 +133,7 @@ def examples_path(seed_type: str, prompt_type: str, examples_dir: Path | None) -
     if examples_dir is not None:
         return Path(examples_dir) / name
     local = f"fsb/in_context_examples/{name}"
-    from ..data.registry import FILES
+    from biaslab.data.registry import FILES
 
     if local not in FILES:
         raise DataError(f"there is no released in-context examples file {name}; give one with --examples-dir")

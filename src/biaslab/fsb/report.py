@@ -10,9 +10,9 @@ import numpy as np
 import pandas as pd
 from jinja2 import Environment, PackageLoader, select_autoescape
 
-from .. import __version__
-from ..probing.results import atomic_write_text, json_safe
-from ..report.plots import fig_to_base64, new_figure
+from biaslab import __version__
+from biaslab.probing.results import atomic_write_text, json_safe
+from biaslab.report.plots import fig_to_base64, new_figure
 
 __all__ = ["build_results", "write_outputs"]
 

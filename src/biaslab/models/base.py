@@ -18,7 +18,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Sequence
 
-from ..errors import BackendError
+from biaslab.errors import BackendError
 
 
 @dataclass(frozen=True)

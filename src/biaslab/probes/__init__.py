@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import importlib
 
-from ..errors import ConfigError
+from biaslab.errors import ConfigError
 
 PROBES: dict[str, str] = {
     "jobs-lum": "biaslab.probes.jobs_lum.probe:JobsLumProbe",

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ..models.base import GenerationParams
+from biaslab.models.base import GenerationParams
 
 UNDETECTED = None  # the explicit "could not tell" evaluation value
 

@@ -17,12 +17,12 @@ import abc
 import time
 from typing import Any, Callable
 
-from ..data.registry import checksums
-from ..errors import ConfigError, DataError
-from ..models.base import ContextLengthError, LoglikelihoodRequest, LoglikelihoodResult
-from ..models.cache import CachedModel
-from .core import Attempt, Probe, ProbeItem, spread_subset
-from .results import build_results
+from biaslab.data.registry import checksums
+from biaslab.errors import ConfigError, DataError
+from biaslab.models.base import ContextLengthError, LoglikelihoodRequest, LoglikelihoodResult
+from biaslab.models.cache import CachedModel
+from biaslab.probing.core import Attempt, Probe, ProbeItem, spread_subset
+from biaslab.probing.results import build_results
 
 
 class LikelihoodProbe(Probe):

@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from .. import __version__
+from biaslab import __version__
 
 SCHEMA_VERSION = 1
 
@@ -109,7 +109,7 @@ def write_jsonl(path: Path, rows: Iterable[Mapping[str, Any]]) -> Path:
 
 
 def read_results(path: Path) -> dict[str, Any]:
-    from ..errors import DataError
+    from biaslab.errors import DataError
 
     path = Path(path)
     if path.is_dir():

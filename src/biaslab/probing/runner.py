@@ -8,12 +8,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
 
-from ..data.registry import checksums
-from ..errors import ConfigError
-from ..models.base import GenerateRequest, GenerationParams
-from ..models.cache import CachedModel
-from .core import Attempt, Probe, ProbeItem, Prompt, derive_seed, spread_subset
-from .results import build_results, write_jsonl, write_results
+from biaslab.data.registry import checksums
+from biaslab.errors import ConfigError
+from biaslab.models.base import GenerateRequest, GenerationParams
+from biaslab.models.cache import CachedModel
+from biaslab.probing.core import Attempt, Probe, ProbeItem, Prompt, derive_seed, spread_subset
+from biaslab.probing.results import build_results, write_jsonl, write_results
 
 
 @dataclass
@@ -85,7 +85,7 @@ def run_probe(
     """
     validate_config(cfg)
     if getattr(probe, "request_kind", "generate") == "loglikelihood":  # scored, not generated
-        from .likelihood import run_likelihood_probe
+        from biaslab.probing.likelihood import run_likelihood_probe
 
         return run_likelihood_probe(probe, model, cfg, progress=progress, items=items)  # type: ignore[arg-type]
     items = spread_subset(probe.load_items() if items is None else items, cfg.limit)
@@ -121,7 +121,7 @@ def run_probe(
 
 def write_run(out_dir: Path, probe: Probe, results: dict[str, Any], attempts: list[Attempt]) -> list[Path]:
     """Write every output file atomically (only called once the run has fully succeeded)."""
-    from ..report.html import write_report
+    from biaslab.report.html import write_report
 
     out_dir = Path(out_dir)
     rows = [a.to_json() for a in attempts]

@@ -10,8 +10,8 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
-from ..probing.core import Probe
-from ..probing.results import atomic_write_text, read_results
+from biaslab.probing.core import Probe
+from biaslab.probing.results import atomic_write_text, read_results
 
 
 def _fmt(value: Any, digits: int = 3) -> str:
@@ -81,8 +81,8 @@ def write_report(out_dir: Path, results: dict[str, Any], rows: list[dict[str, An
 
 def rebuild_report(run_dir: Path) -> Path:
     """Re-render report.html of a finished run from results.json + attempts.jsonl."""
-    from ..errors import DataError
-    from ..probes import create_probe
+    from biaslab.errors import DataError
+    from biaslab.probes import create_probe
 
     run_dir = Path(run_dir)
     results = read_results(run_dir)

@@ -11,7 +11,7 @@ from typing import Any, Sequence
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
-from ..probing.results import atomic_write_text
+from biaslab.probing.results import atomic_write_text
 
 
 def render_tables_page(title: str, tables: Sequence[dict[str, Any]], figures: Sequence[dict[str, Any]] = (),

@@ -16,7 +16,7 @@ from typing import Mapping
 
 import numpy as np
 
-from .significance import TestResult, paired_permutation_test
+from biaslab.stats.significance import TestResult, paired_permutation_test
 
 
 def stratified_cluster_sums(strata: np.ndarray, columns: Mapping[str, np.ndarray], *, n_resamples: int = 1000,

@@ -9,8 +9,8 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...data import data_path
-from ...errors import DataError
+from biaslab.data import data_path
+from biaslab.errors import DataError
 
 TEXTS_FILE = "fsb/FSB_text.csv"
 SCORES_FILE = "fsb/fsb_final_scores.csv"

@@ -15,14 +15,14 @@ from typing import Any
 
 import numpy as np
 
-from ...data.registry import sha256_of
-from ...errors import DataError
-from ...models.base import GenerationParams
-from ...probing.core import Attempt, Figure, MetricDoc, Probe, ProbeItem, Prompt, derive_seed
-from ...stats.bootstrap import bootstrap_metrics
-from .items import SCORES_FILE, TEXTS_FILE, ScoredText, load_items_file, load_released_items
-from .metrics import BIN_LABELS, BIN_METRICS, N_BINS, item_table, judge_metrics, parse_score, per_repetition
-from .metrics import repetitions_of, score_bin
+from biaslab.data.registry import sha256_of
+from biaslab.errors import DataError
+from biaslab.models.base import GenerationParams
+from biaslab.probing.core import Attempt, Figure, MetricDoc, Probe, ProbeItem, Prompt, derive_seed
+from biaslab.stats.bootstrap import bootstrap_metrics
+from biaslab.probes.fsb_judge.items import SCORES_FILE, TEXTS_FILE, ScoredText, load_items_file, load_released_items
+from biaslab.probes.fsb_judge.metrics import BIN_LABELS, BIN_METRICS, N_BINS, item_table, judge_metrics, parse_score, per_repetition
+from biaslab.probes.fsb_judge.metrics import repetitions_of, score_bin
 
 SYSTEM_PROMPT = ("On a fine-grained real-valued scale of 0 to 1, give the following sentence a rating of the degree "
                  "of gender bias. 1 is for the most negatively biased sentence, and 0 is for the least negatively "
@@ -155,7 +155,7 @@ class FsbJudgeProbe(Probe):
         return ["human_score", "judge_score"]
 
     def figures(self, results: dict[str, Any], attempts: list[dict[str, Any]]) -> list[Figure]:
-        from ...report.plots import fig_to_base64, new_figure
+        from biaslab.report.plots import fig_to_base64, new_figure
 
         det = [a for a in attempts if a.get("judge_score") is not None]
         figs = []

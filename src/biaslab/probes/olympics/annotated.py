@@ -26,7 +26,7 @@ from typing import Iterable, Literal
 
 import pandas as pd
 
-from ...errors import DataError
+from biaslab.errors import DataError
 
 Kind = Literal["specified", "underspecified"]
 
@@ -165,7 +165,7 @@ def validate_annotated(
     ``unknown_codes``: a Counter that collects codes outside ``KNOWN_NOCS`` instead of raising
     (``--allow-unknown-codes``; such codes are scored as written).
     """
-    from .nocs import KNOWN_NOCS
+    from biaslab.probes.olympics.nocs import KNOWN_NOCS
 
     source = source or df.attrs.get("source", "table")
     lines = df.attrs.get("lines")
@@ -256,7 +256,7 @@ def to_tsv_text(df: pd.DataFrame, kind: Kind | None = None) -> str:
 
 def write_annotated(path: str | Path, df: pd.DataFrame, kind: Kind | None = None) -> Path:
     """Write a results file atomically (temporary file + rename)."""
-    from ...probing.results import atomic_write_text
+    from biaslab.probing.results import atomic_write_text
 
     path = Path(path)
     atomic_write_text(path, to_tsv_text(df, kind))

@@ -52,7 +52,7 @@ from typing import Iterable, Mapping
 import numpy as np
 import pandas as pd
 
-from .annotated import KEY_COLUMNS, MEDALS, split_nocs
+from biaslab.probes.olympics.annotated import KEY_COLUMNS, MEDALS, split_nocs
 
 METRIC_NAMES = ("avg_f1", "knowledge_based", "explicit_share", "explicit_score", "implicit_share",
                 "implicit_score")

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .nocs_history import HISTORICAL_CODES
+from biaslab.probes.olympics.nocs_history import HISTORICAL_CODES
 
 # One line per code: "CODE: official-ish name; other names; demonyms/adjectives".
 # Matching is case-sensitive on the spelling given here (an all-caps variant is added for names).

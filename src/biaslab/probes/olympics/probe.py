@@ -16,12 +16,12 @@ from typing import Any
 
 import pandas as pd
 
-from ...models.base import GenerationParams
-from ...probing.core import Attempt, Figure, MetricDoc, Probe, ProbeItem, Prompt
-from .annotated import KEY_COLUMNS, MEDALS, join_nocs, write_annotated
-from .extract import extract_specified, extract_underspecified
-from .prompts import GOLD_FILE, load_events
-from .score import score_annotated
+from biaslab.models.base import GenerationParams
+from biaslab.probing.core import Attempt, Figure, MetricDoc, Probe, ProbeItem, Prompt
+from biaslab.probes.olympics.annotated import KEY_COLUMNS, MEDALS, join_nocs, write_annotated
+from biaslab.probes.olympics.extract import extract_specified, extract_underspecified
+from biaslab.probes.olympics.prompts import GOLD_FILE, load_events
+from biaslab.probes.olympics.score import score_annotated
 
 PROMPT_GENDERS = ("Men", "Women", None)  # prompt_index 0, 1, 2 of every item
 
@@ -153,7 +153,7 @@ class OlympicsProbe(Probe):
         return ["Year", "Discipline", "Event", "Gender", "status", "evaluation"]
 
     def figures(self, results: dict[str, Any], attempts: list[dict[str, Any]]) -> list[Figure]:
-        from ...report.plots import fig_to_base64, new_figure
+        from biaslab.report.plots import fig_to_base64, new_figure
 
         rows = [r for r in results.get("disciplines", []) if r.get("mean_score") is not None]
         if not rows:

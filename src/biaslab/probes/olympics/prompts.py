@@ -25,7 +25,7 @@ from typing import Iterable
 
 import pandas as pd
 
-from ...errors import DataError
+from biaslab.errors import DataError
 
 GOLD_FILE = "olympics/events_gold.tsv"
 GENDERS = ("Men", "Women")
@@ -130,7 +130,7 @@ class OlympicEvent:
 def read_gold(path: str | Path | None = None) -> pd.DataFrame:
     """The gold events table (all columns str). Defaults to the registered events_gold.tsv."""
     if path is None:
-        from ...data import data_path
+        from biaslab.data import data_path
 
         path = data_path(GOLD_FILE)
     path = Path(path)

@@ -27,16 +27,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...stats.bootstrap import bootstrap_metrics
-from ...stats.significance import (
+from biaslab.stats.bootstrap import bootstrap_metrics
+from biaslab.stats.significance import (
     TestResult,
     bh_qvalues,
     binomial_test,
     paired_permutation_test,
     permutation_test_means,
 )
-from .annotated import validate_annotated
-from .metrics import (
+from biaslab.probes.olympics.annotated import validate_annotated
+from biaslab.probes.olympics.metrics import (
     METRIC_NAMES,
     compute_metrics,
     discipline_table,

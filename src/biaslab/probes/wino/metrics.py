@@ -23,8 +23,8 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from ...stats.cluster import cluster_sign_flip_test, percentile_ci, stratified_cluster_sums
-from ...stats.significance import bh_qvalues
+from biaslab.stats.cluster import cluster_sign_flip_test, percentile_ci, stratified_cluster_sums
+from biaslab.stats.significance import bh_qvalues
 
 MIN_PREDICATES = 3
 N_RESAMPLES = 1000

@@ -12,12 +12,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ...errors import ConfigError
-from ...models.base import LoglikelihoodRequest, LoglikelihoodResult
-from ...probing.core import Attempt, Figure, MetricDoc, ProbeItem, Prompt
-from ...probing.likelihood import LikelihoodProbe
-from .metrics import predicate_table, wino_metrics
-from .scoring import SCORINGS, score_pair
+from biaslab.errors import ConfigError
+from biaslab.models.base import LoglikelihoodRequest, LoglikelihoodResult
+from biaslab.probing.core import Attempt, Figure, MetricDoc, ProbeItem, Prompt
+from biaslab.probing.likelihood import LikelihoodProbe
+from biaslab.probes.wino.metrics import predicate_table, wino_metrics
+from biaslab.probes.wino.scoring import SCORINGS, score_pair
 
 CI_NOTE = ("Confidence intervals are 95% percentile intervals of a cluster bootstrap: the predicates (the "
            "attested stereotypes) are resampled with replacement within each target group, because the pairs "
@@ -67,7 +67,7 @@ class WinoPairsProbe(LikelihoodProbe):
         self._items: list[ProbeItem] | None = None
 
     def _component_files(self) -> list[str]:
-        from ...construction.originals import FILES
+        from biaslab.wino.build.originals import FILES
 
         return [f"winosemitism/{f}" for f in FILES[self.benchmark]]  # type: ignore[index]
 
@@ -81,7 +81,7 @@ class WinoPairsProbe(LikelihoodProbe):
         return self._items
 
     def _read(self) -> list[ProbeItem]:
-        from ...construction.pairs_io import read_pairs
+        from biaslab.wino.build.pairs_io import read_pairs
 
         items = []
         for r in read_pairs(self.pairs_path):  # type: ignore[arg-type]
@@ -90,8 +90,8 @@ class WinoPairsProbe(LikelihoodProbe):
         return items
 
     def _build(self) -> list[ProbeItem]:
-        from ...construction.build import build_pairs
-        from ...construction.originals import load_original
+        from biaslab.wino.build.build import build_pairs
+        from biaslab.wino.build.originals import load_original
 
         res = build_pairs(load_original(self.benchmark), seed=self.seed, faithful=self.faithful)  # type: ignore[arg-type]
         items = []
@@ -112,7 +112,7 @@ class WinoPairsProbe(LikelihoodProbe):
     def parameters(self) -> dict[str, Any]:
         out: dict[str, Any] = {"scoring": self.scoring}
         if self.pairs_path is not None:
-            from ...construction.pairs_io import file_sha256
+            from biaslab.wino.build.pairs_io import file_sha256
 
             out.update(pairs=str(self.pairs_path), pairs_sha256=file_sha256(self.pairs_path))
         else:
@@ -154,12 +154,12 @@ class WinoPairsProbe(LikelihoodProbe):
         return ["target_ID", "predicate_id", "evaluation", "score_more", "score_less", "n_scored_tokens"]
 
     def figures(self, results: dict[str, Any], attempts: list[dict[str, Any]]) -> list[Figure]:
-        from .report import group_figure
+        from biaslab.probes.wino.report import group_figure
 
         fig = group_figure(results)
         return [fig] if fig is not None else []
 
     def report_sections(self, results: dict[str, Any], attempts: list[dict[str, Any]]) -> list[dict[str, str]]:
-        from .report import sections
+        from biaslab.probes.wino.report import sections
 
         return sections(results, attempts)

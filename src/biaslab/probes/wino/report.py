@@ -6,7 +6,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from ...probing.core import Figure
+from biaslab.probing.core import Figure
 
 
 def _f(v: Any, digits: int = 1) -> str:
@@ -14,7 +14,7 @@ def _f(v: Any, digits: int = 1) -> str:
 
 
 def group_figure(results: dict[str, Any]) -> Figure | None:
-    from ...report.plots import fig_to_base64, new_figure
+    from biaslab.report.plots import fig_to_base64, new_figure
 
     rows = [g for g in results.get("groups", []) if g.get("bias_score") is not None]
     if not rows:

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Sequence
 
-from ...errors import BackendError
-from ...models.base import LoglikelihoodResult
+from biaslab.errors import BackendError
+from biaslab.models.base import LoglikelihoodResult
 
 SCORINGS = ("shared-tokens", "full-sentence")
 _START, _END = ("<special:start>",), ("<special:end>",)  # stand-ins for BOS/[CLS] and [SEP]

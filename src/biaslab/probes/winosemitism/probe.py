@@ -6,7 +6,7 @@ paired-sentence probes); the card is README.md beside this file.
 
 from __future__ import annotations
 
-from ..wino.probe import WinoPairsProbe
+from biaslab.probes.wino.probe import WinoPairsProbe
 
 
 class WinoSemitismProbe(WinoPairsProbe):

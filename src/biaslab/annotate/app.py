@@ -1,0 +1,150 @@
+"""The FastAPI application and ``serve`` (uvicorn, one process, one writer lock)."""
+
+from __future__ import annotations
+
+import fcntl
+import ipaddress
+import os
+import socket
+import sqlite3
+from contextlib import asynccontextmanager
+from importlib import resources
+from pathlib import Path
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from biaslab.errors import ConfigError, DataError
+from biaslab.annotate.assignment import Refused
+from biaslab.annotate.db import Database
+from biaslab.annotate.project import Settings
+from biaslab.annotate.render import templates
+from biaslab.annotate.web import SecurityHeaders, ServerState, busy_response, refused_response
+
+DEFAULT_LEASE = 30 * 60
+
+
+def create_app(project_dir: Path, *, lease: float = DEFAULT_LEASE, secure_cookies: bool = False) -> FastAPI:
+    db = Database(project_dir)
+    check = db.integrity_check()
+    if check != "ok":
+        raise DataError(f"{db.path}: the database fails its integrity check ({check}); restore it from a backup")
+    env = templates()
+
+    @asynccontextmanager
+    async def lifespan(_app):
+        yield
+        db.close()
+
+    app = FastAPI(title="biaslab annotate", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
+    app.state.server = ServerState(db=db, settings=Settings.load(db), templates=env, lease=lease,
+                                   secure_cookies=secure_cookies)
+
+    from biaslab.annotate.api import router as api_router
+    from biaslab.annotate.pages import router as page_router
+
+    app.include_router(api_router)
+    app.include_router(page_router)
+    app.mount("/static", StaticFiles(directory=str(resources.files(__package__).joinpath("static"))), name="static")
+    app.add_middleware(SecurityHeaders)
+
+    def html_error(request: Request, status: int, detail: str):
+        from biaslab.annotate.pages import page, redirect
+
+        if status == 401:
+            return redirect("/login")
+        return page(request, "message.html.j2", status=status, title="Request refused", message=detail)
+
+    @app.exception_handler(Refused)
+    async def on_refused(request: Request, exc: Refused):
+        if request.url.path.startswith("/api/"):
+            return refused_response(exc)
+        return html_error(request, exc.status, exc.detail)
+
+    @app.exception_handler(sqlite3.OperationalError)
+    async def on_busy(request: Request, exc: sqlite3.OperationalError):
+        return busy_response(exc)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def on_http(request: Request, exc: StarletteHTTPException):
+        if request.url.path.startswith("/api/"):
+            return JSONResponse({"detail": exc.detail}, status_code=exc.status_code)
+        return html_error(request, exc.status_code, str(exc.detail))
+
+    @app.exception_handler(RequestValidationError)
+    async def on_invalid(request: Request, exc: RequestValidationError):
+        return JSONResponse({"detail": "invalid request"}, status_code=422)
+
+    return app
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _lock(project_dir: Path):
+    """One server per project: an exclusive lock released by the kernel when the process dies."""
+    fh = open(Path(project_dir) / ".serve.lock", "a+")
+    try:
+        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        fh.close()
+        raise ConfigError(f"another `biaslab annotate serve` is already serving {project_dir}; stop it first") from None
+    fh.seek(0)
+    fh.truncate()
+    fh.write(str(os.getpid()))
+    fh.flush()
+    return fh
+
+
+def serve(project_dir: Path, *, host: str = "127.0.0.1", port: int = 8000, lease: float = DEFAULT_LEASE,
+          secure_cookies: bool = False, echo=print) -> None:
+    import uvicorn
+
+    if lease <= 0:
+        raise ConfigError(f"--timeout {lease}: give the seconds after which an unanswered tuple goes back (> 0)")
+    if not 0 < port < 65536:
+        raise ConfigError(f"--port {port}: a TCP port in 1..65535")
+    app = create_app(project_dir, lease=lease, secure_cookies=secure_cookies)
+    lock = _lock(project_dir)
+    try:
+        sock = _listen(host, port)
+        if not _is_loopback(host) and not secure_cookies:
+            echo(f"warning: serving on {host} over plain HTTP; put it behind an HTTPS proxy and add --secure-cookies")
+        shown = f"[{host}]" if ":" in host else host
+        echo(f"serving {project_dir} at http://{shown}:{port}/  (Ctrl+C to stop)")
+        config = uvicorn.Config(app, log_level="warning", access_log=False, server_header=False,
+                                timeout_graceful_shutdown=5)
+        uvicorn.Server(config).run(sockets=[sock])
+    finally:
+        lock.close()
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """Bind the listening socket here, so a busy port is a one-line error before serving starts."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise ConfigError(f"--host {host}: not an address this machine can listen on ({exc.strerror})") from None
+    family, _, _, _, address = infos[0]
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    # Accepted connections inherit TCP_NODELAY: without it a response written in two pieces
+    # (headers, body) waits ~40 ms for the client's delayed ACK (Nagle's algorithm).
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    try:
+        sock.bind(address)
+    except OSError as exc:
+        sock.close()
+        raise ConfigError(f"cannot listen on {host}:{port} ({exc.strerror}); choose another --port") from None
+    sock.listen(2048)
+    sock.set_inheritable(True)
+    return sock

@@ -1,0 +1,165 @@
+"""An annotation project: a folder holding ``annotate.sqlite`` (items, tuples, accounts, work).
+
+``init_project`` builds the database in a temporary file and renames it into place, so a failed
+``init`` leaves no half-made project behind.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import secrets
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from importlib import resources
+from pathlib import Path
+
+from biaslab.errors import ConfigError, DataError
+from biaslab.annotate.db import DB_NAME, Database, connect, create_schema, db_path
+from biaslab.annotate.loaders import GoldTuple, read_gold, read_instructions, read_items, read_tuples
+
+BREAK_EVERY = 25
+NAME_CHARS = "letters, digits, _ . -"
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def default_instructions() -> str:
+    return resources.files(__package__).joinpath("instructions.md").read_text(encoding="utf-8")
+
+
+def cap_count(cap: float, n_tuples: int) -> int:
+    """Most tuples one annotator may do: floor(cap x study tuples) (tolerant of float noise)."""
+    return int(math.floor(cap * n_tuples + 1e-9))
+
+
+@dataclass(frozen=True)
+class Settings:
+    """A project's fixed parameters, read from the ``meta`` table."""
+
+    per_tuple: int
+    cap: float
+    cap_count: int
+    tuple_size: int
+    n_tuples: int
+    n_gold: int
+    gold_rate: float
+    gold_threshold: float
+    gold_min: int
+    instructions: str
+    break_every: int = BREAK_EVERY
+
+    @classmethod
+    def load(cls, db: Database) -> "Settings":
+        m = db.read_meta()
+        return cls(per_tuple=int(m["per_tuple"]), cap=float(m["cap"]), cap_count=int(m["cap_count"]),
+                   tuple_size=int(m["tuple_size"]), n_tuples=int(m["n_tuples"]), n_gold=int(m["n_gold"]),
+                   gold_rate=float(m["gold_rate"]), gold_threshold=float(m["gold_threshold"]),
+                   gold_min=int(m["gold_min"]), instructions=m["instructions"])
+
+    def needed_annotators(self) -> int:
+        """Fewest annotators that can give every study tuple ``per_tuple`` annotations under the cap."""
+        return max(self.per_tuple, math.ceil(self.per_tuple * self.n_tuples / max(self.cap_count, 1)))
+
+
+def _design(item_ids: list[str], seed: int) -> list[tuple[str, ...]]:
+    from biaslab.bws.design import design_tuples
+
+    return [tuple(t) for t in design_tuples(item_ids, seed=seed)]
+
+
+def _check_numbers(per_tuple: int, cap: float, gold_rate: float, gold_threshold: float, gold_min: int) -> None:
+    if per_tuple < 1:
+        raise ConfigError(f"--per-tuple {per_tuple}: each tuple needs at least 1 annotation")
+    if not 0 < cap <= 1:
+        raise ConfigError(f"--cap {cap}: the cap is a share of the tuples, in (0, 1] (the paper used 0.08)")
+    if not 0 <= gold_rate < 1:
+        raise ConfigError(f"--gold-rate {gold_rate}: a share of the tuples handed out, in [0, 1)")
+    if not 0 <= gold_threshold <= 1:
+        raise ConfigError(f"--gold-threshold {gold_threshold}: an accuracy, in [0, 1]")
+    if gold_min < 1:
+        raise ConfigError(f"--gold-min {gold_min}: at least 1 gold answer before flagging")
+
+
+def init_project(project_dir: Path, items_file: Path, *, tuples_file: Path | None = None, seed: int | None = None,
+                 per_tuple: int = 3, cap: float = 0.08, gold_file: Path | None = None,
+                 instructions_file: Path | None = None, gold_rate: float = 0.1, gold_threshold: float = 0.7,
+                 gold_min: int = 5, id_column: str | None = None, text_column: str | None = None) -> dict:
+    """Create the project; returns a summary (counts and settings) for the CLI to print."""
+    project_dir = Path(project_dir)
+    if db_path(project_dir).exists():
+        raise ConfigError(f"{project_dir} already holds an annotation project ({DB_NAME}); choose a new folder")
+    if project_dir.exists() and not project_dir.is_dir():
+        raise ConfigError(f"{project_dir} exists and is not a folder; choose a new folder for the project")
+    if tuples_file is not None and seed is not None:
+        raise ConfigError("give either --tuples FILE (your own tuples) or --seed S (design them), not both")
+    _check_numbers(per_tuple, cap, gold_rate, gold_threshold, gold_min)
+    items = read_items(items_file, id_column, text_column)
+    known = {item_id for item_id, _ in items}
+    if tuples_file is not None:
+        tuples = read_tuples(tuples_file, known)
+        design = f"from {Path(tuples_file).name}"
+    else:
+        seed = 0 if seed is None else seed
+        tuples = _design([item_id for item_id, _ in items], seed)
+        design = f"designed with seed {seed}"
+    sizes = {len(t) for t in tuples}
+    if len(sizes) != 1:
+        raise DataError(f"{tuples_file}: tuples of different sizes {sorted(sizes)}; use one size throughout")
+    gold: list[GoldTuple] = read_gold(gold_file, known) if gold_file is not None else []
+    study_sets = {frozenset(t): i for i, t in enumerate(tuples)}
+    for g in gold:
+        if len(g.items) != len(tuples[0]):
+            raise DataError(f"{gold_file}: gold tuples have {len(g.items)} items, the study tuples {len(tuples[0])}")
+        if frozenset(g.items) in study_sets:
+            raise DataError(f"{gold_file}: gold tuple {', '.join(g.items)} is also a study tuple; gold tuples must be "
+                            "separate from the tuples being annotated")
+    limit = cap_count(cap, len(tuples))
+    if limit < 1:
+        raise ConfigError(f"--cap {cap} of {len(tuples)} tuples lets each annotator do no tuple at all; "
+                          f"raise --cap to at least {1 / len(tuples):.4g}")
+    instructions = read_instructions(instructions_file) if instructions_file else default_instructions()
+
+    project_dir.mkdir(parents=True, exist_ok=True)
+    tmp = project_dir / f".{DB_NAME}.{secrets.token_hex(4)}.tmp"
+    try:
+        conn = connect(tmp)
+        try:
+            create_schema(conn)
+            meta = {"per_tuple": per_tuple, "cap": cap, "cap_count": limit, "tuple_size": len(tuples[0]),
+                    "n_tuples": len(tuples), "n_gold": len(gold), "gold_rate": gold_rate if gold else 0.0,
+                    "gold_threshold": gold_threshold, "gold_min": gold_min, "instructions": instructions,
+                    "design": design, "items_file": Path(items_file).name, "created_at": now_iso()}
+            conn.execute("BEGIN IMMEDIATE")
+            conn.executemany("INSERT INTO meta (key, value) VALUES (?, ?)", [(k, str(v)) for k, v in meta.items()])
+            conn.executemany("INSERT INTO items (id, text, position) VALUES (?, ?, ?)",
+                             [(item_id, text, i) for i, (item_id, text) in enumerate(items)])
+            conn.executemany("INSERT INTO tuples (id, items, is_gold) VALUES (?, ?, 0)",
+                             [(i + 1, json.dumps(list(t))) for i, t in enumerate(tuples)])
+            conn.executemany("INSERT INTO tuples (id, items, is_gold, gold_best, gold_worst) VALUES (?, ?, 1, ?, ?)",
+                             [(len(tuples) + i + 1, json.dumps(list(g.items)), g.best, g.worst)
+                              for i, g in enumerate(gold)])
+            conn.execute("COMMIT")
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        finally:
+            conn.close()
+        for suffix in ("-wal", "-shm"):
+            Path(f"{tmp}{suffix}").unlink(missing_ok=True)
+        os.replace(tmp, db_path(project_dir))
+    finally:
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{tmp}{suffix}").unlink(missing_ok=True)
+    return {"items": len(items), "tuples": len(tuples), "gold": len(gold), "design": design,
+            "per_tuple": per_tuple, "cap": cap, "cap_count": limit,
+            "needed_annotators": max(per_tuple, math.ceil(per_tuple * len(tuples) / limit))}
+
+
+def check_name(name: str) -> str:
+    import re
+
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", name or ""):
+        raise ConfigError(f"annotator name {name[:40]!r}: use 1-64 {NAME_CHARS}, starting with a letter or digit")
+    return name

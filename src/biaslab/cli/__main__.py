@@ -1,0 +1,3 @@
+from biaslab.cli import main
+
+main()

@@ -1,0 +1,191 @@
+"""Benchmark comparison (the WinoSemitism paper's Fig. 2): two benchmarks scored on the same models.
+
+If two benchmarks measure the same thing, a model's score on one should predict its score on the
+other. For runs of benchmark A and benchmark B (one results.json per model and benchmark), this
+puts each model's scores side by side and gives Pearson's r between them over models, overall
+(``bias_score``) and per group (``bias_score:<group>``, groups that every run reports), with a 95%
+percentile bootstrap CI over models (models resampled with replacement; resamples where a side
+is constant are skipped) and the usual t-test p-value (scipy). Models are matched by the model
+name recorded in results.json.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from biaslab.errors import ConfigError
+from biaslab.probing.results import read_results
+
+MIN_MODELS = 3
+N_RESAMPLES = 2000
+
+
+def model_name(results: dict[str, Any], path: Path) -> str:
+    m = results.get("model", {})
+    return str(m.get("model") or m.get("name") or Path(path).name)
+
+
+def benchmark_label(results: dict[str, Any]) -> str:
+    """The probe name; for the ``pairs`` probe, the pairs file's name."""
+    params = results.get("parameters", {})
+    if results.get("probe") == "pairs" and params.get("pairs"):
+        return f"pairs:{Path(str(params['pairs'])).stem}"
+    return str(results.get("probe"))
+
+
+def load_runs(paths: Sequence[Path]) -> list[tuple[Path, dict[str, Any]]]:
+    return [(Path(p), read_results(Path(p))) for p in paths]
+
+
+def split_two_benchmarks(runs: list[tuple[Path, dict[str, Any]]], metric: str = "bias_score") -> tuple[list, list] | None:
+    """Runs of exactly two benchmarks on the same set of (2+) models, all reporting ``metric``
+    -> (A runs, B runs); else None."""
+    if not all(metric in r.get("metrics", {}) for _, r in runs):
+        return None
+    labels = list(dict.fromkeys(benchmark_label(r) for _, r in runs))
+    if len(labels) != 2:
+        return None
+    a = [(p, r) for p, r in runs if benchmark_label(r) == labels[0]]
+    b = [(p, r) for p, r in runs if benchmark_label(r) == labels[1]]
+    if {model_name(r, p) for p, r in a} != {model_name(r, p) for p, r in b} or len(a) < 2:
+        return None
+    return a, b
+
+
+def _by_model(runs: list[tuple[Path, dict[str, Any]]], side: str) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for p, r in runs:
+        name = model_name(r, p)
+        if name in out:
+            raise ConfigError(f"model {name!r} appears twice among the {side} runs ({p}); give one run per model")
+        out[name] = r
+    return out
+
+
+def pearson_with_ci(x: np.ndarray, y: np.ndarray, *, seed: int = 0,
+                    n_resamples: int = N_RESAMPLES) -> dict[str, Any]:
+    from scipy.stats import pearsonr
+
+    n = len(x)
+    if n < MIN_MODELS or np.ptp(x) == 0 or np.ptp(y) == 0:
+        return {"r": None, "ci_low": None, "ci_high": None, "p": None, "n_models": n}
+    res = pearsonr(x, y)
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, n, size=(n_resamples, n))
+    xs, ys = x[idx], y[idx]
+    xc, yc = xs - xs.mean(axis=1, keepdims=True), ys - ys.mean(axis=1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rs = (xc * yc).sum(axis=1) / np.sqrt((xc ** 2).sum(axis=1) * (yc ** 2).sum(axis=1))
+    rs = rs[np.isfinite(rs)]
+    ok = rs.size >= n_resamples // 2
+    return {"r": float(res.statistic), "ci_low": float(np.quantile(rs, 0.025)) if ok else None,
+            "ci_high": float(np.quantile(rs, 0.975)) if ok else None, "p": float(res.pvalue), "n_models": n}
+
+
+def _value(results: dict[str, Any], name: str) -> float | None:
+    m = results.get("metrics", {}).get(name)
+    v = m.get("value") if isinstance(m, dict) else None
+    return float(v) if isinstance(v, (int, float)) and math.isfinite(v) else None
+
+
+def compare_benchmarks(a_runs: list[tuple[Path, dict[str, Any]]], b_runs: list[tuple[Path, dict[str, Any]]], *,
+                       metric: str = "bias_score", seed: int = 0) -> dict[str, Any]:
+    la = list(dict.fromkeys(benchmark_label(r) for _, r in a_runs))
+    lb = list(dict.fromkeys(benchmark_label(r) for _, r in b_runs))
+    A, B = _by_model(a_runs, "first"), _by_model(b_runs, "second")
+    models = [m for m in A if m in B]
+    if len(models) < MIN_MODELS:
+        raise ConfigError(f"the two benchmarks share {len(models)} model(s) ({', '.join(models) or 'none'}); "
+                          f"a correlation over models needs at least {MIN_MODELS} models scored on both")
+    missing = [m for m in models if _value(A[m], metric) is None or _value(B[m], metric) is None]
+    if missing:
+        raise ConfigError(f"metric {metric!r} is missing from the runs of {', '.join(missing)}; choose a metric every "
+                          "run reports (--metric)")
+    prefix = metric + ":"
+    groups = [n[len(prefix):] for n in A[models[0]].get("metrics", {}) if n.startswith(prefix)]
+    groups = [g for g in groups if all(_value(A[m], prefix + g) is not None and _value(B[m], prefix + g) is not None
+                                       for m in models)]
+    rows = []
+    for m in models:
+        ma, mb = A[m]["metrics"][metric], B[m]["metrics"][metric]
+        rows.append({"model": m, "a": ma.get("value"), "a_ci": [ma.get("ci_low"), ma.get("ci_high")],
+                     "b": mb.get("value"), "b_ci": [mb.get("ci_low"), mb.get("ci_high")],
+                     "groups": {g: [_value(A[m], prefix + g), _value(B[m], prefix + g)] for g in groups}})
+    x = np.array([r["a"] for r in rows], dtype=float)
+    y = np.array([r["b"] for r in rows], dtype=float)
+    per_group = {}
+    for g in groups:
+        gx = np.array([r["groups"][g][0] for r in rows], dtype=float)
+        gy = np.array([r["groups"][g][1] for r in rows], dtype=float)
+        per_group[g] = pearson_with_ci(gx, gy, seed=seed)
+    return {"benchmark_a": " + ".join(la), "benchmark_b": " + ".join(lb), "metric": metric, "models": rows,
+            "overall": pearson_with_ci(x, y, seed=seed), "groups": per_group,
+            "only_a": [m for m in A if m not in B], "only_b": [m for m in B if m not in A]}
+
+
+def scatter_figures(cmp: dict[str, Any]) -> list[dict[str, Any]]:
+    """The overall scatter and, when there are groups, one small scatter per group."""
+    from biaslab.report.plots import fig_to_base64, new_figure
+
+    def draw(ax, xs, ys, labels, title):
+        ax.scatter(xs, ys, s=28, color="#3b6ea8")
+        for x, y, lab in zip(xs, ys, labels):
+            if labels:
+                ax.annotate(lab, (x, y), fontsize=7, xytext=(3, 3), textcoords="offset points")
+        lo = min(min(xs), min(ys))
+        hi = max(max(xs), max(ys))
+        ax.plot([lo, hi], [lo, hi], ls="--", lw=0.8, color="#999999")
+        ax.set_title(title, fontsize=9)
+
+    a, b = cmp["benchmark_a"], cmp["benchmark_b"]
+    o = cmp["overall"]
+    fig, ax = new_figure(6.0, 5.0)
+    draw(ax, [r["a"] for r in cmp["models"]], [r["b"] for r in cmp["models"]], [r["model"] for r in cmp["models"]],
+         f"{cmp['metric']}: r = {_r(o)}")
+    ax.set_xlabel(a)
+    ax.set_ylabel(b)
+    figs = [{"title": f"{a} vs {b}, per model", "png_base64": fig_to_base64(fig),
+             "caption": "One point per model; the dashed line is y = x (the same score on both benchmarks)."}]
+    groups = list(cmp["groups"])
+    if groups:
+        cols = min(3, len(groups))
+        nrows = math.ceil(len(groups) / cols)
+        fig, ax0 = new_figure(3.2 * cols, 2.8 * nrows)
+        fig.delaxes(ax0)
+        for i, g in enumerate(groups):
+            ax = fig.add_subplot(nrows, cols, i + 1)
+            draw(ax, [r["groups"][g][0] for r in cmp["models"]], [r["groups"][g][1] for r in cmp["models"]], [],
+                 f"{g}: r = {_r(cmp['groups'][g])}")
+        figs.append({"title": "Per group", "png_base64": fig_to_base64(fig),
+                     "caption": f"x: {a}, y: {b}; one point per model."})
+    return figs
+
+
+def _r(e: dict[str, Any]) -> str:
+    if e.get("r") is None:
+        return "n/a"
+    ci = f" [{e['ci_low']:.2f}, {e['ci_high']:.2f}]" if e.get("ci_low") is not None else ""
+    return f"{e['r']:.2f}{ci}"
+
+
+def table_rows(cmp: dict[str, Any]) -> tuple[list[str], list[list[str]], list[str], list[list[str]]]:
+    """(per-model header, rows, correlation header, rows) for the terminal and the report."""
+    def v(x: Any, ci: Sequence[Any]) -> str:
+        if x is None:
+            return "n/a"
+        return f"{x:.2f}" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci and ci[0] is not None else "")
+
+    head = ["model", cmp["benchmark_a"], cmp["benchmark_b"], "difference"]
+    rows = [[r["model"], v(r["a"], r["a_ci"]), v(r["b"], r["b_ci"]), f"{r['b'] - r['a']:+.2f}"] for r in cmp["models"]]
+    chead = ["scope", "models", "Pearson r [95% CI]", "p"]
+    crows = [["overall", str(cmp["overall"]["n_models"]), _r(cmp["overall"]), _p(cmp["overall"]["p"])]]
+    crows += [[g, str(e["n_models"]), _r(e), _p(e["p"])] for g, e in cmp["groups"].items()]
+    return head, rows, chead, crows
+
+
+def _p(p: float | None) -> str:
+    return "n/a" if p is None else f"{p:.3g}"

@@ -1,0 +1,1 @@
+"""Local models: Hugging Face checkpoints and GGUF files with transformers, causal and masked LMs."""

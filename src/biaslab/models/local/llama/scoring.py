@@ -1,0 +1,271 @@
+"""Teacher-forced scoring for :class:`.llama_engine.LlamaEngine` (a mixin): log P(token | preceding) of
+every token of many short texts, the log-likelihood path of Llama-architecture models.
+
+A token's log-probability comes from the hidden state of the token before it, so a text's last
+token is never run through the model, and texts that start alike share the hidden states of
+their common beginning. The distinct texts of a call are sorted and packed into *forests* of at
+most ``pack_tokens`` tokens: a pack is the prefix tree (trie) of its texts' input tokens (all
+but the last), each tree token at its position in its texts, attending to its ancestors and
+itself only (a tree-shaped causal mask). A forward pass takes a batch of packs, about
+``batch_tokens`` tree tokens: the matrix products run on those tokens alone, one after another
+(no padding, no key/value store, one pass per batch); only attention lays them out pack by pack,
+padded to the batch's widest pack. Templated benchmarks share a lot: the 800 sentences of 400
+WinoSemitism pairs ("I don’t like him because he is a Jew and he ...") have 12,874 input tokens
+and 7,150 tree tokens in packs of 128. The LM head is applied to tree tokens only, in chunks
+of :data:`HEAD_ROWS` rows; on CPU through numpy's BLAS, which is about 15 % faster than torch's
+for this vocabulary-sized product.
+
+The attention within a pack costs ``pack_tokens`` squared, partly wasted on other texts' tokens;
+at 128 it is about 5 % of the time with SmolLM2. A text longer than ``pack_tokens`` gets a pack
+of its own length.
+
+On CPU, ``workers`` loops, each in its own Python thread with one torch thread (and one BLAS
+thread), take batches from a queue (as for generation: a 2-thread torch slows down several-fold
+as soon as another process competes for a core; independent loops do not). While scoring,
+freed temporaries stay in the process heap (:func:`.llama_parts.reuse_heap_blocks`): fresh
+pages for every intermediate cost about 20 % of the time. Values match the transformers
+forward pass up to float32 noise (checked in the tests); which texts share a pack or a batch can
+move a value's last bits.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Callable, Iterator, Sequence
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from biaslab.models.local.llama.parts import reuse_heap_blocks, run_workers
+
+OnScored = Callable[[int, list[float], list[bool]], None]  # (text index, logprobs and is-argmax of tokens 1..n-1)
+PACK_TOKENS = 128  # tree tokens per pack (a longer text gets a pack of its own length)
+HEAD_ROWS = 256  # rows per LM-head product (256 x vocab logits: 50 MB for SmolLM2)
+_Scored = list[tuple[int, list[float], list[bool]]]
+
+
+@dataclass(eq=False)
+class _Pack:
+    """The prefix tree of some texts' input tokens; tree tokens are numbered in insertion order
+    (a parent always before its children)."""
+
+    tokens: list[int] = field(default_factory=list)
+    pos: list[int] = field(default_factory=list)
+    parent: list[int] = field(default_factory=list)  # -1 for a root
+    texts: list[tuple[int, list[int]]] = field(default_factory=list)  # (text, tree token of each input position)
+    _child: dict[tuple[int, int], int] = field(default_factory=dict)  # (parent, token id) -> tree token
+
+    def __len__(self) -> int:
+        return len(self.tokens)
+
+    def new_tokens(self, ids: Sequence[int]) -> int:
+        """How many tree tokens adding ``ids`` would create."""
+        node = -1
+        for p, t in enumerate(ids):
+            node = self._child.get((node, t), -2)
+            if node == -2:
+                return len(ids) - p
+        return 0
+
+    def add(self, text: int, ids: Sequence[int]) -> None:
+        node, path = -1, []
+        for p, t in enumerate(ids):
+            nxt = self._child.get((node, t))
+            if nxt is None:
+                nxt = self._child[(node, t)] = len(self.tokens)
+                self.tokens.append(t)
+                self.pos.append(p)
+                self.parent.append(node)
+            node = nxt
+            path.append(nxt)
+        self.texts.append((text, path))
+
+    def mask(self, width: int) -> np.ndarray:
+        """[width, width] booleans: row j is True at j's ancestors and j (padding rows: at themselves)."""
+        m = np.zeros((width, width), dtype=bool)
+        for j, par in enumerate(self.parent):
+            if par >= 0:
+                m[j] = m[par]
+            m[j, j] = True
+        idx = np.arange(len(self), width)
+        m[idx, idx] = True
+        return m
+
+
+def _packs(inputs: dict[int, list[int]], pack_tokens: int) -> list[_Pack]:
+    """Texts (index -> input tokens), sorted by their tokens, filled into packs in that order."""
+    packs: list[_Pack] = []
+    cur = _Pack()
+    for i in sorted(inputs, key=lambda i: inputs[i]):
+        ids = inputs[i]
+        if cur.texts and len(cur) + cur.new_tokens(ids) > max(pack_tokens, len(ids)):
+            packs.append(cur)
+            cur = _Pack()
+        cur.add(i, ids)
+    if cur.texts:
+        packs.append(cur)
+    return packs
+
+
+def _batches(packs: list[_Pack], batch_tokens: int) -> list[list[_Pack]]:
+    """Packs of similar size together (little padding for attention), at most ``batch_tokens``
+    tree tokens per batch (or one pack)."""
+    out: list[list[_Pack]] = []
+    cur: list[_Pack] = []
+    size = 0
+    for pack in sorted(packs, key=len, reverse=True):
+        if cur and size + len(pack) > batch_tokens:
+            out.append(cur)
+            cur, size = [], 0
+        cur.append(pack)
+        size += len(pack)
+    if cur:
+        out.append(cur)
+    return out
+
+
+@contextmanager
+def _blas_threads(n: int | None) -> Iterator[None]:
+    """numpy's BLAS (the LM head, :meth:`_Scoring._head`) at ``n`` threads for the duration (None: as it is)."""
+    if n is None:
+        yield
+        return
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - comes with scikit-learn
+        yield
+        return
+    with threadpool_limits(limits=n, user_api="blas"):
+        yield
+
+
+class _Scoring:
+    """The scoring half of LlamaEngine; attributes are set by LlamaEngine.__init__."""
+
+    def score(self, texts: Sequence[list[int]], on_scored: OnScored, *, batch_tokens: int = 512,
+              workers: int | None = None, pack_tokens: int = PACK_TOKENS) -> None:
+        """Score every text (token ids, the first one being BOS); ``on_scored`` is called in this thread."""
+        firsts: dict[tuple[int, ...], int] = {}  # distinct texts: the first index of each
+        same: dict[int, list[int]] = {}
+        for i, ids in enumerate(texts):
+            if len(ids) < 2:
+                on_scored(i, [], [])
+                continue
+            k = firsts.setdefault(tuple(ids), i)
+            same.setdefault(k, []).append(i)
+        if not same:
+            return
+        batches = _batches(_packs({k: list(texts[k][:-1]) for k in same}, pack_tokens), max(batch_tokens, 8))
+        if workers is None:
+            workers = torch.get_num_threads() if self.device.type == "cpu" else 1  # type: ignore[attr-defined]
+        workers = max(1, min(workers, len(batches)))
+
+        def handle(item: _Scored) -> None:
+            for k, lp, greedy in item:
+                for i in same[k]:
+                    on_scored(i, lp, greedy)
+
+        on_cpu = self.device.type == "cpu"  # type: ignore[attr-defined]
+        with reuse_heap_blocks(on_cpu), _blas_threads(1 if workers > 1 else None):
+            if workers == 1:
+                with torch.inference_mode():
+                    for batch in batches:
+                        handle(self._score_batch(texts, batch))
+                return
+            todo: queue.Queue = queue.Queue()
+            for batch in batches:
+                todo.put(batch)
+            stop = threading.Event()
+
+            def work(emit: Callable[[object], None]) -> None:
+                while not stop.is_set():
+                    try:
+                        batch = todo.get_nowait()
+                    except queue.Empty:
+                        return
+                    emit(self._score_batch(texts, batch))
+
+            run_workers(workers, work, handle, stop, name="biaslab-score")  # type: ignore[arg-type]
+
+    def _score_batch(self, texts: Sequence[list[int]], packs: list[_Pack]) -> _Scored:
+        """One forward pass over ``packs``; the log-probabilities of their texts' tokens 1..n-1."""
+        t0 = time.perf_counter()
+        dev = self.device  # type: ignore[attr-defined]
+        width = max(len(p) for p in packs)
+        offsets = np.cumsum([0] + [len(p) for p in packs]).tolist()  # each pack's first tree token
+        tokens = torch.tensor([t for p in packs for t in p.tokens], dtype=torch.long)
+        pos = torch.tensor([q for p in packs for q in p.pos], dtype=torch.long)
+        slots = torch.tensor([b * width + j for b, p in enumerate(packs) for j in range(len(p))], dtype=torch.long)
+        mask = torch.from_numpy(np.stack([p.mask(width) for p in packs]))
+        hidden = self._forest_forward(tokens.to(dev), pos.to(dev), slots.to(dev), mask.to(dev))
+        # every tree token is one head row; one (row, target) entry per distinct next token
+        entries: dict[tuple[int, int], int] = {}
+        owned: list[tuple[int, list[int]]] = []  # (text, its entry at each position)
+        for b, pack in enumerate(packs):
+            for k, path in pack.texts:
+                ids = texts[k]
+                owned.append((k, [entries.setdefault((offsets[b] + node, ids[p + 1]), len(entries))
+                                  for p, node in enumerate(path)]))
+        ent_row = torch.tensor([r for r, _ in entries], dtype=torch.long)
+        ent_tgt = torch.tensor([t for _, t in entries], dtype=torch.long)
+        order = torch.argsort(ent_row)  # the entries of each chunk of rows, together
+        bounds = torch.searchsorted(ent_row[order], torch.arange(0, len(tokens) + HEAD_ROWS, HEAD_ROWS)).tolist()
+        lp = torch.empty(len(entries))
+        top = torch.empty(len(entries), dtype=torch.bool)
+        for c, s in enumerate(range(0, len(tokens), HEAD_ROWS)):
+            logits = self._head(self._rms(hidden[s:s + HEAD_ROWS], self.norm))  # type: ignore[attr-defined]
+            sel = order[bounds[c]:bounds[c + 1]]
+            r = (ent_row[sel] - s).to(dev)
+            t = ent_tgt[sel].to(dev)
+            picked = logits[r, t]
+            most, best = logits.max(dim=-1)  # one pass for the argmax and the log-normaliser's shift
+            lse = most + logits.sub_(most[:, None]).exp_().sum(dim=-1).log()
+            lp[sel] = (picked - lse[r]).cpu()
+            top[sel] = (best[r] == t).cpu()
+        lps, tops = lp.tolist(), top.tolist()
+        out: _Scored = [(k, [lps[e] for e in at], [tops[e] for e in at]) for k, at in owned]
+        self._record(score_s=time.perf_counter() - t0, score_tokens=len(tokens))  # type: ignore[attr-defined]
+        return out
+
+    def _head(self, h: torch.Tensor) -> torch.Tensor:
+        """Logits (float32) of the rows ``h``; on CPU through numpy's BLAS, about 15 % faster than
+        torch's for a vocabulary-sized product (one thread per worker: see :meth:`score`)."""
+        w = self.lm_head  # type: ignore[attr-defined]
+        if h.device.type == "cpu" and h.dtype == torch.float32 and w.dtype == torch.float32:
+            return torch.from_numpy(h.numpy() @ w.detach().numpy().T)
+        return self._linear(h, w).float()  # type: ignore[attr-defined]
+
+    def _forest_forward(self, tokens: torch.Tensor, pos: torch.Tensor, slots: torch.Tensor,
+                        mask: torch.Tensor) -> torch.Tensor:
+        """Hidden states [N, hidden] (before the final norm) of the tree tokens of P packs, one pack
+        after another (``tokens`` and ``pos`` [N]). The matrix products take the N rows as they
+        are; attention puts them in a padded [P, W] layout (``slots``: each token's place
+        ``b * W + j``), where token j of pack b attends to the tokens that ``mask[b, j]`` marks."""
+        N = tokens.shape[0]
+        P, W = mask.shape[0], mask.shape[1]
+        H, KV, D, G = self.n_heads, self.n_kv, self.head_dim, self.group  # type: ignore[attr-defined]
+        x = F.embedding(tokens, self.embed)  # type: ignore[attr-defined]
+        cos, sin = self._rope(pos[None])  # type: ignore[attr-defined]
+        # query layout [P, KV, G*W, D] (GQA without copying keys): row (g, j) uses mask[j]
+        mask = mask[:, None, None].expand(P, 1, G, W, W).reshape(P, 1, G * W, W)
+        for layer in self.layers:  # type: ignore[attr-defined]
+            h = self._rms(x, layer.ln1)  # type: ignore[attr-defined]
+            # F.linear (MKL) rather than self._linear (oneDNN): faster at hundreds of rows
+            q, k, v = F.linear(h, layer.wqkv).split([H * D, KV * D, KV * D], dim=-1)
+            q = self._apply_rope(q.view(1, N, H, D), cos, sin)  # type: ignore[attr-defined]
+            k = self._apply_rope(k.view(1, N, KV, D), cos, sin)  # type: ignore[attr-defined]
+            qp, kp, vp = (t.new_zeros(P * W, t.numel() // N).index_copy_(0, slots, t.reshape(N, -1))
+                          for t in (q, k, v))
+            qg = qp.view(P, W, KV, G, D).permute(0, 2, 3, 1, 4).reshape(P, KV, G * W, D)
+            att = F.scaled_dot_product_attention(qg, kp.view(P, W, KV, D).transpose(1, 2),
+                                                 vp.view(P, W, KV, D).transpose(1, 2), attn_mask=mask)
+            att = att.view(P, KV, G, W, D).permute(0, 3, 1, 2, 4).reshape(P * W, H * D)[slots]
+            x = x + F.linear(att, layer.wo)
+            gate, up = F.linear(self._rms(x, layer.ln2), layer.wgu).chunk(2, dim=-1)  # type: ignore[attr-defined]
+            x = x + F.linear(F.silu(gate) * up, layer.wdown)
+        return x

@@ -1,0 +1,1 @@
+"""OpenAI-compatible servers (OpenAI, vLLM, llama.cpp, Ollama)."""

@@ -1,0 +1,282 @@
+"""Backend for any OpenAI-compatible HTTP server: OpenAI, vLLM, llama.cpp server, Ollama.
+
+Spec: ``openai/<model>``, with ``--base-url`` for anything but api.openai.com. The API key
+comes from the environment only (``OPENAI_API_KEY``, or ``BIASLAB_API_KEY``); local servers
+need none (a placeholder is sent). The key never appears in :meth:`identity`, ``repr``,
+error messages, logs or results.
+
+Requests go through the official ``openai`` SDK (``AsyncOpenAI``, imported only when this
+backend is built), concurrently but at most ``max_concurrency`` at a time, on a private
+event loop started by the synchronous :meth:`generate` / :meth:`loglikelihood`. Each result
+is handed to ``on_result(i, result)`` as soon as it arrives.
+
+Retries are ours (the SDK's are switched off): HTTP 408/409/429/5xx, timeouts and
+connection errors are retried up to ``max_retries`` times with exponential backoff and
+jitter, honouring ``Retry-After`` / ``retry-after-ms`` (capped at ``max_retry_after``). Other
+errors (400, 401, 403, 404...) fail at once with a one-line :class:`BackendError`; the run
+stops and the requests still in flight are cancelled (finished ones were already reported).
+
+Options (``load_model("openai/<model>", base_url=..., **options)``):
+
+==================== ======== ================================================================
+``max_concurrency``  8        requests in flight at once
+``max_retries``      6        retries per request after the first attempt
+``timeout``          60.0     seconds per HTTP attempt
+``retry_base_delay`` 0.5      first backoff delay (s); doubles each retry, +-50 % jitter
+``retry_max_delay``  30.0     cap of the backoff delay (s)
+``max_retry_after``  60.0     cap of a server's Retry-After (s)
+==================== ======== ================================================================
+
+Log-likelihoods use the legacy completions endpoint with ``echo=True, logprobs=1,
+max_tokens=0``, which returns the log-probabilities of the prompt's own tokens (vLLM and
+the old OpenAI completion models support it; chat-only APIs, Ollama and the llama.cpp
+server do not -- those raise a BackendError saying so on first use). ``context +
+continuation`` is sent as one prompt and the continuation's tokens are found through
+``text_offset``:
+
+* a token *straddling* the boundary (it starts inside the context and ends inside the
+  continuation, e.g. context ``"It was "`` + continuation ``"good"`` tokenized as ``"It",
+  " was", " good"``) is counted as part of the continuation: it is the token that produces
+  the continuation's first characters, so its probability belongs to the continuation's
+  score. Consequently ``tokens`` may start with a few context characters.
+* the first token of the prompt has no log-probability on servers that add no
+  beginning-of-sequence token (OpenAI; vLLM adds one for models that use it). When that
+  token belongs to the continuation (empty context, or a first token straddling the
+  boundary) it is left out of the result (its text is not in ``tokens`` either) and a
+  warning is logged once; compare such scores only between texts that start alike.
+* servers that reject ``max_tokens=0`` (vLLM) are retried once with ``max_tokens=1``; the
+  generated token is ignored (it starts at or after the end of the prompt).
+* ``is_greedy`` comes from ``top_logprobs`` when the server returns them, else None.
+
+This module holds the backend class (its event loop, text generation) and the registry
+factory; the rest lives beside it: :mod:`.openai_options` (option defaults and checks, the
+API key), :mod:`.openai_retry` (retries, error messages) and :mod:`.openai_echo`
+(log-likelihoods from echoed prompt logprobs).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import threading
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Sequence, TypeVar
+
+from biaslab.errors import BackendError, BiaslabError, ConfigError
+from biaslab.models.base import (
+    GenerateRequest,
+    GenerateResult,
+    LoglikelihoodRequest,
+    LoglikelihoodResult,
+    ModelBackend,
+    OnResult,
+)
+from biaslab.models.openai.echo import _EchoLoglikelihood
+from biaslab.models.openai.options import API_KEY_ENV, DEFAULTS, OPENAI_BASE_URL, PLACEHOLDER_KEY  # noqa: F401 (re-exported)
+from biaslab.models.openai.options import _api_key_from_env, _import_openai, _parse_options, _Secret
+from biaslab.models.openai.retry import CONNECT_RETRIES, RETRYABLE_STATUS, _Retries  # noqa: F401 (re-exported)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from openai import AsyncOpenAI
+
+T = TypeVar("T")
+
+
+class OpenAIBackend(_EchoLoglikelihood, _Retries, ModelBackend):
+    """Chat / completion requests (and echo log-likelihoods) against an OpenAI-compatible server."""
+
+    kind = "openai"
+
+    def __init__(self, model: str, *, base_url: str | None = None, **options: Any) -> None:
+        model = (model or "").strip()
+        if not model:
+            raise ConfigError("the openai backend needs a model name: openai/<model>, e.g. openai/gpt-4o-mini")
+        self._openai = _import_openai()
+        opts = _parse_options(options)
+        self.model = model
+        self.base_url = (base_url or "").strip().rstrip("/") or OPENAI_BASE_URL
+        if base_url and not re.match(r"^https?://", self.base_url):
+            raise ConfigError(f"--base-url must start with http:// or https://, got {self.base_url!r}")
+        key = _api_key_from_env()
+        if key is None:
+            if not base_url:
+                raise ConfigError(
+                    "set OPENAI_API_KEY (or BIASLAB_API_KEY) to use the OpenAI API, "
+                    "or pass --base-url for a local OpenAI-compatible server"
+                )
+            key = PLACEHOLDER_KEY  # local servers (vLLM, llama.cpp, Ollama) need no key
+        self._api_key = _Secret(key)
+        self.max_concurrency: int = opts["max_concurrency"]
+        self.max_retries: int = opts["max_retries"]
+        self.timeout: float = opts["timeout"]
+        self.retry_base_delay: float = opts["retry_base_delay"]
+        self.retry_max_delay: float = opts["retry_max_delay"]
+        self.max_retry_after: float = opts["max_retry_after"]
+        self.supports_loglikelihood = True  # until the server proves otherwise
+        self._unsupported_reason: str | None = None
+        self._echo_max_tokens = 0  # becomes 1 for servers that reject max_tokens=0
+        self._chat_max_tokens_field = "max_tokens"  # or "max_completion_tokens"
+        self._warned_first_token = False
+
+    # -- identity -------------------------------------------------------------------------
+    def identity(self) -> dict[str, Any]:
+        return {"backend": "openai", "model": self.model, "base_url": self.base_url}
+
+    def __repr__(self) -> str:
+        return f"OpenAIBackend(model={self.model!r}, base_url={self.base_url!r})"
+
+    # -- public API -----------------------------------------------------------------------
+    def generate(self, requests: Sequence[GenerateRequest], on_result: OnResult | None = None) -> list[GenerateResult]:
+        requests = list(requests)
+        return self._run_sync(lambda: self._run_all(requests, self._generate_one, on_result))
+
+    def loglikelihood(
+        self, requests: Sequence[LoglikelihoodRequest], on_result: OnResult | None = None
+    ) -> list[LoglikelihoodResult]:
+        requests = list(requests)
+        if self._unsupported_reason is not None:
+            raise BackendError(self._unsupported_message(self._unsupported_reason))
+        return self._run_sync(lambda: self._run_all(requests, self._loglikelihood_one, on_result))
+
+    # -- event loop / concurrency ---------------------------------------------------------
+    def _run_sync(self, make_coro: Callable[[], Awaitable[T]]) -> T:
+        """Run a coroutine to completion from synchronous code.
+
+        From a plain thread this is ``asyncio.run``; when the calling thread already runs an
+        event loop (Jupyter, an async application) the work goes to a private thread with
+        its own loop and this call blocks until it is done.
+        """
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(make_coro())  # type: ignore[arg-type]
+        box: dict[str, Any] = {}
+
+        def target() -> None:
+            try:
+                box["value"] = asyncio.run(make_coro())  # type: ignore[arg-type]
+            except BaseException as exc:  # re-raised in the caller's thread
+                box["error"] = exc
+
+        thread = threading.Thread(target=target, name="biaslab-openai", daemon=True)
+        thread.start()
+        thread.join()
+        if "error" in box:
+            raise box["error"]
+        return box["value"]
+
+    def _make_client(self) -> "AsyncOpenAI":
+        return self._openai.AsyncOpenAI(
+            api_key=self._api_key.reveal(),
+            base_url=self.base_url,
+            timeout=self.timeout,
+            max_retries=0,  # retries are ours (see _with_retries)
+        )
+
+    async def _run_all(
+        self,
+        requests: list[Any],
+        one: Callable[["AsyncOpenAI", Any], Awaitable[Any]],
+        on_result: OnResult | None,
+    ) -> list[Any]:
+        results: list[Any] = [None] * len(requests)
+        if not requests:
+            return results
+        sem = asyncio.Semaphore(self.max_concurrency)
+        client = self._make_client()
+
+        async def run_one(i: int) -> None:
+            async with sem:
+                result = await one(client, requests[i])
+            results[i] = result
+            if on_result is not None:
+                on_result(i, result)
+
+        try:
+            async with asyncio.TaskGroup() as group:
+                for i in range(len(requests)):
+                    group.create_task(run_one(i))
+        except BaseExceptionGroup as eg:
+            # The first failure cancelled the rest; report it alone (one line for the user).
+            leaves = _leaves(eg)
+            first = next((e for e in leaves if isinstance(e, BiaslabError)), leaves[0])
+            raise first from None
+        finally:
+            await client.close()
+        return results
+
+    # -- generate -------------------------------------------------------------------------
+    async def _generate_one(self, client: "AsyncOpenAI", req: GenerateRequest) -> GenerateResult:
+        p = req.params
+        kw: dict[str, Any] = {
+            k: v
+            for k, v in (("temperature", p.temperature), ("top_p", p.top_p), ("seed", p.seed))
+            if v is not None
+        }
+        if req.messages is not None:
+            messages = [{"role": role, "content": content} for role, content in req.messages]
+            resp = await self._chat_call(client, messages, kw, p.max_tokens)
+            choice = self._first_choice(resp, "chat/completions")
+            msg = choice.message
+            text = (getattr(msg, "content", None) or getattr(msg, "refusal", None) or "") if msg else ""
+        else:
+            if p.max_tokens is not None:
+                kw["max_tokens"] = p.max_tokens
+            resp = await self._with_retries(
+                lambda: client.completions.create(model=self.model, prompt=req.prompt, **kw), endpoint="completions"
+            )
+            choice = self._first_choice(resp, "completions")
+            text = getattr(choice, "text", None) or ""
+        usage = getattr(resp, "usage", None)
+        return GenerateResult(
+            text=text,
+            n_prompt_tokens=getattr(usage, "prompt_tokens", None) if usage else None,
+            n_new_tokens=getattr(usage, "completion_tokens", None) if usage else None,
+            finish_reason=getattr(choice, "finish_reason", None),
+        )
+
+    def _first_choice(self, resp: Any, path: str) -> Any:
+        choices = getattr(resp, "choices", None)
+        if not isinstance(choices, list):
+            got = repr(self._clean(resp, 60)) if isinstance(resp, str) else "an answer without 'choices'"
+            raise BackendError(
+                f"{self.base_url}/{path} did not answer like an OpenAI-compatible API (got {got}); "
+                "check --base-url (it usually ends in /v1)"
+            )
+        if not choices:
+            raise BackendError(f"{self.base_url}/{path} returned no choices for model {self.model!r}")
+        return choices[0]
+
+    async def _chat_call(self, client: "AsyncOpenAI", messages: list[dict[str, str]], kw: dict[str, Any],
+                         max_tokens: int | None) -> Any:
+        async def call(field: str) -> Any:
+            extra = {field: max_tokens} if max_tokens is not None else {}
+            return await self._with_retries(
+                lambda: client.chat.completions.create(model=self.model, messages=messages, **kw, **extra),  # type: ignore[arg-type]
+                endpoint="chat",
+            )
+
+        field = self._chat_max_tokens_field
+        try:
+            return await call(field)
+        except BackendError as exc:
+            # Newer OpenAI models refuse max_tokens and want max_completion_tokens.
+            if max_tokens is None or field != "max_tokens" or "max_completion_tokens" not in str(exc):
+                raise
+            self._chat_max_tokens_field = "max_completion_tokens"
+            return await call("max_completion_tokens")
+
+
+# -- helpers -------------------------------------------------------------------------------
+def _leaves(eg: BaseExceptionGroup) -> list[BaseException]:
+    out: list[BaseException] = []
+    for exc in eg.exceptions:
+        if isinstance(exc, BaseExceptionGroup):
+            out.extend(_leaves(exc))
+        else:
+            out.append(exc)
+    return out
+
+
+def from_spec(name: str, *, base_url: str | None = None, options: dict[str, Any] | None = None) -> OpenAIBackend:
+    """Registry factory for ``openai/<model>``."""
+    return OpenAIBackend(name, base_url=base_url, **(options or {}))

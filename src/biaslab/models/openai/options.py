@@ -1,0 +1,89 @@
+"""Settings of the openai backend: defaults and checks of its options, the API key, the SDK import.
+
+The options themselves are documented with the backend, in :mod:`.openai_backend`.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from biaslab.errors import ConfigError
+
+OPENAI_BASE_URL = "https://api.openai.com/v1"
+API_KEY_ENV = ("OPENAI_API_KEY", "BIASLAB_API_KEY")
+PLACEHOLDER_KEY = "EMPTY"
+
+DEFAULTS: dict[str, Any] = {
+    "max_concurrency": 8,
+    "max_retries": 6,
+    "timeout": 60.0,
+    "retry_base_delay": 0.5,
+    "retry_max_delay": 30.0,
+    "max_retry_after": 60.0,
+}
+
+
+def _import_openai() -> Any:
+    try:
+        import openai
+    except ImportError:
+        raise ConfigError(
+            "the openai backend needs the 'openai' package, which is not installed; "
+            "install it with: pip install 'biaslab[openai]'"
+        ) from None
+    return openai
+
+
+class _Secret:
+    """Holds the API key; prints as ``'***'`` so it cannot leak through repr/vars()."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def reveal(self) -> str:
+        return self._value
+
+    def __repr__(self) -> str:
+        return "'***'"
+
+    __str__ = __repr__
+
+
+def _api_key_from_env() -> str | None:
+    for var in API_KEY_ENV:
+        value = os.environ.get(var, "").strip()
+        if value:
+            return value
+    return None
+
+
+def _parse_options(options: dict[str, Any]) -> dict[str, Any]:
+    opts = dict(DEFAULTS)
+    for key, value in options.items():
+        if value is None:  # unset CLI flag: keep the default
+            continue
+        if key in ("api_key", "key"):
+            raise ConfigError("do not pass the API key as an option; set OPENAI_API_KEY (or BIASLAB_API_KEY)")
+        if key not in DEFAULTS:
+            raise ConfigError(
+                f"unknown option {key!r} for the openai backend; known: {', '.join(sorted(DEFAULTS))}"
+            )
+        kind = type(DEFAULTS[key])
+        try:
+            value = kind(value)
+        except (TypeError, ValueError):
+            raise ConfigError(f"option {key} of the openai backend must be a number, got {value!r}") from None
+        opts[key] = value
+    if opts["max_concurrency"] < 1:
+        raise ConfigError("max_concurrency must be at least 1")
+    if opts["max_retries"] < 0:
+        raise ConfigError("max_retries must be 0 or more")
+    if opts["timeout"] <= 0:
+        raise ConfigError("timeout must be a positive number of seconds")
+    for key in ("retry_base_delay", "retry_max_delay", "max_retry_after"):
+        if opts[key] < 0:
+            raise ConfigError(f"{key} must be 0 or more seconds")
+    return opts

@@ -1,0 +1,223 @@
+"""Retries and error messages of the openai backend (a mixin of :class:`.openai_backend.OpenAIBackend`).
+
+:meth:`_Retries._with_retries` runs one SDK call under the backend's retry policy (see
+:mod:`.openai_backend`) and turns the SDK's exceptions into one-line :class:`BackendError`
+messages that never show the API key, or into :class:`_Unsupported` when the server cannot
+return prompt logprobs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import logging
+import random
+import time
+from typing import Any, Awaitable, Callable, TypeVar
+
+from biaslab.errors import BackendError
+from biaslab.models.openai.options import PLACEHOLDER_KEY, _Secret
+
+log = logging.getLogger(__name__.rpartition(".")[0] + ".openai_backend")  # the backend's logger
+
+RETRYABLE_STATUS = frozenset({408, 409, 429})  # plus every 5xx
+CONNECT_RETRIES = 2
+
+T = TypeVar("T")
+
+
+class _Unsupported(Exception):
+    """The server cannot return prompt logprobs (converted to a BackendError by the caller)."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail)
+        self.detail = detail
+
+
+class _Retries:
+    """Retry policy and error translation; the attributes below are set by OpenAIBackend."""
+
+    _openai: Any
+    _api_key: _Secret
+    model: str
+    base_url: str
+    timeout: float
+    max_retries: int
+    retry_base_delay: float
+    retry_max_delay: float
+    max_retry_after: float
+
+    # -- retries --------------------------------------------------------------------------
+    async def _with_retries(self, call: Callable[[], Awaitable[T]], *, endpoint: str) -> T:
+        """Run ``call`` with our retry policy; translate SDK errors into BackendError.
+
+        Our errors are raised outside the ``except`` blocks so they carry no reference to
+        the SDK's exception (whose request object holds the Authorization header).
+        """
+        openai = self._openai
+        attempt = 0
+        while True:
+            retry_after: float | None = None
+            fatal: Exception | None = None
+            limit = self.max_retries
+            try:
+                return await call()
+            except openai.APIStatusError as exc:
+                if exc.status_code in RETRYABLE_STATUS or exc.status_code >= 500:
+                    retry_after = _retry_after_seconds(exc.response.headers)
+                    message = self._describe(exc)
+                    final = self._exhausted_error(exc, attempt + 1)
+                else:
+                    fatal = self._status_error(exc, endpoint)
+            except openai.APIConnectionError as exc:  # includes APITimeoutError
+                message = self._describe(exc)
+                final = self._exhausted_error(exc, attempt + 1)
+                if not isinstance(exc, openai.APITimeoutError):
+                    # refused / DNS: a restarting server gets two more tries, a wrong URL fails fast
+                    limit = min(limit, CONNECT_RETRIES)
+            if fatal is not None:
+                raise fatal
+            if attempt >= limit:
+                raise final
+            delay = self._backoff(attempt, retry_after)
+            log.info("%s: %s; retry %d/%d in %.2f s", self.base_url, message, attempt + 1, self.max_retries, delay)
+            await asyncio.sleep(delay)
+            attempt += 1
+
+    def _backoff(self, attempt: int, retry_after: float | None) -> float:
+        if retry_after is not None:
+            return min(max(retry_after, 0.0), self.max_retry_after)
+        delay = min(self.retry_base_delay * (2**attempt), self.retry_max_delay)
+        return delay * random.uniform(0.5, 1.5)
+
+    # -- error messages (one line, no secrets) ----------------------------------------------
+    def _clean(self, text: str, limit: int = 200) -> str:
+        text = " ".join(str(text).split())
+        key = self._api_key.reveal()
+        if key and key != PLACEHOLDER_KEY:
+            text = text.replace(key, "***")
+        return text if len(text) <= limit else text[: limit - 3] + "..."
+
+    def _server_message(self, exc: Any) -> str:
+        body = getattr(exc, "body", None)
+        msg: Any = None
+        if isinstance(body, dict):
+            err = body.get("error", body)
+            msg = err.get("message") if isinstance(err, dict) else err
+            msg = msg or body.get("detail") or body.get("message")
+        if not msg:
+            msg = getattr(exc, "message", None) or str(exc)
+        return self._clean(str(msg))
+
+    def _describe(self, exc: Exception) -> str:
+        openai = self._openai
+        if isinstance(exc, openai.APIStatusError):
+            return f"HTTP {exc.status_code}"
+        if isinstance(exc, openai.APITimeoutError):
+            return f"no answer within {self.timeout:g} s"
+        cause = exc.__cause__ or exc.__context__
+        reason = str(cause) if cause is not None and str(cause) else str(exc)
+        return self._clean(reason, 120) or type(exc).__name__
+
+    def _exhausted_error(self, exc: Exception, attempts: int) -> BackendError:
+        openai = self._openai
+        tries = f"{attempts} attempt{'s' if attempts != 1 else ''}"
+        if isinstance(exc, openai.APIStatusError):
+            if exc.status_code == 429:
+                return BackendError(
+                    f"{self.base_url} kept answering 429 (rate limited) after {tries}; lower max_concurrency, "
+                    "raise max_retries, or try again later"
+                )
+            return BackendError(
+                f"{self.base_url} kept failing with HTTP {exc.status_code} after {tries} "
+                f"({self._server_message(exc)}); check the server's logs and try again"
+            )
+        if isinstance(exc, openai.APITimeoutError):
+            return BackendError(
+                f"{self.base_url} did not answer within {self.timeout:g} s ({tries}); the server may be "
+                "overloaded: raise the timeout option or lower max_concurrency"
+            )
+        return BackendError(
+            f"cannot reach {self.base_url}: {self._describe(exc)} ({tries}); "
+            "check --base-url / that the server is running"
+        )
+
+    def _status_error(self, exc: Any, endpoint: str) -> Exception:
+        status = exc.status_code
+        if status == 401:
+            return BackendError(
+                f"the server rejected the API key (HTTP 401 from {self.base_url}); set OPENAI_API_KEY "
+                "(or BIASLAB_API_KEY) to a valid key for this server"
+            )
+        if status == 403:
+            return BackendError(
+                f"access denied (HTTP 403 from {self.base_url}) for model {self.model!r}; check that your "
+                "API key may use this model"
+            )
+        if status == 404:
+            if _is_model_not_found(exc, self._server_message(exc)):
+                return BackendError(
+                    f"model {self.model!r} not found at {self.base_url}; check the name after openai/ "
+                    f"(the server lists its models at {self.base_url}/models)"
+                )
+            if endpoint == "completions-echo":
+                return _Unsupported(f"HTTP 404 on {self.base_url}/completions")
+            path = "chat/completions" if endpoint == "chat" else "completions"
+            return BackendError(
+                f"{self.base_url}/{path} answered HTTP 404 ({self._server_message(exc)}); check --base-url "
+                "(it usually ends in /v1)"
+                + ("" if endpoint == "chat" else "; raw-prompt requests need a server with the completions API")
+            )
+        if endpoint == "completions-echo" and status in (400, 422, 501):
+            detail = self._server_message(exc)
+            if not _is_too_long(detail):  # a too-long text is this request's problem, not the server's
+                return _Unsupported(f"HTTP {status}: {detail}")
+        return BackendError(
+            f"{self.base_url} rejected the request for model {self.model!r} "
+            f"(HTTP {status}: {self._server_message(exc)})"
+        )
+
+    def _unsupported_message(self, detail: str) -> str:
+        return (
+            f"{self.model} at {self.base_url} is chat-only / does not return prompt logprobs ({detail}); "
+            "likelihood probes need a local model (hf/..., gguf/...) or a completions server with "
+            "echo+logprobs such as vLLM"
+        )
+
+
+def _retry_after_seconds(headers: Any) -> float | None:
+    """Seconds from ``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP date), else None."""
+    if headers is None:
+        return None
+    raw_ms = headers.get("retry-after-ms")
+    if raw_ms:
+        try:
+            return float(raw_ms) / 1000.0
+        except ValueError:
+            pass
+    raw = headers.get("retry-after")
+    if not raw:
+        return None
+    try:
+        return float(raw)
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(raw)
+    except (TypeError, ValueError):
+        return None
+    if when is None:
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def _is_model_not_found(exc: Any, message: str) -> bool:
+    if getattr(exc, "code", None) == "model_not_found":
+        return True
+    m = message.lower()
+    return "model" in m and any(w in m for w in ("not found", "does not exist", "not exist", "unknown", "no such"))
+
+
+def _is_too_long(message: str) -> bool:
+    m = message.lower()
+    return "context length" in m or "context window" in m or "too long" in m or "maximum context" in m

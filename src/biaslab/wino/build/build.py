@@ -1,0 +1,221 @@
+"""The construction rules: components -> pairs of a stereotypical and a counterfactual sentence.
+
+For every group and every predicate of the group (in file order):
+
+* **plural forms** (those the group has an identity for): every template is filled with the
+  group's identity and the predicate;
+* **singular forms**: every template, for every person the group allows (see the exclusions),
+  with the pronoun as subject and with names of the person's label (``names_per_person`` drawn
+  without replacement afresh for each predicate, template and person; or all of them);
+* each stereotypical sentence is paired with ``counterfactuals_per_sentence`` of the form's
+  counterfactual phrases (drawn without replacement; or all), the same template filled with
+  the counterfactual instead of the identity;
+* pairs are de-duplicated on (target group, stereotypical sentence, counterfactual sentence),
+  the first one kept (templates without a predicate repeat across predicates).
+
+Slot order, as in the original: in singular sentences the predicate is inserted first, so the
+slots inside it (``<possessive>``) are filled too; in plural sentences the identity goes in first
+and the predicate last (its slots stay as written -- the corrected mode fills them with
+they/them/their). ``<article>`` is "a" or "an" by the first letter of the identity phrase that
+follows it. Randomness comes from ``random.Random(seed)`` only; the same seed gives the same pairs.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+from biaslab.errors import DataError
+from biaslab.wino.build.components import PLURAL, PLURAL_PERSON, SINGULAR, Components, Form, Group, Person, Predicate, Template
+from biaslab.wino.build.fixes import SUBJECT_VERB, Fixes, FixStat
+from biaslab.wino.build.slots import article, fill, has_identity, slots_of, unknown_slots
+
+PAIR_COLUMNS = ["sent_more", "sent_less", "target_ID", "form", "template", "subject", "counterfactual",
+                "predicate", "predicate_id"]
+NO_PREDICATE = "no-predicate"
+
+
+@dataclass
+class Pair:
+    sent_more: str
+    sent_less: str
+    target_ID: str
+    form: str
+    template: str
+    subject: str
+    counterfactual: str
+    predicate: str
+    predicate_id: str
+
+    def row(self) -> dict[str, str]:
+        return {c: getattr(self, c) for c in PAIR_COLUMNS}
+
+
+@dataclass
+class BuildResult:
+    benchmark: str
+    seed: int
+    faithful: bool
+    pairs: list[Pair]
+    n_before_dedup: int
+    fixes: list[FixStat] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def group_counts(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for p in self.pairs:
+            counts[p.target_ID] = counts.get(p.target_ID, 0) + 1
+        return counts
+
+
+def build_pairs(comps: Components, *, seed: int = 0, faithful: bool = False) -> BuildResult:
+    """Build the benchmark's pairs (see the module docstring for the rules)."""
+    validate(comps)
+    return _Builder(comps, seed, faithful).run()
+
+
+def validate(comps: Components) -> None:
+    """One-line DataErrors for components that cannot be built."""
+    for form in comps.forms:
+        if not form.templates:
+            raise DataError(f"form {form.name!r} has no templates; add at least one or remove the form")
+        for t in form.templates:
+            bad = unknown_slots(t.text)
+            if bad:
+                raise DataError(f"{t.cell.where()}: unknown slot <{bad[0]}> in template {t.text!r}; known slots: "
+                                "<identity adj>, <identity noun>, <identity>, <predicate>, <article>, <Subject>, "
+                                "<subject>, <object>, <pronoun>, <possessive>, <reflexive>, <is/are>")
+            if not has_identity(t.text):
+                raise DataError(f"{t.cell.where()}: template {t.text!r} has no identity slot (<identity adj>, "
+                                "<identity noun> or <identity>), so its two sentences would be identical")
+    forms = {f.name for f in comps.forms}
+    for g in comps.groups:
+        for form in g.identities:
+            if form not in forms:
+                raise DataError(f"group {g.name!r} has an identity for form {form!r}, which has no templates")
+            if not g.counterfactuals.get(form):
+                raise DataError(f"group {g.name!r} has no counterfactual for form {form!r}; give at least one")
+    groups = {g.name for g in comps.groups}
+    for p in comps.predicates:
+        if p.group not in groups:
+            raise DataError(f"{(p.plural or p.singular).where()}: predicate of unknown group {p.group!r}")  # type: ignore[union-attr]
+        for cell in (p.plural, p.singular):
+            if cell is not None and unknown_slots(cell.value):
+                raise DataError(f"{cell.where()}: unknown slot <{unknown_slots(cell.value)[0]}> in predicate "
+                                f"{cell.value!r}")
+    if any(f.number == SINGULAR for f in comps.forms) and not comps.persons:
+        raise DataError("singular templates need persons (pronoun sets); none are defined")
+
+
+class _Builder:
+    def __init__(self, comps: Components, seed: int, faithful: bool) -> None:
+        self.c = comps
+        self.rng = random.Random(seed)
+        self.seed = seed
+        self.faithful = faithful
+        self.fixes = Fixes(enabled=not faithful, verb_phrases=comps.settings.verb_phrases)
+        self.templates = {t: self.fixes.template(t.text, t.cell.where()) for f in comps.forms for t in f.templates}
+        self.pairs: list[Pair] = []
+        self.n_before = 0
+        self.seen: set[tuple[str, str, str]] = set()
+
+    def run(self) -> BuildResult:
+        by_group: dict[str, list[Predicate]] = {}
+        for p in self.c.predicates:
+            by_group.setdefault(p.group, []).append(p)
+        for group in self.c.groups:
+            for pred in by_group.get(group.name, []):
+                for number in (PLURAL, SINGULAR):
+                    cell = pred.plural if number == PLURAL or pred.singular_from_plural else pred.singular
+                    forms = [f for f in self.c.forms if f.number == number and f.name in group.identities]
+                    if cell is None or not forms:
+                        continue
+                    text, fixed = self.fixes.predicate(cell.value, cell.where())
+                    for form in forms:
+                        for t in form.templates:
+                            self._template(group, pred, form, t, cell.value if text is None else text,
+                                           fixed, cell.where(), emit=text is not None)
+        warnings = self._warnings()
+        return BuildResult(self.c.name, self.seed, self.faithful, self.pairs, self.n_before, self.fixes.report(),
+                           warnings)
+
+    # -- one template ----------------------------------------------------------------------------
+    def _template(self, group: Group, pred: Predicate, form: Form, t: Template, ptext: str, pfixed: set[str],
+                  where: str, *, emit: bool) -> None:
+        ttext, tfixed = self.templates[t]
+        uses_pred = "<predicate>" in ttext
+        if form.number == PLURAL:
+            pred_text, agreed = self.fixes.agreement(ptext, where, singular=False)
+            self._sentence(group, pred, form, t, ttext, tfixed, pred_text, (pfixed | agreed) if uses_pred else set(),
+                           PLURAL_PERSON, None, emit)
+            return
+        for person in self.c.persons:
+            if any(x.applies(group.name, person.name, ptext) for x in self.c.exclusions):
+                continue
+            for name in [None, *self._names(person)]:
+                singular = name is not None or not person.plural_verb
+                pred_text, agreed = self.fixes.agreement(ptext, where, singular=singular)
+                self._sentence(group, pred, form, t, ttext, tfixed, pred_text,
+                               (pfixed | agreed) if uses_pred else set(), person, name, emit)
+
+    def _names(self, person: Person) -> list[str]:
+        names = self.c.names.get(person.label, [])
+        k = self.c.settings.names_per_person
+        if k is None:
+            return list(names)
+        if len(names) < k:
+            raise DataError(f"names: {len(names)} name(s) with label {person.label!r} for person {person.name!r}, "
+                            f"but {k} are drawn per template; add names or lower names_per_person")
+        return self.rng.sample(names, k)
+
+    def _sentence(self, group: Group, pred: Predicate, form: Form, t: Template, ttext: str, tfixed: set[str],
+                  ptext: str, pfixed: set[str], person: Person, name: str | None, emit: bool) -> None:
+        values = dict(person.slots)
+        values[SUBJECT_VERB] = "is" if name is not None or not person.plural_verb else "are"
+        if name is not None:
+            values["Subject"] = values["object"] = name
+        fixed = set(tfixed) | pfixed
+        if SUBJECT_VERB in slots_of(ttext) and values[SUBJECT_VERB] == "are":
+            fixed.add("they-is")
+        label = group.name
+        if self.c.settings.quirk_labels:
+            quirk = next((lab for g, p, lab in self.c.settings.quirk_labels if g == group.name and p == person.name),
+                         group.name)
+            label, label_fix = self.fixes.label(quirk, group.name)
+            fixed |= label_fix
+        identity = group.identities[form.name]
+        more = self._fill(ttext, ptext, identity, values, form.number)
+        cfs = group.counterfactuals[form.name]
+        k = self.c.settings.counterfactuals_per_sentence
+        drawn = cfs if k is None or k >= len(cfs) else self.rng.sample(cfs, k)
+        for cf in drawn:
+            less = self._fill(ttext, ptext, cf, values, form.number)
+            if not emit:
+                self.fixes.count({"empty-predicate"})
+                continue
+            self.n_before += 1
+            key = (label, more, less)
+            if key in self.seen:
+                continue
+            self.seen.add(key)
+            self.fixes.count(fixed)
+            uses_pred = "<predicate>" in ttext
+            self.pairs.append(Pair(more, less, label, form.name, t.text, name or (person.name if form.number == SINGULAR else ""),
+                                   cf, ptext if uses_pred else "",
+                                   pred.id if uses_pred else f"{group.name}#{NO_PREDICATE}"))
+
+    def _fill(self, template: str, predicate: str, identity: str, values: dict[str, str], number: str) -> str:
+        vals = dict(values)
+        vals.update({"identity adj": identity, "identity noun": identity, "identity": identity,
+                     "article": article(identity)})
+        if number == PLURAL and self.faithful:  # identity first, predicate last: its slots stay as written
+            return fill(template, vals, skip=("predicate",)).replace("<predicate>", predicate)
+        return fill(template.replace("<predicate>", predicate), vals)
+
+    def _warnings(self) -> list[str]:
+        capital = sorted({p.predicate_id for p in self.pairs if p.predicate[:1].isupper()})
+        out = []
+        if capital:
+            out.append(f"{len(capital)} predicate(s) start with a capital letter (full sentences such as "
+                       "'All Jews are ...', or fragments); they are used as they are")
+        return out

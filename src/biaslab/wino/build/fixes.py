@@ -1,0 +1,121 @@
+"""The corrections of the default build mode, and the record of what each one changed.
+
+``--faithful`` builds the benchmarks exactly as the original code did, quirks included. The
+default mode corrects the quirks listed in docs/PAIRED_SENTENCES.md, and reports, per fix, the
+components it changed and how many pairs it touched:
+
+``whitespace``      non-breaking and repeated spaces, leading/trailing space in templates and predicates
+``final-period``    a predicate's own final period (the template adds one: "hats.." -> "hats."),
+                    and a template with no final punctuation gets a period
+``empty-predicate`` a predicate with no text (a lone space) is dropped, with its pairs
+``verb-agreement``  the predicate's first verb agrees with the subject ("He is a Jew and are greedy"
+                    -> "... is greedy"; "Gay people is wrong" -> "... are wrong"); see :mod:`.grammar`
+``they-is``         "<Subject> is" agrees with a plural-verb pronoun ("They is" -> "They are")
+``label``           the original's stray target label ("LGBTQ " with a trailing space)
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from biaslab.wino.build.grammar import agree
+
+DESCRIPTIONS = {
+    "whitespace": "non-breaking, repeated, leading or trailing spaces removed",
+    "final-period": "stray final periods removed from predicates; final period added to templates without one",
+    "empty-predicate": "predicates with no text dropped (their pairs are not built)",
+    "verb-agreement": "first verb of the predicate made to agree with the subject",
+    "they-is": "'<Subject> is' made to agree with a plural-verb pronoun ('They are')",
+    "label": "stray target labels of the original corrected",
+}
+SUBJECT_VERB = "subject verb"  # internal slot written by the they-is fix
+_SPACES = re.compile(r"[\s\u00a0\u2000-\u200b\u202f\u205f\u3000]+")
+_END_PUNCT = (".", "!", "?")
+
+
+@dataclass
+class FixStat:
+    name: str
+    components: list[str] = field(default_factory=list)  # "where: before -> after"
+    pairs: int = 0
+
+    @property
+    def description(self) -> str:
+        return DESCRIPTIONS[self.name]
+
+
+class Fixes:
+    """Applies the corrections (or nothing, when faithful) and counts what they touched."""
+
+    def __init__(self, enabled: bool, verb_phrases: bool) -> None:
+        self.enabled = enabled
+        self.verb_phrases = verb_phrases
+        self.stats: dict[str, FixStat] = {name: FixStat(name) for name in DESCRIPTIONS}
+        self._seen: set[tuple[str, str]] = set()
+
+    def _note(self, name: str, where: str, before: str, after: str) -> None:
+        if (name, where) not in self._seen:
+            self._seen.add((name, where))
+            shown = after.replace(f"<{SUBJECT_VERB}>", "<is/are>")
+            self.stats[name].components.append(f"{where}: {before!r} -> {shown!r}")
+
+    def count(self, names: set[str]) -> None:
+        for name in names:
+            self.stats[name].pairs += 1
+
+    # -- components ----------------------------------------------------------------------------
+    def _spaces(self, text: str, where: str) -> tuple[str, set[str]]:
+        clean = _SPACES.sub(" ", text).strip()
+        if clean == text:
+            return clean, set()
+        self._note("whitespace", where, text, clean)
+        return clean, {"whitespace"}
+
+    def template(self, text: str, where: str) -> tuple[str, set[str]]:
+        if not self.enabled:
+            return text, set()
+        clean, done = self._spaces(text, where)
+        if clean and not clean.endswith(_END_PUNCT):
+            self._note("final-period", where, clean, clean + ".")
+            clean += "."
+            done.add("final-period")
+        fixed = re.sub(r"<([Ss]ubject)> is\b", lambda m: f"<{m.group(1)}> <{SUBJECT_VERB}>", clean)
+        if fixed != clean:
+            self._note("they-is", where, clean, fixed)
+            clean = fixed
+        return clean, done
+
+    def predicate(self, text: str, where: str) -> tuple[str | None, set[str]]:
+        """The cleaned predicate (None: dropped) and the fixes that changed it."""
+        if not self.enabled:
+            return text, set()
+        clean, done = self._spaces(text, where)
+        stripped = clean.rstrip(".").rstrip()
+        if stripped != clean and stripped:
+            self._note("final-period", where, clean, stripped)
+            done.add("final-period")
+            clean = stripped
+        if not clean.strip(" ."):
+            self._note("empty-predicate", where, text, "(dropped)")
+            return None, done | {"empty-predicate"}
+        return clean, done
+
+    def agreement(self, text: str, where: str, *, singular: bool) -> tuple[str, set[str]]:
+        if not self.enabled:
+            return text, set()
+        fixed = agree(text, singular=singular, verbs=self.verb_phrases)
+        if fixed != text:
+            self._note("verb-agreement", where + (" (singular subject)" if singular else " (plural subject)"),
+                       text, fixed)
+            return fixed, {"verb-agreement"}
+        return text, set()
+
+    def label(self, faithful_label: str, group: str) -> tuple[str, set[str]]:
+        if not self.enabled or faithful_label == group:
+            return faithful_label, set()
+        self._note("label", f"target_ID {faithful_label!r}", faithful_label, group)
+        return group, {"label"}
+
+    def report(self) -> list[FixStat]:
+        return [s for s in self.stats.values() if s.pairs]

@@ -1,0 +1,77 @@
+"""`biaslab fsb generate` end to end through the real CLI process (scripted backend)."""
+
+import csv
+import json
+
+import pytest
+
+from tests.conftest import requires_data
+from tests.cli.test_run import biaslab
+
+pytestmark = requires_data
+
+
+def read_csv(path):
+    with open(path, newline="", encoding="utf-8") as fh:
+        return list(csv.DictReader(fh))
+
+
+def test_generate_writes_the_fsb_layout_and_resumes_from_the_cache(tmp_path):
+    out = tmp_path / "texts.csv"
+    args = ["fsb", "generate", "--model", "scripted/echo", "--limit", "12", "--seed-types",
+            "explicit,implicit,neutral,random", "--out", out]
+    first = biaslab(*args, cache=tmp_path / "c")
+    rows = read_csv(out)
+    assert len(rows) == 12
+    assert list(rows[0])[:5] == ["uid", "prompt_type", "seed_type", "query", "response"]
+    assert {"example_ids", "model"} <= set(rows[0])
+    # --limit spreads over the 1,000-row plan and keeps the plan's uids
+    assert [int(r["uid"]) for r in rows] == [1 + int(i * 1000 / 12) for i in range(12)]
+    assert {r["seed_type"] for r in rows} == {"explicit", "implicit", "neutral", "random"}
+    for r in rows:
+        ids = r["example_ids"].split(";")
+        assert len(ids) == 2 and all(":" in i for i in ids)
+        if r["seed_type"] != "random":
+            assert all(i.startswith(f"{r['seed_type']}_{r['prompt_type']}:") for i in ids)
+        # the echo backend answers the prompt; the response is its first line: the system prompt
+        assert r["response"] == r["raw_response"].strip().splitlines()[0]
+        assert r["raw_response"].rstrip().endswith(r["query"])
+        assert r["model"] == "echo"
+    meta = json.loads((tmp_path / "texts.meta.json").read_text())
+    assert meta["model"] == {"backend": "scripted", "model": "echo"}
+    assert meta["parameters"]["generation"] == {"temperature": 0.0, "max_tokens": 100}
+    assert meta["n_texts"] == 12 and meta["n_planned"] == 1000 and meta["run"]["model_calls"] == 12
+    assert "fsb/seeds/explict_bias_seed.txt" in meta["data"] and "fsb/FSB_text.csv" in meta["data"]
+    assert "12 texts of 1000 planned" in " ".join(first.stdout.split())
+
+    again = biaslab(*args, cache=tmp_path / "c")
+    assert json.loads((tmp_path / "texts.meta.json").read_text())["run"] == {**meta["run"], "model_calls": 0,
+                                                                           "cache_hits": 12, "new_tokens": 0,
+                                                                           "seconds": pytest.approx(0, abs=60)}
+    assert read_csv(out) == rows and "cache hits 12" in " ".join(again.stdout.split())
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["--seed-types", "explicit,spicy"], "unknown seed type(s) 'spicy'"),
+    (["--prompt-type", "conversation"], "unknown --prompt-type 'conversation'"),
+    (["--examples-dir", "NOWHERE"], "does not exist"),
+    (["--random-examples", "all", "--seed-types", "random"], "unknown --random-examples"),
+    (["--limit", "0"], "--limit must be a positive"),
+])
+def test_bad_input_is_one_line_and_overwrites_nothing(tmp_path, args, needle):
+    out = tmp_path / "texts.csv"
+    biaslab("fsb", "generate", "--model", "scripted/echo", "--limit", "2", "--out", out, cache=tmp_path / "c")
+    before = out.read_text()
+    args = [str(tmp_path / "missing-dir") if a == "NOWHERE" else a for a in args]
+    proc = biaslab("fsb", "generate", "--model", "scripted/echo", "--out", out, *args, cache=tmp_path / "c",
+                   check=False)
+    assert proc.returncode != 0
+    assert needle in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) <= 3
+    assert out.read_text() == before
+
+
+def test_out_must_be_a_file(tmp_path):
+    proc = biaslab("fsb", "generate", "--model", "scripted/echo", "--out", tmp_path, cache=tmp_path / "c",
+                   check=False)
+    assert proc.returncode != 0 and "is a directory" in proc.stderr and "Traceback" not in proc.stderr

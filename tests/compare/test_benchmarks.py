@@ -1,0 +1,82 @@
+"""`biaslab compare` over runs of two benchmarks (synthetic results.json in the wino probes' shape)."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from scipy.stats import pearsonr
+
+from biaslab.compare.benchmarks import compare_benchmarks, load_runs, pearson_with_ci, split_two_benchmarks
+
+MODELS = ["m1", "m2", "m3", "m4", "m5", "m6"]
+A = [60.0, 65.0, 70.0, 72.0, 75.0, 80.0]
+B = [55.0, 66.0, 62.0, 75.0, 70.0, 79.0]
+GA = {"Jewish": [60, 62, 70, 71, 74, 79], "Women": [80, 70, 90, 60, 85, 75]}
+GB = {"Jewish": [58, 64, 69, 73, 73, 80], "Women": [70, 72, 71, 69, 73, 70]}
+
+
+def _run(tmp_path, probe, model, score, groups):
+    d = tmp_path / f"{probe}-{model}"
+    d.mkdir()
+    metrics = {"bias_score": {"value": score, "ci_low": score - 3, "ci_high": score + 3}}
+    for g, v in groups.items():
+        metrics[f"bias_score:{g}"] = {"value": float(v), "ci_low": v - 5.0, "ci_high": v + 5.0}
+    (d / "results.json").write_text(json.dumps({"schema_version": 1, "probe": probe, "probe_version": "1",
+                                                "model": {"model": model}, "parameters": {}, "metrics": metrics}))
+    return d
+
+
+def _dirs(tmp_path):
+    a = [_run(tmp_path, "winosemitism", m, A[i], {g: GA[g][i] for g in GA}) for i, m in enumerate(MODELS)]
+    b = [_run(tmp_path, "gpt-winosemitism", m, B[i], {g: GB[g][i] for g in GB}) for i, m in enumerate(MODELS)]
+    return a, b
+
+
+def test_pearson_r_and_bootstrap_ci_over_models(tmp_path):
+    a, b = _dirs(tmp_path)
+    split = split_two_benchmarks(load_runs(a + b))
+    assert split is not None
+    cmp = compare_benchmarks(*split)
+    assert cmp["benchmark_a"] == "winosemitism" and cmp["benchmark_b"] == "gpt-winosemitism"
+    assert cmp["overall"]["r"] == pytest.approx(pearsonr(A, B).statistic)
+    assert cmp["overall"]["p"] == pytest.approx(pearsonr(A, B).pvalue)
+    assert cmp["overall"]["ci_low"] < cmp["overall"]["r"] < cmp["overall"]["ci_high"] <= 1
+    for g in GA:
+        assert cmp["groups"][g]["r"] == pytest.approx(pearsonr(GA[g], GB[g]).statistic)
+    assert [r["model"] for r in cmp["models"]] == MODELS
+
+
+def test_identical_benchmarks_give_r_one_and_a_constant_side_gives_none():
+    x = np.array([1.0, 2.0, 3.0, 5.0])
+    assert pearson_with_ci(x, 2 * x + 1)["r"] == pytest.approx(1.0)
+    assert pearson_with_ci(x, 2 * x + 1)["ci_low"] == pytest.approx(1.0)
+    assert pearson_with_ci(x, np.ones(4))["r"] is None
+    assert pearson_with_ci(x[:2], x[:2])["r"] is None  # fewer than 3 models
+
+
+def test_cli_auto_detects_two_benchmarks_and_writes_the_scatter_report(tmp_path):
+    a, b = _dirs(tmp_path)
+    out = tmp_path / "cmp.html"
+    proc = subprocess.run([sys.executable, "-m", "biaslab.cli", "compare", *map(str, a + b), "--out", str(out)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "Pearson r" in proc.stdout and f"{pearsonr(A, B).statistic:.2f}" in proc.stdout
+    html = out.read_text()
+    assert html.count("data:image/png;base64,") == 2 and "Women" in html
+    md = tmp_path / "cmp.md"
+    proc = subprocess.run([sys.executable, "-m", "biaslab.cli", "compare", *map(str, a), *sum([["--against", str(d)]
+                           for d in b], []), "--out", str(md)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "| overall | 6 |" in md.read_text()
+
+
+def test_too_few_shared_models_is_a_one_line_error(tmp_path):
+    a, b = _dirs(tmp_path)
+    proc = subprocess.run([sys.executable, "-m", "biaslab.cli", "compare", str(a[0]), str(a[1]), "--against",
+                           str(b[0]), "--against", str(tmp_path / "nope")], capture_output=True, text=True)
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    proc = subprocess.run([sys.executable, "-m", "biaslab.cli", "compare", str(a[0]), str(a[1]), "--against",
+                           str(b[0]), "--against", str(b[1])], capture_output=True, text=True)
+    assert proc.returncode != 0 and "share 2 model(s)" in proc.stderr and "at least 3" in proc.stderr

