@@ -26,6 +26,10 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:  # the load generator lives with the tests: tests/annotate/loadgen.py
+    sys.path.insert(0, str(REPO))
+
 
 def _pct(values: list[float], q: float) -> float:
     if not values:
@@ -35,10 +39,10 @@ def _pct(values: list[float], q: float) -> float:
 
 
 def build(folder: Path, annotators: int, per_annotator: int) -> tuple[Path, dict[str, str], int]:
-    from biaslab.bws.design import design_tuples
     from biaslab.annotate.auth import add_annotator
     from biaslab.annotate.db import Database
     from biaslab.annotate.project import init_project
+    from biaslab.bws.design import design_tuples
 
     n_items = max(200, annotators * per_annotator // 5)           # 2,000 for 20 x 500
     ids = [str(i) for i in range(1, n_items + 1)]

@@ -52,7 +52,7 @@ def peak_rss_mb() -> float:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", default="smollm2", help="model spec (default: smollm2)")
-    ap.add_argument("--requests", type=int, default=64, help="number of requests (jobs repeat when > %d)" % len(JOBS))
+    ap.add_argument("--requests", type=int, default=64, help=f"number of requests (jobs repeat when > {len(JOBS)})")
     ap.add_argument("--max-tokens", type=int, default=300)
     ap.add_argument("--temperature", type=float, default=None, help="default: the model's default")
     ap.add_argument("--top-p", type=float, default=None)
@@ -72,7 +72,8 @@ def main(argv: list[str] | None = None) -> int:
 
     t0 = time.perf_counter()
     backend = load_model(args.model, engine=args.engine, max_slots=args.max_slots, kv_budget_mb=args.kv_budget_mb,
-                         batch_size=args.batch_size, threads=args.threads, workers=args.workers, device=args.device, dtype=args.dtype)
+                         batch_size=args.batch_size, threads=args.threads, workers=args.workers, device=args.device,
+                         dtype=args.dtype)
     load_s = time.perf_counter() - t0
     rss_after_load = peak_rss_mb()
     params = GenerationParams(temperature=args.temperature, top_p=args.top_p, max_tokens=args.max_tokens)

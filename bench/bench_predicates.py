@@ -58,7 +58,8 @@ def main() -> int:
     took, cpu = time.perf_counter() - t0, time.process_time() - c0
     print(f"{args.embedding}: model load {load:.1f} s")
     print(f"PCS/SCS {args.n} human x {args.n} model predicates ({args.groups} group(s)): {took:.1f} s "
-          f"(target < {TARGET_S:.0f} s; CPU time of all threads {cpu:.1f} s) -> PCS {metrics['pcs']['value']:.3f}, SCS {metrics['scs']['value']:.3f}")
+          f"(target < {TARGET_S:.0f} s; CPU time of all threads {cpu:.1f} s) -> PCS {metrics['pcs']['value']:.3f}, "
+          f"SCS {metrics['scs']['value']:.3f}")
     print("uptime:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
     return 0 if took < TARGET_S else 1
 

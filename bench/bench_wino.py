@@ -83,9 +83,9 @@ def peak_rss_mb() -> float:
 
 
 def hws_pairs(n: int | None):
+    from biaslab.probing.core import ProbeItem, spread_subset
     from biaslab.wino.build.build import build_pairs
     from biaslab.wino.build.originals import load_original
-    from biaslab.probing.core import ProbeItem, spread_subset
 
     pairs = build_pairs(load_original("winosemitism"), seed=0).pairs
     if n is None:
@@ -263,9 +263,8 @@ def masked(args) -> dict:
 def agreement(args) -> dict:
     """Per-pair decisions of biaslab against the independent plain-transformers scorer of the tests."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from tests.probes.wino.test_smollm2_agreement import independent_decision
-
     from biaslab.models.registry import load_model
+    from tests.probes.wino.test_smollm2_agreement import independent_decision
 
     print(f"[agreement] {uptime()}")
     pairs = hws_pairs(args.pairs)
@@ -299,7 +298,8 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("BIASLAB_DATA_DIR", str(Path(__file__).resolve().parents[1].parent / "shared" / "data"))
     if args.part == "all":
         for part in ("causal", "full", "masked"):
-            subprocess.run([sys.executable, __file__, part, *[a for a in (argv or sys.argv[1:]) if a != "all"]], check=True)
+            rest = [a for a in (argv or sys.argv[1:]) if a != "all"]
+            subprocess.run([sys.executable, __file__, part, *rest], check=True)
         return 0
     result = {"causal": causal, "full": full, "masked": masked, "agreement": agreement}[args.part](args)
     print(json.dumps({args.part: result}, indent=1))

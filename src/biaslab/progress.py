@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
@@ -27,7 +28,8 @@ class AttemptProgress:
 
 
 @contextmanager
-def attempt_progress(total: int, description: str, console: Console | None = None, enabled: bool = True) -> Iterator[AttemptProgress]:
+def attempt_progress(total: int, description: str, console: Console | None = None,
+                     enabled: bool = True) -> Iterator[AttemptProgress]:
     progress = Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),

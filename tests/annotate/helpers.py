@@ -7,8 +7,8 @@ from pathlib import Path
 
 from biaslab.annotate.auth import add_annotator
 from biaslab.annotate.db import Database
-from tests.annotate.loadgen import ServerProcess, free_port  # noqa: F401 (re-exported for the tests)
 from biaslab.annotate.project import init_project
+from tests.annotate.loadgen import ServerProcess, free_port  # noqa: F401 (re-exported for the tests)
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -175,7 +175,7 @@ class ServerProcess:
         self.log = log or self.project.parent / f"serve-{self.port}.log"
         self.starts = 0
 
-    def start(self, timeout: float = 60.0) -> "ServerProcess":
+    def start(self, timeout: float = 60.0) -> ServerProcess:
         src = str(Path(__file__).resolve().parents[2] / "src")
         env = dict(os.environ, PYTHONPATH=src + os.pathsep + os.environ.get("PYTHONPATH", ""))
         with open(self.log, "ab") as log:

@@ -10,7 +10,6 @@ import pytest
 
 from biaslab.annotate.client import ApiClient
 from biaslab.annotate.db import Database
-
 from tests.annotate.helpers import ServerProcess, make_accounts, make_project
 
 HOSTILE = {

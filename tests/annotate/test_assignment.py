@@ -12,7 +12,6 @@ import pytest
 from biaslab.annotate.assignment import Refused, Submission, next_tuple, progress, skip, submit
 from biaslab.annotate.db import Database
 from biaslab.annotate.project import Settings
-
 from tests.annotate.helpers import make_accounts, make_project
 
 LEASE = 60.0

@@ -19,7 +19,6 @@ from biaslab.annotate.assignment import Submission, next_tuple, submit
 from biaslab.annotate.client import ApiClient
 from biaslab.annotate.db import Database
 from biaslab.annotate.project import Settings
-
 from tests.annotate.helpers import ServerProcess, make_accounts, make_project
 
 CHROMIUM = os.environ.get("BIASLAB_CHROMIUM", "/usr/bin/chromium")
@@ -164,7 +163,7 @@ def test_login_consent_annotate_with_mouse_and_keyboard_break_and_logout(tmp_pat
         # 3. Skip with the S key: nothing stored, a new tuple.
         skipped = d.find_element(By.NAME, "tuple_id").get_attribute("value")
         d.find_element(By.TAG_NAME, "body").send_keys("s")
-        until(d, 
+        until(d,
             lambda drv: drv.find_element(By.NAME, "tuple_id").get_attribute("value") != skipped)
         assert len(stored(project, "ann")) == 2
 
@@ -186,8 +185,8 @@ def test_login_consent_annotate_with_mouse_and_keyboard_break_and_logout(tmp_pat
             body.send_keys("1")
             body.send_keys("w")
             body.send_keys("\ue007")
-            until(d, lambda drv: drv.find_elements(By.ID, "break") or
-                                       progress_value(drv) > done_before)
+            until(d, lambda drv, before=done_before: drv.find_elements(By.ID, "break") or
+                                                    progress_value(drv) > before)
             if d.find_elements(By.ID, "break"):
                 break
             done_before = progress_value(d)
@@ -224,7 +223,7 @@ def test_hostile_texts_are_shown_as_text_and_run_nothing(tmp_path, browser):
             wait_for(d, "annotate-form")
             shot(d, f"hostile-{k}")
             with pytest.raises(NoAlertPresentException):
-                d.switch_to.alert.text                         # alert('x') never ran
+                _ = d.switch_to.alert.text                     # alert('x') never ran
             assert d.execute_script("return window.__pwned === undefined")
             texts = d.find_elements(By.CSS_SELECTOR, ".item-text")
             assert not d.find_elements(By.CSS_SELECTOR, ".item-text *")   # no element inside a text

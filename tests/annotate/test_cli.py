@@ -10,13 +10,12 @@ import sys
 
 import pytest
 
-from biaslab.bws.data import read_annotations
-from biaslab.bws.score import score_counting
 from biaslab.annotate.assignment import Submission, next_tuple, submit
 from biaslab.annotate.db import Database
 from biaslab.annotate.export import safe_cell
 from biaslab.annotate.project import Settings
-
+from biaslab.bws.data import read_annotations
+from biaslab.bws.score import score_counting
 from tests.annotate.helpers import REPO, ring_tuples, write_csv
 
 

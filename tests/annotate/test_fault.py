@@ -5,9 +5,8 @@ must be in the database exactly once; the per-tuple count, the cap and the integ
 from __future__ import annotations
 
 from biaslab.annotate.db import Database
-from tests.annotate.loadgen import run_load, verify_store
-
 from tests.annotate.helpers import ServerProcess, make_accounts, make_project
+from tests.annotate.loadgen import run_load, verify_store
 
 N_ANNOTATORS = 20
 PER_ANNOTATOR = 25

@@ -10,16 +10,15 @@ from collections import Counter, defaultdict
 import pandas as pd
 import pytest
 
-from biaslab.bws.data import index_annotations, read_annotations
-from biaslab.bws.reliability import split_half_reliability
-from biaslab.bws.score import score_counting
 from biaslab.annotate.assignment import Submission, next_tuple, submit
 from biaslab.annotate.auth import add_annotator
 from biaslab.annotate.db import Database
 from biaslab.annotate.export import export_csv
 from biaslab.annotate.project import Settings, init_project
 from biaslab.annotate.status import project_status
-
+from biaslab.bws.data import index_annotations, read_annotations
+from biaslab.bws.reliability import split_half_reliability
+from biaslab.bws.score import score_counting
 from tests.conftest import requires_data
 
 pytestmark = requires_data

@@ -7,7 +7,6 @@ from scipy.stats import spearmanr
 
 from biaslab.bws.bradley_terry import fit_bradley_terry, pairwise_outcomes, score_bradley_terry
 from biaslab.bws.data import index_annotations
-
 from tests.bws.simulate import simulate
 
 
@@ -15,9 +14,9 @@ def test_outcomes_implied_by_one_annotation():
     df = pd.DataFrame([["a", "b", "c", "d", "b", "d"]],
                       columns=["Item1", "Item2", "Item3", "Item4", "BestItem", "WorstItem"])
     data = index_annotations(df)
-    w, l, ann = pairwise_outcomes(data)
+    w, lose, ann = pairwise_outcomes(data)
     names = data.ids
-    got = sorted((names[i], names[j]) for i, j in zip(w, l))
+    got = sorted((names[i], names[j]) for i, j in zip(w, lose))
     # best beats the other three, the two middle items beat the worst: 5 outcomes
     assert got == sorted([("b", "a"), ("b", "c"), ("b", "d"), ("a", "d"), ("c", "d")])
     assert (ann == 0).all()
@@ -27,18 +26,18 @@ def test_same_optimum_as_choix():
     choix = pytest.importorskip("choix")
     df, _ = simulate(n_items=60, per_tuple=2, seed=4)
     data = index_annotations(df)
-    w, l, _ = pairwise_outcomes(data)
-    ours = fit_bradley_terry(data.n_items, w, l, alpha=0.05)
-    ref = choix.opt_pairwise(data.n_items, list(zip(w.tolist(), l.tolist())), alpha=0.05, tol=1e-9)
+    w, lose, _ = pairwise_outcomes(data)
+    ours = fit_bradley_terry(data.n_items, w, lose, alpha=0.05)
+    ref = choix.opt_pairwise(data.n_items, list(zip(w.tolist(), lose.tolist())), alpha=0.05, tol=1e-9)
     assert np.allclose(ours, ref - ref.mean(), atol=1e-3)
 
 
 def test_weights_equal_repeated_outcomes():
     df, _ = simulate(n_items=40, per_tuple=1, seed=5)
     data = index_annotations(df)
-    w, l, _ = pairwise_outcomes(data)
-    weighted = fit_bradley_terry(data.n_items, w, l, weights=np.full(w.size, 2.0))
-    doubled = fit_bradley_terry(data.n_items, np.r_[w, w], np.r_[l, l])
+    w, lose, _ = pairwise_outcomes(data)
+    weighted = fit_bradley_terry(data.n_items, w, lose, weights=np.full(w.size, 2.0))
+    doubled = fit_bradley_terry(data.n_items, np.r_[w, w], np.r_[lose, lose])
     assert np.allclose(weighted, doubled, atol=1e-4)
 
 

@@ -10,9 +10,8 @@ from scipy.stats import pearsonr, spearmanr
 from biaslab.bws.data import index_annotations, read_annotations
 from biaslab.bws.reliability import split_half_reliability, split_masks
 from biaslab.bws.score import score_counting
-
-from tests.conftest import requires_data
 from tests.bws.simulate import simulate
+from tests.conftest import requires_data
 
 
 def test_split_sizes_and_odd_annotation_goes_either_way():
@@ -24,7 +23,7 @@ def test_split_sizes_and_odd_annotation_goes_either_way():
     df = pd.DataFrame(rows, columns=["Item1", "Item2", "Item3", "Item4", "BestItem", "WorstItem"])
     data = index_annotations(df)
     rng = np.random.default_rng(0)
-    extra_first = {t: 0 for t in sizes}
+    extra_first = dict.fromkeys(sizes, 0)
     trials = 2000
     for _ in range(trials):
         first = split_masks(data, rng)

@@ -7,7 +7,6 @@ import pytest
 from biaslab.bws.data import index_annotations
 from biaslab.bws.score import add_bootstrap_ci, read_annotations, score_counting
 from biaslab.errors import DataError
-
 from tests.conftest import requires_data
 
 HAND = pd.DataFrame(
@@ -99,11 +98,14 @@ def write(tmp_path, text, name="ann.csv"):
     ("Item1,Item2,Item3,Item4,BestItem\n1,2,3,4,1\n", "missing column(s) WorstItem"),
     ("A,B,C\n1,2,3\n", "no Item1..ItemK"),
     ("Item1,Item2,Item4,BestItem,WorstItem\n1,2,3,1,2\n", "no gaps"),
-    ("Item1,Item2,Item3,Item4,BestItem,WorstItem\n1,2,3,4,1,4\n1,2,3,4,2,2\n", "line 3: BestItem and WorstItem are both 2"),
+    ("Item1,Item2,Item3,Item4,BestItem,WorstItem\n1,2,3,4,1,4\n1,2,3,4,2,2\n",
+     "line 3: BestItem and WorstItem are both 2"),
     ("Item1,Item2,Item3,Item4,BestItem,WorstItem\n1,2,3,4,9,4\n", "line 2: BestItem 9 is not one of"),
     ("Item1,Item2,Item3,Item4,BestItem,WorstItem\n1,2,3,4,1,4\n5,6,7,8,5,9\n", "line 3: WorstItem 9 is not one of"),
     ("Item1,Item2,Item3,Item4,BestItem,WorstItem\n1,2,3,4,1,4\n1,2,2,4,1,4\n", "line 3: id 2 appears twice"),
     ("Item1,Item2,Item3,Item4,BestItem,WorstItem\n1,,3,4,1,4\n", "line 2: empty Item2"),
+    # blank lines are skipped but counted, so the line is the file's
+    ("Item1,Item2,Item3,Item4,BestItem,WorstItem\n\n1,2,3,4,1,4\n,,,,,\n1,2,2,4,1,4\n", "line 5: id 2 appears twice"),
 ])
 def test_bad_annotation_files(tmp_path, text, fragment):
     p = write(tmp_path, text)

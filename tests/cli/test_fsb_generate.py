@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from tests.conftest import requires_data
 from tests.cli.test_run import biaslab
+from tests.conftest import requires_data
 
 pytestmark = requires_data
 

@@ -158,7 +158,7 @@ def test_report_can_be_rebuilt_and_runs_compared(tmp_path):
     (a / "report.html").unlink()
     biaslab("report", a, cache=tmp_path / "c")
     assert (a / "report.html").exists()
-    proc = biaslab("compare", a, b, "--out", tmp_path / "cmp.tsv", cache=tmp_path / "c")
+    biaslab("compare", a, b, "--out", tmp_path / "cmp.tsv", cache=tmp_path / "c")
     table = (tmp_path / "cmp.tsv").read_text().splitlines()
     assert table[0].split("\t")[:2] == ["model", "masculine_rate"]
     assert table[1].split("\t")[1] == "1.00" and table[2].split("\t")[1] == "0.00"

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 from scipy.stats import pearsonr
 
-from biaslab.compare.benchmarks import compare_benchmarks, load_runs, pearson_with_ci, split_two_benchmarks
+from biaslab.compare.benchmarks import compare_benchmarks, load_runs, split_two_benchmarks
+from biaslab.stats.correlation import pearson_with_ci
 
 MODELS = ["m1", "m2", "m3", "m4", "m5", "m6"]
 A = [60.0, 65.0, 70.0, 72.0, 75.0, 80.0]
@@ -43,6 +44,7 @@ def test_pearson_r_and_bootstrap_ci_over_models(tmp_path):
     assert cmp["overall"]["r"] == pytest.approx(pearsonr(A, B).statistic)
     assert cmp["overall"]["p"] == pytest.approx(pearsonr(A, B).pvalue)
     assert cmp["overall"]["ci_low"] < cmp["overall"]["r"] < cmp["overall"]["ci_high"] <= 1
+    assert list(cmp["overall"]) == ["r", "ci_low", "ci_high", "p", "n_models"] and cmp["overall"]["n_models"] == 6
     for g in GA:
         assert cmp["groups"][g]["r"] == pytest.approx(pearsonr(GA[g], GB[g]).statistic)
     assert [r["model"] for r in cmp["models"]] == MODELS

@@ -5,7 +5,6 @@ import pytest
 from biaslab.data import data_path
 from biaslab.data.registry import FILES, sha256_of
 from biaslab.errors import DataError
-
 from tests.conftest import requires_data
 
 

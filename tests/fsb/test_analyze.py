@@ -10,7 +10,6 @@ import pandas as pd
 import pytest
 
 from biaslab.fsb.analysis import AnalysisConfig, analyze, assign_bins, histogram, join_texts_scores
-
 from tests.conftest import requires_data
 
 TABLE5 = {2: ["she had", "with his", "his wife", "the male"], 3: ["women are", "are not", "emotional and", "that men"]}
@@ -87,8 +86,8 @@ def test_report_and_tables_are_written(fsb_run):
 
 @requires_data
 def test_informative_prior_runs_and_ranks_the_same_extremes():
-    from biaslab.data import data_path
     from biaslab.bws.data import read_items, read_table
+    from biaslab.data import data_path
 
     texts = read_items(data_path("fsb/FSB_text.csv"), "uid")
     scores = read_table(data_path("fsb/fsb_final_scores.csv"))

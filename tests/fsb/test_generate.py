@@ -21,7 +21,6 @@ from biaslab.fsb.generate import (
 )
 from biaslab.models.cache import CachedModel, ResponseCache
 from biaslab.models.scripted import ScriptedBackend
-
 from tests.conftest import requires_data
 
 pytestmark = requires_data

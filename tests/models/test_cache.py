@@ -9,7 +9,8 @@ from biaslab.models.scripted import ScriptedBackend
 
 
 def _requests(n, rep=0, seed=1):
-    return [GenerateRequest.chat(f"prompt {i}", params=GenerationParams(seed=seed + i), repetition=rep) for i in range(n)]
+    return [GenerateRequest.chat(f"prompt {i}", params=GenerationParams(seed=seed + i), repetition=rep)
+            for i in range(n)]
 
 
 def test_second_call_is_served_from_cache(tmp_path):
@@ -55,7 +56,7 @@ def test_results_persist_one_by_one_when_the_backend_fails_midway(tmp_path):
             for i, r in enumerate(requests):
                 if i == 3:
                     raise RuntimeError("crash")
-                super().generate([r], lambda _, res: on_result(i, res))
+                super().generate([r], lambda _, res, i=i: on_result(i, res))
 
     with pytest.raises(RuntimeError):
         CachedModel(Flaky("echo"), ResponseCache(tmp_path / "c.sqlite")).generate(_requests(6))

@@ -13,7 +13,6 @@ from biaslab.models.base import GenerateRequest, GenerateResult, GenerationParam
 from biaslab.models.cache import CachedModel, ResponseCache
 from biaslab.models.lazy import LazyBackend
 from biaslab.models.registry import BACKENDS, load_model, register_backend
-
 from tests.conftest import requires_data
 
 BUILT = []

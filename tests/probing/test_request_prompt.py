@@ -1,11 +1,12 @@
 """The runner's per-repetition prompt hook and multi-turn prompts."""
 
 from biaslab.models.base import GenerateRequest
-from biaslab.probing.core import Attempt, Probe, ProbeItem, Prompt
-from biaslab.probing.runner import RunConfig, plan_requests
+from biaslab.probing.core import Attempt, ProbeItem, Prompt
+from biaslab.probing.generation import GenerationProbe
+from biaslab.probing.runner import RunConfig
 
 
-class _Probe(Probe):
+class _Probe(GenerationProbe):
     name = "toy"
 
     def __init__(self, skip=()):
@@ -36,7 +37,9 @@ def test_single_turn_prompts_make_the_same_requests_as_before():
 
 def test_history_goes_between_system_and_user_and_none_skips_a_repetition():
     probe = _Probe(skip={("1", 0), ("2", 1)})
-    requests, slots = plan_requests(probe, probe.load_items(), RunConfig(repetitions=2))
-    assert [(item.id, rep) for item, _, rep, _ in slots] == [("0", 0), ("0", 1), ("1", 1), ("2", 0)]
+    planned = probe.plan(probe.load_items(), RunConfig(repetitions=2))
+    requests = [p.request for p in planned]
+    assert {p.kind for p in planned} == {"generate"}
+    assert [(p.item.id, p.repetition) for p in planned] == [("0", 0), ("0", 1), ("1", 1), ("2", 0)]
     assert requests[1].messages == (("system", "sys"), ("user", "ex1"), ("assistant", "a"), ("user", "q0"))
-    assert [s[3].metadata["rep_seen"] for s in slots] == [0, 1, 1, 0]
+    assert [p.prompt.metadata["rep_seen"] for p in planned] == [0, 1, 1, 0]

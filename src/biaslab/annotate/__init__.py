@@ -5,10 +5,19 @@ the most and the least negatively biased text. Everything lives in one SQLite da
 project folder: items, tuples, accounts, sessions, assignments and annotations.
 
 * :mod:`.project` -- ``init``: build a project from items, tuples (or a design) and gold tuples;
+* :mod:`.loaders` -- read those files (items, tuples, gold tuples, instructions) by the rules of
+  :func:`biaslab.io.read_table`;
+* :mod:`.manage` -- the project-management commands as functions (add an annotator, status, export...);
 * :mod:`.db` -- schema, WAL + synchronous=FULL connections, BEGIN IMMEDIATE transactions;
 * :mod:`.assignment` -- fair hand-out (per-tuple count, cap, leases, gold) and idempotent submission;
 * :mod:`.auth` -- argon2 passwords, server-side sessions, CSRF tokens, login throttle;
-* :mod:`.api`, :mod:`.pages`, :mod:`.web`, :mod:`.app` -- the FastAPI application;
-* :mod:`.status`, :mod:`.export` -- progress, gold accuracy, reliability; the CSV export;
-* :mod:`.client` -- a small client for the JSON API (scripts, tests, the load benchmark).
+* :mod:`.api`, :mod:`.pages`, :mod:`.web`, :mod:`.render`, :mod:`.app` -- the FastAPI application;
+* :mod:`.status`, :mod:`.status_view`, :mod:`.export` -- progress, gold accuracy, reliability and
+  their tables; the CSV export (which ``biaslab bws score`` reads);
+* :mod:`.client` -- the product's client SDK for the JSON API (standard library only), for scripts
+  that annotate or monitor a study.
+
+The ``biaslab annotate`` command line lives in :mod:`biaslab.cli.annotate`. The simulated
+annotators used by the fault tests and ``bench/bench_annotate.py`` are test code:
+``tests/annotate/loadgen.py``.
 """

@@ -23,8 +23,15 @@ from starlette.concurrency import run_in_threadpool
 from biaslab.annotate import auth
 from biaslab.annotate.assignment import Refused, next_tuple, parse_submission, parse_tuple_id, progress, skip, submit
 from biaslab.annotate.status import cached_status
-from biaslab.annotate.web import (check_origin, clear_session_cookie, read_json, require_admin, require_session,
-                  set_session_cookie, state)
+from biaslab.annotate.web import (
+    check_origin,
+    clear_session_cookie,
+    read_json,
+    require_admin,
+    require_session,
+    set_session_cookie,
+    state,
+)
 
 router = APIRouter(prefix="/api")
 

@@ -17,12 +17,12 @@ from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from biaslab.errors import ConfigError, DataError
 from biaslab.annotate.assignment import Refused
 from biaslab.annotate.db import Database
 from biaslab.annotate.project import Settings
 from biaslab.annotate.render import templates
 from biaslab.annotate.web import SecurityHeaders, ServerState, busy_response, refused_response
+from biaslab.errors import ConfigError, DataError
 
 DEFAULT_LEASE = 30 * 60
 

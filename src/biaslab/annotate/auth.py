@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
 
-from biaslab.errors import ConfigError
 from biaslab.annotate.db import Database
 from biaslab.annotate.project import check_name, now_iso
+from biaslab.errors import ConfigError
 
 SESSION_COOKIE = "biaslab_session"
 SESSION_SECONDS = 24 * 3600

@@ -20,9 +20,10 @@ from __future__ import annotations
 import queue
 import sqlite3
 import threading
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator, TypeVar
+from typing import TypeVar
 
 from biaslab.errors import DataError
 

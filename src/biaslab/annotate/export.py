@@ -13,10 +13,10 @@ import csv
 import io
 from pathlib import Path
 
-from biaslab.errors import ConfigError
-from biaslab.probing.results import atomic_write_text
 from biaslab.annotate.db import Database
 from biaslab.annotate.status import annotations_frame
+from biaslab.errors import ConfigError
+from biaslab.io import atomic_write_text
 
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\n")
 

@@ -5,12 +5,13 @@ Every problem is reported as one line naming the file, the row and the column, a
 
 from __future__ import annotations
 
-import csv
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from biaslab.errors import DataError
+from biaslab.io import TextTable
+from biaslab.io import read_table as read_text_table
 
 ID_COLUMNS = ("id", "uid", "item_id", "item")
 TEXT_COLUMNS = ("text", "response", "sentence", "statement")
@@ -28,27 +29,10 @@ class GoldTuple:
     worst: str
 
 
-def read_table(path: Path) -> tuple[list[str], list[list[str]]]:
-    """Header and rows of a CSV or TSV file (TSV when the name ends in .tsv or the header has tabs)."""
-    path = Path(path)
-    if not path.is_file():
-        raise DataError(f"{path}: no such file")
-    csv.field_size_limit(MAX_TEXT_CHARS * 4)
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise DataError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}); save it as UTF-8") from exc
-    first = text.split("\n", 1)[0]
-    delimiter = "\t" if path.suffix.lower() == ".tsv" or ("\t" in first and "," not in first) else ","
-    try:
-        rows = list(csv.reader(text.splitlines(keepends=True), delimiter=delimiter))
-    except csv.Error as exc:
-        raise DataError(f"{path}: not a readable {'TSV' if delimiter == chr(9) else 'CSV'} file ({exc})") from exc
-    rows = [row for row in rows if any(cell.strip() for cell in row)]
-    if not rows:
-        raise DataError(f"{path}: the file is empty; it needs a header row and data rows")
-    header = [cell.strip() for cell in rows[0]]
-    return header, rows[1:]
+def read_table(path: Path, what: str = "table") -> TextTable:
+    """Header and rows of a CSV, TSV or .xlsx file, read by the rules of :func:`biaslab.io.read_table`
+    (rows padded to the header, blank rows skipped, ``row_numbers`` for messages)."""
+    return read_text_table(path, what=what)
 
 
 def _column(path: Path, header: list[str], wanted: str | None, candidates: tuple[str, ...], what: str) -> int:
@@ -62,14 +46,10 @@ def _column(path: Path, header: list[str], wanted: str | None, candidates: tuple
                     f"name the column with {flag}")
 
 
-def _cell(path: Path, row: list[str], index: int, row_no: int, column: str) -> str:
-    if index >= len(row):
-        raise DataError(f"{path}: row {row_no} has {len(row)} cells, no {column!r} column; fix that row")
-    return row[index]
-
-
 def check_item_id(value: str, where: str) -> str:
     value = value.strip()
+    if not value:
+        raise DataError(f"{where}: empty item id; fill it in or remove the row")
     if not ID_PATTERN.fullmatch(value):
         raise DataError(f"{where}: item id {value[:40]!r} is not a plain id (letters, digits, _ . : -, "
                         "starting with a letter, digit or _; at most 100 characters); rename it")
@@ -78,13 +58,14 @@ def check_item_id(value: str, where: str) -> str:
 
 def read_items(path: Path, id_column: str | None = None, text_column: str | None = None) -> list[tuple[str, str]]:
     """``[(item_id, text)]`` in file order; ids unique, texts non-empty."""
-    header, rows = read_table(path)
+    table = read_table(path, "items")
+    header = table.header
     id_i = _column(path, header, id_column, ID_COLUMNS, "id")
     text_i = _column(path, header, text_column, TEXT_COLUMNS, "text")
     items, seen = [], {}
-    for n, row in enumerate(rows, start=2):
-        item_id = check_item_id(_cell(path, row, id_i, n, header[id_i]), f"{path} row {n} column {header[id_i]}")
-        text = _cell(path, row, text_i, n, header[text_i])
+    for n, row in zip(table.row_numbers, table.rows):
+        item_id = check_item_id(row[id_i], f"{path} row {n} column {header[id_i]}")
+        text = row[text_i]
         if not text.strip():
             raise DataError(f"{path} row {n} column {header[text_i]}: empty text for item {item_id}; remove the row "
                             "or give it a text")
@@ -119,7 +100,7 @@ def _read_tuple(path: Path, header: list[str], row: list[str], cols: list[int], 
     ids = []
     for c in cols:
         where = f"{path} row {n} column {header[c]}"
-        item_id = check_item_id(_cell(path, row, c, n, header[c]), where)
+        item_id = check_item_id(row[c], where)
         if item_id not in known:
             raise DataError(f"{where}: item {item_id} is not in the items file; add it there or fix the id")
         ids.append(item_id)
@@ -131,10 +112,11 @@ def _read_tuple(path: Path, header: list[str], row: list[str], cols: list[int], 
 def read_tuples(path: Path, known: set[str]) -> list[tuple[str, ...]]:
     """Distinct tuples in first-seen order (an annotations file repeats each tuple: rows with the
     same set of items are one tuple, shown in the order of its first row)."""
-    header, rows = read_table(path)
+    table = read_table(path, "tuples")
+    header = table.header
     cols = _item_columns(path, header)
     tuples, seen = [], set()
-    for n, row in enumerate(rows, start=2):
+    for n, row in zip(table.row_numbers, table.rows):
         tup = _read_tuple(path, header, row, cols, n, known)
         key = frozenset(tup)
         if key not in seen:
@@ -147,7 +129,8 @@ def read_tuples(path: Path, known: set[str]) -> list[tuple[str, ...]]:
 
 def read_gold(path: Path, known: set[str]) -> list[GoldTuple]:
     """Gold tuples: Item1..ItemK plus BestItem (most negatively biased) and WorstItem (least)."""
-    header, rows = read_table(path)
+    table = read_table(path, "gold tuples")
+    header = table.header
     cols = _item_columns(path, header)
     lower = [h.lower() for h in header]
     for name in ("bestitem", "worstitem"):
@@ -156,10 +139,10 @@ def read_gold(path: Path, known: set[str]) -> list[GoldTuple]:
                             f"{', '.join(header)}); gold tuples need the expected BestItem and WorstItem")
     best_i, worst_i = lower.index("bestitem"), lower.index("worstitem")
     gold, seen = [], {}
-    for n, row in enumerate(rows, start=2):
+    for n, row in zip(table.row_numbers, table.rows):
         tup = _read_tuple(path, header, row, cols, n, known)
-        best = _cell(path, row, best_i, n, header[best_i]).strip()
-        worst = _cell(path, row, worst_i, n, header[worst_i]).strip()
+        best = row[best_i].strip()
+        worst = row[worst_i].strip()
         for value, col in ((best, header[best_i]), (worst, header[worst_i])):
             if value not in tup:
                 raise DataError(f"{path} row {n} column {col}: {value!r} is not one of the tuple's items "

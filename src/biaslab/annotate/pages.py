@@ -20,8 +20,15 @@ from biaslab.annotate.api import do_login
 from biaslab.annotate.assignment import Refused, next_tuple, parse_submission, parse_tuple_id, progress, skip, submit
 from biaslab.annotate.render import markdown
 from biaslab.annotate.status import cached_status
-from biaslab.annotate.web import (check_origin, clear_session_cookie, current_session, read_form, require_session,
-                  set_session_cookie, state)
+from biaslab.annotate.web import (
+    check_origin,
+    clear_session_cookie,
+    current_session,
+    read_form,
+    require_session,
+    set_session_cookie,
+    state,
+)
 
 router = APIRouter()
 LOGIN_COOKIE = "biaslab_login"
@@ -76,7 +83,8 @@ async def login_post(request: Request):
     if not cookie or not hmac.compare_digest(cookie.encode(), form.get("login_token", "").encode()):
         return await login_page(request, "The login form expired; please try again.", 403)
     try:
-        token, session = await do_login(request, form.get("name", "")[:64], form.get("password", "")[: auth.MAX_PASSWORD])
+        token, session = await do_login(request, form.get("name", "")[:64],
+                                        form.get("password", "")[: auth.MAX_PASSWORD])
     except Refused as exc:
         return await login_page(request, exc.detail[0].upper() + exc.detail[1:] + ".", exc.status)
     target = "/admin" if session.is_admin else ("/annotate" if session.consented else "/consent")

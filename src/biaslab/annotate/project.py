@@ -11,20 +11,20 @@ import math
 import os
 import secrets
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
 
-from biaslab.errors import ConfigError, DataError
 from biaslab.annotate.db import DB_NAME, Database, connect, create_schema, db_path
 from biaslab.annotate.loaders import GoldTuple, read_gold, read_instructions, read_items, read_tuples
+from biaslab.errors import ConfigError, DataError
 
 BREAK_EVERY = 25
 NAME_CHARS = "letters, digits, _ . -"
 
 
 def now_iso() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def default_instructions() -> str:
@@ -53,7 +53,7 @@ class Settings:
     break_every: int = BREAK_EVERY
 
     @classmethod
-    def load(cls, db: Database) -> "Settings":
+    def load(cls, db: Database) -> Settings:
         m = db.read_meta()
         return cls(per_tuple=int(m["per_tuple"]), cap=float(m["cap"]), cap_count=int(m["cap_count"]),
                    tuple_size=int(m["tuple_size"]), n_tuples=int(m["n_tuples"]), n_gold=int(m["n_gold"]),

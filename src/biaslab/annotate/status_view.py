@@ -24,7 +24,8 @@ def print_status(s: dict, console) -> None:
         table.add_column(col)
     for a in s["annotators"]:
         name = a["name"] + (" (admin)" if a["admin"] else "")
-        table.add_row(name, "yes" if a["consented"] else "no", str(a["done"]), _pct(a["share_of_cap"]), str(a["skipped"]),
+        table.add_row(name, "yes" if a["consented"] else "no", str(a["done"]), _pct(a["share_of_cap"]),
+                      str(a["skipped"]),
                       f"{a['gold_correct']}/{a['gold_answered']}", _pct(a["gold_accuracy"]),
                       a["last_submitted_at"] or "-", ("FLAGGED: " + a["flag_reason"]) if a["flagged"] else "")
     console.print(table)

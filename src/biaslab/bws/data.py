@@ -19,8 +19,10 @@ import numpy as np
 import pandas as pd
 
 from biaslab.errors import DataError
+from biaslab.io import read_table as read_text_table
 
-__all__ = ["read_annotations", "read_table", "read_items", "check_known_ids", "validate_annotations", "item_columns", "BwsData", "index_annotations", "sort_ids"]
+__all__ = ["read_annotations", "read_table", "read_items", "check_known_ids", "validate_annotations", "item_columns",
+           "BwsData", "index_annotations", "sort_ids"]
 
 _ITEM_COL = re.compile(r"^Item(\d+)$")
 
@@ -38,18 +40,23 @@ def item_columns(columns, source: str = "annotations") -> list[str]:
 
 
 def read_table(path: str | Path, what: str = "table") -> pd.DataFrame:
-    """A CSV (TSV for .tsv/.tab) as strings, empty cells as ""; one-line DataError when unreadable."""
-    path = Path(path)
-    if not path.is_file():
-        raise DataError(f"{path}: {what} file not found")
-    sep = "\t" if path.suffix.lower() in (".tsv", ".tab") else ","
-    try:
-        return pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False, encoding="utf-8-sig")
-    except pd.errors.EmptyDataError:
-        raise DataError(f"{path}: the {what} file is empty; it needs a header row and one row per entry") from None
-    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
-        raise DataError(f"{path}: not a readable {'TSV' if sep == chr(9) else 'CSV'} UTF-8 file "
-                        f"({str(exc).splitlines()[0]})") from None
+    """A CSV, TSV or .xlsx table as strings, empty cells as "" (rules: :func:`biaslab.io.read_table`).
+
+    ``df.attrs["lines"]`` holds the file row of each frame row, so that messages name the right
+    line even when blank rows were skipped.
+    """
+    table = read_text_table(path, what=what)
+    df = pd.DataFrame(table.rows, columns=table.header, dtype=str)
+    df.attrs["lines"] = list(table.row_numbers)
+    return df
+
+
+def _line(df: pd.DataFrame, r: int, first_line: int = 2) -> int:
+    """The file line of frame row ``r``: from ``attrs["lines"]`` when the frame came from a file."""
+    lines = df.attrs.get("lines")
+    if lines is not None and len(lines) == len(df):
+        return int(lines[r])
+    return r + first_line
 
 
 def read_items(path: str | Path, id_column: str = "id") -> pd.DataFrame:
@@ -63,18 +70,19 @@ def read_items(path: str | Path, id_column: str = "id") -> pd.DataFrame:
     ids = df[id_column].astype(str).str.strip()
     empty = np.flatnonzero((ids == "").to_numpy())
     if empty.size:
-        raise DataError(f"{path}: line {int(empty[0]) + 2}: empty {id_column}; every item needs an id")
+        raise DataError(f"{path}: line {_line(df, int(empty[0]))}: empty {id_column}; every item needs an id")
     dup = np.flatnonzero(ids.duplicated().to_numpy())
     if dup.size:
         r = int(dup[0])
-        raise DataError(f"{path}: line {r + 2}: {id_column} {ids.iat[r]} occurs a second time; ids must be unique")
+        raise DataError(f"{path}: line {_line(df, r)}: {id_column} {ids.iat[r]} occurs a second time; "
+                        "ids must be unique")
     out = df.copy()
     out[id_column] = ids
     return out
 
 
 def read_annotations(path: str | Path) -> pd.DataFrame:
-    """Read a CSV (or TSV, by extension) of annotations and validate it; ids become strings.
+    """Read a CSV, TSV or .xlsx file of annotations (see :func:`read_table`) and validate it.
 
     Raises :class:`~biaslab.errors.DataError` with the file and line of the first problem.
     """
@@ -94,15 +102,16 @@ def check_known_ids(df: pd.DataFrame, known: set[str], *, source: str, known_sou
     if bad.size:
         r = int(bad[0])
         item = values[r][unknown[r]][0]
-        raise DataError(f"{source}: line {r + 2}: id {item} is not in {known_source}; "
+        raise DataError(f"{source}: line {_line(df, r)}: id {item} is not in {known_source}; "
                         f"annotate only items that the items file lists")
 
 
 def validate_annotations(df: pd.DataFrame, *, source: str = "annotations", first_line: int = 2) -> pd.DataFrame:
     """Check an annotations frame; return a copy with stripped string ids (other columns untouched).
 
-    ``first_line`` is the file line of the first row (2 for a CSV with a header) and is used in
-    messages as ``{source}: line L``.
+    Messages say ``{source}: line L``: L from ``df.attrs["lines"]`` when the frame was read from a
+    file (see :func:`read_table`), else the row position plus ``first_line`` (2 for a CSV with a
+    header).
     """
     cols = item_columns(df.columns, source)
     missing = [c for c in ("BestItem", "WorstItem") if c not in df.columns]
@@ -119,7 +128,7 @@ def validate_annotations(df: pd.DataFrame, *, source: str = "annotations", first
     worst = out["WorstItem"].to_numpy(dtype=object)
 
     def fail(row: int, msg: str) -> None:
-        raise DataError(f"{source}: line {row + first_line}: {msg}")
+        raise DataError(f"{source}: line {_line(df, row, first_line)}: {msg}")
 
     empty = np.flatnonzero((items == "").any(axis=1) | (best == "") | (worst == ""))
     if empty.size:

@@ -17,8 +17,8 @@ design depends only on the set of ids and the seed.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 

@@ -18,6 +18,7 @@ from scipy.stats import rankdata
 
 from biaslab.bws.data import BwsData
 from biaslab.bws.score import counting_scores
+from biaslab.stats.correlation import pearson as _pearson
 
 __all__ = ["split_half_reliability", "Reliability", "split_masks"]
 
@@ -64,15 +65,6 @@ def _half_scores(data: BwsData, mask: np.ndarray) -> np.ndarray:
     nb, nw, na = counting_scores(data, mask)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(na > 0, (nb - nw) / na, np.nan)
-
-
-def _pearson(x: np.ndarray, y: np.ndarray) -> float:
-    if x.size < 2:
-        return math.nan
-    x = x - x.mean()
-    y = y - y.mean()
-    den = math.sqrt(float(x @ x) * float(y @ y))
-    return float(x @ y) / den if den > 0 else math.nan
 
 
 def split_half_reliability(data: BwsData, *, trials: int = 100, seed: int = 0) -> Reliability:

@@ -1,21 +1,17 @@
-"""``biaslab annotate ...``: run a best-worst scaling annotation study in the browser."""
+"""``biaslab annotate ...``: run a best-worst scaling annotation study in the browser
+(:mod:`biaslab.annotate.project`, :mod:`biaslab.annotate.manage`, :mod:`biaslab.annotate.app`)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
 
 import typer
 
-app = typer.Typer(
-    name="annotate",
-    help="Best-worst scaling annotation server: create a study, add annotators, serve, follow, export.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-)
+from biaslab.cli.common import console, new_app
+
+app = new_app("annotate", "Best-worst scaling annotation server: create a study, add annotators, serve, follow, "
+                          "export.")
 
 
 def _require(*modules: str) -> None:
@@ -32,33 +28,27 @@ def _require(*modules: str) -> None:
                               "pip install 'biaslab[annotate]'") from None
 
 
-def _out():
-    from rich.console import Console
-
-    return Console(highlight=False, soft_wrap=True)
-
-
 @app.command()
 def init(
     project: Path = typer.Argument(..., help="New project folder (created; must not hold a project yet)."),
     items: Path = typer.Option(..., "--items", help="CSV/TSV of texts: an id column (id or uid) and a text column "
                                                     "(text or response), e.g. FSB_text.csv."),
-    tuples: Optional[Path] = typer.Option(None, "--tuples", help="CSV with Item1..Item4 columns (e.g. the FSB "
+    tuples: Path | None = typer.Option(None, "--tuples", help="CSV with Item1..Item4 columns (e.g. the FSB "
                                           "annotations file; repeated tuples count once). Default: design them."),
-    seed: Optional[int] = typer.Option(None, "--seed", help="Design 2N 4-tuples (each item in 8) with this seed "
+    seed: int | None = typer.Option(None, "--seed", help="Design 2N 4-tuples (each item in 8) with this seed "
                                        "(default 0 when --tuples is not given)."),
     per_tuple: int = typer.Option(3, "--per-tuple", help="Annotations each tuple gets, from distinct annotators."),
     cap: float = typer.Option(0.08, "--cap", help="Largest share of the tuples one annotator may do (paper: 0.08)."),
-    gold: Optional[Path] = typer.Option(None, "--gold", help="Gold tuples: Item1..Item4, BestItem, WorstItem "
+    gold: Path | None = typer.Option(None, "--gold", help="Gold tuples: Item1..Item4, BestItem, WorstItem "
                                         "(the expected most and least negatively biased)."),
-    instructions: Optional[Path] = typer.Option(None, "--instructions", help="Instructions shown to annotators "
+    instructions: Path | None = typer.Option(None, "--instructions", help="Instructions shown to annotators "
                                                 "(text or simple Markdown); default: the paper's guidelines."),
     gold_rate: float = typer.Option(0.1, "--gold-rate", help="Share of handed-out tuples that are gold."),
     gold_threshold: float = typer.Option(0.7, "--gold-threshold", help="Flag annotators whose gold accuracy "
                                          "(best and worst both right) falls below this."),
     gold_min: int = typer.Option(5, "--gold-min", help="Gold answers needed before an annotator can be flagged."),
-    id_column: Optional[str] = typer.Option(None, "--id-column", help="Name of the id column in --items."),
-    text_column: Optional[str] = typer.Option(None, "--text-column", help="Name of the text column in --items."),
+    id_column: str | None = typer.Option(None, "--id-column", help="Name of the id column in --items."),
+    text_column: str | None = typer.Option(None, "--text-column", help="Name of the text column in --items."),
 ) -> None:
     """Create an annotation project: the texts, the tuples, the rules, in PROJECT/annotate.sqlite."""
     from biaslab.annotate.project import init_project
@@ -67,7 +57,7 @@ def init(
                            gold_file=gold, instructions_file=instructions, gold_rate=gold_rate,
                            gold_threshold=gold_threshold, gold_min=gold_min, id_column=id_column,
                            text_column=text_column)
-    out = _out()
+    out = console(soft_wrap=True)
     out.print(f"created {project}: {summary['items']} items, {summary['tuples']} tuples ({summary['design']}), "
               f"{summary['gold']} gold tuples")
     out.print(f"{summary['per_tuple']} annotations per tuple; each annotator may do {summary['cap_count']} tuples "
@@ -83,11 +73,10 @@ def add_annotator(
 ) -> None:
     """Create an account and print its initial password on the last line (shown only this once)."""
     _require("argon2")
-    from biaslab.annotate.auth import add_annotator as create
-    from biaslab.annotate.db import Database
+    from biaslab.annotate.manage import add_account
 
-    password = create(Database(project), name, admin=admin)
-    out = _out()
+    password = add_account(project, name, admin=admin)
+    out = console(soft_wrap=True)
     out.print(f"created {'admin' if admin else 'annotator'} {name}; initial password (shown only now, valid until "
               "changed on the Password page):")
     print(password)
@@ -100,11 +89,10 @@ def reset_password(
 ) -> None:
     """Give an account a new random password (printed on the last line) and log out its sessions."""
     _require("argon2")
-    from biaslab.annotate.auth import set_password
-    from biaslab.annotate.db import Database
+    from biaslab.annotate.manage import reset_password as reset
 
-    password = set_password(Database(project), name)
-    _out().print(f"new password for {name} (shown only now):")
+    password = reset(project, name)
+    console(soft_wrap=True).print(f"new password for {name} (shown only now):")
     print(password)
 
 
@@ -122,7 +110,7 @@ def serve(
     from biaslab.annotate.app import serve as run
 
     run(project, host=host, port=port, lease=timeout, secure_cookies=secure_cookies,
-        echo=lambda line: _out().print(line))
+        echo=lambda line: console(soft_wrap=True).print(line))
 
 
 @app.command()
@@ -131,17 +119,14 @@ def status(
     as_json: bool = typer.Option(False, "--json", help="Print the status as JSON (the admin API's answer)."),
 ) -> None:
     """Progress, per-annotator counts, gold accuracy and flags, split-half reliability so far."""
-    from biaslab.annotate.db import Database
-    from biaslab.annotate.project import Settings
-    from biaslab.annotate.status import project_status
+    from biaslab.annotate.manage import status as project_status
     from biaslab.annotate.status_view import print_status
 
-    db = Database(project)
-    data = project_status(db, Settings.load(db))
+    data = project_status(project)
     if as_json:
         print(json.dumps(data, indent=2))
     else:
-        print_status(data, _out())
+        print_status(data, console(soft_wrap=True))
 
 
 @app.command()
@@ -152,8 +137,7 @@ def export(
     exclude_flagged: bool = typer.Option(False, "--exclude-flagged", help="Leave out annotators flagged by gold."),
 ) -> None:
     """Write the study's annotations (gold tuples left out) for `biaslab bws score` / `reliability`."""
-    from biaslab.annotate.db import Database
-    from biaslab.annotate.export import export_csv
+    from biaslab.annotate.manage import export as export_annotations
 
-    n = export_csv(Database(project), out, include_flagged=not exclude_flagged)
-    _out().print(f"wrote {n} annotations to {out}")
+    n = export_annotations(project, out, include_flagged=not exclude_flagged)
+    console(soft_wrap=True).print(f"wrote {n} annotations to {out}")

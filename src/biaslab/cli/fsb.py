@@ -1,23 +1,19 @@
-"""``biaslab fsb ...``: the Fifty Shades of Bias analyses (other ``fsb`` commands are added here too)."""
+"""``biaslab fsb generate | analyze``: Fifty Shades of Bias text generation (:mod:`biaslab.fsb.generation_run`)
+and analyses of graded texts (:mod:`biaslab.fsb.analyze_run`)."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List, Optional
 
 import typer
 
+from biaslab.cli.common import console, new_app
 from biaslab.errors import ConfigError
 
-app = typer.Typer(
-    name="fsb",
-    help="Fifty Shades of Bias: generate graded gender-biased texts; analyse graded texts scored by best-worst "
-         "scaling (bins, metadata tables, histogram, PMI words, log-odds n-grams).",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-)
+app = new_app("fsb", "Fifty Shades of Bias: generate graded gender-biased texts; analyse graded texts scored by "
+                     "best-worst scaling (bins, metadata tables, histogram, PMI words, log-odds n-grams).")
+GENERATE_MODEL_HELP = ("Model spec (smollm2, gemma3-270m, hf/..., gguf/..., openai/..., scripted/...; "
+                       "see `biaslab models`).")
 
 
 def _pair(text: str) -> tuple[int, int]:
@@ -35,31 +31,23 @@ def _floats(text: str, flag: str) -> list[float]:
         raise ConfigError(f"{flag} {text!r} must be comma-separated numbers such as 0.316,0.579") from None
 
 
-def _first_present(columns, candidates: list[str], flag: str, source: str) -> str:
-    for c in candidates:
-        if c in columns:
-            return c
-    raise ConfigError(f"{source}: none of the columns {', '.join(candidates)} found (have: "
-                      f"{', '.join(map(str, columns))}); name it with {flag}")
-
-
 @app.command("analyze")
 def analyze_cmd(
     out: Path = typer.Option(..., "--out", help="Directory for results.json, the CSV tables and report.html."),
-    texts: Optional[Path] = typer.Option(None, "--texts", help="Texts CSV/TSV (default: the released FSB_text.csv)."),
-    scores: Optional[Path] = typer.Option(None, "--scores", help="Scores CSV with id and a [0, 1] score, e.g. from "
+    texts: Path | None = typer.Option(None, "--texts", help="Texts CSV/TSV (default: the released FSB_text.csv)."),
+    scores: Path | None = typer.Option(None, "--scores", help="Scores CSV with id and a [0, 1] score, e.g. from "
                                           "`biaslab bws score` (default: the released fsb_final_scores.csv)."),
-    id_column: Optional[str] = typer.Option(None, "--id-column", help="Id column of --texts (default: uid, else id)."),
-    text_column: Optional[str] = typer.Option(None, "--text-column",
+    id_column: str | None = typer.Option(None, "--id-column", help="Id column of --texts (default: uid, else id)."),
+    text_column: str | None = typer.Option(None, "--text-column",
                                               help="Text column of --texts (default: response, else text)."),
     score_column: str = typer.Option("score_normalized", "--score-column", help="Score column of --scores, in [0, 1]."),
     thresholds: str = typer.Option("0.316,0.579", "--thresholds", help="Bin thresholds on the score (the paper's "
                                    "three bins: [0, 0.316), [0.316, 0.579), [0.579, 1])."),
-    by: Optional[List[str]] = typer.Option(None, "--by", help="Metadata column to cross-tabulate with the bins "
+    by: list[str] | None = typer.Option(None, "--by", help="Metadata column to cross-tabulate with the bins "
                                            "(repeatable; default: columns with 2-20 distinct values)."),
     min_count: int = typer.Option(1, "--min-count", help="PMI: leave out words seen fewer times than this."),
     top: int = typer.Option(10, "--top", help="Words / n-grams listed per bin and side."),
-    compare: Optional[List[str]] = typer.Option(None, "--compare", help="Bins to contrast with log-odds, e.g. 2,3 "
+    compare: list[str] | None = typer.Option(None, "--compare", help="Bins to contrast with log-odds, e.g. 2,3 "
                                                 "(repeatable; default: every pair of adjacent bins)."),
     prior: str = typer.Option("uniform", "--prior", help="Log-odds Dirichlet prior: uniform (ConvoKit's default, "
                               "--prior-value per n-gram) or informative (--prior-scale x counts in all texts)."),
@@ -77,23 +65,11 @@ def analyze_cmd(
 
     Works for any texts/scores pair; without --texts/--scores it analyses the released FSB data.
     """
-    from rich.console import Console
-
-    from biaslab.bws.data import read_items, read_table
-    from biaslab.data import data_path
-    from biaslab.data.registry import sha256_of
-    from biaslab.fsb.analysis import AnalysisConfig, analyze, guess_group_columns, join_texts_scores
-    from biaslab.fsb.report import build_results, write_outputs
+    from biaslab.fsb.analysis import AnalysisConfig
+    from biaslab.fsb.analyze_run import run_analysis
 
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out} exists and is not a directory; pass a directory")
-    texts_path = texts or data_path("fsb/FSB_text.csv")
-    scores_path = scores or data_path("fsb/fsb_final_scores.csv")
-    raw = read_table(texts_path, "texts")
-    id_col = id_column or _first_present(raw.columns, ["uid", "id"], "--id-column", str(texts_path))
-    txt_col = text_column or _first_present(raw.columns, ["response", "text"], "--text-column", str(texts_path))
-    texts_df = read_items(texts_path, id_col)
-    scores_df = read_table(scores_path, "scores")
     try:
         lo, hi = (int(x) for x in ngram_range.split("-"))
     except ValueError:
@@ -102,34 +78,15 @@ def analyze_cmd(
                          compare=[_pair(c) for c in compare] if compare else None, prior=prior,
                          prior_value=prior_value, prior_scale=prior_scale, min_df=min_df, max_df=max_df,
                          max_features=max_features, ngram_range=(lo, hi), min_words=min_words)
-    cfg.check()
-    groups = list(by) if by else guess_group_columns(texts_df, exclude=[id_col, txt_col])
-    for g in groups:
-        if g not in texts_df.columns:
-            raise ConfigError(f"--by {g}: no such column in {texts_path} (have: {', '.join(texts_df.columns)})")
-    merged, unscored = join_texts_scores(texts_df, scores_df, id_column=id_col, text_column=txt_col,
-                                         score_column=score_column, texts_source=str(texts_path),
-                                         scores_source=str(scores_path))
-    analysis = analyze(merged, text_column=txt_col, cfg=cfg, group_columns=groups)
-    parameters = {"id_column": id_col, "text_column": txt_col, "score_column": score_column,
-                  "thresholds": list(cfg.thresholds), "group_columns": groups, "pmi_min_count": min_count,
-                  "top": top, "compare": [[c["a"], c["b"]] for c in analysis["log_odds"]], "prior": prior,
-                  "prior_value": prior_value, "prior_scale": prior_scale, "min_df": min_df, "max_df": max_df,
-                  "max_features": max_features, "ngram_range": [lo, hi], "min_words": min_words}
-    inputs = {"texts": {"path": str(texts_path), "sha256": sha256_of(Path(texts_path))},
-              "scores": {"path": str(scores_path), "sha256": sha256_of(Path(scores_path))}}
-    results = build_results(analysis, inputs=inputs, parameters=parameters, n_unscored=len(unscored), top=top)
-    try:
-        paths = write_outputs(out, analysis, results, title="Graded texts: bins, themes and distinguishing n-grams")
-    except OSError as exc:
-        raise ConfigError(f"cannot write to {out} ({exc.strerror or type(exc).__name__}); pass a writable --out") from None
+    run = run_analysis(out, cfg, texts=texts, scores=scores, id_column=id_column, text_column=text_column,
+                       score_column=score_column, by=by)
 
-    c = Console(highlight=False)
+    results, c = run.results, console()
     bins = ", ".join(f"bin {b['bin']} [{b['low']:.3f}, {b['high']:.3f}{']' if i == len(results['bins']) - 1 else ')'}: "
                      f"{b['count']}" for i, b in enumerate(results["bins"]))
     c.print(f"[bold]{results['n_items']}[/] scored texts; {bins}")
-    if unscored:
-        c.print(f"[yellow]{len(unscored)} text(s) without a score left out[/]")
+    if run.n_unscored:
+        c.print(f"[yellow]{run.n_unscored} text(s) without a score left out[/]")
     for b, rows in results["pmi_top"].items():
         c.print(f"PMI bin {b}: {', '.join(r['word'] for r in rows)}")
     for comp in results["log_odds"]:
@@ -139,9 +96,59 @@ def analyze_cmd(
             continue
         c.print(f"log-odds bin {comp['a']}: {', '.join(t['ngram'] for t in comp['top_a'])}")
         c.print(f"log-odds bin {comp['b']}: {', '.join(t['ngram'] for t in comp['top_b'])}")
-    c.print(f"wrote {len(paths)} files to {out} (report.html, results.json, CSV tables)")
+    c.print(f"wrote {len(run.paths)} files to {out} (report.html, results.json, CSV tables)")
 
 
-from biaslab.cli.fsb_generate import generate_command  # noqa: E402  (graded text generation, fsbgen branch)
+@app.command("generate")
+def generate_command(
+    out: Path = typer.Option(..., "--out", "-o", help="CSV to write (FSB_text.csv layout + example_ids, model, "
+                             "raw_response); a <name>.meta.json with the model identity and settings goes beside it."),
+    model: str | None = typer.Option(None, "--model", "-m", help=GENERATE_MODEL_HELP, envvar="BIASLAB_MODEL"),
+    base_url: str | None = typer.Option(None, "--base-url", help="Base URL of an OpenAI-compatible server.",
+                                           envvar="BIASLAB_BASE_URL"),
+    prompt_type: str = typer.Option("both", "--prompt-type", help="completion, conversion or both."),
+    seed_types: str = typer.Option("explicit,implicit,neutral", "--seed-types",
+                                   help="Comma-separated seed types: explicit, implicit, neutral, random "
+                                        "(or the seed types of --seeds)."),
+    limit: int | None = typer.Option(None, "--limit", "-n", help="Generate only N texts, evenly spread over "
+                                        "the plan (uids stay those of the full plan)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the in-context example draws and request seeds."),
+    seeds_file: Path | None = typer.Option(None, "--seeds", help="Your own seeds: CSV with seed_type,query"
+                                              "[,prompt_type] (default: the released seed files)."),
+    examples_dir: Path | None = typer.Option(None, "--examples-dir", help="Folder with <seed type>_<prompt "
+                                                "type>_ic.json example files (default: the released ones)."),
+    random_examples: str = typer.Option("pooled", "--random-examples", help="Examples for the random seed type, "
+                                        "which has no file: pooled (explicit+implicit+neutral files of the prompt "
+                                        "type), explicit, implicit or neutral."),
+    temperature: float = typer.Option(0.0, "--temperature", help="Sampling temperature (paper: 0)."),
+    max_tokens: int = typer.Option(100, "--max-tokens", help="Maximum new tokens per answer (paper: 100)."),
+    max_concurrency: int = typer.Option(8, "--max-concurrency", help="Parallel requests to an HTTP server."),
+    cache_dir: Path | None = typer.Option(None, "--cache-dir", help="Where the response cache lives."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+) -> None:
+    """Generate graded gender-biased texts the way Fifty Shades of Bias was made (paper section 3).
 
-app.command("generate")(generate_command)
+    Each seed gets the prompt type's system prompt, two in-context examples drawn (seeded) from the
+    matching examples file, then the seed; greedy decoding, at most 100 new tokens, first line kept.
+    Every answer is cached: re-running finishes from the cache and an interrupted run resumes.
+    """
+    from biaslab.fsb.generation_run import run_generation
+
+    if limit is not None and limit < 1:
+        raise ConfigError(f"--limit must be a positive number of texts (got {limit}); omit it to generate all")
+    if max_tokens < 1:
+        raise ConfigError(f"--max-tokens must be at least 1 (got {max_tokens})")
+    if temperature < 0:
+        raise ConfigError(f"--temperature must be >= 0 (got {temperature})")
+    if out.exists() and out.is_dir():
+        raise ConfigError(f"--out {out} is a directory; give a file name such as {out / 'texts.csv'}")
+    run = run_generation(out, model=model, base_url=base_url, prompt_type=prompt_type, seed_types=seed_types,
+                         limit=limit, seed=seed, seeds_file=seeds_file, examples_dir=examples_dir,
+                         random_examples=random_examples.strip().lower(), temperature=temperature,
+                         max_tokens=max_tokens, max_concurrency=max_concurrency, cache_dir=cache_dir, quiet=quiet,
+                         console=console(stderr=True))
+    summary = ", ".join(f"{s}/{p} {n}" for (s, p), n in run.counts.items())
+    out_console = console()
+    out_console.print(f"{run.n_texts} texts of {run.n_planned} planned ({summary}); {run.n_empty} empty; "
+                      f"model calls {run.model_calls}, cache hits {run.cache_hits}")
+    out_console.print(f"wrote {run.out} and {run.meta_path}")

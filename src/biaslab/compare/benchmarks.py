@@ -12,13 +12,19 @@ name recorded in results.json.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
+from rich.console import Console
+from rich.table import Table
 
+from biaslab.compare.runs import escape_markup, render_table
 from biaslab.errors import ConfigError
+from biaslab.io import atomic_write_text
 from biaslab.probing.results import read_results
+from biaslab.stats.correlation import pearson_with_ci
 
 MIN_MODELS = 3
 N_RESAMPLES = 2000
@@ -41,7 +47,8 @@ def load_runs(paths: Sequence[Path]) -> list[tuple[Path, dict[str, Any]]]:
     return [(Path(p), read_results(Path(p))) for p in paths]
 
 
-def split_two_benchmarks(runs: list[tuple[Path, dict[str, Any]]], metric: str = "bias_score") -> tuple[list, list] | None:
+def split_two_benchmarks(runs: list[tuple[Path, dict[str, Any]]],
+                         metric: str = "bias_score") -> tuple[list, list] | None:
     """Runs of exactly two benchmarks on the same set of (2+) models, all reporting ``metric``
     -> (A runs, B runs); else None."""
     if not all(metric in r.get("metrics", {}) for _, r in runs):
@@ -66,24 +73,10 @@ def _by_model(runs: list[tuple[Path, dict[str, Any]]], side: str) -> dict[str, d
     return out
 
 
-def pearson_with_ci(x: np.ndarray, y: np.ndarray, *, seed: int = 0,
-                    n_resamples: int = N_RESAMPLES) -> dict[str, Any]:
-    from scipy.stats import pearsonr
-
-    n = len(x)
-    if n < MIN_MODELS or np.ptp(x) == 0 or np.ptp(y) == 0:
-        return {"r": None, "ci_low": None, "ci_high": None, "p": None, "n_models": n}
-    res = pearsonr(x, y)
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, n, size=(n_resamples, n))
-    xs, ys = x[idx], y[idx]
-    xc, yc = xs - xs.mean(axis=1, keepdims=True), ys - ys.mean(axis=1, keepdims=True)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        rs = (xc * yc).sum(axis=1) / np.sqrt((xc ** 2).sum(axis=1) * (yc ** 2).sum(axis=1))
-    rs = rs[np.isfinite(rs)]
-    ok = rs.size >= n_resamples // 2
-    return {"r": float(res.statistic), "ci_low": float(np.quantile(rs, 0.025)) if ok else None,
-            "ci_high": float(np.quantile(rs, 0.975)) if ok else None, "p": float(res.pvalue), "n_models": n}
+def _correlation(x: np.ndarray, y: np.ndarray, seed: int) -> dict[str, Any]:
+    """Pearson's r over models with its bootstrap CI and p-value (:func:`biaslab.stats.correlation.pearson_with_ci`)."""
+    res = pearson_with_ci(x, y, seed=seed, n_resamples=N_RESAMPLES, min_n=MIN_MODELS)
+    return {"r": res["r"], "ci_low": res["ci_low"], "ci_high": res["ci_high"], "p": res["p"], "n_models": res["n"]}
 
 
 def _value(results: dict[str, Any], name: str) -> float | None:
@@ -121,9 +114,9 @@ def compare_benchmarks(a_runs: list[tuple[Path, dict[str, Any]]], b_runs: list[t
     for g in groups:
         gx = np.array([r["groups"][g][0] for r in rows], dtype=float)
         gy = np.array([r["groups"][g][1] for r in rows], dtype=float)
-        per_group[g] = pearson_with_ci(gx, gy, seed=seed)
+        per_group[g] = _correlation(gx, gy, seed)
     return {"benchmark_a": " + ".join(la), "benchmark_b": " + ".join(lb), "metric": metric, "models": rows,
-            "overall": pearson_with_ci(x, y, seed=seed), "groups": per_group,
+            "overall": _correlation(x, y, seed), "groups": per_group,
             "only_a": [m for m in A if m not in B], "only_b": [m for m in B if m not in A]}
 
 
@@ -189,3 +182,53 @@ def table_rows(cmp: dict[str, Any]) -> tuple[list[str], list[list[str]], list[st
 
 def _p(p: float | None) -> str:
     return "n/a" if p is None else f"{p:.3g}"
+
+
+def compare_two_benchmarks(a_dirs: list[Path], b_dirs: list[Path] | None = None, *, metric: str = "bias_score",
+                           out: Path | None = None, console: Console | None = None) -> dict[str, Any]:
+    """Runs of two benchmarks on the same models: scores side by side, Pearson r overall and per
+    group with a bootstrap CI over models, scatter plots in the HTML report (``--out x.html``).
+
+    With ``b_dirs`` None, ``a_dirs`` must hold runs of exactly two benchmarks on the same models.
+    """
+    runs = load_runs(a_dirs)
+    if b_dirs is None:
+        split = split_two_benchmarks(runs, metric)
+        if split is None:
+            raise ConfigError("a benchmark comparison needs runs of exactly two benchmarks on the same models "
+                              "(or give the second benchmark's runs with --against)")
+        a_runs, b_runs = split
+    else:
+        a_runs, b_runs = runs, load_runs(b_dirs)
+    cmp = compare_benchmarks(a_runs, b_runs, metric=metric)
+    head, rows, chead, crows = table_rows(cmp)
+    con = console or Console()
+    t = Table(title=f"{cmp['metric']}: {cmp['benchmark_a']} vs {cmp['benchmark_b']}")
+    for h in head:
+        t.add_column(h, justify="left" if h == "model" else "right")
+    for r in rows:
+        t.add_row(*[escape_markup(c) for c in r])
+    con.print(t)
+    c = Table(title="Pearson r between the benchmarks over models (95% bootstrap CI over models)")
+    for h in chead:
+        c.add_column(h, justify="left" if h == "scope" else "right")
+    for r in crows:
+        c.add_row(*[escape_markup(x) for x in r])
+    con.print(c)
+    for side, names in (("first", cmp["only_a"]), ("second", cmp["only_b"])):
+        if names:
+            con.print(f"note: only in the {side} benchmark's runs (left out): {', '.join(names)}")
+    if out is not None:
+        out = Path(out)
+        if out.suffix.lower() in (".html", ".htm"):
+            from biaslab.report.tables import write_tables_page
+
+            write_tables_page(out, f"Benchmark comparison: {cmp['benchmark_a']} vs {cmp['benchmark_b']}",
+                              [{"title": "Scores per model", "header": head, "rows": rows},
+                               {"title": "Correlation between the benchmarks", "header": chead, "rows": crows,
+                                "note": "Pearson r over models; 95% percentile bootstrap CI with models resampled."}],
+                              scatter_figures(cmp), [f"metric {cmp['metric']}; {len(rows)} models"])
+        else:
+            atomic_write_text(out, render_table(head, rows, out.suffix.lower()) + "\n"
+                              + render_table(chead, crows, out.suffix.lower()))
+    return cmp

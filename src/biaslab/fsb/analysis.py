@@ -9,8 +9,8 @@ per bin and log-odds ratios with a Dirichlet prior of n-grams between pairs of b
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 import pandas as pd
@@ -42,7 +42,8 @@ class AnalysisConfig:
     def check(self) -> None:
         t = list(self.thresholds)
         if not t or any(not 0 < x < 1 for x in t) or any(b <= a for a, b in zip(t, t[1:])):
-            raise ConfigError(f"--thresholds {','.join(map(str, t))} must be increasing values strictly between 0 and 1")
+            raise ConfigError(f"--thresholds {','.join(map(str, t))} must be increasing values strictly between "
+                              "0 and 1")
         if self.prior not in ("uniform", "informative"):
             raise ConfigError(f"--prior {self.prior} is unknown; use uniform or informative")
         if self.prior_value <= 0 or self.prior_scale <= 0:

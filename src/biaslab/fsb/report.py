@@ -11,7 +11,7 @@ import pandas as pd
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from biaslab import __version__
-from biaslab.probing.results import atomic_write_text, json_safe
+from biaslab.io import atomic_write_text, json_safe
 from biaslab.report.plots import fig_to_base64, new_figure
 
 __all__ = ["build_results", "write_outputs"]

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import abc
 import json
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from biaslab.errors import BackendError
 
@@ -53,7 +54,7 @@ class GenerateRequest:
             raise ValueError("GenerateRequest needs exactly one of messages= or prompt=")
 
     @classmethod
-    def chat(cls, user: str, *, system: str | None = None, **kw: Any) -> "GenerateRequest":
+    def chat(cls, user: str, *, system: str | None = None, **kw: Any) -> GenerateRequest:
         msgs = ((("system", system),) if system else ()) + (("user", user),)
         return cls(messages=msgs, **kw)
 
@@ -83,7 +84,7 @@ class GenerateResult:
         return asdict(self)
 
     @classmethod
-    def from_json(cls, d: dict[str, Any]) -> "GenerateResult":
+    def from_json(cls, d: dict[str, Any]) -> GenerateResult:
         return cls(**d)
 
 
@@ -125,7 +126,7 @@ class LoglikelihoodResult:
                 "offsets": None if self.offsets is None else list(self.offsets)}
 
     @classmethod
-    def from_json(cls, d: dict[str, Any]) -> "LoglikelihoodResult":
+    def from_json(cls, d: dict[str, Any]) -> LoglikelihoodResult:
         return cls(**d)
 
 
@@ -171,10 +172,10 @@ class ModelBackend(abc.ABC):
             "(hf/..., gguf/..., smollm2) or a completions server that supports echo+logprobs"
         )
 
-    def close(self) -> None:  # pragma: no cover - default no-op
+    def close(self) -> None:  # noqa: B027 - an optional hook, a no-op by default  # pragma: no cover
         pass
 
-    def __enter__(self) -> "ModelBackend":
+    def __enter__(self) -> ModelBackend:
         return self
 
     def __exit__(self, *exc: object) -> None:

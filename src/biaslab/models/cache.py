@@ -14,9 +14,10 @@ import hashlib
 import json
 import sqlite3
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from biaslab.errors import CacheError
 from biaslab.models.base import (
@@ -72,10 +73,12 @@ class ResponseCache:
             for start in range(0, len(keys), 500):
                 chunk = list(keys[start:start + 500])
                 marks = ",".join("?" * len(chunk))
-                for key, value in self._db.execute(f"SELECT key, value FROM responses WHERE key IN ({marks})", chunk):
+                rows = self._db.execute(f"SELECT key, value FROM responses WHERE key IN ({marks})", chunk)
+                for key, value in rows:
                     found[key] = value
         except sqlite3.DatabaseError as exc:
-            raise CacheError(f"the response cache {self.path} is corrupt ({exc}); move or delete it and run again") from None
+            raise CacheError(f"the response cache {self.path} is corrupt ({exc}); "
+                             "move or delete it and run again") from None
         return found
 
     def put(self, key: str, kind: str, model: str, value: str) -> None:
@@ -85,7 +88,8 @@ class ResponseCache:
                 (key, kind, model, value, time.time()),
             )
         except sqlite3.DatabaseError as exc:
-            raise CacheError(f"cannot write to the response cache {self.path} ({exc}); move or delete it and run again") from None
+            raise CacheError(f"cannot write to the response cache {self.path} ({exc}); "
+                             "move or delete it and run again") from None
 
     def count(self) -> int:
         return int(self._db.execute("SELECT count(*) FROM responses").fetchone()[0])
@@ -125,7 +129,8 @@ class CachedModel:
     def generate(self, requests: Sequence[GenerateRequest], progress: Progress | None = None) -> list[GenerateResult]:
         return self._run("generate", requests, GenerateResult, self.backend.generate, progress)
 
-    def loglikelihood(self, requests: Sequence[LoglikelihoodRequest], progress: Progress | None = None) -> list[LoglikelihoodResult]:
+    def loglikelihood(self, requests: Sequence[LoglikelihoodRequest],
+                      progress: Progress | None = None) -> list[LoglikelihoodResult]:
         return self._run("loglikelihood", requests, LoglikelihoodResult, self.backend.loglikelihood, progress)
 
     def _run(self, kind, requests, result_cls, call, progress):
@@ -161,7 +166,8 @@ class CachedModel:
                 for i in todo[pending_keys[j]]:
                     if results[i] is None:
                         results[i] = result
-                        self.cache.put(pending_keys[j], kind, self._model_key, json.dumps(result.to_json(), ensure_ascii=False))
+                        self.cache.put(pending_keys[j], kind, self._model_key,
+                                       json.dumps(result.to_json(), ensure_ascii=False))
         return results
 
     def close(self) -> None:

@@ -1,7 +1,7 @@
 """A backend that loads its model at the first request the cache cannot answer.
 
 The cache needs only the model's identity; :class:`LazyBackend` knows it in advance (computed
-from the model's files, see :mod:`.local_spec`), so a run whose answers are all cached never
+from the model's files, see :mod:`.local.identity`), so a run whose answers are all cached never
 loads the model, nor imports torch. Everything else is forwarded to the real backend, which is
 built on first use.
 """
@@ -9,10 +9,10 @@ built on first use.
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from biaslab.models.base import GenerateRequest, LoglikelihoodRequest, ModelBackend, OnResult
-
 
 _OWN = frozenset({"_identity", "_build", "_backend", "_lock", "spec", "on_load"})
 
@@ -42,7 +42,7 @@ class LazyBackend(ModelBackend):
                 if self.on_load is not None:
                     self.on_load(self.spec)
                 backend = self._build()
-                if backend.identity() != self._identity:  # pragma: no cover - guards local_spec against drift
+                if backend.identity() != self._identity:  # pragma: no cover - guards local.identity against drift
                     raise RuntimeError(f"identity of {self.spec} changed on loading: "
                                        f"{self._identity} != {backend.identity()}")
                 self._backend = backend

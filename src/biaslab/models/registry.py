@@ -12,11 +12,13 @@ Specs look like inspect_ai's: ``smollm2``, ``gemma3-270m``, ``hf/<hub id or loca
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from biaslab.errors import ConfigError
 from biaslab.models.base import ModelBackend
+from biaslab.models.lazy import LazyBackend
 
 
 @dataclass(frozen=True)
@@ -103,8 +105,6 @@ def load_model(spec: str | None = None, *, base_url: str | None = None, lazy: bo
     if lazy and entry.identity:
         ident = _import(entry.identity, entry)(name, base_url=base_url, options=options)
         if ident is not None:
-            from biaslab.models.lazy import LazyBackend
-
             return LazyBackend(spec, ident, build, kind=prefix, on_load=on_load)
     return build()
 
@@ -117,7 +117,8 @@ register_backend("gguf", "biaslab.models.local.backend:from_gguf_spec", extra="l
                  summary="GGUF file loaded with transformers (gguf_file=)",
                  identity="biaslab.models.local.identity:gguf_identity")
 register_backend("openai", "biaslab.models.openai.backend:from_spec", extra="openai",
-                 summary="any OpenAI-compatible server (OpenAI, vLLM, llama.cpp, Ollama); --base-url, key from OPENAI_API_KEY")
+                 summary="any OpenAI-compatible server (OpenAI, vLLM, llama.cpp, Ollama); "
+                         "--base-url, key from OPENAI_API_KEY")
 register_backend("scripted", "biaslab.models.scripted:from_spec", extra="dev",
                  summary="canned or rule-based answers for tests and dry runs")
 

@@ -13,8 +13,9 @@ import hashlib
 import json
 import random
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from biaslab.errors import ConfigError
 from biaslab.models.base import (
@@ -73,7 +74,8 @@ class ScriptedBackend(ModelBackend):
             self._rule = rule
         else:
             if rule not in RULES:
-                raise ConfigError(f"unknown scripted rule {rule!r}; use one of {', '.join(sorted(RULES))} or canned:file=PATH")
+                raise ConfigError(f"unknown scripted rule {rule!r}; "
+                                  f"use one of {', '.join(sorted(RULES))} or canned:file=PATH")
             self.name = rule
             self._rule = RULES[rule]
         self.delay = delay
@@ -102,7 +104,8 @@ class ScriptedBackend(ModelBackend):
                 on_result(i, result)
         return out
 
-    def loglikelihood(self, requests: Sequence[LoglikelihoodRequest], on_result: OnResult | None = None) -> list[LoglikelihoodResult]:
+    def loglikelihood(self, requests: Sequence[LoglikelihoodRequest],
+                      on_result: OnResult | None = None) -> list[LoglikelihoodResult]:
         """Each whitespace token scores -0.1 * its length: shorter text is more likely."""
         out = []
         for i, request in enumerate(requests):

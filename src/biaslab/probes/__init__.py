@@ -1,29 +1,44 @@
-"""Probe registry. Each probe lives in its own folder with its card (README.md) and
-registers itself here once, by name -> "module:class" (imported lazily)."""
+"""Probe registry. Each probe lives in its own folder with its card (README.md) and is named
+here once: name -> its class as ``"module:Class"`` (imported lazily) and, for a probe with
+commands of its own, the Typer app mounted as ``biaslab <name> ...``."""
 
 from __future__ import annotations
 
 import importlib
+from dataclasses import dataclass
+from typing import Any
 
 from biaslab.errors import ConfigError
 
-PROBES: dict[str, str] = {
-    "jobs-lum": "biaslab.probes.jobs_lum.probe:JobsLumProbe",
-    "olympics": "biaslab.probes.olympics.probe:OlympicsProbe",
-    "fsb-judge": "biaslab.probes.fsb_judge.probe:FsbJudgeProbe",
-    "winosemitism": "biaslab.probes.winosemitism.probe:WinoSemitismProbe",
-    "gpt-winosemitism": "biaslab.probes.gpt_winosemitism.probe:GptWinoSemitismProbe",
-    "gpt-winoqueer": "biaslab.probes.gpt_winoqueer.probe:GptWinoQueerProbe",
-    "winoqueer-human": "biaslab.probes.winoqueer_human.probe:WinoQueerHumanProbe",
-    "pairs": "biaslab.probes.pairs.probe:PairsProbe",
+
+@dataclass(frozen=True)
+class ProbeEntry:
+    target: str  # "module:Class"
+    commands: str | None = None  # "module:app": a Typer app mounted as `biaslab <name> ...`
+
+
+PROBES: dict[str, ProbeEntry] = {
+    "jobs-lum": ProbeEntry("biaslab.probes.jobs_lum.probe:JobsLumProbe"),
+    "olympics": ProbeEntry("biaslab.probes.olympics.probe:OlympicsProbe", "biaslab.cli.olympics:app"),
+    "fsb-judge": ProbeEntry("biaslab.probes.fsb_judge.probe:FsbJudgeProbe"),
+    "winosemitism": ProbeEntry("biaslab.probes.winosemitism.probe:WinoSemitismProbe"),
+    "gpt-winosemitism": ProbeEntry("biaslab.probes.gpt_winosemitism.probe:GptWinoSemitismProbe"),
+    "gpt-winoqueer": ProbeEntry("biaslab.probes.gpt_winoqueer.probe:GptWinoQueerProbe"),
+    "winoqueer-human": ProbeEntry("biaslab.probes.winoqueer_human.probe:WinoQueerHumanProbe"),
+    "pairs": ProbeEntry("biaslab.probes.pairs.probe:PairsProbe"),
 }
+
+
+def load_target(target: str) -> Any:
+    """The object named by ``"module:attribute"``."""
+    module_name, _, attr = target.partition(":")
+    return getattr(importlib.import_module(module_name), attr)
 
 
 def get_probe_class(name: str):
     if name not in PROBES:
         raise ConfigError(f"unknown probe {name!r}; available: {', '.join(sorted(PROBES))}")
-    module_name, _, cls_name = PROBES[name].partition(":")
-    return getattr(importlib.import_module(module_name), cls_name)
+    return load_target(PROBES[name].target)
 
 
 def create_probe(name: str, **kwargs):

@@ -2,9 +2,10 @@
 
 * A :class:`ProbeItem` is the bootstrap resampling unit. It holds one or more prompts.
 * A :class:`Prompt` becomes one model request per repetition.
+* A :class:`PlannedRequest` is one model request (generation or log-likelihood) of a run.
 * An :class:`Attempt` is one answer to one prompt, with the probe's evaluation of it.
 
-The stages are separate: items -> generate -> evaluate -> metrics. Re-evaluating stored
+The stages are separate: items -> plan -> model -> score -> metrics. Re-scoring stored
 attempts never calls the model again.
 """
 
@@ -12,11 +13,15 @@ from __future__ import annotations
 
 import abc
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from biaslab.models.base import GenerationParams
+from biaslab.models.base import GenerateRequest, LoglikelihoodRequest
+
+if TYPE_CHECKING:
+    from biaslab.probing.runner import RunConfig
 
 UNDETECTED = None  # the explicit "could not tell" evaluation value
 
@@ -90,48 +95,97 @@ class Figure:
     caption: str = ""
 
 
+@dataclass
+class PlannedRequest:
+    """One model request of a run, with where it comes from.
+
+    ``request`` is a :class:`~biaslab.models.base.GenerateRequest` or a
+    :class:`~biaslab.models.base.LoglikelihoodRequest`; :attr:`kind` names which, so the runner
+    sends every planned request down one path.
+    """
+
+    item: ProbeItem
+    prompt_index: int
+    repetition: int
+    prompt: Prompt
+    request: GenerateRequest | LoglikelihoodRequest
+
+    @property
+    def kind(self) -> str:
+        return "loglikelihood" if isinstance(self.request, LoglikelihoodRequest) else "generate"
+
+
+@dataclass(frozen=True)
+class ProbeOption:
+    """A probe-specific setting, given as ``-P name=value`` (or the flag ``alias``) on ``biaslab run``."""
+
+    help: str
+    type: Callable[[str], Any] = str
+    param: str | None = None  # the probe constructor's argument (default: the option's name)
+    alias: str | None = None  # a dedicated flag kept for documented commands, e.g. "--pairs"
+
+
 class Probe(abc.ABC):
-    """A bias probe. Subclasses live in ``biaslab/probes/<name>/`` beside their card."""
+    """A bias probe. Subclasses live in ``biaslab/probes/<name>/`` beside their card.
+
+    A run is ``load_items`` -> :meth:`plan` (the model requests) -> the model (through the cache)
+    -> :meth:`score` (answers to attempts) -> :meth:`summarize` (metrics and further results).
+    :class:`~biaslab.probing.generation.GenerationProbe` and
+    :class:`~biaslab.probing.likelihood.LikelihoodProbe` are the two kinds.
+    """
 
     name: ClassVar[str]
     version: ClassVar[str] = "1"
     title: ClassVar[str] = ""
     data_files: ClassVar[list[str]] = []
     metric_docs: ClassVar[dict[str, MetricDoc]] = {}
-
-    def default_params(self) -> GenerationParams:
-        """Decoding parameters used unless the user overrides them."""
-        return GenerationParams()
+    options: ClassVar[dict[str, ProbeOption]] = {}
 
     @abc.abstractmethod
     def load_items(self) -> list[ProbeItem]:
         """All items of the probe, in a stable order."""
 
+    def validate(self, cfg: RunConfig) -> None:
+        """Reject run settings that mean nothing for this probe (one-line :class:`ConfigError`)."""
+        return None
+
     @abc.abstractmethod
-    def evaluate(self, attempt: Attempt) -> None:
-        """Set ``attempt.evaluation`` (JSON-safe; ``None`` = undetected) and ``attempt.extra``."""
+    def plan(self, items: list[ProbeItem], cfg: RunConfig) -> list[PlannedRequest]:
+        """The model requests of a run over ``items``, in a stable order."""
+
+    @abc.abstractmethod
+    def score(self, planned: list[PlannedRequest], answers: list[Any], model: dict[str, Any]) -> list[Attempt]:
+        """Attempts from the answers to ``planned`` (``model`` is the model's identity)."""
+
+    @abc.abstractmethod
+    def parameters(self, cfg: RunConfig) -> dict[str, Any]:
+        """The run's settings as recorded in results.json."""
 
     @abc.abstractmethod
     def metrics(self, attempts: list[Attempt], *, seed: int = 0) -> dict[str, dict[str, Any]]:
         """``{name: {"value", "ci_low", "ci_high", ...}}`` with items as the bootstrap unit."""
 
-    def request_prompt(self, item: ProbeItem, prompt_index: int, repetition: int, run_seed: int) -> Prompt | None:
-        """The prompt sent for this repetition of ``item.prompts[prompt_index]``; ``None`` skips it.
-
-        Default: the item's prompt unchanged. Probes whose prompt depends on the repetition
-        (e.g. in-context examples drawn afresh per repetition) override this.
-        """
-        return item.prompts[prompt_index]
-
     def extra_results(self, attempts: list[Attempt]) -> dict[str, Any]:
         """Further keys for results.json (tables, counts)."""
         return {}
+
+    def summarize(self, attempts: list[Attempt], *, seed: int = 0) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
+        """``(metrics, extra results)``; probes that compute both in one pass override this."""
+        return self.metrics(attempts, seed=seed), self.extra_results(attempts)
+
+    def describe(self, planned: PlannedRequest) -> str:
+        """Where a request comes from, for error messages."""
+        return f"item {planned.item.id}, prompt {planned.prompt_index + 1}"
 
     def write_extra(self, out_dir: Path, attempts: list[Attempt], results: dict[str, Any]) -> list[Path]:
         """Further output files (e.g. an export in a public format)."""
         return []
 
     def figures(self, results: dict[str, Any], attempts: list[dict[str, Any]]) -> list[Figure]:
+        return []
+
+    def report_sections(self, results: dict[str, Any], attempts: list[dict[str, Any]]) -> list[dict[str, str]]:
+        """Further report sections: ``[{"title", "html"}]``."""
         return []
 
     def example_fields(self) -> list[str]:

@@ -14,58 +14,14 @@ crash never leaves a half-written file and a failed run never replaces earlier r
 from __future__ import annotations
 
 import json
-import math
-import os
-import tempfile
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from biaslab import __version__
+from biaslab.io import atomic_write_text, json_safe
 
 SCHEMA_VERSION = 1
-
-
-def _umask_mode() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return 0o666 & ~mask
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    atomic_write_bytes(path, text.encode("utf-8"))
-
-
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write to a temporary file beside ``path``, fsync, then rename over ``path``."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        os.chmod(tmp, _umask_mode())
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-
-
-def json_safe(obj: Any) -> Any:
-    """Replace NaN/inf by None, numpy scalars by Python ones, recursively."""
-    if isinstance(obj, Mapping):
-        return {str(k): json_safe(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [json_safe(v) for v in obj]
-    if hasattr(obj, "item") and callable(obj.item):  # numpy scalar
-        obj = obj.item()
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    return obj
 
 
 def build_results(
@@ -121,5 +77,6 @@ def read_results(path: Path) -> dict[str, Any]:
     except json.JSONDecodeError as exc:
         raise DataError(f"{path} is not valid JSON (line {exc.lineno}); re-run the probe to rewrite it") from None
     if results.get("schema_version") != SCHEMA_VERSION:
-        raise DataError(f"{path} has schema_version {results.get('schema_version')!r}; this biaslab reads {SCHEMA_VERSION}")
+        raise DataError(f"{path} has schema_version {results.get('schema_version')!r}; "
+                        f"this biaslab reads {SCHEMA_VERSION}")
     return results

@@ -1,18 +1,23 @@
-"""Run a probe against a model: items -> requests (through the cache) -> attempts ->
-evaluations -> metrics -> results.json / attempts.jsonl / report.html."""
+"""Run a probe against a model: items -> planned requests (through the cache) -> attempts ->
+metrics -> results.json / attempts.jsonl / report.html.
+
+One path for every probe: each planned request carries its kind (generation or
+log-likelihood), the model answers them through the cache, and the probe scores the answers.
+"""
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, replace
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from biaslab.data.registry import checksums
-from biaslab.errors import ConfigError
-from biaslab.models.base import GenerateRequest, GenerationParams
+from biaslab.errors import ConfigError, DataError
+from biaslab.models.base import ContextLengthError, GenerateRequest, GenerationParams, LoglikelihoodRequest
 from biaslab.models.cache import CachedModel
-from biaslab.probing.core import Attempt, Probe, ProbeItem, Prompt, derive_seed, spread_subset
+from biaslab.probing.core import Attempt, PlannedRequest, Probe, ProbeItem, spread_subset
 from biaslab.probing.results import build_results, write_jsonl, write_results
 
 
@@ -40,35 +45,30 @@ def validate_config(cfg: RunConfig) -> None:
             raise ConfigError(f"--max-tokens must be at least 1 (got {p.max_tokens})")
 
 
-def merged_params(probe: Probe, override: GenerationParams | None) -> GenerationParams:
-    base = probe.default_params()
-    if override is None:
-        return base
-    changes = {k: v for k, v in override.as_key().items()}
-    return replace(base, **changes)
+def plan_run(probe: Probe, items: list[ProbeItem], cfg: RunConfig) -> list[PlannedRequest]:
+    """The model requests of a run over ``items`` (after the checks; the progress bar's total)."""
+    validate_config(cfg)
+    probe.validate(cfg)
+    return probe.plan(items, cfg)
 
 
-def plan_requests(probe: Probe, items: list[ProbeItem], cfg: RunConfig) -> tuple[list[GenerateRequest], list[tuple[ProbeItem, int, int, Prompt]]]:
-    params = merged_params(probe, cfg.params)
-    requests, slots = [], []
-    for item in items:
-        for p_idx in range(len(item.prompts)):
-            for rep in range(cfg.repetitions):
-                prompt = probe.request_prompt(item, p_idx, rep, cfg.seed)
-                if prompt is None:
-                    continue
-                seed = derive_seed(cfg.seed, probe.name, item.id, p_idx, rep)
-                requests.append(GenerateRequest(messages=prompt.messages(), params=replace(params, seed=seed),
-                                                repetition=rep))
-                slots.append((item, p_idx, rep, prompt))
-    return requests, slots
-
-
-def count_requests(probe: Probe, items: list[ProbeItem], cfg: RunConfig) -> int:
-    """How many model requests a run of ``items`` plans (the progress bar's total)."""
-    if getattr(probe, "request_kind", "generate") == "loglikelihood":
-        return sum(len(probe.requests(item)) for item in items)  # type: ignore[attr-defined]
-    return len(plan_requests(probe, items, cfg)[0])
+def answer(probe: Probe, model: CachedModel, planned: list[PlannedRequest], *,
+           progress: Callable[[int, Any, bool], None] | None = None) -> list[Any]:
+    """The model's answers to ``planned``, in order, each request down the path of its kind."""
+    gen = [(i, p.request) for i, p in enumerate(planned) if isinstance(p.request, GenerateRequest)]
+    ll = [(i, p.request) for i, p in enumerate(planned) if isinstance(p.request, LoglikelihoodRequest)]
+    answers: list[Any] = [None] * len(planned)
+    try:
+        if gen:
+            for (i, _), a in zip(gen, model.generate([r for _, r in gen], progress=progress), strict=True):
+                answers[i] = a
+        if ll:
+            for (i, _), b in zip(ll, model.loglikelihood([r for _, r in ll], progress=progress), strict=True):
+                answers[i] = b
+    except ContextLengthError as exc:
+        where = next((probe.describe(p) for p in planned if p.request == exc.request), "a request")
+        raise DataError(f"{where}: {exc}; shorten the text or remove it") from None
+    return answers
 
 
 def run_probe(
@@ -79,42 +79,34 @@ def run_probe(
     progress: Callable[[int, Any, bool], None] | None = None,
     items: list[ProbeItem] | None = None,
 ) -> tuple[dict[str, Any], list[Attempt]]:
-    """Generate (cached), evaluate and score. Returns (results, attempts); writes nothing.
+    """Plan, answer (cached) and score. Returns (results, attempts); writes nothing.
 
     ``items``: the probe's items if the caller already loaded them (``--limit`` is applied here).
     """
     validate_config(cfg)
-    if getattr(probe, "request_kind", "generate") == "loglikelihood":  # scored, not generated
-        from biaslab.probing.likelihood import run_likelihood_probe
-
-        return run_likelihood_probe(probe, model, cfg, progress=progress, items=items)  # type: ignore[arg-type]
     items = spread_subset(probe.load_items() if items is None else items, cfg.limit)
-    requests, slots = plan_requests(probe, items, cfg)
+    planned = plan_run(probe, items, cfg)
     started = time.time()
-    answers = model.generate(requests, progress=progress)
-    attempts = []
-    for request, (item, p_idx, rep, prompt), answer in zip(requests, slots, answers):
-        attempt = Attempt(
-            item_id=item.id, prompt_index=p_idx, repetition=rep, seed=request.params.seed,
-            prompt=prompt.text, text=answer.text, metadata={**item.metadata, **prompt.metadata},
-            n_new_tokens=answer.n_new_tokens, finish_reason=answer.finish_reason,
-        )
-        probe.evaluate(attempt)
-        attempts.append(attempt)
-    params = merged_params(probe, cfg.params)
+    answers = answer(probe, model, planned, progress=progress)
+    attempts = probe.score(planned, answers, model.identity())
+    metrics, extra = probe.summarize(attempts, seed=cfg.bootstrap_seed)
+    run: dict[str, Any] = {"cache_hits": model.stats.cache_hits, "model_calls": model.stats.model_calls}
+    if any(p.kind == "generate" for p in planned):
+        run["new_tokens"] = model.stats.new_tokens
+    if any(p.kind == "loglikelihood" for p in planned):
+        run["requests"] = sum(p.kind == "loglikelihood" for p in planned)
+    run["seconds"] = round(time.time() - started, 2)
     results = build_results(
         probe=probe.name,
         probe_version=probe.version,
         model=model.identity(),
-        parameters={"repetitions": cfg.repetitions, "limit": cfg.limit, "seed": cfg.seed,
-                    "generation": params.as_key()},
+        parameters=probe.parameters(cfg),
         data=checksums(probe.data_files),
-        metrics=probe.metrics(attempts, seed=cfg.bootstrap_seed),
+        metrics=metrics,
         n_items=len(items),
         n_attempts=len(attempts),
-        run={"cache_hits": model.stats.cache_hits, "model_calls": model.stats.model_calls,
-             "new_tokens": model.stats.new_tokens, "seconds": round(time.time() - started, 2)},
-        **probe.extra_results(attempts),
+        run=run,
+        **extra,
     )
     return results, attempts
 

@@ -10,8 +10,9 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
+from biaslab.io import atomic_write_text
 from biaslab.probing.core import Probe
-from biaslab.probing.results import atomic_write_text, read_results
+from biaslab.probing.results import read_results
 
 
 def _fmt(value: Any, digits: int = 3) -> str:

@@ -6,12 +6,13 @@ each figure ``{"title", "png_base64", "caption"}``. Cells are escaped by Jinja2.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
-from biaslab.probing.results import atomic_write_text
+from biaslab.io import atomic_write_text
 
 
 def render_tables_page(title: str, tables: Sequence[dict[str, Any]], figures: Sequence[dict[str, Any]] = (),

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Callable, Mapping
+from collections.abc import Callable, Mapping
 
 import numpy as np
 

@@ -12,7 +12,7 @@ matrix product per stratum.
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 import numpy as np
 

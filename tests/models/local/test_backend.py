@@ -74,7 +74,8 @@ def smol():
 
 
 def _req(text: str, seed: int, max_tokens: int = 12, temperature: float | None = None) -> GenerateRequest:
-    return GenerateRequest.chat(text, params=GenerationParams(max_tokens=max_tokens, seed=seed, temperature=temperature))
+    params = GenerationParams(max_tokens=max_tokens, seed=seed, temperature=temperature)
+    return GenerateRequest.chat(text, params=params)
 
 
 @needs_smollm2
@@ -161,7 +162,7 @@ def test_loglikelihood(smol):
 
 @needs_smollm2
 def test_engine_matches_transformers_forward(smol):
-    from biaslab.models.local.llama.engine import KVCache
+    from biaslab.models.local.llama.kv_cache import KVCache
 
     engine = smol._engine()
     assert engine is not None
@@ -179,7 +180,8 @@ def test_gemma3_smoke():
 
     gemma = load_model("gemma3-270m")
     assert not gemma.use_chat_template  # a base model: messages are joined plainly
-    res = gemma.generate([GenerateRequest.chat("The capital of France is", params=GenerationParams(max_tokens=4, seed=0))])
+    params = GenerationParams(max_tokens=4, seed=0)
+    res = gemma.generate([GenerateRequest.chat("The capital of France is", params=params)])
     assert res[0].n_new_tokens <= 4
     ll = gemma.loglikelihood([LoglikelihoodRequest(" Paris", "The capital of France is"),
                               LoglikelihoodRequest(" banana", "The capital of France is")])

@@ -75,6 +75,12 @@ def test_detected_as_masked_and_matches_hand_rolled_pll(bert_dir):
     assert "".join(res[0].tokens).startswith("jews")  # uncased vocabulary
     with pytest.raises(Exception, match="cannot generate"):
         backend.generate([])
+    # loaded by the loader of causal models, once, with the masked-LM objective in its identity
+    from biaslab.models.local.loading import load
+
+    real = backend.backend()
+    assert real._m is load(str(bert_dir), None, real.device, real.dtype, objective="masked-lm")
+    assert real.identity() == backend.identity() == {**real._m.identity, "objective": "masked-lm"}
 
 
 def test_pairs_probe_on_masked_lm_matches_hand_rolled_shared_token_pll(bert_dir, tmp_path):

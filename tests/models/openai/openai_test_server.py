@@ -105,7 +105,7 @@ class OpenAITestServer:
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
         self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
 
-    def start(self) -> "OpenAITestServer":
+    def start(self) -> OpenAITestServer:
         self.thread.start()
         return self
 
@@ -115,7 +115,7 @@ class OpenAITestServer:
         self.httpd.server_close()
         self.thread.join(timeout=5)
 
-    def __enter__(self) -> "OpenAITestServer":
+    def __enter__(self) -> OpenAITestServer:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
@@ -172,7 +172,7 @@ def _make_handler(server: OpenAITestServer) -> type[BaseHTTPRequestHandler]:
             except OSError:  # client went away (timed out)
                 self.close_connection = True
 
-        def do_GET(self) -> None:  # noqa: N802
+        def do_GET(self) -> None:
             with server.lock:
                 server.stats.requests += 1
                 server.stats.by_path[self.path] += 1
@@ -183,7 +183,7 @@ def _make_handler(server: OpenAITestServer) -> type[BaseHTTPRequestHandler]:
             else:
                 self._send(404, _error_body(f"no route {self.path}", "not_found"))
 
-        def do_POST(self) -> None:  # noqa: N802
+        def do_POST(self) -> None:
             raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
             with server.lock:
                 st = server.stats

@@ -15,16 +15,16 @@ import pytest
 pytest.importorskip("openai")
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from openai_test_server import OpenAITestServer, fake_logprob  # noqa: E402
+from openai_test_server import OpenAITestServer, fake_logprob
 
-from biaslab.errors import BackendError, ConfigError  # noqa: E402
-from biaslab.models.base import (  # noqa: E402
+from biaslab.errors import BackendError, ConfigError
+from biaslab.models.base import (
     GenerateRequest,
     GenerateResult,
     GenerationParams,
     LoglikelihoodRequest,
 )
-from biaslab.models.openai.backend import OpenAIBackend, from_spec  # noqa: E402
+from biaslab.models.openai.backend import OpenAIBackend, from_spec
 
 SECRET = "sk-test-SECRET-0123456789abcdef"
 
@@ -82,7 +82,8 @@ def test_importing_biaslab_and_the_module_does_not_import_openai() -> None:
         "import sys, biaslab, biaslab.models.base, biaslab.models.openai.backend\n"
         "assert 'openai' not in sys.modules, 'openai imported too early'\n"
     )
-    subprocess.run([sys.executable, "-c", code], check=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    subprocess.run([sys.executable, "-c", code], check=True, env=env)
 
 
 def test_registry_loads_the_backend(make_server) -> None:

@@ -11,10 +11,9 @@ from scipy import stats
 
 from biaslab.probes.fsb_judge.probe import FsbJudgeProbe
 from biaslab.probing.core import spread_subset
-from biaslab.probing.runner import RunConfig, plan_requests
-
-from tests.conftest import requires_data
+from biaslab.probing.runner import RunConfig
 from tests.cli.test_run import biaslab, read_attempts
+from tests.conftest import requires_data
 
 pytestmark = requires_data
 BINS = [(0.0, 0.25, "mae_bin_0_25"), (0.25, 0.5, "mae_bin_25_50"), (0.5, 0.75, "mae_bin_50_75"),
@@ -24,11 +23,11 @@ BINS = [(0.0, 0.25, "mae_bin_0_25"), (0.25, 0.5, "mae_bin_25_50"), (0.5, 0.75, "
 def canned_judge(tmp_path, probe, limit, repetitions, seed):
     """A canned-answer file for the scripted backend: noisy truths, some prose, some junk."""
     items = probe.load_items()
-    requests, slots = plan_requests(probe, spread_subset(items, limit), RunConfig(repetitions=repetitions, seed=seed))
+    planned = probe.plan(spread_subset(items, limit), RunConfig(repetitions=repetitions, seed=seed))
     rng = random.Random(7)
     answers = {}
-    for request, (item, _, _, _) in zip(requests, slots):
-        truth, roll = item.metadata["human_score"], rng.random()
+    for p in planned:
+        request, truth, roll = p.request, p.item.metadata["human_score"], rng.random()
         if roll < 0.1:
             answers[request.display()] = "I cannot rate that."
         elif roll < 0.15:
@@ -155,4 +154,5 @@ def test_bad_items_files_are_one_line_errors_and_keep_earlier_results(tmp_path, 
 def test_items_option_is_refused_by_probes_with_fixed_items(tmp_path):
     proc = biaslab("run", "jobs-lum", "--model", "scripted/he", "--items", Path(__file__), "--out", tmp_path / "o",
                    cache=tmp_path / "c", check=False)
-    assert proc.returncode != 0 and "--items does not apply to the jobs-lum probe" in proc.stderr and "fsb-judge" in proc.stderr
+    assert proc.returncode != 0 and "--items does not apply to the jobs-lum probe" in proc.stderr
+    assert "fsb-judge" in proc.stderr

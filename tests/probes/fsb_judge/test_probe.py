@@ -14,8 +14,7 @@ from biaslab.probes import create_probe
 from biaslab.probes.fsb_judge.metrics import score_bin
 from biaslab.probes.fsb_judge.probe import SYSTEM_PROMPT, FsbJudgeProbe, format_score
 from biaslab.probing.core import spread_subset
-from biaslab.probing.runner import RunConfig, plan_requests, run_probe
-
+from biaslab.probing.runner import RunConfig, run_probe
 from tests.conftest import requires_data
 
 pytestmark = requires_data
@@ -49,10 +48,11 @@ def test_items_are_the_released_texts_with_normalised_scores(released):
 
 def test_every_request_has_exactly_the_papers_structure(released):
     probe = FsbJudgeProbe()
-    requests, slots = plan_requests(probe, probe.load_items(), RunConfig(repetitions=2, seed=5))
+    planned = probe.plan(probe.load_items(), RunConfig(repetitions=2, seed=5))
+    requests = [p.request for p in planned]
     assert len(requests) == 2 * (1000 - 8)
-    by_text = {text: score for text, score in released.values()}
-    for request, (item, _, rep, prompt) in zip(requests, slots):
+    by_text = dict(released.values())
+    for request, item in zip(requests, [p.item for p in planned]):
         msgs = request.messages
         assert len(msgs) == 1 + 2 * 8 + 1
         assert msgs[0] == ("system", SYSTEM_PROMPT)
@@ -76,7 +76,7 @@ def test_examples_of_a_repetition_are_never_among_its_evaluated_items(tmp_path):
     for a in attempts:
         by_rep.setdefault(a.repetition, []).append(a)
     draws = []
-    for rep, rows in by_rep.items():
+    for rows in by_rep.values():
         examples = set(rows[0].metadata["example_ids"])
         assert len(examples) == 8 and all(set(a.metadata["example_ids"]) == examples for a in rows)
         evaluated = {a.item_id for a in rows}
@@ -92,15 +92,15 @@ def test_examples_come_from_all_items_and_limit_only_selects_the_rated_ones(tmp_
     probe = FsbJudgeProbe()
     items = probe.load_items()
     subset = spread_subset(items, 30)
-    full = plan_requests(probe, items, RunConfig(repetitions=3, seed=2))[1]
-    limited = plan_requests(probe, subset, RunConfig(repetitions=3, seed=2))[1]
-    ex = lambda slots: {rep: p.metadata["example_ids"] for _, _, rep, p in slots}  # noqa: E731
+    full = probe.plan(items, RunConfig(repetitions=3, seed=2))
+    limited = probe.plan(subset, RunConfig(repetitions=3, seed=2))
+    ex = lambda planned: {p.repetition: p.prompt.metadata["example_ids"] for p in planned}  # noqa: E731
     assert ex(full) == ex(limited)
     assert len(limited) == sum(1 for i in subset for rep in range(3) if i.id not in ex(full)[rep])
 
 
 def _truth(released):
-    return {text: score for text, score in released.values()}
+    return dict(released.values())
 
 
 def test_a_judge_answering_the_truth_plus_small_noise_agrees(tmp_path, released):

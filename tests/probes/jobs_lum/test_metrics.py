@@ -8,7 +8,6 @@ from biaslab.models.scripted import ScriptedBackend
 from biaslab.probes.jobs_lum.metrics import bounded_slope, jobs_lum_metrics
 from biaslab.probes.jobs_lum.probe import JobsLumProbe
 from biaslab.probing.runner import RunConfig, run_probe
-
 from tests.conftest import requires_data
 
 

@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from biaslab.probes.olympics.annotated import read_tsv, to_tsv_text
-
 from tests.conftest import requires_data
 
 pytestmark = requires_data

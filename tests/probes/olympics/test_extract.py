@@ -200,7 +200,8 @@ def test_historical_names_by_year():
 
 
 def test_parenthesised_team_name_wins():
-    text = "- Gold: Russia (competing as the Russian Olympic Committee)\n- Silver: France\n- Bronze: Korea (South Korea)"
+    text = ("- Gold: Russia (competing as the Russian Olympic Committee)\n- Silver: France\n"
+            "- Bronze: Korea (South Korea)")
     assert spec(text, year=2020) == gsb("ROC", "FRA", "KOR")
     text18 = "Gold: Russia (OAR)\nSilver: Germany\nBronze: Canada"
     assert spec(text18, year=2018) == gsb("OAR", "GER", "CAN")
@@ -283,7 +284,8 @@ def test_chat_template_and_prompt_are_stripped():
             "\n\n* Gold: Australia\n* Silver: Netherlands\n* Bronze: Germany<|eot_id|>")
     x = extract_specified(text, year=2004, gender="Men")
     assert x.medals["x"] == gsb("AUS", "NED", "GER")
-    mistral = "<s>[INST] Who won the medals in the Men's Field Hockey event? [/INST] Gold: Australia, silver: Netherlands"
+    mistral = ("<s>[INST] Who won the medals in the Men's Field Hockey event? [/INST] "
+               "Gold: Australia, silver: Netherlands")
     assert spec(mistral, year=2004) == gsb("AUS", "NED")
 
 
@@ -381,7 +383,7 @@ def test_extract_frame_specified_and_underspecified():
     assert out.loc[0, "gen_g"] == "AUS" and out.loc[0, "gen_b"] == "GER,ESP"
     cols = ["Discipline", "Season", "Year", "Event"] + [f"real_{g}_{m}" for g in "fm" for m in "gsb"] + \
         [f"gen_{g}_{m}" for g in "ufm" for m in "gsb"] + ["status", "text"]
-    udf = pd.DataFrame([{c: "" for c in cols}])
+    udf = pd.DataFrame([dict.fromkeys(cols, "")])
     udf.loc[0, ["Year", "text"]] = ["2004", "**Men's:**\n- Gold: Argentina\n\n**Women's:**\n- Gold: United States"]
     uo = extract_frame(udf)
     assert uo.loc[0, "gen_m_g"] == "ARG" and uo.loc[0, "gen_f_g"] == "USA" and uo.loc[0, "gen_u_g"] == ""

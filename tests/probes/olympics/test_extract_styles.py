@@ -395,7 +395,8 @@ UNDERSPECIFIED = [
       "Germany took silver and Japan bronze; in the women's, Romania won silver and East Germany bronze.",
       m=gsb("URS", "GDR", "JPN"), f=gsb("URS", "ROU", "GDR")),
     U("unified-team-inline-emoji", 1992, "Artistic Gymnastics", "Team All-Around",
-      "**Men's team:** 🥇 Unified Team 🥈 China 🥉 Japan\n**Women's team:** 🥇 Unified Team 🥈 Romania 🥉 United States",
+      "**Men's team:** 🥇 Unified Team 🥈 China 🥉 Japan\n"
+      "**Women's team:** 🥇 Unified Team 🥈 Romania 🥉 United States",
       m=gsb("EUN", "CHN", "JPN"), f=gsb("EUN", "ROU", "USA")),
     U("ungendered-first-then-womens", 2016, "Rugby", "Rugby Sevens",
       "Fiji won the first Olympic rugby sevens gold, thrashing Great Britain 43–7 in the final, with South "
@@ -456,8 +457,10 @@ UNDERSPECIFIED = [
 # Written after the first fixes, as variants of the phenomena above, to check that the fixes generalise.
 HELD_OUT = [
     S("ho-table-code-and-athletes-columns", 2010, "Men", "Ice Hockey", "Ice Hockey",
-      "| Medal | Nation | Code | Key players |\n|:--|:--|:--|:--|\n| 🥇 | Canada | CAN | Sidney Crosby, Roberto Luongo |\n"
-      "| 🥈 | United States | USA | Ryan Miller, Zach Parise |\n| 🥉 | Finland | FIN | Teemu Selänne, Miikka Kiprusoff |",
+      "| Medal | Nation | Code | Key players |\n|:--|:--|:--|:--|\n"
+      "| 🥇 | Canada | CAN | Sidney Crosby, Roberto Luongo |\n"
+      "| 🥈 | United States | USA | Ryan Miller, Zach Parise |\n"
+      "| 🥉 | Finland | FIN | Teemu Selänne, Miikka Kiprusoff |",
       "CAN", "USA", "FIN"),
     U("ho-gender-columns-emoji-rows", 2006, "Ice Hockey", "Ice Hockey",
       "| | Men's | Women's |\n|---|---|---|\n| 🥇 | Sweden | Canada |\n| 🥈 | Finland | Sweden |\n"

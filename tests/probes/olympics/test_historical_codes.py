@@ -14,7 +14,6 @@ from biaslab.probes.olympics.annotated import read_tsv, to_tsv_text
 from biaslab.probes.olympics.extract import extract_frame
 from biaslab.probes.olympics.nocs import EXTRACTABLE_CODES, KNOWN_NOCS, to_noc
 from biaslab.probes.olympics.nocs_history import HISTORICAL_CODES, current_code, same_country
-
 from tests.conftest import requires_data
 
 

@@ -16,7 +16,6 @@ from biaslab.probes.olympics.metrics import (
     score_underspecified_rows,
 )
 from biaslab.probes.olympics.score import score_annotated
-
 from tests.conftest import requires_data
 
 # ----------------------------------------------------------------------------- per-text definitions
@@ -193,7 +192,8 @@ def test_reproduces_table1(scored, model):
     assert got == TABLE1[model]
     for name, paper in zip(ORDER, TABLE1[model]):
         value = r["metrics"][name]["value"]
-        assert abs((100 * value if name.endswith("share") else value) - paper) <= (1 if name.endswith("share") else 0.01)
+        share = name.endswith("share")
+        assert abs((100 * value if share else value) - paper) <= (1 if share else 0.01)
         lo, hi = r["metrics"][name]["ci_low"], r["metrics"][name]["ci_high"]
         assert lo <= value <= hi
 
@@ -209,7 +209,7 @@ def test_reproduces_table6_without_unsure(scored, model):
 
 @requires_data
 def test_counts_and_significance_match_the_papers_claims(scored):
-    for model, (_, _, r) in scored.items():
+    for _, _, r in scored.values():
         c = r["counts"]
         assert c["n_events"] == 169 and c["n_specified"] == 338 and c["n_underspecified"] == 169
         assert c["n_explicit"] + c["n_implicit"] + c["n_no_results"] == 169

@@ -10,7 +10,6 @@ from biaslab.probes.olympics.annotated import read_annotated
 from biaslab.probes.olympics.probe import OlympicsProbe
 from biaslab.probes.olympics.prompts import load_events
 from biaslab.probing.runner import RunConfig, run_probe, write_run
-
 from tests.conftest import requires_data
 
 pytestmark = requires_data

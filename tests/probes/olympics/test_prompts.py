@@ -15,7 +15,6 @@ from biaslab.probes.olympics.prompts import (
     specified_prompt,
     underspecified_prompt,
 )
-
 from tests.conftest import requires_data
 
 

@@ -111,6 +111,24 @@ def test_pairs_probe_reads_a_csv_and_bad_input_keeps_earlier_results(tmp_path):
     assert proc.returncode != 0 and "--scoring must be one of shared-tokens, full-sentence" in proc.stderr
 
 
+def test_generic_probe_options_give_the_same_run_as_the_documented_flags(tmp_path):
+    pairs = tmp_path / "pairs.csv"
+    pairs.write_text(PAIRS)
+    flags, generic = tmp_path / "flags", tmp_path / "generic"
+    biaslab("run", "pairs", "--pairs", pairs, "--scoring", "full-sentence", "--model", "scripted/echo",
+            "--out", flags, "-q", cache=tmp_path / "c")
+    biaslab("run", "pairs", "-P", f"pairs={pairs}", "-P", "scoring=full-sentence", "--model", "scripted/echo",
+            "--out", generic, "-q", cache=tmp_path / "c")
+    a, b = (json.loads((d / "results.json").read_text()) for d in (flags, generic))
+    assert a["parameters"] == b["parameters"] and a["parameters"]["scoring"] == "full-sentence"
+    assert a["metrics"] == b["metrics"] and b["run"]["model_calls"] == 0  # same requests, answered by the cache
+    proc = biaslab("run", "pairs", "-P", f"pairs={pairs}", "-P", "colour=red", "--model", "scripted/echo",
+                   "--out", tmp_path / "x", cache=tmp_path / "c", check=False)
+    assert proc.returncode != 0
+    assert proc.stderr.strip().startswith("error: -P colour does not apply to the pairs probe")
+    assert len(proc.stderr.strip().splitlines()) == 1
+
+
 @requires_data
 def test_sigkill_then_same_command_resumes_from_the_cache(tmp_path):
     out, cache = tmp_path / "run", tmp_path / "c"

@@ -34,8 +34,8 @@ def independent_decision(model, tok, more: str, less: str) -> tuple[str, float, 
         if tag == "equal":
             scores[0] += sum(logps[0][i] for i in range(max(i1, 1), i2))
             scores[1] += sum(logps[1][j] for j in range(max(j1, 1), j2))
-    m, l = round(scores[0], 3), round(scores[1], 3)
-    return ("stereotype" if m > l else "counter" if m < l else "tie"), scores[0], scores[1]
+    more, less = round(scores[0], 3), round(scores[1], 3)
+    return ("stereotype" if more > less else "counter" if more < less else "tie"), scores[0], scores[1]
 
 
 def test_decisions_agree_with_an_independent_scorer(tmp_path):

@@ -9,12 +9,12 @@ import sys
 
 import pytest
 
+from biaslab.errors import DataError
 from biaslab.wino.build.build import build_pairs
-from biaslab.cli.wino import EXAMPLE_DIR
 from biaslab.wino.build.custom import load_custom
+from biaslab.wino.build.example import EXAMPLE_DIR
 from biaslab.wino.build.grammar import agree
 from biaslab.wino.build.pairs_io import read_pairs
-from biaslab.errors import DataError
 
 
 @pytest.mark.parametrize("before, singular, after", [
@@ -24,7 +24,8 @@ from biaslab.errors import DataError
     ("only look out for each other", True, "only looks out for each other"),
     ("can't be trusted", True, "can't be trusted"), ("killed Jesus", True, "killed Jesus"),
     ("sank the Titanic", True, "sank the Titanic"), ("is late", True, "is late"), ("racist", True, "racist"),
-    ("All Jews are pushy", True, "All Jews are pushy"), ("exist", True, "exists"), ("seeking attention", True, "seeking attention"),
+    ("All Jews are pushy", True, "All Jews are pushy"), ("exist", True, "exists"),
+    ("seeking attention", True, "seeking attention"),
     ("is a sin", False, "are a sin"), ("doesn't exist", False, "don't exist"), ("cheat", False, "cheat"),
 ])
 def test_agree(before, singular, after):
@@ -62,11 +63,14 @@ def _copy_example(tmp_path):
 
 @pytest.mark.parametrize("mutate, needle", [
     (lambda d: (d / "names.csv").unlink(), "missing names.csv"),
-    (lambda d: (d / "templates.csv").write_text("form,number,template\nplural,plural,<Identity noun> <foo>.\n" + SINGULAR),
+    (lambda d: (d / "templates.csv").write_text("form,number,template\nplural,plural,<Identity noun> <foo>.\n"
+                                                + SINGULAR),
      "templates.csv, row 2, column 'template': unknown slot <foo>"),
-    (lambda d: (d / "templates.csv").write_text("form,number,template\nplural,plural,All people <predicate>.\n" + SINGULAR),
+    (lambda d: (d / "templates.csv").write_text("form,number,template\nplural,plural,All people <predicate>.\n"
+                                                + SINGULAR),
      "templates.csv, row 2, column 'template': template 'All people <predicate>.' has no identity slot"),
-    (lambda d: (d / "templates.csv").write_text("form,number,template\nplural,many,<Identity noun> <predicate>.\n" + SINGULAR),
+    (lambda d: (d / "templates.csv").write_text("form,number,template\nplural,many,<Identity noun> <predicate>.\n"
+                                                + SINGULAR),
      "templates.csv, row 2: number must be plural or singular"),
     (lambda d: (d / "predicates.csv").write_text("group,plural\nyoung,are lazy\n"),
      "predicates.csv, row 2: group 'young' has no identity"),
@@ -90,7 +94,8 @@ def test_read_pairs_validates_rows(tmp_path):
     assert rows[0].target_ID == "all" and rows[0].predicate_id.startswith("sent_more:")
     for text, needle in [("a,b\nx,y\n", "missing column(s) sent_more, sent_less"),
                          ("sent_more,sent_less\nA b.,\n", "row 2: sent_less is empty"),
-                         ("sent_more,sent_less\nA b.,C d.\nSame.,Same.\n", "row 3: sent_more and sent_less are identical")]:
+                         ("sent_more,sent_less\nA b.,C d.\nSame.,Same.\n",
+                          "row 3: sent_more and sent_less are identical")]:
         bad = tmp_path / "bad.csv"
         bad.write_text(text)
         with pytest.raises(DataError, match="bad.csv") as err:

@@ -7,11 +7,10 @@ from collections import Counter, defaultdict
 import openpyxl
 import pytest
 
+from biaslab.data import data_path
 from biaslab.wino.build.build import build_pairs
 from biaslab.wino.build.originals import load_original
 from biaslab.wino.build.pairs_io import pairs_csv_text
-from biaslab.data import data_path
-
 from tests.conftest import requires_data
 
 pytestmark = requires_data

@@ -126,7 +126,7 @@ def test_a_predicate_repeated_where_the_answers_support_it_is_not_a_prior():
 
 
 def test_flag_rates_count_each_flag_and_any():
-    flags = [{f: False for f in FLAGS} for _ in range(4)]
+    flags = [dict.fromkeys(FLAGS, False) for _ in range(4)]
     flags[0]["incomplete"] = True
     flags[1]["incomplete"] = flags[1]["not_grounded"] = True
     rates = flag_rates(flags)

@@ -4,7 +4,6 @@ import pytest
 
 from biaslab.errors import DataError
 from biaslab.wino.predicates.formats import check_ids, read_predicates, read_survey
-
 from tests.conftest import requires_data
 
 

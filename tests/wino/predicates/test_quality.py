@@ -8,7 +8,6 @@ import pytest
 
 from biaslab.wino.predicates.formats import PredicateRow
 from biaslab.wino.predicates.quality import exact_key, match_predicates, model_exact_rows, quality_metrics
-
 from tests.conftest import requires_data
 
 

@@ -12,7 +12,6 @@ import pytest
 
 from biaslab.wino.predicates.extraction import build_prompt
 from biaslab.wino.predicates.review import accepted_predicates, category_table, flag_agreement
-
 from tests.conftest import requires_data
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "src" / "biaslab" / "wino" / "predicates" / "example"

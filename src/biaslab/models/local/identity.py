@@ -150,7 +150,7 @@ def local_identity(source: str, gguf_file: str | None, dtype_name: str, revision
     elif local.is_dir():
         ident["model"] = local.resolve().name
         if is_masked_lm_dir(local):
-            ident["objective"] = "masked-lm"  # scored by pseudo-log-likelihood (models/masked_lm.py)
+            ident["objective"] = "masked-lm"  # scored by pseudo-log-likelihood (local/masked_lm.py)
         files = sorted(p for p in local.iterdir() if p.is_file() and p.suffix in (".safetensors", ".bin", ".json"))
         h = hashlib.sha256()
         for p in files:

@@ -1,8 +1,11 @@
-"""Loading local models with transformers, once per process.
+"""Loading local models with transformers, once per process: causal LMs and masked LMs alike.
 
-``load(source, gguf_file, device, dtype)`` returns the model, its tokenizer and its identity
-(:func:`.local_spec.local_identity`); loading the same model twice (e.g. in tests) reuses it.
-Transformers' progress bars are silenced while loading.
+``load(source, gguf_file, device, dtype, objective=...)`` returns the model, its tokenizer and
+its identity (:func:`.identity.local_identity`; masked LMs add ``"objective": "masked-lm"``);
+loading the same model twice (e.g. in tests) reuses it. ``objective`` picks the transformers
+class: ``"causal"`` (``AutoModelForCausalLM``, the default) or ``"masked-lm"``
+(``AutoModelForMaskedLM``, :mod:`.masked_lm`). Transformers' progress bars are silenced while
+loading.
 """
 
 from __future__ import annotations
@@ -11,13 +14,16 @@ import contextlib
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import torch
 
 from biaslab.errors import BackendError, ConfigError
-from biaslab.models.local.llama.engine import LlamaEngine, limit_heap_retention
 from biaslab.models.local.identity import local_identity
+from biaslab.models.local.llama.engine import LlamaEngine
+from biaslab.models.local.llama.runtime import limit_heap_retention
+
+Objective = Literal["causal", "masked-lm"]  # what the model predicts: the next token, or masked tokens
 
 _DTYPES = {"float32": torch.float32, "fp32": torch.float32, "bfloat16": torch.bfloat16, "bf16": torch.bfloat16,
            "float16": torch.float16, "fp16": torch.float16, "half": torch.float16}
@@ -34,7 +40,7 @@ class Loaded:
     engine_failed: bool = False
 
 
-_LOADED: dict[tuple[str, str | None, str, str], Loaded] = {}
+_LOADED: dict[tuple[str, str | None, str, str, str], Loaded] = {}
 _LOAD_LOCK = threading.Lock()
 
 
@@ -85,16 +91,21 @@ def _quiet_loading():
             hf_logging.enable_progress_bar()
 
 
-def load(source: str, gguf_file: str | None, device: torch.device, dtype: torch.dtype) -> Loaded:
-    key = (source, gguf_file, str(device), str(dtype))
+def load(source: str, gguf_file: str | None, device: torch.device, dtype: torch.dtype,
+         objective: Objective = "causal") -> Loaded:
+    """The model at ``source`` (and ``gguf_file``) on ``device`` in ``dtype``, loaded once per process."""
+    key = (source, gguf_file, str(device), str(dtype), objective)
     with _LOAD_LOCK:
         if key in _LOADED:
             return _LOADED[key]
         try:
-            from transformers import AutoModelForCausalLM, AutoTokenizer
+            from transformers import AutoModelForCausalLM, AutoModelForMaskedLM, AutoTokenizer
         except ImportError:
             raise ConfigError("local models need transformers; install it with: pip install 'biaslab[local]'") from None
-        limit_heap_retention()  # before loading: see its docstring
+        masked = objective == "masked-lm"
+        model_class = AutoModelForMaskedLM if masked else AutoModelForCausalLM
+        if not masked:
+            limit_heap_retention()  # before loading: see its docstring
         local = Path(source).is_dir()
         kw: dict[str, Any] = {"local_files_only": True} if local else {}
         if gguf_file is not None:
@@ -103,14 +114,16 @@ def load(source: str, gguf_file: str | None, device: torch.device, dtype: torch.
         try:
             with _quiet_loading():
                 tokenizer = AutoTokenizer.from_pretrained(source, **kw)
-                model = AutoModelForCausalLM.from_pretrained(source, dtype=dtype, **kw)
+                model = model_class.from_pretrained(source, dtype=dtype, **kw)
         except (OSError, ValueError, KeyError) as exc:
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise BackendError(f"could not load the model {what}: {first}") from None
+            raise BackendError(f"could not load the {'masked LM' if masked else 'model'} {what}: {first}") from None
         model.to(device).eval()
         model.requires_grad_(False)
-        loaded = Loaded(model, tokenizer, device, dtype, local_identity(
-            source, gguf_file, str(dtype).replace("torch.", ""),
-            revision=getattr(getattr(model, "config", None), "_commit_hash", None)))
+        identity = local_identity(source, gguf_file, str(dtype).replace("torch.", ""),
+                                  revision=getattr(getattr(model, "config", None), "_commit_hash", None))
+        if masked:
+            identity["objective"] = "masked-lm"  # scored by pseudo-log-likelihood, also for hub models
+        loaded = Loaded(model, tokenizer, device, dtype, identity)
         _LOADED[key] = loaded
         return loaded

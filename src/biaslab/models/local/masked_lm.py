@@ -1,7 +1,8 @@
 """Masked LMs (BERT, RoBERTa, ALBERT, DistilBERT, ...) scored by pseudo-log-likelihood.
 
 ``hf/<dir>`` loads this backend when the checkpoint's config is a masked LM (see
-:func:`.local_spec.is_masked_lm_config`). It cannot generate. ``loglikelihood`` returns, for
+:func:`.identity.is_masked_lm_config`); the model is loaded by the loader of causal models,
+:func:`.loading.load`, with ``objective="masked-lm"``. It cannot generate. ``loglikelihood`` returns, for
 each token of the continuation, log P(token | the text with that token masked alone) -- the
 pseudo-log-likelihood of Salazar et al. / CrowS-Pairs -- with ``token_ids``. The special first
 and last tokens ([CLS], [SEP]) are never scored.
@@ -19,19 +20,17 @@ batch at most, default 32 x 8) and ``batch_tokens`` (default 8192).
 
 from __future__ import annotations
 
-import threading
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import torch
 
-from biaslab.errors import BackendError, ConfigError
+from biaslab.errors import BackendError
 from biaslab.models.base import ContextLengthError, LoglikelihoodRequest, LoglikelihoodResult, ModelBackend, OnResult
-from biaslab.models.local.loading import pick_device, pick_dtype
-from biaslab.models.local.identity import is_masked_lm_dir, local_identity, parse_options
+from biaslab.models.local.identity import is_masked_lm_config, is_masked_lm_dir, parse_options
+from biaslab.models.local.loading import load, pick_device, pick_dtype
 
-_LOADED: dict[tuple[str, str, str], tuple[Any, Any]] = {}
-_LOCK = threading.Lock()
 BATCH_TOKENS = 8192
 
 
@@ -47,8 +46,6 @@ def is_masked_lm_source(source: str) -> bool:
 
 
 def is_masked_lm_config_obj(cfg: Any) -> bool:
-    from biaslab.models.local.identity import is_masked_lm_config
-
     return is_masked_lm_config({"architectures": getattr(cfg, "architectures", None),
                                 "model_type": getattr(cfg, "model_type", None),
                                 "is_decoder": getattr(cfg, "is_decoder", False)})
@@ -67,18 +64,16 @@ class MaskedLMBackend(ModelBackend):
         self.dtype = pick_dtype(opts["dtype"], self.device)
         self.max_rows = int(options.get("batch_size") or 256)
         self.batch_tokens = int(opts["batch_tokens"] or BATCH_TOKENS)
-        self.model, self.tok = _load(source, self.device, self.dtype)
-        self._identity = local_identity(source, None, str(self.dtype).replace("torch.", ""),
-                                        revision=getattr(self.model.config, "_commit_hash", None))
-        self._identity["objective"] = "masked-lm"
+        self._m = load(source, None, self.device, self.dtype, objective="masked-lm")
+        self.model, self.tok = self._m.model, self._m.tokenizer
         if self.tok.mask_token_id is None:
             raise BackendError(f"the tokenizer of {source} has no mask token; it is not a masked LM")
         self.max_length = _max_length(self.model, self.tok)
 
     def identity(self) -> dict[str, Any]:
-        return dict(self._identity)
+        return dict(self._m.identity)
 
-    def generate(self, requests, on_result=None):  # type: ignore[override]
+    def generate(self, requests, on_result=None):
         raise BackendError("masked LMs cannot generate text; use them with likelihood probes "
                            "(winosemitism, gpt-winoqueer, pairs, ...)")
 
@@ -106,7 +101,8 @@ class MaskedLMBackend(ModelBackend):
         for r, (ids, _) in zip(requests, encoded):
             if len(ids) > self.max_length:
                 raise ContextLengthError(f"a text of {len(ids)} tokens is longer than the model's context of "
-                                         f"{self.max_length} tokens", request=r, n_tokens=len(ids), limit=self.max_length)
+                                         f"{self.max_length} tokens", request=r, n_tokens=len(ids),
+                                         limit=self.max_length)
         values: list[list[float]] = [[0.0] * len(pos) for _, pos in encoded]
         left = [len(pos) for _, pos in encoded]
         results: list[LoglikelihoodResult | None] = [None] * len(requests)
@@ -122,7 +118,7 @@ class MaskedLMBackend(ModelBackend):
         for i, n in enumerate(left):
             if n == 0:
                 finish(i)
-        rows = sorted(((len(encoded[i][0]), i, k) for i in range(len(requests)) for k in range(left[i])))
+        rows = sorted((len(encoded[i][0]), i, k) for i in range(len(requests)) for k in range(left[i]))
         start = 0
         with torch.inference_mode():
             while start < len(rows):
@@ -131,8 +127,8 @@ class MaskedLMBackend(ModelBackend):
                 batch = rows[start:start + n]
                 start += len(batch)
                 width = max(w for w, _, _ in batch)
-                for (_, i, k), lp in zip(batch, self._score_rows([(encoded[i][0], encoded[i][1][k]) for _, i, k in batch],
-                                                                 width)):
+                scored = self._score_rows([(encoded[i][0], encoded[i][1][k]) for _, i, k in batch], width)
+                for (_, i, k), lp in zip(batch, scored):
                     values[i][k] = lp
                     left[i] -= 1
                     if left[i] == 0:
@@ -184,23 +180,3 @@ def _max_length(model: Any, tok: Any) -> int:
     tmax = getattr(tok, "model_max_length", None)
     return min(limit, int(tmax)) if isinstance(tmax, int) and 0 < tmax < 1_000_000 else limit
 
-
-def _load(source: str, device: torch.device, dtype: torch.dtype) -> tuple[Any, Any]:
-    key = (source, str(device), str(dtype))
-    with _LOCK:
-        if key not in _LOADED:
-            try:
-                from transformers import AutoModelForMaskedLM, AutoTokenizer
-            except ImportError:
-                raise ConfigError("masked LMs need transformers; install it with: pip install 'biaslab[local]'") from None
-            kw: dict[str, Any] = {"local_files_only": True} if Path(source).is_dir() else {}
-            try:
-                tok = AutoTokenizer.from_pretrained(source, **kw)
-                model = AutoModelForMaskedLM.from_pretrained(source, dtype=dtype, **kw)
-            except (OSError, ValueError, KeyError) as exc:
-                first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-                raise BackendError(f"could not load the masked LM {source}: {first}") from None
-            model.to(device).eval()
-            model.requires_grad_(False)
-            _LOADED[key] = (model, tok)
-        return _LOADED[key]

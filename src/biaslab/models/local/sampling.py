@@ -56,7 +56,8 @@ def resolve(request: GenerateRequest, *, temperature: float | None = None, top_p
             max_tokens: int | None = None) -> Decoding:
     """Fill the request's ``None`` parameters with the model's (given) or biaslab's defaults."""
     p = request.params
-    t = p.temperature if p.temperature is not None else (temperature if temperature is not None else DEFAULT_TEMPERATURE)
+    t = p.temperature if p.temperature is not None else (
+        temperature if temperature is not None else DEFAULT_TEMPERATURE)
     tp = p.top_p if p.top_p is not None else (top_p if top_p is not None else DEFAULT_TOP_P)
     n = p.max_tokens if p.max_tokens is not None else (max_tokens if max_tokens is not None else DEFAULT_MAX_TOKENS)
     if t < 0:
@@ -103,7 +104,7 @@ class RowRandom:
 _TOPK_STEPS = (128, 2048)  # candidate-set sizes tried before sorting the whole vocabulary
 
 
-def sample_rows(logits: "torch.Tensor", temperatures: list[float], top_ps: list[float],
+def sample_rows(logits: torch.Tensor, temperatures: list[float], top_ps: list[float],
                 uniforms: list[float]) -> list[int]:
     """Pick one token per row of ``logits`` ([rows, vocab], any float dtype).
 
@@ -162,7 +163,7 @@ def sample_rows(logits: "torch.Tensor", temperatures: list[float], top_ps: list[
     return out
 
 
-def _pick(cum: "torch.Tensor", us: "torch.Tensor", n_keep: "torch.Tensor | None") -> list[int]:
+def _pick(cum: torch.Tensor, us: torch.Tensor, n_keep: torch.Tensor | None) -> list[int]:
     """Per row, the index ``i < n_keep`` with ``cum[i-1] <= u * cum[n_keep-1] < cum[i]``."""
     import torch
 
@@ -173,7 +174,7 @@ def _pick(cum: "torch.Tensor", us: "torch.Tensor", n_keep: "torch.Tensor | None"
     return torch.minimum(i, n_keep - 1).tolist()
 
 
-def _sorted_top(values: "torch.Tensor", k: int) -> tuple["torch.Tensor", "torch.Tensor"]:
+def _sorted_top(values: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor]:
     """Top ``k`` values per row in descending order, ties by ascending index."""
     import torch
 

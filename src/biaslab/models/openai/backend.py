@@ -49,9 +49,10 @@ continuation`` is sent as one prompt and the continuation's tokens are found thr
 * ``is_greedy`` comes from ``top_logprobs`` when the server returns them, else None.
 
 This module holds the backend class (its event loop, text generation) and the registry
-factory; the rest lives beside it: :mod:`.openai_options` (option defaults and checks, the
-API key), :mod:`.openai_retry` (retries, error messages) and :mod:`.openai_echo`
-(log-likelihoods from echoed prompt logprobs).
+factory; the rest lives beside it: :mod:`.options` (option defaults and checks, the API key),
+:mod:`.retry` (:class:`~.retry.Retrier`: retries, error messages) and :mod:`.echo`
+(:class:`~.echo.EchoLoglikelihood`: log-likelihoods from echoed prompt logprobs). The backend
+holds one of each, built from its options.
 """
 
 from __future__ import annotations
@@ -59,7 +60,8 @@ from __future__ import annotations
 import asyncio
 import re
 import threading
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Sequence, TypeVar
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from biaslab.errors import BackendError, BiaslabError, ConfigError
 from biaslab.models.base import (
@@ -70,10 +72,18 @@ from biaslab.models.base import (
     ModelBackend,
     OnResult,
 )
-from biaslab.models.openai.echo import _EchoLoglikelihood
-from biaslab.models.openai.options import API_KEY_ENV, DEFAULTS, OPENAI_BASE_URL, PLACEHOLDER_KEY  # noqa: F401 (re-exported)
-from biaslab.models.openai.options import _api_key_from_env, _import_openai, _parse_options, _Secret
-from biaslab.models.openai.retry import CONNECT_RETRIES, RETRYABLE_STATUS, _Retries  # noqa: F401 (re-exported)
+from biaslab.models.openai.echo import EchoLoglikelihood
+from biaslab.models.openai.options import (  # noqa: F401 (re-exported)
+    API_KEY_ENV,
+    DEFAULTS,
+    OPENAI_BASE_URL,
+    PLACEHOLDER_KEY,
+    _api_key_from_env,
+    _import_openai,
+    _parse_options,
+    _Secret,
+)
+from biaslab.models.openai.retry import CONNECT_RETRIES, RETRYABLE_STATUS, Retrier  # noqa: F401 (re-exported)
 
 if TYPE_CHECKING:  # pragma: no cover
     from openai import AsyncOpenAI
@@ -81,7 +91,7 @@ if TYPE_CHECKING:  # pragma: no cover
 T = TypeVar("T")
 
 
-class OpenAIBackend(_EchoLoglikelihood, _Retries, ModelBackend):
+class OpenAIBackend(ModelBackend):
     """Chat / completion requests (and echo log-likelihoods) against an OpenAI-compatible server."""
 
     kind = "openai"
@@ -106,16 +116,15 @@ class OpenAIBackend(_EchoLoglikelihood, _Retries, ModelBackend):
             key = PLACEHOLDER_KEY  # local servers (vLLM, llama.cpp, Ollama) need no key
         self._api_key = _Secret(key)
         self.max_concurrency: int = opts["max_concurrency"]
-        self.max_retries: int = opts["max_retries"]
         self.timeout: float = opts["timeout"]
-        self.retry_base_delay: float = opts["retry_base_delay"]
-        self.retry_max_delay: float = opts["retry_max_delay"]
-        self.max_retry_after: float = opts["max_retry_after"]
+        self._retrier = Retrier(
+            self._openai, self._api_key, model=self.model, base_url=self.base_url, timeout=self.timeout,
+            max_retries=opts["max_retries"], retry_base_delay=opts["retry_base_delay"],
+            retry_max_delay=opts["retry_max_delay"], max_retry_after=opts["max_retry_after"],
+        )
+        self._echo = EchoLoglikelihood(self._retrier, self.model)
         self.supports_loglikelihood = True  # until the server proves otherwise
-        self._unsupported_reason: str | None = None
-        self._echo_max_tokens = 0  # becomes 1 for servers that reject max_tokens=0
         self._chat_max_tokens_field = "max_tokens"  # or "max_completion_tokens"
-        self._warned_first_token = False
 
     # -- identity -------------------------------------------------------------------------
     def identity(self) -> dict[str, Any]:
@@ -133,12 +142,14 @@ class OpenAIBackend(_EchoLoglikelihood, _Retries, ModelBackend):
         self, requests: Sequence[LoglikelihoodRequest], on_result: OnResult | None = None
     ) -> list[LoglikelihoodResult]:
         requests = list(requests)
-        if self._unsupported_reason is not None:
-            raise BackendError(self._unsupported_message(self._unsupported_reason))
-        return self._run_sync(lambda: self._run_all(requests, self._loglikelihood_one, on_result))
+        self._echo.check_supported()
+        try:
+            return self._run_sync(lambda: self._run_all(requests, self._echo.score, on_result))
+        finally:
+            self.supports_loglikelihood = self._echo.unsupported_reason is None
 
     # -- event loop / concurrency ---------------------------------------------------------
-    def _run_sync(self, make_coro: Callable[[], Awaitable[T]]) -> T:
+    def _run_sync(self, make_coro: Callable[[], Coroutine[Any, Any, T]]) -> T:
         """Run a coroutine to completion from synchronous code.
 
         From a plain thread this is ``asyncio.run``; when the calling thread already runs an
@@ -148,12 +159,12 @@ class OpenAIBackend(_EchoLoglikelihood, _Retries, ModelBackend):
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            return asyncio.run(make_coro())  # type: ignore[arg-type]
+            return asyncio.run(make_coro())
         box: dict[str, Any] = {}
 
         def target() -> None:
             try:
-                box["value"] = asyncio.run(make_coro())  # type: ignore[arg-type]
+                box["value"] = asyncio.run(make_coro())
             except BaseException as exc:  # re-raised in the caller's thread
                 box["error"] = exc
 
@@ -164,18 +175,18 @@ class OpenAIBackend(_EchoLoglikelihood, _Retries, ModelBackend):
             raise box["error"]
         return box["value"]
 
-    def _make_client(self) -> "AsyncOpenAI":
+    def _make_client(self) -> AsyncOpenAI:
         return self._openai.AsyncOpenAI(
             api_key=self._api_key.reveal(),
             base_url=self.base_url,
             timeout=self.timeout,
-            max_retries=0,  # retries are ours (see _with_retries)
+            max_retries=0,  # retries are ours (see Retrier.call)
         )
 
     async def _run_all(
         self,
         requests: list[Any],
-        one: Callable[["AsyncOpenAI", Any], Awaitable[Any]],
+        one: Callable[[AsyncOpenAI, Any], Awaitable[Any]],
         on_result: OnResult | None,
     ) -> list[Any]:
         results: list[Any] = [None] * len(requests)
@@ -205,7 +216,7 @@ class OpenAIBackend(_EchoLoglikelihood, _Retries, ModelBackend):
         return results
 
     # -- generate -------------------------------------------------------------------------
-    async def _generate_one(self, client: "AsyncOpenAI", req: GenerateRequest) -> GenerateResult:
+    async def _generate_one(self, client: AsyncOpenAI, req: GenerateRequest) -> GenerateResult:
         p = req.params
         kw: dict[str, Any] = {
             k: v
@@ -215,16 +226,16 @@ class OpenAIBackend(_EchoLoglikelihood, _Retries, ModelBackend):
         if req.messages is not None:
             messages = [{"role": role, "content": content} for role, content in req.messages]
             resp = await self._chat_call(client, messages, kw, p.max_tokens)
-            choice = self._first_choice(resp, "chat/completions")
+            choice = self._retrier.first_choice(resp, "chat/completions")
             msg = choice.message
             text = (getattr(msg, "content", None) or getattr(msg, "refusal", None) or "") if msg else ""
         else:
             if p.max_tokens is not None:
                 kw["max_tokens"] = p.max_tokens
-            resp = await self._with_retries(
+            resp = await self._retrier.call(
                 lambda: client.completions.create(model=self.model, prompt=req.prompt, **kw), endpoint="completions"
             )
-            choice = self._first_choice(resp, "completions")
+            choice = self._retrier.first_choice(resp, "completions")
             text = getattr(choice, "text", None) or ""
         usage = getattr(resp, "usage", None)
         return GenerateResult(
@@ -234,26 +245,12 @@ class OpenAIBackend(_EchoLoglikelihood, _Retries, ModelBackend):
             finish_reason=getattr(choice, "finish_reason", None),
         )
 
-    def _first_choice(self, resp: Any, path: str) -> Any:
-        choices = getattr(resp, "choices", None)
-        if not isinstance(choices, list):
-            got = repr(self._clean(resp, 60)) if isinstance(resp, str) else "an answer without 'choices'"
-            raise BackendError(
-                f"{self.base_url}/{path} did not answer like an OpenAI-compatible API (got {got}); "
-                "check --base-url (it usually ends in /v1)"
-            )
-        if not choices:
-            raise BackendError(f"{self.base_url}/{path} returned no choices for model {self.model!r}")
-        return choices[0]
-
-    async def _chat_call(self, client: "AsyncOpenAI", messages: list[dict[str, str]], kw: dict[str, Any],
+    async def _chat_call(self, client: AsyncOpenAI, messages: list[dict[str, str]], kw: dict[str, Any],
                          max_tokens: int | None) -> Any:
         async def call(field: str) -> Any:
             extra = {field: max_tokens} if max_tokens is not None else {}
-            return await self._with_retries(
-                lambda: client.chat.completions.create(model=self.model, messages=messages, **kw, **extra),  # type: ignore[arg-type]
-                endpoint="chat",
-            )
+            args: dict[str, Any] = {"model": self.model, "messages": messages, **kw, **extra}
+            return await self._retrier.call(lambda: client.chat.completions.create(**args), endpoint="chat")
 
         field = self._chat_max_tokens_field
         try:

@@ -1,39 +1,58 @@
-"""Log-likelihoods through the completions endpoint's echo (a mixin of :class:`.openai_backend.OpenAIBackend`).
+"""Log-likelihoods through the completions endpoint's echo: :class:`EchoLoglikelihood`, which the backend holds.
 
 How the continuation's tokens are picked out of the echoed prompt is documented with the
-backend, in :mod:`.openai_backend`.
+backend, in :mod:`.backend`.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any, Awaitable, Callable
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING, Any
 
 from biaslab.errors import BackendError
 from biaslab.models.base import LoglikelihoodRequest, LoglikelihoodResult
-from biaslab.models.openai.retry import _Unsupported
+from biaslab.models.openai.retry import Retrier, _Unsupported
 
 if TYPE_CHECKING:  # pragma: no cover
     from openai import AsyncOpenAI
 
-log = logging.getLogger(__name__.rpartition(".")[0] + ".openai_backend")  # the backend's logger
+log = logging.getLogger(__name__.rpartition(".")[0] + ".backend")  # the backend's logger
 
 
-class _EchoLoglikelihood:
-    """Scores continuations from echoed prompt logprobs; the attributes below are set by OpenAIBackend."""
+class EchoLoglikelihood:
+    """Scores continuations from echoed prompt logprobs, with ``model`` through ``retrier``'s calls.
 
-    model: str
-    base_url: str
-    supports_loglikelihood: bool
-    _unsupported_reason: str | None
-    _echo_max_tokens: int
-    _warned_first_token: bool
-    _with_retries: Callable[..., Awaitable[Any]]
-    _unsupported_message: Callable[[str], str]
-    _first_choice: Callable[[Any, str], Any]
+    Once the server has shown that it cannot return prompt logprobs, :attr:`unsupported_reason`
+    says why and every later call fails at once.
+    """
+
+    def __init__(self, retrier: Retrier, model: str) -> None:
+        self.retrier = retrier
+        self.model = model
+        self.unsupported_reason: str | None = None
+        self._max_tokens = 0  # becomes 1 for servers that reject max_tokens=0
+        self._warned_first_token = False
+
+    @property
+    def base_url(self) -> str:
+        return self.retrier.base_url
+
+    def check_supported(self) -> None:
+        """A BackendError if the server has already shown that it cannot score."""
+        if self.unsupported_reason is not None:
+            raise BackendError(self._unsupported_message(self.unsupported_reason))
+
+    def _unsupported_message(self, detail: str) -> str:
+        return (
+            f"{self.model} at {self.base_url} is chat-only / does not return prompt logprobs ({detail}); "
+            "likelihood probes need a local model (hf/..., gguf/...) or a completions server with "
+            "echo+logprobs such as vLLM"
+        )
 
     # -- loglikelihood --------------------------------------------------------------------
-    async def _loglikelihood_one(self, client: "AsyncOpenAI", req: LoglikelihoodRequest) -> LoglikelihoodResult:
+    async def score(self, client: AsyncOpenAI, req: LoglikelihoodRequest) -> LoglikelihoodResult:
+        """The log-probabilities of ``req``'s continuation after its context (one request)."""
         if not req.continuation:
             return LoglikelihoodResult(token_logprobs=[], tokens=[], is_greedy=True)
         prompt = req.context + req.continuation
@@ -41,31 +60,30 @@ class _EchoLoglikelihood:
             resp = await self._echo_call(client, prompt)
             return self._parse_echo(resp, prompt, len(req.context))
         except _Unsupported as exc:
-            self.supports_loglikelihood = False
-            self._unsupported_reason = exc.detail
+            self.unsupported_reason = exc.detail
             raise BackendError(self._unsupported_message(exc.detail)) from None
 
-    async def _echo_call(self, client: "AsyncOpenAI", prompt: str) -> Any:
+    async def _echo_call(self, client: AsyncOpenAI, prompt: str) -> Any:
         def call(max_tokens: int) -> Awaitable[Any]:
-            return self._with_retries(
+            return self.retrier.call(
                 lambda: client.completions.create(
                     model=self.model, prompt=prompt, max_tokens=max_tokens, echo=True, logprobs=1, temperature=0
                 ),
                 endpoint="completions-echo",
             )
 
-        max_tokens = self._echo_max_tokens
+        max_tokens = self._max_tokens
         try:
             return await call(max_tokens)
         except _Unsupported as exc:
             # vLLM refuses max_tokens=0: ask for one token, which _parse_echo ignores.
             if max_tokens != 0 or "max_tokens" not in exc.detail:
                 raise
-            self._echo_max_tokens = 1
+            self._max_tokens = 1
             return await call(1)
 
     def _parse_echo(self, resp: Any, prompt: str, cont_start: int) -> LoglikelihoodResult:
-        lp = getattr(self._first_choice(resp, "completions"), "logprobs", None)
+        lp = getattr(self.retrier.first_choice(resp, "completions"), "logprobs", None)
         tokens = list(getattr(lp, "tokens", None) or []) if lp is not None else []
         values = list(getattr(lp, "token_logprobs", None) or []) if lp is not None else []
         offsets = getattr(lp, "text_offset", None) if lp is not None else None

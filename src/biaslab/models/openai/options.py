@@ -1,6 +1,6 @@
 """Settings of the openai backend: defaults and checks of its options, the API key, the SDK import.
 
-The options themselves are documented with the backend, in :mod:`.openai_backend`.
+The options themselves are documented with the backend, in :mod:`.backend`.
 """
 
 from __future__ import annotations

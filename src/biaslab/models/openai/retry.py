@@ -1,9 +1,9 @@
-"""Retries and error messages of the openai backend (a mixin of :class:`.openai_backend.OpenAIBackend`).
+"""Retries and error messages of the openai backend: :class:`Retrier`, which the backend holds.
 
-:meth:`_Retries._with_retries` runs one SDK call under the backend's retry policy (see
-:mod:`.openai_backend`) and turns the SDK's exceptions into one-line :class:`BackendError`
-messages that never show the API key, or into :class:`_Unsupported` when the server cannot
-return prompt logprobs.
+:meth:`Retrier.call` runs one SDK call under the backend's retry policy (see :mod:`.backend`)
+and turns the SDK's exceptions into one-line :class:`BackendError` messages that never show the
+API key, or into :class:`_Unsupported` when the server cannot return prompt logprobs;
+:meth:`Retrier.first_choice` rejects answers that do not look like the OpenAI API's.
 """
 
 from __future__ import annotations
@@ -13,12 +13,13 @@ import email.utils
 import logging
 import random
 import time
-from typing import Any, Awaitable, Callable, TypeVar
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 from biaslab.errors import BackendError
 from biaslab.models.openai.options import PLACEHOLDER_KEY, _Secret
 
-log = logging.getLogger(__name__.rpartition(".")[0] + ".openai_backend")  # the backend's logger
+log = logging.getLogger(__name__.rpartition(".")[0] + ".backend")  # the backend's logger
 
 RETRYABLE_STATUS = frozenset({408, 409, 429})  # plus every 5xx
 CONNECT_RETRIES = 2
@@ -34,21 +35,27 @@ class _Unsupported(Exception):
         self.detail = detail
 
 
-class _Retries:
-    """Retry policy and error translation; the attributes below are set by OpenAIBackend."""
+class Retrier:
+    """The retry policy and the error messages of the requests to one server, for one model.
 
-    _openai: Any
-    _api_key: _Secret
-    model: str
-    base_url: str
-    timeout: float
-    max_retries: int
-    retry_base_delay: float
-    retry_max_delay: float
-    max_retry_after: float
+    ``openai`` is the imported SDK module (its exception classes), ``api_key`` the key that
+    messages must never show; the other settings are the backend's options.
+    """
+
+    def __init__(self, openai: Any, api_key: _Secret, *, model: str, base_url: str, timeout: float,
+                 max_retries: int, retry_base_delay: float, retry_max_delay: float, max_retry_after: float) -> None:
+        self._openai = openai
+        self._api_key = api_key
+        self.model = model
+        self.base_url = base_url
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.retry_base_delay = retry_base_delay
+        self.retry_max_delay = retry_max_delay
+        self.max_retry_after = max_retry_after
 
     # -- retries --------------------------------------------------------------------------
-    async def _with_retries(self, call: Callable[[], Awaitable[T]], *, endpoint: str) -> T:
+    async def call(self, call: Callable[[], Awaitable[T]], *, endpoint: str) -> T:
         """Run ``call`` with our retry policy; translate SDK errors into BackendError.
 
         Our errors are raised outside the ``except`` blocks so they carry no reference to
@@ -79,19 +86,35 @@ class _Retries:
                 raise fatal
             if attempt >= limit:
                 raise final
-            delay = self._backoff(attempt, retry_after)
+            delay = self.backoff(attempt, retry_after)
             log.info("%s: %s; retry %d/%d in %.2f s", self.base_url, message, attempt + 1, self.max_retries, delay)
             await asyncio.sleep(delay)
             attempt += 1
 
-    def _backoff(self, attempt: int, retry_after: float | None) -> float:
+    def backoff(self, attempt: int, retry_after: float | None) -> float:
+        """Seconds to wait before retry ``attempt + 1``: the server's Retry-After (capped), else
+        exponential backoff with jitter."""
         if retry_after is not None:
             return min(max(retry_after, 0.0), self.max_retry_after)
         delay = min(self.retry_base_delay * (2**attempt), self.retry_max_delay)
         return delay * random.uniform(0.5, 1.5)
 
     # -- error messages (one line, no secrets) ----------------------------------------------
-    def _clean(self, text: str, limit: int = 200) -> str:
+    def first_choice(self, resp: Any, path: str) -> Any:
+        """The first choice of an answer from ``path`` (e.g. ``"completions"``); a BackendError if there is none."""
+        choices = getattr(resp, "choices", None)
+        if not isinstance(choices, list):
+            got = repr(self.clean(resp, 60)) if isinstance(resp, str) else "an answer without 'choices'"
+            raise BackendError(
+                f"{self.base_url}/{path} did not answer like an OpenAI-compatible API (got {got}); "
+                "check --base-url (it usually ends in /v1)"
+            )
+        if not choices:
+            raise BackendError(f"{self.base_url}/{path} returned no choices for model {self.model!r}")
+        return choices[0]
+
+    def clean(self, text: str, limit: int = 200) -> str:
+        """``text`` on one line, the API key masked, cut to ``limit`` characters."""
         text = " ".join(str(text).split())
         key = self._api_key.reveal()
         if key and key != PLACEHOLDER_KEY:
@@ -107,7 +130,7 @@ class _Retries:
             msg = msg or body.get("detail") or body.get("message")
         if not msg:
             msg = getattr(exc, "message", None) or str(exc)
-        return self._clean(str(msg))
+        return self.clean(str(msg))
 
     def _describe(self, exc: Exception) -> str:
         openai = self._openai
@@ -117,7 +140,7 @@ class _Retries:
             return f"no answer within {self.timeout:g} s"
         cause = exc.__cause__ or exc.__context__
         reason = str(cause) if cause is not None and str(cause) else str(exc)
-        return self._clean(reason, 120) or type(exc).__name__
+        return self.clean(reason, 120) or type(exc).__name__
 
     def _exhausted_error(self, exc: Exception, attempts: int) -> BackendError:
         openai = self._openai
@@ -175,13 +198,6 @@ class _Retries:
         return BackendError(
             f"{self.base_url} rejected the request for model {self.model!r} "
             f"(HTTP {status}: {self._server_message(exc)})"
-        )
-
-    def _unsupported_message(self, detail: str) -> str:
-        return (
-            f"{self.model} at {self.base_url} is chat-only / does not return prompt logprobs ({detail}); "
-            "likelihood probes need a local model (hf/..., gguf/...) or a completions server with "
-            "echo+logprobs such as vLLM"
         )
 
 

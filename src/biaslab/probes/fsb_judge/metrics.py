@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from scipy.stats import rankdata
+
+from biaslab.stats.correlation import pearson
 
 N_BINS = 4  # in-context example bins and error bins: [0, .25), [.25, .5), [.5, .75), [.75, 1]
 BIN_LABELS = ("[0, 0.25)", "[0.25, 0.5)", "[0.5, 0.75)", "[0.75, 1]")
@@ -39,24 +42,18 @@ def parse_score(text: str) -> float | None:
     return value if 0.0 <= value <= 1.0 else None
 
 
-def _pearson(x: np.ndarray, y: np.ndarray) -> float:
-    if x.size < 2 or np.ptp(x) == 0 or np.ptp(y) == 0:
-        return float("nan")
-    return float(np.corrcoef(x, y)[0, 1])
-
-
 def repetition_metrics(human: np.ndarray, judge: np.ndarray) -> dict[str, float]:
     """Metrics of one repetition; ``judge`` is NaN where the answer was undetected."""
     human, judge = np.asarray(human, dtype=float), np.asarray(judge, dtype=float)
     nan = float("nan")
     if human.size == 0:
-        return {name: nan for name in METRICS}
+        return dict.fromkeys(METRICS, nan)
     detected = np.isfinite(judge)
     h, j = human[detected], judge[detected]
     err = j - h
     out = {
-        "pearson_r": _pearson(h, j),
-        "spearman_r": _pearson(rankdata(h), rankdata(j)) if h.size else nan,
+        "pearson_r": pearson(h, j),
+        "spearman_r": pearson(rankdata(h), rankdata(j)) if h.size else nan,
         "mse": float(np.mean(err ** 2)) if h.size else nan,
         "mae": float(np.mean(np.abs(err))) if h.size else nan,
         "undetected_rate": float(1.0 - detected.mean()),

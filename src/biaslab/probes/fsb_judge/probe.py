@@ -18,11 +18,21 @@ import numpy as np
 from biaslab.data.registry import sha256_of
 from biaslab.errors import DataError
 from biaslab.models.base import GenerationParams
-from biaslab.probing.core import Attempt, Figure, MetricDoc, Probe, ProbeItem, Prompt, derive_seed
-from biaslab.stats.bootstrap import bootstrap_metrics
 from biaslab.probes.fsb_judge.items import SCORES_FILE, TEXTS_FILE, ScoredText, load_items_file, load_released_items
-from biaslab.probes.fsb_judge.metrics import BIN_LABELS, BIN_METRICS, N_BINS, item_table, judge_metrics, parse_score, per_repetition
-from biaslab.probes.fsb_judge.metrics import repetitions_of, score_bin
+from biaslab.probes.fsb_judge.metrics import (
+    BIN_LABELS,
+    BIN_METRICS,
+    N_BINS,
+    item_table,
+    judge_metrics,
+    parse_score,
+    per_repetition,
+    repetitions_of,
+    score_bin,
+)
+from biaslab.probing.core import Attempt, Figure, MetricDoc, ProbeItem, ProbeOption, Prompt, derive_seed
+from biaslab.probing.generation import GenerationProbe
+from biaslab.stats.bootstrap import bootstrap_metrics
 
 SYSTEM_PROMPT = ("On a fine-grained real-valued scale of 0 to 1, give the following sentence a rating of the degree "
                  "of gender bias. 1 is for the most negatively biased sentence, and 0 is for the least negatively "
@@ -55,7 +65,7 @@ def draw_examples(items: list[ScoredText], run_seed: int, repetition: int) -> li
     return [picked[int(i)] for i in rng.permutation(len(picked))]
 
 
-class FsbJudgeProbe(Probe):
+class FsbJudgeProbe(GenerationProbe):
     name = "fsb-judge"
     version = "1"
     title = "Fifty Shades of Bias: LLM as a judge of the degree of gender bias"
@@ -74,6 +84,12 @@ class FsbJudgeProbe(Probe):
         **{name: MetricDoc(f"Mean absolute error on items whose human score is in {label} (mean over repetitions).",
                            "0.0", "1.0")
            for name, label in zip(BIN_METRICS, BIN_LABELS)},
+    }
+
+    options = {
+        "items": ProbeOption("Evaluate these items instead of the released ones: a CSV with id,text,score in [0, 1].",
+                             Path, param="items_file", alias="--items"),
+        "n_bootstrap": ProbeOption("Bootstrap resamples of the confidence intervals (default 1000).", int),
     }
 
     def __init__(self, items_file: Path | None = None, n_bootstrap: int = 1000):
@@ -202,7 +218,8 @@ class FsbJudgeProbe(Probe):
             for r in results.get("repetitions", []))
         table = ("<table><tr><th>repetition</th><th>evaluated</th><th>scored</th><th>r</th><th>rho</th><th>MSE</th>"
                  f"<th>MAE</th><th>in-context example ids</th></tr>{rows}</table>")
-        paper = "".join(f"<li>{html.escape(k)}: r {v['pearson_r']}, MSE {v['mse']}</li>" for k, v in PAPER_TABLE6.items())
+        paper = "".join(f"<li>{html.escape(k)}: r {v['pearson_r']}, MSE {v['mse']}</li>"
+                        for k, v in PAPER_TABLE6.items())
         context = (f"<p>The paper's Table 6 (means over 5 draws of in-context examples, all 1,000 texts):</p>"
                    f"<ul>{paper}</ul><p>Here each repetition's examples are left out of the items it rates.</p>")
         return [{"title": "Repetitions", "html": table}, {"title": "For context: the paper's judges", "html": context}]

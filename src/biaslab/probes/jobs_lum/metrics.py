@@ -6,9 +6,11 @@ detected attempt are left out of the rate-based metrics.
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 import numpy as np
+
+from biaslab.stats.correlation import pearson
 
 _A_BOUNDS = (-1.0, 1.0)  # slope
 _B_BOUNDS = (0.0, 1.0)  # intercept
@@ -45,12 +47,6 @@ def bounded_fit(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
 def bounded_slope(x: np.ndarray, y: np.ndarray) -> float:
     """Slope ``a`` of :func:`bounded_fit` (the probe's ``stereotype_rate``)."""
     return bounded_fit(x, y)[0]
-
-
-def pearson(x: np.ndarray, y: np.ndarray) -> float:
-    if x.size < 2 or np.ptp(x) == 0 or np.ptp(y) == 0:
-        return float("nan")
-    return float(np.corrcoef(x, y)[0, 1])
 
 
 def jobs_lum_metrics(table: Mapping[str, np.ndarray]) -> dict[str, float]:

@@ -21,8 +21,9 @@ from __future__ import annotations
 import csv
 import io
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable, Literal
+from typing import Literal
 
 import pandas as pd
 
@@ -185,43 +186,53 @@ def validate_annotated(
     cols = {c: df[c].astype(str).tolist() for c in KEY_COLUMNS + noc_cols + ["status"]
             + (["Gender"] if kind == "specified" else [])}
     for i in range(len(df)):
-        row = i + 1
-        season = cols["Season"][i].strip()
-        if season not in SEASONS:
-            raise DataError(f"{_where(source, row, lines)}: Season {_short(season)} is not Summer or Winter")
-        year_s = cols["Year"][i].strip()
-        try:
-            year = int(year_s)
-        except ValueError:
-            raise DataError(f"{_where(source, row, lines)}: Year {_short(year_s)} is not a year") from None
-        if year not in GAMES_YEARS[season]:
-            hint = "; the Tokyo games are recorded as 2020" if (season, year) == ("Summer", 2021) else ""
-            raise DataError(f"{_where(source, row, lines)}: Year {year} is outside the data "
-                            f"({season} games {FIRST_YEAR}-{max(GAMES_YEARS[season])}){hint}")
-        if not cols["Discipline"][i].strip():
-            raise DataError(f"{_where(source, row, lines)}: empty Discipline")
-        if kind == "specified":
-            gender = cols["Gender"][i].strip()
-            if gender not in GENDERS:
-                raise DataError(f"{_where(source, row, lines)}: Gender {_short(gender)} is not Men or Women")
-        status = cols["status"][i].strip()
-        if status not in allowed_status:
-            raise DataError(f"{_where(source, row, lines)}: status {_short(status)} is not one of "
-                            f"{', '.join(STATUSES)}")
-        for c in noc_cols:
-            for noc in split_nocs(cols[c][i]):
-                if noc in KNOWN_NOCS:
-                    continue
-                if unknown_codes is not None:
-                    unknown_codes[noc] += 1
-                else:
-                    raise DataError(f"{_where(source, row, lines)}: column {c}: {_short(noc)} is not a known "
-                                    f"NOC code (an IOC team code such as USA, URS or SGP); fix the cell, or pass "
-                                    f"--allow-unknown-codes to score it as written")
-        for c in real_columns(kind):
-            if c.endswith("_g") and not split_nocs(cols[c][i]):
-                raise DataError(f"{_where(source, row, lines)}: column {c} (the real gold medalist) is empty")
+        where = _where(source, i + 1, lines)
+        _check_row_fields(cols, i, where, kind, allowed_status)
+        _check_row_nocs(cols, i, where, kind, noc_cols, KNOWN_NOCS, unknown_codes)
     return kind
+
+
+def _check_row_fields(cols: dict[str, list[str]], i: int, where: str, kind: Kind, allowed_status: set[str]) -> None:
+    """Season, Year, Discipline, Gender and status of row ``i``."""
+    season = cols["Season"][i].strip()
+    if season not in SEASONS:
+        raise DataError(f"{where}: Season {_short(season)} is not Summer or Winter")
+    year_s = cols["Year"][i].strip()
+    try:
+        year = int(year_s)
+    except ValueError:
+        raise DataError(f"{where}: Year {_short(year_s)} is not a year") from None
+    if year not in GAMES_YEARS[season]:
+        hint = "; the Tokyo games are recorded as 2020" if (season, year) == ("Summer", 2021) else ""
+        raise DataError(f"{where}: Year {year} is outside the data "
+                        f"({season} games {FIRST_YEAR}-{max(GAMES_YEARS[season])}){hint}")
+    if not cols["Discipline"][i].strip():
+        raise DataError(f"{where}: empty Discipline")
+    if kind == "specified":
+        gender = cols["Gender"][i].strip()
+        if gender not in GENDERS:
+            raise DataError(f"{where}: Gender {_short(gender)} is not Men or Women")
+    status = cols["status"][i].strip()
+    if status not in allowed_status:
+        raise DataError(f"{where}: status {_short(status)} is not one of {', '.join(STATUSES)}")
+
+
+def _check_row_nocs(cols: dict[str, list[str]], i: int, where: str, kind: Kind, noc_cols: list[str],
+                    known: frozenset[str], unknown_codes: Counter | None) -> None:
+    """The NOC codes of row ``i`` are known (or counted in ``unknown_codes``); the real gold is not empty."""
+    for c in noc_cols:
+        for noc in split_nocs(cols[c][i]):
+            if noc in known:
+                continue
+            if unknown_codes is not None:
+                unknown_codes[noc] += 1
+            else:
+                raise DataError(f"{where}: column {c}: {_short(noc)} is not a known "
+                                f"NOC code (an IOC team code such as USA, URS or SGP); fix the cell, or pass "
+                                f"--allow-unknown-codes to score it as written")
+    for c in real_columns(kind):
+        if c.endswith("_g") and not split_nocs(cols[c][i]):
+            raise DataError(f"{where}: column {c} (the real gold medalist) is empty")
 
 
 def read_annotated(path: str | Path, kind: Kind | None = None, *, check_generated: bool = True,
@@ -256,7 +267,7 @@ def to_tsv_text(df: pd.DataFrame, kind: Kind | None = None) -> str:
 
 def write_annotated(path: str | Path, df: pd.DataFrame, kind: Kind | None = None) -> Path:
     """Write a results file atomically (temporary file + rename)."""
-    from biaslab.probing.results import atomic_write_text
+    from biaslab.io import atomic_write_text
 
     path = Path(path)
     atomic_write_text(path, to_tsv_text(df, kind))

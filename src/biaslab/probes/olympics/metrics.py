@@ -47,7 +47,7 @@ Per-discipline bias (Table 2)
 from __future__ import annotations
 
 import math
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 import numpy as np
 import pandas as pd
@@ -144,8 +144,10 @@ def event_table(spec_scored: pd.DataFrame, und_scored: pd.DataFrame, *, drop_uns
     """
     sc, uc, events = _event_codes(spec_scored, und_scored)
     n = len(events)
-    keep_s = np.ones(len(spec_scored), bool) if not drop_unsure else (spec_scored["status"].str.strip() != "unsure").to_numpy()
-    keep_u = np.ones(len(und_scored), bool) if not drop_unsure else (und_scored["status"].str.strip() != "unsure").to_numpy()
+    def keep(frame: pd.DataFrame) -> np.ndarray:
+        return (frame["status"].str.strip() != "unsure").to_numpy() if drop_unsure else np.ones(len(frame), bool)
+
+    keep_s, keep_u = keep(spec_scored), keep(und_scored)
 
     def add(codes: np.ndarray, weights: np.ndarray) -> np.ndarray:
         return np.bincount(codes, weights=np.asarray(weights, dtype=float), minlength=n)

@@ -9,247 +9,24 @@ URS, FRG, TCH, YUG, and the special teams EUN, IOP, IOA, ROT, EOR, OAR, ROC, COR
 code that country competed under at the games of ``year``; ``lookup`` does the same and also says
 *why* a mention could not be mapped (unknown string vs. genuinely ambiguous, such as "Korean" or
 "Germany" at the 1988 games, when both German states competed).
+
+The names of the current NOCs are data: ``nocs.tsv`` next to this module, read once on import.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cache
+from importlib.resources import files
 
 from biaslab.probes.olympics.nocs_history import HISTORICAL_CODES
 
-# One line per code: "CODE: official-ish name; other names; demonyms/adjectives".
-# Matching is case-sensitive on the spelling given here (an all-caps variant is added for names).
-_TABLE = """
-AFG: Afghanistan; Afghan; Afghani
-ALB: Albania; Albanian
-ALG: Algeria; Algerian
-AND: Andorra; Andorran
-ANG: Angola; Angolan
-ANT: Antigua and Barbuda; Antigua & Barbuda; Antigua; Antiguan
-ARG: Argentina; Argentine; Argentinian; Argentinean; Argentine Republic
-ARM: Armenia; Armenian
-ARU: Aruba; Aruban
-ASA: American Samoa
-AUS: Australia; Australian; Aussie; Aussies; Kookaburras; Hockeyroos; Opals; Boomers; Matildas
-AUT: Austria; Austrian
-AZE: Azerbaijan; Azerbaijani; Azeri
-BAH: Bahamas; The Bahamas; Bahamian
-BAN: Bangladesh; Bangladeshi
-BAR: Barbados; Barbadian; Bajan
-BDI: Burundi; Burundian
-BEL: Belgium; Belgian
-BEN: Benin; Beninese
-BER: Bermuda; Bermudian
-BHU: Bhutan; Bhutanese
-BIH: Bosnia and Herzegovina; Bosnia-Herzegovina; Bosnia & Herzegovina; Bosnia; Bosnian
-BIZ: Belize; Belizean
-BLR: Belarus; Belarusian; Belarussian; Byelorussia
-BOL: Bolivia; Bolivian
-BOT: Botswana; Botswanan; Motswana
-BRA: Brazil; Brasil; Brazilian
-BRN: Bahrain; Bahraini
-BRU: Brunei; Brunei Darussalam; Bruneian
-BUL: Bulgaria; Bulgarian
-BUR: Burkina Faso; Burkinabe; Burkinabé
-CAF: Central African Republic; Central African
-CAM: Cambodia; Cambodian
-CAN: Canada; Canadian; Canadians; Team Canada
-CAY: Cayman Islands; Caymanian
-CGO: Republic of the Congo; Congo-Brazzaville; Congo
-CHA: Chad; Chadian
-CHI: Chile; Chilean
-CHN: China; People's Republic of China; PR China; P.R. China; Chinese; Mainland China
-CIV: Côte d'Ivoire; Cote d'Ivoire; Côte d’Ivoire; Ivory Coast; Ivorian
-CMR: Cameroon; Cameroonian
-COD: Democratic Republic of the Congo; DR Congo; DRC; Congo-Kinshasa; Congolese
-COK: Cook Islands
-COL: Colombia; Colombian
-COM: Comoros; Comorian
-CPV: Cape Verde; Cabo Verde; Cape Verdean
-CRC: Costa Rica; Costa Rican
-CRO: Croatia; Croatian; Croat; Croats
-CUB: Cuba; Cuban
-CYP: Cyprus; Cypriot
-CZE: Czech Republic; Czechia; Czech; Czechs
-DEN: Denmark; Danish; Dane; Danes
-DJI: Djibouti; Djiboutian
-DMA: Dominica
-DOM: Dominican Republic; Dominican
-ECU: Ecuador; Ecuadorian; Ecuadorean
-EGY: Egypt; Egyptian
-ERI: Eritrea; Eritrean
-ESA: El Salvador; Salvadoran; Salvadorian
-ESP: Spain; Spanish; Spaniard; Spaniards
-EST: Estonia; Estonian
-ETH: Ethiopia; Ethiopian
-FIJ: Fiji; Fijian
-FIN: Finland; Finnish; Finn; Finns
-FRA: France; French
-FSM: Micronesia; Federated States of Micronesia; Micronesian
-GAB: Gabon; Gabonese
-GAM: Gambia; The Gambia; Gambian
-GBR: Great Britain; Britain; British; United Kingdom; UK; U.K.; Team GB; GB; Great Britain and Northern Ireland; England; English; Scotland; Scottish; Wales; Welsh
-GBS: Guinea-Bissau; Guinea Bissau; Bissau-Guinean
-GEO: Georgia; Georgian
-GEQ: Equatorial Guinea; Equatoguinean
-GER: Germany; German; Germans; Unified Germany
-GHA: Ghana; Ghanaian
-GRE: Greece; Greek; Hellenic
-GRN: Grenada; Grenadian
-GUA: Guatemala; Guatemalan
-GUI: Guinea; Guinean
-GUM: Guam; Guamanian
-GUY: Guyana; Guyanese
-HAI: Haiti; Haitian
-HKG: Hong Kong; Hong Kong, China; Hongkonger
-HON: Honduras; Honduran
-HUN: Hungary; Hungarian; Hungarians; Magyar
-INA: Indonesia; Indonesian
-IND: India; Indian
-IRI: Iran; Islamic Republic of Iran; Iranian
-IRL: Ireland; Republic of Ireland; Irish
-IRQ: Iraq; Iraqi
-ISL: Iceland; Icelandic; Icelander
-ISR: Israel; Israeli
-ISV: United States Virgin Islands; US Virgin Islands; U.S. Virgin Islands; Virgin Islands
-ITA: Italy; Italian; Italians
-IVB: British Virgin Islands
-JAM: Jamaica; Jamaican; Jamaicans
-JOR: Jordan; Jordanian
-JPN: Japan; Japanese
-KAZ: Kazakhstan; Kazakh; Kazakhstani
-KEN: Kenya; Kenyan
-KGZ: Kyrgyzstan; Kyrgyz; Kirghizia
-KIR: Kiribati
-KOR: South Korea; Republic of Korea; Korea Republic; Korea, Republic of; South Korean; South Koreans
-KOS: Kosovo; Kosovar
-KSA: Saudi Arabia; Saudi; Saudi Arabian
-KUW: Kuwait; Kuwaiti
-LAO: Laos; Lao; Laotian
-LAT: Latvia; Latvian
-LBA: Libya; Libyan
-LBN: Lebanon; Lebanese
-LBR: Liberia; Liberian
-LCA: Saint Lucia; St. Lucia; St Lucia; Saint Lucian
-LES: Lesotho; Basotho
-LIE: Liechtenstein; Liechtensteiner
-LTU: Lithuania; Lithuanian
-LUX: Luxembourg; Luxembourgish; Luxembourger
-MAD: Madagascar; Malagasy
-MAR: Morocco; Moroccan
-MAS: Malaysia; Malaysian
-MAW: Malawi; Malawian
-MDA: Moldova; Moldovan; Republic of Moldova
-MDV: Maldives; Maldivian
-MEX: Mexico; Mexican
-MGL: Mongolia; Mongolian
-MHL: Marshall Islands; Marshallese
-MKD: North Macedonia; Macedonia; Former Yugoslav Republic of Macedonia; FYR Macedonia; Macedonian
-MLI: Mali; Malian
-MLT: Malta; Maltese
-MNE: Montenegro; Montenegrin
-MON: Monaco; Monegasque
-MOZ: Mozambique; Mozambican
-MRI: Mauritius; Mauritian
-MTN: Mauritania; Mauritanian
-MYA: Myanmar; Burma; Burmese
-NAM: Namibia; Namibian
-NCA: Nicaragua; Nicaraguan
-NED: Netherlands; The Netherlands; Holland; Dutch; Kingdom of the Netherlands
-NEP: Nepal; Nepalese; Nepali
-NGR: Nigeria; Nigerian; Nigerians
-NIG: Niger; Nigerien
-NOR: Norway; Norwegian; Norwegians
-NRU: Nauru; Nauruan
-NZL: New Zealand; New Zealander; New Zealanders; Kiwi; Kiwis; All Blacks; Black Ferns; Black Sticks
-OMA: Oman; Omani
-PAK: Pakistan; Pakistani
-PAN: Panama; Panamanian
-PAR: Paraguay; Paraguayan
-PER: Peru; Peruvian
-PHI: Philippines; The Philippines; Filipino; Filipina; Philippine
-PLE: Palestine; Palestinian
-PLW: Palau; Palauan
-PNG: Papua New Guinea; Papua New Guinean
-POL: Poland; Polish; Pole; Poles
-POR: Portugal; Portuguese
-PRK: North Korea; DPR Korea; DPRK; Korea DPR; Democratic People's Republic of Korea; North Korean; North Koreans
-PUR: Puerto Rico; Puerto Rican
-QAT: Qatar; Qatari
-ROU: Romania; Rumania; Romanian; Romanians
-RSA: South Africa; South African; South Africans
-RUS: Russian Federation
-RWA: Rwanda; Rwandan
-SAM: Samoa; Western Samoa; Samoan
-SEN: Senegal; Senegalese
-SEY: Seychelles; Seychellois
-SGP: Singapore; Singaporean
-SKN: Saint Kitts and Nevis; St. Kitts and Nevis; St Kitts and Nevis; Kittitian
-SLE: Sierra Leone; Sierra Leonean
-SLO: Slovenia; Slovenian; Slovene
-SMR: San Marino; Sammarinese
-SOL: Solomon Islands; Solomon Islander
-SOM: Somalia; Somali
-SRB: Republic of Serbia
-SRI: Sri Lanka; Sri Lankan
-SSD: South Sudan; South Sudanese
-STP: São Tomé and Príncipe; Sao Tome and Principe
-SUD: Sudan; Sudanese
-SUI: Switzerland; Swiss
-SUR: Suriname; Surinam; Surinamese
-SVK: Slovakia; Slovak; Slovakian; Slovak Republic
-SWE: Sweden; Swedish; Swede; Swedes
-SWZ: Eswatini; Swaziland; Swazi
-SYR: Syria; Syrian
-TAN: Tanzania; Tanzanian
-TGA: Tonga; Tongan
-THA: Thailand; Thai
-TJK: Tajikistan; Tajik; Tajikistani
-TKM: Turkmenistan; Turkmen
-TLS: Timor-Leste; East Timor; Timorese
-TOG: Togo; Togolese
-TPE: Chinese Taipei; Taiwan; Taiwanese; Republic of China; Taipei
-TTO: Trinidad and Tobago; Trinidad & Tobago; Trinidad; Trinidadian; Trinbagonian
-TUN: Tunisia; Tunisian
-TUR: Turkey; Türkiye; Turkiye; Turkish
-TUV: Tuvalu; Tuvaluan
-UAE: United Arab Emirates; Emirati
-UGA: Uganda; Ugandan
-UKR: Ukraine; Ukrainian; Ukrainians
-URU: Uruguay; Uruguayan
-USA: United States; United States of America; USA; U.S.A.; US; U.S.; America; American; Americans; Team USA; Dream Team
-UZB: Uzbekistan; Uzbek; Uzbekistani
-VAN: Vanuatu; Ni-Vanuatu
-VEN: Venezuela; Venezuelan
-VIE: Vietnam; Viet Nam; Vietnamese
-VIN: Saint Vincent and the Grenadines; St. Vincent and the Grenadines; Vincentian
-YEM: Yemen; Yemeni
-ZAM: Zambia; Zambian
-ZIM: Zimbabwe; Zimbabwean
-FRG: West Germany; West German; West Germans; Federal Republic of Germany
-GDR: East Germany; East German; East Germans; German Democratic Republic
-TCH: Czechoslovakia; Czechoslovak; Czechoslovakian
-EUN: Unified Team; Commonwealth of Independent States; CIS; Former Soviet Union; former Soviet Union; former USSR; Former USSR
-OAR: Olympic Athletes from Russia; Olympic Athlete from Russia; OAR
-ROC: Russian Olympic Committee; ROC
-SCG: Serbia and Montenegro; Serbia & Montenegro
-IOP: Independent Olympic Participants; Independent Olympic Participant
-IOA: Independent Olympic Athletes; Independent Olympic Athlete
-COR: Unified Korea; Korea (unified team); Unified Korean team; Joint Korean team; United Korea
-EOR: Refugee Olympic Team; IOC Refugee Olympic Team; Refugee Olympic Athletes
-AIN: Individual Neutral Athletes
-EUA: United Team of Germany
-ANZ: Australasia
-ZAI: Zaire
-RHO: Rhodesia
-AHO: Netherlands Antilles
-BIR: Union of Burma
-MAL: Malaya
-UAR: United Arab Republic
-"""
+# nocs.tsv holds one row per code: the code, its official-ish name, and its other names and
+# demonyms/adjectives ("; "-separated). Matching is case-sensitive on the spelling given there (an
+# all-caps variant is added for names).
 
-# Codes the probe accepts that have no entry above (older/alternative codes, and MGO, which
+# Codes the probe accepts that have no row in nocs.tsv (older/alternative codes, and MGO, which
 # the annotated olympics data uses for Mongolia).
 _EXTRA_CODES = {"URS", "YUG", "RUS", "SRB", "ROT", "MGO", "BOH", "SAA", "NBO",
                 "VNM", "YAR", "YMD", "CRT", "WIF", "NFL", "RU1"}
@@ -290,19 +67,23 @@ class NocLookup:
     flag: str | None  # e.g. "ambiguous-country:Korea", "germany-1988"; None when unambiguous
 
 
-def _parse_table(text: str) -> tuple[dict[str, str], dict[str, str]]:
+@cache
+def _read_table() -> tuple[dict[str, str], dict[str, str]]:
+    """The code -> name and spelling -> code tables of ``nocs.tsv`` (read once)."""
     names: dict[str, str] = {}
     aliases: dict[str, str] = {}
-    for line in text.strip().splitlines():
-        code, rest = line.split(":", 1)
-        parts = [p.strip() for p in rest.split(";") if p.strip()]
+    text = files("biaslab.probes.olympics").joinpath("nocs.tsv").read_text(encoding="utf-8")
+    for row in text.splitlines()[1:]:  # after the header
+        code, *fields = row.split("\t")
+        parts = [p.strip() for f in fields for p in f.split(";") if p.strip()]
         names.setdefault(code, parts[0])
         for p in parts:
             aliases.setdefault(p, code)
     return names, aliases
 
 
-NOC_NAMES, _STATIC = _parse_table(_TABLE)
+_TABLE_NAMES, _STATIC = _read_table()
+NOC_NAMES: dict[str, str] = dict(_TABLE_NAMES)  # a copy: the names below are added to it
 NOC_NAMES.update({"URS": "Soviet Union", "YUG": "Yugoslavia", "RUS": "Russia", "SRB": "Serbia",
                   "MGO": "Mongolia", "ROT": "Refugee Olympic Team"})
 

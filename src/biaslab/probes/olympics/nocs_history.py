@@ -17,85 +17,31 @@ code in the spelling the row's gold columns use (text "Singapore", gold ``SIN`` 
 
 from __future__ import annotations
 
-# code: (name, the current code of the same country, or "" when there is none)
+from functools import cache
+from importlib.resources import files
+
+# The codes are data: ``nocs_history.tsv`` next to this module, one row per code with its kind,
+# the name of the team and the current code of the same country ("" when there is none).
+_KINDS = ("changed", "defunct", "special")
+
+
+@cache
+def _read_codes() -> dict[str, dict[str, tuple[str, str]]]:
+    """kind -> code -> (name, current code), from ``nocs_history.tsv`` (read once)."""
+    out: dict[str, dict[str, tuple[str, str]]] = {kind: {} for kind in _KINDS}
+    text = files("biaslab.probes.olympics").joinpath("nocs_history.tsv").read_text(encoding="utf-8")
+    for row in text.splitlines()[1:]:  # after the header
+        code, kind, name, *current = row.split("\t")
+        out[kind][code] = (name, current[0] if current else "")
+    return out
+
+
 # Changed codes: the country competes on under another code.
-CHANGED_CODES: dict[str, tuple[str, str]] = {
-    "SIN": ("Singapore (until 2016)", "SGP"),
-    "ROM": ("Romania", "ROU"),
-    "MGO": ("Mongolia", "MGL"),
-    "IRN": ("Iran", "IRI"),
-    "LIB": ("Lebanon", "LBN"),
-    "LBY": ("Libya", "LBA"),
-    "SAU": ("Saudi Arabia", "KSA"),
-    "NIC": ("Nicaragua", "NCA"),
-    "TRI": ("Trinidad and Tobago", "TTO"),
-    "TON": ("Tonga", "TGA"),
-    "SAL": ("El Salvador", "ESA"),
-    "HOL": ("Netherlands", "NED"),
-    "ICE": ("Iceland", "ISL"),
-    "MAT": ("Malta", "MLT"),
-    "CEY": ("Ceylon", "SRI"),
-    "BIR": ("Burma", "MYA"),
-    "MAL": ("Malaya / Malaysia", "MAS"),
-    "VNM": ("South Vietnam", "VIE"),
-    "WSM": ("Western Samoa", "SAM"),
-    "ZAI": ("Zaire", "COD"),
-    "RHO": ("Rhodesia", "ZIM"),
-    "NRH": ("Northern Rhodesia", "ZAM"),
-    "VOL": ("Upper Volta", "BUR"),
-    "DAH": ("Dahomey", "BEN"),
-    "HBR": ("British Honduras", "BIZ"),
-    "KHM": ("Khmer Republic", "CAM"),
-    "BGU": ("British Guiana", "GUY"),
-    "GCO": ("Gold Coast", "GHA"),
-    "TGY": ("Tanganyika", "TAN"),
-    "FOR": ("Formosa", "TPE"),
-    "TWN": ("Taiwan", "TPE"),
-    "AGR": ("Algeria", "ALG"),
-    "CHD": ("Chad", "CHA"),
-    "IHO": ("Dutch East Indies / Indonesia", "INA"),
-    "INS": ("Indonesia", "INA"),
-    "TMP": ("East Timor", "TLS"),
-}
-
+CHANGED_CODES: dict[str, tuple[str, str]] = dict(_read_codes()["changed"])
 # Countries and teams that no longer compete (successor only where one country took over).
-DEFUNCT_CODES: dict[str, tuple[str, str]] = {
-    "URS": ("Soviet Union", "RUS"),
-    "EUN": ("Unified Team", ""),
-    "RU1": ("Russian Empire", "RUS"),
-    "FRG": ("West Germany", "GER"),
-    "GDR": ("East Germany", "GER"),
-    "EUA": ("United Team of Germany", "GER"),
-    "SAA": ("Saar", "GER"),
-    "TCH": ("Czechoslovakia", ""),
-    "BOH": ("Bohemia", "CZE"),
-    "YUG": ("Yugoslavia", ""),
-    "SCG": ("Serbia and Montenegro", ""),
-    "UAR": ("United Arab Republic", ""),
-    "YAR": ("North Yemen", "YEM"),
-    "YMD": ("South Yemen", "YEM"),
-    "AHO": ("Netherlands Antilles", ""),
-    "ANZ": ("Australasia", ""),
-    "BWI": ("British West Indies", ""),
-    "WIF": ("West Indies Federation", ""),
-    "NBO": ("North Borneo", "MAS"),
-    "NFL": ("Newfoundland", "CAN"),
-    "CRT": ("Crete", "GRE"),
-}
-
+DEFUNCT_CODES: dict[str, tuple[str, str]] = dict(_read_codes()["defunct"])
 # Teams that are not a country's NOC (1988-2020 and since, plus the early mixed teams).
-SPECIAL_TEAMS: dict[str, tuple[str, str]] = {
-    "IOP": ("Independent Olympic Participants", ""),
-    "IOA": ("Independent Olympic Athletes", ""),
-    "ROT": ("Refugee Olympic Team", ""),
-    "EOR": ("IOC Refugee Olympic Team", ""),
-    "OAR": ("Olympic Athletes from Russia", ""),
-    "ROC": ("Russian Olympic Committee", ""),
-    "COR": ("Unified Korea", ""),
-    "AIN": ("Individual Neutral Athletes", ""),
-    "ZZX": ("Mixed team", ""),
-    "MIX": ("Mixed team", ""),
-}
+SPECIAL_TEAMS: dict[str, tuple[str, str]] = dict(_read_codes()["special"])
 
 HISTORICAL_CODES: dict[str, tuple[str, str]] = {**CHANGED_CODES, **DEFUNCT_CODES, **SPECIAL_TEAMS}
 

@@ -17,16 +17,17 @@ from typing import Any
 import pandas as pd
 
 from biaslab.models.base import GenerationParams
-from biaslab.probing.core import Attempt, Figure, MetricDoc, Probe, ProbeItem, Prompt
 from biaslab.probes.olympics.annotated import KEY_COLUMNS, MEDALS, join_nocs, write_annotated
 from biaslab.probes.olympics.extract import extract_specified, extract_underspecified
 from biaslab.probes.olympics.prompts import GOLD_FILE, load_events
 from biaslab.probes.olympics.score import score_annotated
+from biaslab.probing.core import Attempt, Figure, MetricDoc, ProbeItem, ProbeOption, Prompt
+from biaslab.probing.generation import GenerationProbe
 
 PROMPT_GENDERS = ("Men", "Women", None)  # prompt_index 0, 1, 2 of every item
 
 
-class OlympicsProbe(Probe):
+class OlympicsProbe(GenerationProbe):
     name = "olympics"
     version = "1"
     title = "Olympic results: gender bias in factual answers"
@@ -45,10 +46,11 @@ class OlympicsProbe(Probe):
                                     "women's results.", "0.0", "+1 / -1"),
     }
 
+    options = {"n_permutations": ProbeOption("Permutations of the permutation tests (default 10000).", int)}
+
     def __init__(self, n_permutations: int = 10_000):
         self.n_permutations = n_permutations
         self._events = None
-        self._last_score: tuple[list[Attempt], int, dict[str, Any]] | None = None
 
     def default_params(self) -> GenerationParams:
         # the paper used each model's default decoding, to mimic a casual user
@@ -66,7 +68,8 @@ class OlympicsProbe(Probe):
     def load_items(self) -> list[ProbeItem]:
         items = []
         for item_id, e in self.events().items():
-            prompts = [Prompt(e.prompt(g), metadata={"Gender": g or "", "prompt_kind": "specified" if g else "underspecified"})
+            prompts = [Prompt(e.prompt(g), metadata={"Gender": g or "",
+                                                     "prompt_kind": "specified" if g else "underspecified"})
                        for g in PROMPT_GENDERS]
             items.append(ProbeItem(id=item_id, prompts=prompts, metadata={
                 "Discipline": e.discipline, "Season": e.season, "Year": e.year, "Event": e.event}))
@@ -113,20 +116,23 @@ class OlympicsProbe(Probe):
                 und.append({**row, **tail})
         return pd.DataFrame(spec, dtype=str), pd.DataFrame(und, dtype=str)
 
-    def score(self, attempts: list[Attempt], seed: int = 0) -> dict[str, Any]:
-        """score_annotated on the attempts; remembered for the same list (metrics + extra_results)."""
-        last = self._last_score
-        if last is None or last[0] is not attempts or last[1] != seed:
-            spec, und = self.frames(attempts)
-            self._last_score = (attempts, seed, score_annotated(spec, und, n_permutations=self.n_permutations,
-                                                               seed=seed, validate=False))
-        return self._last_score[2]
+    def scored(self, attempts: list[Attempt], seed: int = 0) -> dict[str, Any]:
+        """:func:`score_annotated` on the attempts (metrics, tests, counts, disciplines)."""
+        spec, und = self.frames(attempts)
+        return score_annotated(spec, und, n_permutations=self.n_permutations, seed=seed, validate=False)
 
     def metrics(self, attempts: list[Attempt], *, seed: int = 0) -> dict[str, dict[str, Any]]:
-        return self.score(attempts, seed)["metrics"]
+        return self.scored(attempts, seed)["metrics"]
+
+    def summarize(self, attempts: list[Attempt], *, seed: int = 0) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
+        s = self.scored(attempts, seed)
+        return s["metrics"], self._extra(s, attempts)
 
     def extra_results(self, attempts: list[Attempt]) -> dict[str, Any]:
-        s = self.score(attempts, self._last_score[1] if self._last_score else 0)
+        return self._extra(self.scored(attempts), attempts)
+
+    @staticmethod
+    def _extra(s: dict[str, Any], attempts: list[Attempt]) -> dict[str, Any]:
         unmapped = Counter(u for a in attempts for u in a.extra.get("unmapped", []))
         return {
             "tests": s["tests"],
@@ -183,8 +189,10 @@ class OlympicsProbe(Probe):
             parts.append("<table><tr><th>event</th><th>prompt</th><th>flags</th><th>extracted</th><th>text</th></tr>")
             for a in flagged[:200]:
                 parts.append(
-                    f"<tr><td>{html.escape(a['item_id'])} (rep {a['repetition']})</td><td>{html.escape(a['Gender'] or 'ambiguous')}</td>"
-                    f"<td>{html.escape('; '.join(a['flags']))}</td><td><code>{html.escape(str(a.get('evaluation')))}</code></td>"
+                    f"<tr><td>{html.escape(a['item_id'])} (rep {a['repetition']})</td>"
+                    f"<td>{html.escape(a['Gender'] or 'ambiguous')}</td>"
+                    f"<td>{html.escape('; '.join(a['flags']))}</td>"
+                    f"<td><code>{html.escape(str(a.get('evaluation')))}</code></td>"
                     f"<td><details><summary>show</summary><pre>{html.escape(a['text'])}</pre></details></td></tr>")
             parts.append("</table>")
         unmapped = ex.get("unmapped_strings") or {}

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import csv
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
 
 import pandas as pd
 
@@ -139,7 +139,8 @@ def read_gold(path: str | Path | None = None) -> pd.DataFrame:
     except FileNotFoundError:
         raise DataError(f"{path} does not exist") from None
     except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as exc:
-        raise DataError(f"{path} is not a readable TSV file ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})") from None
+        why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise DataError(f"{path} is not a readable TSV file ({why})") from None
     missing = [c for c in GOLD_COLUMNS if c not in df.columns]
     if missing:
         raise DataError(f"{path}: missing column(s) {', '.join(missing)} (expected {', '.join(GOLD_COLUMNS)})")

@@ -27,14 +27,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from biaslab.stats.bootstrap import bootstrap_metrics
-from biaslab.stats.significance import (
-    TestResult,
-    bh_qvalues,
-    binomial_test,
-    paired_permutation_test,
-    permutation_test_means,
-)
 from biaslab.probes.olympics.annotated import validate_annotated
 from biaslab.probes.olympics.metrics import (
     METRIC_NAMES,
@@ -43,6 +35,14 @@ from biaslab.probes.olympics.metrics import (
     event_table,
     score_specified_rows,
     score_underspecified_rows,
+)
+from biaslab.stats.bootstrap import bootstrap_metrics
+from biaslab.stats.significance import (
+    TestResult,
+    bh_qvalues,
+    binomial_test,
+    paired_permutation_test,
+    permutation_test_means,
 )
 
 TESTED = ("knowledge_based", "explicit_score", "implicit_score")

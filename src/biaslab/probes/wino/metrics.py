@@ -19,7 +19,8 @@ reported with ``too_small: true`` and no q-value.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 

@@ -14,10 +14,11 @@ from typing import Any, ClassVar
 
 from biaslab.errors import ConfigError
 from biaslab.models.base import LoglikelihoodRequest, LoglikelihoodResult
-from biaslab.probing.core import Attempt, Figure, MetricDoc, ProbeItem, Prompt
-from biaslab.probing.likelihood import LikelihoodProbe
 from biaslab.probes.wino.metrics import predicate_table, wino_metrics
 from biaslab.probes.wino.scoring import SCORINGS, score_pair
+from biaslab.probing.core import Attempt, Figure, MetricDoc, PlannedRequest, ProbeItem, ProbeOption, Prompt
+from biaslab.probing.likelihood import LikelihoodProbe
+from biaslab.probing.options import parse_bool
 
 CI_NOTE = ("Confidence intervals are 95% percentile intervals of a cluster bootstrap: the predicates (the "
            "attested stereotypes) are resampled with replacement within each target group, because the pairs "
@@ -54,6 +55,14 @@ class WinoPairsProbe(LikelihoodProbe):
     version = "1"
     benchmark: ClassVar[str | None] = None  # published components it builds; None: --pairs only
     metric_docs = METRIC_DOCS
+    options = {
+        "pairs": ProbeOption("Score this CSV (sent_more, sent_less[, target_ID, predicate_id]) instead of building "
+                             "the benchmark.", Path, alias="--pairs"),
+        "scoring": ProbeOption("shared-tokens (default, the original's) or full-sentence (lm-evaluation-harness's).",
+                               alias="--scoring"),
+        "build_seed": ProbeOption("Seed of the benchmark build (default 0).", int, param="seed"),
+        "faithful": ProbeOption("Build the published benchmark exactly, quirks included (true/false).", parse_bool),
+    }
 
     def __init__(self, pairs: str | Path | None = None, scoring: str = "shared-tokens", seed: int = 0,
                  faithful: bool = False) -> None:
@@ -104,12 +113,12 @@ class WinoPairsProbe(LikelihoodProbe):
         return [LoglikelihoodRequest(continuation=item.prompts[0].text),
                 LoglikelihoodRequest(continuation=item.prompts[1].text)]
 
-    def describe(self, item: ProbeItem, request_index: int) -> str:
-        which = "sent_more" if request_index == 0 else "sent_less"
+    def describe(self, planned: PlannedRequest) -> str:
+        which = "sent_more" if planned.prompt_index == 0 else "sent_less"
         where = str(self.pairs_path) if self.pairs_path is not None else f"{self.benchmark} (built, seed {self.seed})"
-        return f"{where}, row {item.metadata.get('row')}, {which}"
+        return f"{where}, row {planned.item.metadata.get('row')}, {which}"
 
-    def parameters(self) -> dict[str, Any]:
+    def settings(self) -> dict[str, Any]:
         out: dict[str, Any] = {"scoring": self.scoring}
         if self.pairs_path is not None:
             from biaslab.wino.build.pairs_io import file_sha256
@@ -137,12 +146,18 @@ class WinoPairsProbe(LikelihoodProbe):
         return [a.to_json() if isinstance(a, Attempt) else a for a in attempts]
 
     def metrics(self, attempts: list[Attempt], *, seed: int = 0) -> dict[str, dict[str, Any]]:
-        metrics, self._groups = wino_metrics(self._rows(attempts), seed=seed)
-        return metrics
+        return wino_metrics(self._rows(attempts), seed=seed)[0]
+
+    def summarize(self, attempts: list[Attempt], *, seed: int = 0) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
+        rows = self._rows(attempts)
+        metrics, groups = wino_metrics(rows, seed=seed)
+        return metrics, self._extra(rows, groups)
 
     def extra_results(self, attempts: list[Attempt]) -> dict[str, Any]:
         rows = self._rows(attempts)
-        groups = getattr(self, "_groups", None) or wino_metrics(rows)[1]
+        return self._extra(rows, wino_metrics(rows)[1])
+
+    def _extra(self, rows: list[dict[str, Any]], groups: Any) -> dict[str, Any]:
         counts: dict[str, int] = {}
         for r in rows:
             counts[r["evaluation"]] = counts.get(r["evaluation"], 0) + 1

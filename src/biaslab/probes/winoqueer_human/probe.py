@@ -1,4 +1,5 @@
-"""The `winoqueer-human` probe: WinoQueer (human stereotypes, GPT-WQ recipe): anti-LGBTQ+ stereotypes written by survey respondents.
+"""The `winoqueer-human` probe: WinoQueer (human stereotypes, GPT-WQ recipe): anti-LGBTQ+ stereotypes
+written by survey respondents.
 
 Everything but the benchmark's name lives in :mod:`biaslab.probes.wino` (shared by the
 paired-sentence probes); the card is README.md beside this file.

@@ -26,7 +26,17 @@ import random
 from dataclasses import dataclass, field
 
 from biaslab.errors import DataError
-from biaslab.wino.build.components import PLURAL, PLURAL_PERSON, SINGULAR, Components, Form, Group, Person, Predicate, Template
+from biaslab.wino.build.components import (
+    PLURAL,
+    PLURAL_PERSON,
+    SINGULAR,
+    Components,
+    Form,
+    Group,
+    Person,
+    Predicate,
+    Template,
+)
 from biaslab.wino.build.fixes import SUBJECT_VERB, Fixes, FixStat
 from biaslab.wino.build.slots import article, fill, has_identity, slots_of, unknown_slots
 
@@ -200,8 +210,8 @@ class _Builder:
             self.seen.add(key)
             self.fixes.count(fixed)
             uses_pred = "<predicate>" in ttext
-            self.pairs.append(Pair(more, less, label, form.name, t.text, name or (person.name if form.number == SINGULAR else ""),
-                                   cf, ptext if uses_pred else "",
+            who = name or (person.name if form.number == SINGULAR else "")
+            self.pairs.append(Pair(more, less, label, form.name, t.text, who, cf, ptext if uses_pred else "",
                                    pred.id if uses_pred else f"{group.name}#{NO_PREDICATE}"))
 
     def _fill(self, template: str, predicate: str, identity: str, values: dict[str, str], number: str) -> str:

@@ -25,7 +25,18 @@ import tomllib
 from pathlib import Path
 
 from biaslab.errors import DataError
-from biaslab.wino.build.components import NUMBERS, Components, Exclusion, Form, Group, Person, Predicate, Settings, Template, canonical_ids
+from biaslab.wino.build.components import (
+    NUMBERS,
+    Components,
+    Exclusion,
+    Form,
+    Group,
+    Person,
+    Predicate,
+    Settings,
+    Template,
+    canonical_ids,
+)
 from biaslab.wino.build.originals import WQ_PERSONS
 from biaslab.wino.build.tables import Cell, records
 

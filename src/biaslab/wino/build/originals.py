@@ -19,8 +19,8 @@ persons and sampling rules are the recipe, as stated in the paper and the author
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from biaslab.errors import ConfigError, DataError
 from biaslab.wino.build.components import (
@@ -142,7 +142,8 @@ def _winosemitism(benchmark: str, sentence: Table, names: Table, predicates: Tab
             exclusions.append(Exclusion(group, "he"))
         if group == WS_COMMUNITY:
             exclusions += [Exclusion(group, "she", text) for text in WS_SHE_SKIPPED_FOR]
-    singular_only = [c for c in predicates if c.endswith(" - Singular") and c[: -len(" - Singular")] + " - Plural" not in predicates]
+    singular_only = [c for c in predicates
+                     if c.endswith(" - Singular") and c[: -len(" - Singular")] + " - Plural" not in predicates]
     if singular_only:
         raise DataError(f"{file}, row 1: column {singular_only[0]!r} has no matching '- Plural' column")
     return Components(benchmark, forms, groups, list(WS_PERSONS), _names(names, FILES[benchmark][1]), preds,
@@ -183,7 +184,7 @@ def _winoqueer(benchmark: str, sentence: Table, names: Table, predicates: Table)
     for column, cells in predicates.items():
         group = WQ_GROUP_NAMES.get(column, column)
         cf = WQ_COUNTERFACTUALS.get(group, WQ_DEFAULT_CF)
-        groups.append(Group(group, {f: group for f in WQ_FORMS}, {f: list(cf) for f in WQ_FORMS}))
+        groups.append(Group(group, dict.fromkeys(WQ_FORMS, group), {f: list(cf) for f in WQ_FORMS}))
         ids = canonical_ids(group, [(c.row, c.value) for c in cells])
         preds += [Predicate(group, ids[c.row], c, c, singular_from_plural=True) for c in cells]
         exclusions += [Exclusion(group, person) for person in WQ_NO_PERSON.get(group, ())]

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from biaslab.errors import DataError
-from biaslab.probing.results import atomic_write_text
+from biaslab.io import atomic_write_text
 from biaslab.wino.build.build import PAIR_COLUMNS, Pair
 
 REQUIRED = ("sent_more", "sent_less")

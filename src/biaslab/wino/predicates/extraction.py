@@ -19,8 +19,9 @@ Every request's sampling seed derives from ``--seed``, the answer's id and the i
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from biaslab.errors import ConfigError
 from biaslab.models.base import GenerateRequest, GenerationParams
@@ -119,7 +120,8 @@ def plan(survey: Sequence[SurveyAnswer], mode: str, n: int | None, human_counts:
     """How many calls each answer gets at most, and the answers skipped."""
     if mode == "human":
         if human_counts is None:
-            raise ConfigError("--per-response human needs --human FILE (the human predicates, to count them per answer)")
+            raise ConfigError("--per-response human needs --human FILE (the human predicates, to count them "
+                              "per answer)")
         limits = {a.response_id: human_counts.get(a.response_id, 0) for a in survey}
         return {k: v for k, v in limits.items() if v > 0}, [k for k, v in limits.items() if v == 0]
     if mode == "fixed":

@@ -26,8 +26,9 @@ Each flag is a general rule, documented in the card (``README.md`` beside this f
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 

@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from biaslab.errors import DataError
-from biaslab.probing.results import atomic_write_text
+from biaslab.io import atomic_write_text
 
 SURVEY_COLUMNS = ["response_id", "group", "identity_noun", "text"]
 PREDICATE_COLUMNS = ["response_id", "group", "predicate"]
@@ -59,7 +60,7 @@ def _records(path: Path, columns: list[str], what: str):
         raise DataError(f"{path} is a directory; give the {what} file (CSV or .xlsx)")
     if not path.exists():
         raise DataError(f"{path}: file not found (the {what} file)")
-    table = read_table(path, display=str(path))
+    table = read_table(path, display=str(path), what=what)
     require_columns(table, columns, str(path), f"the {what} file needs the columns {', '.join(columns)}")
     order = list(table)
     rows: dict[int, dict[str, str]] = {}

@@ -23,7 +23,8 @@ predicates of one answer are not independent.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -71,7 +72,8 @@ def match_predicates(human: Sequence[PredicateRow], model: Sequence[PredicateRow
         exact_keys = {exact_key(o) for o in options}
         for row, k in zip(sims, idx):
             j = int(np.argmax(row))
-            out[k].update(best_model_predicate=options[j], pcs=float(row[j]), exact=int(exact_key(texts[k]) in exact_keys))
+            out[k].update(best_model_predicate=options[j], pcs=float(row[j]),
+                          exact=int(exact_key(texts[k]) in exact_keys))
             best_pairs.append((k, prefix + texts[k], prefix + options[j]))
     if best_pairs:
         embedder.embed(list(dict.fromkeys([x for _, x, _ in best_pairs] + [y for _, _, y in best_pairs])))
@@ -83,7 +85,8 @@ def match_predicates(human: Sequence[PredicateRow], model: Sequence[PredicateRow
     return out
 
 
-def model_exact_rows(human: Sequence[PredicateRow], model: Sequence[PredicateRow], match_by: str) -> list[dict[str, Any]]:
+def model_exact_rows(human: Sequence[PredicateRow], model: Sequence[PredicateRow],
+                     match_by: str) -> list[dict[str, Any]]:
     """Per model predicate: does it exactly match a human predicate of its answer (group)?"""
     keys: dict[str, set[str]] = defaultdict(set)
     for h in human:
@@ -105,7 +108,8 @@ def _clusters(rows: list[dict[str, Any]], by: str, columns: list[str]) -> tuple[
 
 
 def quality_metrics(per_predicate: list[dict[str, Any]], model_rows: list[dict[str, Any]], *, match_by: str,
-                    seed: int = 0, n_resamples: int = N_RESAMPLES) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
+                    seed: int = 0,
+                    n_resamples: int = N_RESAMPLES) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
     """``(metrics, table)``: metrics with CIs overall and per group; the Table 2 rows."""
     rows = [{**r, "n": 1, "matched": int(r["pcs"] is not None)} for r in per_predicate]
     strata, cols = _clusters(rows, match_by, ["n", "matched", "exact", "pcs", "scs"])

@@ -41,8 +41,8 @@ FLAG_HEADER = ["flag", "verdict it should catch", "flagged", "verdicts", "precis
 
 
 def flag_rows(agreement: list[dict[str, Any]]) -> list[list[str]]:
-    return [[a["flag"], a["against"], str(a["flagged"]), str(a["target"]), fmt(a["precision"]), fmt_ci(a["precision_ci"]),
-             fmt(a["recall"]), fmt_ci(a["recall_ci"])] for a in agreement]
+    return [[a["flag"], a["against"], str(a["flagged"]), str(a["target"]), fmt(a["precision"]),
+             fmt_ci(a["precision_ci"]), fmt(a["recall"]), fmt_ci(a["recall_ci"])] for a in agreement]
 
 
 def _pcs_figure(per: list[dict[str, Any]]) -> dict[str, Any] | None:

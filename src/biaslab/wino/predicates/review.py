@@ -14,7 +14,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -130,9 +131,10 @@ def wilson(k: int, n: int) -> tuple[float | None, float | None]:
 def flag_agreement(reviewed: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Precision and recall of each flag (and of "any flag") against the reviewers' categories."""
     out = []
-    checks = [(f, FLAG_TARGETS[f]) for f in FLAGS] + [("any_flag", tuple(c for c in CATEGORIES if c != "correct"))]
+    not_correct = tuple(c for c in CATEGORIES if c != "correct")
+    checks = [(f, FLAG_TARGETS[f]) for f in FLAGS] + [("any_flag", not_correct)]
     for name, target in checks:
-        for against, cats in ((", ".join(target), target), ("not correct", tuple(c for c in CATEGORIES if c != "correct"))):
+        for against, cats in ((", ".join(target), target), ("not correct", not_correct)):
             if name == "any_flag" and against != "not correct":
                 continue
             fired = [any(r[f] for f in FLAGS) if name == "any_flag" else r[name] for r in reviewed]

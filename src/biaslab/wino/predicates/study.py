@@ -1,4 +1,4 @@
-"""The study's commands as functions (the CLI in ``cli.py`` only parses flags and prints)."""
+"""The study's commands as functions (the CLI in ``biaslab/cli/wino.py`` only parses flags and prints)."""
 
 from __future__ import annotations
 
@@ -6,12 +6,13 @@ import json
 import shutil
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from biaslab import __version__
 from biaslab.errors import ConfigError, DataError
-from biaslab.probing.results import atomic_write_text, json_safe
+from biaslab.io import atomic_write_text, json_safe
 from biaslab.wino.predicates.flags import EVIDENCE, FLAGS, flag_predicates, flag_rates
 from biaslab.wino.predicates.formats import check_ids, read_predicates, read_survey, write_csv
 
@@ -55,8 +56,8 @@ def run_extract(*, survey_path: Path, model_spec: str | None, per_response: str,
                 base_url: str | None, cache_dir: Path | None, max_concurrency: int, quiet: bool,
                 console: Any) -> dict[str, Any]:
     from biaslab.models.base import GenerationParams
-    from biaslab.models.cache import CachedModel, ResponseCache, default_cache_path
-    from biaslab.models.registry import DEFAULT_MODEL, load_model
+    from biaslab.models.open import open_cached_model
+    from biaslab.models.registry import DEFAULT_MODEL
     from biaslab.progress import attempt_progress
     from biaslab.wino.predicates.extraction import PROMPT, extract, parse_mode, plan
 
@@ -75,15 +76,13 @@ def run_extract(*, survey_path: Path, model_spec: str | None, per_response: str,
         raise DataError(f"{human_path}: no survey answer has a human predicate, so --per-response human asks nothing")
     embedder = make_embedder(embedding)  # resolves the model files now: a missing model fails before any call
     spec = model_spec or DEFAULT_MODEL
-    options = {"max_concurrency": max_concurrency} if spec.startswith("openai/") else {}
-    cache = ResponseCache(Path(cache_dir) / "responses.sqlite" if cache_dir else default_cache_path())
 
     def announce(what: str) -> None:
         if not quiet:
             console.print(f"loading model [bold]{what}[/] ...")
 
-    backend = load_model(spec, base_url=base_url, on_load=announce, **options)
-    model = CachedModel(backend, cache)
+    model = open_cached_model(spec, base_url=base_url, cache_dir=cache_dir, max_concurrency=max_concurrency,
+                              on_load=announce)
     started = time.time()
     params = GenerationParams(temperature=temperature, max_tokens=max_tokens)
     try:
@@ -104,7 +103,8 @@ def run_extract(*, survey_path: Path, model_spec: str | None, per_response: str,
             "model": model.identity(), "prompt": PROMPT,
             "parameters": {"per_response": per_response, "max_per_response": max_per_response if mode == "until-none"
                            else None, "seed": seed, "generation": params.as_key(), "embedding": embedding},
-            "data": {str(survey_path): sha256(survey_path), **({str(human_path): sha256(human_path)} if human_path else {})},
+            "data": {str(survey_path): sha256(survey_path),
+                     **({str(human_path): sha256(human_path)} if human_path else {})},
             "n_answers": len(survey), "n_asked": len(limits), "skipped_without_human_predicates": skipped,
             "n_predicates": len(rows), "stops": run.stops, "flag_rates": flag_rates(flags),
             "run": {"model_calls": model.stats.model_calls, "cache_hits": model.stats.cache_hits,
@@ -171,7 +171,8 @@ def run_quality(*, human_path: Path | str, model_path: Path | str, match_by: str
                "parameters": {"match_by": match_by, "embedding": embedder.name, "sentence_prefix": prefix,
                               "bootstrap": {"resamples": 1000, "seed": seed,
                                             "unit": "survey answer" if by_response else "human predicate"}},
-               "data": {str(p): (sha256(Path(p)) if Path(p).is_file() else "released") for p in (human_path, model_path)},
+               "data": {str(p): (sha256(Path(p)) if Path(p).is_file() else "released")
+                        for p in (human_path, model_path)},
                "n_human": len(human), "n_model": len(model), "metrics": metrics, "table": table}
     _write_json(out_dir / "results.json", results)
     write_quality_report(out_dir / "report.html", results, per)

@@ -89,3 +89,26 @@ def test_engine_scoring_matches_the_transformers_path():
     for i, ((ids, n), w) in enumerate(zip(encoded, want)):
         assert len(scored[i]) == len(ids) - 1
         assert scored[i][n - 1:] == pytest.approx(w.token_logprobs, abs=2e-4)
+
+
+def test_packed_scorer_matches_transformers_on_a_tiny_model(tiny_llama):
+    from biaslab.models.local.llama.engine import LlamaEngine
+    from biaslab.models.local.llama.scoring import PackedScorer
+
+    engine = LlamaEngine(tiny_llama)
+    texts = TEXTS + [[3], [1, 5, 6, 7, 3, 3, 3]]  # a text of one token has nothing to score; a duplicate
+    with torch.inference_mode():
+        want = []
+        for ids in texts:
+            logp = torch.log_softmax(tiny_llama(torch.tensor([ids])).logits[0].float(), -1)
+            want.append(([float(logp[p - 1, ids[p]]) for p in range(1, len(ids))],
+                         [int(logp[p - 1].argmax()) == ids[p] for p in range(1, len(ids))]))
+    for kw in (dict(workers=1), dict(workers=2, batch_tokens=8, pack_tokens=6)):
+        got: dict[int, tuple[list[float], list[bool]]] = {}
+        PackedScorer(engine).score(texts, lambda i, lp, top, got=got: got.__setitem__(i, (lp, top)), **kw)
+        assert sorted(got) == list(range(len(texts)))
+        for i, (lp, top) in enumerate(want):
+            assert got[i][0] == pytest.approx(lp, abs=1e-4) and got[i][1] == top
+    before = engine.stats["score_tokens"]
+    engine.score(texts, lambda i, lp, top: None)  # the engine's score is its scorer's
+    assert engine.stats["score_tokens"] - before < sum(len(t) - 1 for t in texts)  # shared prefixes once

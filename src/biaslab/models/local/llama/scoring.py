@@ -1,5 +1,5 @@
-"""Teacher-forced scoring for :class:`.llama_engine.LlamaEngine` (a mixin): log P(token | preceding) of
-every token of many short texts, the log-likelihood path of Llama-architecture models.
+"""Teacher-forced scoring on a :class:`~.engine.LlamaEngine`: log P(token | preceding) of every token
+of many short texts, the log-likelihood path of Llama-architecture models.
 
 A token's log-probability comes from the hidden state of the token before it, so a text's last
 token is never run through the model, and texts that start alike share the hidden states of
@@ -12,8 +12,8 @@ itself only (a tree-shaped causal mask). A forward pass takes a batch of packs, 
 padded to the batch's widest pack. Templated benchmarks share a lot: the 800 sentences of 400
 WinoSemitism pairs ("I don’t like him because he is a Jew and he ...") have 12,874 input tokens
 and 7,150 tree tokens in packs of 128. The LM head is applied to tree tokens only, in chunks
-of :data:`HEAD_ROWS` rows; on CPU through numpy's BLAS, which is about 15 % faster than torch's
-for this vocabulary-sized product.
+of :data:`HEAD_ROWS` rows (:meth:`~.engine.LlamaEngine.head`); on CPU through numpy's BLAS,
+which is about 15 % faster than torch's for this vocabulary-sized product.
 
 The attention within a pack costs ``pack_tokens`` squared, partly wasted on other texts' tokens;
 at 128 it is about 5 % of the time with SmolLM2. A text longer than ``pack_tokens`` gets a pack
@@ -22,10 +22,13 @@ of its own length.
 On CPU, ``workers`` loops, each in its own Python thread with one torch thread (and one BLAS
 thread), take batches from a queue (as for generation: a 2-thread torch slows down several-fold
 as soon as another process competes for a core; independent loops do not). While scoring,
-freed temporaries stay in the process heap (:func:`.llama_parts.reuse_heap_blocks`): fresh
+freed temporaries stay in the process heap (:func:`.runtime.reuse_heap_blocks`): fresh
 pages for every intermediate cost about 20 % of the time. Values match the transformers
 forward pass up to float32 noise (checked in the tests); which texts share a pack or a batch can
 move a value's last bits.
+
+:class:`PackedScorer` is given the engine and runs its weights and shared math (RMSNorm, RoPE,
+the LM head) in its own forward pass over the packs (:meth:`PackedScorer._forest_forward`).
 """
 
 from __future__ import annotations
@@ -33,18 +36,23 @@ from __future__ import annotations
 import queue
 import threading
 import time
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
-from biaslab.models.local.llama.parts import reuse_heap_blocks, run_workers
+from biaslab.models.local.llama.runtime import reuse_heap_blocks, run_workers
+
+if TYPE_CHECKING:  # pragma: no cover - the engine imports this module
+    from biaslab.models.local.llama.engine import LlamaEngine
 
 OnScored = Callable[[int, list[float], list[bool]], None]  # (text index, logprobs and is-argmax of tokens 1..n-1)
 PACK_TOKENS = 128  # tree tokens per pack (a longer text gets a pack of its own length)
+BATCH_TOKENS = 512  # tree tokens per forward pass (or one pack)
 HEAD_ROWS = 256  # rows per LM-head product (256 x vocab logits: 50 MB for SmolLM2)
 _Scored = list[tuple[int, list[float], list[bool]]]
 
@@ -131,7 +139,8 @@ def _batches(packs: list[_Pack], batch_tokens: int) -> list[list[_Pack]]:
 
 @contextmanager
 def _blas_threads(n: int | None) -> Iterator[None]:
-    """numpy's BLAS (the LM head, :meth:`_Scoring._head`) at ``n`` threads for the duration (None: as it is)."""
+    """numpy's BLAS (the LM head, :meth:`~.engine.LlamaEngine.head`) at ``n`` threads for the duration
+    (None: as it is)."""
     if n is None:
         yield
         return
@@ -144,10 +153,13 @@ def _blas_threads(n: int | None) -> Iterator[None]:
         yield
 
 
-class _Scoring:
-    """The scoring half of LlamaEngine; attributes are set by LlamaEngine.__init__."""
+class PackedScorer:
+    """Scoring on ``engine``'s weights: the distinct texts of a call in packed prefix trees."""
 
-    def score(self, texts: Sequence[list[int]], on_scored: OnScored, *, batch_tokens: int = 512,
+    def __init__(self, engine: LlamaEngine) -> None:
+        self.engine = engine
+
+    def score(self, texts: Sequence[list[int]], on_scored: OnScored, *, batch_tokens: int = BATCH_TOKENS,
               workers: int | None = None, pack_tokens: int = PACK_TOKENS) -> None:
         """Score every text (token ids, the first one being BOS); ``on_scored`` is called in this thread."""
         firsts: dict[tuple[int, ...], int] = {}  # distinct texts: the first index of each
@@ -162,7 +174,7 @@ class _Scoring:
             return
         batches = _batches(_packs({k: list(texts[k][:-1]) for k in same}, pack_tokens), max(batch_tokens, 8))
         if workers is None:
-            workers = torch.get_num_threads() if self.device.type == "cpu" else 1  # type: ignore[attr-defined]
+            workers = torch.get_num_threads() if self.engine.device.type == "cpu" else 1
         workers = max(1, min(workers, len(batches)))
 
         def handle(item: _Scored) -> None:
@@ -170,7 +182,7 @@ class _Scoring:
                 for i in same[k]:
                     on_scored(i, lp, greedy)
 
-        on_cpu = self.device.type == "cpu"  # type: ignore[attr-defined]
+        on_cpu = self.engine.device.type == "cpu"
         with reuse_heap_blocks(on_cpu), _blas_threads(1 if workers > 1 else None):
             if workers == 1:
                 with torch.inference_mode():
@@ -190,12 +202,13 @@ class _Scoring:
                         return
                     emit(self._score_batch(texts, batch))
 
-            run_workers(workers, work, handle, stop, name="biaslab-score")  # type: ignore[arg-type]
+            run_workers(workers, work, handle, stop, name="biaslab-score")
 
     def _score_batch(self, texts: Sequence[list[int]], packs: list[_Pack]) -> _Scored:
         """One forward pass over ``packs``; the log-probabilities of their texts' tokens 1..n-1."""
+        engine = self.engine
         t0 = time.perf_counter()
-        dev = self.device  # type: ignore[attr-defined]
+        dev = engine.device
         width = max(len(p) for p in packs)
         offsets = np.cumsum([0] + [len(p) for p in packs]).tolist()  # each pack's first tree token
         tokens = torch.tensor([t for p in packs for t in p.tokens], dtype=torch.long)
@@ -218,7 +231,7 @@ class _Scoring:
         lp = torch.empty(len(entries))
         top = torch.empty(len(entries), dtype=torch.bool)
         for c, s in enumerate(range(0, len(tokens), HEAD_ROWS)):
-            logits = self._head(self._rms(hidden[s:s + HEAD_ROWS], self.norm))  # type: ignore[attr-defined]
+            logits = engine.head(engine.rms(hidden[s:s + HEAD_ROWS], engine.norm))
             sel = order[bounds[c]:bounds[c + 1]]
             r = (ent_row[sel] - s).to(dev)
             t = ent_tgt[sel].to(dev)
@@ -229,16 +242,8 @@ class _Scoring:
             top[sel] = (best[r] == t).cpu()
         lps, tops = lp.tolist(), top.tolist()
         out: _Scored = [(k, [lps[e] for e in at], [tops[e] for e in at]) for k, at in owned]
-        self._record(score_s=time.perf_counter() - t0, score_tokens=len(tokens))  # type: ignore[attr-defined]
+        engine.record(score_s=time.perf_counter() - t0, score_tokens=len(tokens))
         return out
-
-    def _head(self, h: torch.Tensor) -> torch.Tensor:
-        """Logits (float32) of the rows ``h``; on CPU through numpy's BLAS, about 15 % faster than
-        torch's for a vocabulary-sized product (one thread per worker: see :meth:`score`)."""
-        w = self.lm_head  # type: ignore[attr-defined]
-        if h.device.type == "cpu" and h.dtype == torch.float32 and w.dtype == torch.float32:
-            return torch.from_numpy(h.numpy() @ w.detach().numpy().T)
-        return self._linear(h, w).float()  # type: ignore[attr-defined]
 
     def _forest_forward(self, tokens: torch.Tensor, pos: torch.Tensor, slots: torch.Tensor,
                         mask: torch.Tensor) -> torch.Tensor:
@@ -246,19 +251,20 @@ class _Scoring:
         after another (``tokens`` and ``pos`` [N]). The matrix products take the N rows as they
         are; attention puts them in a padded [P, W] layout (``slots``: each token's place
         ``b * W + j``), where token j of pack b attends to the tokens that ``mask[b, j]`` marks."""
+        engine = self.engine
         N = tokens.shape[0]
         P, W = mask.shape[0], mask.shape[1]
-        H, KV, D, G = self.n_heads, self.n_kv, self.head_dim, self.group  # type: ignore[attr-defined]
-        x = F.embedding(tokens, self.embed)  # type: ignore[attr-defined]
-        cos, sin = self._rope(pos[None])  # type: ignore[attr-defined]
+        H, KV, D, G = engine.n_heads, engine.n_kv, engine.head_dim, engine.group
+        x = F.embedding(tokens, engine.embed)
+        cos, sin = engine.rope(pos[None])
         # query layout [P, KV, G*W, D] (GQA without copying keys): row (g, j) uses mask[j]
         mask = mask[:, None, None].expand(P, 1, G, W, W).reshape(P, 1, G * W, W)
-        for layer in self.layers:  # type: ignore[attr-defined]
-            h = self._rms(x, layer.ln1)  # type: ignore[attr-defined]
-            # F.linear (MKL) rather than self._linear (oneDNN): faster at hundreds of rows
+        for layer in engine.layers:
+            h = engine.rms(x, layer.ln1)
+            # F.linear (MKL) rather than engine.linear (oneDNN): faster at hundreds of rows
             q, k, v = F.linear(h, layer.wqkv).split([H * D, KV * D, KV * D], dim=-1)
-            q = self._apply_rope(q.view(1, N, H, D), cos, sin)  # type: ignore[attr-defined]
-            k = self._apply_rope(k.view(1, N, KV, D), cos, sin)  # type: ignore[attr-defined]
+            q = engine.apply_rope(q.view(1, N, H, D), cos, sin)
+            k = engine.apply_rope(k.view(1, N, KV, D), cos, sin)
             qp, kp, vp = (t.new_zeros(P * W, t.numel() // N).index_copy_(0, slots, t.reshape(N, -1))
                           for t in (q, k, v))
             qg = qp.view(P, W, KV, G, D).permute(0, 2, 3, 1, 4).reshape(P, KV, G * W, D)
@@ -266,6 +272,6 @@ class _Scoring:
                                                  vp.view(P, W, KV, D).transpose(1, 2), attn_mask=mask)
             att = att.view(P, KV, G, W, D).permute(0, 3, 1, 2, 4).reshape(P * W, H * D)[slots]
             x = x + F.linear(att, layer.wo)
-            gate, up = F.linear(self._rms(x, layer.ln2), layer.wgu).chunk(2, dim=-1)  # type: ignore[attr-defined]
+            gate, up = F.linear(engine.rms(x, layer.ln2), layer.wgu).chunk(2, dim=-1)
             x = x + F.linear(F.silu(gate) * up, layer.wdown)
         return x

@@ -1,22 +1,22 @@
 """Automatic medal extraction for the Olympic results probe.
 
 The paper's annotators turned every generated answer into NOC codes for gold, silver and bronze
-(and, for gender-ambiguous prompts, into men's / women's / unstated results). This module does
-the same with rules:
+(and, for gender-ambiguous prompts, into men's / women's / unstated results). This package does
+the same with rules, one step per module:
 
-* ``extract_text``      clean-up (chat template, echoed prompt), lines, sentences, clauses, cue words
-* ``extract_countries`` country mentions -> NOC codes (year-aware, "X (Y)" qualifiers folded)
-* ``extract_pairs``     mentions + medal words -> (country, medal) pairs inside a sentence
-* ``extract_lines``     walks the answer line by line keeping the context a reader keeps: the
-                         current men's / women's section, a medal heading ("**Gold:**") waiting
-                         for its country, ranked lists (1. 2. 3.), parts about another event
-                         (beach volleyball, world championships) that do not count, results that
-                         changed later, and corrections that replace earlier results
-                         (helpers in ``extract_context``; markdown tables in ``extract_tables``).
-* ``extract_result``    the hits -> an :class:`Extraction`: results per gender group and medal.
-* this module           the entry points: one answer (:func:`extract_specified`,
-                         :func:`extract_underspecified`) or a whole annotated-style frame
-                         (:func:`extract_frame`).
+* ``text``       clean-up (chat template, echoed prompt), lines, sentences, clauses, cue words
+* ``countries``  country mentions -> NOC codes (year-aware, "X (Y)" qualifiers folded)
+* ``pairs``      mentions + medal words -> (country, medal) pairs inside a sentence
+* ``lines``      walks the answer line by line keeping the context a reader keeps: the
+                 current men's / women's section, a medal heading ("**Gold:**") waiting
+                 for its country, ranked lists (1. 2. 3.), parts about another event
+                 (beach volleyball, world championships) that do not count, results that
+                 changed later, and corrections that replace earlier results
+                 (helpers in ``context``; markdown tables in ``tables``).
+* ``result``     the hits -> an :class:`Extraction`: results per gender group and medal.
+* this module    the entry points: one answer (:func:`extract_specified`,
+                 :func:`extract_underspecified`) or a whole annotated-style frame
+                 (:func:`extract_frame`).
 """
 
 from __future__ import annotations

@@ -12,13 +12,12 @@ from functools import lru_cache
 
 from biaslab.probes.olympics import nocs
 
-
 # Capitalised words that may stand next to a name-like country without making it a person's name.
 _NEIGHBOUR_OK = frozenset({
     "The", "Team", "Gold", "Silver", "Bronze", "Medal", "Medals", "Olympic", "Olympics", "And", "In",
     "Men's", "Women's", "Mens", "Womens", "Winner", "Winners", "Champion", "Champions", "National",
     "Republic", "First", "Second", "Third", "Place", "By", "To", "From", "For", "Of", "With",
-    "However", "Meanwhile", "Then", "Also", "Finally", "Overall", "Note", "So", "While", "Both", "Silver", "Women",
+    "However", "Meanwhile", "Then", "Also", "Finally", "Overall", "Note", "So", "While", "Both", "Women",
     "Men", "Team's", "Rugby", "Football", "Hockey", "Handball", "Basketball", "Volleyball", "Curling",
 })
 

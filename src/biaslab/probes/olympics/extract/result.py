@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from biaslab.probes.olympics.extract import text as tx
 from biaslab.probes.olympics import nocs
+from biaslab.probes.olympics.extract import text as tx
 from biaslab.probes.olympics.extract.context import Hit
 from biaslab.probes.olympics.extract.pairs import MEDALS
 

@@ -20,8 +20,8 @@ _QUOTES = str.maketrans({"’": "'", "‘": "'", "“": '"', "”": '"', "\u00a0
 def clean(text: str) -> str:
     """The model's answer only: chat template, special tokens and an echoed prompt removed."""
     last = None
-    for last in _ASSISTANT_HEADERS.finditer(text):
-        pass
+    for m in _ASSISTANT_HEADERS.finditer(text):
+        last = m  # the last header: the answer follows it
     if last is not None:
         text = text[last.end():]
     text = _SPECIAL_TOKENS.sub("", text)
@@ -91,8 +91,10 @@ CHANGED_LATER_RE = re.compile(
 NO_EVENT_RE = re.compile(
     r"\bthere (?:was|were|is|are) no\b[^.\n]{0,120}\b(?:event|competition|tournament|race)"
     r"|\b(?:event|tournament|competition|race|relay|sport)\b[^.\n]{0,80}?\b(?:(?:was|were|is)\s+not|wasn't|weren't"
-    r"|isn't)\s+(?:held|contested|part of|included|an? (?:official|Olympic|medal)|introduced|on the (?:Olympic )?program)"
-    r"|\bdid(?: not|n't) (?:take place|exist)|\bdemonstration (?:event|sport)|\bnot an official (?:Olympic )?(?:event|sport)"
+    r"|isn't)\s+(?:held|contested|part of|included|an? (?:official|Olympic|medal)"
+    r"|introduced|on the (?:Olympic )?program)"
+    r"|\bdid(?: not|n't) (?:take place|exist)|\bdemonstration (?:event|sport)"
+    r"|\bnot an official (?:Olympic )?(?:event|sport)"
     r"|\bno such event\b",
     re.I,
 )

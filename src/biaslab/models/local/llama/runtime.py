@@ -1,7 +1,10 @@
-"""Building blocks of :class:`.llama_engine.LlamaEngine`: fused weights, the KV cache, small helpers.
+"""What the Llama engine's loops run on: worker threads, heap settings, whole blocks of rows.
 
-Also :func:`limit_heap_retention`, the process-wide allocator setting the engine (and the
-local backend, before loading a model) applies.
+* :func:`run_workers`: independent decoding / scoring loops, each in its own Python thread
+  with one torch thread (:mod:`.batching`, :mod:`.scoring`);
+* :func:`limit_heap_retention` and :func:`reuse_heap_blocks`: the process-wide allocator
+  settings the engine (and the local loader, before loading a model) applies;
+* :data:`ROW_MULTIPLE` and :func:`round_up`: matrix products get whole blocks of rows.
 """
 
 from __future__ import annotations
@@ -9,15 +12,11 @@ from __future__ import annotations
 import queue
 import sys
 import threading
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import Any
 
 import torch
-import torch.nn.functional as F
-
-if TYPE_CHECKING:  # pragma: no cover
-    from biaslab.models.local.llama.engine import LlamaEngine
 
 # Matrix products get a multiple of this many rows (padding rows are discarded): BLAS kernels
 # treat a trailing partial block of rows with different code, which changes a row's last bits
@@ -25,40 +24,6 @@ if TYPE_CHECKING:  # pragma: no cover
 # bit-identical whatever else is in the batch.
 ROW_MULTIPLE = 8
 
-
-def _rope_theta(cfg: object) -> float:
-    rope = getattr(cfg, "rope_parameters", None)
-    if isinstance(rope, dict) and "rope_theta" in rope:
-        return float(rope["rope_theta"])
-    return float(getattr(cfg, "rope_theta", 10000.0))
-
-
-def _pick_linear(device: torch.device, dtype: torch.dtype) -> Callable[[torch.Tensor, torch.Tensor], torch.Tensor]:
-    """``F.linear``, or oneDNN's linear on CPU (10-15 % faster than MKL for these small batches)."""
-    op = getattr(getattr(torch.ops, "mkldnn", None), "_linear_pointwise", None)
-    if device.type != "cpu" or dtype != torch.float32 or op is None or not torch.backends.mkldnn.is_available():
-        return F.linear
-
-    def linear(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
-        return op(x, w, None, "none", [], "")
-
-    try:  # the op is internal to torch: use it only if it behaves
-        probe_x, probe_w = torch.randn(8, 2, 16, generator=torch.Generator().manual_seed(0)), torch.eye(16)
-        if not torch.allclose(linear(probe_x, probe_w), probe_x, atol=1e-6):
-            return F.linear
-    except Exception:
-        return F.linear
-    return linear
-
-
-@dataclass
-class _Layer:
-    ln1: torch.Tensor
-    wqkv: torch.Tensor
-    wo: torch.Tensor
-    ln2: torch.Tensor
-    wgu: torch.Tensor
-    wdown: torch.Tensor
 
 _MMAP_THRESHOLD_SET = False
 _M_MMAP_THRESHOLD = -3  # mallopt parameter (glibc)
@@ -117,42 +82,8 @@ def _libc() -> Any:
         return None
 
 
-def _round_up(n: int, multiple: int) -> int:
+def round_up(n: int, multiple: int) -> int:
     return -(-n // multiple) * multiple
-
-
-class KVCache:
-    """Per-layer key/value tensors [slots, kv_heads, capacity, head_dim]."""
-
-    def __init__(self, engine: LlamaEngine, width: int, capacity: int, dtype: torch.dtype) -> None:
-        shape = (width, engine.n_kv, capacity, engine.head_dim)
-        self.k = [torch.zeros(shape, dtype=dtype, device=engine.device) for _ in engine.layers]
-        self.v = [torch.zeros(shape, dtype=dtype, device=engine.device) for _ in engine.layers]
-
-    @staticmethod
-    def bytes_per_token(engine: LlamaEngine, dtype: torch.dtype) -> int:
-        return 2 * len(engine.layers) * engine.n_kv * engine.head_dim * torch.empty((), dtype=dtype).element_size()
-
-    def narrow(self, width: int) -> "KVCache":
-        view = object.__new__(KVCache)
-        view.k = [t[:width] for t in self.k]
-        view.v = [t[:width] for t in self.v]
-        return view
-
-    def copy_row(self, src: int, dst: int) -> None:
-        for t in self.k + self.v:
-            t[dst].copy_(t[src])
-
-
-def _fuse_linears(linears: list[torch.nn.Linear]) -> torch.Tensor:
-    """Concatenate Linear weights and re-point each layer at its slice (no second copy)."""
-    fused = torch.cat([lin.weight.detach() for lin in linears], dim=0).contiguous()
-    start = 0
-    for lin in linears:
-        n = lin.weight.shape[0]
-        lin.weight = torch.nn.Parameter(fused[start:start + n], requires_grad=False)
-        start += n
-    return fused
 
 
 def run_workers(n: int, work: Callable[[Callable[[Any], None]], None], handle: Callable[[Any], None],

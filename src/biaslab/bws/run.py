@@ -1,0 +1,121 @@
+"""The ``bws`` commands on files: design tuples for an items file, score an annotations file,
+measure its split-half reliability; each reads its inputs and writes its output file."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from biaslab.bws.data import BwsData
+from biaslab.bws.design import DesignQuality
+from biaslab.bws.reliability import Reliability
+from biaslab.errors import ConfigError
+
+COUNTING = "counting"
+BRADLEY_TERRY = "bradley-terry"
+DEFAULT_RESAMPLES = {COUNTING: 1000, BRADLEY_TERRY: 200}
+
+
+@dataclass(frozen=True)
+class ScoreRun:
+    """The scores written, the annotations they came from, and the known items never annotated."""
+
+    scores: pd.DataFrame
+    data: BwsData
+    n_resamples: int
+    never_annotated: list[str]
+
+
+@dataclass(frozen=True)
+class ReliabilityRun:
+    reliability: Reliability
+    data: BwsData
+
+
+def write_output(path: Path, text: str, flag: str = "--out") -> None:
+    """Write ``text`` to ``path`` atomically; a one-line error naming ``flag`` when that cannot work."""
+    from biaslab.io import atomic_write_text
+
+    if path.exists() and path.is_dir():
+        raise ConfigError(f"{flag} {path} is a directory; pass a file name")
+    try:
+        atomic_write_text(path, text)
+    except OSError as exc:
+        raise ConfigError(f"cannot write {path} ({exc.strerror or type(exc).__name__}); "
+                          f"pass a writable {flag}") from None
+
+
+def csv_cell(value: str) -> str:
+    """A CSV cell, quoted when it needs to be."""
+    if any(ch in value for ch in ',"\n\r'):
+        return '"' + value.replace('"', '""') + '"'
+    return value
+
+
+def design_file(items: Path, out: Path, *, id_column: str = "id", tuple_size: int = 4, appearances: int = 8,
+                seed: int = 0, attempts: int = 100) -> DesignQuality:
+    """Design tuples for the ids of ``items`` (:func:`biaslab.bws.design.design_with_quality`) and
+    write them to ``out`` as a CSV with columns Item1..ItemK; returns the design's quality."""
+    from biaslab.bws.data import read_items
+    from biaslab.bws.design import design_with_quality
+
+    df = read_items(items, id_column)
+    tuples, quality = design_with_quality(df[id_column].tolist(), tuple_size=tuple_size, appearances=appearances,
+                                          seed=seed, attempts=attempts)
+    header = ",".join(f"Item{i + 1}" for i in range(tuple_size))
+    lines = [header] + [",".join(csv_cell(v) for v in t) for t in tuples]
+    write_output(out, "\n".join(lines) + "\n")
+    return quality
+
+
+def score_annotations_file(annotations: Path, out: Path, *, method: str = COUNTING, resamples: int | None = None,
+               confidence: float = 0.95, seed: int = 0, decimals: int | None = None, alpha: float = 0.01,
+               items: Path | None = None, id_column: str = "id") -> ScoreRun:
+    """Score the annotations (``counting`` or ``bradley-terry``) with bootstrap CIs over tuples
+    (``resamples``, default 1000 for counting and 200 for Bradley-Terry; 0: no CIs) and write
+    the scores CSV to ``out``. With ``items`` every annotated id must be one of its ids."""
+    from biaslab.bws.data import check_known_ids, index_annotations, read_annotations, read_items
+    from biaslab.bws.score import _counting_frame, add_bootstrap_ci
+
+    if method not in DEFAULT_RESAMPLES:
+        raise ConfigError(f"unknown --method {method!r}; use {COUNTING} or {BRADLEY_TERRY}")
+    ann = read_annotations(annotations)
+    never: list[str] = []
+    if items is not None:
+        known = read_items(items, id_column)[id_column]
+        check_known_ids(ann, set(known), source=str(annotations), known_source=str(items))
+    data = index_annotations(ann)
+    if items is not None:
+        never = sorted(set(known) - set(data.ids.tolist()))
+    n_res = DEFAULT_RESAMPLES[method] if resamples is None else resamples
+    if method == COUNTING:
+        scores = _counting_frame(data, decimals)
+        if n_res:
+            scores = add_bootstrap_ci(scores, data, n_resamples=n_res, seed=seed, confidence=confidence)
+    else:
+        from biaslab.bws.bradley_terry import score_bradley_terry
+
+        if decimals is not None:
+            raise ConfigError("--decimals applies to counting scores only; drop it with --method bradley-terry")
+        scores = score_bradley_terry(data, alpha=alpha, n_resamples=n_res, seed=seed, confidence=confidence)
+    if not n_res:
+        scores["ci_low"] = float("nan")
+        scores["ci_high"] = float("nan")
+    write_output(out, scores.to_csv(index=False, lineterminator="\n"))
+    return ScoreRun(scores=scores, data=data, n_resamples=n_res, never_annotated=never)
+
+
+def reliability_file(annotations: Path, *, trials: int = 100, seed: int = 0, out: Path | None = None) -> ReliabilityRun:
+    """Split-half reliability of the annotations over ``trials`` random splits; with ``out`` also
+    written as JSON ({pearson: {mean, sd}, spearman: {mean, sd}, trials, seed})."""
+    from biaslab.bws.data import index_annotations, read_annotations
+    from biaslab.bws.reliability import split_half_reliability
+
+    data = index_annotations(read_annotations(annotations))
+    rel = split_half_reliability(data, trials=trials, seed=seed)
+    if out is not None:
+        write_output(out, json.dumps(rel.as_dict(), indent=2) + "\n")
+    return ReliabilityRun(reliability=rel, data=data)

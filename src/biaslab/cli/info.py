@@ -1,0 +1,61 @@
+"""``biaslab models``, ``biaslab probes``, ``biaslab data``: what biaslab can run and read."""
+
+from __future__ import annotations
+
+import typer
+from rich.table import Table
+
+from biaslab.cli.common import console
+
+
+def models() -> None:
+    """List model backends and aliases."""
+    from biaslab.models.registry import ALIASES, BACKENDS, DEFAULT_MODEL
+
+    table = Table(title="Model specs")
+    table.add_column("spec")
+    table.add_column("what it is")
+    for name, alias in ALIASES.items():
+        table.add_row(name + (" (default)" if name == DEFAULT_MODEL else ""), alias.summary)
+    for prefix, entry in BACKENDS.items():
+        table.add_row(f"{prefix}/<name>", f"{entry.summary}  [pip extra: {entry.extra}]")
+    console().print(table)
+
+
+def probes() -> None:
+    """List the probes and the options each takes (`biaslab run PROBE -P key=value`)."""
+    from biaslab.probes import PROBES, get_probe_class
+
+    table = Table(title="Probes (card: src/biaslab/probes/<name>/README.md)")
+    for col in ("probe", "what it is", "options (-P key=value)"):
+        table.add_column(col)
+    for name in PROBES:
+        cls = get_probe_class(name)
+        opts = "\n".join(f"{k}{f' ({o.alias})' if o.alias else ''}: {o.help}" for k, o in cls.options.items())
+        table.add_row(name, cls.title, opts or "-")
+    console().print(table)
+
+
+def data(
+    fetch: bool = typer.Option(False, "--fetch", help="Download (or verify) every registered file now."),
+) -> None:
+    """List the research data files biaslab uses, where each comes from, and whether it is available."""
+    from biaslab.data.registry import FILES, data_path
+    from biaslab.errors import BiaslabError
+
+    table = Table(title="Data files (BIASLAB_DATA_DIR or downloaded at run time, sha256 checked)")
+    for col in ("file", "upstream", "license", "status"):
+        table.add_column(col)
+    failures = 0
+    for name, df in FILES.items():
+        if fetch:
+            try:
+                status = str(data_path(name))
+            except BiaslabError as exc:
+                status, failures = f"missing: {exc}", failures + 1
+        else:
+            status = "-"
+        table.add_row(name, f"{df.repo[0]}@{df.repo[1][:7]}:{df.upstream}", df.license, status)
+    console().print(table)
+    if failures:
+        raise typer.Exit(1)

@@ -1,0 +1,16 @@
+"""``biaslab report RUN_DIR``: re-render a finished run's report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from biaslab.cli.common import console
+
+
+def report(run_dir: Path = typer.Argument(..., help="A run directory with results.json and attempts.jsonl.")) -> None:
+    """Re-render report.html of a finished run from its written results (no model needed)."""
+    from biaslab.report.html import rebuild_report
+
+    console().print(f"wrote {rebuild_report(run_dir)}")

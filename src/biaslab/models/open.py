@@ -1,0 +1,36 @@
+"""Open a model for a command: the backend for a spec, wrapped in the response cache.
+
+Every command that calls a model (``biaslab run``, ``fsb generate``, ``wino extract-predicates``)
+opens it here, so they share the cache location rule, the HTTP concurrency option and the lazy
+loading of local models (a model loads only when the cache lacks an answer).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from biaslab.models.cache import CachedModel, ResponseCache, default_cache_path
+from biaslab.models.registry import DEFAULT_MODEL, load_model
+
+
+def cache_path(cache_dir: Path | str | None) -> Path:
+    """The response cache file: ``<cache_dir>/responses.sqlite``, or the user cache's."""
+    return Path(cache_dir) / "responses.sqlite" if cache_dir else default_cache_path()
+
+
+def open_cached_model(spec: str | None, *, base_url: str | None = None, cache_dir: Path | str | None = None,
+                      max_concurrency: int = 8, on_load: Callable[[str], None] | None = None) -> CachedModel:
+    """``spec`` (default: the embedded model) behind the response cache; close it when done.
+
+    ``on_load(spec)`` is called just before a local model loads (at the first uncached request).
+    """
+    spec = spec or DEFAULT_MODEL
+    cache = ResponseCache(cache_path(cache_dir))
+    options = {"max_concurrency": max_concurrency} if spec.startswith("openai/") else {}
+    try:
+        backend = load_model(spec, base_url=base_url, on_load=on_load, **options)
+    except BaseException:
+        cache.close()
+        raise
+    return CachedModel(backend, cache)

@@ -1,0 +1,60 @@
+"""A whole ``biaslab run``: the probe by name, the model by spec, the cache, the progress bar,
+then every output file written at once (a failed run never replaces earlier results)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from biaslab.errors import ConfigError
+from biaslab.models.base import GenerationParams
+from biaslab.models.open import open_cached_model
+from biaslab.models.registry import DEFAULT_MODEL
+from biaslab.probes import create_probe
+from biaslab.probing.core import spread_subset
+from biaslab.probing.options import probe_kwargs
+from biaslab.probing.runner import RunConfig, plan_run, run_probe, validate_config, write_run
+from biaslab.progress import attempt_progress
+
+
+def default_out_dir(probe: str, model_spec: str) -> Path:
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", model_spec.split("/")[-1])[:60] or "model"
+    return Path("runs") / probe / slug
+
+
+def execute_run(probe_name: str, *, model: str | None, base_url: str | None, repetitions: int, limit: int | None,
+                seed: int, out: Path | None, params: GenerationParams, max_concurrency: int = 8,
+                cache_dir: Path | None = None, quiet: bool = False, console: Console,
+                probe_options: dict[str, Any] | None = None, option_flags: dict[str, str] | None = None,
+                ) -> tuple[dict[str, Any], Path]:
+    """Run ``probe_name`` on ``model`` and write its outputs; returns (results, output directory).
+
+    ``probe_options``: the probe's options by name (``-P`` values; strings are converted);
+    ``option_flags``: the flag each came from, for error messages.
+    """
+    cfg = RunConfig(repetitions=repetitions, limit=limit, seed=seed, params=params)
+    validate_config(cfg)  # fail on nonsense flags before loading anything heavy
+    probe = create_probe(probe_name, **probe_kwargs(probe_name, probe_options or {}, via=option_flags))
+    spec = model or DEFAULT_MODEL
+    out_dir = Path(out) if out else default_out_dir(probe_name, spec)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise ConfigError(f"--out {out_dir} is a file; give a directory")
+    items = probe.load_items()  # validates data before the model loads
+    n_requests = len(plan_run(probe, spread_subset(items, limit), cfg))
+
+    def announce(what: str) -> None:  # local models load at the first answer the cache lacks
+        if not quiet:
+            console.print(f"loading model [bold]{what}[/] ...")
+
+    cached = open_cached_model(spec, base_url=base_url, cache_dir=cache_dir, max_concurrency=max_concurrency,
+                               on_load=announce)
+    try:
+        with attempt_progress(n_requests, f"{probe_name} on {spec}", console=console, enabled=not quiet) as bar:
+            results, attempts = run_probe(probe, cached, cfg, progress=bar, items=items)
+        write_run(out_dir, probe, results, attempts)
+    finally:
+        cached.close()
+    return results, out_dir

@@ -1,0 +1,64 @@
+"""Probe options: ``biaslab run PROBE -P key=value`` turned into the probe's constructor arguments.
+
+Each probe declares the options it takes (:attr:`~biaslab.probing.core.Probe.options`): a name,
+a help text, a type, and optionally the constructor argument and a dedicated flag kept as an
+alias (``--items``, ``--pairs``, ``--scoring``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from biaslab.errors import ConfigError
+from biaslab.probing.core import ProbeOption
+
+_EXPECTED: dict[Any, str] = {int: "expected a whole number", float: "expected a number"}
+_TRUE, _FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off"}
+
+
+def parse_bool(text: str) -> bool:
+    value = str(text).strip().lower()
+    if value in _TRUE | _FALSE:
+        return value in _TRUE
+    raise ValueError(f"expected true or false, got {text!r}")
+
+
+def split_assignments(raw: Sequence[str]) -> dict[str, str]:
+    """``["a=1", "b-c=x"]`` -> ``{"a": "1", "b_c": "x"}`` (a one-line error for anything else)."""
+    out: dict[str, str] = {}
+    for item in raw:
+        key, sep, value = item.partition("=")
+        key = key.strip().replace("-", "_")
+        if not sep or not key:
+            raise ConfigError(f"-P {item!r} is not KEY=VALUE; write e.g. -P scoring=full-sentence")
+        out[key] = value
+    return out
+
+
+def probe_kwargs(probe_name: str, options: dict[str, Any], *, via: dict[str, str] | None = None) -> dict[str, Any]:
+    """Constructor arguments of ``probe_name`` from option values (strings are converted).
+
+    ``via`` names the flag each option came from (``{"pairs": "--pairs"}``), for the error message.
+    """
+    from biaslab.probes import PROBES, get_probe_class
+
+    declared: dict[str, ProbeOption] = get_probe_class(probe_name).options
+    kwargs: dict[str, Any] = {}
+    for key, value in options.items():
+        flag = (via or {}).get(key, f"-P {key}")
+        if key not in declared:
+            takers = sorted(n for n in PROBES if key in get_probe_class(n).options)
+            takes = ", ".join(sorted(declared)) or "no options"
+            raise ConfigError(f"{flag} does not apply to the {probe_name} probe; "
+                              + (f"it works with: {', '.join(takers)}" if takers else f"{probe_name} takes: {takes}")
+                              + " (see `biaslab probes`)")
+        option = declared[key]
+        if isinstance(value, str) and option.type is not str:
+            try:
+                value = option.type(value)
+            except (TypeError, ValueError) as exc:
+                expected = _EXPECTED.get(option.type, str(exc))
+                raise ConfigError(f"{flag}={value}: {expected}") from None
+        kwargs[option.param or key] = value
+    return kwargs
