@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from biaslab.errors import DataError
+from biaslab.errors import ConfigError, DataError
 
 
 def _umask_mode() -> int:
@@ -229,3 +229,14 @@ def _cell_text(value: object) -> str:
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value)
+
+
+def write_output(path: Path, text: str, flag: str = "--out") -> None:
+    """Write ``text`` to ``path`` atomically; a one-line error naming ``flag`` when that cannot work."""
+    if path.exists() and path.is_dir():
+        raise ConfigError(f"{flag} {path} is a directory; pass a file name")
+    try:
+        atomic_write_text(path, text)
+    except OSError as exc:
+        raise ConfigError(f"cannot write {path} ({exc.strerror or type(exc).__name__}); "
+                          f"pass a writable {flag}") from None

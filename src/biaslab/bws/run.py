@@ -13,6 +13,7 @@ from biaslab.bws.data import BwsData
 from biaslab.bws.design import DesignQuality
 from biaslab.bws.reliability import Reliability
 from biaslab.errors import ConfigError
+from biaslab.io import write_output
 
 COUNTING = "counting"
 BRADLEY_TERRY = "bradley-terry"
@@ -33,19 +34,6 @@ class ScoreRun:
 class ReliabilityRun:
     reliability: Reliability
     data: BwsData
-
-
-def write_output(path: Path, text: str, flag: str = "--out") -> None:
-    """Write ``text`` to ``path`` atomically; a one-line error naming ``flag`` when that cannot work."""
-    from biaslab.io import atomic_write_text
-
-    if path.exists() and path.is_dir():
-        raise ConfigError(f"{flag} {path} is a directory; pass a file name")
-    try:
-        atomic_write_text(path, text)
-    except OSError as exc:
-        raise ConfigError(f"cannot write {path} ({exc.strerror or type(exc).__name__}); "
-                          f"pass a writable {flag}") from None
 
 
 def csv_cell(value: str) -> str:

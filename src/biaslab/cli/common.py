@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import typer
 from rich.console import Console
-
-from biaslab.errors import ConfigError
 
 MODEL_HELP = ("Model spec: smollm2 (default, embedded), gemma3-270m, hf/<hub id or dir>, gguf/<path>, "
               "openai/<model> (with --base-url for vLLM, llama.cpp, Ollama...), scripted/<rule>. See `biaslab models`.")
@@ -23,19 +20,6 @@ def new_app(name: str, help: str) -> typer.Typer:
 def console(stderr: bool = False, **kwargs: Any) -> Console:
     """A Rich console for results (stdout) or progress and messages (``stderr=True``)."""
     return Console(highlight=False, stderr=stderr, **kwargs)
-
-
-def write_output(path: Path, text: str, flag: str = "--out") -> None:
-    """Write ``text`` to a user-named file atomically; a one-line error when that cannot work."""
-    from biaslab.io import atomic_write_text
-
-    if path.exists() and path.is_dir():
-        raise ConfigError(f"{flag} {path} is a directory; pass a file name")
-    try:
-        atomic_write_text(path, text)
-    except OSError as exc:
-        reason = exc.strerror or type(exc).__name__
-        raise ConfigError(f"cannot write {path} ({reason}); pass a writable {flag}") from None
 
 
 def fmt(v: Any, digits: int = 3) -> str:
