@@ -10,8 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from biaslab.errors import DataError
-from biaslab.io import TextTable
-from biaslab.io import read_table as read_text_table
+from biaslab.io import read_table
 
 ID_COLUMNS = ("id", "uid", "item_id", "item")
 TEXT_COLUMNS = ("text", "response", "sentence", "statement")
@@ -27,12 +26,6 @@ class GoldTuple:
     items: tuple[str, ...]
     best: str
     worst: str
-
-
-def read_table(path: Path, what: str = "table") -> TextTable:
-    """Header and rows of a CSV, TSV or .xlsx file, read by the rules of :func:`biaslab.io.read_table`
-    (rows padded to the header, blank rows skipped, ``row_numbers`` for messages)."""
-    return read_text_table(path, what=what)
 
 
 def _column(path: Path, header: list[str], wanted: str | None, candidates: tuple[str, ...], what: str) -> int:
@@ -58,7 +51,7 @@ def check_item_id(value: str, where: str) -> str:
 
 def read_items(path: Path, id_column: str | None = None, text_column: str | None = None) -> list[tuple[str, str]]:
     """``[(item_id, text)]`` in file order; ids unique, texts non-empty."""
-    table = read_table(path, "items")
+    table = read_table(path, what="items")
     header = table.header
     id_i = _column(path, header, id_column, ID_COLUMNS, "id")
     text_i = _column(path, header, text_column, TEXT_COLUMNS, "text")
@@ -112,7 +105,7 @@ def _read_tuple(path: Path, header: list[str], row: list[str], cols: list[int], 
 def read_tuples(path: Path, known: set[str]) -> list[tuple[str, ...]]:
     """Distinct tuples in first-seen order (an annotations file repeats each tuple: rows with the
     same set of items are one tuple, shown in the order of its first row)."""
-    table = read_table(path, "tuples")
+    table = read_table(path, what="tuples")
     header = table.header
     cols = _item_columns(path, header)
     tuples, seen = [], set()
@@ -129,7 +122,7 @@ def read_tuples(path: Path, known: set[str]) -> list[tuple[str, ...]]:
 
 def read_gold(path: Path, known: set[str]) -> list[GoldTuple]:
     """Gold tuples: Item1..ItemK plus BestItem (most negatively biased) and WorstItem (least)."""
-    table = read_table(path, "gold tuples")
+    table = read_table(path, what="gold tuples")
     header = table.header
     cols = _item_columns(path, header)
     lower = [h.lower() for h in header]

@@ -78,12 +78,8 @@ def run_generation(out: Path, *, model: str | None = None, base_url: str | None 
     spec = model or DEFAULT_MODEL
     params = GenerationParams(temperature=temperature, max_tokens=max_tokens)
 
-    def announce(what: str) -> None:  # local models load at the first answer the cache lacks
-        if not quiet and console is not None:
-            console.print(f"loading model [bold]{what}[/] ...")
-
     cached = open_cached_model(spec, base_url=base_url, cache_dir=cache_dir, max_concurrency=max_concurrency,
-                               on_load=announce)
+                               console=None if quiet else console)
     started = time.time()
     try:
         with attempt_progress(len(rows), f"fsb generate on {spec}", console=console, enabled=not quiet) as bar:

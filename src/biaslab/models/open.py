@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from biaslab.models.cache import CachedModel, ResponseCache, default_cache_path
 from biaslab.models.registry import DEFAULT_MODEL, load_model
@@ -20,12 +21,18 @@ def cache_path(cache_dir: Path | str | None) -> Path:
 
 
 def open_cached_model(spec: str | None, *, base_url: str | None = None, cache_dir: Path | str | None = None,
-                      max_concurrency: int = 8, on_load: Callable[[str], None] | None = None) -> CachedModel:
+                      max_concurrency: int = 8, on_load: Callable[[str], None] | None = None,
+                      console: Any = None) -> CachedModel:
     """``spec`` (default: the embedded model) behind the response cache; close it when done.
 
-    ``on_load(spec)`` is called just before a local model loads (at the first uncached request).
+    ``on_load(spec)`` is called just before a local model loads (at the first uncached request);
+    with ``console`` (a Rich console) and no ``on_load``, that moment is announced there.
     """
     spec = spec or DEFAULT_MODEL
+    if on_load is None and console is not None:
+        def on_load(what: str) -> None:
+            console.print(f"loading model [bold]{what}[/] ...")
+
     cache = ResponseCache(cache_path(cache_dir))
     options = {"max_concurrency": max_concurrency} if spec.startswith("openai/") else {}
     try:

@@ -45,12 +45,8 @@ def execute_run(probe_name: str, *, model: str | None, base_url: str | None, rep
     items = probe.load_items()  # validates data before the model loads
     n_requests = len(plan_run(probe, spread_subset(items, limit), cfg))
 
-    def announce(what: str) -> None:  # local models load at the first answer the cache lacks
-        if not quiet:
-            console.print(f"loading model [bold]{what}[/] ...")
-
     cached = open_cached_model(spec, base_url=base_url, cache_dir=cache_dir, max_concurrency=max_concurrency,
-                               on_load=announce)
+                               console=None if quiet else console)
     try:
         with attempt_progress(n_requests, f"{probe_name} on {spec}", console=console, enabled=not quiet) as bar:
             results, attempts = run_probe(probe, cached, cfg, progress=bar, items=items)

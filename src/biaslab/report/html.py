@@ -61,7 +61,7 @@ def render_report(results: dict[str, Any], rows: list[dict[str, Any]], probe: Pr
     for name, m in results.get("metrics", {}).items():
         doc = probe.metric_docs.get(name)
         metrics.append({"name": name, **m, "doc": doc})
-    extra_sections = probe.report_sections(results, rows) if hasattr(probe, "report_sections") else []
+    extra_sections = probe.report_sections(results, rows)
     return _env().get_template("report.html.j2").render(
         r=results,
         title=probe.title or probe.name,

@@ -77,12 +77,8 @@ def run_extract(*, survey_path: Path, model_spec: str | None, per_response: str,
     embedder = make_embedder(embedding)  # resolves the model files now: a missing model fails before any call
     spec = model_spec or DEFAULT_MODEL
 
-    def announce(what: str) -> None:
-        if not quiet:
-            console.print(f"loading model [bold]{what}[/] ...")
-
     model = open_cached_model(spec, base_url=base_url, cache_dir=cache_dir, max_concurrency=max_concurrency,
-                              on_load=announce)
+                              console=None if quiet else console)
     started = time.time()
     params = GenerationParams(temperature=temperature, max_tokens=max_tokens)
     try:
