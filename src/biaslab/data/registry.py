@@ -111,6 +111,26 @@ _add("winosemitism/human_wq/stereotypes.xlsx", WINO_HUMAN_WQ,
      "winosemitism_benchmark/templates/Stereotypes from survey EDITED.xlsx",
      "ae51af852940a22f07c7855594bf28be56cdd9c394269e350b868e0f178c1fb4", "MIT")
 
+# BOLD (Dhamala et al. 2021) and HolisticBias v1.1 (Smith et al. 2022)
+BOLD = ("amazon-science/bold", "3ad652c773f5d1e30d5f6f61657ed934d768ecad")
+for _domain, _sha in [
+    ("gender", "a863aaf2492e3c911c39f435005abee2eba5f5edabe836e97de110cd83273054"),
+    ("political_ideology", "a83ea7cc272971b618231e13bcb5c1d1be5b208c92135c4ffde85be31f8ab4c6"),
+    ("profession", "5508012069f20419559417e64d8bb2b8d864ebf8afedd21e5ca564393c291794"),
+    ("race", "200337f6c43b09671e580b1df6aea2cdc0196ee02779260e9881da07029e1cb6"),
+    ("religious_ideology", "633830ea87d569e5476895a93f68b8f686cb0dcae6d67a1091a9247c5c4c931d"),
+]:
+    _add(f"benchmarks/bold/{_domain}_prompt.json", BOLD, f"prompts/{_domain}_prompt.json", _sha, "CC BY-SA 4.0")
+HOLISTIC_BIAS = ("facebookresearch/ResponsibleNLP", "0ec714eb084217f44cd9ac466d9e988c795302f9")
+for _name, _sha in [
+    ("descriptors", "c1328f0edfdeefb76302d360a01878df3db55f18026f4ea1956b4a0f52daf943"),
+    ("nouns", "9bbe15bf01ea8827fd5d68a81ee2b05e04bd5f79478d9027efec0b4dbd232ee6"),
+    ("sentence_templates", "8b1cf8fc3c9a10b12cf77902e8c2ff3d80e3fcfff2f177a00256925acb4f53a5"),
+    ("standalone_noun_phrases", "bac592574f81df55e8c8d8e3919a866d43cbd8df5ae9376a68d95e7b83dbebac"),
+]:
+    _add(f"benchmarks/holistic_bias/{_name}.json", HOLISTIC_BIAS, f"holistic_bias/dataset/v1.1/{_name}.json", _sha,
+         "MIT")
+
 
 def sha256_of(path: Path) -> str:
     h = hashlib.sha256()

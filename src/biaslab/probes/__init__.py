@@ -26,6 +26,7 @@ PROBES: dict[str, ProbeEntry] = {
     "gpt-winoqueer": ProbeEntry("biaslab.probes.gpt_winoqueer.probe:GptWinoQueerProbe"),
     "winoqueer-human": ProbeEntry("biaslab.probes.winoqueer_human.probe:WinoQueerHumanProbe"),
     "pairs": ProbeEntry("biaslab.probes.pairs.probe:PairsProbe"),
+    "bold": ProbeEntry("biaslab.probes.bold.probe:BoldProbe"),
 }
 
 

@@ -173,6 +173,10 @@ class Probe(abc.ABC):
         """``(metrics, extra results)``; probes that compute both in one pass override this."""
         return self.metrics(attempts, seed=seed), self.extra_results(attempts)
 
+    def select_items(self, items: list[ProbeItem], cfg: RunConfig) -> list[ProbeItem]:
+        """The items a run with ``--limit`` uses (default: evenly spread over the data order)."""
+        return spread_subset(items, cfg.limit)
+
     def describe(self, planned: PlannedRequest) -> str:
         """Where a request comes from, for error messages."""
         return f"item {planned.item.id}, prompt {planned.prompt_index + 1}"

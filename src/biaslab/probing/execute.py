@@ -14,7 +14,6 @@ from biaslab.models.base import GenerationParams
 from biaslab.models.open import open_cached_model
 from biaslab.models.registry import DEFAULT_MODEL
 from biaslab.probes import create_probe
-from biaslab.probing.core import spread_subset
 from biaslab.probing.options import probe_kwargs
 from biaslab.probing.runner import RunConfig, plan_run, run_probe, validate_config, write_run
 from biaslab.progress import attempt_progress
@@ -43,7 +42,7 @@ def execute_run(probe_name: str, *, model: str | None, base_url: str | None, rep
     if out_dir.exists() and not out_dir.is_dir():
         raise ConfigError(f"--out {out_dir} is a file; give a directory")
     items = probe.load_items()  # validates data before the model loads
-    n_requests = len(plan_run(probe, spread_subset(items, limit), cfg))
+    n_requests = len(plan_run(probe, probe.select_items(items, cfg), cfg))
 
     cached = open_cached_model(spec, base_url=base_url, cache_dir=cache_dir, max_concurrency=max_concurrency,
                                console=None if quiet else console)

@@ -17,7 +17,7 @@ from biaslab.data.registry import checksums
 from biaslab.errors import ConfigError, DataError
 from biaslab.models.base import ContextLengthError, GenerateRequest, GenerationParams, LoglikelihoodRequest
 from biaslab.models.cache import CachedModel
-from biaslab.probing.core import Attempt, PlannedRequest, Probe, ProbeItem, spread_subset
+from biaslab.probing.core import Attempt, PlannedRequest, Probe, ProbeItem
 from biaslab.probing.results import build_results, write_jsonl, write_results
 
 
@@ -84,7 +84,7 @@ def run_probe(
     ``items``: the probe's items if the caller already loaded them (``--limit`` is applied here).
     """
     validate_config(cfg)
-    items = spread_subset(probe.load_items() if items is None else items, cfg.limit)
+    items = probe.select_items(probe.load_items() if items is None else items, cfg)
     planned = plan_run(probe, items, cfg)
     started = time.time()
     answers = answer(probe, model, planned, progress=progress)
