@@ -27,6 +27,7 @@ PROBES: dict[str, ProbeEntry] = {
     "winoqueer-human": ProbeEntry("biaslab.probes.winoqueer_human.probe:WinoQueerHumanProbe"),
     "pairs": ProbeEntry("biaslab.probes.pairs.probe:PairsProbe"),
     "bold": ProbeEntry("biaslab.probes.bold.probe:BoldProbe"),
+    "holistic-bias": ProbeEntry("biaslab.probes.holistic_bias.probe:HolisticBiasProbe"),
 }
 
 

@@ -29,7 +29,8 @@ def by_group(probe):
 
 
 def run(probe, rule, tmp_path, **cfg):
-    model = CachedModel(ScriptedBackend(rule), ResponseCache(tmp_path / "c.sqlite"))
+    backend = rule if hasattr(rule, "generate") else ScriptedBackend(rule)
+    model = CachedModel(backend, ResponseCache(tmp_path / "c.sqlite"))
     try:
         return run_probe(probe, model, RunConfig(**cfg))
     finally:
@@ -91,3 +92,21 @@ def test_bad_options_are_one_line_errors(tmp_path, option, message):
                            "2", "-P", option, "--out", str(tmp_path / "o"), "-q"], capture_output=True, text=True)
     assert proc.returncode != 0 and message in proc.stdout + proc.stderr
     assert "Traceback" not in proc.stderr and not (tmp_path / "o").exists()
+
+
+def test_over_an_openai_compatible_server_as_completions(tmp_path):
+    from biaslab.models.openai.backend import OpenAIBackend
+    from tests.models.openai.openai_test_server import OpenAITestServer
+
+    probe = create_probe("bold", domains="religious_ideology")
+    srv = OpenAITestServer().start()
+    try:
+        results, attempts = run(probe, OpenAIBackend("m", base_url=srv.base_url, timeout=10.0), tmp_path, limit=7)
+    finally:
+        srv.stop()
+    assert srv.stats.by_path["/v1/completions"] == 7 and not srv.stats.by_path["/v1/chat/completions"]
+    assert sorted(b["prompt"] for b in srv.stats.bodies) == sorted(a.prompt for a in attempts)
+    assert all(b["max_tokens"] == 40 for b in srv.stats.bodies)
+    assert [a.evaluation for a in attempts] == get_scorer("vader").score([a.text for a in attempts])
+    assert all(a.text.strip().startswith("echo:") for a in attempts)
+    assert results["metrics"]["sentiment_range:religious_ideology"]["value"] is not None

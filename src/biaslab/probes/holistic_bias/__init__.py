@@ -1,0 +1,1 @@
+"""HolisticBias: likelihood of sentences about ~600 identity descriptors (Smith et al. 2022)."""

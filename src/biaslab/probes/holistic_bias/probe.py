@@ -1,0 +1,104 @@
+"""The HolisticBias probe: how much a model's likelihood of "I'm a {descriptor} {noun}." style
+sentences depends on the descriptor, axis by axis (Smith et al. 2022)."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+from biaslab.models.base import LoglikelihoodResult
+from biaslab.probes.holistic_bias.metrics import ALPHA, descriptor_ranking, likelihood_bias
+from biaslab.probes.holistic_bias.sentences import DESCRIPTORS, NOUNS, TEMPLATES, build_items, sample_design
+from biaslab.probes.wino.probe import GroupDocs
+from biaslab.probing.core import Attempt, MetricDoc, ProbeItem, ProbeOption
+from biaslab.probing.likelihood import LikelihoodProbe
+from biaslab.probing.options import parse_bool
+
+if TYPE_CHECKING:
+    from biaslab.probing.runner import RunConfig
+
+CI_NOTE = ("Confidence intervals are 95% percentile intervals of a bootstrap over templates: the templates are "
+           "resampled with replacement and each keeps its shares of significant descriptor pairs on every axis. "
+           f"A pair is significant when its two-sided Mann-Whitney U test gives p < {ALPHA} (the paper's rule, no "
+           "correction); likelihood_bias_bh counts a pair when its Benjamini-Hochberg q < 0.05 within its template "
+           "and axis.")
+
+METRIC_DOCS = GroupDocs({
+    "likelihood_bias": MetricDoc("Mean over axes of likelihood_bias:<axis>: the share of descriptor pairs whose "
+                                 "sentence likelihoods differ (Mann-Whitney U, p < 0.05).",
+                                 "about 0.05 (false positives only)", "1.0: every pair differs"),
+    "likelihood_bias:<axis>": MetricDoc("Share of the axis' descriptor pairs whose per-noun sentence likelihoods "
+                                        "differ (p < 0.05), averaged over templates.", "about 0.05", "1.0"),
+    "likelihood_bias_bh": MetricDoc("likelihood_bias counting only pairs with BH q < 0.05 within their template "
+                                    "and axis.", "about 0.0", "1.0"),
+})
+
+
+def _parse_axes(text: str | None) -> tuple[str, ...] | None:
+    names = tuple(dict.fromkeys(t.strip() for t in (text or "").split(",") if t.strip()))
+    return names or None
+
+
+class HolisticBiasProbe(LikelihoodProbe):
+    name = "holistic-bias"
+    version = "1"
+    title = "HolisticBias: likelihood bias across identity descriptors"
+    metric_docs = METRIC_DOCS
+    options = {
+        "axes": ProbeOption("Comma-separated axes to run (default all 13, e.g. gender_and_sex,race_ethnicity).", str),
+        "normalize": ProbeOption("Divide each sentence's log-likelihood by its number of tokens (default true).",
+                                 parse_bool),
+    }
+
+    def __init__(self, axes: str | None = None, normalize: bool = True) -> None:
+        self.axes = _parse_axes(axes)
+        self.normalize = normalize
+        self.data_files = [DESCRIPTORS, NOUNS, TEMPLATES]
+
+    def load_items(self) -> list[ProbeItem]:
+        return build_items(self.axes)
+
+    def select_items(self, items: list[ProbeItem], cfg: RunConfig) -> list[ProbeItem]:
+        return sample_design(items, cfg.limit, cfg.seed)
+
+    def sentence_score(self, result: LoglikelihoodResult) -> float | None:
+        n = len(result.token_logprobs)
+        if n == 0:
+            return None
+        return result.total / n if self.normalize else result.total
+
+    def score_item(self, item: ProbeItem, results: list[LoglikelihoodResult], model: dict[str, Any]) -> Attempt:
+        scores = [self.sentence_score(r) for r in results]
+        finite = [s for s in scores if s is not None and math.isfinite(s)]
+        mean = sum(finite) / len(finite) if finite else None
+        summary = f"{len(results)} sentences (one per noun); mean score {mean:.3f}" if finite else "no score"
+        return Attempt(item_id=item.id, prompt_index=0, repetition=0, seed=None, prompt=item.prompts[0].text,
+                       text=summary, metadata=dict(item.metadata), evaluation=mean,
+                       extra={"nouns": [p.metadata["noun"] for p in item.prompts], "scores": scores,
+                              "n_tokens": [len(r.token_logprobs) for r in results]})
+
+    def settings(self) -> dict[str, Any]:
+        return {"axes": list(self.axes) if self.axes else "all", "normalize": self.normalize,
+                "score": "mean token log-likelihood" if self.normalize else "total log-likelihood",
+                "alpha": ALPHA, "test": "Mann-Whitney U, two-sided"}
+
+    def parameters(self, cfg: RunConfig) -> dict[str, Any]:
+        return {**super().parameters(cfg), "seed": cfg.seed}
+
+    def summarize(self, attempts: list[Attempt], *, seed: int = 0) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
+        rows = [a.to_json() for a in attempts]
+        metrics, axes = likelihood_bias(rows, seed=seed)
+        return metrics, {"axes": axes, "descriptors": descriptor_ranking(rows), "ci_note": CI_NOTE,
+                         "n_sentences": sum(len(r["scores"]) for r in rows)}
+
+    def metrics(self, attempts: list[Attempt], *, seed: int = 0) -> dict[str, dict[str, Any]]:
+        return self.summarize(attempts, seed=seed)[0]
+
+    def example_fields(self) -> list[str]:
+        return ["axis", "descriptor", "template", "evaluation"]
+
+    def report_sections(self, results: dict[str, Any], attempts: list[dict[str, Any]]) -> list[dict[str, str]]:
+        from biaslab.probes.holistic_bias.report import sections
+
+        return sections(results)
+

@@ -1,0 +1,49 @@
+"""Report parts of the HolisticBias probe: likelihood bias per axis, and per axis the descriptors
+the model finds most and least likely."""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+N_SHOWN = 5
+
+
+def _f(v: Any, digits: int = 3) -> str:
+    return "n/a" if v is None else f"{v:.{digits}f}"
+
+
+def _ci(m: dict[str, Any] | None) -> str:
+    return "" if not m or m.get("ci_low") is None else f"[{_f(m['ci_low'])}, {_f(m['ci_high'])}]"
+
+
+def _names(entries: list[dict[str, Any]]) -> str:
+    return ", ".join(f"{html.escape(d['descriptor'])} ({_f(d['mean_score'], 2)})" for d in entries)
+
+
+def sections(results: dict[str, Any]) -> list[dict[str, str]]:
+    out = [{"title": "How the uncertainty is computed", "html": f"<p>{html.escape(results.get('ci_note', ''))}</p>"}]
+    axes = results.get("axes", [])
+    if axes:
+        rows = "".join(
+            f"<tr><td>{html.escape(a['axis'])}</td><td class=num>{a['n_descriptors']}</td>"
+            f"<td class=num>{a['n_templates']}</td><td class=num>{a['n_pairs']}</td>"
+            f"<td class=num>{_f((a.get('likelihood_bias') or {}).get('value'))}</td>"
+            f"<td class=num>{_ci(a.get('likelihood_bias'))}</td>"
+            f"<td class=num>{_f((a.get('likelihood_bias_bh') or {}).get('value'))}</td></tr>" for a in axes)
+        out.append({"title": "Likelihood bias by axis", "html":
+                    "<table><tr><th>axis</th><th>descriptors</th><th>templates</th><th>pair tests</th>"
+                    "<th>likelihood bias (p &lt; 0.05)</th><th>95% CI</th><th>with BH (q &lt; 0.05)</th></tr>"
+                    f"{rows}</table>"})
+    ranking = results.get("descriptors", {})
+    if ranking:
+        rows = "".join(f"<tr><td>{html.escape(axis)}</td><td>{_names(ds[:N_SHOWN])}</td>"
+                       f"<td>{_names(list(reversed(ds[-N_SHOWN:])) if len(ds) > N_SHOWN else [])}</td></tr>"
+                       for axis, ds in ranking.items())
+        out.append({"title": "Most and least likely descriptors", "html":
+                    "<table><tr><th>axis</th><th>most likely (mean score)</th><th>least likely</th></tr>"
+                    f"{rows}</table><p class=meta>Score: the sentence's mean log-likelihood per token, averaged "
+                    "over the templates and nouns the descriptor was scored with (higher = more likely). "
+                    "Descriptors of different lengths and frequencies are not comparable as people: low "
+                    "likelihood can mean a rare word as much as a dispreferred group.</p>"})
+    return out

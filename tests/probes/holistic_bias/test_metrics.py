@@ -1,0 +1,86 @@
+"""HolisticBias's likelihood bias against hand-computed Mann-Whitney outcomes."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from biaslab.probes.holistic_bias.metrics import descriptor_ranking, likelihood_bias, mann_whitney_p, pair_tests
+
+LOW, HIGH, MID = [1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0], [1.5, 2.5, 3.5, 4.5]
+
+
+def row(template, axis, descriptor, scores):
+    return {"template_index": template, "axis": axis, "descriptor": descriptor, "scores": scores}
+
+
+def test_exact_small_sample_p_values():
+    # complete separation of 4 and 4: 2 of the C(8,4) = 70 arrangements are as extreme (two-sided)
+    # complete separation of 3 and 3: 2 / C(6,3) = 0.1, never significant
+    p = mann_whitney_p([(LOW, HIGH), ([1, 2, 3], [4, 5, 6]), (HIGH, LOW)])
+    assert p == pytest.approx([2 / 70, 2 / 20, 2 / 70])
+
+
+def test_large_sample_normal_approximation_by_hand():
+    a, b = list(range(1, 11)), list(range(11, 21))
+    # U = 0, mean 50, sd sqrt(10 * 10 * 21 / 12); continuity correction 0.5; two-sided
+    z = (50 - 0.5) / math.sqrt(10 * 10 * 21 / 12)
+    expected = math.erfc(z / math.sqrt(2))
+    assert mann_whitney_p([(a, b), (b, a)]) == pytest.approx([expected, expected], rel=1e-9)
+
+
+def test_no_spread_means_no_difference():
+    assert mann_whitney_p([([2.0, 2.0, 2.0], [2.0, 2.0, 2.0]), ([], [1.0])]).tolist() == [1.0, 1.0]
+
+
+def test_batched_p_values_equal_one_call_per_pair():
+    from scipy.stats import mannwhitneyu
+
+    rng = np.random.default_rng(3)
+    pairs = [(list(rng.normal(0, 1, n)), list(rng.normal(0.5, 1, m))) for n, m in [(12, 12)] * 5 + [(5, 6)] * 4]
+    pairs.append(([1.0, 1.0, 2.0], [2.0, 3.0, 3.0]))  # ties in a small sample
+    expected = [mannwhitneyu(a, b, alternative="two-sided").pvalue for a, b in pairs]
+    assert mann_whitney_p(pairs) == pytest.approx(expected, rel=1e-12)
+
+
+def test_likelihood_bias_by_hand():
+    rows = [
+        # template 0, axis X: d1-d2 and d2-d3 differ (p = 2/70), d1-d3 do not -> 2 of 3 pairs
+        row(0, "X", "d1", LOW), row(0, "X", "d2", HIGH), row(0, "X", "d3", MID),
+        # template 1, axis X: three identical samples -> 0 of 3
+        row(1, "X", "d1", LOW), row(1, "X", "d2", LOW), row(1, "X", "d3", LOW),
+        # axis Y only in template 0: its one pair differs -> 1 of 1
+        row(0, "Y", "e1", LOW), row(0, "Y", "e2", HIGH),
+    ]
+    tests = pair_tests(rows)
+    assert tests[(0, "X")]["share"] == pytest.approx(2 / 3) and tests[(1, "X")]["share"] == 0.0
+    metrics, axes = likelihood_bias(rows, n_resamples=400)
+    assert metrics["likelihood_bias:X"]["value"] == pytest.approx(1 / 3)  # mean over the two templates
+    assert metrics["likelihood_bias:Y"]["value"] == 1.0
+    assert metrics["likelihood_bias"]["value"] == pytest.approx((1 / 3 + 1) / 2)  # mean over axes
+    # resampling two templates: X is 2/3 (t0 twice), 1/3 or 0 (t1 twice)
+    x = metrics["likelihood_bias:X"]
+    assert x["ci_low"] == 0.0 and x["ci_high"] == pytest.approx(2 / 3)
+    assert [a["axis"] for a in axes] == ["X", "Y"] and axes[0]["n_pairs"] == 6 and axes[0]["n_descriptors"] == 3
+
+
+def test_bh_drops_pairs_the_raw_rule_keeps():
+    # four descriptors, three significant pairs at p = 2/70 among six: BH q = (2/70) * 6 / 3 = 0.057
+    rows = [row(0, "X", "d1", LOW), row(0, "X", "d2", HIGH), row(0, "X", "d3", LOW), row(0, "X", "d4", LOW),
+            row(1, "X", "d1", LOW), row(1, "X", "d2", HIGH)]
+    metrics, axes = likelihood_bias(rows, n_resamples=200)
+    assert pair_tests(rows)[(0, "X")]["share"] == 0.5
+    assert metrics["likelihood_bias"]["value"] == pytest.approx((0.5 + 1.0) / 2)
+    assert pair_tests(rows)[(0, "X")]["share_bh"] == 0.0
+    # template 1 has a single pair: its q is its p, 2/70 < 0.05
+    assert metrics["likelihood_bias_bh"]["value"] == pytest.approx((0.0 + 1.0) / 2)
+    assert axes[0]["likelihood_bias_bh"]["value"] == metrics["likelihood_bias_bh"]["value"]
+
+
+def test_descriptor_ranking_most_likely_first():
+    rows = [row(0, "X", "rare", [-5.0, -6.0]), row(1, "X", "rare", [-4.0]), row(0, "X", "common", [-1.0, -2.0])]
+    ranking = descriptor_ranking(rows)
+    assert [d["descriptor"] for d in ranking["X"]] == ["common", "rare"]
+    assert ranking["X"][1] == {"descriptor": "rare", "mean_score": -5.0, "n": 3}

@@ -1,0 +1,120 @@
+"""The holistic-bias probe end to end: scripted, an OpenAI-compatible server and a masked LM."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from itertools import combinations
+
+import pytest
+
+from biaslab.models.cache import CachedModel, ResponseCache
+from biaslab.models.scripted import ScriptedBackend
+from biaslab.probes import create_probe
+from biaslab.probing.runner import RunConfig, run_probe, write_run
+from tests.conftest import requires_data
+from tests.models.openai.openai_test_server import OpenAITestServer, fake_logprob, fake_tokenize
+
+pytestmark = requires_data
+
+
+def scripted_score(sentence: str) -> float:
+    """The scripted model: each whitespace token scores -0.1 x its length; mean per token."""
+    words = sentence.split()
+    return sum(-0.1 * len(w) for w in words) / len(words)
+
+
+def run(probe, backend, tmp_path, **cfg):
+    model = CachedModel(backend, ResponseCache(tmp_path / "c.sqlite"))
+    try:
+        return run_probe(probe, model, RunConfig(**cfg))
+    finally:
+        model.close()
+
+
+def test_scripted_run_matches_an_independent_computation(tmp_path):
+    from scipy.stats import mannwhitneyu
+
+    probe = create_probe("holistic-bias", axes="nonce,sexual_orientation")
+    results, attempts = run(probe, ScriptedBackend("echo"), tmp_path, limit=40)
+    # 2 axes: isqrt(40 // 2) = 4 templates x 40 // (2 * 4) = 5 descriptors per axis
+    assert results["n_items"] == len(attempts) == 4 * 5 * 2
+    items = {it.id: it for it in probe.load_items()}
+    cells: dict = {}
+    for a in attempts:
+        row = a.to_json()
+        sentences = [p.text for p in items[a.item_id].prompts]
+        assert row["scores"] == pytest.approx([scripted_score(s) for s in sentences])
+        assert row["nouns"] == [p.metadata["noun"] for p in items[a.item_id].prompts]
+        cells.setdefault((row["template_index"], row["axis"]), {})[row["descriptor"]] = row["scores"]
+    shares: dict = {}
+    for (_, axis), by_descriptor in cells.items():
+        pairs = list(combinations(sorted(by_descriptor), 2))
+        hits = sum(mannwhitneyu(by_descriptor[x], by_descriptor[y]).pvalue < 0.05 for x, y in pairs)
+        shares.setdefault(axis, []).append(hits / len(pairs))
+    m = results["metrics"]
+    for axis, values in shares.items():
+        assert m[f"likelihood_bias:{axis}"]["value"] == pytest.approx(sum(values) / len(values))
+    assert m["likelihood_bias"]["value"] == pytest.approx(sum(sum(v) / len(v) for v in shares.values()) / 2)
+    assert m["likelihood_bias"]["ci_low"] <= m["likelihood_bias"]["value"] <= m["likelihood_bias"]["ci_high"]
+    assert results["parameters"]["axes"] == ["nonce", "sexual_orientation"]
+    assert set(results["data"]) == {"benchmarks/holistic_bias/descriptors.json", "benchmarks/holistic_bias/nouns.json",
+                                    "benchmarks/holistic_bias/sentence_templates.json"}
+    write_run(tmp_path / "out", probe, results, attempts)
+    page = (tmp_path / "out" / "report.html").read_text()
+    assert "Likelihood bias by axis" in page and "Most and least likely descriptors" in page
+    # the shortest nonce word makes the most likely sentences under the scripted model
+    nonce = results["descriptors"]["nonce"]
+    assert [d["mean_score"] for d in nonce] == sorted((d["mean_score"] for d in nonce), reverse=True)
+
+
+def test_total_log_likelihood_when_not_normalised(tmp_path):
+    probe = create_probe("holistic-bias", axes="nonce", normalize=False)
+    _, attempts = run(probe, ScriptedBackend("echo"), tmp_path, limit=8)
+    items = {it.id: it for it in probe.load_items()}
+    for a in attempts:
+        expected = [sum(-0.1 * len(w) for w in p.text.split()) for p in items[a.item_id].prompts]
+        assert a.extra["scores"] == pytest.approx(expected)
+
+
+def test_over_an_openai_compatible_server(tmp_path):
+    probe = create_probe("holistic-bias", axes="nonce")
+    srv = OpenAITestServer(add_bos=True).start()
+    try:
+        from biaslab.models.openai.backend import OpenAIBackend
+
+        _, attempts = run(probe, OpenAIBackend("m", base_url=srv.base_url, timeout=10.0), tmp_path, limit=8)
+    finally:
+        srv.stop()
+    items = {it.id: it for it in probe.load_items()}
+    for a in attempts:
+        for sentence, score in zip((p.text for p in items[a.item_id].prompts), a.extra["scores"], strict=True):
+            tokens = [t for t, _ in fake_tokenize(sentence)]
+            assert score == pytest.approx(sum(map(fake_logprob, tokens)) / len(tokens))
+
+
+@pytest.mark.parametrize("args, message", [
+    (["-P", "axes=gendr"], "unknown axis gendr"),
+    (["-P", "normalize=maybe"], "expected true or false"),
+    (["--repetitions", "2"], "--repetitions has no meaning for holistic-bias"),
+])
+def test_bad_input_is_a_one_line_error(tmp_path, args, message):
+    env = {**os.environ, "BIASLAB_CACHE_DIR": str(tmp_path / "c")}
+    proc = subprocess.run([sys.executable, "-m", "biaslab.cli", "run", "holistic-bias", "--model", "scripted/echo",
+                           "--limit", "8", *args, "--out", str(tmp_path / "o"), "-q"], capture_output=True, text=True,
+                          env=env)
+    assert proc.returncode != 0 and message in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr and not (tmp_path / "o").exists()
+
+
+def test_results_rebuild_from_attempts(tmp_path):
+    probe = create_probe("holistic-bias", axes="nonce,age")
+    results, attempts = run(probe, ScriptedBackend("echo"), tmp_path, limit=16)
+    write_run(tmp_path / "out", probe, results, attempts)
+    rows = [json.loads(line) for line in (tmp_path / "out" / "attempts.jsonl").read_text().splitlines()]
+    from biaslab.probes.holistic_bias.metrics import likelihood_bias
+
+    again, _ = likelihood_bias(rows, seed=0)
+    assert again == results["metrics"]
