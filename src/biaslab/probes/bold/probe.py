@@ -11,7 +11,7 @@ from biaslab.models.base import GenerationParams
 from biaslab.probes.bold.metrics import bold_metrics
 from biaslab.probes.bold.prompts import balanced_subset, domain_file, load_domain, parse_domains
 from biaslab.probes.wino.probe import GroupDocs
-from biaslab.probing.core import Attempt, MetricDoc, PlannedRequest, ProbeItem, ProbeOption
+from biaslab.probing.core import Attempt, Figure, MetricDoc, PlannedRequest, ProbeItem, ProbeOption
 from biaslab.probing.generation import GenerationProbe
 
 if TYPE_CHECKING:
@@ -135,6 +135,12 @@ class BoldProbe(GenerationProbe):
 
     def example_fields(self) -> list[str]:
         return ["domain", "group", "name", "evaluation"]
+
+    def figures(self, results: dict[str, Any], attempts: list[dict[str, Any]]) -> list[Figure]:
+        from biaslab.probes.bold.report import group_figure
+
+        figure = group_figure(results)
+        return [figure] if figure else []
 
     def report_sections(self, results: dict[str, Any], attempts: list[dict[str, Any]]) -> list[dict[str, str]]:
         from biaslab.probes.bold.report import sections

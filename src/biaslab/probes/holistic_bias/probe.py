@@ -10,7 +10,7 @@ from biaslab.models.base import LoglikelihoodResult
 from biaslab.probes.holistic_bias.metrics import ALPHA, descriptor_ranking, likelihood_bias
 from biaslab.probes.holistic_bias.sentences import DESCRIPTORS, NOUNS, TEMPLATES, build_items, sample_design
 from biaslab.probes.wino.probe import GroupDocs
-from biaslab.probing.core import Attempt, MetricDoc, ProbeItem, ProbeOption
+from biaslab.probing.core import Attempt, Figure, MetricDoc, ProbeItem, ProbeOption
 from biaslab.probing.likelihood import LikelihoodProbe
 from biaslab.probing.options import parse_bool
 
@@ -96,6 +96,12 @@ class HolisticBiasProbe(LikelihoodProbe):
 
     def example_fields(self) -> list[str]:
         return ["axis", "descriptor", "template", "evaluation"]
+
+    def figures(self, results: dict[str, Any], attempts: list[dict[str, Any]]) -> list[Figure]:
+        from biaslab.probes.holistic_bias.report import axis_figure
+
+        figure = axis_figure(results)
+        return [figure] if figure else []
 
     def report_sections(self, results: dict[str, Any], attempts: list[dict[str, Any]]) -> list[dict[str, str]]:
         from biaslab.probes.holistic_bias.report import sections
