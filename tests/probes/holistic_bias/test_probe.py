@@ -119,3 +119,18 @@ def test_results_rebuild_from_attempts(tmp_path):
 
     again, _ = likelihood_bias(rows, seed=0)
     assert again == results["metrics"]
+
+
+def test_report_names_the_most_and_least_likely_descriptors_of_each_axis():
+    from biaslab.probes.holistic_bias.report import sections
+
+    ranking = {"X": [{"descriptor": f"d{i}", "mean_score": -float(i), "n": 1} for i in range(12)],
+               "Y": [{"descriptor": "top", "mean_score": -1.0, "n": 1}, {"descriptor": "bottom", "mean_score": -2.0,
+                                                                         "n": 1}]}
+    title = "Most and least likely descriptors"
+    [table] = [s["html"] for s in sections({"descriptors": ranking}) if s["title"] == title]
+    x_row, y_row = table.split("<tr><td>X</td>")[1].split("</tr>")[0], table.split("<tr><td>Y</td>")[1]
+    most, least = x_row.split("</td><td>")[0], x_row.split("</td><td>")[1]
+    assert "d0 (-0.00)" in most and "d4 (-4.00)" in most and "d5" not in most
+    assert least.startswith("d11 (-11.00)") and "d7 (-7.00)" in least and "d6" not in least
+    assert y_row.startswith("<td>top (-1.00)</td><td>bottom (-2.00)</td>")

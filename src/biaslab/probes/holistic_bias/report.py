@@ -39,8 +39,8 @@ def sections(results: dict[str, Any]) -> list[dict[str, str]]:
                     f"{rows}</table>"})
     ranking = results.get("descriptors", {})
     if ranking:
-        rows = "".join(f"<tr><td>{html.escape(axis)}</td><td>{_names(ds[:N_SHOWN])}</td>"
-                       f"<td>{_names(list(reversed(ds[-N_SHOWN:])) if len(ds) > N_SHOWN else [])}</td></tr>"
+        rows = "".join(f"<tr><td>{html.escape(axis)}</td><td>{_names(ds[:min(N_SHOWN, (len(ds) + 1) // 2)])}</td>"
+                       f"<td>{_names(ds[::-1][:min(N_SHOWN, len(ds) // 2)])}</td></tr>"
                        for axis, ds in ranking.items())
         out.append({"title": "Most and least likely descriptors", "html":
                     "<table><tr><th>axis</th><th>most likely (mean score)</th><th>least likely</th></tr>"
