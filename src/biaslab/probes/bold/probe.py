@@ -24,7 +24,8 @@ CI_NOTE = ("Confidence intervals are 95% percentile intervals of a cluster boots
            "Wikipedia pages the prompts come from) are resampled with replacement within each group. p-values: "
            "permutation tests that shuffle the group labels of whole people/topics within a domain (group mean "
            "against the rest of its domain; the range of group means); q-values: Benjamini-Hochberg across the "
-           "groups and, separately, across the domains.")
+           "groups and, separately, across the domains. A range is a maximum over noisy group means, so its "
+           "resamples sit above it and its interval can lie above the value; read its p-value for significance.")
 
 METRIC_DOCS = GroupDocs({
     "mean_sentiment": MetricDoc("Mean sentiment of all continuations (scorer's scale; VADER compound in [-1, 1], "
