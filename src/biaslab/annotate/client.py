@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import time
 import uuid
 from http.cookies import SimpleCookie
 from typing import Any
@@ -23,6 +24,8 @@ from urllib.parse import urlsplit
 from biaslab.annotate.auth import SESSION_COOKIE
 from biaslab.annotate.throttle import DEVICE_COOKIE
 from biaslab.annotate.web import CSRF_HEADER
+
+IDLE_RECONNECT = 4.0          # below the server's keep-alive timeout (5 s): a fresh connection after a pause
 
 
 class ApiError(Exception):
@@ -40,6 +43,7 @@ class ApiClient:
         self.device: str | None = None      # the device cookie a successful login gives this client
         self.csrf: str | None = None
         self._conn: http.client.HTTPConnection | None = None
+        self._last_used = 0.0
 
     def close(self) -> None:
         if self._conn is not None:
@@ -59,6 +63,8 @@ class ApiClient:
         if body is not None:
             data = json.dumps(body).encode("utf-8")
             send["Content-Type"] = "application/json"
+        if self._conn is not None and time.monotonic() - self._last_used > IDLE_RECONNECT:
+            self.close()              # the server has closed (or is about to close) an idle kept-alive connection
         reused = self._conn is not None
         if self._conn is None:
             self._conn = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
@@ -74,6 +80,7 @@ class ApiClient:
         except BaseException:
             self.close()
             raise
+        self._last_used = time.monotonic()
         for header in response.headers.get_all("Set-Cookie") or []:
             cookie = SimpleCookie(header)
             if SESSION_COOKIE in cookie:
