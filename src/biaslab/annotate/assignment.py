@@ -20,6 +20,7 @@ Invariants, each kept inside one write transaction (:meth:`Database.transact`):
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import random
@@ -81,8 +82,10 @@ def _want_gold(conn: sqlite3.Connection, s: Settings, me: int) -> bool:
 
 
 def _order_key(seed: int) -> tuple[int, int]:
-    """(m, c) of the annotator's order: tuple ids sorted by (id * m + c) mod P, a per-seed permutation."""
-    return 1 + seed % (_P - 1), (seed // _P) % _P
+    """(m, c) of the annotator's order: tuple ids sorted by (id * m + c) mod P, a per-seed permutation
+    (m and c drawn from a hash of the seed, so that nearby seeds give unrelated orders)."""
+    digest = hashlib.sha256(f"tuple-order:{seed}".encode()).digest()
+    return 1 + int.from_bytes(digest[:8], "big") % (_P - 1), int.from_bytes(digest[8:16], "big") % _P
 
 
 def _pick_gold(conn: sqlite3.Connection, me: int, seed: int) -> sqlite3.Row | None:
