@@ -256,3 +256,50 @@ def test_slow_headers_and_slow_bodies_are_cut_off(study):
     assert answers["head"][1] < 20 and answers["idle"][1] < 20     # header timeout 10 s
     assert answers["body"][0].startswith(b"HTTP/1.1 408") and answers["body"][1] < 35   # body timeout 20 s
     assert ApiClient(server.url).request("GET", "/api/health")[0] == 200
+
+
+def test_a_storage_fault_answers_503_and_the_server_carries_on(tmp_path, monkeypatch):
+    """The app in this process (so the test can inject the fault), served by uvicorn on 127.0.0.1."""
+    import threading
+
+    import uvicorn
+
+    from biaslab.annotate import api
+    from biaslab.annotate.app import create_app
+    from tests.annotate.helpers import free_port
+
+    project = make_project(tmp_path, n_tuples=6, per_tuple=1, cap=1.0)
+    password = make_accounts(project, ["ann"])["ann"]
+    port = free_port()
+    app = create_app(project, allowed_hosts=[f"127.0.0.1:{port}"])
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 30
+        while not server.started and time.monotonic() < deadline:
+            time.sleep(0.05)
+        c = ApiClient(f"http://127.0.0.1:{port}")
+        c.login("ann", password)
+        tup = c.next()
+        ids = [i["id"] for i in tup["items"]]
+        real_submit = api.submit
+
+        def disk_fails(db, s, me, sub):
+            def tx(conn):
+                conn.execute("ROLLBACK")              # SQLite gives up the whole transaction (disk full, I/O error)
+                raise OSError("injected I/O error")
+            return db.transact(tx)
+
+        monkeypatch.setattr(api, "submit", disk_fails)
+        status, body, headers = c.request("POST", "/api/annotations", {
+            "tuple_id": tup["tuple_id"], "best": ids[0], "worst": ids[1], "feedback": "", "submission_id": "s1"})
+        assert status == 503 and "nothing was stored" in body["detail"] and headers["Retry-After"] == "1"
+        assert_headers(headers, "503")
+        monkeypatch.setattr(api, "submit", real_submit)
+        ok = c.submit(tup["tuple_id"], ids[0], ids[1], submission_id="s1")      # the same request again
+        assert ok["ok"] and ok["done"] == 1
+    finally:
+        server.should_exit = True
+        thread.join(15)
+        app.state.server.db.close()
