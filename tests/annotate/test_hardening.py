@@ -303,3 +303,19 @@ def test_a_storage_fault_answers_503_and_the_server_carries_on(tmp_path, monkeyp
         server.should_exit = True
         thread.join(15)
         app.state.server.db.close()
+
+
+def test_unparsable_requests_get_400_with_the_security_headers(study):
+    server, _, _ = study
+    port = int(server.url.rsplit(":", 1)[1])
+    for raw in (b"GARBAGE\r\n\r\n", b"GET / HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nX-Big: " % port + b"a" * 20_000 +
+                b"\r\n\r\n", b"GET /\x00 HTTP/1.1\r\n\r\n"):
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+            s.sendall(raw)
+            answer = b""
+            while chunk := s.recv(4096):
+                answer += chunk
+        head = answer.split(b"\r\n\r\n")[0].lower()
+        assert head.startswith((b"http/1.1 400", b"http/1.1 431")), head[:80]
+        assert b"content-security-policy: default-src 'none'" in head and b"x-content-type-options: nosniff" in head
+    assert ApiClient(server.url).request("GET", "/api/health")[0] == 200

@@ -58,7 +58,7 @@ def create_app(project_dir: Path, *, lease: float = DEFAULT_LEASE, secure_cookie
 
     app = FastAPI(title="biaslab annotate", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
     app.state.server = ServerState(db=db, settings=Settings.load(db), templates=env, lease=lease,
-                                   secure_cookies=secure_cookies, idle=idle, allowed_hosts=hosts or frozenset(),
+                                   secure_cookies=secure_cookies, idle=idle, allowed_hosts=hosts,
                                    devices=DeviceCookies(_device_secret(db)))
 
     from biaslab.annotate.api import router as api_router

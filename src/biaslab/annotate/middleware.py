@@ -1,6 +1,7 @@
 """The outermost ASGI layer: security headers on every response (error pages included), the Host
-allow-list, and a last-resort handler that turns any unexpected error into a plain 500 (one log
-line, no traceback, headers still set) instead of a dropped connection."""
+allow-list, a limit on the size of request headers (431), and a last-resort handler that turns
+any unexpected error into a plain 500 (one log line, no traceback, headers still set) instead of
+a dropped connection."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ SECURITY_HEADERS = [
     ("Referrer-Policy", "same-origin"),
     ("Cross-Origin-Opener-Policy", "same-origin"),
 ]
+MAX_HEADER_BYTES = 16 * 1024  # request target + headers
 log = logging.getLogger("biaslab.annotate")
 
 
@@ -54,6 +56,10 @@ class SecurityHeaders:
                 headers["Cache-Control"] = "public, max-age=300" if static else "no-store"
             await send(message)
 
+        size = len(scope.get("raw_path") or b"") + len(scope.get("query_string") or b"") + sum(
+            len(k) + len(v) + 4 for k, v in scope.get("headers") or [])
+        if size > MAX_HEADER_BYTES:
+            return await _plain(send_with_headers, 431, f"request headers over {MAX_HEADER_BYTES} bytes")
         if self.allowed_hosts is not None and _host_of(scope) not in self.allowed_hosts:
             return await _plain(send_with_headers, 421, "this server does not answer for that host name "
                                                         "(see `serve --allowed-host`)")

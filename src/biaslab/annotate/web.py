@@ -34,7 +34,7 @@ class ServerState:
     lease: float
     secure_cookies: bool = False
     idle: float = IDLE_SECONDS
-    allowed_hosts: frozenset[str] = frozenset()
+    allowed_hosts: frozenset[str] | None = None   # None: the Host header's own value (app without serve)
     throttle: GuessThrottle = field(default_factory=GuessThrottle)
     devices: DeviceCookies = field(default_factory=lambda: DeviceCookies(b""))
     status_cache: dict = field(default_factory=dict)
@@ -119,7 +119,8 @@ def check_origin(request: Request) -> None:
     except ValueError:
         raise Refused(403, "cross-site request refused") from None
     scheme = "https" if st.secure_cookies else "http"
-    if origin == "null" or parts.scheme != scheme or netloc not in st.allowed_hosts:
+    allowed = st.allowed_hosts if st.allowed_hosts is not None else {request.headers.get("host", "").lower()}
+    if origin == "null" or parts.scheme != scheme or netloc not in allowed:
         raise Refused(403, "cross-site request refused")
 
 
