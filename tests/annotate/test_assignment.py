@@ -154,7 +154,8 @@ def test_submission_rules(tmp_path):
     mine = next_tuple(db, s, who["ann"], lease=LEASE, now=1000.0)
     theirs = next_tuple(db, s, who["other"], lease=LEASE, now=1000.0)
     assert mine["tuple_id"] == theirs["tuple_id"]           # fullest-first: both on tuple 1
-    other_tuple = {"tuple_id": 3, "items": _items(db, 3)}
+    free = next(t for t in range(1, 7) if t != mine["tuple_id"])
+    other_tuple = {"tuple_id": free, "items": _items(db, free)}
     with pytest.raises(Refused) as exc:                       # never handed to "ann"
         answer(db, s, who["ann"], other_tuple, now=1001.0)
     assert exc.value.status == 403

@@ -41,7 +41,11 @@ def test_two_annotators_first_tuples_differ_in_order_or_positions(tmp_path):
                 seq.append((tup["tuple_id"], tuple(i["id"] for i in tup["items"])))
                 c.submit(tup["tuple_id"], tup["items"][0]["id"], tup["items"][1]["id"])
             firsts[name] = seq
-    assert firsts["a0"][0] != firsts["a1"][0]                      # the first tuples differ (ids or positions)
+    names = sorted(firsts)
+    for k, a in enumerate(names):                                  # any two first tuples differ (ids or positions)
+        assert all(firsts[a][0] != firsts[b][0] for b in names[k + 1:])
+    shown = [pair for seq in firsts.values() for pair in seq]      # (tuple, arrangement) pairs
+    assert len(set(shown)) == len(shown)                           # one tuple is never shown twice the same way
     assert len({seq[0][1] for seq in firsts.values()}) > 1         # items not in one fixed order for all
     assert len({tuple(t for t, _ in seq) for seq in firsts.values()}) > 1
 

@@ -12,8 +12,9 @@ Invariants, each kept inside one write transaction (:meth:`Database.transact`):
 * an open assignment not answered within the lease goes back to the pool ("expired"); its
   annotator may still submit it late if the slot is still free;
 * presentation is randomized per annotator and reproducible: their recorded ``seed`` orders the
-  tuples (within a fill level) and shuffles each tuple's items; the order shown is stored with
-  the assignment (``positions``) and exported;
+  tuples (within a fill level) and shuffles each tuple's items (re-drawn while it repeats what
+  another annotator of the tuple was shown); the order shown is stored with the assignment
+  (``positions``) and exported;
 * an annotation is accepted only for a tuple handed to that annotator, once; a repeated
   ``submission_id`` (per annotator) returns the answer first sent and stores nothing.
 """
@@ -66,11 +67,18 @@ def annotator_seed(conn: sqlite3.Connection, me: int) -> int:
     return int(row[0]) if row is not None and row[0] is not None else (me * 0x9E3779B97F4A7C15) % 2 ** 62
 
 
-def shown_order(seed: int, tuple_id: int, items: list[str]) -> list[str]:
-    """The positions of a tuple's items for one annotator: a shuffle seeded by (seed, tuple id)."""
-    order = list(items)
-    random.Random(f"{seed}:{tuple_id}").shuffle(order)
-    return order
+def shown_order(seed: int, tuple_id: int, items: list[str], taken: set[tuple[str, ...]] = frozenset()) -> list[str]:
+    """The positions of a tuple's items for one annotator: a shuffle seeded by (seed, tuple id),
+    re-drawn (seeded by the attempt number) while it repeats an arrangement in ``taken`` (those
+    other annotators of the tuple were shown), so annotators of one tuple see it differently."""
+    first = None
+    for attempt in range(64):
+        order = list(items)
+        random.Random(f"{seed}:{tuple_id}" + (f":{attempt}" if attempt else "")).shuffle(order)
+        if tuple(order) not in taken:
+            return order
+        first = first or order
+    return first
 
 
 def _want_gold(conn: sqlite3.Connection, s: Settings, me: int) -> bool:
@@ -129,7 +137,9 @@ def next_tuple(db: Database, s: Settings, me: int, *, lease: float, now: float |
         row = row or _pick_study(conn, s, me, seed)
         if row is None:
             return None
-        shown = json.dumps(shown_order(seed, row["id"], json.loads(row["items"])))
+        taken = {tuple(json.loads(r[0])) for r in conn.execute(
+            "SELECT positions FROM assignments WHERE tuple_id = ? AND positions IS NOT NULL", (row["id"],))}
+        shown = json.dumps(shown_order(seed, row["id"], json.loads(row["items"]), taken))
         conn.execute("INSERT INTO assignments (tuple_id, annotator_id, state, handed_at, expires_at, positions) "
                      "VALUES (?, ?, 'open', ?, ?, ?)", (row["id"], me, now, now + lease, shown))
         conn.execute("UPDATE tuples SET taken = taken + 1 WHERE id = ?", (row["id"],))
