@@ -108,6 +108,7 @@ def project_status(db: Database, s: Settings, *, reliability: bool = True, now: 
             "(SELECT COUNT(gold_correct) FROM annotations a WHERE a.annotator_id = n.id) AS gold_answered, "
             "(SELECT COALESCE(SUM(gold_correct), 0) FROM annotations a WHERE a.annotator_id = n.id) AS gold_correct, "
             "(SELECT COUNT(*) FROM assignments s WHERE s.annotator_id = n.id AND s.state = 'skipped') AS skipped, "
+            "(SELECT COUNT(*) FROM assignments s WHERE s.annotator_id = n.id) AS seen, "
             "(SELECT MAX(submitted_at) FROM annotations a WHERE a.annotator_id = n.id) AS last_submitted_at "
             "FROM annotators n ORDER BY n.name").fetchall()
         counter_drift = conn.execute(
@@ -121,7 +122,7 @@ def project_status(db: Database, s: Settings, *, reliability: bool = True, now: 
             "name": p["name"], "admin": bool(p["is_admin"]), "consented": p["consented_at"] is not None,
             "done": p["done"], "gold_answered": answered, "gold_correct": correct,
             "gold_accuracy": correct / answered if answered else None, "skipped": p["skipped"],
-            "share_of_cap": p["done"] / s.cap_count, "last_submitted_at": p["last_submitted_at"],
+            "seen": p["seen"], "share_of_cap": p["seen"] / s.cap_count, "last_submitted_at": p["last_submitted_at"],
             "flagged": bool(p["flagged"]), "flag_reason": p["flag_reason"], "flagged_at": p["flagged_at"]})
     answer = {
         "tuples": s.n_tuples, "gold_tuples": s.n_gold, "per_tuple": s.per_tuple, "cap": s.cap,
