@@ -269,3 +269,71 @@ def test_admin_page_shows_progress_and_the_gold_flag(tmp_path, browser):
         log_in(d, server.url, "sloppy", passwords["sloppy"])
         d.get(server.url + "/admin")
         assert "Admins only" in d.page_source
+
+
+LAYOUT_PROBE = """
+const root = document.documentElement;
+const rect = el => el.getBoundingClientRect();
+const texts = Array.from(document.querySelectorAll('.item-row .text'), el => rect(el).width);
+const picks = Array.from(document.querySelectorAll('label.pick'), el => [rect(el).width, rect(el).height]);
+const logout = document.getElementById('logout');
+return {viewport: window.innerWidth, scroll: root.scrollWidth, body: document.body.scrollWidth, texts: texts,
+        picks: picks, logoutRight: logout ? rect(logout).right : null,
+        firstPickLeftOfText: rect(document.querySelector('label.pick.best')).right <=
+                             rect(document.querySelector('.item-row .text')).left};
+"""
+
+
+@pytest.mark.parametrize("width, phone", [(390, True), (1280, False), (360, True)])
+def test_layout_fits_phones_and_desktops(tmp_path, browser, width, phone):
+    texts = {"1": "A short one.", "2": "Word " * 120, "3": "Averyveryverylongwordwithoutanyspaces" * 8}
+    project = make_project(tmp_path, n_items=8, n_tuples=4, per_tuple=1, cap=1.0, texts=texts)
+    password = make_accounts(project, ["ann"])["ann"]
+    with ServerProcess(project) as server:
+        d = browser
+        d.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                          {"width": width, "height": 844, "deviceScaleFactor": 2 if phone else 1, "mobile": phone})
+        log_in(d, server.url, "ann", password)
+        for page_id in ("accept",):
+            wait_for(d, page_id)
+            probe = d.execute_script("return [document.documentElement.scrollWidth, window.innerWidth]")
+            assert probe[0] <= probe[1], "the consent page scrolls sideways"
+        d.find_element(By.ID, "accept").click()
+        d.find_element(By.ID, "consent").click()
+        wait_for(d, "start").click()
+        wait_for(d, "annotate-form")
+        shot(d, f"layout-{width}")
+        m = d.execute_script(LAYOUT_PROBE)
+        assert m["viewport"] == width
+        assert m["scroll"] <= m["viewport"] and m["body"] <= m["viewport"], m      # no horizontal scroll
+        assert len(m["texts"]) == 4 and min(m["texts"]) >= 200, m                 # statements readable
+        assert m["logoutRight"] is not None and m["logoutRight"] <= m["viewport"], m
+        assert all(w >= 44 and h >= 44 for w, h in m["picks"]), m["picks"]       # big enough to tap
+        assert m["firstPickLeftOfText"] is (not phone)                           # stacked on phones only
+        if phone:                                                                 # tap the choices, submit
+            d.find_element(By.CSS_SELECTOR, 'label[for="best-2"]').click()
+            d.find_element(By.CSS_SELECTOR, 'label[for="worst-3"]').click()
+            d.find_element(By.ID, "submit").click()
+            until(d, lambda drv: progress_value(drv) == 1)
+            assert len(stored(project, "ann")) == 1
+
+
+def test_skip_and_undo_with_the_keyboard(tmp_path, browser):
+    project = make_project(tmp_path, n_items=40, n_tuples=10, per_tuple=1, cap=1.0)
+    password = make_accounts(project, ["ann"])["ann"]
+    with ServerProcess(project) as server:
+        d = browser
+        log_in(d, server.url, "ann", password)
+        wait_for(d, "accept").click()
+        d.find_element(By.ID, "consent").click()
+        wait_for(d, "start").click()
+        wait_for(d, "annotate-form")
+        assert not d.find_elements(By.ID, "undo-skip")
+        first, first_items = d.find_element(By.NAME, "tuple_id").get_attribute("value"), current_items(d)
+        d.find_element(By.TAG_NAME, "body").send_keys("s")
+        until(d, lambda drv: drv.find_element(By.NAME, "tuple_id").get_attribute("value") != first)
+        wait_for(d, "undo-skip")
+        d.find_element(By.TAG_NAME, "body").send_keys("u")
+        until(d, lambda drv: drv.find_element(By.NAME, "tuple_id").get_attribute("value") == first)
+        assert current_items(d) == first_items                 # the same tuple, items in the same places
+        assert not d.find_elements(By.ID, "undo-skip")

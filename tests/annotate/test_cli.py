@@ -77,10 +77,13 @@ def test_init_add_status_export(files):
     assert exp.returncode == 0, exp.stderr
     with open(out_csv, newline="") as fh:
         rows = list(csv.DictReader(fh))
-    assert list(rows[0]) == ["Item1", "Item2", "Item3", "Item4", "BestItem", "WorstItem", "annotator",
-                             "submitted_at", "feedback"]
+    assert list(rows[0]) == ["Item1", "Item2", "Item3", "Item4", "BestItem", "WorstItem", "tuple_id", "annotator",
+                             "positions", "shown_at", "submitted_at", "seconds_on_task", "feedback"]
     assert len(rows) == 3 and all(r["annotator"] == "ann1" for r in rows)
-    assert all(r["BestItem"] == r["Item1"] and r["WorstItem"] == r["Item4"] for r in rows)
+    for r in rows:   # best was the statement shown 1st, worst the one shown 4th: positions say which Items those were
+        where = {int(p): r[f"Item{k + 1}"] for k, p in enumerate(r["positions"].split())}
+        assert sorted(where) == [1, 2, 3, 4] and (r["BestItem"], r["WorstItem"]) == (where[1], where[4])
+        assert r["shown_at"].endswith("Z") and float(r["seconds_on_task"]) >= 0 and int(r["tuple_id"]) >= 1
     assert [r["feedback"] for r in rows] == ["'" + feedbacks[0], "'+1", feedbacks[2]]
     assert not any(cell.startswith(("=", "+", "-", "@")) for r in rows for cell in r.values())
     scores = score_counting(read_annotations(out_csv)).set_index("id")   # what `biaslab bws score` computes

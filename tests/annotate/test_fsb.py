@@ -75,7 +75,7 @@ def test_replayed_release_exports_what_bws_scores_like_the_release(tmp_path):
             used[key] += 1
             submit(db, s, ids[name], Submission(tup["tuple_id"], best, worst, "", f"{name}-{tup['tuple_id']}"))
     out = tmp_path / "annotations.csv"
-    assert export_csv(db, out) == 300
+    assert export_csv(db, out) == (300, 0)
     status = project_status(db, s)
     db.close()
     exported = read_annotations(out)

@@ -9,9 +9,14 @@ project folder: items, tuples, accounts, sessions, assignments and annotations.
   :func:`biaslab.io.read_table`;
 * :mod:`.manage` -- the project-management commands as functions (add an annotator, status, export...);
 * :mod:`.db` -- schema, WAL + synchronous=FULL connections, BEGIN IMMEDIATE transactions;
-* :mod:`.assignment` -- fair hand-out (per-tuple count, cap, leases, gold) and idempotent submission;
-* :mod:`.auth` -- argon2 passwords, server-side sessions, CSRF tokens, login throttle;
+* :mod:`.assignment` -- fair hand-out (per-tuple count, cap, leases, gold, per-annotator randomized
+  order and positions) and idempotent submission; :mod:`.skips` -- skip and undo; :mod:`.parsing`
+  -- checking request fields;
+* :mod:`.auth` -- argon2 passwords, server-side sessions (absolute and idle expiry), CSRF tokens;
+  :mod:`.throttle` -- guess throttling (counted before checking) and device cookies;
 * :mod:`.api`, :mod:`.pages`, :mod:`.web`, :mod:`.render`, :mod:`.app` -- the FastAPI application;
+  :mod:`.middleware` -- security headers, Host allow-list, last-resort 500; :mod:`.protocol` --
+  uvicorn's HTTP protocol with a header read timeout;
 * :mod:`.status`, :mod:`.status_view`, :mod:`.export` -- progress, gold accuracy, reliability and
   their tables; the CSV export (which ``biaslab bws score`` reads);
 * :mod:`.client` -- the product's client SDK for the JSON API (standard library only), for scripts

@@ -13,7 +13,6 @@ import hmac
 import secrets
 import threading
 import time
-from collections import defaultdict, deque
 from dataclasses import dataclass
 
 from argon2 import PasswordHasher
@@ -24,11 +23,11 @@ from biaslab.annotate.project import check_name, now_iso
 from biaslab.errors import ConfigError
 
 SESSION_COOKIE = "biaslab_session"
-SESSION_SECONDS = 24 * 3600
+SESSION_SECONDS = 24 * 3600   # a session ends 24 hours after login at the latest ...
+IDLE_SECONDS = 2 * 3600       # ... or after this long without a request (``serve --idle-timeout``)
+SEEN_EVERY = 60               # last-seen times are written at most this often
 MIN_PASSWORD = 10
 MAX_PASSWORD = 1024
-LOGIN_FAILURES = 10           # failed logins per name ...
-LOGIN_WINDOW = 15 * 60        # ... within this many seconds lock the name for the rest of the window
 
 _hasher = PasswordHasher()    # argon2id, RFC 9106 low-memory profile
 _hash_slots = threading.BoundedSemaphore(4)  # at most 4 hashes at once (64 MiB each)
@@ -70,20 +69,37 @@ class Session:
         return bool(sent) and hmac.compare_digest(sent.encode("utf-8"), self.csrf.encode("utf-8"))
 
 
-def add_annotator(db: Database, name: str, *, admin: bool = False) -> str:
-    """Create an account; returns its initial password (shown once, stored only as a hash)."""
-    check_name(name)
-    password = new_password()
-    pw_hash = hash_password(password)
+def new_seed() -> int:
+    """An annotator's presentation seed (tuple order and item positions), recorded with the account."""
+    return secrets.randbits(62)
+
+
+def add_annotators(db: Database, accounts: list[tuple[str, bool]]) -> dict[str, str]:
+    """Create several accounts in one transaction (all or none); returns name -> initial password."""
+    seen = set()
+    for name, _ in accounts:
+        check_name(name)
+        if name in seen:
+            raise ConfigError(f"annotator {name!r} is listed twice")
+        seen.add(name)
+    passwords = {name: new_password() for name, _ in accounts}
+    hashes = {name: hash_password(pw) for name, pw in passwords.items()}
+
     def tx(conn):
-        if conn.execute("SELECT 1 FROM annotators WHERE name = ?", (name,)).fetchone():
-            raise ConfigError(f"annotator {name!r} already exists; choose another name "
-                              "(or `biaslab annotate reset-password DIR NAME`)")
-        conn.execute("INSERT INTO annotators (name, pw_hash, is_admin, created_at) VALUES (?, ?, ?, ?)",
-                     (name, pw_hash, int(admin), now_iso()))
+        for name, admin in accounts:
+            if conn.execute("SELECT 1 FROM annotators WHERE name = ?", (name,)).fetchone():
+                raise ConfigError(f"annotator {name!r} already exists; choose another name "
+                                  "(or `biaslab annotate reset-password DIR NAME`)")
+            conn.execute("INSERT INTO annotators (name, pw_hash, is_admin, created_at, seed) VALUES (?, ?, ?, ?, ?)",
+                         (name, hashes[name], int(admin), now_iso(), new_seed()))
 
     db.transact(tx)
-    return password
+    return passwords
+
+
+def add_annotator(db: Database, name: str, *, admin: bool = False) -> str:
+    """Create an account; returns its initial password (shown once, stored only as a hash)."""
+    return add_annotators(db, [(name, admin)])[name]
 
 
 def set_password(db: Database, name: str, password: str | None = None) -> str:
@@ -107,33 +123,6 @@ def check_password(password: str) -> None:
         raise ConfigError(f"a password needs {MIN_PASSWORD} to {MAX_PASSWORD} characters")
 
 
-class LoginThrottle:
-    """Refuses a name after ``LOGIN_FAILURES`` failed logins within ``LOGIN_WINDOW`` seconds (in memory)."""
-
-    def __init__(self, clock=time.monotonic):
-        self._fails: dict[str, deque] = defaultdict(deque)
-        self._lock = threading.Lock()
-        self._clock = clock
-
-    def _prune(self, name: str) -> deque:
-        q, now = self._fails[name], self._clock()
-        while q and now - q[0] > LOGIN_WINDOW:
-            q.popleft()
-        return q
-
-    def locked(self, name: str) -> bool:
-        with self._lock:
-            return len(self._prune(name)) >= LOGIN_FAILURES
-
-    def failed(self, name: str) -> None:
-        with self._lock:
-            self._prune(name).append(self._clock())
-
-    def succeeded(self, name: str) -> None:
-        with self._lock:
-            self._fails.pop(name, None)
-
-
 def login(db: Database, name: str, password: str, old_token: str | None) -> tuple[str, Session] | None:
     """Check the password; on success drop ``old_token``'s session and open a new one."""
     with db.read() as conn:
@@ -146,23 +135,32 @@ def login(db: Database, name: str, password: str, old_token: str | None) -> tupl
         if old_token:
             conn.execute("DELETE FROM sessions WHERE token_hash = ?", (_token_hash(old_token),))
         conn.execute("DELETE FROM sessions WHERE expires_at < ?", (now,))
-        conn.execute("INSERT INTO sessions (token_hash, annotator_id, csrf, created_at, expires_at) "
-                     "VALUES (?, ?, ?, ?, ?)", (_token_hash(token), row["id"], csrf, now, now + SESSION_SECONDS))
+        conn.execute("INSERT INTO sessions (token_hash, annotator_id, csrf, created_at, expires_at, last_seen) "
+                     "VALUES (?, ?, ?, ?, ?, ?)", (_token_hash(token), row["id"], csrf, now, now + SESSION_SECONDS,
+                                                   now))
 
     db.transact(tx)
     return token, Session(row["id"], name, bool(row["is_admin"]), csrf, row["consented_at"] is not None,
                           _token_hash(token))
 
 
-def lookup(db: Database, token: str | None) -> Session | None:
+def lookup(db: Database, token: str | None, idle: float = IDLE_SECONDS) -> Session | None:
+    """The session of ``token``; None when unknown, past its 24 hours or idle for more than ``idle`` s."""
     if not token or len(token) > 200:
         return None
     th = _token_hash(token)
     row = db.conn().execute(
-        "SELECT s.annotator_id, s.csrf, s.expires_at, a.name, a.is_admin, a.consented_at "
+        "SELECT s.annotator_id, s.csrf, s.expires_at, s.created_at, s.last_seen, a.name, a.is_admin, a.consented_at "
         "FROM sessions s JOIN annotators a ON a.id = s.annotator_id WHERE s.token_hash = ?", (th,)).fetchone()
-    if row is None or row["expires_at"] < time.time():
+    if row is None:
         return None
+    now = time.time()
+    last = row["last_seen"] if row["last_seen"] is not None else row["created_at"]
+    if row["expires_at"] < now or now - last > idle:
+        return None
+    if now - last > min(SEEN_EVERY, idle / 4):
+        db.submit_nowait(lambda conn: conn.execute("UPDATE sessions SET last_seen = MAX(COALESCE(last_seen, 0), ?) "
+                                                   "WHERE token_hash = ?", (now, th)))
     return Session(row["annotator_id"], row["name"], bool(row["is_admin"]), row["csrf"],
                    row["consented_at"] is not None, th)
 

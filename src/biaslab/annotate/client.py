@@ -6,7 +6,7 @@
         items = [item["id"] for item in tup["items"]]
         client.submit(tup["tuple_id"], best=items[0], worst=items[1])
 
-It keeps the session cookie and the CSRF token, and reuses one keep-alive connection. It never
+It keeps the session and device cookies and the CSRF token, and reuses one keep-alive connection. It never
 retries by itself: ``submit`` takes a ``submission_id`` so that the caller can repeat a submission
 whose answer was lost without storing it twice.
 """
@@ -15,13 +15,17 @@ from __future__ import annotations
 
 import http.client
 import json
+import time
 import uuid
 from http.cookies import SimpleCookie
 from typing import Any
 from urllib.parse import urlsplit
 
 from biaslab.annotate.auth import SESSION_COOKIE
+from biaslab.annotate.throttle import DEVICE_COOKIE
 from biaslab.annotate.web import CSRF_HEADER
+
+IDLE_RECONNECT = 4.0          # below the server's keep-alive timeout (5 s): a fresh connection after a pause
 
 
 class ApiError(Exception):
@@ -36,8 +40,10 @@ class ApiClient:
         self.host, self.port = parts.hostname or "127.0.0.1", parts.port or 80
         self.timeout = timeout
         self.session: str | None = None
+        self.device: str | None = None      # the device cookie a successful login gives this client
         self.csrf: str | None = None
         self._conn: http.client.HTTPConnection | None = None
+        self._last_used = 0.0
 
     def close(self) -> None:
         if self._conn is not None:
@@ -48,14 +54,17 @@ class ApiClient:
                 raw: bytes | None = None) -> tuple[int, Any, http.client.HTTPMessage]:
         """One request; returns (status, parsed JSON or text or None, headers). Network errors propagate."""
         send = {"Accept": "application/json", **(headers or {})}
-        if self.session:
-            send["Cookie"] = f"{SESSION_COOKIE}={self.session}"
+        cookies = [f"{k}={v}" for k, v in ((SESSION_COOKIE, self.session), (DEVICE_COOKIE, self.device)) if v]
+        if cookies and "Cookie" not in send:
+            send["Cookie"] = "; ".join(cookies)
         if method == "POST" and self.csrf and "X-CSRF-Token" not in send:
             send[CSRF_HEADER] = self.csrf
         data = raw
         if body is not None:
             data = json.dumps(body).encode("utf-8")
             send["Content-Type"] = "application/json"
+        if self._conn is not None and time.monotonic() - self._last_used > IDLE_RECONNECT:
+            self.close()              # the server has closed (or is about to close) an idle kept-alive connection
         reused = self._conn is not None
         if self._conn is None:
             self._conn = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
@@ -71,10 +80,13 @@ class ApiClient:
         except BaseException:
             self.close()
             raise
+        self._last_used = time.monotonic()
         for header in response.headers.get_all("Set-Cookie") or []:
             cookie = SimpleCookie(header)
             if SESSION_COOKIE in cookie:
                 self.session = cookie[SESSION_COOKIE].value or None
+            if DEVICE_COOKIE in cookie:
+                self.device = cookie[DEVICE_COOKIE].value or None
         if response.headers.get("Connection", "").lower() == "close":
             self.close()
         parsed: Any = None
@@ -113,6 +125,9 @@ class ApiClient:
 
     def skip(self, tuple_id: int) -> dict:
         return self._ok("POST", "/api/skip", {"tuple_id": tuple_id})
+
+    def undo_skip(self) -> dict:
+        return self._ok("POST", "/api/skip/undo", {})
 
     def consent(self) -> dict:
         return self._ok("POST", "/api/consent", {})

@@ -28,7 +28,7 @@ from typing import TypeVar
 from biaslab.errors import DataError
 
 DB_NAME = "annotate.sqlite"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 BUSY_TIMEOUT_MS = 30_000
 MAX_BATCH = 64
 T = TypeVar("T")
@@ -52,14 +52,16 @@ CREATE TABLE annotators (
     created_at TEXT NOT NULL,
     consented_at TEXT,
     flagged INTEGER NOT NULL DEFAULT 0,
-    flag_reason TEXT, flagged_at TEXT
+    flag_reason TEXT, flagged_at TEXT,
+    seed INTEGER                         -- orders this annotator's tuples and shuffles their items
 );
 CREATE TABLE sessions (
     token_hash TEXT PRIMARY KEY,
     annotator_id INTEGER NOT NULL REFERENCES annotators (id),
     csrf TEXT NOT NULL,
     created_at REAL NOT NULL,
-    expires_at REAL NOT NULL
+    expires_at REAL NOT NULL,
+    last_seen REAL                       -- for the idle timeout (updated at most every minute)
 );
 CREATE INDEX sessions_annotator ON sessions (annotator_id);
 CREATE TABLE assignments (
@@ -68,6 +70,9 @@ CREATE TABLE assignments (
     state TEXT NOT NULL CHECK (state IN ('open', 'done', 'skipped', 'expired')),
     handed_at REAL NOT NULL,
     expires_at REAL NOT NULL,
+    positions TEXT,                      -- JSON list of item ids in the order shown to this annotator
+    skipped_at REAL,
+    answered_at REAL,
     PRIMARY KEY (tuple_id, annotator_id)
 );
 CREATE INDEX assignments_annotator ON assignments (annotator_id, state);
@@ -110,6 +115,30 @@ def connect(path: Path) -> sqlite3.Connection:
     return conn
 
 
+# Version 1 -> 2: per-annotator seeds, shown positions, skip/answer times, idle sessions.
+MIGRATIONS = {
+    1: ["ALTER TABLE annotators ADD COLUMN seed INTEGER",
+        "ALTER TABLE sessions ADD COLUMN last_seen REAL",
+        "ALTER TABLE assignments ADD COLUMN positions TEXT",
+        "ALTER TABLE assignments ADD COLUMN skipped_at REAL",
+        "ALTER TABLE assignments ADD COLUMN answered_at REAL"],
+}
+
+
+def migrate(conn: sqlite3.Connection, version: int) -> None:
+    """Bring a project made by an earlier biaslab up to ``SCHEMA_VERSION`` (in one transaction)."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        for step in range(version, SCHEMA_VERSION):
+            for statement in MIGRATIONS[step]:
+                conn.execute(statement)
+        conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
 def create_schema(conn: sqlite3.Connection) -> None:
     conn.execute("BEGIN IMMEDIATE")
     for statement in SCHEMA.split(";"):
@@ -124,6 +153,22 @@ class _Write:
 
     def __init__(self, fn):
         self.fn, self.result, self.error, self.done = fn, None, None, threading.Event()
+
+
+class WriteFailed(sqlite3.OperationalError):
+    """The transaction a write was batched in failed as a whole: nothing of it was stored."""
+
+
+def _fail_batch(conn: sqlite3.Connection, batch: list[_Write], exc: BaseException) -> None:
+    if conn.in_transaction:
+        try:
+            conn.execute("ROLLBACK")
+        except sqlite3.Error:
+            pass
+    for job in batch:
+        job.result = None
+        job.error = WriteFailed(f"the write could not be stored ({type(exc).__name__}: {exc})")
+        job.done.set()
 
 
 class Database:
@@ -141,6 +186,9 @@ class Database:
         self._writer: threading.Thread | None = None
         self._writer_lock = threading.Lock()
         version = self.read_meta().get("schema_version")
+        if version and version.isdigit() and int(version) in MIGRATIONS:
+            migrate(self.conn(), int(version))
+            version = self.read_meta().get("schema_version")
         if version != str(SCHEMA_VERSION):
             raise DataError(f"{self.path}: schema version {version!r}, this biaslab reads {SCHEMA_VERSION}; "
                             "use the biaslab version that created the project")
@@ -176,6 +224,11 @@ class Database:
                 self._writer = threading.Thread(target=self._write_loop, name="biaslab-db-writer", daemon=True)
                 self._writer.start()
 
+    def submit_nowait(self, fn: Callable[[sqlite3.Connection], object]) -> None:
+        """Queue a write and return at once (for bookkeeping nobody waits for, such as last-seen times)."""
+        self._start_writer()
+        self._queue.put(_Write(fn))
+
     def _write_loop(self) -> None:
         conn = self.conn()
         while True:
@@ -192,38 +245,27 @@ class Database:
                     stop = True
                     break
                 batch.append(more)
-            self._commit_batch(conn, batch)
+            try:
+                self._commit_batch(conn, batch)
+            except BaseException as exc:  # the writer must never die: fail the batch, carry on
+                _fail_batch(conn, batch, exc)
             if stop:
                 return
 
     @staticmethod
     def _commit_batch(conn: sqlite3.Connection, batch: list[_Write]) -> None:
-        try:
-            conn.execute("BEGIN IMMEDIATE")
-        except sqlite3.Error as exc:
-            for job in batch:
-                job.error = exc
-                job.done.set()
-            return
+        """One transaction for the batch. Anything that breaks the transaction itself (SQLite rolls
+        the whole of it back on a full disk or an I/O error) fails every write of the batch."""
+        conn.execute("BEGIN IMMEDIATE")
         for job in batch:
             conn.execute("SAVEPOINT write")
             try:
                 job.result = job.fn(conn)
-                conn.execute("RELEASE write")
             except Exception as exc:  # handed to that caller; the rest of the batch goes on
-                conn.execute("ROLLBACK TO write")
-                conn.execute("RELEASE write")
                 job.error = exc
-        try:
-            conn.execute("COMMIT")
-        except sqlite3.Error as exc:
-            try:
-                conn.execute("ROLLBACK")
-            except sqlite3.Error:
-                pass
-            for job in batch:
-                if job.error is None:
-                    job.result, job.error = None, exc
+                conn.execute("ROLLBACK TO write")
+            conn.execute("RELEASE write")
+        conn.execute("COMMIT")
         for job in batch:
             job.done.set()
 

@@ -16,9 +16,11 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 from starlette.concurrency import run_in_threadpool
 
 from biaslab.annotate import auth
-from biaslab.annotate.api import do_login
-from biaslab.annotate.assignment import Refused, next_tuple, parse_submission, parse_tuple_id, progress, skip, submit
+from biaslab.annotate.api import change_password, do_login
+from biaslab.annotate.assignment import Refused, next_tuple, progress, submit
+from biaslab.annotate.parsing import parse_submission, parse_tuple_id
 from biaslab.annotate.render import markdown
+from biaslab.annotate.skips import skip, undo_skip
 from biaslab.annotate.status import cached_status
 from biaslab.annotate.web import (
     check_origin,
@@ -26,6 +28,7 @@ from biaslab.annotate.web import (
     current_session,
     read_form,
     require_session,
+    set_device_cookie,
     set_session_cookie,
     state,
 )
@@ -66,13 +69,27 @@ async def favicon():
     return Response(status_code=204)
 
 
-@router.get("/login")
-async def login_page(request: Request, error: str | None = None, status: int = 200):
+# The login page shows only these fixed messages, chosen by a code in the URL (?error=CODE);
+# an unknown code shows nothing, so no text from a link can appear on the page.
+LOGIN_MESSAGES = {
+    "expired": "The login form expired; please try again.",
+    "session": "Your session ended; please log in again.",
+    "logout": "You are logged out.",
+}
+
+
+def login_form(request: Request, message: str | None = None, status: int = 200) -> HTMLResponse:
     token = secrets.token_urlsafe(24)
-    response = page(request, "login.html.j2", status=status, login_token=token, error=error)
+    response = page(request, "login.html.j2", status=status, login_token=token, error=message)
     response.set_cookie(LOGIN_COOKIE, token, max_age=3600, path="/login", httponly=True, samesite="strict",
                         secure=state(request).secure_cookies)
     return response
+
+
+@router.get("/login")
+async def login_page(request: Request):
+    code = request.query_params.get("error", "")
+    return login_form(request, LOGIN_MESSAGES.get(code) if isinstance(code, str) else None)
 
 
 @router.post("/login")
@@ -81,15 +98,16 @@ async def login_post(request: Request):
     check_origin(request)
     cookie = request.cookies.get(LOGIN_COOKIE, "")
     if not cookie or not hmac.compare_digest(cookie.encode(), form.get("login_token", "").encode()):
-        return await login_page(request, "The login form expired; please try again.", 403)
+        return login_form(request, LOGIN_MESSAGES["expired"], 403)
     try:
-        token, session = await do_login(request, form.get("name", "")[:64],
-                                        form.get("password", "")[: auth.MAX_PASSWORD])
+        token, session, device = await do_login(request, form.get("name", "")[:64],
+                                                form.get("password", "")[: auth.MAX_PASSWORD])
     except Refused as exc:
-        return await login_page(request, exc.detail[0].upper() + exc.detail[1:] + ".", exc.status)
+        return login_form(request, exc.detail[0].upper() + exc.detail[1:] + ".", exc.status)
     target = "/admin" if session.is_admin else ("/annotate" if session.consented else "/consent")
     response = redirect(target)
     set_session_cookie(response, token, state(request).secure_cookies)
+    set_device_cookie(response, device, state(request).secure_cookies)
     response.delete_cookie(LOGIN_COOKIE, path="/login")
     return response
 
@@ -107,7 +125,7 @@ async def logout_post(request: Request):
 @router.get("/consent")
 async def consent_page(request: Request):
     session, go = _gate(request, consent=False)
-    return go if session is None else page(request, "consent.html.j2")
+    return go if session is None else page(request, "consent.html.j2", cap=state(request).settings.cap_count)
 
 
 @router.post("/consent")
@@ -115,7 +133,8 @@ async def consent_post(request: Request):
     form = await read_form(request)
     session = require_session(request, csrf=form.get("csrf_token", ""), post=True)
     if form.get("accept") != "yes":
-        return page(request, "consent.html.j2", status=422, error="Tick the box to confirm before you continue.")
+        return page(request, "consent.html.j2", status=422, cap=state(request).settings.cap_count,
+                    error="Tick the box to confirm before you continue.")
     await run_in_threadpool(auth.record_consent, state(request).db, session)
     return redirect("/instructions")
 
@@ -165,6 +184,18 @@ async def skip_post(request: Request):
     return redirect("/annotate")
 
 
+@router.post("/skip/undo")
+async def undo_skip_post(request: Request):
+    form = await read_form(request)
+    session = require_session(request, csrf=form.get("csrf_token", ""), post=True)
+    st = state(request)
+    try:
+        await run_in_threadpool(undo_skip, st.db, st.settings, session.annotator_id, lease=st.lease)
+    except Refused as exc:
+        return await _annotate(request, session, exc.detail[0].upper() + exc.detail[1:] + ".", exc.status)
+    return redirect("/annotate")
+
+
 @router.get("/break")
 async def break_page(request: Request):
     session, go = _gate(request)
@@ -202,6 +233,10 @@ async def password_post(request: Request):
     if not auth.MIN_PASSWORD <= len(new) <= auth.MAX_PASSWORD:
         return page(request, "password.html.j2", status=422,
                     error=f"The new password needs {auth.MIN_PASSWORD} to {auth.MAX_PASSWORD} characters.")
-    if not await run_in_threadpool(auth.change_password, state(request).db, session, form.get("old_password", ""), new):
+    try:
+        changed = await change_password(request, session, form.get("old_password", ""), new)
+    except Refused as exc:
+        return page(request, "password.html.j2", status=exc.status, error=exc.detail[0].upper() + exc.detail[1:] + ".")
+    if not changed:
         return page(request, "password.html.j2", status=403, error="The current password is wrong.")
     return page(request, "password.html.j2", done=True)

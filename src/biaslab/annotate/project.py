@@ -27,8 +27,18 @@ def now_iso() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def default_instructions() -> str:
-    return resources.files(__package__).joinpath("instructions.md").read_text(encoding="utf-8")
+def default_instructions(*, gold: bool = False) -> str:
+    """The default guidelines, fitted to the study: lines marked ``[gold]`` (about known-answer
+    questions) only when the study has gold tuples."""
+    text = resources.files(__package__).joinpath("instructions.md").read_text(encoding="utf-8")
+    lines = []
+    for line in text.splitlines():
+        if line.startswith("[gold] "):
+            if not gold:
+                continue
+            line = line[len("[gold] "):]
+        lines.append(line)
+    return "\n".join(lines) + "\n"
 
 
 def cap_count(cap: float, n_tuples: int) -> int:
@@ -121,7 +131,7 @@ def init_project(project_dir: Path, items_file: Path, *, tuples_file: Path | Non
     if limit < 1:
         raise ConfigError(f"--cap {cap} of {len(tuples)} tuples lets each annotator do no tuple at all; "
                           f"raise --cap to at least {1 / len(tuples):.4g}")
-    instructions = read_instructions(instructions_file) if instructions_file else default_instructions()
+    instructions = read_instructions(instructions_file) if instructions_file else default_instructions(gold=bool(gold))
 
     project_dir.mkdir(parents=True, exist_ok=True)
     tmp = project_dir / f".{DB_NAME}.{secrets.token_hex(4)}.tmp"

@@ -14,20 +14,62 @@ from biaslab.annotate.project import Settings
 SHR_TRIALS = 100
 
 
+ANNOTATION_COLUMNS = ["BestItem", "WorstItem", "tuple_id", "annotator", "positions", "shown_at", "submitted_at",
+                      "seconds_on_task", "feedback"]
+
+
+def iso(epoch: float | None) -> str:
+    return "" if epoch is None else time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
+
+
+def screen_positions(items: list[str], shown: str | None) -> str:
+    """Where Item1..ItemK were shown (1-based screen positions, space-separated), e.g. "3 1 4 2"."""
+    if not shown:
+        return ""
+    order = json.loads(shown)
+    return " ".join(str(order.index(i) + 1) for i in items)
+
+
 def annotations_frame(db: Database, *, include_flagged: bool = True):
-    """Study (non-gold) annotations as a DataFrame in the FSB layout plus annotator columns."""
+    """Study (non-gold) annotations as a DataFrame in the FSB layout (Item1..ItemK in the tuple's
+    design order, BestItem, WorstItem) plus ``ANNOTATION_COLUMNS``' presentation and timing fields."""
     import pandas as pd
 
     with db.read() as conn:
         rows = conn.execute(
-            "SELECT t.items, a.best, a.worst, n.name, a.submitted_at, a.feedback, n.flagged FROM annotations a "
+            "SELECT t.id, t.items, a.best, a.worst, n.name, a.submitted_at, a.feedback, n.flagged, s.positions, "
+            "s.handed_at, s.answered_at FROM annotations a "
             "JOIN tuples t ON t.id = a.tuple_id JOIN annotators n ON n.id = a.annotator_id "
+            "LEFT JOIN assignments s ON s.tuple_id = a.tuple_id AND s.annotator_id = a.annotator_id "
             "WHERE t.is_gold = 0 ORDER BY a.id").fetchall()
         size = int(conn.execute("SELECT value FROM meta WHERE key = 'tuple_size'").fetchone()[0])
-    columns = [f"Item{i + 1}" for i in range(size)] + ["BestItem", "WorstItem", "annotator", "submitted_at",
-                                                        "feedback"]
-    records = [[*json.loads(r["items"]), r["best"], r["worst"], r["name"], r["submitted_at"], r["feedback"]]
-               for r in rows if include_flagged or not r["flagged"]]
+    columns = [f"Item{i + 1}" for i in range(size)] + ANNOTATION_COLUMNS
+    records = []
+    for r in rows:
+        if not include_flagged and r["flagged"]:
+            continue
+        items = json.loads(r["items"])
+        on_task = "" if r["answered_at"] is None else f"{max(r['answered_at'] - r['handed_at'], 0):.1f}"
+        records.append([*items, r["best"], r["worst"], r["id"], r["name"], screen_positions(items, r["positions"]),
+                        iso(r["handed_at"]), r["submitted_at"], on_task, r["feedback"]])
+    return pd.DataFrame(records, columns=columns)
+
+
+def skips_frame(db: Database):
+    """Every skip still standing: tuple, annotator, what was shown where and when."""
+    import pandas as pd
+
+    with db.read() as conn:
+        rows = conn.execute(
+            "SELECT t.id, t.items, t.is_gold, n.name, s.positions, s.handed_at, s.skipped_at FROM assignments s "
+            "JOIN tuples t ON t.id = s.tuple_id JOIN annotators n ON n.id = s.annotator_id "
+            "WHERE s.state = 'skipped' ORDER BY s.skipped_at, t.id").fetchall()
+        size = int(conn.execute("SELECT value FROM meta WHERE key = 'tuple_size'").fetchone()[0])
+    columns = ["tuple_id", "annotator", "gold"] + [f"Item{i + 1}" for i in range(size)] + [
+        "positions", "shown_at", "skipped_at"]
+    records = [[r["id"], r["name"], int(r["is_gold"]), *json.loads(r["items"]),
+                screen_positions(json.loads(r["items"]), r["positions"]), iso(r["handed_at"]), iso(r["skipped_at"])]
+               for r in rows]
     return pd.DataFrame(records, columns=columns)
 
 
@@ -66,6 +108,7 @@ def project_status(db: Database, s: Settings, *, reliability: bool = True, now: 
             "(SELECT COUNT(gold_correct) FROM annotations a WHERE a.annotator_id = n.id) AS gold_answered, "
             "(SELECT COALESCE(SUM(gold_correct), 0) FROM annotations a WHERE a.annotator_id = n.id) AS gold_correct, "
             "(SELECT COUNT(*) FROM assignments s WHERE s.annotator_id = n.id AND s.state = 'skipped') AS skipped, "
+            "(SELECT COUNT(*) FROM assignments s WHERE s.annotator_id = n.id) AS seen, "
             "(SELECT MAX(submitted_at) FROM annotations a WHERE a.annotator_id = n.id) AS last_submitted_at "
             "FROM annotators n ORDER BY n.name").fetchall()
         counter_drift = conn.execute(
@@ -79,7 +122,7 @@ def project_status(db: Database, s: Settings, *, reliability: bool = True, now: 
             "name": p["name"], "admin": bool(p["is_admin"]), "consented": p["consented_at"] is not None,
             "done": p["done"], "gold_answered": answered, "gold_correct": correct,
             "gold_accuracy": correct / answered if answered else None, "skipped": p["skipped"],
-            "share_of_cap": p["done"] / s.cap_count, "last_submitted_at": p["last_submitted_at"],
+            "seen": p["seen"], "share_of_cap": p["seen"] / s.cap_count, "last_submitted_at": p["last_submitted_at"],
             "flagged": bool(p["flagged"]), "flag_reason": p["flag_reason"], "flagged_at": p["flagged_at"]})
     answer = {
         "tuples": s.n_tuples, "gold_tuples": s.n_gold, "per_tuple": s.per_tuple, "cap": s.cap,

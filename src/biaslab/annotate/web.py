@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import math
 import sqlite3
 from dataclasses import dataclass, field
 from typing import Any
@@ -11,24 +13,17 @@ from urllib.parse import parse_qs, urlsplit
 from fastapi import Request
 from fastapi.responses import JSONResponse
 from jinja2 import Environment
-from starlette.datastructures import MutableHeaders
 
 from biaslab.annotate.assignment import Refused
-from biaslab.annotate.auth import SESSION_COOKIE, SESSION_SECONDS, LoginThrottle, Session, lookup
+from biaslab.annotate.auth import IDLE_SECONDS, SESSION_COOKIE, SESSION_SECONDS, Session, lookup
 from biaslab.annotate.db import Database
 from biaslab.annotate.project import Settings
+from biaslab.annotate.throttle import DEVICE_COOKIE, DEVICE_SECONDS, DeviceCookies, GuessThrottle
 
 MAX_BODY = 64 * 1024
+BODY_TIMEOUT = 20.0           # seconds to send a whole request body
+MAX_ID = 2 ** 62              # ids above this are refused before they reach SQLite (64-bit integers)
 CSRF_HEADER = "X-CSRF-Token"
-CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
-       "form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
-SECURITY_HEADERS = [
-    ("Content-Security-Policy", CSP),
-    ("X-Content-Type-Options", "nosniff"),
-    ("X-Frame-Options", "DENY"),
-    ("Referrer-Policy", "same-origin"),
-    ("Cross-Origin-Opener-Policy", "same-origin"),
-]
 
 
 @dataclass
@@ -38,7 +33,10 @@ class ServerState:
     templates: Environment
     lease: float
     secure_cookies: bool = False
-    throttle: LoginThrottle = field(default_factory=LoginThrottle)
+    idle: float = IDLE_SECONDS
+    allowed_hosts: frozenset[str] | None = None   # None: the Host header's own value (app without serve)
+    throttle: GuessThrottle = field(default_factory=GuessThrottle)
+    devices: DeviceCookies = field(default_factory=lambda: DeviceCookies(b""))
     status_cache: dict = field(default_factory=dict)
 
 
@@ -46,48 +44,57 @@ def state(request: Request) -> ServerState:
     return request.app.state.server
 
 
-class SecurityHeaders:
-    """ASGI middleware: CSP and friends on every response; no caching except for static files."""
-
-    def __init__(self, app):
-        self.app = app
-
-    async def __call__(self, scope, receive, send):
-        if scope["type"] != "http":
-            return await self.app(scope, receive, send)
-        static = scope["path"].startswith("/static/")
-
-        async def send_with_headers(message):
-            if message["type"] == "http.response.start":
-                headers = MutableHeaders(scope=message)
-                for key, value in SECURITY_HEADERS:
-                    headers[key] = value
-                headers["Cache-Control"] = "public, max-age=300" if static else "no-store"
-            await send(message)
-
-        await self.app(scope, receive, send_with_headers)
+def client_address(request: Request) -> str:
+    return request.client.host if request.client else "unknown"
 
 
 async def read_body(request: Request) -> bytes:
-    """The request body, refused with 413 past ``MAX_BODY`` bytes (read incrementally)."""
-    declared = request.headers.get("content-length")
-    if declared and declared.isdigit() and int(declared) > MAX_BODY:
+    """The request body, refused with 413 past ``MAX_BODY`` bytes (read incrementally) and with 408
+    when it takes more than ``BODY_TIMEOUT`` seconds to arrive."""
+    declared = request.headers.get("content-length", "")
+    if declared and (not declared.isdigit() or len(declared) > 12):
+        raise Refused(400, "bad Content-Length")
+    if declared and int(declared) > MAX_BODY:
         raise Refused(413, f"request body over {MAX_BODY} bytes")
     chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > MAX_BODY:
-            raise Refused(413, f"request body over {MAX_BODY} bytes")
-        chunks.append(chunk)
+    try:
+        async with asyncio.timeout(BODY_TIMEOUT):
+            async for chunk in request.stream():
+                size += len(chunk)
+                if size > MAX_BODY:
+                    raise Refused(413, f"request body over {MAX_BODY} bytes")
+                chunks.append(chunk)
+    except TimeoutError:
+        raise Refused(408, f"the request body did not arrive within {BODY_TIMEOUT:g} seconds") from None
     return b"".join(chunks)
 
 
-async def read_json(request: Request) -> Any:
+def _refuse_constant(name: str):
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError("number out of range")
+    return value
+
+
+async def read_json(request: Request, *, require_type: bool = False) -> Any:
+    """The JSON body; 400 for anything that is not plain JSON (NaN, Infinity, numbers too large for a
+    float or with more than 4300 digits, nesting too deep to parse), 415 when ``require_type`` and
+    the body is not declared as application/json."""
+    if require_type:
+        kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        if kind != "application/json":
+            raise Refused(415, "send the body as JSON (Content-Type: application/json)")
     body = await read_body(request)
     try:
-        return json.loads(body.decode("utf-8")) if body else {}
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        raise Refused(400, "the body is not valid JSON") from None
+        return json.loads(body.decode("utf-8"), parse_constant=_refuse_constant,
+                          parse_float=_finite_float) if body else {}
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise Refused(400, "the body is not valid JSON (plain numbers, at most 4300 digits, shallow nesting)") \
+            from None
 
 
 async def read_form(request: Request) -> dict[str, str]:
@@ -100,17 +107,26 @@ async def read_form(request: Request) -> dict[str, str]:
 
 
 def check_origin(request: Request) -> None:
-    """A POST that says where it comes from must come from this site (login CSRF, defence in depth)."""
+    """A POST that says where it comes from must come from this site: the scheme and host of its
+    Origin must be ours (an allowed host, not merely the Host header, which DNS rebinding controls)."""
     origin = request.headers.get("origin")
     if origin is None:
         return
-    host = request.headers.get("host", "")
-    if origin == "null" or urlsplit(origin).netloc.lower() != host.lower():
+    st = state(request)
+    try:
+        parts = urlsplit(origin)
+        netloc = parts.netloc.lower()
+    except ValueError:
+        raise Refused(403, "cross-site request refused") from None
+    scheme = "https" if st.secure_cookies else "http"
+    allowed = st.allowed_hosts if st.allowed_hosts is not None else {request.headers.get("host", "").lower()}
+    if origin == "null" or parts.scheme != scheme or netloc not in allowed:
         raise Refused(403, "cross-site request refused")
 
 
 def current_session(request: Request) -> Session | None:
-    return lookup(state(request).db, request.cookies.get(SESSION_COOKIE))
+    st = state(request)
+    return lookup(st.db, request.cookies.get(SESSION_COOKIE), st.idle)
 
 
 def require_session(request: Request, *, csrf: str | None = None, post: bool = False) -> Session:
@@ -137,6 +153,11 @@ def set_session_cookie(response, token: str, secure: bool) -> None:
                         samesite="strict", secure=secure)
 
 
+def set_device_cookie(response, value: str, secure: bool) -> None:
+    response.set_cookie(DEVICE_COOKIE, value, max_age=DEVICE_SECONDS, path="/", httponly=True, samesite="strict",
+                        secure=secure)
+
+
 def clear_session_cookie(response, secure: bool) -> None:
     response.delete_cookie(SESSION_COOKIE, path="/", httponly=True, samesite="strict", secure=secure)
 
@@ -145,6 +166,6 @@ def refused_response(exc: Refused) -> JSONResponse:
     return JSONResponse({"detail": exc.detail}, status_code=exc.status)
 
 
-def busy_response(exc: sqlite3.OperationalError) -> JSONResponse:
-    return JSONResponse({"detail": f"the database is busy ({exc}); nothing was stored, retry the same request"},
-                        status_code=503, headers={"Retry-After": "1"})
+def busy_response(exc: sqlite3.Error) -> JSONResponse:
+    return JSONResponse({"detail": f"the database could not store this ({exc}); nothing was stored, retry the "
+                                   "same request"}, status_code=503, headers={"Retry-After": "1"})

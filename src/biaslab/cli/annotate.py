@@ -82,6 +82,24 @@ def add_annotator(
     print(password)
 
 
+@app.command("add-annotators")
+def add_annotators(
+    project: Path = typer.Argument(..., help="Project folder."),
+    accounts: Path = typer.Argument(..., help="CSV/TSV/.xlsx with a 'name' column (and optionally 'admin': yes/no)."),
+    passwords_out: Path | None = typer.Option(None, "--passwords-out", help="Where to write name,password "
+                                              "(mode 0600; must not exist). Default: FILE_passwords.csv beside "
+                                              "the accounts file."),
+) -> None:
+    """Create many accounts at once; their initial passwords go to a private file, not the screen."""
+    _require("argon2")
+    from biaslab.annotate.manage import add_accounts
+
+    target = passwords_out or accounts.with_name(f"{accounts.stem}_passwords.csv")
+    n = add_accounts(project, accounts, target)
+    console(soft_wrap=True).print(f"created {n} accounts; initial passwords in {target} (readable by you only; "
+                                  "hand each out privately, then delete the file)")
+
+
 @app.command("reset-password")
 def reset_password(
     project: Path = typer.Argument(..., help="Project folder."),
@@ -104,13 +122,18 @@ def serve(
     timeout: float = typer.Option(1800, "--timeout", help="Seconds after which a tuple handed out and not "
                                   "answered goes back to the pool."),
     secure_cookies: bool = typer.Option(False, "--secure-cookies", help="Mark cookies Secure (behind HTTPS)."),
+    allowed_host: list[str] = typer.Option([], "--allowed-host", help="Host name[:port] annotators use to reach "
+                                           "the server (repeatable); other Host/Origin headers are refused. "
+                                           "Default: the --host address (and localhost when it is loopback)."),
+    idle_timeout: float = typer.Option(7200, "--idle-timeout", help="Seconds without a request after which a "
+                                       "session ends (sessions end after 24 hours in any case)."),
 ) -> None:
     """Serve the annotation pages and the JSON API (FastAPI + uvicorn) until Ctrl+C."""
     _require("argon2", "fastapi", "uvicorn")
     from biaslab.annotate.app import serve as run
 
-    run(project, host=host, port=port, lease=timeout, secure_cookies=secure_cookies,
-        echo=lambda line: console(soft_wrap=True).print(line))
+    run(project, host=host, port=port, lease=timeout, secure_cookies=secure_cookies, idle=idle_timeout,
+        allowed_hosts=allowed_host or None, echo=lambda line: console(soft_wrap=True).print(line))
 
 
 @app.command()
@@ -132,12 +155,14 @@ def status(
 @app.command()
 def export(
     project: Path = typer.Argument(..., help="Project folder."),
-    out: Path = typer.Option(..., "--out", "-o", help="CSV to write (Item1..Item4, BestItem, WorstItem, annotator, "
-                             "submitted_at, feedback)."),
+    out: Path = typer.Option(..., "--out", "-o", help="CSV to write (Item1..Item4, BestItem, WorstItem, tuple_id, "
+                             "annotator, positions, shown_at, submitted_at, seconds_on_task, feedback); the skips "
+                             "go to OUT_skips.csv beside it."),
     exclude_flagged: bool = typer.Option(False, "--exclude-flagged", help="Leave out annotators flagged by gold."),
 ) -> None:
     """Write the study's annotations (gold tuples left out) for `biaslab bws score` / `reliability`."""
+    from biaslab.annotate.export import skips_path
     from biaslab.annotate.manage import export as export_annotations
 
-    n = export_annotations(project, out, include_flagged=not exclude_flagged)
-    console(soft_wrap=True).print(f"wrote {n} annotations to {out}")
+    n, skipped = export_annotations(project, out, include_flagged=not exclude_flagged)
+    console(soft_wrap=True).print(f"wrote {n} annotations to {out} and {skipped} skips to {skips_path(out)}")

@@ -6,10 +6,11 @@
   if (!form) { return; }
   var best = Array.prototype.slice.call(form.querySelectorAll('input[name="best"]'));
   var worst = Array.prototype.slice.call(form.querySelectorAll('input[name="worst"]'));
-  var rows = Array.prototype.slice.call(form.querySelectorAll("tr.item-row"));
+  var rows = Array.prototype.slice.call(form.querySelectorAll(".item-row"));
   var sameError = document.getElementById("same-error");
   var feedback = document.getElementById("feedback");
   var skip = document.getElementById("skip");
+  var undo = document.getElementById("undo-skip");
   var sending = false;
   var BEST_KEYS = ["Digit1", "Digit2", "Digit3", "Digit4", "Digit5", "Digit6"];
   var NUMPAD_KEYS = ["Numpad1", "Numpad2", "Numpad3", "Numpad4", "Numpad5", "Numpad6"];
@@ -46,7 +47,7 @@
 
   form.addEventListener("submit", function (event) {
     var submitter = event.submitter;
-    if (submitter && submitter.id === "skip") { sending = true; return; }
+    if (submitter && (submitter.id === "skip" || submitter.id === "undo-skip")) { sending = true; return; }
     var b = checkedIndex(best), w = checkedIndex(worst);
     if (b < 0 || w < 0 || b === w || sending) {
       event.preventDefault();
@@ -66,6 +67,7 @@
     i = WORST_KEYS.indexOf(event.code);
     if (i >= 0) { event.preventDefault(); choose(worst, best, i); return; }
     if (event.code === "KeyS") { event.preventDefault(); skip.click(); return; }
+    if (event.code === "KeyU" && undo) { event.preventDefault(); undo.click(); return; }
     if (event.key === "Enter" && !(target && target.tagName === "BUTTON")) {
       event.preventDefault();
       if (form.requestSubmit) { form.requestSubmit(document.getElementById("submit")); } else { form.submit(); }
