@@ -43,7 +43,9 @@ def format_example_answer(score_text: str) -> str:
 
 def _clean_reason(text: str) -> str | None:
     text = text.strip().lstrip(".,;:-–— \t\n").strip()
-    text = " ".join(text.split()).strip("\"'“”")
+    text = " ".join(text.split())
+    if len(text) >= 2 and text[0] in "\"'“" and text[-1] in "\"'”":  # a reason wrapped in quotes
+        text = text[1:-1].strip()
     return text or None
 
 
