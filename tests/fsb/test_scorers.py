@@ -145,3 +145,19 @@ def test_bad_input_is_a_one_line_error(tmp_path):
     proc = biaslab("fsb", "scorers", "--scorer", "sentiment", "--out", tmp_path / "o", cache=tmp_path / "c",
                    check=False)
     assert proc.returncode != 0 and "unknown scorer" in proc.stderr and "Traceback" not in proc.stderr
+
+
+@requires_data
+def test_the_released_scores_named_explicitly_still_get_the_ceiling(tmp_path):
+    import os
+    from pathlib import Path
+
+    released = Path(os.environ["BIASLAB_DATA_DIR"]) / "fsb" / "fsb_final_scores.csv"
+    copy = tmp_path / "scores.csv"
+    copy.write_bytes(released.read_bytes())
+    out = tmp_path / "o"
+    biaslab("fsb", "scorers", "--scorer", "vader", "--scores", copy, "--n-bootstrap", "0", "--trials", "5",
+            "--out", out, cache=tmp_path / "c")
+    results = json.loads((out / "results.json").read_text())
+    assert results["reliability"]["available"] and results["reliability"]["split_half"]["trials"] == 5
+    assert results["metrics"]["pearson:vader"]["ci_low"] is None  # no resamples, no interval

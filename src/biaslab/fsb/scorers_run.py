@@ -19,6 +19,7 @@ from biaslab.fsb.scorers_study import ScoredTexts, ceiling_from_split_half, scor
 SCHEMA = "biaslab.fsb.scorers/1"
 TITLE = "Scorers against human ratings"
 ANNOTATIONS_FILE = "fsb/fsb-tuples-annotations.csv"
+SCORES_FILE = "fsb/fsb_final_scores.csv"
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,7 @@ def load_rated_texts(texts: Path | None = None, scores: Path | None = None, *, i
     from biaslab.fsb.analyze_run import first_present
 
     texts_path = Path(texts) if texts else data_path("fsb/FSB_text.csv")
-    scores_path = Path(scores) if scores else data_path("fsb/fsb_final_scores.csv")
+    scores_path = Path(scores) if scores else data_path(SCORES_FILE)
     raw = read_table(texts_path, "texts")
     id_col = id_column or first_present(raw.columns, ["uid", "id"], "--id-column", str(texts_path))
     txt_col = text_column or first_present(raw.columns, ["response", "text"], "--text-column", str(texts_path))
@@ -74,6 +75,12 @@ def reliability_ceiling(annotations: Path | None, ids: Sequence[str], *, trials:
                         "spearman": _none(ceiling_from_split_half(rel.spearman_mean))}}
 
 
+def _released_scores_sha256() -> str:
+    from biaslab.data.registry import FILES
+
+    return FILES[SCORES_FILE].sha256
+
+
 def _none(x: float) -> float | None:
     return float(x) if math.isfinite(x) else None
 
@@ -95,8 +102,8 @@ def run_scorers(out: Path, specs: Sequence[str], *, texts: Path | None = None, s
     if len(set(specs)) != len(specs):
         raise ConfigError("a --scorer is given twice; name each scorer once")
     rated = load_rated_texts(texts, scores, id_column=id_column, text_column=text_column, score_column=score_column)
-    if annotations is None and scores is None:
-        annotations = data_path(ANNOTATIONS_FILE)
+    if annotations is None and rated.source["scores"]["sha256"] == _released_scores_sha256():
+        annotations = data_path(ANNOTATIONS_FILE)  # the released scores were counted from the released annotations
     scorers = [cached_scorer(get_scorer(spec, **(scorer_options or {}).get(spec, {})), cache_dir) for spec in specs]
     columns: dict[str, list[float]] = {}
     summaries = []
