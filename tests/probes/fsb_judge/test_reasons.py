@@ -11,7 +11,7 @@ import pytest
 from biaslab.models.cache import CachedModel, ResponseCache
 from biaslab.models.scripted import ScriptedBackend
 from biaslab.probes.fsb_judge.probe import SYSTEM_PROMPT, FsbJudgeProbe, format_score
-from biaslab.probes.fsb_judge.reasons import REASONS_SYSTEM_PROMPT, parse_score_and_reason
+from biaslab.probes.fsb_judge.reasons import REASONS_SYSTEM_PROMPT, REASONS_TURN, parse_score_and_reason
 from biaslab.probing.runner import RunConfig, run_probe
 from biaslab.report.html import render_report
 from tests.cli.test_run import biaslab, read_attempts
@@ -80,7 +80,7 @@ def test_every_attempt_carries_a_reason_and_the_whole_chat(tmp_path):
         chat = row["prompt"]
         assert len(chat) == 1 + 2 * 8 + 1
         assert chat[0] == {"role": "system", "content": REASONS_SYSTEM_PROMPT}
-        assert chat[-1] == {"role": "user", "content": row["rated_text"]}
+        assert chat[-1] == {"role": "user", "content": f"{row['rated_text']}\n\n{REASONS_TURN}"}
         for ex_id, (user, assistant) in zip(row["example_ids"], zip(chat[1:-1:2], chat[2:-1:2])):
             assert user["role"] == "user" and assistant["role"] == "assistant"
             assert assistant["content"] == f"Score: {format_score(truth[ex_id])}"
@@ -99,7 +99,9 @@ def test_the_reasons_prompt_has_its_own_cache_keys_and_the_plain_prompt_is_uncha
     assert [p.item.id for p in a] == [p.item.id for p in b]
     for x, y in zip(a, b):
         assert x.request.messages[0] == ("system", SYSTEM_PROMPT)
-        assert x.request.messages[-1] == y.request.messages[-1]
+        assert y.request.messages[1:-1] == tuple((role, text if role == "user" else f"Score: {text}")
+                                                 for role, text in x.request.messages[1:-1])
+        assert y.request.messages[-1] == ("user", f"{x.request.messages[-1][1]}\n\n{REASONS_TURN}")
         assert json.dumps(x.request.as_key(), sort_keys=True) != json.dumps(y.request.as_key(), sort_keys=True)
     assert plain.params(None).max_tokens == 20 and reasons.params(None).max_tokens > 20
 

@@ -32,7 +32,12 @@ from biaslab.probes.fsb_judge.metrics import (
     repetitions_of,
     score_bin,
 )
-from biaslab.probes.fsb_judge.reasons import REASONS_SYSTEM_PROMPT, format_example_answer, parse_score_and_reason
+from biaslab.probes.fsb_judge.reasons import (
+    REASONS_SYSTEM_PROMPT,
+    REASONS_TURN,
+    format_example_answer,
+    parse_score_and_reason,
+)
 from biaslab.probing.core import (
     Attempt,
     Figure,
@@ -150,7 +155,8 @@ class FsbJudgeProbe(GenerationProbe):
         for ex in examples:
             answer = format_score(ex.score)
             history += [("user", ex.text), ("assistant", format_example_answer(answer) if self.reasons else answer)]
-        return Prompt(base.text, system=base.system, history=tuple(history),
+        text = f"{base.text}\n\n{REASONS_TURN}" if self.reasons else base.text
+        return Prompt(text, system=base.system, history=tuple(history),
                       metadata={"example_ids": [ex.id for ex in examples]})
 
     def evaluate(self, attempt: Attempt) -> None:
@@ -166,7 +172,7 @@ class FsbJudgeProbe(GenerationProbe):
         """Attempts whose ``prompt`` is the whole chat sent, and ``rated_text`` the text rated."""
         attempts = super().score(planned, answers, model)
         for attempt, p in zip(attempts, planned, strict=True):
-            attempt.extra["rated_text"] = p.prompt.text
+            attempt.extra["rated_text"] = p.item.prompts[p.prompt_index].text
             attempt.prompt = [{"role": role, "content": content} for role, content in p.prompt.messages()]
         return attempts
 

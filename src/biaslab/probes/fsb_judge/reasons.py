@@ -26,6 +26,9 @@ REASONS_SYSTEM_PROMPT = (
     "Score: <number between 0 and 1>\nReason: <one or two sentences on why the sentence deserves this score>\n"
     "The example answers show only the score; your answer must always give the reason as well."
 )
+# appended to the rated text (not to the examples' texts): the examples show scores only, and a
+# model copying their form would otherwise leave the reason out
+REASONS_TURN = "Give the score for this sentence and then the reason for your score."
 _NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)"
 # the separator is lazy, so a sign stays with its number ("score: -0.2" is -0.2, not 0.2)
 _SCORE_LABEL = re.compile(rf"\b(?:score|rating)\b[\s:=*\-–—]{{0,4}}?(?:(?:is|of|would be)\s{{0,2}}:?\s{{0,2}})?"
