@@ -34,48 +34,45 @@ def _fmt_tick(v: float) -> str:
 
 def scatter_svg(human: Sequence[float], scores: Sequence[float], *, label: str, intercept: float | None,
                 slope: float | None) -> Markup:
-    """Human score (x, [0, 1]) against the scorer's score (y), with the linear fit of human on scorer."""
+    """The scorer's score (x) against the human score (y, [0, 1]), with the least-squares line of
+    the human score on the scorer's score (the fit whose MAE the table reports)."""
     h, s = np.asarray(human, dtype=float), np.asarray(scores, dtype=float)
     ok = np.isfinite(h) & np.isfinite(s)
     h, s = h[ok], s[ok]
-    ylo, yhi = (float(s.min()), float(s.max())) if s.size else (0.0, 1.0)
-    if yhi <= ylo:
-        ylo, yhi = ylo - 0.5, yhi + 0.5
-    pad = 0.04 * (yhi - ylo)
-    ylo, yhi = ylo - pad, yhi + pad
+    xlo, xhi = (float(s.min()), float(s.max())) if s.size else (0.0, 1.0)
+    if xhi <= xlo:
+        xlo, xhi = xlo - 0.5, xhi + 0.5
+    pad = 0.04 * (xhi - xlo)
+    xlo, xhi = xlo - pad, xhi + pad
     pw, ph = W - LEFT - RIGHT, H - TOP - BOTTOM
 
     def px(x: float) -> float:
-        return LEFT + (x + 0.02) / 1.04 * pw
+        return LEFT + (x - xlo) / (xhi - xlo) * pw
 
     def py(y: float) -> float:
-        return TOP + ph - (y - ylo) / (yhi - ylo) * ph
+        return TOP + ph - (y + 0.02) / 1.04 * ph
 
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {H}" width="{W}" height="{H}" role="img" '
-             f'aria-label="{escape(label)} against human score">',
+             f'aria-label="human score against {escape(label)}">',
              f'<rect x="{LEFT}" y="{TOP}" width="{pw}" height="{ph}" fill="#ffffff" stroke="#c9ced6"/>']
-    for t in _ticks(0.0, 1.0):
+    for t in _ticks(xlo, xhi):
         parts.append(f'<line x1="{px(t):.1f}" y1="{TOP + ph}" x2="{px(t):.1f}" y2="{TOP + ph + 4}" stroke="#5a6270"/>'
                      f'<text x="{px(t):.1f}" y="{TOP + ph + 16}" font-size="10" text-anchor="middle" '
                      f'fill="#5a6270">{_fmt_tick(t)}</text>')
-    for t in _ticks(ylo, yhi):
+    for t in _ticks(0.0, 1.0):
         parts.append(f'<line x1="{LEFT - 4}" y1="{py(t):.1f}" x2="{LEFT}" y2="{py(t):.1f}" stroke="#5a6270"/>'
                      f'<text x="{LEFT - 6}" y="{py(t) + 3:.1f}" font-size="10" text-anchor="end" '
                      f'fill="#5a6270">{_fmt_tick(t)}</text>')
     parts.append(f'<text x="{LEFT + pw / 2:.1f}" y="{H - 8}" font-size="11" text-anchor="middle" fill="#1d2330">'
-                 f'human score (BWS, normalised)</text>')
+                 f'{escape(label)}</text>')
     parts.append(f'<text x="12" y="{TOP + ph / 2:.1f}" font-size="11" text-anchor="middle" fill="#1d2330" '
-                 f'transform="rotate(-90 12 {TOP + ph / 2:.1f})">{escape(label)}</text>')
+                 f'transform="rotate(-90 12 {TOP + ph / 2:.1f})">human score (BWS, normalised)</text>')
     parts += [f'<circle cx="{px(x):.1f}" cy="{py(y):.1f}" r="2.2" fill="#3b6ea8" fill-opacity="0.4"/>'
-              for x, y in zip(h, s)]
-    if intercept is not None and slope is not None and slope != 0:
-        # the fit is human = a + b * scorer; drawn as scorer = (human - a) / b, clipped to the plot
-        xs = np.array([0.0, 1.0])
-        ys = (xs - intercept) / slope
-        ys = np.clip(ys, ylo, yhi)
-        xs = intercept + slope * ys
-        parts.append(f'<line x1="{px(xs[0]):.1f}" y1="{py(ys[0]):.1f}" x2="{px(xs[1]):.1f}" y2="{py(ys[1]):.1f}" '
-                     f'stroke="#c0392b" stroke-width="1.5"/>')
+              for x, y in zip(s, h)]
+    if intercept is not None and slope is not None:
+        ends = [(x, intercept + slope * x) for x in (xlo, xhi)]
+        parts.append(f'<line x1="{px(ends[0][0]):.1f}" y1="{py(ends[0][1]):.1f}" x2="{px(ends[1][0]):.1f}" '
+                     f'y2="{py(ends[1][1]):.1f}" stroke="#c0392b" stroke-width="1.5"/>')
     parts.append("</svg>")
     return Markup("".join(parts))
 
