@@ -79,7 +79,7 @@ def test_vader_against_the_released_scores_matches_an_independent_computation(tm
     report = (out / "report.html").read_text()
     assert report.count("<svg") == 1 and report.count("<circle") == 1000
     assert "<script" not in report and not re.search(r"""(src|href)=["']https?:""", report)
-    assert "Spearman-Brown" in report
+    assert "Spearman-Brown" in report and results["paper_table6_pearson"]["GPT-4 judge"] == 0.813
     again = biaslab("fsb", "scorers", "--scorer", "vader", "--out", out, "--n-bootstrap", "300",
                     cache=tmp_path / "c")
     assert json.loads((out / "results.json").read_text())["scorers"][0]["cache"] == {
@@ -132,7 +132,8 @@ def test_a_finished_judge_run_is_a_scorer(tmp_path):
     assert results["metrics"][f"pearson:judge-run:{run}"]["value"] == pytest.approx(
         stats.pearsonr(*zip(*pairs))[0], abs=1e-9)
     assert not results["reliability"]["available"] and "--annotations" in results["reliability"]["reason"]
-    assert "no ceiling" in proc.stdout
+    assert "no ceiling" in proc.stdout and results["paper_table6_pearson"] is None
+    assert "the paper's scorers" not in (out / "report.html").read_text()
 
 
 def test_bad_input_is_a_one_line_error(tmp_path):

@@ -20,6 +20,11 @@ SCHEMA = "biaslab.fsb.scorers/1"
 TITLE = "Scorers against human ratings"
 ANNOTATIONS_FILE = "fsb/fsb-tuples-annotations.csv"
 SCORES_FILE = "fsb/fsb_final_scores.csv"
+# the paper's Table 6: Pearson's r of each model's or API's scores with the normalised BWS scores
+PAPER_TABLE6 = {"CORGI-PM classifier (gender bias)": 0.406, "HateBERT fine-tuned on Ruddit (offensiveness)": 0.375,
+                "GPT-3.5-Turbo judge": 0.706, "GPT-4 judge": 0.813, "Perspective toxicity": 0.321,
+                "Perspective identity attack": 0.444, "Perspective insult": 0.26, "Perspective threat": 0.041,
+                "Perspective severe toxicity": 0.181, "Perspective profanity": 0.138}
 
 
 @dataclass(frozen=True)
@@ -102,7 +107,8 @@ def run_scorers(out: Path, specs: Sequence[str], *, texts: Path | None = None, s
     if len(set(specs)) != len(specs):
         raise ConfigError("a --scorer is given twice; name each scorer once")
     rated = load_rated_texts(texts, scores, id_column=id_column, text_column=text_column, score_column=score_column)
-    if annotations is None and rated.source["scores"]["sha256"] == _released_scores_sha256():
+    is_release = rated.source["scores"]["sha256"] == _released_scores_sha256()
+    if annotations is None and is_release:
         annotations = data_path(ANNOTATIONS_FILE)  # the released scores were counted from the released annotations
     scorers = [cached_scorer(get_scorer(spec, **(scorer_options or {}).get(spec, {})), cache_dir) for spec in specs]
     columns: dict[str, list[float]] = {}
@@ -126,6 +132,7 @@ def run_scorers(out: Path, specs: Sequence[str], *, texts: Path | None = None, s
         "schema": SCHEMA, "biaslab_version": __version__, "inputs": rated.source,
         "parameters": {"scorers": list(specs), "n_bootstrap": n_bootstrap, "seed": seed, "split_half_trials": trials},
         "n_items": len(rated.ids), "metrics": metrics, "scorers": summaries, "reliability": reliability,
+        "paper_table6_pearson": PAPER_TABLE6 if is_release else None,
     })
     table = ["id,human_score," + ",".join(_csv_cell(s) for s in specs)]
     for k, item_id in enumerate(rated.ids):
