@@ -162,3 +162,18 @@ def test_the_released_scores_named_explicitly_still_get_the_ceiling(tmp_path):
     results = json.loads((out / "results.json").read_text())
     assert results["reliability"]["available"] and results["reliability"]["split_half"]["trials"] == 5
     assert results["metrics"]["pearson:vader"]["ci_low"] is None  # no resamples, no interval
+
+
+def test_scatter_puts_the_scorer_across_the_human_score_up_and_the_fit_through_a_perfect_line():
+    from biaslab.fsb.scorers_report import scatter_svg
+
+    svg = str(scatter_svg([0.0, 0.5, 1.0, 0.2], [10, 20, 30, float("nan")], label="x<y", intercept=-0.5,
+                          slope=0.05))
+    dots = [(float(x), float(y)) for x, y in re.findall(r'<circle cx="([\d.]+)" cy="([\d.]+)"', svg)]
+    assert len(dots) == 3  # the text without a score is not drawn
+    assert dots[0][0] < dots[1][0] < dots[2][0] and dots[0][1] > dots[1][1] > dots[2][1]  # SVG y grows down
+    x1, y1, x2, y2 = map(float, re.search(r'<line x1="([\d.-]+)" y1="([\d.-]+)" x2="([\d.-]+)" y2="([\d.-]+)" '
+                                          r'stroke="#c0392b"', svg).groups())
+    for x, y in dots:  # human = -0.5 + 0.05 * scorer holds exactly: every dot lies on the line
+        assert abs((y2 - y1) * (x - x1) - (y - y1) * (x2 - x1)) / math.hypot(x2 - x1, y2 - y1) < 0.2
+    assert "x&lt;y" in svg and "<script" not in svg and "style=" not in svg
