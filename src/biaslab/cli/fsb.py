@@ -1,5 +1,6 @@
-"""``biaslab fsb generate | analyze``: Fifty Shades of Bias text generation (:mod:`biaslab.fsb.generation_run`)
-and analyses of graded texts (:mod:`biaslab.fsb.analyze_run`)."""
+"""``biaslab fsb generate | analyze | scorers``: Fifty Shades of Bias text generation
+(:mod:`biaslab.fsb.generation_run`), analyses of graded texts (:mod:`biaslab.fsb.analyze_run`) and
+automatic scorers against the human scores (:mod:`biaslab.fsb.scorers_run`)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from biaslab.cli.common import console, new_app
 from biaslab.errors import ConfigError
 
 app = new_app("fsb", "Fifty Shades of Bias: generate graded gender-biased texts; analyse graded texts scored by "
-                     "best-worst scaling (bins, metadata tables, histogram, PMI words, log-odds n-grams).")
+                     "best-worst scaling (bins, metadata tables, histogram, PMI words, log-odds n-grams); compare "
+                     "automatic scorers with the human scores.")
 GENERATE_MODEL_HELP = ("Model spec (smollm2, gemma3-270m, hf/..., gguf/..., openai/..., scripted/...; "
                        "see `biaslab models`).")
 
@@ -152,3 +154,65 @@ def generate_command(
     out_console.print(f"{run.n_texts} texts of {run.n_planned} planned ({summary}); {run.n_empty} empty; "
                       f"model calls {run.model_calls}, cache hits {run.cache_hits}")
     out_console.print(f"wrote {run.out} and {run.meta_path}")
+
+
+@app.command("scorers")
+def scorers_cmd(
+    scorer: list[str] = typer.Option(..., "--scorer", "-s", help="Scorer spec (repeatable): vader, profanity, "
+                                     "hf/<checkpoint dir>[:label=NAME,output=prob|logit], openai/<model>"
+                                     "[:mode=judge|moderation,category=NAME], judge-run:<fsb-judge run dir>."),
+    out: Path = typer.Option(..., "--out", help="Directory for results.json, scores.csv and report.html."),
+    scores: Path | None = typer.Option(None, "--scores", help="Human scores CSV with id and a [0, 1] score "
+                                          "(default: the released fsb_final_scores.csv)."),
+    texts: Path | None = typer.Option(None, "--texts", help="Texts CSV/TSV (default: the released FSB_text.csv)."),
+    annotations: Path | None = typer.Option(None, "--annotations", help="Best-worst annotations the scores were "
+                                               "counted from, for the split-half ceiling (default with the released "
+                                               "scores: the released annotations)."),
+    id_column: str | None = typer.Option(None, "--id-column", help="Id column of --texts (default: uid, else id)."),
+    text_column: str | None = typer.Option(None, "--text-column",
+                                              help="Text column of --texts (default: response, else text)."),
+    score_column: str = typer.Option("score_normalized", "--score-column", help="Score column of --scores, in [0, 1]."),
+    base_url: str | None = typer.Option(None, "--base-url", help="Base URL of an OpenAI-compatible server "
+                                           "(openai/ scorers).", envvar="BIASLAB_BASE_URL"),
+    n_bootstrap: int = typer.Option(1000, "--n-bootstrap", help="Bootstrap resamples of the confidence intervals."),
+    trials: int = typer.Option(100, "--trials", help="Random splits of the split-half reliability."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap and the split-half splits."),
+    cache_dir: Path | None = typer.Option(None, "--cache-dir", help="Where scores are cached (default: the biaslab "
+                                             "cache dir; env BIASLAB_CACHE_DIR)."),
+) -> None:
+    """Score the rated texts with each scorer and compare with the human best-worst-scaling scores:
+    Pearson and Spearman with bootstrap CIs, the MAE after a linear fit, the ceiling set by the
+    annotations' split-half reliability, and a scatter per scorer in report.html.
+
+    Scores are cached on disk by scorer identity and text: a re-run scores nothing again.
+    """
+    from biaslab.fsb.scorers_run import run_scorers
+
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out {out} exists and is not a directory; pass a directory")
+    if n_bootstrap < 0 or trials < 1:
+        raise ConfigError("--n-bootstrap must be >= 0 and --trials >= 1")
+    options = {s: {"base_url": base_url} for s in scorer if base_url and s.strip().startswith("openai/")}
+    err = console(stderr=True)
+    run = run_scorers(out, scorer, texts=texts, scores=scores, annotations=annotations, id_column=id_column,
+                      text_column=text_column, score_column=score_column, n_bootstrap=n_bootstrap, seed=seed,
+                      trials=trials, cache_dir=cache_dir, scorer_options=options,
+                      on_scorer=lambda spec: err.print(f"scoring with {spec} ..."))
+    results, c = run.results, console()
+    c.print(f"[bold]{results['n_items']}[/] rated texts")
+    for s in results["scorers"]:
+        p, r = s["pearson"], s["spearman"]
+        c.print(f"{s['scorer']}: Pearson {_f(p['value'])} [{_f(p['ci_low'])}, {_f(p['ci_high'])}], Spearman "
+                f"{_f(r['value'])} [{_f(r['ci_low'])}, {_f(r['ci_high'])}], MAE after fit {_f(s['mae_fit']['value'])}"
+                f" (n {s['n']}" + (f", {s['n_missing']} without a score" if s["n_missing"] else "") + ")")
+    rel = results["reliability"]
+    if rel["available"]:
+        c.print(f"ceiling from split-half reliability {_f(rel['split_half']['pearson']['mean'])}: Pearson "
+                f"{_f(rel['ceiling']['pearson'])}, Spearman {_f(rel['ceiling']['spearman'])}")
+    else:
+        c.print(f"[yellow]no ceiling: {rel['reason']}[/]")
+    c.print(f"wrote {', '.join(p.name for p in run.paths)} to {out}")
+
+
+def _f(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"

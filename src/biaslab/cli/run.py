@@ -42,6 +42,8 @@ def run(
                                       "this CSV of sent_more, sent_less[, target_ID, predicate_id])."),
     scoring: str | None = typer.Option(None, "--scoring", help="Same as -P scoring=... (paired-sentence probes: "
                                        "shared-tokens, the original's and the default, or full-sentence)."),
+    reasons: bool = typer.Option(False, "--reasons", help="Same as -P reasons=true (fsb-judge: ask the judge for a "
+                                 "reason beside each score)."),
 ) -> None:
     """Run a probe on a model; write results.json, attempts.jsonl and report.html to --out.
 
@@ -54,7 +56,8 @@ def run(
 
     options: dict[str, Any] = dict(split_assignments(probe_option or []))
     flags = {k: f"-P {k}" for k in options}
-    aliases = (("items", "--items", items), ("pairs", "--pairs", pairs), ("scoring", "--scoring", scoring))
+    aliases = (("items", "--items", items), ("pairs", "--pairs", pairs), ("scoring", "--scoring", scoring),
+               ("reasons", "--reasons", True if reasons else None))
     for key, flag, value in aliases:
         if value is not None:
             options[key], flags[key] = value, flag

@@ -4,7 +4,9 @@
 
 Each repetition draws its own in-context examples, 2 from each human-score bin of width 0.25
 (seeded by ``--seed`` and the repetition), shown in a shuffled order, and evaluates every item
-except those examples.
+except those examples. With ``-P reasons=true`` (``--reasons``) the judge is asked for a reason
+beside its score (:mod:`biaslab.probes.fsb_judge.reasons`). Each attempt's ``prompt`` is the
+whole chat sent (system message, the 8 examples, the rated text) as a list of messages.
 """
 
 from __future__ import annotations
@@ -30,8 +32,24 @@ from biaslab.probes.fsb_judge.metrics import (
     repetitions_of,
     score_bin,
 )
-from biaslab.probing.core import Attempt, Figure, MetricDoc, ProbeItem, ProbeOption, Prompt, derive_seed
+from biaslab.probes.fsb_judge.reasons import (
+    REASONS_SYSTEM_PROMPT,
+    REASONS_TURN,
+    format_example_answer,
+    parse_score_and_reason,
+)
+from biaslab.probing.core import (
+    Attempt,
+    Figure,
+    MetricDoc,
+    PlannedRequest,
+    ProbeItem,
+    ProbeOption,
+    Prompt,
+    derive_seed,
+)
 from biaslab.probing.generation import GenerationProbe
+from biaslab.probing.options import parse_bool
 from biaslab.stats.bootstrap import bootstrap_metrics
 
 SYSTEM_PROMPT = ("On a fine-grained real-valued scale of 0 to 1, give the following sentence a rating of the degree "
@@ -90,18 +108,22 @@ class FsbJudgeProbe(GenerationProbe):
         "items": ProbeOption("Evaluate these items instead of the released ones: a CSV with id,text,score in [0, 1].",
                              Path, param="items_file", alias="--items"),
         "n_bootstrap": ProbeOption("Bootstrap resamples of the confidence intervals (default 1000).", int),
+        "reasons": ProbeOption("Ask the judge for a reason beside its score (true/false; default false); each "
+                               "attempt records it as `reason`.", parse_bool, alias="--reasons"),
     }
 
-    def __init__(self, items_file: Path | None = None, n_bootstrap: int = 1000):
+    def __init__(self, items_file: Path | None = None, n_bootstrap: int = 1000, reasons: bool = False):
         self.items_file = Path(items_file) if items_file is not None else None
         if self.items_file is not None:
             self.data_files = []  # the items file is recorded with its sha256 in results.json instead
         self.n_bootstrap = n_bootstrap
+        self.reasons = bool(reasons)
+        self.system_prompt = REASONS_SYSTEM_PROMPT if self.reasons else SYSTEM_PROMPT
         self._scored: list[ScoredText] | None = None
         self._examples: dict[tuple[int, int], tuple[ScoredText, ...]] = {}
 
     def default_params(self) -> GenerationParams:
-        return GenerationParams(temperature=0.0, max_tokens=20)
+        return GenerationParams(temperature=0.0, max_tokens=200 if self.reasons else 20)
 
     def scored_texts(self) -> list[ScoredText]:
         if self._scored is None:
@@ -113,7 +135,7 @@ class FsbJudgeProbe(GenerationProbe):
         return self._scored
 
     def load_items(self) -> list[ProbeItem]:
-        return [ProbeItem(id=t.id, prompts=[Prompt(t.text, system=SYSTEM_PROMPT)],
+        return [ProbeItem(id=t.id, prompts=[Prompt(t.text, system=self.system_prompt)],
                           metadata={"human_score": t.score, "human_bin": BIN_LABELS[score_bin(t.score)]})
                 for t in self.scored_texts()]
 
@@ -131,14 +153,31 @@ class FsbJudgeProbe(GenerationProbe):
             return None  # an item (or a copy of its text) is never rated with itself among the examples
         history: list[tuple[str, str]] = []
         for ex in examples:
-            history += [("user", ex.text), ("assistant", format_score(ex.score))]
-        return Prompt(base.text, system=base.system, history=tuple(history),
+            answer = format_score(ex.score)
+            history += [("user", ex.text), ("assistant", format_example_answer(answer) if self.reasons else answer)]
+        text = f"{base.text}\n\n{REASONS_TURN}" if self.reasons else base.text
+        return Prompt(text, system=base.system, history=tuple(history),
                       metadata={"example_ids": [ex.id for ex in examples]})
 
     def evaluate(self, attempt: Attempt) -> None:
-        score = parse_score(attempt.text)
+        if self.reasons:
+            score, reason = parse_score_and_reason(attempt.text)
+            attempt.extra = {"judge_score": score, "reason": reason}
+        else:
+            score = parse_score(attempt.text)
+            attempt.extra = {"judge_score": score}
         attempt.evaluation = score
-        attempt.extra = {"judge_score": score}
+
+    def score(self, planned: list[PlannedRequest], answers: list[Any], model: dict[str, Any]) -> list[Attempt]:
+        """Attempts whose ``prompt`` is the whole chat sent, and ``rated_text`` the text rated."""
+        attempts = super().score(planned, answers, model)
+        for attempt, p in zip(attempts, planned, strict=True):
+            attempt.extra["rated_text"] = p.item.prompts[p.prompt_index].text
+            attempt.prompt = [{"role": role, "content": content} for role, content in p.prompt.messages()]
+        return attempts
+
+    def parameters(self, cfg) -> dict[str, Any]:
+        return {**super().parameters(cfg), "reasons": self.reasons}
 
     @staticmethod
     def _rows(attempts: list[Attempt] | list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -164,11 +203,14 @@ class FsbJudgeProbe(GenerationProbe):
                          "example_ids": rep_rows[0]["example_ids"] if rep_rows else [], **m, "pearson_p": p})
         source = ({"items_file": str(self.items_file), "sha256": sha256_of(self.items_file)} if self.items_file
                   else {"items": "released Fifty Shades of Bias texts with score_normalized"})
-        return {"repetitions": reps, "items_source": source, "examples_per_bin": EXAMPLES_PER_BIN,
-                "paper_table6": PAPER_TABLE6}
+        out = {"repetitions": reps, "items_source": source, "examples_per_bin": EXAMPLES_PER_BIN,
+               "paper_table6": PAPER_TABLE6, "reasons": self.reasons}
+        if self.reasons:
+            out["n_with_reason"] = sum(1 for r in rows if r.get("reason"))
+        return out
 
     def example_fields(self) -> list[str]:
-        return ["human_score", "judge_score"]
+        return ["human_score", "judge_score"] + (["reason"] if self.reasons else [])
 
     def figures(self, results: dict[str, Any], attempts: list[dict[str, Any]]) -> list[Figure]:
         from biaslab.report.plots import fig_to_base64, new_figure
@@ -222,4 +264,28 @@ class FsbJudgeProbe(GenerationProbe):
                         for k, v in PAPER_TABLE6.items())
         context = (f"<p>The paper's Table 6 (means over 5 draws of in-context examples, all 1,000 texts):</p>"
                    f"<ul>{paper}</ul><p>Here each repetition's examples are left out of the items it rates.</p>")
-        return [{"title": "Repetitions", "html": table}, {"title": "For context: the paper's judges", "html": context}]
+        return [{"title": "Repetitions", "html": table}, disagreements_section(attempts),
+                {"title": "For context: the paper's judges", "html": context}]
+
+
+def disagreements_section(attempts: list[dict[str, Any]], n: int = 12) -> dict[str, str]:
+    """The answers farthest from the human score, with the judge's reason where it gave one."""
+    scored = [a for a in attempts if a.get("judge_score") is not None]
+    scored.sort(key=lambda a: (-abs(float(a["judge_score"]) - float(a["human_score"])), str(a["item_id"]),
+                               int(a.get("repetition", 0))))
+    with_reasons = any("reason" in a for a in attempts)
+    rows = []
+    for a in scored[:n]:
+        text = a.get("rated_text") or (a["prompt"] if isinstance(a.get("prompt"), str) else "")
+        reason = f"<td>{html.escape(a.get('reason') or '(none given)')}</td>" if with_reasons else ""
+        rows.append(f"<tr><td>{html.escape(str(a['item_id']))}</td><td>{html.escape(text)}</td>"
+                    f"<td class=\"num\">{float(a['human_score']):.3f}</td>"
+                    f"<td class=\"num\">{float(a['judge_score']):.3f}</td>{reason}</tr>")
+    head = ("<tr><th>id</th><th>text</th><th>human</th><th>judge</th>"
+            + ("<th>judge's reason</th>" if with_reasons else "") + "</tr>")
+    note = ("" if with_reasons else "<p class=\"meta\">Run with <code>--reasons</code> (<code>-P reasons=true</code>) "
+            "to see the judge's reason for each score.</p>")
+    body = (f"<table>{head}{''.join(rows)}</table><p class=\"meta\">The {len(rows)} answers with the largest "
+            f"absolute difference between the judge's score and the human score (all repetitions).</p>{note}"
+            if rows else "<p>No answer had a usable score.</p>")
+    return {"title": "Largest disagreements with the humans", "html": body}
