@@ -27,6 +27,7 @@ COMMANDS: dict[str, str] = {
     "compare": "biaslab.cli.compare:compare",
     "data": "biaslab.cli.info:data",
     "plan": "biaslab.cli.plan:plan",
+    "suite": "biaslab.cli.suite:suite",
 }
 # name -> "module:app" (a Typer group)
 GROUPS: dict[str, str] = {

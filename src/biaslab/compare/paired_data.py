@@ -174,7 +174,10 @@ def olympics(rows_a: list[dict[str, Any]], rows_b: list[dict[str, Any]], seed: i
         t["event"] = np.array(events.astype(str).agg("\x1f".join, axis=1).tolist(), dtype=object)
         return t
 
-    return _item_paired(table(rows_a), table(rows_b), "event", compute_metrics, "events")
+    def fn(t: Mapping[str, np.ndarray]) -> dict[str, float]:
+        return compute_metrics({k: v for k, v in t.items() if k != "event"})
+
+    return _item_paired(table(rows_a), table(rows_b), "event", fn, "events")
 
 
 ADAPTERS: dict[str, Callable[..., PairedData]] = {"jobs-lum": jobs_lum, "fsb-judge": fsb_judge, "olympics": olympics}
