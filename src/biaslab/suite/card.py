@@ -31,7 +31,8 @@ def card_sections(suite: dict[str, Any]) -> list[dict[str, Any]]:
                            "header": ["model (B)", "A", "B", "B - A", "95% CI", "p", "q", "test"],
                            "numeric": [1, 2, 3, 4, 5, 6], "rows": rows,
                            "svgs": forest_plots(head, several_pairs=True),
-                           "note": "; ".join(p["note"] for p in cmp["pairs"])})
+                           "note": "; ".join(p["note"] for p in cmp["pairs"])
+                           + ("" if rows else "; the headline metric is not defined on every run")})
         sections.append({"title": "Paired comparisons of the headline metrics", "cards": ccards,
                          "intro": "q values: Benjamini-Hochberg within each probe's comparisons."})
     return sections

@@ -32,7 +32,8 @@ def data_available(files: list[str]) -> bool:
         df = FILES.get(local)
         if df is None:
             return False
-        here = [Path(os.environ["BIASLAB_DATA_DIR"]).expanduser() / df.local] if os.environ.get("BIASLAB_DATA_DIR") else []
+        data_dir = os.environ.get("BIASLAB_DATA_DIR")
+        here = [Path(data_dir).expanduser() / df.local] if data_dir else []
         if not any(p.is_file() for p in [*here, cache_dir() / "data" / df.local]):
             return False
     return True
