@@ -75,6 +75,7 @@ def test_paired_sentence_bias_score_p_is_the_exact_mcnemar_test_of_the_attempts(
     assert by["bias_score"]["p"] == pytest.approx(independent_mcnemar(da, db), abs=1e-6, rel=1e-6)
     assert "McNemar" in by["bias_score"]["test"]
     for g in ("Jewish", "Women"):
+        assert by[f"bias_score:{g}"]["n_shared"] == groups.count(g)
         assert by[f"bias_score:{g}"]["p"] == pytest.approx(independent_mcnemar(da, db, g), abs=1e-6, rel=1e-6)
     # values on the shared items are the runs' own values when every item is shared
     ra = json.loads((da / "results.json").read_text())["metrics"]

@@ -130,12 +130,20 @@ def compare_pair(a: Run, b: Run, *, seed: int = 0, n_resamples: int = N_RESAMPLE
         test = pdata.tests[n](pdata.a, pdata.b) if n in pdata.tests else swaps[n]
         out.append({"metric": n, "a": float(va[n]), "b": float(vb[n]), "diff": float(vb[n]) - float(va[n]),
                     "ci_low": cis[n][0], "ci_high": cis[n][1], "p": _num(test.p), "test": test.method,
-                    "n_shared": pdata.n_shared})
+                    "n_shared": _n_for(pdata, n)})
     left = max(pdata.n_a, pdata.n_b) - pdata.n_shared
     note = f"paired on {pdata.n_shared} shared items; bootstrap units: {pdata.unit}"
     if left:
         note += f"; {pdata.n_a - pdata.n_shared} item(s) only in A and {pdata.n_b - pdata.n_shared} only in B left out"
     return out, {"design": "paired", "note": note, "n_shared": pdata.n_shared, "unit": pdata.unit}
+
+
+def _n_for(pdata: Any, metric: str) -> int:
+    """Shared items behind a metric: those of its group for ``<metric>:<group>`` of paired-sentence probes."""
+    base, sep, group = metric.partition(":")
+    if sep and "group" in pdata.a:
+        return int(np.count_nonzero(pdata.a["group"] == group))
+    return pdata.n_shared
 
 
 def compare_all(paths: list[Path], *, seed: int = 0, n_resamples: int = N_RESAMPLES,
