@@ -95,10 +95,37 @@ def _pilot(tmp_path, clustered: bool):
 
 
 def test_pilot_with_predicate_clusters_reports_the_design_effect(tmp_path):
-    # every pair of a predicate decides alike: clusters of 10 with ICC 1, design effect about 10
+    # every pair of a predicate decides alike: clusters of 10, design effect about 10, correlation
+    # about 1: 20 predicates hold at most about 20 independent pairs' worth, fewer than 199
     res = plan("pairs", 10, pilot=_pilot(tmp_path, True))
-    assert 7 < res["design_effect"] < 13
-    assert res["n_independent"] == 199 and res["n_pairs"] == math.ceil(199 * res["design_effect"])
+    assert 7 < res["design_effect"] < 13 and res["icc"] > 0.6
+    assert res["n_pairs"] is None and any("add predicates" in a for a in res["assumptions"])
     # pairs that vary within their predicate: no inflation (design effect about 1 or below, n stays 199)
     flat = plan("pairs", 10, pilot=_pilot(tmp_path, False))
     assert flat["design_effect"] < 1.3 and flat["n_pairs"] <= math.ceil(199 * 1.3)
+
+
+def test_pilot_plan_solves_the_growing_design_effect(tmp_path):
+    # 40 predicates x 5 pairs; in half the predicates 4 of 5 pairs are stereotyped, in the other half 1 of 5
+    rows = []
+    for pred in range(40):
+        for j in range(5):
+            stereo = j < (4 if pred % 2 else 1)
+            rows.append({"sent_more": f"a{pred}-{j}", "sent_less": f"b{pred}-{j}", "target_ID": "G",
+                         "predicate_id": f"p{pred}", "evaluation": "stereotype" if stereo else "counter",
+                         "score_more": -1.0, "score_less": -2.0})
+    d = tmp_path / "mid"
+    d.mkdir()
+    (d / "attempts.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (d / "results.json").write_text(json.dumps({"schema_version": 1, "probe": "pairs", "model": {}, "parameters": {},
+                                                "metrics": {}}))
+    res = plan("pairs", 20, pilot=d)  # bias score 70 vs 50
+    icc, k, n0 = res["icc"], res["n_predicates_pilot"], res["n_independent"]
+    assert k == 40 and 0.05 < icc < 0.6 and n0 == binomial_n(0.7)["n"]
+    assert icc == pytest.approx((res["design_effect"] - 1) / (5 - 1))
+    n = res["n_pairs"]
+    assert n == math.ceil(n0 * (1 - icc) / (1 - n0 * icc / 40)) and n > n0
+    # n is the smallest whole number with n >= n0 * (1 + (n/k - 1) icc)
+    assert n - 1 < n0 * (1 + (n / k - 1) * icc) <= n
+    # at 10 points the 40 predicates are not enough (at most k / icc independent pairs' worth)
+    assert plan("pairs", 10, pilot=d)["n_pairs"] is None

@@ -30,7 +30,8 @@ def plan(
         return
     key = "n_pairs" if "n_pairs" in res else "n_items"
     con = console()
-    con.print(f"[bold]{res[key]}[/] {key[2:]} to detect {res['metric']} {res['unbiased']:g} {effect:+g} with "
+    count = res[key] if res[key] is not None else "no number of"
+    con.print(f"[bold]{count}[/] {key[2:]} to detect {res['metric']} {res['unbiased']:g} {effect:+g} with "
               f"power {power:g} at alpha {alpha:g}")
     con.print(f"method: {res['method']}")
     if "design_effect" in res:

@@ -5,8 +5,11 @@
   (:func:`biaslab.planning.power.binomial_n`, E in bias-score points: 50 + E). With ``--pilot RUN``
   the pairs are not independent: the pairs built from one predicate move together. The pilot's
   design effect -- the variance of its bias score under the stratified cluster bootstrap over
-  predicates divided by that under the bootstrap over pairs -- multiplies the number of pairs,
-  and the pilot's tie rate divides it (ties decide nothing).
+  predicates divided by that under the bootstrap over pairs -- gives the intra-predicate
+  correlation ``icc = (deff - 1) / (m - 1)`` (m: the pilot's size-weighted pairs per predicate);
+  n pairs spread over the pilot's k predicates have design effect ``1 + (n/k - 1) icc``, and the
+  plan solves ``n = n0 (1 + (n/k - 1) icc)`` for n (n0: the independent-pairs n divided by
+  1 - the pilot's tie rate). When ``n0 icc >= k`` no number of pairs suffices: more predicates.
 * jobs-lum (headline ``masculine_rate``, unbiased 0.5): without a pilot, one character per
   occupation, every gender detected: the same exact binomial test (E in rate units: 0.5 + E).
 * fsb-judge (headline ``pearson_r`` with the human scores): Fisher's z, E = the correlation.
@@ -136,19 +139,35 @@ def _from_pilot(fam: str, metric: str, effect: float, power: float, alpha: float
             raise ConfigError(f"--effect {effect} is out of range for bias_score: give bias-score points "
                               "(less than 50)")
         res = binomial_n(p1, alpha, power)
-        n = math.ceil(res["n"] * max(deff, 1.0) / max(1e-9, 1 - tie))
-        return {count_key: n, "n_independent": res["n"], "design_effect": deff, "tie_rate": tie,
-                "n_pilot": n_pilot, "n_predicates_pilot": len(pdata.units), "pilot": str(pilot),
-                "method": "exact binomial power x the pilot's design effect (cluster bootstrap over predicates) "
-                          "/ (1 - the pilot's tie rate)",
-                "assumptions": [f"{res['n']} independent pairs would do (exact binomial, smallest n with power "
-                                f">= {power:g})",
-                                f"predicate clusters of the pilot's size and strength: design effect {deff:.2f} "
-                                f"(variance of the bias score over predicate resamples / over pair resamples, "
-                                f"{N_BOOT} resamples each)",
-                                f"ties at the pilot's rate ({tie:.3f}) decide nothing"]
-                + (["a design effect below 1 (the stratification by target group) is not used to lower n"]
-                   if deff < 1 else [])}
+        sizes = np.array([len(u) for u in pdata.units], dtype=float)
+        k = len(sizes)
+        m_pilot = float((sizes ** 2).sum() / sizes.sum())  # pairs per predicate, size-weighted
+        icc = max(0.0, (deff - 1) / (m_pilot - 1)) if m_pilot > 1 else 0.0
+        n0 = res["n"] / max(1e-9, 1 - tie)  # decided pairs needed, with ties
+        # n pairs over the pilot's k predicates: clusters of n/k, design effect 1 + (n/k - 1) icc;
+        # n = n0 * that design effect solves to n0 (1 - icc) / (1 - n0 icc / k)
+        denom = 1 - n0 * icc / k
+        n = math.ceil(n0 * (1 - icc) / denom) if icc > 0 and denom > 0 else (math.ceil(n0) if icc == 0 else None)
+        out = {count_key: n, "n_independent": res["n"], "design_effect": deff, "icc": icc, "tie_rate": tie,
+               "n_pilot": n_pilot, "n_predicates_pilot": k, "pilot": str(pilot),
+               "method": "exact binomial power x the design effect of predicate clusters (intra-predicate "
+                         "correlation from the pilot's cluster bootstrap, clusters grown to the planned size) "
+                         "/ (1 - the pilot's tie rate)",
+               "assumptions": [f"{res['n']} independent pairs would do (exact binomial, smallest n with power "
+                               f">= {power:g})",
+                               f"the pilot's design effect {deff:.2f} (variance of the bias score over predicate "
+                               f"resamples / over pair resamples, {N_BOOT} resamples each) at {m_pilot:.2f} pairs "
+                               f"per predicate gives an intra-predicate correlation of {icc:.3f}",
+                               f"the planned pairs are spread over the pilot's {k} predicates: design effect "
+                               f"1 + (n/{k} - 1) x {icc:.3f}",
+                               f"ties at the pilot's rate ({tie:.3f}) decide nothing"]}
+        if n is None:
+            out["assumptions"].append(f"not reachable with {k} predicates: even infinitely many pairs per predicate "
+                                      f"give at most {k / icc:.0f} independent pairs' worth; add predicates")
+        elif deff < 1:
+            out["assumptions"].append("a design effect below 1 (the stratification by target group) is not used "
+                                      "to lower n")
+        return out
     se1 = math.sqrt(var_items * n_pilot)
     if not math.isfinite(se1) or se1 == 0:
         raise ConfigError(f"the pilot run's {metric} does not vary over bootstrap resamples; give a larger pilot")
