@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 ROW = 22
-LEFT = 250
+LEFT = 270
 PLOT = 380
 RIGHT = 90
 TOP = 26
@@ -21,6 +21,11 @@ TOP = 26
 
 def _x(v: float, lo: float, hi: float) -> float:
     return LEFT + (v - lo) / (hi - lo) * PLOT
+
+
+def _short(label: str, width: int = 42) -> str:
+    """A row label that fits left of the plot (about 6 px a character at font size 11)."""
+    return label if len(label) <= width else label[: width - 1] + "…"
 
 
 def _nice(v: float) -> str:
@@ -51,7 +56,7 @@ def forest_svg(rows: Sequence[dict[str, Any]], title: str) -> str:
         sig = r.get("q") is not None and r["q"] < 0.05
         color = "#c0392b" if sig else "#3b6ea8"
         out.append(f'<text x="{LEFT - 8}" y="{y + 4:.1f}" font-size="11" text-anchor="end">'
-                   f'{html.escape(str(r["label"]))[:48]}</text>')
+                   f'{html.escape(_short(str(r["label"])))}</text>')
         if r.get("ci_low") is not None and r.get("ci_high") is not None:
             out.append(f'<line x1="{_x(r["ci_low"], lo, hi):.1f}" y1="{y:.1f}" x2="{_x(r["ci_high"], lo, hi):.1f}" '
                        f'y2="{y:.1f}" stroke="{color}" stroke-width="2.5"/>')

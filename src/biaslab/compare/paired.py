@@ -65,8 +65,7 @@ def load_run(path: Path) -> Run:
 
 
 def label_runs(runs: list[Run]) -> None:
-    """Label each run by probe and model, plus the settings that differ between the runs and,
-    when labels still collide, the run's folder."""
+    """Label each run by probe and model, the settings that differ between the runs, and the run's folder."""
     keys = sorted({k for r in runs for k, v in r.results.get("parameters", {}).items() if isinstance(v, (str, int,
                    float, bool)) or v is None})
     differing = [k for k in keys if len({json.dumps(r.results.get("parameters", {}).get(k)) for r in runs}) > 1]
@@ -74,10 +73,9 @@ def label_runs(runs: list[Run]) -> None:
         params = r.results.get("parameters", {})
         extra = [f"{k}={params.get(k)}" for k in differing if k not in ("pairs", "pairs_sha256")]
         r.label = " ".join([benchmark_label(r.results), r.model, *extra])
-    if len({r.label for r in runs}) < len(runs):
-        for r in runs:
-            folder = r.path if r.path.is_dir() else r.path.parent
-            r.label += f" ({folder.name})"
+        folder = (r.path if r.path.is_dir() else r.path.parent).resolve().name
+        if folder and folder not in r.label.split():
+            r.label += f" ({folder})"
 
 
 def _num(v: Any) -> float | None:
