@@ -161,6 +161,11 @@ def test_generation_probe_metric_gets_the_sign_flip_test_of_per_item_values(tmp_
     assert by["masculine_rate"]["diff"] == pytest.approx(d.mean())
     assert "sign-flip" in by["masculine_rate"]["test"] and by["masculine_rate"]["n_shared"] == 10
     assert math.isfinite(by["stereotype_rate"]["p"])
+    # every item shared: the paired table reproduces each run's own metrics
+    for side, d in (("a", a), ("b", b)):
+        reported = json.loads((d / "results.json").read_text())["metrics"]
+        for name, c in by.items():
+            assert c[side] == pytest.approx(reported[name]["value"]), (side, name)
 
 
 def test_runs_on_different_items_are_compared_unpaired_and_three_runs_share_one_bh_family(tmp_path):
