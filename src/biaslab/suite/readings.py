@@ -15,14 +15,20 @@ HEADLINES: dict[str, tuple[str, int]] = {
 }
 
 
-def headline_metric(probe: str) -> str | None:
-    fam = family(probe)
-    return HEADLINES[fam][0] if fam in HEADLINES else None
+DEFAULT_SIZE = 100  # items of a probe without an entry above
 
 
-def default_size(probe: str) -> int | None:
+def headline_metric(probe: str, results: dict[str, Any] | None = None) -> str | None:
+    """The probe's headline metric; for a probe without an entry above, the first metric its run reports."""
     fam = family(probe)
-    return HEADLINES[fam][1] if fam in HEADLINES else None
+    if fam in HEADLINES:
+        return HEADLINES[fam][0]
+    return next(iter((results or {}).get("metrics", {})), None)
+
+
+def default_size(probe: str) -> int:
+    fam = family(probe)
+    return HEADLINES[fam][1] if fam in HEADLINES else DEFAULT_SIZE
 
 
 def _p(p: Any) -> str:
@@ -37,7 +43,7 @@ def _pct(v: Any, scale: float = 1.0) -> str:
 
 def reading(probe: str, results: dict[str, Any]) -> str:
     """One sentence on the headline metric, e.g. "stereotype preferred in 66% [61, 71] of pairs, p < 0.001"."""
-    name = headline_metric(probe)
+    name = headline_metric(probe, results)
     m = results.get("metrics", {}).get(name or "", {})
     v, lo, hi = m.get("value"), m.get("ci_low"), m.get("ci_high")
     if v is None:

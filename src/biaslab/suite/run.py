@@ -4,7 +4,8 @@ run written like ``biaslab run`` writes it, then one results.json and one report
 Default probes: every registered probe that needs no file of yours (``pairs`` does), whose data
 is available offline (``BIASLAB_DATA_DIR`` or the download cache), and whose requests the model
 kind can answer (``openai/`` servers: generation probes only). Default size per probe: see
-:data:`biaslab.suite.readings.HEADLINES` (``--limit`` overrides it for every probe). Re-running the
+:data:`biaslab.suite.readings.HEADLINES` (100 items for a probe without an entry there;
+``--limit`` overrides it for every probe). Re-running the
 same suite answers every request from the cache.
 """
 
@@ -46,8 +47,6 @@ def default_probes(model_specs: list[str]) -> list[str]:
     generation_only = any(s.startswith("openai/") for s in model_specs)
     out = []
     for name in PROBES:
-        if headline_metric(name) is None:
-            continue
         try:
             probe = create_probe(name)
         except ConfigError:
@@ -135,7 +134,7 @@ def run_suite(models: list[str], probes: list[str] | None, out: Path, *, limit: 
                 reused = bool(old and old["key"] == key and (d / "results.json").exists()
                               and (d / "attempts.jsonl").exists())
                 results = read_results(d) if reused else run_one(probe_objs[name], cached, d, size, console, quiet)
-                metric = headline_metric(name)
+                metric = headline_metric(name, results)
                 m = results["metrics"].get(metric or "", {})
                 runs.append({"model": spec, "probe": name, "dir": str(d.relative_to(out)), "metric": metric,
                              "value": m.get("value"), "ci_low": m.get("ci_low"), "ci_high": m.get("ci_high"),
