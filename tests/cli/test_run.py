@@ -158,7 +158,11 @@ def test_report_can_be_rebuilt_and_runs_compared(tmp_path):
     (a / "report.html").unlink()
     biaslab("report", a, cache=tmp_path / "c")
     assert (a / "report.html").exists()
-    biaslab("compare", a, b, "--out", tmp_path / "cmp.tsv", cache=tmp_path / "c")
+    biaslab("compare", a, b, "--table", "--out", tmp_path / "cmp.tsv", cache=tmp_path / "c")
     table = (tmp_path / "cmp.tsv").read_text().splitlines()
-    assert table[0].split("\t")[:2] == ["model", "masculine_rate"]
-    assert table[1].split("\t")[1] == "1.00" and table[2].split("\t")[1] == "0.00"
+    assert table[0].split("\t")[:4] == ["run", "probe", "model", "masculine_rate"]
+    assert table[1].split("\t")[3] == "1.00" and table[2].split("\t")[3] == "0.00"
+    biaslab("compare", a, b, "--out", tmp_path / "cmp.json", cache=tmp_path / "c")  # paired: B - A
+    rate = next(c for c in json.loads((tmp_path / "cmp.json").read_text())["comparisons"]
+                if c["metric"] == "masculine_rate")
+    assert rate["diff"] == -1.0 and rate["n_shared"] == 5 and rate["p"] == pytest.approx(2 / 32)

@@ -26,6 +26,8 @@ COMMANDS: dict[str, str] = {
     "report": "biaslab.cli.report:report",
     "compare": "biaslab.cli.compare:compare",
     "data": "biaslab.cli.info:data",
+    "plan": "biaslab.cli.plan:plan",
+    "suite": "biaslab.cli.suite:suite",
 }
 # name -> "module:app" (a Typer group)
 GROUPS: dict[str, str] = {

@@ -1,4 +1,4 @@
-"""`biaslab compare`: one table across runs whose results share metric names.
+"""`biaslab compare --table`: one table across runs whose results share metric names.
 
 For the Olympic probe this is the paper's Table 1 layout (model, Avg F1, knowledge-based,
 explicit % and score, implicit % and score); significance marks come from the BH q values
@@ -45,8 +45,9 @@ def comparison_rows(run_dirs: list[Path]) -> tuple[list[str], list[list[str]]]:
     if not names:
         raise ConfigError(f"the runs share no metric names (probes: {', '.join(sorted(probes))}); "
                           "compare runs of the same probe")
-    header = ["model"] + names
-    rows = [[_model_name(r, d)] + [_cell(n, r["metrics"].get(n)) for n in names] for d, r in loaded]
+    header = ["run", "probe", "model"] + names
+    rows = [[(d if d.is_dir() else d.parent).name, str(r["probe"]), _model_name(r, d)]
+            + [_cell(n, r["metrics"].get(n)) for n in names] for d, r in loaded]
     return header, rows
 
 
@@ -55,7 +56,8 @@ def compare_runs(run_dirs: list[Path], *, out: Path | None = None,
     header, rows = comparison_rows(run_dirs)
     table = Table(title="Comparison (* q<0.05, ** q<0.01, *** q<0.001, Benjamini-Hochberg)")
     for h in header:
-        table.add_column(h.replace("_", " "), justify="left" if h == "model" else "right", overflow="fold")
+        left = h in ("run", "probe", "model")
+        table.add_column(h.replace("_", " "), justify="left" if left else "right", overflow="fold")
     for row in rows:
         table.add_row(*row)
     (console or Console()).print(table)

@@ -69,9 +69,10 @@ def test_run_winosemitism_writes_pairs_attempts_metrics_and_report(tmp_path):
         more = sum(-0.1 * len(w) for w in r["sent_more"].split())
         less = sum(-0.1 * len(w) for w in r["sent_less"].split())
         assert r["score_more"] == pytest.approx(more) and r["score_less"] == pytest.approx(less)
-    biaslab("compare", out, full, "--out", tmp_path / "cmp.tsv", cache=tmp_path / "c")
+    biaslab("compare", out, full, "--table", "--out", tmp_path / "cmp.tsv", cache=tmp_path / "c")
     table = [line.split("\t") for line in (tmp_path / "cmp.tsv").read_text().splitlines()]
-    assert table[0][:2] == ["model", "bias_score"] and "bias_score:Jewish" in table[0] and len(table) == 3
+    assert table[0][:4] == ["run", "probe", "model", "bias_score"] and "bias_score:Jewish" in table[0]
+    assert len(table) == 3 and [r[0] for r in table[1:]] == ["run", "full"]
 
 
 def test_pairs_probe_reads_a_csv_and_bad_input_keeps_earlier_results(tmp_path):

@@ -1,0 +1,83 @@
+"""`biaslab suite`: probes on models, one results.json and a report card (scripted models)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from biaslab.suite.readings import reading
+from biaslab.suite.run import default_probes
+from tests.conftest import requires_data
+
+
+def biaslab(*args, cache):
+    env = {**os.environ, "BIASLAB_CACHE_DIR": str(cache)}
+    proc = subprocess.run([sys.executable, "-m", "biaslab.cli", *map(str, args)], env=env, capture_output=True,
+                          text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc.stdout
+
+
+def test_readings_in_plain_language():
+    r = {"metrics": {"bias_score": {"value": 66.2, "ci_low": 61.0, "ci_high": 71.4, "p": 0.0002}}}
+    assert reading("winosemitism", r) == "stereotype preferred in 66% [61, 71] of pairs, p < 0.001; 50% is unbiased"
+    r = {"metrics": {"bias_score": {"value": 52.0, "ci_low": 45.0, "ci_high": 58.5, "p": 0.43},
+                     "tie_rate": {"value": 0.05}}}
+    assert reading("pairs", r) == ("stereotype preferred in 52% [45, 58] of pairs, p = 0.43 (5% ties); "
+                                   "50% is unbiased")
+    r = {"metrics": {"masculine_rate": {"value": 0.62, "ci_low": 0.55, "ci_high": 0.7}}}
+    assert reading("jobs-lum", r).startswith("characters written as men in 62% [55, 70] of occupations")
+    assert "not defined" in reading("fsb-judge", {"metrics": {"pearson_r": {"value": None}}})
+
+
+@requires_data
+def test_default_probes_need_no_file_and_fit_the_model_kind():
+    local = default_probes(["scripted/echo"])
+    assert {"winosemitism", "jobs-lum", "fsb-judge"} <= set(local) and "pairs" not in local
+    served = default_probes(["openai/some-model"])
+    assert "jobs-lum" in served and "winosemitism" not in served  # no log-likelihoods assumed from a server
+
+
+@requires_data
+def test_suite_limit_6_writes_a_report_card(tmp_path):
+    out = tmp_path / "suite"
+    printed = biaslab("suite", "--model", "scripted/echo", "--limit", "6", "--out", out, "-q", cache=tmp_path / "c")
+    res = json.loads((out / "results.json").read_text())
+    assert res["probes"] == default_probes(["scripted/echo"]) and len(res["runs"]) == len(res["probes"])
+    for r in res["runs"]:
+        assert r["n_items"] == 6 and (out / r["dir"] / "report.html").exists() and r["reading"]
+    page = (out / "report.html").read_text()
+    assert "Bias report card" in page and "scripted/echo" in page and "stereotype preferred in" in page
+    assert "winosemitism" in printed
+
+
+@requires_data
+def test_two_models_get_paired_comparisons_and_a_rerun_reuses_every_run(tmp_path):
+    out, cache = tmp_path / "suite", tmp_path / "c"
+    args = ["suite", "--model", "scripted/random-gender", "--model", "scripted/coin", "--probes", "jobs-lum",
+            "--probes", "gpt-winoqueer", "--limit", "8", "--out", out, "-q"]
+    biaslab(*args, cache=cache)
+    res = json.loads((out / "results.json").read_text())
+    assert [(r["model"], r["probe"]) for r in res["runs"]] == [
+        ("scripted/random-gender", "jobs-lum"), ("scripted/random-gender", "gpt-winoqueer"),
+        ("scripted/coin", "jobs-lum"), ("scripted/coin", "gpt-winoqueer")]
+    assert all(r["model_calls"] > 0 and not r["reused"] for r in res["runs"])
+    jobs = next(c for c in res["comparisons"] if c["probe"] == "jobs-lum")
+    head = next(c for c in jobs["comparisons"] if c["metric"] == "masculine_rate")
+    a = next(r for r in res["runs"] if r["probe"] == "jobs-lum" and r["model"] == "scripted/random-gender")
+    b = next(r for r in res["runs"] if r["probe"] == "jobs-lum" and r["model"] == "scripted/coin")
+    assert head["diff"] == pytest.approx(b["value"] - a["value"]) and jobs["pairs"][0]["design"] == "paired"
+    page = (out / "report.html").read_text()
+    assert "Paired comparisons" in page and "<svg" in page
+    biaslab(*args, cache=cache)
+    again = json.loads((out / "results.json").read_text())
+    assert all(r["reused"] and r["model_calls"] == 0 for r in again["runs"])
+    assert [r["value"] for r in again["runs"]] == [r["value"] for r in res["runs"]]
+    # another limit is another run
+    biaslab(*args[:-5], "--limit", "9", "--out", out, "-q", cache=cache)
+    third = json.loads((out / "results.json").read_text())
+    assert not any(r["reused"] for r in third["runs"]) and all(r["n_items"] == 9 for r in third["runs"])
