@@ -33,6 +33,8 @@ def run(
     cache_dir: Path | None = typer.Option(None, "--cache-dir", help="Where the response cache lives (default: user "
                                           "cache; env BIASLAB_CACHE_DIR)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace a finished run of another probe or model "
+                                   "in --out (refused without it)."),
     probe_option: list[str] | None = typer.Option(None, "--probe-option", "-P", metavar="KEY=VALUE",
                                                   help="A probe-specific option (repeat the flag for more); "
                                                        "`biaslab probes` lists each probe's options."),
@@ -62,7 +64,7 @@ def run(
     results, out_dir = execute_run(probe, model=model, base_url=base_url, repetitions=repetitions, limit=limit,
                                    seed=seed, out=out, params=params, max_concurrency=max_concurrency,
                                    cache_dir=cache_dir, quiet=quiet, console=console(stderr=True),
-                                   probe_options=options, option_flags=flags)
+                                   probe_options=options, option_flags=flags, overwrite=overwrite)
     print_summary(results, out_dir, Console())
 
 
