@@ -52,8 +52,10 @@ def execute_run(probe_name: str, *, model: str | None, base_url: str | None, rep
         if not overwrite:
             refuse_other_run(out_dir, probe_name, cached.identity())
         items = probe.load_items()  # validates data before the model loads
-        n_requests = len(plan_run(probe, spread_subset(items, limit), cfg))
-        with attempt_progress(n_requests, f"{probe_name} on {spec}", console=console, enabled=not quiet) as bar:
+        planned = plan_run(probe, spread_subset(items, limit), cfg)
+        generates = any(p.kind == "generate" for p in planned)
+        with attempt_progress(len(planned), f"{probe_name} on {spec}", console=console, enabled=not quiet,
+                              generates=generates) as bar:
             results, attempts = run_probe(probe, cached, cfg, progress=bar, items=items)
         write_run(out_dir, probe, results, attempts)
     finally:
