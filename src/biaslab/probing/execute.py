@@ -14,7 +14,7 @@ from biaslab.errors import ConfigError
 from biaslab.io import json_safe
 from biaslab.models.base import GenerationParams
 from biaslab.models.open import open_cached_model
-from biaslab.models.registry import DEFAULT_MODEL
+from biaslab.models.registry import DEFAULT_MODEL, check_spec
 from biaslab.probes import create_probe
 from biaslab.probing.core import spread_subset
 from biaslab.probing.options import probe_kwargs
@@ -41,6 +41,7 @@ def execute_run(probe_name: str, *, model: str | None, base_url: str | None, rep
     """
     cfg = RunConfig(repetitions=repetitions, limit=limit, seed=seed, params=params)
     validate_config(cfg)  # fail on nonsense flags before loading anything heavy
+    check_spec(model or DEFAULT_MODEL, base_url=base_url)  # a bad model spec fails at once
     probe = create_probe(probe_name, **probe_kwargs(probe_name, probe_options or {}, via=option_flags))
     spec = model or DEFAULT_MODEL
     out_dir = Path(out) if out else default_out_dir(probe_name, spec)

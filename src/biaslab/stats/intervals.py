@@ -19,9 +19,8 @@ Fewer than :data:`MIN_UNITS` units never get an interval: ``too_small: true``.
 from __future__ import annotations
 
 import math
+from statistics import NormalDist
 from typing import Any
-
-from scipy.stats import beta, norm
 
 MIN_UNITS = 2  # fewer units than this: no interval
 
@@ -30,7 +29,7 @@ def wilson(k: float, n: float, confidence: float = 0.95) -> tuple[float, float]:
     """Wilson score interval for ``k`` successes of ``n``."""
     if n <= 0:
         raise ValueError("n must be positive")
-    z = float(norm.ppf(1 - (1 - confidence) / 2))
+    z = NormalDist().inv_cdf(1 - (1 - confidence) / 2)
     p = k / n
     denom = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denom
@@ -43,9 +42,13 @@ def clopper_pearson(k: float, n: float, confidence: float = 0.95) -> tuple[float
     if n <= 0:
         raise ValueError("n must be positive")
     alpha = 1 - confidence
-    lo = 0.0 if k <= 0 else float(beta.ppf(alpha / 2, k, n - k + 1))
-    hi = 1.0 if k >= n else float(beta.ppf(1 - alpha / 2, k + 1, n - k))
-    return lo, hi
+    if k <= 0:  # closed forms at the bounds (no scipy import: this runs in every report)
+        return 0.0, 1 - (alpha / 2) ** (1 / n)
+    if k >= n:
+        return (alpha / 2) ** (1 / n), 1.0
+    from scipy.stats import beta
+
+    return float(beta.ppf(alpha / 2, k, n - k + 1)), float(beta.ppf(1 - alpha / 2, k + 1, n - k))
 
 
 def honest_interval(value: float | None, lo: float | None, hi: float | None, *, n: int, scale: float | None = 1.0,

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from biaslab.errors import ConfigError
 
-HUB_TIMEOUT_S = 5.0
+HUB_TIMEOUT_S = 3.0
 
 
 def looks_like_path(source: str) -> bool:
@@ -84,7 +84,7 @@ def _hub_status(repo_id: str) -> int | None:
 
     thread = threading.Thread(target=ask, daemon=True)  # name resolution ignores the socket timeout
     thread.start()
-    thread.join(HUB_TIMEOUT_S + 1)
+    thread.join(HUB_TIMEOUT_S + 0.5)
     return result[0]
 
 
