@@ -71,6 +71,11 @@ def test_likelihood_report_lists_every_pair_and_marks_small_groups(tmp_path):
     assert re.search(r"bias_score\s.*│\s+\d+\s+│", table)  # n beside the interval in the terminal
     zero = [m for m in results["metrics"].values() if m["value"] == 0 and m.get("interval") == "clopper-pearson"]
     assert all(m["ci_high"] > 0 for m in zero)
+    (out / "report.html").unlink()
+    again = subprocess.run([sys.executable, "-m", "biaslab.cli", "report", str(out)], capture_output=True, text=True,
+                           timeout=120)
+    assert again.returncode == 0 and again.stdout.strip() == f"wrote {out / 'report.html'}"
+    assert parse(out / "report.html").rows == page.rows
 
 
 @requires_data

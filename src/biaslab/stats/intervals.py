@@ -34,7 +34,9 @@ def wilson(k: float, n: float, confidence: float = 0.95) -> tuple[float, float]:
     denom = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denom
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
+    lo = 0.0 if k <= 0 else max(0.0, centre - half)  # exact bounds at 0 and n (no rounding residue)
+    hi = 1.0 if k >= n else min(1.0, centre + half)
+    return lo, hi
 
 
 def clopper_pearson(k: float, n: float, confidence: float = 0.95) -> tuple[float, float]:
