@@ -33,7 +33,13 @@ def test_another_models_run_into_a_finished_run_is_refused_and_the_first_kept(tm
     first = biaslab("run", "jobs-lum", "-m", "scripted/he", "-n", "3", "--out", out, "-q", tmp_path=tmp_path)
     assert first.returncode == 0, first.stderr
     before = {p.name: p.read_bytes() for p in out.iterdir()}
-    manifest = json.loads(before["results.json"])["manifest"]
+    results = json.loads(before["results.json"])
+    nonbinary = results["metrics"]["nonbinary_rate"]  # a zero rate: exact interval with a non-zero upper bound
+    assert nonbinary["value"] == 0 and nonbinary["ci_low"] == 0
+    assert nonbinary["ci_high"] == pytest.approx(1 - 0.025 ** (1 / 3))
+    assert nonbinary["n"] == 3 and "│ 3 │" in first.stdout.replace("  ", " ").replace("  ", " ")
+    assert "interval" not in results["metrics"]["stereotype_rate"]  # a slope, not a rate: no exact interval
+    manifest = results["manifest"]
     assert manifest["command"].startswith("biaslab run jobs-lum -m scripted/he -n 3")
     assert datetime.fromisoformat(manifest["created_at"]).tzinfo is not None
     assert manifest["versions"]["biaslab"] == __version__ and manifest["versions"]["python"].count(".") == 2

@@ -47,9 +47,12 @@ def test_honest_interval_rules():
 
 def test_bootstrap_zero_rate_gets_a_non_zero_upper_bound():
     table = {"x": np.zeros(20)}
-    out = bootstrap_metrics(table, lambda t: {"rate": float(t["x"].mean())}, seed=0)["rate"]
+    fn = lambda t: {"rate": float(t["x"].mean()), "slope": float(t["x"].mean())}  # noqa: E731
+    both = bootstrap_metrics(table, fn, seed=0, proportions=["rate"])
+    out = both["rate"]
     assert out["value"] == 0.0 and out["ci_low"] == 0.0 and out["n"] == 20
     assert out["ci_high"] == pytest.approx(1 - 0.025 ** (1 / 20)) and out["ci_high"] > 0.16
+    assert both["slope"]["ci_low"] is None and both["slope"]["degenerate"]  # no proportion: no exact interval
 
 
 def test_bootstrap_metric_over_a_subset_reports_its_own_n():

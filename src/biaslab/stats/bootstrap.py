@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 
 import numpy as np
 
@@ -32,13 +32,16 @@ def bootstrap_metrics(
     n_resamples: int = 1000,
     seed: int = 0,
     confidence: float = 0.95,
+    proportions: Collection[str] = (),
 ) -> dict[str, dict[str, float | None]]:
     """Point estimate and percentile CI of every metric ``fn`` returns.
 
     Returns ``{name: {"value": x, "ci_low": lo, "ci_high": hi, "n": items[, "too_small", "interval"]}}``.
     Undefined values are ``None`` (NaN in a resample is skipped; if most resamples are undefined
     the CI is None). ``fn`` may return ``{name: (value, n)}`` for a metric over fewer units than
-    the table's rows (a bin, a group): its ``n`` is then that count.
+    the table's rows (a bin, a group): its ``n`` is then that count. ``proportions`` names the
+    metrics that are rates in [0, 1]: a collapsed interval at 0 or 1 becomes an exact one; any
+    other collapsed interval is dropped (``degenerate``).
     """
     n = len(next(iter(table.values()))) if table else 0
     with warnings.catch_warnings():
@@ -60,7 +63,7 @@ def bootstrap_metrics(
         ok = value is not None and math.isfinite(value) and arr.size >= max(10, n_resamples // 2)
         out[name] = honest_interval(_clean(value), float(np.quantile(arr, alpha)) if ok else None,
                                     float(np.quantile(arr, 1 - alpha)) if ok else None, n=units[name],
-                                    confidence=confidence)
+                                    scale=1.0 if name in proportions else None, confidence=confidence)
     return out
 
 
