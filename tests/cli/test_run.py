@@ -116,8 +116,9 @@ def test_bad_input_is_one_line_without_traceback_and_keeps_earlier_results(tmp_p
     out = tmp_path / "run"
     biaslab("run", "jobs-lum", "--model", "scripted/he", "--limit", "3", "--out", out, cache=tmp_path / "c")
     before = (out / "results.json").read_text()
-    proc = biaslab("run", "jobs-lum", "--limit", "3", "--out", out, *args, cache=tmp_path / "c", check=False,
-                   timeout=120)
+    # --overwrite: another model may replace the run, but a failed run still keeps the earlier results
+    proc = biaslab("run", "jobs-lum", "--limit", "3", "--out", out, "--overwrite", *args, cache=tmp_path / "c",
+                   check=False, timeout=120)
     assert proc.returncode != 0
     assert needle in proc.stderr, proc.stderr
     assert "Traceback" not in proc.stderr

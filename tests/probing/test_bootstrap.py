@@ -11,10 +11,10 @@ def test_point_estimate_and_ci_of_a_mean():
     assert out["mean"]["ci_low"] == 0.0 and out["mean"]["ci_high"] == 1.0
 
 
-def test_constant_data_has_a_degenerate_interval():
+def test_constant_data_gets_no_zero_width_interval():
     table = {"x": np.full(10, 3.0)}
     out = bootstrap_metrics(table, lambda t: {"m": float(t["x"].mean())}, seed=0)
-    assert out["m"] == {"value": 3.0, "ci_low": 3.0, "ci_high": 3.0}
+    assert out["m"] == {"value": 3.0, "ci_low": None, "ci_high": None, "n": 10, "degenerate": True}
 
 
 def test_undefined_metric_is_none_and_seed_is_reproducible():
@@ -23,5 +23,5 @@ def test_undefined_metric_is_none_and_seed_is_reproducible():
     a = bootstrap_metrics(table, fn, seed=7)
     b = bootstrap_metrics(table, fn, seed=7)
     assert a == b
-    assert a["nan"] == {"value": None, "ci_low": None, "ci_high": None}
+    assert a["nan"] == {"value": None, "ci_low": None, "ci_high": None, "n": 20}
     assert a["m"]["ci_low"] < 9.5 < a["m"]["ci_high"]

@@ -59,10 +59,23 @@ def _line(df: pd.DataFrame, r: int, first_line: int = 2) -> int:
     return r + first_line
 
 
-def read_items(path: str | Path, id_column: str = "id") -> pd.DataFrame:
-    """An items/texts file with a unique, non-empty ``id_column`` (ids as stripped strings)."""
+ID_COLUMNS = ("id", "uid", "item_id", "item")  # looked for, in this order, when no id column is named
+
+
+def read_items(path: str | Path, id_column: str | None = None) -> pd.DataFrame:
+    """An items/texts file with a unique, non-empty ``id_column`` (ids as stripped strings).
+
+    Without ``id_column``, the first of :data:`ID_COLUMNS` the header has (any case) is the id
+    column (the Fifty Shades of Bias file's ``uid``). The frame's ``attrs["id_column"]`` names it.
+    """
     df = read_table(path, "items")
-    if id_column not in df.columns:
+    if id_column is None:
+        lower = {str(c).lower(): c for c in df.columns}
+        id_column = next((lower[c] for c in ID_COLUMNS if c in lower), None)
+        if id_column is None:
+            raise DataError(f"{path}: no id column (looked for {', '.join(ID_COLUMNS)}; found: "
+                            f"{', '.join(map(str, df.columns))}); name the id column with --id-column")
+    elif id_column not in df.columns:
         raise DataError(f"{path}: no {id_column!r} column (found: {', '.join(map(str, df.columns))}); "
                         f"name the id column with --id-column")
     if len(df) == 0:
@@ -78,6 +91,7 @@ def read_items(path: str | Path, id_column: str = "id") -> pd.DataFrame:
                         "ids must be unique")
     out = df.copy()
     out[id_column] = ids
+    out.attrs["id_column"] = id_column
     return out
 
 

@@ -43,7 +43,7 @@ def csv_cell(value: str) -> str:
     return value
 
 
-def design_file(items: Path, out: Path, *, id_column: str = "id", tuple_size: int = 4, appearances: int = 8,
+def design_file(items: Path, out: Path, *, id_column: str | None = None, tuple_size: int = 4, appearances: int = 8,
                 seed: int = 0, attempts: int = 100) -> DesignQuality:
     """Design tuples for the ids of ``items`` (:func:`biaslab.bws.design.design_with_quality`) and
     write them to ``out`` as a CSV with columns Item1..ItemK; returns the design's quality."""
@@ -51,8 +51,8 @@ def design_file(items: Path, out: Path, *, id_column: str = "id", tuple_size: in
     from biaslab.bws.design import design_with_quality
 
     df = read_items(items, id_column)
-    tuples, quality = design_with_quality(df[id_column].tolist(), tuple_size=tuple_size, appearances=appearances,
-                                          seed=seed, attempts=attempts)
+    tuples, quality = design_with_quality(df[df.attrs["id_column"]].tolist(), tuple_size=tuple_size,
+                                          appearances=appearances, seed=seed, attempts=attempts)
     header = ",".join(f"Item{i + 1}" for i in range(tuple_size))
     lines = [header] + [",".join(csv_cell(v) for v in t) for t in tuples]
     write_output(out, "\n".join(lines) + "\n")
@@ -61,7 +61,7 @@ def design_file(items: Path, out: Path, *, id_column: str = "id", tuple_size: in
 
 def score_annotations_file(annotations: Path, out: Path, *, method: str = COUNTING, resamples: int | None = None,
                confidence: float = 0.95, seed: int = 0, decimals: int | None = None, alpha: float = 0.01,
-               items: Path | None = None, id_column: str = "id") -> ScoreRun:
+               items: Path | None = None, id_column: str | None = None) -> ScoreRun:
     """Score the annotations (``counting`` or ``bradley-terry``) with bootstrap CIs over tuples
     (``resamples``, default 1000 for counting and 200 for Bradley-Terry; 0: no CIs) and write
     the scores CSV to ``out``. With ``items`` every annotated id must be one of its ids."""
@@ -73,7 +73,8 @@ def score_annotations_file(annotations: Path, out: Path, *, method: str = COUNTI
     ann = read_annotations(annotations)
     never: list[str] = []
     if items is not None:
-        known = read_items(items, id_column)[id_column]
+        known_items = read_items(items, id_column)
+        known = known_items[known_items.attrs["id_column"]]
         check_known_ids(ann, set(known), source=str(annotations), known_source=str(items))
     data = index_annotations(ann)
     if items is not None:

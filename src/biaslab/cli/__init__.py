@@ -39,6 +39,20 @@ GROUPS: dict[str, str] = {
 _mounted: list[bool] = []
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from biaslab import __version__
+
+        print(f"biaslab {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
+                                       help="Print biaslab's version and exit.")) -> None:
+    """Measure social bias in large language models: run probes, score annotations, compare runs."""
+
+
 def mount() -> typer.Typer:
     """Attach every command and group to :data:`app` (once)."""
     if _mounted:

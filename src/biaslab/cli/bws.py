@@ -31,7 +31,8 @@ def design_cmd(
     appearances: int = typer.Option(8, "--appearances", help="Tuples each item appears in (8 gives 2N 4-tuples)."),
     seed: int = typer.Option(0, "--seed", help="Random seed; the same items and seed give the same tuples."),
     attempts: int = typer.Option(100, "--attempts", help="Random designs tried; the most balanced one is kept."),
-    id_column: str = typer.Option("id", "--id-column", help="Name of the id column in --items."),
+    id_column: str | None = typer.Option(None, "--id-column", help="Name of the id column in --items (default: "
+                                         "the first of id, uid, item_id, item)."),
 ) -> None:
     """Make best-worst tuples (Kiritchenko & Mohammad), with guarantees the original script lacks.
 
@@ -70,7 +71,8 @@ def score_cmd(
                                 "alpha * sum(theta^2) that keeps always-best items finite."),
     items: Path | None = typer.Option(None, "--items", help="Optional items file: every annotated id must be "
                                          "in it; items never annotated are reported."),
-    id_column: str = typer.Option("id", "--id-column", help="Id column of --items."),
+    id_column: str | None = typer.Option(None, "--id-column", help="Id column of --items (default: the first of "
+                                         "id, uid, item_id, item)."),
 ) -> None:
     """Score best-worst annotations; CIs come from resampling tuples with replacement."""
     from contextlib import nullcontext

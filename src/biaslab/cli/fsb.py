@@ -47,7 +47,8 @@ def analyze_cmd(
                                    "three bins: [0, 0.316), [0.316, 0.579), [0.579, 1])."),
     by: list[str] | None = typer.Option(None, "--by", help="Metadata column to cross-tabulate with the bins "
                                            "(repeatable; default: columns with 2-20 distinct values)."),
-    min_count: int = typer.Option(1, "--min-count", help="PMI: leave out words seen fewer times than this."),
+    min_count: int = typer.Option(5, "--min-count", help="PMI: leave out words seen fewer times than this in all "
+                                  "texts (rarer words tie at a bin's maximum PMI; 1 keeps every word)."),
     top: int = typer.Option(10, "--top", help="Words / n-grams listed per bin and side."),
     compare: list[str] | None = typer.Option(None, "--compare", help="Bins to contrast with log-odds, e.g. 2,3 "
                                                 "(repeatable; default: every pair of adjacent bins)."),
@@ -96,8 +97,10 @@ def analyze_cmd(
             c.print(f"[yellow]log-odds bin {comp['a']} vs {comp['b']}: no n-gram passes --min-df {min_df} / "
                     f"--max-df {max_df}; lower --min-df for small corpora[/]")
             continue
-        c.print(f"log-odds bin {comp['a']}: {', '.join(t['ngram'] for t in comp['top_a'])}")
-        c.print(f"log-odds bin {comp['b']}: {', '.join(t['ngram'] for t in comp['top_b'])}")
+        c.print(f"log-odds bin {comp['a']} vs {comp['b']}, more in bin {comp['a']}: "
+                f"{', '.join(t['ngram'] for t in comp['top_a'])}")
+        c.print(f"log-odds bin {comp['a']} vs {comp['b']}, more in bin {comp['b']}: "
+                f"{', '.join(t['ngram'] for t in comp['top_b'])}")
     c.print(f"wrote {len(run.paths)} files to {out} (report.html, results.json, CSV tables)")
 
 

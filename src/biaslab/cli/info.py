@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from biaslab.cli.common import console
@@ -39,23 +40,30 @@ def probes() -> None:
 def data(
     fetch: bool = typer.Option(False, "--fetch", help="Download (or verify) every registered file now."),
 ) -> None:
-    """List the research data files biaslab uses, where each comes from, and whether it is available."""
-    from biaslab.data.registry import FILES, data_path
+    """List the research data files biaslab uses, where each comes from, and whether it is here.
+
+    Without --fetch the status is read from BIASLAB_DATA_DIR and the download cache (sha256 checked);
+    nothing is downloaded.
+    """
+    from biaslab.data.registry import FILES, data_path, local_status
     from biaslab.errors import BiaslabError
 
-    table = Table(title="Data files (BIASLAB_DATA_DIR or downloaded at run time, sha256 checked)")
-    for col in ("file", "upstream", "license", "status"):
-        table.add_column(col)
+    table = Table(title="Data files (BIASLAB_DATA_DIR or downloaded when needed, sha256 checked)")
+    table.add_column("file · upstream · license", overflow="fold", ratio=1)
+    table.add_column("status", overflow="fold", min_width=10, max_width=24)
     failures = 0
     for name, df in FILES.items():
         if fetch:
             try:
-                status = str(data_path(name))
+                data_path(name)
+                status = local_status(name)[0]
             except BiaslabError as exc:
                 status, failures = f"missing: {exc}", failures + 1
         else:
-            status = "-"
-        table.add_row(name, f"{df.repo[0]}@{df.repo[1][:7]}:{df.upstream}", df.license, status)
+            status = local_status(name)[0]
+        style = "green" if status.startswith("ok") else "yellow" if status == "not here" else "red"
+        table.add_row(f"[bold]{escape(name)}[/]\n[dim]{escape(df.repo[0])}@{df.repo[1][:7]}:{escape(df.upstream)} · "
+                      f"{escape(df.license)}[/]", f"[{style}]{escape(status)}[/]")
     console().print(table)
     if failures:
         raise typer.Exit(1)

@@ -13,4 +13,4 @@ def report(run_dir: Path = typer.Argument(..., help="A run directory with result
     """Re-render report.html of a finished run from its written results (no model needed)."""
     from biaslab.report.html import rebuild_report
 
-    console().print(f"wrote {rebuild_report(run_dir)}")
+    console(soft_wrap=True).print(f"wrote {rebuild_report(run_dir)}")  # a path is never wrapped

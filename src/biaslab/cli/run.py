@@ -33,6 +33,8 @@ def run(
     cache_dir: Path | None = typer.Option(None, "--cache-dir", help="Where the response cache lives (default: user "
                                           "cache; env BIASLAB_CACHE_DIR)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace a finished run of another probe or model "
+                                   "in --out (refused without it)."),
     probe_option: list[str] | None = typer.Option(None, "--probe-option", "-P", metavar="KEY=VALUE",
                                                   help="A probe-specific option (repeat the flag for more); "
                                                        "`biaslab probes` lists each probe's options."),
@@ -65,26 +67,32 @@ def run(
     results, out_dir = execute_run(probe, model=model, base_url=base_url, repetitions=repetitions, limit=limit,
                                    seed=seed, out=out, params=params, max_concurrency=max_concurrency,
                                    cache_dir=cache_dir, quiet=quiet, console=console(stderr=True),
-                                   probe_options=options, option_flags=flags)
+                                   probe_options=options, option_flags=flags, overwrite=overwrite)
     print_summary(results, out_dir, Console())
 
 
 def print_summary(results: dict[str, Any], out_dir: Path, out: Console) -> None:
+    from biaslab.report.html import ci_text
+
     table = Table(title=f"{results['probe']} · {results['model'].get('model')} · {results['n_items']} items, "
                         f"{results['n_attempts']} attempts")
     table.add_column("metric")
     table.add_column("value", justify="right")
     table.add_column("95% CI", justify="right")
+    table.add_column("n", justify="right")
     has_q = any("q" in m for m in results["metrics"].values())
     if has_q:
         table.add_column("p", justify="right")
         table.add_column("q", justify="right")
     for name, m in results["metrics"].items():
-        row = [name, fmt(m.get("value")), escape(f"[{fmt(m.get('ci_low'))}, {fmt(m.get('ci_high'))}]")]
+        row = [name, fmt(m.get("value")), escape(ci_text(m)), str(m["n"]) if m.get("n") is not None else ""]
         if has_q:
             row += [fmt(m.get("p"), 4), fmt(m.get("q"), 4)]
         table.add_row(*row)
     out.print(table)
+    if any(m.get("too_small") or m.get("interval") for m in results["metrics"].values()):
+        out.print("n: units the interval is over; exact: Clopper-Pearson (every unit had the same outcome); "
+                  "too small: too few units to interpret, no interval")
     run_stats = results.get("run", {})
     out.print(f"model calls {run_stats.get('model_calls', 0)}, cache hits {run_stats.get('cache_hits', 0)}; "
               f"wrote {out_dir}/results.json, attempts.jsonl, report.html")

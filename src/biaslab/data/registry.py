@@ -207,3 +207,19 @@ for _name, _sha in [
     ("fsb_final_scores.csv", "bf7e9659134e520f840bca075a4e6f1cfe1637e30c4e883e5019ffd238012774"),
 ]:
     _add(f"fsb/{_name}", FSB, f"data/FSB/{_name}", _sha, "MIT")
+
+
+def local_status(local: str) -> tuple[str, Path | None]:
+    """Where the registered file ``local`` is on this machine, without downloading: ``(status, path)``.
+
+    status: "ok (data dir)" (BIASLAB_DATA_DIR), "ok (cache)", "sha256 mismatch" (the copy found is another
+    version) or "not here" (downloaded when first needed).
+    """
+    df = FILES[local]
+    data_dir = os.environ.get("BIASLAB_DATA_DIR")
+    places = [(Path(data_dir).expanduser() / df.local, "data dir")] if data_dir else []
+    places.append((cache_dir() / "data" / df.local, "cache"))
+    for path, where in places:
+        if path.is_file():
+            return (f"ok ({where})", path) if sha256_of(path) == df.sha256 else ("sha256 mismatch", path)
+    return "not here", None

@@ -27,7 +27,7 @@ PAPER_THRESHOLDS = (0.316, 0.579)
 class AnalysisConfig:
     thresholds: Sequence[float] = PAPER_THRESHOLDS
     group_columns: Sequence[str] | None = None  # None: guess (few distinct values)
-    pmi_min_count: int = 1
+    pmi_min_count: int = 5  # rarer words all tie at a bin's maximum PMI (a word seen once ranks first)
     top: int = 10
     compare: Sequence[tuple[int, int]] | None = None  # None: every pair of adjacent bins
     prior: str = "uniform"  # or "informative"

@@ -85,6 +85,15 @@ def split_spec(spec: str) -> tuple[str, str]:
     return prefix, name
 
 
+def check_spec(spec: str, *, base_url: str | None = None) -> None:
+    """Fail fast on a spec that cannot load: unknown prefix, or what the backend's cheap identity
+    hook rejects (``hf/`` directory not found, hub model not local and unreachable)."""
+    prefix, name = split_spec(spec)
+    entry = BACKENDS[prefix]
+    if entry.identity:
+        _import(entry.identity, entry)(name, base_url=base_url, options={})
+
+
 def load_model(spec: str | None = None, *, base_url: str | None = None, lazy: bool = True,
                on_load: Callable[[str], None] | None = None, **options: Any) -> ModelBackend:
     """Build the backend for ``spec`` (default: the embedded SmolLM2).

@@ -3,6 +3,7 @@ then every output file written at once (a failed run never replaces earlier resu
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -10,9 +11,10 @@ from typing import Any
 from rich.console import Console
 
 from biaslab.errors import ConfigError
+from biaslab.io import json_safe
 from biaslab.models.base import GenerationParams
 from biaslab.models.open import open_cached_model
-from biaslab.models.registry import DEFAULT_MODEL
+from biaslab.models.registry import DEFAULT_MODEL, check_spec
 from biaslab.probes import create_probe
 from biaslab.probing.options import probe_kwargs
 from biaslab.probing.runner import RunConfig, plan_run, run_probe, validate_config, write_run
@@ -28,28 +30,50 @@ def execute_run(probe_name: str, *, model: str | None, base_url: str | None, rep
                 seed: int, out: Path | None, params: GenerationParams, max_concurrency: int = 8,
                 cache_dir: Path | None = None, quiet: bool = False, console: Console,
                 probe_options: dict[str, Any] | None = None, option_flags: dict[str, str] | None = None,
-                ) -> tuple[dict[str, Any], Path]:
+                overwrite: bool = False) -> tuple[dict[str, Any], Path]:
     """Run ``probe_name`` on ``model`` and write its outputs; returns (results, output directory).
 
     ``probe_options``: the probe's options by name (``-P`` values; strings are converted);
-    ``option_flags``: the flag each came from, for error messages.
+    ``option_flags``: the flag each came from, for error messages. The model spec is resolved
+    before the data loads (a bad spec fails at once); a finished run of another probe or model in
+    ``out`` is refused unless ``overwrite``.
     """
     cfg = RunConfig(repetitions=repetitions, limit=limit, seed=seed, params=params)
     validate_config(cfg)  # fail on nonsense flags before loading anything heavy
+    check_spec(model or DEFAULT_MODEL, base_url=base_url)  # a bad model spec fails at once
     probe = create_probe(probe_name, **probe_kwargs(probe_name, probe_options or {}, via=option_flags))
     spec = model or DEFAULT_MODEL
     out_dir = Path(out) if out else default_out_dir(probe_name, spec)
     if out_dir.exists() and not out_dir.is_dir():
         raise ConfigError(f"--out {out_dir} is a file; give a directory")
-    items = probe.load_items()  # validates data before the model loads
-    n_requests = len(plan_run(probe, probe.select_items(items, cfg), cfg))
-
     cached = open_cached_model(spec, base_url=base_url, cache_dir=cache_dir, max_concurrency=max_concurrency,
                                console=None if quiet else console)
     try:
-        with attempt_progress(n_requests, f"{probe_name} on {spec}", console=console, enabled=not quiet) as bar:
+        if not overwrite:
+            refuse_other_run(out_dir, probe_name, cached.identity())
+        items = probe.load_items()  # validates data before the model loads
+        planned = plan_run(probe, probe.select_items(items, cfg), cfg)
+        generates = any(p.kind == "generate" for p in planned)
+        with attempt_progress(len(planned), f"{probe_name} on {spec}", console=console, enabled=not quiet,
+                              generates=generates) as bar:
             results, attempts = run_probe(probe, cached, cfg, progress=bar, items=items)
         write_run(out_dir, probe, results, attempts)
     finally:
         cached.close()
     return results, out_dir
+
+
+def refuse_other_run(out_dir: Path, probe_name: str, identity: dict[str, Any]) -> None:
+    """A ConfigError when ``out_dir`` holds a finished run of another probe or model (its results.json)."""
+    path = Path(out_dir) / "results.json"
+    if not path.is_file():
+        return
+    try:
+        earlier = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        earlier = {}
+    if earlier.get("probe") == probe_name and earlier.get("model") == json_safe(identity):
+        return  # the same run again: resumes from the cache and refreshes its files
+    what = f"{earlier.get('probe', '?')} on {(earlier.get('model') or {}).get('model', '?')}"
+    raise ConfigError(f"--out {out_dir} already holds a finished run ({what}); give another --out, "
+                      "or add --overwrite to replace it")

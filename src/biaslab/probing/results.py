@@ -5,7 +5,9 @@
     {"schema_version": 1, "probe": NAME, "probe_version": V, "model": {...},
      "parameters": {...}, "data": {file: sha256}, "biaslab_version": V,
      "metrics": {NAME: {"value": x, "ci_low": lo, "ci_high": hi, ["p": p, "q": q]}},
-     "n_items": N, "n_attempts": N, ...extra}
+     "n_items": N, "n_attempts": N, "manifest": {command, created_at, versions, decoding}, ...extra}
+
+(the manifest: :mod:`biaslab.probing.manifest`).
 
 Every file is written to a temporary name in the same directory and renamed into place, so a
 crash never leaves a half-written file and a failed run never replaces earlier results.

@@ -18,6 +18,7 @@ from biaslab.errors import ConfigError, DataError
 from biaslab.models.base import ContextLengthError, GenerateRequest, GenerationParams, LoglikelihoodRequest
 from biaslab.models.cache import CachedModel
 from biaslab.probing.core import Attempt, PlannedRequest, Probe, ProbeItem
+from biaslab.probing.manifest import run_manifest
 from biaslab.probing.results import build_results, write_jsonl, write_results
 
 
@@ -106,6 +107,7 @@ def run_probe(
         n_items=len(items),
         n_attempts=len(attempts),
         run=run,
+        manifest=run_manifest([p.request for p in planned], model.identity()),
         **extra,
     )
     return results, attempts

@@ -12,7 +12,9 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 
 from biaslab.io import atomic_write_text
 from biaslab.probing.core import Probe
+from biaslab.probing.likelihood import LikelihoodProbe
 from biaslab.probing.results import read_results
+from biaslab.report.attempts_table import attempts_table
 
 
 def _fmt(value: Any, digits: int = 3) -> str:
@@ -34,10 +36,27 @@ def _tag(value: Any, key: str = "") -> str:
     return str(value)
 
 
+def ci_text(m: dict[str, Any], digits: int = 3) -> str:
+    """A metric's interval for a table cell: "[lo, hi]", "[lo, hi] exact", or why there is none."""
+    if m.get("too_small"):
+        return "too small"
+    if m.get("degenerate"):
+        return "no variation"
+    if m.get("ci_low") is None:
+        return "n/a"
+    exact = " exact" if m.get("interval") == "clopper-pearson" else ""
+    return f"[{_fmt(m['ci_low'], digits)}, {_fmt(m['ci_high'], digits)}]{exact}"
+
+
+# report.html runs no script; inline styles and data: images only (the attempts table filters with CSS)
+CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
+
+
 def _env() -> Environment:
     env = Environment(loader=PackageLoader("biaslab.report", "templates"), autoescape=select_autoescape(["html", "j2"]))
     env.filters["fmt"] = _fmt
     env.filters["tag"] = _tag
+    env.filters["ci"] = ci_text
     return env
 
 
@@ -62,7 +81,11 @@ def render_report(results: dict[str, Any], rows: list[dict[str, Any]], probe: Pr
         doc = probe.metric_docs.get(name)
         metrics.append({"name": name, **m, "doc": doc})
     extra_sections = probe.report_sections(results, rows)
+    likelihood = isinstance(probe, LikelihoodProbe)
     return _env().get_template("report.html.j2").render(
+        csp=CSP,
+        likelihood=likelihood,
+        attempts=attempts_table(rows, probe.example_fields(), likelihood=likelihood),
         r=results,
         title=probe.title or probe.name,
         metrics=metrics,

@@ -68,7 +68,9 @@ def test_metrics_by_hand():
     # group B: one predicate: reported, flagged, no q
     assert m["bias_score:B"]["too_small"] is True and "q" not in m["bias_score:B"]
     assert m["bias_score:A"]["n_predicates"] == 3 and m["bias_score:A"]["too_small"] is False
-    assert m["bias_score:B"]["ci_low"] == m["bias_score:B"]["ci_high"] == 100.0  # one cluster: no variation
+    # one cluster: the bootstrap cannot vary, and the group is too small for an interval
+    assert m["bias_score:B"]["ci_low"] is None and m["bias_score:B"]["ci_high"] is None
+    assert m["bias_score:B"]["n"] == 1 and m["bias_score:A"]["n"] == 3
     lo, hi = m["bias_score:A"]["ci_low"], m["bias_score:A"]["ci_high"]
     assert 0 <= lo < 50 < hi <= 100
     assert [t["group"] for t in table] == ["A", "B"]

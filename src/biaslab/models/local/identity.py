@@ -67,6 +67,9 @@ def hf_source(name: str, base_url: str | None) -> tuple[str, None]:
     name = name.strip()
     if not name:
         raise ConfigError("the hf backend needs a hub id or a local directory: hf/<org>/<model> or hf/<dir>")
+    from biaslab.models.local.hub import check_hf_source
+
+    check_hf_source(name)  # one-line errors for a missing directory or an unreachable model, before loading
     return name, None
 
 

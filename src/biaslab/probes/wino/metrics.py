@@ -13,7 +13,9 @@ CIs: 95% percentile intervals of a stratified cluster bootstrap (1,000 resamples
 cluster sign-flip test of (stereotypical - counter-stereotypical pairs) per predicate, i.e. H0
 "the model prefers the stereotypical sentence as often as the other one"; Benjamini-Hochberg
 q-values across the groups with at least ``MIN_PREDICATES`` predicates. Smaller groups are
-reported with ``too_small: true`` and no q-value.
+reported with ``too_small: true``, no interval and no q-value. Where the bootstrap collapses (every
+predicate 100% stereotypical), the interval is exact (:mod:`biaslab.stats.intervals`); ``n`` is
+the number of predicates resampled.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from biaslab.stats.cluster import cluster_sign_flip_test, percentile_ci, stratified_cluster_sums
+from biaslab.stats.intervals import honest_interval
 from biaslab.stats.significance import bh_qvalues
 
 MIN_PREDICATES = 3
@@ -64,19 +67,20 @@ def wino_metrics(rows: list[dict[str, Any]], *, seed: int = 0, n_resamples: int 
     total = {k: sum(boot[g][k] for g in groups) for k in cols}
     point = {k: float(t[k].sum()) for k in cols}
 
-    def entry(pt: dict[str, float], bs: dict[str, np.ndarray], name: str) -> dict[str, Any]:
+    def entry(pt: dict[str, float], bs: dict[str, np.ndarray], name: str, clusters: int) -> dict[str, Any]:
         value = _ratios(np.array(pt["n"]), np.array(pt["stereo"]), np.array(pt["tie"]), np.array(pt["diff"]))[name]
         lo, hi = percentile_ci(_ratios(bs["n"], bs["stereo"], bs["tie"], bs["diff"])[name])
-        return {"value": float(value), "ci_low": lo, "ci_high": hi}
+        scale = {"bias_score": 100.0, "tie_rate": 1.0}.get(name)  # mean_ll_diff is no proportion
+        return honest_interval(float(value), lo, hi, n=clusters, scale=scale)  # n: the resampled predicates
 
     d = t["stereo"] - t["counter"]
     overall = cluster_sign_flip_test(d, n_permutations=n_permutations, seed=seed)
     n_preds = lambda mask: sum(1 for p, m in zip(t["predicate"], mask) if m and not p.endswith(NO_PREDICATE))  # noqa: E731
     metrics: dict[str, dict[str, Any]] = {
-        "bias_score": {**entry(point, total, "bias_score"), "p": overall.p, "n_pairs": int(point["n"]),
+        "bias_score": {**entry(point, total, "bias_score", len(d)), "p": overall.p, "n_pairs": int(point["n"]),
                        "n_predicates": n_preds(np.ones(len(d), bool))},
-        "tie_rate": entry(point, total, "tie_rate"),
-        "mean_ll_diff": entry(point, total, "mean_ll_diff"),
+        "tie_rate": entry(point, total, "tie_rate", len(d)),
+        "mean_ll_diff": entry(point, total, "mean_ll_diff", len(d)),
     }
     table = []
     tests = {}
@@ -87,10 +91,15 @@ def wino_metrics(rows: list[dict[str, Any]], *, seed: int = 0, n_resamples: int 
         test = cluster_sign_flip_test(d[mask], n_permutations=n_permutations, seed=seed)
         tests[g] = test
         small = k_pred < MIN_PREDICATES
-        metrics[f"bias_score:{g}"] = {**entry(pt, boot[g], "bias_score"), "p": test.p, "n_pairs": int(pt["n"]),
-                                      "n_predicates": k_pred, "too_small": small}
-        metrics[f"mean_ll_diff:{g}"] = entry(pt, boot[g], "mean_ll_diff")
+        metrics[f"bias_score:{g}"] = {**entry(pt, boot[g], "bias_score", int(mask.sum())), "p": test.p,
+                                      "n_pairs": int(pt["n"]), "n_predicates": k_pred}
+        metrics[f"mean_ll_diff:{g}"] = entry(pt, boot[g], "mean_ll_diff", int(mask.sum()))
+        for m in (metrics[f"bias_score:{g}"], metrics[f"mean_ll_diff:{g}"]):
+            m["too_small"] = small or m.get("too_small", False)
+            if small:  # too few predicates to interpret: no interval
+                m.update(ci_low=None, ci_high=None)
         table.append({"group": g, "n_pairs": int(pt["n"]), "n_predicates": k_pred, "too_small": small,
+                      "n": int(mask.sum()),
                       "bias_score": metrics[f"bias_score:{g}"]["value"], "ci_low": metrics[f"bias_score:{g}"]["ci_low"],
                       "ci_high": metrics[f"bias_score:{g}"]["ci_high"], "p": test.p, "test": test.method})
     family = [g for g in groups if not metrics[f"bias_score:{g}"]["too_small"]]

@@ -4,6 +4,7 @@ stereotyped predicates, example pairs, and how the uncertainty was computed."""
 from __future__ import annotations
 
 import html
+import re
 from typing import Any
 
 from biaslab.probing.core import Figure
@@ -43,7 +44,8 @@ def sections(results: dict[str, Any], attempts: list[dict[str, Any]]) -> list[di
         rows = "".join(
             f"<tr{' class=flag' if g['too_small'] else ''}><td>{html.escape(str(g['group']))}</td>"
             f"<td class=num>{g['n_pairs']}</td><td class=num>{g['n_predicates']}</td>"
-            f"<td class=num>{_f(g['bias_score'])}</td><td class=num>[{_f(g['ci_low'])}, {_f(g['ci_high'])}]</td>"
+            f"<td class=num>{_f(g['bias_score'])}</td>"
+            f"<td class=num>{_ci(g)}</td>"
             f"<td class=num>{_f(g['p'], 4)}</td><td class=num>{_f(g.get('q'), 4)}</td>"
             f"<td>{'too small to interpret (fewer than 3 predicates)' if g['too_small'] else ''}</td></tr>"
             for g in groups)
@@ -52,7 +54,7 @@ def sections(results: dict[str, Any], attempts: list[dict[str, Any]]) -> list[di
                     f"<th>p</th><th>q (BH)</th><th></th></tr>{rows}</table>"})
     preds = [p for p in results.get("predicates", []) if p["predicate"]][:15]
     if preds:
-        rows = "".join(f"<tr><td>{html.escape(str(p['group']))}</td><td>{html.escape(p['predicate'])}</td>"
+        rows = "".join(f"<tr><td>{html.escape(str(p['group']))}</td><td>{html.escape(readable(p['predicate']))}</td>"
                        f"<td class=num>{p['n_pairs']}</td><td class=num>{_f(p['bias_score'])}</td>"
                        f"<td class=num>{_f(p['mean_ll_diff'], 3)}</td></tr>" for p in preds)
         out.append({"title": "Predicates the model stereotypes most", "html":
@@ -65,7 +67,7 @@ def sections(results: dict[str, Any], attempts: list[dict[str, Any]]) -> list[di
                        f"<td class=num>{_f(a['score_less'], 3)}</td></tr>" for a in examples)
         out.append({"title": "Example pairs", "html":
                     "<table><tr><th>decision</th><th>stereotypical sentence</th><th>counterfactual sentence</th>"
-                    f"<th>score</th><th>score</th></tr>{rows}</table>"})
+                    f"<th>log-lik. stereotypical</th><th>log-lik. counterfactual</th></tr>{rows}</table>"})
     return out
 
 
@@ -76,3 +78,18 @@ def _examples(attempts: list[dict[str, Any]], per_kind: int = 4) -> list[dict[st
         step = max(1, len(picked) // per_kind)
         out += picked[::step][:per_kind]
     return out
+
+
+_SLOT_WORDS = {"subject": "they", "pronoun": "they", "object": "them", "possessive": "their", "reflexive": "themselves",
+               "is/are": "are"}
+
+
+def _ci(g: dict[str, Any]) -> str:
+    if g.get("too_small") or g.get("ci_low") is None:
+        return "none"
+    return f"[{_f(g['ci_low'])}, {_f(g['ci_high'])}]"
+
+
+def readable(predicate: str) -> str:
+    """A predicate as a reader sees it: its pronoun slots filled as in plural sentences ("sticks to themselves")."""
+    return re.sub(r"<([^<>]{1,40})>", lambda m: _SLOT_WORDS.get(m.group(1).lower(), m.group(1)), predicate)

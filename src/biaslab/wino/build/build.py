@@ -26,6 +26,8 @@ import random
 from dataclasses import dataclass, field
 
 from biaslab.errors import DataError
+from biaslab.wino.build.agreement import PREDICATE_PREFIX, singular_subject, verb_slots
+from biaslab.wino.build.check import agreement_errors
 from biaslab.wino.build.components import (
     PLURAL,
     PLURAL_PERSON,
@@ -37,8 +39,9 @@ from biaslab.wino.build.components import (
     Predicate,
     Template,
 )
-from biaslab.wino.build.fixes import SUBJECT_VERB, Fixes, FixStat
-from biaslab.wino.build.slots import article, fill, has_identity, slots_of, unknown_slots
+from biaslab.wino.build.fixes import Fixes, FixStat
+from biaslab.wino.build.grammar import agree
+from biaslab.wino.build.slots import article, fill, has_identity, unknown_slots
 
 PAIR_COLUMNS = ["sent_more", "sent_less", "target_ID", "form", "template", "subject", "counterfactual",
                 "predicate", "predicate_id"]
@@ -70,6 +73,7 @@ class BuildResult:
     n_before_dedup: int
     fixes: list[FixStat] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    agreement_errors: list[tuple[str, str]] = field(default_factory=list)  # (sentence, rule): see .check
 
     def group_counts(self) -> dict[str, int]:
         counts: dict[str, int] = {}
@@ -145,28 +149,23 @@ class _Builder:
                         for t in form.templates:
                             self._template(group, pred, form, t, cell.value if text is None else text,
                                            fixed, cell.where(), emit=text is not None)
-        warnings = self._warnings()
+        names = {n for ns in self.c.names.values() for n in ns}
+        errors = agreement_errors(dict.fromkeys(s for p in self.pairs for s in (p.sent_more, p.sent_less)), names,
+                                  verbs=self.c.settings.verb_phrases)
         return BuildResult(self.c.name, self.seed, self.faithful, self.pairs, self.n_before, self.fixes.report(),
-                           warnings)
+                           self._warnings(errors), errors)
 
     # -- one template ----------------------------------------------------------------------------
     def _template(self, group: Group, pred: Predicate, form: Form, t: Template, ptext: str, pfixed: set[str],
                   where: str, *, emit: bool) -> None:
-        ttext, tfixed = self.templates[t]
-        uses_pred = "<predicate>" in ttext
         if form.number == PLURAL:
-            pred_text, agreed = self.fixes.agreement(ptext, where, singular=False)
-            self._sentence(group, pred, form, t, ttext, tfixed, pred_text, (pfixed | agreed) if uses_pred else set(),
-                           PLURAL_PERSON, None, emit)
+            self._sentence(group, pred, form, t, ptext, pfixed, where, PLURAL_PERSON, None, emit)
             return
         for person in self.c.persons:
             if any(x.applies(group.name, person.name, ptext) for x in self.c.exclusions):
                 continue
             for name in [None, *self._names(person)]:
-                singular = name is not None or not person.plural_verb
-                pred_text, agreed = self.fixes.agreement(ptext, where, singular=singular)
-                self._sentence(group, pred, form, t, ttext, tfixed, pred_text,
-                               (pfixed | agreed) if uses_pred else set(), person, name, emit)
+                self._sentence(group, pred, form, t, ptext, pfixed, where, person, name, emit)
 
     def _names(self, person: Person) -> list[str]:
         names = self.c.names.get(person.label, [])
@@ -178,15 +177,36 @@ class _Builder:
                             f"but {k} are drawn per template; add names or lower names_per_person")
         return self.rng.sample(names, k)
 
-    def _sentence(self, group: Group, pred: Predicate, form: Form, t: Template, ttext: str, tfixed: set[str],
-                  ptext: str, pfixed: set[str], person: Person, name: str | None, emit: bool) -> None:
+    def _verbs(self, ttext: str, ptext: str, where: str, person: Person, name: str | None,
+               values: dict[str, str]) -> tuple[str, set[str]]:
+        """Give the verb slots of a tagged template their agreeing values; the predicate as used, and the fixes."""
+        fixed: set[str] = set()
+        used = ptext
+        if self.faithful:  # untagged: the predicate as written, <is/are> from the person
+            values["predicate"] = ptext
+            return used, fixed
+        for slot, aux, subject in verb_slots(ttext):
+            singular = singular_subject(subject, name=name, plural_verb=person.plural_verb)
+            if aux is None:
+                values[slot], agreed = self.fixes.agreement(ptext, where, singular=singular)
+                used = values[slot]
+                fixed |= agreed
+            else:
+                written = person.slots.get("is/are", "is") if aux == "is/are" else aux
+                values[slot] = agree("is" if aux == "is/are" else aux, singular=singular)
+                if values[slot] != written:
+                    fixed.add("they-is")
+        return used, fixed
+
+    def _sentence(self, group: Group, pred: Predicate, form: Form, t: Template, ptext: str, pfixed: set[str],
+                  where: str, person: Person, name: str | None, emit: bool) -> None:
+        ttext, tfixed = self.templates[t]
+        uses_pred = "<predicate>" in ttext or f"<{PREDICATE_PREFIX}" in ttext
         values = dict(person.slots)
-        values[SUBJECT_VERB] = "is" if name is not None or not person.plural_verb else "are"
         if name is not None:
             values["Subject"] = values["object"] = name
-        fixed = set(tfixed) | pfixed
-        if SUBJECT_VERB in slots_of(ttext) and values[SUBJECT_VERB] == "are":
-            fixed.add("they-is")
+        used, vfixed = self._verbs(ttext, ptext, where, person, name, values)
+        fixed = set(tfixed) | vfixed | (pfixed if uses_pred else set())
         label = group.name
         if self.c.settings.quirk_labels:
             quirk = next((lab for g, p, lab in self.c.settings.quirk_labels if g == group.name and p == person.name),
@@ -194,12 +214,12 @@ class _Builder:
             label, label_fix = self.fixes.label(quirk, group.name)
             fixed |= label_fix
         identity = group.identities[form.name]
-        more = self._fill(ttext, ptext, identity, values, form.number)
+        more = self._fill(ttext, identity, values, form.number)
         cfs = group.counterfactuals[form.name]
         k = self.c.settings.counterfactuals_per_sentence
         drawn = cfs if k is None or k >= len(cfs) else self.rng.sample(cfs, k)
         for cf in drawn:
-            less = self._fill(ttext, ptext, cf, values, form.number)
+            less = self._fill(ttext, cf, values, form.number)
             if not emit:
                 self.fixes.count({"empty-predicate"})
                 continue
@@ -209,22 +229,28 @@ class _Builder:
                 continue
             self.seen.add(key)
             self.fixes.count(fixed)
-            uses_pred = "<predicate>" in ttext
             who = name or (person.name if form.number == SINGULAR else "")
-            self.pairs.append(Pair(more, less, label, form.name, t.text, who, cf, ptext if uses_pred else "",
+            self.pairs.append(Pair(more, less, label, form.name, t.text, who, cf, used if uses_pred else "",
                                    pred.id if uses_pred else f"{group.name}#{NO_PREDICATE}"))
 
-    def _fill(self, template: str, predicate: str, identity: str, values: dict[str, str], number: str) -> str:
+    def _fill(self, template: str, identity: str, values: dict[str, str], number: str) -> str:
         vals = dict(values)
         vals.update({"identity adj": identity, "identity noun": identity, "identity": identity,
                      "article": article(identity)})
-        if number == PLURAL and self.faithful:  # identity first, predicate last: its slots stay as written
-            return fill(template, vals, skip=("predicate",)).replace("<predicate>", predicate)
-        return fill(template.replace("<predicate>", predicate), vals)
+        if self.faithful:
+            if number == PLURAL:  # identity first, predicate last: its slots stay as written
+                return fill(template, vals, skip=("predicate",)).replace("<predicate>", vals["predicate"])
+            return fill(template.replace("<predicate>", vals["predicate"]), vals)
+        # the predicate first, so that the slots inside it (<possessive>) are filled too
+        return fill(fill(template, {k: v for k, v in vals.items() if k.startswith(PREDICATE_PREFIX)}), vals)
 
-    def _warnings(self) -> list[str]:
+    def _warnings(self, errors: list[tuple[str, str]]) -> list[str]:
         capital = sorted({p.predicate_id for p in self.pairs if p.predicate[:1].isupper()})
         out = []
+        if errors:
+            hint = " (the original's; build without --faithful to correct them)" if self.faithful else ""
+            out.append(f"{len(errors)} sentence(s) with a subject-verb agreement error{hint}, e.g. "
+                       f"{errors[0][0]!r} ({errors[0][1]})")
         if capital:
             out.append(f"{len(capital)} predicate(s) start with a capital letter (full sentences such as "
                        "'All Jews are ...', or fragments); they are used as they are")

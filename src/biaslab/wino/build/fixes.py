@@ -8,9 +8,11 @@ components it changed and how many pairs it touched:
 ``final-period``    a predicate's own final period (the template adds one: "hats.." -> "hats."),
                     and a template with no final punctuation gets a period
 ``empty-predicate`` a predicate with no text (a lone space) is dropped, with its pairs
-``verb-agreement``  the predicate's first verb agrees with the subject ("He is a Jew and are greedy"
-                    -> "... is greedy"; "Gay people is wrong" -> "... are wrong"); see :mod:`.grammar`
-``they-is``         "<Subject> is" agrees with a plural-verb pronoun ("They is" -> "They are")
+``verb-agreement``  the predicate's first verb agrees with its subject ("He is a Jew and are greedy"
+                    -> "... is greedy"; "Gay people is wrong" -> "... are wrong"; "They ... and drives"
+                    -> "... and drive"); see :mod:`.grammar` and :mod:`.agreement`
+``they-is``         an auxiliary right after a subject slot agrees with that subject ("They is" ->
+                    "They are", but "Sam is" for a name whose pronoun is *they*)
 ``label``           the original's stray target label ("LGBTQ " with a trailing space)
 """
 
@@ -19,17 +21,17 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from biaslab.wino.build.agreement import tag_verbs, untag
 from biaslab.wino.build.grammar import agree
 
 DESCRIPTIONS = {
     "whitespace": "non-breaking, repeated, leading or trailing spaces removed",
     "final-period": "stray final periods removed from predicates; final period added to templates without one",
     "empty-predicate": "predicates with no text dropped (their pairs are not built)",
-    "verb-agreement": "first verb of the predicate made to agree with the subject",
-    "they-is": "'<Subject> is' made to agree with a plural-verb pronoun ('They are')",
+    "verb-agreement": "first verb of the predicate made to agree with its subject",
+    "they-is": "'<subject> is' made to agree with its subject ('They are', 'Sam is')",
     "label": "stray target labels of the original corrected",
 }
-SUBJECT_VERB = "subject verb"  # internal slot written by the they-is fix
 _SPACES = re.compile(r"[\s\u00a0\u2000-\u200b\u202f\u205f\u3000]+")
 _END_PUNCT = (".", "!", "?")
 
@@ -57,8 +59,7 @@ class Fixes:
     def _note(self, name: str, where: str, before: str, after: str) -> None:
         if (name, where) not in self._seen:
             self._seen.add((name, where))
-            shown = after.replace(f"<{SUBJECT_VERB}>", "<is/are>")
-            self.stats[name].components.append(f"{where}: {before!r} -> {shown!r}")
+            self.stats[name].components.append(f"{where}: {before!r} -> {untag(after)!r}")
 
     def count(self, names: set[str]) -> None:
         for name in names:
@@ -80,11 +81,10 @@ class Fixes:
             self._note("final-period", where, clean, clean + ".")
             clean += "."
             done.add("final-period")
-        fixed = re.sub(r"<([Ss]ubject)> is\b", lambda m: f"<{m.group(1)}> <{SUBJECT_VERB}>", clean)
-        if fixed != clean:
-            self._note("they-is", where, clean, fixed)
-            clean = fixed
-        return clean, done
+        tagged = tag_verbs(clean)  # each verb slot names the subject it agrees with
+        if untag(tagged) != clean:
+            self._note("they-is", where, clean, tagged)
+        return tagged, done
 
     def predicate(self, text: str, where: str) -> tuple[str | None, set[str]]:
         """The cleaned predicate (None: dropped) and the fixes that changed it."""

@@ -6,16 +6,16 @@ Only the predicate's first word is changed (after leading adverbs such as "only"
 
 * auxiliaries and their negations (are/is, were/was, have/has, do/does, don't/doesn't, ...) both
   ways;
-* regular verbs, plural to singular only, and only when ``verbs=True`` (the predicates are
-  known to be verb phrases): +s, +es after s/x/z/ch/sh/o, consonant+y -> ies. Words that are
+* regular verbs, only when ``verbs=True`` (the predicates are known to be verb phrases): to
+  singular +s, +es after s/x/z/ch/sh/o, consonant+y -> ies; to plural the reverse, for words
+  that end in a third-person -s ("drives" -> "drive", "worries" -> "worry", "watches" ->
+  "watch"; not "-ss", "-us", "-is"), so that singular *they* takes "drive". Words that are
   not present-tense verbs are left alone: capitalised words (names, "Jews", sentence starts),
   modals, past forms (-ed and common irregular ones), -ing forms, words already ending in s,
   and words with an adjective or noun ending (-ous, -ful, -less, -ist except verbs like "exist").
 """
 
 from __future__ import annotations
-
-import re
 
 _TO_SINGULAR = {
     "are": "is", "aren't": "isn't", "were": "was", "weren't": "wasn't", "have": "has", "haven't": "hasn't",
@@ -39,17 +39,27 @@ _IRREGULAR_PAST = {
 _IST_VERBS = {"exist", "coexist", "insist", "resist", "persist", "assist", "consist", "subsist", "desist",
               "twist", "enlist", "list"}
 _NOT_VERB_ENDINGS = ("ous", "ful", "less")
-_WORD_RE = re.compile(r"^(\s*)([^\s]+)(.*)$", re.S)
+_QUOTES = "\"'“‘«("
 
 
 def agree(predicate: str, *, singular: bool, verbs: bool = True) -> str:
-    """``predicate`` with its first verb agreeing with a singular (or plural) subject."""
+    """``predicate`` with its first verb agreeing with a singular (or plural) subject.
+
+    An auxiliary right after "and" agrees too ("fall in love and have bad endings" -> "... and has
+    ..."): a coordinated verb phrase shares the subject. Quotes around a word are kept.
+    """
     words = predicate.split(" ")
-    for i, word in enumerate(words):
-        if word in _ADVERBS and i + 1 < len(words):  # lower case only: "All Jews ..." is a sentence
-            continue
-        words[i] = _agree_word(word, singular=singular, verbs=verbs)
-        break
+    starts = [0] + [i + 1 for i, w in enumerate(words) if w == "and"]
+    for n, start in enumerate(starts):
+        for i in range(start, len(words)):
+            word = words[i]
+            if word in _ADVERBS and i + 1 < len(words):  # lower case only: "All Jews ..." is a sentence
+                continue
+            lead = len(word) - len(word.lstrip(_QUOTES))
+            core = word[lead:]
+            if n == 0 or core in _TO_SINGULAR or core in _TO_PLURAL:
+                words[i] = word[:lead] + _agree_word(core, singular=singular, verbs=verbs)
+            break
     return " ".join(words)
 
 
@@ -57,10 +67,10 @@ def _agree_word(word: str, *, singular: bool, verbs: bool) -> str:
     table = _TO_SINGULAR if singular else _TO_PLURAL
     if word in table:
         return table[word]
-    if not singular or not verbs:
+    if not verbs or not word.isalpha() or not word.islower() or len(word) < 2:
         return word
-    if not word.isalpha() or not word.islower() or len(word) < 2:
-        return word
+    if not singular:
+        return base_form(word)
     if word.endswith("ss"):  # discuss, express, possess
         return word + "es"
     if (word in _MODALS or word in _IRREGULAR_PAST or word.endswith(("ed", "ing")) or word.endswith("s")
@@ -71,3 +81,28 @@ def _agree_word(word: str, *, singular: bool, verbs: bool) -> str:
     if word.endswith("y") and word[-2] not in "aeiou":
         return word[:-1] + "ies"
     return word + "s"
+
+
+def is_third_singular(word: str) -> bool:
+    """``word`` looks like a present-tense third-person-singular regular verb ("drives", "worries")."""
+    return base_form(word) != word
+
+
+def base_form(word: str) -> str:
+    """The plural (base) form of a third-person-singular verb; other words as they are."""
+    if word in _TO_PLURAL:
+        return _TO_PLURAL[word]
+    if (not word.isalpha() or not word.islower() or len(word) < 3 or not word.endswith("s")
+            or word.endswith(("ss", "us", "is", "ous", "ics")) or word in _NOT_VERBS):
+        return word
+    if word.endswith("ies"):
+        return word[:-3] + "y" if len(word) > 4 else word[:-1]  # worries -> worry; lies -> lie
+    if word.endswith(("sses", "xes", "zes", "ches", "shes", "oes")):
+        return word[:-2]
+    return word[:-1]
+
+
+# words ending in -s that are never third-person verbs (a small closed set: adverbs, pronouns...)
+_NOT_VERBS = {"always", "sometimes", "perhaps", "nevertheless", "besides", "towards", "afterwards", "its",
+              "ours", "yours", "hers", "theirs", "this", "thus", "less", "unless", "across", "yes",
+              "as", "us", "whereas", "news", "plus", "series", "species", "means", "lots", "nowadays"}

@@ -1,0 +1,68 @@
+"""Wilson and Clopper-Pearson intervals against hand-computed bounds; honest replacements for
+degenerate bootstrap intervals."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from biaslab.stats.bootstrap import bootstrap_metrics
+from biaslab.stats.intervals import clopper_pearson, honest_interval, wilson
+
+Z2 = 1.959963984540054 ** 2
+
+
+def test_wilson_by_hand():
+    # 0 of 10: lower 0, upper z^2 / (n + z^2) = 3.8415 / 13.8415
+    lo, hi = wilson(0, 10)
+    assert lo == 0.0 and hi == pytest.approx(Z2 / (10 + Z2)) and hi == pytest.approx(0.27753, abs=1e-5)
+    # 5 of 10: centre 0.5, half-width z*sqrt(0.025 + z^2/400) / (1 + z^2/10) = 0.26341
+    lo, hi = wilson(5, 10)
+    assert lo == pytest.approx(0.23659, abs=1e-5) and hi == pytest.approx(0.76341, abs=1e-5)
+
+
+def test_clopper_pearson_by_hand():
+    # 0 of n: upper 1 - (alpha/2)^(1/n); n of n: lower (alpha/2)^(1/n)
+    assert clopper_pearson(0, 10) == (0.0, pytest.approx(1 - 0.025 ** 0.1))
+    assert clopper_pearson(0, 10)[1] == pytest.approx(0.30850, abs=1e-5)
+    assert clopper_pearson(10, 10) == (pytest.approx(0.025 ** 0.1), 1.0)
+    lo, hi = clopper_pearson(3, 10)  # textbook values
+    assert lo == pytest.approx(0.06674, abs=1e-5) and hi == pytest.approx(0.65245, abs=1e-5)
+
+
+def test_honest_interval_rules():
+    zero = honest_interval(0.0, 0.0, 0.0, n=10)
+    assert zero["ci_low"] == 0.0 and zero["ci_high"] == pytest.approx(0.30850, abs=1e-5) and zero["n"] == 10
+    assert zero["interval"] == "clopper-pearson"
+    full = honest_interval(100.0, 100.0, 100.0, n=10, scale=100)
+    assert full["ci_low"] == pytest.approx(69.1503, abs=1e-3) and full["ci_high"] == 100.0
+    one = honest_interval(100.0, 100.0, 100.0, n=1, scale=100)
+    assert one["ci_low"] is None and one["ci_high"] is None and one["too_small"] is True
+    flat = honest_interval(0.342, 0.342, 0.342, n=5)
+    assert flat["ci_low"] is None and flat["degenerate"] is True
+    assert honest_interval(0.0, 0.0, 0.0, n=5, scale=None)["degenerate"] is True  # no proportion: no bound rule
+    kept = honest_interval(0.4, 0.2, 0.6, n=30)
+    assert (kept["ci_low"], kept["ci_high"], kept["n"]) == (0.2, 0.6, 30) and "interval" not in kept
+
+
+def test_bootstrap_zero_rate_gets_a_non_zero_upper_bound():
+    table = {"x": np.zeros(20)}
+    fn = lambda t: {"rate": float(t["x"].mean()), "slope": float(t["x"].mean())}  # noqa: E731
+    both = bootstrap_metrics(table, fn, seed=0, proportions=["rate"])
+    out = both["rate"]
+    assert out["value"] == 0.0 and out["ci_low"] == 0.0 and out["n"] == 20
+    assert out["ci_high"] == pytest.approx(1 - 0.025 ** (1 / 20)) and out["ci_high"] > 0.16
+    assert both["slope"]["ci_low"] is None and both["slope"]["degenerate"]  # no proportion: no exact interval
+
+
+def test_bootstrap_metric_over_a_subset_reports_its_own_n():
+    table = {"x": np.array([0.342, 0.5, 0.6, 0.7]), "bin": np.array([1, 0, 0, 0])}
+
+    def fn(t):
+        in_bin = t["bin"] == 1
+        return {"bin_mean": (float(t["x"][in_bin].mean()) if in_bin.any() else float("nan"), int(in_bin.sum())),
+                "mean": float(t["x"].mean())}
+
+    out = bootstrap_metrics(table, fn, seed=0)
+    assert out["bin_mean"]["n"] == 1 and out["bin_mean"]["too_small"] and out["bin_mean"]["ci_low"] is None
+    assert out["mean"]["n"] == 4 and out["mean"]["ci_low"] < out["mean"]["ci_high"]
