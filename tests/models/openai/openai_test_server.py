@@ -346,7 +346,8 @@ def _make_handler(server: OpenAITestServer) -> type[BaseHTTPRequestHandler]:
                     fake_logprob(t) for t in toks[1:]] + [-0.1], "top_logprobs": None}
             self._send(200, {"id": "cmpl-test", "object": "text_completion", "created": 0, "model": body.get("model"),
                              "choices": [choice],
-                             "usage": {"prompt_tokens": len(ids), "completion_tokens": 1, "total_tokens": len(ids) + 1}})
+                             "usage": {"prompt_tokens": len(ids), "completion_tokens": 1,
+                                       "total_tokens": len(ids) + 1}})
 
         def _completions(self, body: dict[str, Any]) -> None:
             cfg = server.config
