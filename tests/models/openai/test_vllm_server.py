@@ -17,12 +17,16 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from openai_test_server import OpenAITestServer
-from vllm_server import MODEL_NAME, Unavailable, VLLMServer, f32_checkpoint, free_port, vllm_python
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from conftest import requires_data, wait_for_cached_answers
+from tests.conftest import requires_data, wait_for_cached_answers
+from tests.models.openai.openai_test_server import OpenAITestServer
+from tests.models.openai.vllm_server import (
+    MODEL_NAME,
+    Unavailable,
+    VLLMServer,
+    f32_checkpoint,
+    free_port,
+    vllm_python,
+)
 
 pytestmark = [requires_data, pytest.mark.skipif(os.environ.get("BIASLAB_VLLM") == "0", reason="BIASLAB_VLLM=0")]
 N_PAIRS = 400
