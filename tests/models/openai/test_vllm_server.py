@@ -120,11 +120,11 @@ def test_generation_and_judge_probes_through_the_server(vllm, tmp_path):
     out = tmp_path / "jobs"
     biaslab("run", "jobs-lum", "--limit", 3, *served(vllm), "--out", out, "-q", cache=tmp_path / "c")
     rows = list(attempts(out).values())
-    assert len(rows) == 6 and all(r["text"].strip() for r in rows)  # 3 occupations x 2 profiles, answered
+    assert len(rows) == 3 and all(r["text"].strip() for r in rows)  # 3 occupations, each answered
     judge = tmp_path / "judge"
     biaslab("run", "fsb-judge", "--limit", 12, *served(vllm), "--out", judge, "-q", cache=tmp_path / "c")
     results = json.loads((judge / "results.json").read_text())
-    assert results["n_attempts"] >= 1 and results["run"]["model_calls"] >= 1
+    assert results["n_attempts"] == 12 and results["run"]["model_calls"] == 12
 
 
 def test_a_killed_server_fails_the_run_cleanly_and_the_rerun_resumes(vllm, tmp_path):

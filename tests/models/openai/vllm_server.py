@@ -80,14 +80,15 @@ def f32_checkpoint() -> Path:
     quantised = AutoModelForCausalLM.from_pretrained(str(gguf.parent), dtype=torch.float32, **kw)
     model = AutoModelForCausalLM.from_config(AutoConfig.from_pretrained(str(gguf.parent), **kw), dtype=torch.float32)
     model.load_state_dict(quantised.state_dict())  # the same float32 values, as a plain (saveable) model
-    tmp = out.with_name(out.name + ".tmp")
+    tmp = out.with_name(f"{out.name}.tmp{os.getpid()}")
     model.save_pretrained(tmp)
     tokenizer.save_pretrained(tmp)
-    if out.exists():
+    try:
+        tmp.rename(out)  # atomic; another process may have won the race
+    except OSError:
         import shutil
 
-        shutil.rmtree(out)
-    tmp.rename(out)
+        shutil.rmtree(tmp, ignore_errors=True)
     return out
 
 
