@@ -28,7 +28,8 @@ from tests.models.openai.vllm_server import (
     vllm_python,
 )
 
-pytestmark = [requires_data, pytest.mark.skipif(os.environ.get("BIASLAB_VLLM") == "0", reason="BIASLAB_VLLM=0")]
+pytestmark = [requires_data, pytest.mark.skipif(os.environ.get("BIASLAB_VLLM") == "0", reason="BIASLAB_VLLM=0"),
+              pytest.mark.timeout(3600)]  # building the venv and starting vLLM take minutes on 2 busy cores
 N_PAIRS = 400
 
 
