@@ -27,8 +27,11 @@ Without ``--base-url`` it starts the CPU vLLM server (SmolLM2 as float32) and st
 
 Measured (a 2-core machine shared with other work, load 21-28, vLLM CPU build 0.32,
 concurrency 16 both sides, lm-eval batch_size 1, 2 rounds): biaslab 126.1 s and 100.2 s, lm-eval
-130.4 s and 105.7 s; 3.53 against 3.39 pairs/s, biaslab 1.04x as fast. Both wait on the server's
-forward passes; biaslab's extra ``/tokenize`` request per sentence costs little beside them. The
+130.4 s and 105.7 s; 3.53 against 3.39 pairs/s, biaslab 1.04x as fast. Against a server started with
+``--enforce-eager`` (load 12-19, a vLLM test run beside it): biaslab 92.5 s and 145.4 s, lm-eval 111.2 s
+and 123.1 s; 3.36 against 3.41 pairs/s (0.99x). Parity within the noise of this machine: both wait on
+the server's forward passes, and biaslab's extra ``/tokenize`` request per sentence (the price of
+using the server's own tokenizer) roughly cancels its lighter client. The
 printed direction agreement compares lm-eval's full-sentence sums (conditioned on its prefix token,
 EOS for SmolLM2) with biaslab's shared-token decisions: different rules, only a sanity check.
 """
