@@ -8,7 +8,8 @@ and turns each item's results into one :class:`~biaslab.probing.core.Attempt`
 committed as it arrives, and a killed run resumes.
 
 Every likelihood probe takes ``-P chat_template=none|user|assistant`` (:data:`CHAT_TEMPLATE_OPTION`,
-recorded in results.json): ``none`` (the default) scores the plain text, the papers' rule; ``user``
+recorded in results.json's parameters unless ``none``): ``none`` (the default) scores the plain text, the
+papers' rule; ``user``
 / ``assistant`` scores each text as that turn of the model's chat template, for instruction-tuned
 models (:mod:`biaslab.models.likelihood_rule`), locally and over HTTP alike.
 """
@@ -80,4 +81,5 @@ class LikelihoodProbe(Probe):
         return attempts
 
     def parameters(self, cfg: RunConfig) -> dict[str, Any]:
-        return {"limit": cfg.limit, "chat_template": self.chat_template, **self.settings()}
+        chat = {} if self.chat_template == "none" else {"chat_template": self.chat_template}  # none: as before
+        return {"limit": cfg.limit, **chat, **self.settings()}
