@@ -31,7 +31,7 @@ def test_an_option_of_another_probe_names_the_flag_and_the_probes_that_take_it()
         probe_kwargs("jobs-lum", {"pairs": "x.csv"}, via={"pairs": "--pairs"})
     assert str(exc.value).startswith("--pairs does not apply to the jobs-lum probe; it works with: gpt-winoqueer")
     with pytest.raises(ConfigError, match=r"-P colour does not apply to the pairs probe; pairs takes: build_seed, "
-                                          r"faithful, pairs, scoring"):
+                                          r"chat_template, faithful, pairs, scoring"):
         probe_kwargs("pairs", {"colour": "red"})
     with pytest.raises(ConfigError, match=r"-P n_bootstrap=many: expected a whole number"):
         probe_kwargs("fsb-judge", {"n_bootstrap": "many"})

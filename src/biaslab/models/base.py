@@ -90,13 +90,21 @@ class GenerateResult:
 
 @dataclass(frozen=True)
 class LoglikelihoodRequest:
-    """Score ``continuation`` given ``context`` (which may be empty)."""
+    """Score ``continuation`` given ``context`` (which may be empty).
+
+    ``chat``: ``"user"`` / ``"assistant"`` scores the continuation as that turn of the model's chat
+    template (no context then), None the plain text (:mod:`biaslab.models.likelihood_rule`).
+    """
 
     continuation: str
     context: str = ""
+    chat: str | None = None
 
     def as_key(self) -> dict[str, Any]:
-        return {"context": self.context, "continuation": self.continuation}
+        key = {"context": self.context, "continuation": self.continuation}
+        if self.chat is not None:  # plain-text keys stay as they were
+            key["chat"] = self.chat
+        return key
 
 
 @dataclass
@@ -153,6 +161,7 @@ class ModelBackend(abc.ABC):
     kind: str = "base"
     supports_loglikelihood: bool = True
     base_url: str | None = None
+    loglikelihood_rule: str | None = None  # a named scoring rule; keys the cache's log-likelihood entries
 
     @abc.abstractmethod
     def identity(self) -> dict[str, Any]:

@@ -123,6 +123,9 @@ class CachedModel:
         return dict(self._identity)
 
     def _key(self, kind: str, request_key: dict[str, Any]) -> str:
+        rule = getattr(self.backend, "loglikelihood_rule", None) if kind == "loglikelihood" else None
+        if rule is not None:  # servers that score by a named rule: entries of another rule are not reused
+            request_key = {**request_key, "rule": rule}
         raw = stable_json({"model": self._model_key, "kind": kind, "request": request_key})
         return hashlib.sha256(raw.encode("utf-8")).hexdigest()
 

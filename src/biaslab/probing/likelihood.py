@@ -6,6 +6,12 @@ and turns each item's results into one :class:`~biaslab.probing.core.Attempt`
 (:meth:`LikelihoodProbe.score_item`). Like every request, they go through
 :class:`~biaslab.models.cache.CachedModel`: identical texts are scored once, each answer is
 committed as it arrives, and a killed run resumes.
+
+Every likelihood probe takes ``-P chat_template=none|user|assistant`` (:data:`CHAT_TEMPLATE_OPTION`,
+recorded in results.json's parameters unless ``none``): ``none`` (the default) scores the plain text, the
+papers' rule; ``user``
+/ ``assistant`` scores each text as that turn of the model's chat template, for instruction-tuned
+models (:mod:`biaslab.models.likelihood_rule`), locally and over HTTP alike.
 """
 
 from __future__ import annotations
@@ -15,16 +21,35 @@ from typing import TYPE_CHECKING, Any
 
 from biaslab.errors import ConfigError
 from biaslab.models.base import LoglikelihoodRequest, LoglikelihoodResult
-from biaslab.probing.core import Attempt, PlannedRequest, Probe, ProbeItem
+from biaslab.models.likelihood_rule import CHAT_TEMPLATE_CHOICES
+from biaslab.probing.core import Attempt, PlannedRequest, Probe, ProbeItem, ProbeOption
 
 if TYPE_CHECKING:
     from biaslab.probing.runner import RunConfig
 
 
+CHAT_TEMPLATE_OPTION = ProbeOption("Score each text as plain text (none, the default: the papers' rule) or as the "
+                                   "user / assistant turn of the model's chat template (user, assistant).")
+
+
+def parse_chat_template(value: str | None) -> str:
+    value = (value or "none").strip().lower()
+    if value not in CHAT_TEMPLATE_CHOICES:
+        raise ConfigError(f"-P chat_template must be one of {', '.join(CHAT_TEMPLATE_CHOICES)}, got {value!r}")
+    return value
+
+
 class LikelihoodProbe(Probe):
+    chat_template: str = "none"  # set by subclasses from their chat_template option (parse_chat_template)
+
+    def text_request(self, text: str) -> LoglikelihoodRequest:
+        """``text`` scored on its own (no context), as plain text or in the chat template."""
+        chat = None if self.chat_template == "none" else self.chat_template
+        return LoglikelihoodRequest(continuation=text, chat=chat)
+
     def requests(self, item: ProbeItem) -> list[LoglikelihoodRequest]:
         """The item's requests (default: each prompt scored on its own)."""
-        return [LoglikelihoodRequest(continuation=p.text) for p in item.prompts]
+        return [self.text_request(p.text) for p in item.prompts]
 
     @abc.abstractmethod
     def score_item(self, item: ProbeItem, results: list[LoglikelihoodResult], model: dict[str, Any]) -> Attempt:
@@ -56,4 +81,5 @@ class LikelihoodProbe(Probe):
         return attempts
 
     def parameters(self, cfg: RunConfig) -> dict[str, Any]:
-        return {"limit": cfg.limit, **self.settings()}
+        chat = {} if self.chat_template == "none" else {"chat_template": self.chat_template}  # none: as before
+        return {"limit": cfg.limit, **chat, **self.settings()}

@@ -8,6 +8,11 @@ and implements just enough of the API:
 * ``POST /v1/completions`` -- the same for a raw prompt; with ``echo`` + ``logprobs`` it returns
   the prompt split into fake whitespace tokens (``\\s*\\S+``: each token carries its leading
   whitespace) with deterministic log-probabilities (:func:`fake_logprob`) and ``text_offset``.
+* ``POST /tokenize`` (beside ``/v1``, like vLLM): a text (``prompt``) or a conversation
+  (``messages``: ``<|role|>`` + content + ``<|end|>`` per turn) as token ids of the fake
+  tokenizer (one id per fake token, :func:`token_id`; ``<s>`` is id 1); ``GET /tokenizer_info``.
+* ``POST /v1/completions`` with a token-id prompt (a list of ints) and ``prompt_logprobs`` (vLLM's
+  extra parameter): the log-probability of each prompt token after the first, as vLLM answers.
 * ``GET /v1/models``.
 
 Faults are configured per test through :class:`ServerConfig` (mutable while the server
@@ -36,6 +41,29 @@ TOKEN_RE = re.compile(r"\s*\S+|\s+$")
 def fake_tokenize(text: str) -> list[tuple[str, int]]:
     """Split ``text`` into ``(token, char_offset)`` pairs; tokens keep their leading space."""
     return [(m.group(0), m.start()) for m in TOKEN_RE.finditer(text)]
+
+
+SPECIAL_IDS = {"<s>": 1, "</s>": 2, "<|user|>": 3, "<|assistant|>": 4, "<|end|>": 5}
+_VOCAB: dict[str, int] = dict(SPECIAL_IDS)
+_TOKENS: dict[int, str] = {v: k for k, v in SPECIAL_IDS.items()}
+_VOCAB_LOCK = threading.Lock()
+
+
+def token_id(token: str) -> int:
+    """The fake tokenizer's id of ``token`` (assigned on first sight, the same for the whole process)."""
+    with _VOCAB_LOCK:
+        if token not in _VOCAB:
+            _VOCAB[token] = len(_VOCAB) + 10
+            _TOKENS[_VOCAB[token]] = token
+        return _VOCAB[token]
+
+
+def token_text(tid: int) -> str:
+    return _TOKENS[tid]
+
+
+def fake_ids(text: str) -> list[int]:
+    return [token_id(t) for t, _ in fake_tokenize(text)]
 
 
 def fake_logprob(token: str) -> float:
@@ -72,6 +100,9 @@ class ServerConfig:
     reject_max_tokens_chat: bool = False  # chat wants max_completion_tokens (new OpenAI models)
     max_prompt_chars: int | None = None  # longer completions prompts get 400 "maximum context length"
     html: bool = False  # POSTs answer 200 with an HTML page (a --base-url that is no API)
+    tokenize: bool = True  # serve /tokenize (vLLM's); False: 404 there
+    tokenizer_info: bool = True  # serve /tokenizer_info (bos_token "<s>")
+    ignore_prompt_logprobs: bool = False  # completions ignore prompt_logprobs (echo+logprobs still work)
 
 
 @dataclass
@@ -176,7 +207,9 @@ def _make_handler(server: OpenAITestServer) -> type[BaseHTTPRequestHandler]:
             with server.lock:
                 server.stats.requests += 1
                 server.stats.by_path[self.path] += 1
-            if self.path.rstrip("/") == "/v1/models":
+            if self.path == "/tokenizer_info" and server.config.tokenizer_info:
+                self._send(200, {"tokenizer_class": "Fake", "bos_token": "<s>", "eos_token": "</s>"})
+            elif self.path.rstrip("/") == "/v1/models":
                 names = server.config.models or ("test-model",)
                 self._send(200, {"object": "list", "data": [
                     {"id": n, "object": "model", "created": 0, "owned_by": "test"} for n in names]})
@@ -255,7 +288,9 @@ def _make_handler(server: OpenAITestServer) -> type[BaseHTTPRequestHandler]:
                     self.close_connection = True
                 return
 
-            if self.path == "/v1/chat/completions":
+            if self.path == "/tokenize" and cfg.tokenize:
+                self._tokenize(body)
+            elif self.path == "/v1/chat/completions":
                 self._chat(body)
             elif self.path == "/v1/completions":
                 self._completions(body)
@@ -287,10 +322,41 @@ def _make_handler(server: OpenAITestServer) -> type[BaseHTTPRequestHandler]:
                           "total_tokens": n_prompt + len(words)},
             })
 
+        def _tokenize(self, body: dict[str, Any]) -> None:
+            if "messages" in body:
+                ids = []
+                for m in body["messages"]:
+                    ids += [token_id(f"<|{m['role']}|>"), *fake_ids(str(m.get("content") or "")), token_id("<|end|>")]
+            else:
+                ids = fake_ids(str(body.get("prompt", "")))
+                if body.get("add_special_tokens", True) and server.config.add_bos:
+                    ids = [1] + ids
+            self._send(200, {"count": len(ids), "max_model_len": 4096, "tokens": ids})
+
+        def _token_prompt(self, body: dict[str, Any], ids: list[int]) -> None:
+            cfg = server.config
+            toks = [token_text(t) for t in ids]
+            choice: dict[str, Any] = {"index": 0, "text": " gen", "finish_reason": "length", "logprobs": None}
+            if body.get("prompt_logprobs") is not None and not cfg.ignore_prompt_logprobs and not cfg.drop_logprobs:
+                choice["prompt_logprobs"] = [None] + [
+                    {str(t): {"logprob": fake_logprob(tok), "rank": 1 if len(tok.strip()) <= 3 else 2,
+                              "decoded_token": tok}} for t, tok in zip(ids[1:], toks[1:])]
+            elif body.get("echo") and body.get("logprobs") is not None and not cfg.drop_logprobs:
+                choice["logprobs"] = {"tokens": toks + [" gen"], "token_logprobs": [None] + [
+                    fake_logprob(t) for t in toks[1:]] + [-0.1], "top_logprobs": None}
+            self._send(200, {"id": "cmpl-test", "object": "text_completion", "created": 0, "model": body.get("model"),
+                             "choices": [choice],
+                             "usage": {"prompt_tokens": len(ids), "completion_tokens": 1,
+                                       "total_tokens": len(ids) + 1}})
+
         def _completions(self, body: dict[str, Any]) -> None:
             cfg = server.config
             if cfg.no_completions:
                 self._send(404, {"detail": "Not Found"})
+                return
+            if cfg.chat_only and body.get("prompt_logprobs") is not None:
+                self._send(400, _error_body("prompt_logprobs are not supported for this model",
+                                            "invalid_request_error", "unsupported_parameter"))
                 return
             echo, logprobs = bool(body.get("echo")), body.get("logprobs")
             if cfg.chat_only and (echo or logprobs is not None):
@@ -302,6 +368,14 @@ def _make_handler(server: OpenAITestServer) -> type[BaseHTTPRequestHandler]:
                 self._send(400, _error_body("max_tokens must be at least 1, got 0.", "BadRequestError"))
                 return
             prompt = body.get("prompt")
+            if isinstance(prompt, list) and prompt and all(isinstance(t, int) for t in prompt):
+                if cfg.max_prompt_chars is not None and len(prompt) > cfg.max_prompt_chars:
+                    self._send(400, _error_body(f"This model's maximum context length is {cfg.max_prompt_chars} "
+                                                f"tokens. However, you requested {len(prompt)} tokens.",
+                                                "invalid_request_error", "context_length_exceeded"))
+                    return
+                self._token_prompt(body, prompt)
+                return
             if isinstance(prompt, list):
                 prompt = prompt[0]
             prompt = str(prompt or "")

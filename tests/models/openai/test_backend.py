@@ -194,7 +194,7 @@ def test_faults_are_retried_to_identical_results(make_server, faults, options) -
 def test_loglikelihood_is_retried_too(make_server) -> None:
     req = [LoglikelihoodRequest(context="The cat", continuation=" sat on")]
     srv = make_server(fault=502, fail_first=2)
-    [res] = backend(srv).loglikelihood(req)
+    [res] = backend(srv, likelihood="text-echo").loglikelihood(req)
     assert res.token_logprobs == [-0.75, -0.5]
     assert srv.stats.requests == 3
 
@@ -262,7 +262,7 @@ def test_non_retryable_errors_fail_at_once(make_server) -> None:
 
 def test_a_url_that_is_no_api(make_server) -> None:
     srv = make_server(html=True)
-    b = backend(srv)
+    b = backend(srv, likelihood="text-echo")
     with pytest.raises(BackendError, match=r"/chat/completions did not answer like an OpenAI-compatible API "
                                            r"\(got '<html><body>It works!</body></html>'\); check --base-url"):
         b.generate([GenerateRequest.chat("x")])
@@ -353,7 +353,7 @@ def test_bad_options(make_server) -> None:
 # --- log-likelihoods ------------------------------------------------------------------------
 def test_loglikelihood_known_values(make_server) -> None:
     srv = make_server()
-    b = backend(srv)
+    b = backend(srv, likelihood="text-echo")
     reqs = [
         # "The cat sat on" -> "The" " cat" | " sat" " on": boundary between tokens
         LoglikelihoodRequest(context="The cat", continuation=" sat on"),
@@ -380,14 +380,14 @@ def test_loglikelihood_known_values(make_server) -> None:
 
 def test_loglikelihood_with_bos_scores_first_token(make_server) -> None:
     srv = make_server(add_bos=True)
-    [res] = backend(srv).loglikelihood([LoglikelihoodRequest(continuation="nurses are kind")])
+    [res] = backend(srv, likelihood="text-echo").loglikelihood([LoglikelihoodRequest(continuation="nurses are kind")])
     assert res.tokens == ["nurses", " are", " kind"]
     assert res.token_logprobs == [-1.5, -0.75, -1.0]
 
 
 def test_loglikelihood_falls_back_to_max_tokens_1(make_server) -> None:
     srv = make_server(reject_zero_max_tokens=True)
-    b = backend(srv)
+    b = backend(srv, likelihood="text-echo")
     reqs = [LoglikelihoodRequest(context="The cat", continuation=" sat on")]
     [res] = b.loglikelihood(reqs)
     assert res.tokens == [" sat", " on"] and res.token_logprobs == [-0.75, -0.5]  # " gen" ignored
@@ -399,7 +399,7 @@ def test_loglikelihood_falls_back_to_max_tokens_1(make_server) -> None:
 @pytest.mark.parametrize("mode", ["chat_only", "no_completions", "drop_logprobs"])
 def test_chat_only_server_cannot_score(make_server, mode) -> None:
     srv = make_server(**{mode: True})
-    b = backend(srv)
+    b = backend(srv, likelihood="text-echo")
     assert b.supports_loglikelihood is True
     with pytest.raises(BackendError) as err:
         b.loglikelihood([LoglikelihoodRequest(context="a", continuation=" b")] * 3)
@@ -418,7 +418,7 @@ def test_chat_only_server_cannot_score(make_server, mode) -> None:
 
 def test_too_long_text_is_not_taken_for_a_chat_only_server(make_server) -> None:
     srv = make_server(max_prompt_chars=20)
-    b = backend(srv)
+    b = backend(srv, likelihood="text-echo")
     with pytest.raises(BackendError, match=r"rejected the request for model 'test-model' \(HTTP 400: This model's "
                                            r"maximum context length is 20"):
         b.loglikelihood([LoglikelihoodRequest(context="a long context " * 3, continuation=" end")])

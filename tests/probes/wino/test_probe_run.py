@@ -171,14 +171,16 @@ def test_openai_compatible_server_tokens_and_offsets(tmp_path, monkeypatch):
         biaslab("run", "pairs", "--pairs", pairs, "--model", "openai/test-model", "--base-url", srv.base_url,
                 "--scoring", "full-sentence", "--out", full, "-q", cache=tmp_path / "c")
         assert [r["evaluation"] for r in attempts(full)] == ["stereotype", "stereotype", "counter"]
-        assert all(b["echo"] is True and b["logprobs"] == 1 for b in srv.stats.bodies)
+        # exact scoring: token-id prompts with prompt_logprobs, ids from the server's /tokenize
+        completions = [b for b in srv.stats.bodies if "prompt" in b and isinstance(b["prompt"], list)]
+        assert completions and all(b["prompt_logprobs"] == 0 and b["prompt"][0] == 1 for b in completions)
     finally:
         srv.stop()
     srv = OpenAITestServer(chat_only=True).start()
     try:
         proc = biaslab("run", "pairs", "--pairs", pairs, "--model", "openai/test-model", "--base-url", srv.base_url,
                        "--out", tmp_path / "x", "-q", cache=tmp_path / "c", check=False)
-        assert proc.returncode != 0 and "Traceback" not in proc.stderr and "echo" in proc.stderr
+        assert proc.returncode != 0 and "Traceback" not in proc.stderr and "cannot score exact" in proc.stderr
     finally:
         srv.stop()
 
@@ -189,7 +191,7 @@ def test_openai_echo_results_carry_offsets():
 
     srv = OpenAITestServer(add_bos=True).start()
     try:
-        b = OpenAIBackend("m", base_url=srv.base_url, timeout=5.0)
+        b = OpenAIBackend("m", base_url=srv.base_url, timeout=5.0, likelihood="text-echo")
         [r] = b.loglikelihood([LoglikelihoodRequest(continuation="Jews are greedy.")])
     finally:
         srv.stop()

@@ -78,7 +78,9 @@ from biaslab.models.base import (
     ModelBackend,
     OnResult,
 )
+from biaslab.models.likelihood_rule import check_chat, plain_ids
 from biaslab.models.local import sampling as local_sampling
+from biaslab.models.local.chat_likelihood import chat_score_ids
 from biaslab.models.local.identity import DEFAULTS, SAMPLER_VERSION, gguf_source, hf_source, parse_options  # noqa: F401  (re-exported)
 from biaslab.models.local.llama.engine import LlamaEngine
 from biaslab.models.local.llama.engine import supports as engine_supports
@@ -238,23 +240,15 @@ class TransformersBackend(ModelBackend):
 
     # -- loglikelihood -------------------------------------------------------------------
     def _score_ids(self, request: LoglikelihoodRequest) -> tuple[list[int], int]:
-        """Token ids of context+continuation and the index where the continuation starts."""
+        """Token ids of context+continuation and the index where the continuation starts
+        (:mod:`biaslab.models.likelihood_rule`)."""
         tok = self._m.tokenizer
+        if check_chat(request) is not None:
+            return chat_score_ids(tok, request.chat, request.continuation)
         whole = list(tok(request.context + request.continuation, add_special_tokens=True)["input_ids"])
         ctx = list(tok(request.context, add_special_tokens=True)["input_ids"]) if request.context else []
-        n = 0
-        while n < len(ctx) and n < len(whole) and ctx[n] == whole[n]:
-            n += 1
-        if n == 0:  # nothing to condition on: start from BOS (or EOS)
-            prefix = tok.bos_token_id if tok.bos_token_id is not None else tok.eos_token_id
-            if prefix is None:
-                raise BackendError("cannot score a text without context: the tokenizer has no BOS/EOS token")
-            if whole and whole[0] == prefix:
-                n = 1
-            else:
-                whole = [int(prefix)] + whole
-                n = 1
-        return whole, n
+        prefix = tok.bos_token_id if tok.bos_token_id is not None else tok.eos_token_id
+        return plain_ids(whole, ctx, prefix)
 
     def loglikelihood(self, requests: Sequence[LoglikelihoodRequest],
                       on_result: OnResult | None = None) -> list[LoglikelihoodResult]:

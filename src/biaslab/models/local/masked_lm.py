@@ -26,7 +26,7 @@ from typing import Any
 
 import torch
 
-from biaslab.errors import BackendError
+from biaslab.errors import BackendError, ConfigError
 from biaslab.models.base import ContextLengthError, LoglikelihoodRequest, LoglikelihoodResult, ModelBackend, OnResult
 from biaslab.models.local.identity import is_masked_lm_config, is_masked_lm_dir, parse_options
 from biaslab.models.local.loading import load, pick_device, pick_dtype
@@ -97,6 +97,9 @@ class MaskedLMBackend(ModelBackend):
     # -- scoring ----------------------------------------------------------------------------
     def loglikelihood(self, requests: Sequence[LoglikelihoodRequest],
                       on_result: OnResult | None = None) -> list[LoglikelihoodResult]:
+        if any(getattr(r, "chat", None) for r in requests):
+            raise ConfigError("chat_template=user/assistant applies to causal (chat) models, not masked LMs; "
+                              "use chat_template=none")
         encoded = [self.encode(r) for r in requests]
         for r, (ids, _) in zip(requests, encoded):
             if len(ids) > self.max_length:

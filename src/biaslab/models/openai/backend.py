@@ -25,27 +25,31 @@ Options (``load_model("openai/<model>", base_url=..., **options)``):
 ``retry_base_delay`` 0.5      first backoff delay (s); doubles each retry, +-50 % jitter
 ``retry_max_delay``  30.0     cap of the backoff delay (s)
 ``max_retry_after``  60.0     cap of a server's Retry-After (s)
+
+``likelihood``       token-ids  how log-likelihoods are scored: ``token-ids`` (exact, below) or
+                                ``text-echo`` (the server tokenizes the text; approximate)
 ==================== ======== ================================================================
 
-Log-likelihoods use the legacy completions endpoint with ``echo=True, logprobs=1,
-max_tokens=0``, which returns the log-probabilities of the prompt's own tokens (vLLM and
-the old OpenAI completion models support it; chat-only APIs, Ollama and the llama.cpp
-server do not -- those raise a BackendError saying so on first use). ``context +
-continuation`` is sent as one prompt and the continuation's tokens are found through
-``text_offset``:
+Log-likelihoods (``likelihood=token-ids``, :mod:`.prompt_logprobs`) are exact: the server's own
+tokenizer (vLLM's ``/tokenize``) gives the token ids, the same rule as the local engine picks the
+ids to run (BOS or the context first, or the chat template; :mod:`biaslab.models.likelihood_rule`),
+and the ids are sent as the completions prompt with ``prompt_logprobs``. Servers without
+``/tokenize`` or prompt log-probabilities (OpenAI, chat-only APIs, Ollama, the llama.cpp server)
+get a one-line ConfigError on first use. The cache keys these results by the rule
+(:attr:`OpenAIBackend.loglikelihood_rule`), so entries scored under another rule are not reused.
+
+``likelihood=text-echo`` (:mod:`.echo`) sends ``context + continuation`` as text with
+``echo=True, logprobs=1, max_tokens=0`` and finds the continuation's tokens through
+``text_offset``; the server tokenizes and adds a BOS token or not, so the first token may go
+unscored and scores can differ from the local engine's:
 
 * a token *straddling* the boundary (it starts inside the context and ends inside the
-  continuation, e.g. context ``"It was "`` + continuation ``"good"`` tokenized as ``"It",
-  " was", " good"``) is counted as part of the continuation: it is the token that produces
-  the continuation's first characters, so its probability belongs to the continuation's
-  score. Consequently ``tokens`` may start with a few context characters.
+  continuation) is counted as part of the continuation, so ``tokens`` may start with a few
+  context characters.
 * the first token of the prompt has no log-probability on servers that add no
-  beginning-of-sequence token (OpenAI; vLLM adds one for models that use it). When that
-  token belongs to the continuation (empty context, or a first token straddling the
-  boundary) it is left out of the result (its text is not in ``tokens`` either) and a
-  warning is logged once; compare such scores only between texts that start alike.
-* servers that reject ``max_tokens=0`` (vLLM) are retried once with ``max_tokens=1``; the
-  generated token is ignored (it starts at or after the end of the prompt).
+  beginning-of-sequence token; when it belongs to the continuation it is left out (a warning
+  is logged once).
+* servers that reject ``max_tokens=0`` (vLLM) are retried once with ``max_tokens=1``.
 * ``is_greedy`` comes from ``top_logprobs`` when the server returns them, else None.
 
 This module holds the backend class (its event loop, text generation) and the registry
@@ -83,6 +87,7 @@ from biaslab.models.openai.options import (  # noqa: F401 (re-exported)
     _parse_options,
     _Secret,
 )
+from biaslab.models.openai.prompt_logprobs import TokenLoglikelihood
 from biaslab.models.openai.retry import CONNECT_RETRIES, RETRYABLE_STATUS, Retrier  # noqa: F401 (re-exported)
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -122,7 +127,10 @@ class OpenAIBackend(ModelBackend):
             max_retries=opts["max_retries"], retry_base_delay=opts["retry_base_delay"],
             retry_max_delay=opts["retry_max_delay"], max_retry_after=opts["max_retry_after"],
         )
-        self._echo = EchoLoglikelihood(self._retrier, self.model)
+        self._echo: EchoLoglikelihood | TokenLoglikelihood = (
+            EchoLoglikelihood(self._retrier, self.model) if opts["likelihood"] == "text-echo"
+            else TokenLoglikelihood(self._retrier, self.model))
+        self.loglikelihood_rule: str | None = getattr(self._echo, "rule", None)  # text-echo: the old keys
         self.supports_loglikelihood = True  # until the server proves otherwise
         self._chat_max_tokens_field = "max_tokens"  # or "max_completion_tokens"
 
@@ -144,6 +152,8 @@ class OpenAIBackend(ModelBackend):
         requests = list(requests)
         self._echo.check_supported()
         try:
+            if isinstance(self._echo, TokenLoglikelihood) and requests:
+                self._run_sync(self._prepare)
             return self._run_sync(lambda: self._run_all(requests, self._echo.score, on_result))
         finally:
             self.supports_loglikelihood = self._echo.unsupported_reason is None
@@ -174,6 +184,13 @@ class OpenAIBackend(ModelBackend):
         if "error" in box:
             raise box["error"]
         return box["value"]
+
+    async def _prepare(self) -> None:
+        client = self._make_client()
+        try:
+            await self._echo.prepare(client)  # type: ignore[union-attr]
+        finally:
+            await client.close()
 
     def _make_client(self) -> AsyncOpenAI:
         return self._openai.AsyncOpenAI(

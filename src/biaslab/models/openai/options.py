@@ -21,7 +21,9 @@ DEFAULTS: dict[str, Any] = {
     "retry_base_delay": 0.5,
     "retry_max_delay": 30.0,
     "max_retry_after": 60.0,
+    "likelihood": "token-ids",
 }
+LIKELIHOOD_MODES = ("token-ids", "text-echo")
 
 
 def _import_openai() -> Any:
@@ -77,6 +79,9 @@ def _parse_options(options: dict[str, Any]) -> dict[str, Any]:
         except (TypeError, ValueError):
             raise ConfigError(f"option {key} of the openai backend must be a number, got {value!r}") from None
         opts[key] = value
+    if opts["likelihood"] not in LIKELIHOOD_MODES:
+        raise ConfigError(f"option likelihood of the openai backend must be one of {', '.join(LIKELIHOOD_MODES)}, "
+                          f"got {opts['likelihood']!r}")
     if opts["max_concurrency"] < 1:
         raise ConfigError("max_concurrency must be at least 1")
     if opts["max_retries"] < 0:

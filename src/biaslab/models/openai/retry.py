@@ -185,12 +185,16 @@ class Retrier:
                 )
             if endpoint == "completions-echo":
                 return _Unsupported(f"HTTP 404 on {self.base_url}/completions")
+            if endpoint == "tokenize":
+                return _Unsupported("no /tokenize endpoint (HTTP 404)")
             path = "chat/completions" if endpoint == "chat" else "completions"
             return BackendError(
                 f"{self.base_url}/{path} answered HTTP 404 ({self._server_message(exc)}); check --base-url "
                 "(it usually ends in /v1)"
                 + ("" if endpoint == "chat" else "; raw-prompt requests need a server with the completions API")
             )
+        if endpoint == "tokenize" and status in (400, 405, 422, 501):
+            return _Unsupported(f"/tokenize answered HTTP {status}: {self._server_message(exc)}")
         if endpoint == "completions-echo" and status in (400, 422, 501):
             detail = self._server_message(exc)
             if not _is_too_long(detail):  # a too-long text is this request's problem, not the server's

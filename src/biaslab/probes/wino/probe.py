@@ -17,7 +17,7 @@ from biaslab.models.base import LoglikelihoodRequest, LoglikelihoodResult
 from biaslab.probes.wino.metrics import predicate_table, wino_metrics
 from biaslab.probes.wino.scoring import SCORINGS, score_pair
 from biaslab.probing.core import Attempt, Figure, MetricDoc, PlannedRequest, ProbeItem, ProbeOption, Prompt
-from biaslab.probing.likelihood import LikelihoodProbe
+from biaslab.probing.likelihood import CHAT_TEMPLATE_OPTION, LikelihoodProbe, parse_chat_template
 from biaslab.probing.options import parse_bool
 
 CI_NOTE = ("Confidence intervals are 95% percentile intervals of a cluster bootstrap: the predicates (the "
@@ -62,10 +62,12 @@ class WinoPairsProbe(LikelihoodProbe):
                                alias="--scoring"),
         "build_seed": ProbeOption("Seed of the benchmark build (default 0).", int, param="seed"),
         "faithful": ProbeOption("Build the published benchmark exactly, quirks included (true/false).", parse_bool),
+        "chat_template": CHAT_TEMPLATE_OPTION,
     }
 
     def __init__(self, pairs: str | Path | None = None, scoring: str = "shared-tokens", seed: int = 0,
-                 faithful: bool = False) -> None:
+                 faithful: bool = False, chat_template: str = "none") -> None:
+        self.chat_template = parse_chat_template(chat_template)
         if scoring not in SCORINGS:
             raise ConfigError(f"--scoring must be one of {', '.join(SCORINGS)}, got {scoring!r}")
         self.pairs_path = Path(pairs) if pairs is not None else None
@@ -110,8 +112,7 @@ class WinoPairsProbe(LikelihoodProbe):
         return items
 
     def requests(self, item: ProbeItem) -> list[LoglikelihoodRequest]:
-        return [LoglikelihoodRequest(continuation=item.prompts[0].text),
-                LoglikelihoodRequest(continuation=item.prompts[1].text)]
+        return [self.text_request(item.prompts[0].text), self.text_request(item.prompts[1].text)]
 
     def describe(self, planned: PlannedRequest) -> str:
         which = "sent_more" if planned.prompt_index == 0 else "sent_less"

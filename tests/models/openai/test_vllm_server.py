@@ -1,0 +1,182 @@
+"""biaslab against a real vLLM server (the CPU build, serving the embedded SmolLM2 as float32).
+
+The server comes from ``BIASLAB_VLLM_BASE_URL`` (a running server; ``BIASLAB_VLLM_MODEL`` names its
+model, default the first it lists; the SmolLM2 float32 weights are assumed) or is started once for
+the session from the venv of :mod:`vllm_server` (``BIASLAB_VLLM_PYTHON``, or built on first use in the
+user cache). Nothing is installed at import time; when the venv cannot be built (no network) the
+module skips with the reason. ``BIASLAB_VLLM=0`` skips it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import requires_data, wait_for_cached_answers
+from tests.models.openai.openai_test_server import OpenAITestServer
+from tests.models.openai.vllm_server import (
+    MODEL_NAME,
+    Unavailable,
+    VLLMServer,
+    f32_checkpoint,
+    free_port,
+    vllm_python,
+)
+
+pytestmark = [requires_data, pytest.mark.skipif(os.environ.get("BIASLAB_VLLM") == "0", reason="BIASLAB_VLLM=0"),
+              pytest.mark.timeout(3600)]  # building the venv and starting vLLM take minutes on 2 busy cores
+N_PAIRS = 400
+
+
+class Server:
+    def __init__(self, base_url: str, model: str, managed: VLLMServer | None) -> None:
+        self.base_url, self.model, self.managed = base_url, model, managed
+
+
+@pytest.fixture(scope="session")
+def vllm(tmp_path_factory):
+    pytest.importorskip("openai")
+    url = os.environ.get("BIASLAB_VLLM_BASE_URL")
+    if url:
+        model = os.environ.get("BIASLAB_VLLM_MODEL")
+        if not model:
+            import urllib.request
+
+            with urllib.request.urlopen(f"{url.rstrip('/')}/models", timeout=10) as resp:
+                model = json.load(resp)["data"][0]["id"]
+        yield Server(url.rstrip("/"), model, None)
+        return
+    try:
+        python = vllm_python()
+    except Unavailable as exc:
+        pytest.skip(str(exc))
+    server = VLLMServer(python, f32_checkpoint(), log_path=tmp_path_factory.mktemp("vllm") / "server.log").start()
+    try:
+        yield Server(server.base_url, MODEL_NAME, server)
+    finally:
+        server.kill()
+
+
+def biaslab(*args, cache: Path, check: bool = True) -> subprocess.CompletedProcess:
+    env = {**os.environ, "BIASLAB_CACHE_DIR": str(cache), "NO_COLOR": "1"}
+    proc = subprocess.run([sys.executable, "-m", "biaslab.cli", *map(str, args)], capture_output=True, text=True,
+                          env=env, timeout=1800)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"biaslab {' '.join(map(str, args))} failed: {proc.stderr[-2000:]}")
+    return proc
+
+
+def served(server: Server) -> list[str]:
+    return ["--model", f"openai/{server.model}", "--base-url", server.base_url]
+
+
+def attempts(out: Path) -> dict[str, dict]:
+    rows = [json.loads(line) for line in (out / "attempts.jsonl").read_text().splitlines()]
+    return {r["item_id"]: r for r in rows}
+
+
+def compare(a: dict[str, dict], b: dict[str, dict]) -> tuple[int, float]:
+    assert a.keys() == b.keys()
+    agree = sum(a[k]["evaluation"] == b[k]["evaluation"] for k in a)
+    gap = max(abs(a[k][f] - b[k][f]) for k in a for f in ("score_more", "score_less"))
+    return agree, gap
+
+
+def test_paired_decisions_match_the_local_engine(vllm, tmp_path):
+    local, remote = tmp_path / "local", tmp_path / "remote"
+    run = ("run", "winosemitism", "--limit", N_PAIRS, "-q")
+    biaslab(*run, "--out", local, cache=tmp_path / "c")
+    biaslab(*run, *served(vllm), "--max-concurrency", 16, "--out", remote, cache=tmp_path / "c")
+    a, b = attempts(local), attempts(remote)
+    agree, gap = compare(a, b)
+    print(f"\nvLLM vs local engine: {agree}/{len(a)} decisions agree, largest sentence-score gap {gap:.2e} nats")
+    assert len(a) == N_PAIRS
+    assert agree >= 398 and gap < 0.01
+    assert all(a[k]["n_scored_tokens"] == b[k]["n_scored_tokens"] for k in a)  # the same shared tokens
+    results = json.loads((remote / "results.json").read_text())
+    assert results["run"]["model_calls"] > 0 and "chat_template" not in results["parameters"]
+
+
+def test_chat_template_scores_match_the_local_engine(vllm, tmp_path):
+    out = {}
+    for where, model in (("local", []), ("remote", served(vllm))):
+        out[where] = tmp_path / where
+        biaslab("run", "winosemitism", "--limit", 40, "-P", "chat_template=assistant", *model, "--out", out[where],
+                "-q", cache=tmp_path / "c")
+    a, b = attempts(out["local"]), attempts(out["remote"])
+    agree, gap = compare(a, b)
+    assert agree >= 39 and gap < 0.01
+    plain = tmp_path / "plain"
+    biaslab("run", "winosemitism", "--limit", 40, "--out", plain, "-q", cache=tmp_path / "c")
+    assert compare(a, attempts(plain))[1] > 0.01  # the template changes the scores
+    assert json.loads((out["remote"] / "results.json").read_text())["parameters"]["chat_template"] == "assistant"
+
+
+def test_generation_and_judge_probes_through_the_server(vllm, tmp_path):
+    out = tmp_path / "jobs"
+    biaslab("run", "jobs-lum", "--limit", 3, *served(vllm), "--out", out, "-q", cache=tmp_path / "c")
+    rows = list(attempts(out).values())
+    assert len(rows) == 3 and all(r["text"].strip() for r in rows)  # 3 occupations, each answered
+    judge = tmp_path / "judge"
+    biaslab("run", "fsb-judge", "--limit", 12, *served(vllm), "--out", judge, "-q", cache=tmp_path / "c")
+    results = json.loads((judge / "results.json").read_text())
+    assert results["n_attempts"] == 12 and results["run"]["model_calls"] == 12
+
+
+def test_a_killed_server_fails_the_run_cleanly_and_the_rerun_resumes(vllm, tmp_path):
+    if vllm.managed is None:
+        pytest.skip("the server was given by BIASLAB_VLLM_BASE_URL: this test must be able to kill it")
+    out, cache = tmp_path / "run", tmp_path / "c"
+    args = [sys.executable, "-m", "biaslab.cli", "run", "winosemitism", "--limit", str(N_PAIRS), *served(vllm),
+            "--max-concurrency", "4", "-P", "build_seed=7", "--out", str(out), "-q"]
+    env = {**os.environ, "BIASLAB_CACHE_DIR": str(cache), "NO_COLOR": "1"}
+    run = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    done = wait_for_cached_answers(cache, 60, timeout=600)
+    vllm.managed.kill()  # SIGKILL, mid-run
+    _, stderr = run.communicate(timeout=300)
+    assert 0 < done and run.returncode != 0
+    assert "Traceback" not in stderr and f"cannot reach {vllm.base_url}" in stderr
+    assert not (out / "results.json").exists()
+    before = cached_answers(cache)
+    assert before >= done
+    vllm.managed.start()  # the same port
+    biaslab("run", "winosemitism", "--limit", N_PAIRS, *served(vllm), "-P", "build_seed=7", "--out", out, "-q",
+            cache=cache)
+    results = json.loads((out / "results.json").read_text())
+    assert results["n_attempts"] == N_PAIRS and results["run"]["cache_hits"] >= before
+    # no duplicate calls: the re-run asked only for what the cache lacked, once each
+    assert results["run"]["model_calls"] == cached_answers(cache) - before > 0
+
+
+def cached_answers(cache: Path) -> int:
+    import sqlite3
+    from contextlib import closing
+
+    with closing(sqlite3.connect(cache / "responses.sqlite")) as conn:
+        return conn.execute("select count(*) from responses").fetchone()[0]
+
+
+def test_one_line_errors(vllm, tmp_path):
+    pairs = tmp_path / "pairs.csv"
+    pairs.write_text("sent_more,sent_less\nJews are greedy.,Christians are greedy.\n")
+    run = ("run", "pairs", "--pairs", pairs, "--out", tmp_path / "x", "-q")
+    proc = biaslab(*run, "--model", "openai/no-such-model", "--base-url", vllm.base_url, cache=tmp_path / "c",
+                   check=False)
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    assert "model 'no-such-model' not found" in proc.stderr
+    port = free_port()
+    proc = biaslab(*run, "--model", f"openai/{vllm.model}", "--base-url", f"http://127.0.0.1:{port}/v1",
+                   cache=tmp_path / "c", check=False)
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr and f"cannot reach http://127.0.0.1:{port}/v1" \
+        in proc.stderr
+    with OpenAITestServer(chat_only=True, tokenize=False) as chat_only:  # a chat-only API (no /tokenize, no logprobs)
+        proc = biaslab(*run, "--model", "openai/test-model", "--base-url", chat_only.base_url, cache=tmp_path / "c",
+                       check=False)
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr and "cannot score exact log-likelihoods" \
+        in proc.stderr
+    assert len([line for line in proc.stderr.strip().splitlines() if line.strip()]) <= 2

