@@ -77,7 +77,7 @@ def test_api_key_reaches_the_server_but_never_the_cache(tmp_path, monkeypatch):
     import sys
     from pathlib import Path
 
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    sys.path.insert(0, str(Path(__file__).resolve().parent / "openai"))
     from openai_test_server import OpenAITestServer
 
     from biaslab.models.registry import load_model

@@ -49,7 +49,10 @@ def test_suite_limit_6_writes_a_report_card(tmp_path):
     res = json.loads((out / "results.json").read_text())
     assert res["probes"] == default_probes(["scripted/echo"]) and len(res["runs"]) == len(res["probes"])
     for r in res["runs"]:
-        assert r["n_items"] == 6 and (out / r["dir"] / "report.html").exists() and r["reading"]
+        # holistic-bias samples a crossed design whose smallest size (2 templates x 2 descriptors of
+        # every axis) is above 6; every other probe takes exactly --limit items
+        assert r["n_items"] == 6 or (r["probe"] == "holistic-bias" and 6 < r["n_items"] <= 60)
+        assert (out / r["dir"] / "report.html").exists() and r["reading"]
     page = (out / "report.html").read_text()
     assert "Bias report card" in page and "scripted/echo" in page and "stereotype preferred in" in page
     assert "winosemitism" in printed
