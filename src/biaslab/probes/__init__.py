@@ -26,6 +26,9 @@ PROBES: dict[str, ProbeEntry] = {
     "gpt-winoqueer": ProbeEntry("biaslab.probes.gpt_winoqueer.probe:GptWinoQueerProbe"),
     "winoqueer-human": ProbeEntry("biaslab.probes.winoqueer_human.probe:WinoQueerHumanProbe"),
     "pairs": ProbeEntry("biaslab.probes.pairs.probe:PairsProbe"),
+    "crows-pairs": ProbeEntry("biaslab.probes.crows_pairs.probe:CrowsPairsProbe"),
+    "bbq": ProbeEntry("biaslab.probes.bbq.probe:BbqProbe"),
+    "winogender": ProbeEntry("biaslab.probes.winogender.probe:WinogenderProbe"),
 }
 
 
