@@ -130,6 +130,9 @@ class BbqProbe(LikelihoodProbe):
         return planned
 
     def score(self, planned: list[PlannedRequest], answers: list[Any], model: dict[str, Any]) -> list[Attempt]:
+        if model.get("objective") == "masked-lm":
+            raise ConfigError("bbq needs a causal LM or a chat model: a masked LM has no answer likelihood given a "
+                              "question (the paper fine-tunes such models for multiple choice)")
         if self.mode == "likelihood":
             return super().score(planned, answers, model)
         out = []
