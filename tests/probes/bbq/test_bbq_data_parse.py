@@ -55,3 +55,13 @@ def test_parser_reads_letters_option_texts_and_unknown_phrases():
     assert parse_answer("The grandfather, not the grandson, I think", opts, 2) == 0  # the first named
     assert parse_answer("Sorry, I won't answer that.", opts, 2) is None
     assert parse_answer("", opts, 2) is None
+
+
+def test_masked_lms_are_refused_with_a_one_line_error():
+    import pytest
+
+    from biaslab.errors import ConfigError
+    from biaslab.probes import create_probe
+
+    with pytest.raises(ConfigError, match="needs a causal LM or a chat model"):
+        create_probe("bbq").score([], [], {"backend": "local", "objective": "masked-lm"})
