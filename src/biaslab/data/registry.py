@@ -132,6 +132,30 @@ for _name, _sha in [
          "MIT")
 
 
+# Standard bias benchmarks: CrowS-Pairs, BBQ (the categories of this copy; others are found by file name),
+# Winogender
+CROWS = ("nyu-mll/crows-pairs", "8aaac11c485473159ec9328a65253a5be9a479dc")
+BBQ = ("nyu-mll/BBQ", "bea11bd97d79217245b5871acd247b9d6eb24598")
+WINOGENDER = ("rudinger/winogender-schemas", "1c7f8b481ad8a234b41e9f76a424d6e856e13f7f")
+_add("benchmarks/crows_pairs/crows_pairs_anonymized.csv", CROWS, "data/crows_pairs_anonymized.csv",
+     "dfb36986ce0502abbaf7055b9176da3d08d48e07df1251991b5dfbcbceab9d0c", "CC BY-SA 4.0")
+for _name, _sha in [
+    ("Age", "46e805b3fc2d8cbd26eeb8e8430d98cf7b2dc9c83574ff3674e8ce4f0fca2a60"),
+    ("Disability_status", "375d40d9b71f056150264445ec189b13934998f3f49a1e311aa7578eb3b45e5f"),
+    ("Nationality", "a583e74666aec0341ded8aa3983e7cad694eb24de72c254d28b2df3035720090"),
+    ("Physical_appearance", "e48d7e13508565f4801574e611043470c25c95a0a62af3699cb5ee7cb02608fb"),
+    ("Religion", "cb9555f9f3454a52cd2df85956b59bd7fcca5aa922c8527693b1164d08417616"),
+    ("Sexual_orientation", "2c71036b9e7584fe589c42aef32c1a42bc01b9a5e9b1b8704342630cdb08cefd"),
+]:
+    _add(f"benchmarks/bbq/{_name}.jsonl", BBQ, f"data/{_name}.jsonl", _sha, "CC BY 4.0")
+for _name, _sha in [
+    ("all_sentences.tsv", "bd69da16bf228cb8df63fd0843aec2d8b5c36a7f21bf8c7b168bcc83932556c8"),
+    ("occupations-stats.tsv", "3f7f37c16381a70571356982ea7fe613ac700ad04a6d3b19b9f2be18248df567"),
+    ("templates.tsv", "496f2e2dc77296bcebcdd8865a8dc5715ce22b772de9abb5f531d5b3114c48a0"),
+]:
+    _add(f"benchmarks/winogender/{_name}", WINOGENDER, f"data/{_name}", _sha, "MIT")
+
+
 def sha256_of(path: Path) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as fh:

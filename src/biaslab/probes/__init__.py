@@ -28,6 +28,9 @@ PROBES: dict[str, ProbeEntry] = {
     "pairs": ProbeEntry("biaslab.probes.pairs.probe:PairsProbe"),
     "bold": ProbeEntry("biaslab.probes.bold.probe:BoldProbe"),
     "holistic-bias": ProbeEntry("biaslab.probes.holistic_bias.probe:HolisticBiasProbe"),
+    "crows-pairs": ProbeEntry("biaslab.probes.crows_pairs.probe:CrowsPairsProbe"),
+    "bbq": ProbeEntry("biaslab.probes.bbq.probe:BbqProbe"),
+    "winogender": ProbeEntry("biaslab.probes.winogender.probe:WinogenderProbe"),
 }
 
 

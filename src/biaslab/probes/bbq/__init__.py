@@ -1,0 +1,1 @@
+"""BBQ, the Bias Benchmark for QA (Parrish et al. 2022)."""

@@ -1,0 +1,1 @@
+"""CrowS-Pairs (Nangia et al. 2020)."""

@@ -1,0 +1,1 @@
+"""Winogender schemas (Rudinger et al. 2018)."""

@@ -1,0 +1,54 @@
+"""bbq: accuracies and the two bias scores on a hand-computed case."""
+
+from __future__ import annotations
+
+import pytest
+
+from biaslab.probes.bbq.metrics import bbq_metrics
+
+
+def r(cat, qi, cond, pol, answer, label, unknown=2, biased=0):
+    return {"category": cat, "question_index": qi, "context_condition": cond, "question_polarity": pol,
+            "answer": answer, "label": label, "unknown_answer": unknown, "biased_answer": biased}
+
+
+def test_bias_scores_by_hand():
+    rows = [
+        # category A, ambiguous (label = unknown = 2): answers 0 (biased), 0 (biased), 1, 2 (correct)
+        r("A", "1", "ambig", "neg", 0, 2), r("A", "1", "ambig", "neg", 0, 2),
+        r("A", "2", "ambig", "nonneg", 1, 2, biased=1), r("A", "2", "ambig", "nonneg", 2, 2, biased=1),
+        # category A, disambiguated: 3 non-unknown answers, 2 biased; one unknown answer
+        r("A", "1", "disambig", "neg", 0, 0), r("A", "1", "disambig", "neg", 0, 1),
+        r("A", "2", "disambig", "nonneg", 0, 0, biased=1), r("A", "2", "disambig", "nonneg", 2, 1, biased=1),
+        # category B: ambiguous all correct; disambiguated: 1 biased of 2, and an unparsed reply
+        r("B", "1", "ambig", "neg", 2, 2), r("B", "1", "ambig", "nonneg", 2, 2),
+        r("B", "1", "disambig", "neg", 0, 0), r("B", "1", "disambig", "nonneg", 0, 0, biased=1),
+        r("B", "1", "disambig", "nonneg", None, 0),
+    ]
+    m, table = bbq_metrics(rows, generated=True, n_resamples=200, n_permutations=500)
+    # A ambiguous: accuracy 1/4; non-unknown 3 (0, 0, 1), biased 2 (0, 0) + 1 (answer 1, biased 1) = 3
+    assert m["accuracy_ambig:A"]["value"] == pytest.approx(0.25)
+    assert m["bias_score_ambig:A"]["value"] == pytest.approx((1 - 0.25) * 100 * (2 * 3 / 3 - 1))
+    # A disambiguated: correct 2 of 4; non-unknown 3 (0, 0, 0), biased: 0, 0 (neg, biased 0) -> 2 of 3
+    assert m["accuracy_disambig:A"]["value"] == pytest.approx(0.5)
+    assert m["bias_score_disambig:A"]["value"] == pytest.approx(100 * (2 * 2 / 3 - 1))
+    # B: ambiguous all "unknown" -> no non-unknown answer, bias undefined; disambiguated 1 biased of 2
+    assert m["accuracy_ambig:B"]["value"] == pytest.approx(1.0)
+    assert m["bias_score_ambig:B"]["value"] is None
+    assert m["bias_score_disambig:B"]["value"] == pytest.approx(0.0)
+    assert m["unparsed_rate:B"]["value"] == pytest.approx(1 / 5)
+    assert m["accuracy_disambig:B"]["value"] == pytest.approx(1.0)  # the unparsed reply is left out
+    # overall pools the categories
+    assert m["accuracy_ambig"]["value"] == pytest.approx(3 / 6)
+    assert m["bias_score_ambig"]["value"] == pytest.approx((1 - 0.5) * 100 * (2 * 3 / 3 - 1))
+    assert m["bias_score_disambig"]["value"] == pytest.approx(100 * (2 * 3 / 5 - 1))
+    assert m["unparsed_rate"]["value"] == pytest.approx(1 / 13)
+    assert [t["category"] for t in table] == ["A", "B"] and "q_disambig" in table[0]
+    assert m["bias_score_disambig:A"]["q"] is not None
+
+
+def test_unresolved_biased_answer_counts_for_accuracy_only():
+    rows = [r("A", "1", "disambig", "neg", 0, 0, biased=None), r("A", "1", "disambig", "neg", 0, 0)]
+    m, _ = bbq_metrics(rows, n_resamples=50, n_permutations=100)
+    assert m["accuracy_disambig"]["value"] == 1.0 and m["bias_score_disambig"]["value"] == pytest.approx(100.0)
+    assert m["bias_score_disambig"]["n_unresolved_target"] == 1 and "unparsed_rate" not in m

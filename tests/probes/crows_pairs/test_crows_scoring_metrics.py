@@ -1,0 +1,82 @@
+"""crows-pairs: the two rules and the metrics on hand-computed cases."""
+
+from __future__ import annotations
+
+import pytest
+
+from biaslab.errors import ConfigError
+from biaslab.models.base import LoglikelihoodResult
+from biaslab.probes.crows_pairs.metrics import crows_metrics
+from biaslab.probes.crows_pairs.scoring import resolve_rule, score_crows_pair
+
+
+def ll(ids, lps):
+    return LoglikelihoodResult(token_logprobs=list(lps), tokens=[str(i) for i in ids], token_ids=list(ids))
+
+
+def test_rule_follows_the_model_kind_and_rejects_unknown_rules():
+    assert resolve_rule("auto", masked=False) == "full-sentence"
+    assert resolve_rule("auto", masked=True) == "shared-tokens"
+    assert resolve_rule("shared-tokens", masked=False) == "shared-tokens"
+    with pytest.raises(ConfigError, match="scoring must be one of"):
+        resolve_rule("whole", masked=False)
+
+
+def test_full_sentence_is_lm_evals_rule_unrounded_and_strict():
+    more = ll([1, 2, 3], [-1.0, -2.0, -0.5])  # -3.5
+    less = ll([1, 9, 3], [-1.0, -1.0, -2.0])  # -4.0
+    s = score_crows_pair(more, less, rule="full-sentence", antistereo=False, masked=False)
+    assert (s.score_more, s.score_less, s.evaluation, s.n_scored_tokens) == (-3.5, -4.0, "stereotype", 3)
+    # a difference below the paper's rounding still decides under lm-eval's rule
+    s = score_crows_pair(ll([1], [-1.0001]), ll([2], [-1.0002]), rule="full-sentence", antistereo=True, masked=False)
+    assert s.evaluation == "stereotype"
+    s = score_crows_pair(ll([1], [-2.0]), ll([2], [-2.0]), rule="full-sentence", antistereo=False, masked=False)
+    assert s.evaluation == "tie"
+
+
+def test_shared_tokens_scores_only_unmodified_tokens_and_rounds():
+    # tokens 5 and 7 are shared; 6 vs 8 differ and are not scored
+    more = ll([5, 6, 7], [-1.0, -9.0, -0.25])
+    less = ll([5, 8, 7], [-1.5, -0.1, -0.25])
+    s = score_crows_pair(more, less, rule="shared-tokens", antistereo=False, masked=True)
+    assert (s.score_more, s.score_less, s.n_scored_tokens, s.evaluation) == (-1.25, -1.75, 2, "stereotype")
+    # antistereo: the paper aligns sent_less first, but sent_more winning is still the stereotyping decision
+    s = score_crows_pair(more, less, rule="shared-tokens", antistereo=True, masked=True)
+    assert (s.score_more, s.score_less, s.evaluation) == (-1.25, -1.75, "stereotype")
+    # equal after rounding to 3 decimals: a tie
+    s = score_crows_pair(ll([5, 6], [-1.0001, -3.0]), ll([5, 8], [-1.0002, -1.0]), rule="shared-tokens",
+                         antistereo=False, masked=True)
+    assert s.evaluation == "tie"
+
+
+def rows():
+    # bias type a: stereo, stereo, counter, tie; type b: stereo, counter (antistereo rows)
+    spec = [("a", "stereo", "stereotype", -1.0, -2.0), ("a", "stereo", "stereotype", -1.0, -1.5),
+            ("a", "stereo", "counter", -3.0, -1.0), ("a", "stereo", "tie", -2.0, -2.0),
+            ("b", "antistereo", "stereotype", -1.0, -4.0), ("b", "antistereo", "counter", -2.0, -1.5)]
+    return [{"bias_type": t, "stereo_antistereo": d, "evaluation": e, "score_more": m, "score_less": s}
+            for t, d, e, m, s in spec]
+
+
+def test_metrics_by_hand():
+    m, table = crows_metrics(rows(), n_resamples=200, n_permutations=1000)
+    assert m["pct_stereotype"]["value"] == pytest.approx(100 * 3 / 6)
+    assert m["pct_stereotype:a"]["value"] == pytest.approx(50.0)  # 2 of 4, the tie in the denominator
+    assert m["pct_stereotype:b"]["value"] == pytest.approx(50.0)
+    assert m["stereo_score"]["value"] == pytest.approx(50.0) and m["stereo_score"]["n_pairs"] == 4
+    assert m["antistereo_score"]["value"] == pytest.approx(50.0) and m["antistereo_score"]["n_pairs"] == 2
+    assert m["likelihood_diff"]["value"] == pytest.approx((1 + 0.5 + 2 + 0 + 3 + 0.5) / 6)
+    assert m["likelihood_diff:b"]["value"] == pytest.approx(1.75)
+    assert m["tie_rate"]["value"] == pytest.approx(1 / 6)
+    assert [r["bias_type"] for r in table] == ["a", "b"] and all(r["q"] is not None for r in table)
+    assert m["pct_stereotype:a"]["q"] >= m["pct_stereotype:a"]["p"]
+    lo, hi = m["pct_stereotype"]["ci_low"], m["pct_stereotype"]["ci_high"]
+    assert lo <= 50.0 <= hi and lo < hi
+
+
+def test_a_clear_preference_is_significant_and_its_ci_excludes_50():
+    many = [{"bias_type": "x", "stereo_antistereo": "stereo", "evaluation": "stereotype" if i % 10 else "counter",
+             "score_more": -1.0, "score_less": -2.0} for i in range(100)]
+    m, _ = crows_metrics(many, n_resamples=500, n_permutations=2000)
+    assert m["pct_stereotype"]["value"] == pytest.approx(90.0)
+    assert m["pct_stereotype"]["ci_low"] > 50 and m["pct_stereotype"]["p"] < 0.01
