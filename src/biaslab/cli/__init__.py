@@ -26,6 +26,7 @@ COMMANDS: dict[str, str] = {
     "report": "biaslab.cli.report:report",
     "compare": "biaslab.cli.compare:compare",
     "data": "biaslab.cli.info:data",
+    "cache": "biaslab.cli.cache:cache",
 }
 # name -> "module:app" (a Typer group)
 GROUPS: dict[str, str] = {
