@@ -235,9 +235,12 @@ def write_entry(model: Any, tokenizer: Any, *, source: Path, sha256: str) -> Pat
         if gen is not None:
             gen.save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)
-        from biaslab.models.local.light_tokenizer import LightTokenizer, mismatch
+        from biaslab.models.local.light_tokenizer import LightTokenizer, mismatch, transformers_tokenizer
 
         light_problem = mismatch(LightTokenizer(tmp), tokenizer)
+        reloaded_problem = mismatch(transformers_tokenizer(tmp), tokenizer)
+        if reloaded_problem is not None:  # the saved tokenizer would not tokenize as the GGUF's does
+            raise ValueError(f"the saved tokenizer differs from the GGUF file's ({reloaded_problem})")
         files = {}
         for p in sorted(tmp.iterdir()):
             if p.is_file():

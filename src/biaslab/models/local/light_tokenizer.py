@@ -195,3 +195,21 @@ def _compile(template: str) -> Any:
     env.globals["raise_exception"] = raise_exception
     env.globals["strftime_now"] = lambda fmt: datetime.now().strftime(fmt)
     return env.from_string(template)
+
+
+def transformers_tokenizer(directory: Path) -> Any:
+    """The transformers tokenizer of a checkpoint directory, by its own class when it names a generic one
+    (the Auto classes import every model's configuration: seconds)."""
+    try:
+        name = json.loads((directory / "tokenizer_config.json").read_text(encoding="utf-8")).get("tokenizer_class")
+    except (OSError, ValueError):
+        name = None
+    if name in ("TokenizersBackend", "PreTrainedTokenizerFast"):
+        try:
+            from transformers.tokenization_utils_tokenizers import TokenizersBackend as cls
+        except ImportError:  # pragma: no cover - transformers 4
+            from transformers import PreTrainedTokenizerFast as cls
+        return cls.from_pretrained(str(directory), local_files_only=True)
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(str(directory), local_files_only=True)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -27,7 +27,7 @@ import torch
 from biaslab.errors import BackendError, ConfigError
 from biaslab.models.local import conversion
 from biaslab.models.local.identity import local_identity
-from biaslab.models.local.light_tokenizer import LightTokenizer
+from biaslab.models.local.light_tokenizer import LightTokenizer, transformers_tokenizer
 from biaslab.models.local.llama.engine import LlamaEngine
 from biaslab.models.local.llama.light import LightCausalLM, light_supported
 from biaslab.models.local.llama.runtime import limit_heap_retention
@@ -47,6 +47,7 @@ class Loaded:
     identity: dict[str, Any]
     engine: LlamaEngine | None = None
     engine_failed: bool = False
+    reduced_engines: dict[str, LlamaEngine] = field(default_factory=dict)  # by precision (opt-in)
 
 
 log = logging.getLogger(__name__)
@@ -194,28 +195,11 @@ def load_checkpoint(directory: Path, model_class: Any, dtype: torch.dtype, devic
     Auto classes, which import every model's configuration)."""
     if model_class.__name__ == "AutoModelForCausalLM" and device.type == "cpu" and light_supported(directory):
         if conversion.light_tokenizer_ok(directory):
-            tokenizer = LightTokenizer(directory, full_loader=_tokenizer)
+            tokenizer = LightTokenizer(directory, full_loader=transformers_tokenizer)
         else:
             with _quiet_loading():
-                tokenizer = _tokenizer(directory)
+                tokenizer = transformers_tokenizer(directory)
         return tokenizer, LightCausalLM(directory, dtype, model_class)
     with _quiet_loading():
-        return _tokenizer(directory), model_class.from_pretrained(str(directory), dtype=dtype, local_files_only=True)
-
-
-def _tokenizer(directory: Path) -> Any:
-    import json
-
-    try:
-        name = json.loads((directory / "tokenizer_config.json").read_text(encoding="utf-8")).get("tokenizer_class")
-    except (OSError, ValueError):
-        name = None
-    if name in ("TokenizersBackend", "PreTrainedTokenizerFast"):
-        try:
-            from transformers.tokenization_utils_tokenizers import TokenizersBackend as cls
-        except ImportError:  # pragma: no cover - transformers 4
-            from transformers import PreTrainedTokenizerFast as cls
-        return cls.from_pretrained(str(directory), local_files_only=True)
-    from transformers import AutoTokenizer
-
-    return AutoTokenizer.from_pretrained(str(directory), local_files_only=True)
+        model = model_class.from_pretrained(str(directory), dtype=dtype, local_files_only=True)
+        return transformers_tokenizer(directory), model
