@@ -329,6 +329,7 @@ def process(args) -> dict:
             b_wall, b_cpu = _timed([sys.executable, "-m", "biaslab.cli", "run", "pairs", "--pairs", str(csv),
                                     "--cache-dir", str(run / "cache"), "--out", str(run / "out"), "-q"], env)
             assert (run / "out" / "results.json").is_file()
+            print(f"      biaslab run pairs: {b_wall:.1f} s wall, {b_cpu:.1f} s CPU  {uptime()}", flush=True)
             l_wall, l_cpu = _timed([args.lmeval_python, str(tmp / "lmeval_run.py"), str(ckpt),
                                     str(tmp / "sentences.json"), str(tmp / f"lmeval{r}.json")])
             rows.append({"biaslab_s": b_wall, "biaslab_cpu_s": b_cpu, "lmeval_s": l_wall, "lmeval_cpu_s": l_cpu,
