@@ -7,13 +7,25 @@ Setup, once (lm-evaluation-harness lives in its own venv and is never a biaslab 
 
 Run (from the repository root, biaslab's venv; each part in its own process, so peak RSS is per part):
 
+    python bench/bench_wino.py process [--pairs 400] [--rounds 3] [--lmeval-python /work/lmeval-venv/bin/python]
     python bench/bench_wino.py causal  [--pairs 400] [--rounds 3] [--lmeval-python /work/lmeval-venv/bin/python]
+    python bench/bench_wino.py precision [--pairs 400] [--rounds 2]  # precision=bf16 against float32
     python bench/bench_wino.py full    [--sample 2000 | --all]
     python bench/bench_wino.py masked  [--sentences 48] [--baseline-sentences 12]
     python bench/bench_wino.py agreement [--pairs 400]   # decisions vs an independent scorer
     python bench/bench_wino.py all     # causal, full, masked, one after the other
 
 What each side runs:
+
+* ``process`` (the headline figure): whole processes, alternated A B A B, timed from outside from
+  start to exit. biaslab: ``python -m biaslab.cli run pairs --pairs <400 H-WS pairs>`` with a fresh
+  answer cache and output directory (the model's conversion already cached, as after any first run):
+  imports, load, scoring, metrics with permutation tests, results.json, attempts.jsonl, report.html.
+  lm-eval: a process that imports lm-eval, loads ``HFLM(pretrained=<the same float32 weights as a
+  transformers checkpoint: the conversion in biaslab's cache>, dtype=float32, batch_size=16)``, scores
+  both sentences of every pair and writes them. Wall and CPU seconds of each, the ratio per round.
+* ``precision``: the opt-in ``precision=bf16`` against float32 on the same pairs: per-pair agreement,
+  the largest score gap, the speed ratio (in one process, scoring only).
 
 * ``causal``: the embedded SmolLM2-135M-Instruct (the Q4_1 GGUF dequantised by transformers, so
   float32 weights), on CPU, on ``--pairs`` pairs spread evenly over H-WS (biaslab's default
@@ -49,7 +61,7 @@ import tempfile
 import time
 from pathlib import Path
 
-LMEVAL_PYTHON = "/work/lmeval-venv/bin/python"
+LMEVAL_PYTHON = os.environ.get("LMEVAL_PYTHON", "/work/lmeval-venv/bin/python")
 LMEVAL_SCRIPT = r"""
 import json, sys, time
 import torch
@@ -100,19 +112,19 @@ def write_pairs_csv(pairs, path: Path) -> Path:
     return write_pairs(path, pairs)
 
 
-def save_checkpoint(model, tokenizer, target: Path) -> None:
-    """The GGUF-loaded (dequantised, float32) model as a plain transformers checkpoint for lm-eval."""
-    import copy
+def checkpoint_dir() -> Path:
+    """The embedded model as a transformers checkpoint: its float32 conversion in the cache (made if missing)."""
+    from biaslab.models.local import conversion
+    from biaslab.models.local.embedded import smollm2_path
 
-    from transformers import AutoModelForCausalLM
-
-    config = copy.deepcopy(model.config)
-    if hasattr(config, "quantization_config"):
-        del config.quantization_config  # dequantised: the weights are plain float32 now
-    plain = AutoModelForCausalLM.from_config(config)
-    plain.load_state_dict(model.state_dict())
-    plain.save_pretrained(target)
-    tokenizer.save_pretrained(target)
+    path = smollm2_path()
+    entry = conversion.verified_entry(path)
+    if entry is None:  # convert in a child process (this one stays free of transformers' models)
+        subprocess.run([sys.executable, "-c", "from biaslab.models.registry import load_model; "
+                        "load_model('smollm2').backend()"], check=True)
+        entry = conversion.verified_entry(path)
+    assert entry is not None
+    return entry
 
 
 def score_with_biaslab(pairs_csv: Path, backend, cache_dir: Path):
@@ -139,10 +151,9 @@ def causal(args) -> dict:
         csv = write_pairs_csv(pairs, tmp / "pairs.csv")
         sentences = [s for p in pairs for s in (p.sent_more, p.sent_less)]
         (tmp / "sentences.json").write_text(json.dumps(sentences))
+        ckpt = checkpoint_dir()  # the same float32 weights as a transformers checkpoint
         backend = load_model("smollm2")
         real = backend.backend()  # load now (not timed)
-        ckpt = tmp / "smollm2-fp32"
-        save_checkpoint(real._m.model, real._m.tokenizer, ckpt)  # before the engine fuses the projections
         out: dict = {"pairs": len(pairs), "sentences": len(sentences), "distinct_sentences": len(set(sentences)),
                      "rounds": []}
         have_lmeval = Path(args.lmeval_python).exists()
@@ -284,9 +295,83 @@ def agreement(args) -> dict:
             "max_abs_score_diff": worst, "uptime_after": uptime()}
 
 
+def _timed(cmd: list[str], env: dict | None = None) -> tuple[float, float]:
+    """(wall s, CPU s) of a child process, which must succeed."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode != 0:
+        raise SystemExit(f"{cmd[:4]} failed:\n{proc.stderr[-3000:]}")
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def process(args) -> dict:
+    """Whole processes, alternated: ``biaslab run pairs`` (fresh answer cache, conversion cached) against
+    an lm-eval process (start, import, HFLM load of the same float32 weights, score, write)."""
+    print(f"[process] {uptime()}")
+    if not Path(args.lmeval_python).exists():
+        raise SystemExit(f"{args.lmeval_python} not found (see the setup in the docstring)")
+    pairs = hws_pairs(args.pairs)
+    src = str(Path(__file__).resolve().parents[1] / "src")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (src, os.environ.get("PYTHONPATH")) if p)}
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        csv = write_pairs_csv(pairs, tmp / "pairs.csv")
+        (tmp / "sentences.json").write_text(json.dumps([s for p in pairs for s in (p.sent_more, p.sent_less)]))
+        (tmp / "lmeval_run.py").write_text(LMEVAL_SCRIPT)
+        ckpt = checkpoint_dir()
+        print(f"{'round':>5} {'biaslab s':>9} {'(CPU s)':>8} {'lm-eval s':>9} {'(CPU s)':>8} {'ratio':>6}  load")
+        for r in range(args.rounds):  # A B A B: a busy spell of the machine hits both sides
+            run = tmp / f"run{r}"
+            b_wall, b_cpu = _timed([sys.executable, "-m", "biaslab.cli", "run", "pairs", "--pairs", str(csv),
+                                    "--cache-dir", str(run / "cache"), "--out", str(run / "out"), "-q"], env)
+            assert (run / "out" / "results.json").is_file()
+            print(f"      biaslab run pairs: {b_wall:.1f} s wall, {b_cpu:.1f} s CPU  {uptime()}", flush=True)
+            l_wall, l_cpu = _timed([args.lmeval_python, str(tmp / "lmeval_run.py"), str(ckpt),
+                                    str(tmp / "sentences.json"), str(tmp / f"lmeval{r}.json")])
+            rows.append({"biaslab_s": b_wall, "biaslab_cpu_s": b_cpu, "lmeval_s": l_wall, "lmeval_cpu_s": l_cpu,
+                         "ratio": l_wall / b_wall, "uptime": uptime()})
+            print(f"{r + 1:>5} {b_wall:>9.1f} {b_cpu:>8.1f} {l_wall:>9.1f} {l_cpu:>8.1f} {l_wall / b_wall:>6.2f}  "
+                  f"{rows[-1]['uptime']}", flush=True)
+    b, lm = sum(r["biaslab_s"] for r in rows), sum(r["lmeval_s"] for r in rows)
+    print(f"total {b:>9.1f} {'':>8} {lm:>9.1f} {'':>8} {lm / b:>6.2f}  (whole processes, {len(pairs)} pairs)")
+    return {"pairs": len(pairs), "rounds": rows, "speedup": lm / b, "uptime_after": uptime()}
+
+
+def precision(args) -> dict:
+    """Per-pair decisions and speed of ``precision=bf16`` against the float32 default, alternated."""
+    from biaslab.models.registry import load_model
+
+    print(f"[precision] {uptime()}")
+    pairs = hws_pairs(args.pairs)
+    sides = {"float32": load_model("smollm2"), "bf16": load_model("smollm2", precision="bf16")}
+    for be in sides.values():
+        be.backend()
+    secs: dict[str, float] = dict.fromkeys(sides, 0.0)
+    rows: dict[str, list] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        csv = write_pairs_csv(pairs, Path(tmp) / "pairs.csv")
+        for r in range(args.rounds):
+            for name, be in sides.items():
+                (Path(tmp) / f"{name}{r}").mkdir()
+                t, _, attempts, cached = score_with_biaslab(csv, be, Path(tmp) / f"{name}{r}")
+                cached.cache.close()
+                secs[name] += t
+                rows[name] = [a.to_json() for a in attempts]
+                print(f"[precision] round {r + 1} {name}: {t:.1f} s  {uptime()}", flush=True)
+    a, b = rows["float32"], rows["bf16"]
+    same = sum(x["evaluation"] == y["evaluation"] for x, y in zip(a, b))
+    gap = max(max(abs(x["score_more"] - y["score_more"]), abs(x["score_less"] - y["score_less"])) for x, y in zip(a, b))
+    return {"pairs": len(a), "same_decision": same, "agreement": same / len(a), "max_abs_score_gap": gap,
+            "speedup_vs_float32": secs["float32"] / secs["bf16"], "uptime_after": uptime()}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("part", choices=["causal", "full", "masked", "agreement", "all"])
+    ap.add_argument("part", choices=["causal", "process", "precision", "full", "masked", "agreement", "all"])
     ap.add_argument("--pairs", type=int, default=400)
     ap.add_argument("--lmeval-python", default=LMEVAL_PYTHON)
     ap.add_argument("--rounds", type=int, default=3, help="causal: lm-eval then biaslab, this many times")
@@ -295,13 +380,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sentences", type=int, default=48)
     ap.add_argument("--baseline-sentences", type=int, default=12)
     args = ap.parse_args(argv)
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))  # this checkout's biaslab
     os.environ.setdefault("BIASLAB_DATA_DIR", str(Path(__file__).resolve().parents[1].parent / "shared" / "data"))
     if args.part == "all":
         for part in ("causal", "full", "masked"):
             rest = [a for a in (argv or sys.argv[1:]) if a != "all"]
             subprocess.run([sys.executable, __file__, part, *rest], check=True)
         return 0
-    result = {"causal": causal, "full": full, "masked": masked, "agreement": agreement}[args.part](args)
+    parts = {"causal": causal, "process": process, "precision": precision, "full": full, "masked": masked,
+             "agreement": agreement}
+    result = parts[args.part](args)
     print(json.dumps({args.part: result}, indent=1))
     return 0
 

@@ -28,6 +28,7 @@ COMMANDS: dict[str, str] = {
     "data": "biaslab.cli.info:data",
     "plan": "biaslab.cli.plan:plan",
     "suite": "biaslab.cli.suite:suite",
+    "cache": "biaslab.cli.cache:cache",
 }
 # name -> "module:app" (a Typer group)
 GROUPS: dict[str, str] = {

@@ -119,10 +119,10 @@ def load_model(spec: str | None = None, *, base_url: str | None = None, lazy: bo
 
 
 # --- built-in backends (imported lazily) -------------------------------------------------
-register_backend("hf", "biaslab.models.local.backend:from_hf_spec", extra="local",
+register_backend("hf", "biaslab.models.local.factory:from_hf_spec", extra="local",
                  summary="Hugging Face checkpoint (hub id or local dir) with transformers, CPU or GPU",
                  identity="biaslab.models.local.identity:hf_identity")
-register_backend("gguf", "biaslab.models.local.backend:from_gguf_spec", extra="local",
+register_backend("gguf", "biaslab.models.local.factory:from_gguf_spec", extra="local",
                  summary="GGUF file loaded with transformers (gguf_file=)",
                  identity="biaslab.models.local.identity:gguf_identity")
 register_backend("openai", "biaslab.models.openai.backend:from_spec", extra="openai",

@@ -32,9 +32,11 @@ DEFAULTS: dict[str, Any] = {
     "threads": None,
     "workers": None,
     "batch_tokens": None,  # tokens per scoring batch (masked LMs; causal scoring with the fast engine)
+    "precision": "float32",  # bf16: the Llama engine's layer matrix products in bfloat16 (opt-in, faster)
 }
 _INT_OPTIONS = ("batch_size", "max_slots", "kv_budget_mb", "threads", "workers", "batch_tokens")
-_CHOICES = {"engine": ("auto", "continuous", "static"), "chat_template": ("auto", "none")}
+_CHOICES = {"engine": ("auto", "continuous", "static"), "chat_template": ("auto", "none"),
+            "precision": ("float32", "bf16")}
 
 
 def parse_options(options: dict[str, Any]) -> dict[str, Any]:
@@ -99,7 +101,11 @@ def lazy_identity(source: str, gguf_file: str | None, options: dict[str, Any]) -
     dtype = resolved_dtype_name(opts["dtype"], opts["device"])
     if dtype is None:
         return None
-    return local_identity(source, gguf_file, dtype)
+    ident = local_identity(source, gguf_file, dtype)
+    if opts["precision"] != DEFAULTS["precision"]:
+        ident["precision"] = opts["precision"]  # other numbers: never mixed with float32 answers in the cache
+    return ident
+
 
 _DTYPE_NAMES = {"float32": "float32", "fp32": "float32", "bfloat16": "bfloat16", "bf16": "bfloat16",
                 "float16": "float16", "fp16": "float16", "half": "float16"}
@@ -129,12 +135,12 @@ _SHA_MEMO: dict[tuple[str, int, int], str] = {}
 
 
 def _sha256_file(path: Path) -> str:
-    from biaslab.data.registry import sha256_of
+    from biaslab.models.local.conversion import source_sha256
 
     st = path.stat()
     key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
     if key not in _SHA_MEMO:
-        _SHA_MEMO[key] = sha256_of(path)  # ~0.2 s per 100 MB, once per process
+        _SHA_MEMO[key] = source_sha256(path)  # remembered across processes (by path, size, mtime)
     return _SHA_MEMO[key]
 
 

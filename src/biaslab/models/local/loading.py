@@ -6,21 +6,30 @@ loading the same model twice (e.g. in tests) reuses it. ``objective`` picks the 
 class: ``"causal"`` (``AutoModelForCausalLM``, the default) or ``"masked-lm"``
 (``AutoModelForMaskedLM``, :mod:`.masked_lm`). Transformers' progress bars are silenced while
 loading.
+
+A GGUF file is converted once and kept in the user cache (:mod:`.conversion`); later processes load
+the converted checkpoint. A Llama-architecture one on CPU loads without importing transformers at
+all (:class:`.llama.light.LightCausalLM` for the engine, :class:`.light_tokenizer.LightTokenizer`
+when the conversion checked it): about 2 s, torch import included, instead of 25 s.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 import torch
 
 from biaslab.errors import BackendError, ConfigError
+from biaslab.models.local import conversion
 from biaslab.models.local.identity import local_identity
+from biaslab.models.local.light_tokenizer import LightTokenizer, transformers_tokenizer
 from biaslab.models.local.llama.engine import LlamaEngine
+from biaslab.models.local.llama.light import LightCausalLM, light_supported
 from biaslab.models.local.llama.runtime import limit_heap_retention
 
 Objective = Literal["causal", "masked-lm"]  # what the model predicts: the next token, or masked tokens
@@ -38,7 +47,10 @@ class Loaded:
     identity: dict[str, Any]
     engine: LlamaEngine | None = None
     engine_failed: bool = False
+    reduced_engines: dict[str, LlamaEngine] = field(default_factory=dict)  # by precision (opt-in)
 
+
+log = logging.getLogger(__name__)
 
 _LOADED: dict[tuple[str, str | None, str, str, str], Loaded] = {}
 _LOAD_LOCK = threading.Lock()
@@ -69,14 +81,16 @@ def pick_dtype(dtype: str, device: torch.device) -> torch.dtype:
 
 
 @contextlib.contextmanager
-def _quiet_loading():
+def _quiet_loading(gguf: bool = False):
     """Silence transformers' progress bars while loading (the GGUF one is a bare tqdm)."""
     from transformers.utils import logging as hf_logging
 
     was = hf_logging.is_progress_bar_enabled()
     hf_logging.disable_progress_bar()
+    gguf_utils = None
     try:
-        from transformers import modeling_gguf_pytorch_utils as gguf_utils
+        if gguf:
+            from transformers import modeling_gguf_pytorch_utils as gguf_utils
     except ImportError:  # pragma: no cover - transformers without GGUF support
         gguf_utils = None
     bar = getattr(gguf_utils, "tqdm", None)
@@ -91,6 +105,27 @@ def _quiet_loading():
             hf_logging.enable_progress_bar()
 
 
+class _LazyAuto:
+    """``AutoModelForCausalLM`` / ``AutoModelForMaskedLM`` by name, imported when first used
+    (importing them imports every model's configuration: seconds)."""
+
+    def __init__(self, name: str) -> None:
+        self.__name__ = name
+
+    def from_pretrained(self, *args: Any, **kwargs: Any) -> Any:
+        import transformers
+
+        return getattr(transformers, self.__name__).from_pretrained(*args, **kwargs)
+
+
+def _auto_class(masked: bool) -> Any:
+    import importlib.util
+
+    if importlib.util.find_spec("transformers") is None:
+        raise ConfigError("local models need transformers; install it with: pip install 'biaslab[local]'") from None
+    return _LazyAuto("AutoModelForMaskedLM" if masked else "AutoModelForCausalLM")
+
+
 def load(source: str, gguf_file: str | None, device: torch.device, dtype: torch.dtype,
          objective: Objective = "causal") -> Loaded:
     """The model at ``source`` (and ``gguf_file``) on ``device`` in ``dtype``, loaded once per process."""
@@ -98,23 +133,21 @@ def load(source: str, gguf_file: str | None, device: torch.device, dtype: torch.
     with _LOAD_LOCK:
         if key in _LOADED:
             return _LOADED[key]
-        try:
-            from transformers import AutoModelForCausalLM, AutoModelForMaskedLM, AutoTokenizer
-        except ImportError:
-            raise ConfigError("local models need transformers; install it with: pip install 'biaslab[local]'") from None
         masked = objective == "masked-lm"
-        model_class = AutoModelForMaskedLM if masked else AutoModelForCausalLM
+        model_class = _auto_class(masked)
         if not masked:
             limit_heap_retention()  # before loading: see its docstring
-        local = Path(source).is_dir()
-        kw: dict[str, Any] = {"local_files_only": True} if local else {}
-        if gguf_file is not None:
-            kw["gguf_file"] = gguf_file
         what = f"{source}/{gguf_file}" if gguf_file else source
         try:
-            with _quiet_loading():
-                tokenizer = AutoTokenizer.from_pretrained(source, **kw)
-                model = model_class.from_pretrained(source, dtype=dtype, **kw)
+            if gguf_file is not None:
+                tokenizer, model = _load_gguf(source, gguf_file, model_class, dtype, device)
+            else:
+                from transformers import AutoTokenizer
+
+                kw: dict[str, Any] = {"local_files_only": True} if Path(source).is_dir() else {}
+                with _quiet_loading():
+                    tokenizer = AutoTokenizer.from_pretrained(source, **kw)
+                    model = model_class.from_pretrained(source, dtype=dtype, **kw)
         except (OSError, ValueError, KeyError) as exc:
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise BackendError(f"could not load the {'masked LM' if masked else 'model'} {what}: {first}") from None
@@ -127,3 +160,46 @@ def load(source: str, gguf_file: str | None, device: torch.device, dtype: torch.
         loaded = Loaded(model, tokenizer, device, dtype, identity)
         _LOADED[key] = loaded
         return loaded
+
+
+def _load_gguf(source: str, gguf_file: str, model_class: Any, dtype: torch.dtype,
+               device: torch.device) -> tuple[Any, Any]:
+    """(tokenizer, model) of a GGUF file: from its converted copy in the cache (:mod:`.conversion`),
+    converted first if there is none (or it fails verification). A hub file is downloaded first."""
+    path = conversion.local_gguf(source, gguf_file)
+    if path is None:  # not on disk and not downloadable: transformers says why
+        from transformers import AutoTokenizer
+
+        with _quiet_loading(gguf=True):
+            kw: dict[str, Any] = {"gguf_file": gguf_file}
+            return AutoTokenizer.from_pretrained(source, **kw), model_class.from_pretrained(source, dtype=dtype, **kw)
+    entry = conversion.verified_entry(path)
+    if entry is None:
+        from transformers import AutoTokenizer
+
+        with _quiet_loading(gguf=True):
+            tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
+            model = model_class.from_pretrained(str(path.parent), gguf_file=path.name, dtype=torch.float32)
+        try:
+            entry = conversion.write_entry(model, tokenizer, source=path, sha256=conversion.source_sha256(path))
+        except (OSError, ValueError) as exc:  # read-only or full cache: use the model as loaded
+            log.warning("could not keep the converted model in the cache (%s); the next run converts it again", exc)
+            return tokenizer, (model if dtype == torch.float32 else model.to(dtype))
+        del model, tokenizer
+    return load_checkpoint(entry, model_class, dtype, device)
+
+
+def load_checkpoint(directory: Path, model_class: Any, dtype: torch.dtype, device: torch.device) -> tuple[Any, Any]:
+    """(tokenizer, model) of a converted checkpoint; a Llama one without transformers' modeling code
+    (:class:`.llama.light.LightCausalLM`, for the engine), its tokenizer by its own class (not the
+    Auto classes, which import every model's configuration)."""
+    if model_class.__name__ == "AutoModelForCausalLM" and device.type == "cpu" and light_supported(directory):
+        if conversion.light_tokenizer_ok(directory):
+            tokenizer = LightTokenizer(directory, full_loader=transformers_tokenizer)
+        else:
+            with _quiet_loading():
+                tokenizer = transformers_tokenizer(directory)
+        return tokenizer, LightCausalLM(directory, dtype, model_class)
+    with _quiet_loading():
+        model = model_class.from_pretrained(str(directory), dtype=dtype, local_files_only=True)
+        return transformers_tokenizer(directory), model

@@ -91,7 +91,7 @@ class LayerWeights:
 class LlamaEngine:
     """Runs a loaded ``LlamaForCausalLM`` on its own weights: generation and scoring (see the module)."""
 
-    def __init__(self, model: torch.nn.Module) -> None:
+    def __init__(self, model: torch.nn.Module, matmul_dtype: torch.dtype | None = None) -> None:
         cfg: Any = model.config
         self.cfg = cfg
         self.n_heads: int = cfg.num_attention_heads
@@ -108,7 +108,12 @@ class LlamaEngine:
         self.device = self.embed.device
         self.dtype = self.embed.dtype
         self.layers = [self._fuse(layer) for layer in inner.layers]
-        self.linear: Linear = _pick_linear(self.device, self.dtype)
+        # reduced precision (opt-in): the layers' matrix products in matmul_dtype (see _mixed)
+        self.matmul_dtype = matmul_dtype if matmul_dtype not in (None, self.dtype) else None
+        if self.matmul_dtype is not None:
+            self.layers = [_cast_layer(layer, self.matmul_dtype) for layer in self.layers]
+        self.linear: Linear = _mixed(_pick_linear(self.device, self.dtype))
+        self.score_linear: Linear = _mixed(F.linear)  # F.linear (MKL): faster than oneDNN at hundreds of rows
         self.stats: dict[str, float] = defaultdict(float)  # cumulative timings, for benchmarks
         self._stats_lock = threading.Lock()
         d = self.head_dim
@@ -250,6 +255,25 @@ def _pick_linear(device: torch.device, dtype: torch.dtype) -> Linear:
     except Exception:
         return F.linear
     return linear
+
+
+def _mixed(base: Linear) -> Linear:
+    """``base``, except for a weight in another (reduced) dtype: the input is rounded to it, the product is
+    taken in it and the result is converted back, so the residual stream, norms, attention and the LM head
+    stay in the model's dtype."""
+
+    def linear(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+        if w.dtype != x.dtype:
+            return F.linear(x.to(w.dtype), w).to(x.dtype)
+        return base(x, w)
+
+    return linear
+
+
+def _cast_layer(layer: LayerWeights, dtype: torch.dtype) -> LayerWeights:
+    """The layer with its four weight matrices in ``dtype`` (its norm weights unchanged)."""
+    return LayerWeights(layer.ln1, layer.wqkv.to(dtype), layer.wo.to(dtype), layer.ln2, layer.wgu.to(dtype),
+                        layer.wdown.to(dtype))
 
 
 def _fuse_linears(linears: list[torch.nn.Linear]) -> torch.Tensor:

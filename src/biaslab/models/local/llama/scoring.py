@@ -261,8 +261,8 @@ class PackedScorer:
         mask = mask[:, None, None].expand(P, 1, G, W, W).reshape(P, 1, G * W, W)
         for layer in engine.layers:
             h = engine.rms(x, layer.ln1)
-            # F.linear (MKL) rather than engine.linear (oneDNN): faster at hundreds of rows
-            q, k, v = F.linear(h, layer.wqkv).split([H * D, KV * D, KV * D], dim=-1)
+            linear = engine.score_linear  # F.linear (MKL) rather than engine.linear (oneDNN): faster here
+            q, k, v = linear(h, layer.wqkv).split([H * D, KV * D, KV * D], dim=-1)
             q = engine.apply_rope(q.view(1, N, H, D), cos, sin)
             k = engine.apply_rope(k.view(1, N, KV, D), cos, sin)
             qp, kp, vp = (t.new_zeros(P * W, t.numel() // N).index_copy_(0, slots, t.reshape(N, -1))
@@ -271,7 +271,7 @@ class PackedScorer:
             att = F.scaled_dot_product_attention(qg, kp.view(P, W, KV, D).transpose(1, 2),
                                                  vp.view(P, W, KV, D).transpose(1, 2), attn_mask=mask)
             att = att.view(P, KV, G, W, D).permute(0, 3, 1, 2, 4).reshape(P * W, H * D)[slots]
-            x = x + F.linear(att, layer.wo)
-            gate, up = F.linear(engine.rms(x, layer.ln2), layer.wgu).chunk(2, dim=-1)
-            x = x + F.linear(F.silu(gate) * up, layer.wdown)
+            x = x + linear(att, layer.wo)
+            gate, up = linear(engine.rms(x, layer.ln2), layer.wgu).chunk(2, dim=-1)
+            x = x + linear(F.silu(gate) * up, layer.wdown)
         return x

