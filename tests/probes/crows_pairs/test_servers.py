@@ -1,4 +1,5 @@
-"""crows-pairs, bbq and winogender over an OpenAI-compatible server (the echo + logprobs likelihood path)."""
+"""crows-pairs, bbq and winogender over an OpenAI-compatible server (the exact path: token ids from the
+server's /tokenize sent back as the prompt, scored with prompt_logprobs)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import math
 import pytest
 
 from tests.conftest import requires_data
-from tests.models.openai.openai_test_server import OpenAITestServer
+from tests.models.openai.openai_test_server import SPECIAL_IDS, OpenAITestServer, token_text
 from tests.probes.wino.test_probe_run import attempts, biaslab
 
 pytestmark = requires_data
@@ -21,10 +22,12 @@ def test_probe_runs_over_an_openai_compatible_server(tmp_path, probe):
         biaslab("run", probe, "--model", "openai/test-model", "--base-url", srv.base_url, "--limit", "6",
                 "--out", out, "-q", cache=tmp_path / "c")
         rows = attempts(out)
-        assert len(rows) == 6 and srv.stats.bodies and all(b["echo"] is True for b in srv.stats.bodies)
+        scored = [b for b in srv.stats.bodies if "prompt_logprobs" in b]
+        assert len(rows) == 6 and scored
+        assert all(isinstance(b["prompt"], list) and all(isinstance(t, int) for t in b["prompt"]) for b in scored)
         if probe == "bbq":  # context + answer: the context's tokens are not scored
-            prompts = [b["prompt"] if isinstance(b["prompt"], list) else [b["prompt"]] for b in srv.stats.bodies]
-            sent = {p for batch in prompts for p in batch}
+            special = set(SPECIAL_IDS.values())
+            sent = {"".join(token_text(t) for t in b["prompt"] if t not in special) for b in scored}
             assert all(r["prompt"] + " " + r["text"] in sent for r in rows)
             for r in rows:
                 assert r["answer"] == max(range(3), key=lambda i: (r["answer_logliks"][i], -i))
