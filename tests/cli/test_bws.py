@@ -54,7 +54,7 @@ def test_design_errors(tmp_path):
     items.write_text("id\n" + "".join(f"{i}\n" for i in range(6)))
     one_line_error(biaslab("bws", "design", "--items", items, "--out", tmp_path / "t.csv"), "no valid design exists")
     items.write_text("name\nx\n")
-    one_line_error(biaslab("bws", "design", "--items", items, "--out", tmp_path / "t.csv"), "no id column (looked for id")
+    one_line_error(biaslab("bws", "design", "--items", items, "--out", tmp_path / "t.csv"), "no id column")
     items.write_text("id\na\nb\na\n")
     one_line_error(biaslab("bws", "design", "--items", items, "--out", tmp_path / "t.csv"), "line 4", "a second time")
 
