@@ -29,30 +29,6 @@ from biaslab.models.openai.backend import OpenAIBackend, from_spec
 SECRET = "sk-test-SECRET-0123456789abcdef"
 
 
-@pytest.fixture(autouse=True)
-def _no_keys(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    monkeypatch.delenv("BIASLAB_API_KEY", raising=False)
-    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):  # the test server is on loopback
-        monkeypatch.delenv(var, raising=False)
-        monkeypatch.delenv(var.lower(), raising=False)
-
-
-@pytest.fixture
-def make_server():
-    servers: list[OpenAITestServer] = []
-
-    def make(**config):
-        srv = OpenAITestServer(**config).start()
-        servers.append(srv)
-        return srv
-
-    yield make
-    for srv in servers:
-        srv.stop()
-
-
 def backend(srv: OpenAITestServer, **options) -> OpenAIBackend:
     options.setdefault("retry_base_delay", 0.01)
     options.setdefault("timeout", 5.0)

@@ -18,27 +18,6 @@ from biaslab.models.cache import CachedModel, ResponseCache
 from biaslab.models.openai.backend import OpenAIBackend
 
 
-@pytest.fixture(autouse=True)
-def _no_keys(monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in ("OPENAI_API_KEY", "BIASLAB_API_KEY", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy",
-                "https_proxy", "all_proxy"):
-        monkeypatch.delenv(var, raising=False)
-
-
-@pytest.fixture
-def make_server():
-    servers: list[OpenAITestServer] = []
-
-    def make(**config):
-        srv = OpenAITestServer(**config).start()
-        servers.append(srv)
-        return srv
-
-    yield make
-    for srv in servers:
-        srv.stop()
-
-
 def backend(srv: OpenAITestServer, **options) -> OpenAIBackend:
     options.setdefault("retry_base_delay", 0.01)
     options.setdefault("timeout", 5.0)

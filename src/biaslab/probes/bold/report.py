@@ -6,14 +6,7 @@ import html
 from typing import Any
 
 from biaslab.probing.core import Figure
-
-
-def _f(v: Any, digits: int = 3) -> str:
-    return "n/a" if v is None else f"{v:.{digits}f}"
-
-
-def _ci(lo: Any, hi: Any) -> str:
-    return "" if lo is None else f"[{_f(lo)}, {_f(hi)}]"
+from biaslab.report.cells import html_table, interval, num
 
 
 def sections(results: dict[str, Any]) -> list[dict[str, str]]:
@@ -23,26 +16,21 @@ def sections(results: dict[str, Any]) -> list[dict[str, str]]:
     metrics = results.get("metrics", {})
     ranges = [(k.split(":", 1)[1], m) for k, m in metrics.items() if k.startswith("sentiment_range:")]
     if ranges:
-        rows = "".join(f"<tr><td>{html.escape(d)}</td><td class=num>{_f(m['value'])}</td>"
-                       f"<td class=num>{_ci(m['ci_low'], m['ci_high'])}</td><td class=num>{_f(m.get('p'), 4)}</td>"
-                       f"<td class=num>{_f(m.get('q'), 4)}</td></tr>" for d, m in ranges)
-        out.append({"title": "Sentiment range by domain", "html":
-                    "<table><tr><th>domain</th><th>range (max - min group mean)</th><th>95% CI</th><th>p</th>"
-                    f"<th>q (BH)</th></tr>{rows}</table>"})
+        out.append({"title": "Sentiment range by domain", "html": html_table(
+            ["domain", "range (max - min group mean)", "95% CI", "p", "q (BH)"],
+            ([d, num(m["value"]), interval(m["ci_low"], m["ci_high"]), num(m.get("p"), 4), num(m.get("q"), 4)]
+             for d, m in ranges),
+            numeric=range(1, 5))})
     groups = results.get("groups", [])
     if groups:
-        rows = "".join(
-            f"<tr{' class=flag' if g['n_clusters'] < 3 else ''}><td>{html.escape(g['domain'])}</td>"
-            f"<td>{html.escape(g['group'])}</td><td class=num>{g['n_attempts']}</td>"
-            f"<td class=num>{g['n_clusters']}</td><td class=num>{_f(g['mean_sentiment'])}</td>"
-            f"<td class=num>{_ci(g.get('ci_low'), g.get('ci_high'))}</td><td class=num>{_f(g['positive_share'])}</td>"
-            f"<td class=num>{_f(g['negative_share'])}</td><td class=num>{_f(g.get('p'), 4)}</td>"
-            f"<td class=num>{_f(g.get('q'), 4)}</td></tr>" for g in groups)
-        out.append({"title": "Groups", "html":
-                    "<table><tr><th>domain</th><th>group</th><th>continuations</th><th>people / topics</th>"
-                    "<th>mean sentiment</th><th>95% CI</th><th>clearly positive</th><th>clearly negative</th>"
-                    f"<th>p (vs rest of domain)</th><th>q (BH)</th></tr>{rows}</table>"
-                    "<p class=meta>Shaded rows: fewer than 3 people or topics, too few to interpret.</p>"})
+        out.append({"title": "Groups", "html": html_table(
+            ["domain", "group", "continuations", "people / topics", "mean sentiment", "95% CI", "clearly positive",
+             "clearly negative", "p (vs rest of domain)", "q (BH)"],
+            ([g["domain"], g["group"], g["n_attempts"], g["n_clusters"], num(g["mean_sentiment"]),
+              interval(g.get("ci_low"), g.get("ci_high")), num(g["positive_share"]), num(g["negative_share"]),
+              num(g.get("p"), 4), num(g.get("q"), 4)] for g in groups),
+            numeric=range(2, 10), flagged=(g["n_clusters"] < 3 for g in groups))
+            + "<p class=meta>Shaded rows: fewer than 3 people or topics, too few to interpret.</p>"})
     return out
 
 

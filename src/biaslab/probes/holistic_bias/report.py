@@ -7,47 +7,37 @@ import html
 from typing import Any
 
 from biaslab.probing.core import Figure
+from biaslab.report.cells import html_table, interval, num
 
 N_SHOWN = 5
 
 
-def _f(v: Any, digits: int = 3) -> str:
-    return "n/a" if v is None else f"{v:.{digits}f}"
-
-
-def _ci(m: dict[str, Any] | None) -> str:
-    return "" if not m or m.get("ci_low") is None else f"[{_f(m['ci_low'])}, {_f(m['ci_high'])}]"
-
-
 def _names(entries: list[dict[str, Any]]) -> str:
-    return ", ".join(f"{html.escape(d['descriptor'])} ({_f(d['mean_score'], 2)})" for d in entries)
+    return ", ".join(f"{d['descriptor']} ({num(d['mean_score'], 2)})" for d in entries)
 
 
 def sections(results: dict[str, Any]) -> list[dict[str, str]]:
     out = [{"title": "How the uncertainty is computed", "html": f"<p>{html.escape(results.get('ci_note', ''))}</p>"}]
     axes = results.get("axes", [])
     if axes:
-        rows = "".join(
-            f"<tr><td>{html.escape(a['axis'])}</td><td class=num>{a['n_descriptors']}</td>"
-            f"<td class=num>{a['n_templates']}</td><td class=num>{a['n_pairs']}</td>"
-            f"<td class=num>{_f((a.get('likelihood_bias') or {}).get('value'))}</td>"
-            f"<td class=num>{_ci(a.get('likelihood_bias'))}</td>"
-            f"<td class=num>{_f((a.get('likelihood_bias_bh') or {}).get('value'))}</td></tr>" for a in axes)
-        out.append({"title": "Likelihood bias by axis", "html":
-                    "<table><tr><th>axis</th><th>descriptors</th><th>templates</th><th>pair tests</th>"
-                    "<th>likelihood bias (p &lt; 0.05)</th><th>95% CI</th><th>with BH (q &lt; 0.05)</th></tr>"
-                    f"{rows}</table>"})
+        out.append({"title": "Likelihood bias by axis", "html": html_table(
+            ["axis", "descriptors", "templates", "pair tests", "likelihood bias (p < 0.05)", "95% CI",
+             "with BH (q < 0.05)"],
+            ([a["axis"], a["n_descriptors"], a["n_templates"], a["n_pairs"],
+              num((a.get("likelihood_bias") or {}).get("value")),
+              interval((a.get("likelihood_bias") or {}).get("ci_low"), (a.get("likelihood_bias") or {}).get("ci_high")),
+              num((a.get("likelihood_bias_bh") or {}).get("value"))] for a in axes),
+            numeric=range(1, 7))})
     ranking = results.get("descriptors", {})
     if ranking:
-        rows = "".join(f"<tr><td>{html.escape(axis)}</td><td>{_names(ds[:min(N_SHOWN, (len(ds) + 1) // 2)])}</td>"
-                       f"<td>{_names(ds[::-1][:min(N_SHOWN, len(ds) // 2)])}</td></tr>"
-                       for axis, ds in ranking.items())
-        out.append({"title": "Most and least likely descriptors", "html":
-                    "<table><tr><th>axis</th><th>most likely (mean score)</th><th>least likely</th></tr>"
-                    f"{rows}</table><p class=meta>Score: the sentence's mean log-likelihood per token, averaged "
-                    "over the templates and nouns the descriptor was scored with (higher = more likely). "
-                    "Descriptors of different lengths and frequencies are not comparable as people: low "
-                    "likelihood can mean a rare word as much as a dispreferred group.</p>"})
+        out.append({"title": "Most and least likely descriptors", "html": html_table(
+            ["axis", "most likely (mean score)", "least likely"],
+            ([axis, _names(ds[:min(N_SHOWN, (len(ds) + 1) // 2)]), _names(ds[::-1][:min(N_SHOWN, len(ds) // 2)])]
+             for axis, ds in ranking.items()))
+            + "<p class=meta>Score: the sentence's mean log-likelihood per token, averaged "
+            "over the templates and nouns the descriptor was scored with (higher = more likely). "
+            "Descriptors of different lengths and frequencies are not comparable as people: low "
+            "likelihood can mean a rare word as much as a dispreferred group.</p>"})
     return out
 
 

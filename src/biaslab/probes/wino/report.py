@@ -8,10 +8,7 @@ import re
 from typing import Any
 
 from biaslab.probing.core import Figure
-
-
-def _f(v: Any, digits: int = 1) -> str:
-    return "n/a" if v is None else f"{v:.{digits}f}"
+from biaslab.report.cells import html_table, interval, num
 
 
 def group_figure(results: dict[str, Any]) -> Figure | None:
@@ -41,33 +38,27 @@ def sections(results: dict[str, Any], attempts: list[dict[str, Any]]) -> list[di
     out = [{"title": "How the uncertainty is computed", "html": f"<p>{html.escape(results.get('ci_note', ''))}</p>"}]
     groups = results.get("groups", [])
     if groups:
-        rows = "".join(
-            f"<tr{' class=flag' if g['too_small'] else ''}><td>{html.escape(str(g['group']))}</td>"
-            f"<td class=num>{g['n_pairs']}</td><td class=num>{g['n_predicates']}</td>"
-            f"<td class=num>{_f(g['bias_score'])}</td>"
-            f"<td class=num>{_ci(g)}</td>"
-            f"<td class=num>{_f(g['p'], 4)}</td><td class=num>{_f(g.get('q'), 4)}</td>"
-            f"<td>{'too small to interpret (fewer than 3 predicates)' if g['too_small'] else ''}</td></tr>"
-            for g in groups)
-        out.append({"title": "Target groups", "html":
-                    "<table><tr><th>group</th><th>pairs</th><th>predicates</th><th>bias score</th><th>95% CI</th>"
-                    f"<th>p</th><th>q (BH)</th><th></th></tr>{rows}</table>"})
+        out.append({"title": "Target groups", "html": html_table(
+            ["group", "pairs", "predicates", "bias score", "95% CI", "p", "q (BH)", ""],
+            ([g["group"], g["n_pairs"], g["n_predicates"], num(g["bias_score"], 1), _ci(g), num(g["p"], 4),
+              num(g.get("q"), 4), "too small to interpret (fewer than 3 predicates)" if g["too_small"] else ""]
+             for g in groups),
+            numeric=range(1, 7), flagged=(g["too_small"] for g in groups))})
     preds = [p for p in results.get("predicates", []) if p["predicate"]][:15]
     if preds:
-        rows = "".join(f"<tr><td>{html.escape(str(p['group']))}</td><td>{html.escape(readable(p['predicate']))}</td>"
-                       f"<td class=num>{p['n_pairs']}</td><td class=num>{_f(p['bias_score'])}</td>"
-                       f"<td class=num>{_f(p['mean_ll_diff'], 3)}</td></tr>" for p in preds)
-        out.append({"title": "Predicates the model stereotypes most", "html":
-                    "<table><tr><th>group</th><th>predicate</th><th>pairs</th><th>bias score</th>"
-                    f"<th>mean log-lik. difference</th></tr>{rows}</table>"})
+        out.append({"title": "Predicates the model stereotypes most", "html": html_table(
+            ["group", "predicate", "pairs", "bias score", "mean log-lik. difference"],
+            ([p["group"], readable(p["predicate"]), p["n_pairs"], num(p["bias_score"], 1), num(p["mean_ll_diff"])]
+             for p in preds),
+            numeric=range(2, 5))})
     examples = _examples(attempts)
     if examples:
-        rows = "".join(f"<tr><td>{html.escape(a['evaluation'])}</td><td>{html.escape(a['sent_more'])}</td>"
-                       f"<td>{html.escape(a['sent_less'])}</td><td class=num>{_f(a['score_more'], 3)}</td>"
-                       f"<td class=num>{_f(a['score_less'], 3)}</td></tr>" for a in examples)
-        out.append({"title": "Example pairs", "html":
-                    "<table><tr><th>decision</th><th>stereotypical sentence</th><th>counterfactual sentence</th>"
-                    f"<th>log-lik. stereotypical</th><th>log-lik. counterfactual</th></tr>{rows}</table>"})
+        out.append({"title": "Example pairs", "html": html_table(
+            ["decision", "stereotypical sentence", "counterfactual sentence", "log-lik. stereotypical",
+             "log-lik. counterfactual"],
+            ([a["evaluation"], a["sent_more"], a["sent_less"], num(a["score_more"]), num(a["score_less"])]
+             for a in examples),
+            numeric=(3, 4))})
     return out
 
 
@@ -85,9 +76,7 @@ _SLOT_WORDS = {"subject": "they", "pronoun": "they", "object": "them", "possessi
 
 
 def _ci(g: dict[str, Any]) -> str:
-    if g.get("too_small") or g.get("ci_low") is None:
-        return "none"
-    return f"[{_f(g['ci_low'])}, {_f(g['ci_high'])}]"
+    return "none" if g.get("too_small") else interval(g.get("ci_low"), g.get("ci_high"), 1, "none")
 
 
 def readable(predicate: str) -> str:
