@@ -253,10 +253,10 @@ def test_admin_page_shows_progress_and_the_gold_flag(tmp_path, browser):
     db = Database(project)
     s = Settings.load(db)
     me = db.conn().execute("SELECT id FROM annotators WHERE name = 'sloppy'").fetchone()[0]
-    for k in range(6):                                         # always picks text 4 / text 1: wrong on gold
-        tup = next_tuple(db, s, me, lease=60)
-        ids = [i["id"] for i in tup["items"]]
-        submit(db, s, me, Submission(tup["tuple_id"], ids[3], ids[0], "", f"g{k}"))
+    for k in range(6):  # best: the highest item id, worst: the lowest; the reverse of every gold answer
+        tup = next_tuple(db, s, me, lease=60)            # (positions are shuffled per annotator: pick by id)
+        ids = sorted((i["id"] for i in tup["items"]), key=int)
+        submit(db, s, me, Submission(tup["tuple_id"], ids[-1], ids[0], "", f"g{k}"))
     db.close()
     with ServerProcess(project) as server:                     # a fresh process reads the stored flag
         d = browser
