@@ -45,7 +45,11 @@ if not _browser_available():
 if os.environ.get("CI", "").lower() != "true":
     pytest.importorskip("selenium")             # in CI a missing selenium fails at the import below
 from selenium import webdriver  # noqa: E402
-from selenium.common.exceptions import NoAlertPresentException, StaleElementReferenceException  # noqa: E402
+from selenium.common.exceptions import (  # noqa: E402
+    NoAlertPresentException,
+    StaleElementReferenceException,
+    WebDriverException,
+)
 from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support import expected_conditions as EC  # noqa: E402
@@ -93,7 +97,23 @@ def log_in(driver, url: str, name: str, password: str) -> None:
     driver.find_element(By.ID, "password").send_keys(password)
     button = driver.find_element(By.ID, "login")
     button.click()
-    until(driver, EC.staleness_of(button))  # the answer's page has replaced the form
+    until(driver, replaced(button))  # the answer's page has replaced the form
+
+
+def replaced(element):
+    """A wait condition: ``element`` has left the document. While the next page replaces it, Chromium may
+    answer "does not belong to the document" instead of a stale-element error: that is gone too."""
+    def check(_driver) -> bool:
+        try:
+            element.is_enabled()
+        except StaleElementReferenceException:
+            return True
+        except WebDriverException as exc:
+            if "does not belong to the document" in str(exc):
+                return True
+            raise
+        return False
+    return check
 
 
 def progress_value(driver) -> int:
