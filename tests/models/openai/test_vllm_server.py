@@ -38,8 +38,8 @@ class Server:
         self.base_url, self.model, self.managed = base_url, model, managed
 
 
-@pytest.fixture(scope="session")
-def vllm(tmp_path_factory):
+@pytest.fixture(scope="module")  # started once per test session (this module is its only user) and stopped
+def vllm(tmp_path_factory):     # when the module ends, so that its idle engine does not slow later tests
     pytest.importorskip("openai")
     url = os.environ.get("BIASLAB_VLLM_BASE_URL")
     if url:
