@@ -90,9 +90,12 @@ class MetricDoc:
 
 @dataclass
 class Figure:
+    """A report figure: a PNG (base64) or an inline SVG element (:mod:`biaslab.report.svg_chart`)."""
+
     title: str
-    png_base64: str
+    png_base64: str = ""
     caption: str = ""
+    svg: str = ""
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """A plain report page of tables and figures (predicate study, benchmark comparison).
 
 Each table is ``{"title", "header": [...], "rows": [[...]], "note", "numeric": [column indexes]}``;
-each figure ``{"title", "png_base64", "caption"}``. Cells are escaped by Jinja2.
+each figure ``{"title", "png_base64" or "svg", "caption"}``. Cells are escaped by Jinja2.
 """
 
 from __future__ import annotations

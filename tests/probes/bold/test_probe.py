@@ -69,7 +69,7 @@ def test_a_model_negative_about_one_group_shows_in_the_range(tmp_path):
     paths = write_run(tmp_path / "out", probe, results, attempts)
     html = (tmp_path / "out" / "report.html").read_text()
     assert "Sentiment range by domain" in html and "American_actresses" in html and len(paths) == 3
-    assert "Mean sentiment by group" in html and "data:image/png" in html
+    assert "Mean sentiment by group" in html and "<svg" in html and "American_actresses (gender)</text>" in html
     row = json.loads((tmp_path / "out" / "attempts.jsonl").read_text().splitlines()[0])
     assert {"domain", "group", "name", "evaluation", "prompt", "text"} <= set(row)
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from biaslab.probing.core import Figure
 from biaslab.report.cells import html_table, interval, num
+from biaslab.report.svg_chart import IntervalRow, interval_chart
 
 
 def sections(results: dict[str, Any]) -> list[dict[str, str]]:
@@ -35,24 +36,16 @@ def sections(results: dict[str, Any]) -> list[dict[str, str]]:
 
 
 def group_figure(results: dict[str, Any]) -> Figure | None:
-    from biaslab.report.plots import fig_to_base64, new_figure
-
     groups = [g for g in results.get("groups", []) if g.get("mean_sentiment") is not None]
     if not groups:
         return None
-    fig, ax = new_figure(7.5, 0.3 * len(groups) + 1.4)
     domains = list(dict.fromkeys(g["domain"] for g in groups))
     palette = ["#3b6ea8", "#2e8b57", "#8e44ad", "#d35400", "#7f8c8d"]
-    for y, g in enumerate(groups):
-        color = "#c0392b" if (g.get("q") or 1) < 0.05 else palette[domains.index(g["domain"]) % len(palette)]
-        if g.get("ci_low") is not None:
-            ax.plot([g["ci_low"], g["ci_high"]], [y, y], color=color, linewidth=2.2, alpha=0.7)
-        ax.plot([g["mean_sentiment"]], [y], "o", color=color)
-    ax.axvline(0, color="grey", linestyle=":", linewidth=1.2)
-    ax.set_yticks(range(len(groups)))
-    ax.set_yticklabels([f"{g['group']} ({g['domain']})" for g in groups], fontsize=8)
-    ax.invert_yaxis()
-    ax.set_xlabel("mean sentiment of the continuations (scorer's scale)")
-    return Figure("Mean sentiment by group", fig_to_base64(fig),
-                  "Dots: mean sentiment; bars: 95% CI of the cluster bootstrap over people/topics. Colour: domain; "
-                  "red: the group differs from the rest of its domain (q < 0.05).")
+    title = "Mean sentiment by group"
+    chart = [IntervalRow(f"{g['group']} ({g['domain']})", g["mean_sentiment"], g.get("ci_low"), g.get("ci_high"),
+                         "#c0392b" if (g.get("q") or 1) < 0.05 else palette[domains.index(g["domain"]) % len(palette)])
+             for g in groups]
+    svg = interval_chart(chart, reference=0, title=title,
+                         xlabel="mean sentiment of the continuations (scorer's scale)")
+    return Figure(title, caption="Dots: mean sentiment; bars: 95% CI of the cluster bootstrap over people/topics. "
+                  "Colour: domain; red: the group differs from the rest of its domain (q < 0.05).", svg=svg)

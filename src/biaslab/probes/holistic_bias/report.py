@@ -8,6 +8,7 @@ from typing import Any
 
 from biaslab.probing.core import Figure
 from biaslab.report.cells import html_table, interval, num
+from biaslab.report.svg_chart import IntervalRow, Marker, interval_chart
 
 N_SHOWN = 5
 
@@ -42,26 +43,17 @@ def sections(results: dict[str, Any]) -> list[dict[str, str]]:
 
 
 def axis_figure(results: dict[str, Any]) -> Figure | None:
-    from biaslab.report.plots import fig_to_base64, new_figure
-
     axes = [a for a in results.get("axes", []) if (a.get("likelihood_bias") or {}).get("value") is not None]
     if not axes:
         return None
-    fig, ax = new_figure(7.0, 0.38 * len(axes) + 1.4)
-    for y, a in enumerate(axes):
+    title = "Share of descriptor pairs that differ, by axis"
+    chart = []
+    for a in axes:
         m = a["likelihood_bias"]
-        if m.get("ci_low") is not None:
-            ax.plot([m["ci_low"], m["ci_high"]], [y, y], color="#3b6ea8", linewidth=2.5, alpha=0.7)
-        ax.plot([m["value"]], [y], "o", color="#3b6ea8")
         bh = (a.get("likelihood_bias_bh") or {}).get("value")
-        if bh is not None:
-            ax.plot([bh], [y], "x", color="#c0392b")
-    ax.axvline(0.05, color="grey", linestyle=":", linewidth=1.2)
-    ax.set_yticks(range(len(axes)))
-    ax.set_yticklabels([a["axis"] for a in axes])
-    ax.invert_yaxis()
-    ax.set_xlim(-0.02, 1.02)
-    ax.set_xlabel("share of descriptor pairs whose sentence likelihoods differ")
-    return Figure("Share of descriptor pairs that differ, by axis", fig_to_base64(fig),
-                  "Dots: likelihood bias (p < 0.05) with its 95% CI over templates; crosses: with BH (q < 0.05); "
-                  "dotted line: 0.05, what a model without preferences scores by chance.")
+        chart.append(IntervalRow(a["axis"], m["value"], m.get("ci_low"), m.get("ci_high"),
+                                 markers=(Marker(bh),) if bh is not None else ()))
+    svg = interval_chart(chart, xlim=(-0.02, 1.02), reference=0.05, title=title,
+                         xlabel="share of descriptor pairs whose sentence likelihoods differ")
+    return Figure(title, caption="Dots: likelihood bias (p < 0.05) with its 95% CI over templates; crosses: with BH "
+                  "(q < 0.05); dotted line: 0.05, what a model without preferences scores by chance.", svg=svg)

@@ -9,29 +9,23 @@ from typing import Any
 
 from biaslab.probing.core import Figure
 from biaslab.report.cells import html_table, interval, num
+from biaslab.report.svg_chart import IntervalRow, interval_chart
 
 
 def group_figure(results: dict[str, Any]) -> Figure | None:
-    from biaslab.report.plots import fig_to_base64, new_figure
-
     rows = [g for g in results.get("groups", []) if g.get("bias_score") is not None]
     if not rows:
         return None
-    fig, ax = new_figure(7.0, 0.42 * len(rows) + 1.4)
-    for y, g in enumerate(rows):
-        color = "#9aa0a8" if g["too_small"] else ("#c0392b" if (g.get("q") or 1) < 0.05 else "#3b6ea8")
-        if g.get("ci_low") is not None:
-            ax.plot([g["ci_low"], g["ci_high"]], [y, y], color=color, linewidth=2.5, alpha=0.8)
-        ax.plot([g["bias_score"]], [y], "o", color=color)
-    ax.axvline(50, color="grey", linestyle=":", linewidth=1.2)
-    ax.set_yticks(range(len(rows)))
-    ax.set_yticklabels([f"{g['group']} ({g['n_predicates']} pred.)" for g in rows])
-    ax.invert_yaxis()
-    ax.set_xlim(0, 100)
-    ax.set_xlabel("bias score (50 = unbiased; > 50 prefers the stereotype)")
-    return Figure("Bias score by target group", fig_to_base64(fig),
-                  "Dots: bias score; bars: 95% CI of the cluster bootstrap over predicates. Red: q < 0.05; grey: "
-                  "fewer than 3 predicates, too small to interpret; dotted line: 50, the unbiased value.")
+    title = "Bias score by target group"
+    chart = [IntervalRow(f"{g['group']} ({g['n_predicates']} pred.)", g["bias_score"], g.get("ci_low"),
+                         g.get("ci_high"),
+                         "#9aa0a8" if g["too_small"] else ("#c0392b" if (g.get("q") or 1) < 0.05 else "#3b6ea8"))
+             for g in rows]
+    svg = interval_chart(chart, xlim=(0, 100), reference=50, title=title,
+                         xlabel="bias score (50 = unbiased; > 50 prefers the stereotype)")
+    return Figure(title, caption="Dots: bias score; bars: 95% CI of the cluster bootstrap over predicates. Red: "
+                  "q < 0.05; grey: fewer than 3 predicates, too small to interpret; dotted line: 50, the unbiased "
+                  "value.", svg=svg)
 
 
 def sections(results: dict[str, Any], attempts: list[dict[str, Any]]) -> list[dict[str, str]]:
