@@ -8,6 +8,7 @@ Setup, once (lm-evaluation-harness lives in its own venv and is never a biaslab 
 Run (from the repository root, biaslab's venv; each part in its own process, so peak RSS is per part):
 
     python bench/bench_wino.py process [--pairs 400] [--rounds 3] [--lmeval-python /work/lmeval-venv/bin/python]
+    python bench/bench_wino.py process -P precision=bf16   # the same, biaslab with a model option
     python bench/bench_wino.py causal  [--pairs 400] [--rounds 3] [--lmeval-python /work/lmeval-venv/bin/python]
     python bench/bench_wino.py precision [--pairs 400] [--rounds 2]  # precision=bf16 against float32
     python bench/bench_wino.py full    [--sample 2000 | --all]
@@ -326,8 +327,9 @@ def process(args) -> dict:
         print(f"{'round':>5} {'biaslab s':>9} {'(CPU s)':>8} {'lm-eval s':>9} {'(CPU s)':>8} {'ratio':>6}  load")
         for r in range(args.rounds):  # A B A B: a busy spell of the machine hits both sides
             run = tmp / f"run{r}"
+            options = [a for o in args.option for a in ("-P", o)]
             b_wall, b_cpu = _timed([sys.executable, "-m", "biaslab.cli", "run", "pairs", "--pairs", str(csv),
-                                    "--cache-dir", str(run / "cache"), "--out", str(run / "out"), "-q"], env)
+                                    "--cache-dir", str(run / "cache"), "--out", str(run / "out"), "-q", *options], env)
             assert (run / "out" / "results.json").is_file()
             print(f"      biaslab run pairs: {b_wall:.1f} s wall, {b_cpu:.1f} s CPU  {uptime()}", flush=True)
             l_wall, l_cpu = _timed([args.lmeval_python, str(tmp / "lmeval_run.py"), str(ckpt),
@@ -338,7 +340,7 @@ def process(args) -> dict:
                   f"{rows[-1]['uptime']}", flush=True)
     b, lm = sum(r["biaslab_s"] for r in rows), sum(r["lmeval_s"] for r in rows)
     print(f"total {b:>9.1f} {'':>8} {lm:>9.1f} {'':>8} {lm / b:>6.2f}  (whole processes, {len(pairs)} pairs)")
-    return {"pairs": len(pairs), "rounds": rows, "speedup": lm / b, "uptime_after": uptime()}
+    return {"pairs": len(pairs), "options": args.option, "rounds": rows, "speedup": lm / b, "uptime_after": uptime()}
 
 
 def precision(args) -> dict:
@@ -376,6 +378,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--lmeval-python", default=LMEVAL_PYTHON)
     ap.add_argument("--rounds", type=int, default=3, help="causal: lm-eval then biaslab, this many times")
     ap.add_argument("--sample", type=int, default=2000)
+    ap.add_argument("--option", "-P", action="append", default=[], metavar="KEY=VALUE",
+                    help="process: a model option for biaslab's side, e.g. -P precision=bf16 (repeatable)")
     ap.add_argument("--all", action="store_true", help="full: score all 58,816 pairs instead of extrapolating")
     ap.add_argument("--sentences", type=int, default=48)
     ap.add_argument("--baseline-sentences", type=int, default=12)
