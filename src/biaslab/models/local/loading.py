@@ -175,20 +175,9 @@ def _load_gguf(source: str, gguf_file: str, model_class: Any, dtype: torch.dtype
         with _quiet_loading(gguf=True):
             kw: dict[str, Any] = {"gguf_file": gguf_file}
             return AutoTokenizer.from_pretrained(source, **kw), model_class.from_pretrained(source, dtype=dtype, **kw)
-    pending = conversion.pending_entry(path)
-    if pending is not None:  # load the conversion while its files are hashed; keep it if they are intact
-        entry, check = pending
-        try:
-            loaded = load_checkpoint(entry, model_class, dtype, device)
-        except Exception:
-            if check.result() is None:  # an intact entry that does not load: not a cache problem
-                raise
-            loaded = None
-        problem = check.result()
-        if problem is None and loaded is not None:
-            return loaded
-        log.warning("the cached conversion %s is broken (%s): converting again", entry, problem)
-        del loaded
+    loaded = load_cached(path, model_class, dtype, device)
+    if loaded is not None:
+        return loaded
     from transformers import AutoTokenizer
 
     with _quiet_loading(gguf=True):
@@ -201,6 +190,26 @@ def _load_gguf(source: str, gguf_file: str, model_class: Any, dtype: torch.dtype
         return tokenizer, (model if dtype == torch.float32 else model.to(dtype))
     del model, tokenizer
     return load_checkpoint(entry, model_class, dtype, device)
+
+
+def load_cached(path: Path, model_class: Any, dtype: torch.dtype, device: torch.device) -> tuple[Any, Any] | None:
+    """(tokenizer, model) of the cached conversion of the GGUF file ``path``, loaded while its files are hashed
+    (:func:`.conversion.pending_entry`) and kept only if they are intact; None if there is none or it is broken."""
+    pending = conversion.pending_entry(path)
+    if pending is None:
+        return None
+    entry, check = pending
+    try:
+        loaded = load_checkpoint(entry, model_class, dtype, device)
+    except Exception:
+        if check.result() is None:  # an intact entry that does not load: not a cache problem
+            raise
+        loaded = None
+    problem = check.result()
+    if problem is not None:
+        log.warning("the cached conversion %s is broken (%s): converting again", entry, problem)
+        return None
+    return loaded
 
 
 def load_checkpoint(directory: Path, model_class: Any, dtype: torch.dtype, device: torch.device) -> tuple[Any, Any]:
