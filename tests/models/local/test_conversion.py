@@ -169,3 +169,45 @@ def test_fresh_process_loads_the_conversion_without_transformers(gguf_direct):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=os.environ)
     got_ident, heavy = json.loads(out.stdout.strip().splitlines()[-1])
     assert got_ident == ident and heavy == []
+
+
+def test_cached_entry_is_loaded_while_hashed_and_dropped_when_broken(cache, tmp_path, monkeypatch):
+    from biaslab.models.local import conversion, loading
+    from biaslab.models.local.loading import _LazyAuto, load_cached
+
+    auto = _LazyAuto("AutoModelForCausalLM")
+    model, tok = _tiny_model_and_tokenizer()
+    source = tmp_path / "tiny.gguf"
+    source.write_bytes(b"pretend gguf")
+    assert load_cached(source, auto, torch.float32, torch.device("cpu")) is None  # nothing cached yet
+    entry = conversion.write_entry(model, tok, source=source, sha256=conversion.source_sha256(source))
+    conversion.prefetch(source)  # the hashing starts (as the factory does), the load overlaps it
+    tok2, light = load_cached(source, auto, torch.float32, torch.device("cpu"))
+    assert type(light).__name__ == "LightCausalLM" and torch.equal(light.model.norm.weight, model.model.norm.weight)
+    weights = entry / "model.safetensors"
+    data = bytearray(weights.read_bytes())
+    data[-5] ^= 0xFF  # loads fine, but is not what was written
+    weights.write_bytes(bytes(data))
+    assert load_cached(source, auto, torch.float32, torch.device("cpu")) is None
+    weights.write_bytes(b"\0" * len(data))  # same size, does not even load: broken, not an error
+    assert load_cached(source, auto, torch.float32, torch.device("cpu")) is None
+    # an intact entry that fails to load for another reason: the error is not hidden
+    conversion.write_entry(model, tok, source=source, sha256=conversion.source_sha256(source))
+
+    def fail(*args):
+        raise KeyError("model.norm.weight")
+
+    monkeypatch.setattr(loading, "load_checkpoint", fail)
+    with pytest.raises(KeyError):
+        load_cached(source, auto, torch.float32, torch.device("cpu"))
+
+
+def test_file_hash_is_sha256_also_for_an_empty_file(tmp_path):
+    import hashlib
+
+    from biaslab.models.local import conversion
+
+    for data in (b"", b"x", bytes(range(256)) * 40_000):
+        f = tmp_path / "f.bin"
+        f.write_bytes(data)
+        assert conversion._hash_file(f) == hashlib.sha256(data).hexdigest()

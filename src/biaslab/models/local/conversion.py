@@ -27,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import mmap
 import os
 import shutil
 import threading
@@ -60,8 +61,17 @@ def conversions_dir() -> Path:
 def _hash_file(path: Path) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as fh:
+        try:
+            with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+                # one call, which releases the GIL for the whole file: hashing overlaps imports and loading in
+                # other threads, also while one holds the GIL for seconds (a reading loop would wait for it
+                # at every chunk)
+                h.update(mapped)
+                return h.hexdigest()
+        except (ValueError, OSError):  # an empty file (cannot be mapped), or no mmap here
+            pass
         while chunk := fh.read(8 << 20):
-            h.update(chunk)  # releases the GIL: hashing overlaps imports in other threads
+            h.update(chunk)
     return h.hexdigest()
 
 
@@ -283,12 +293,22 @@ def prefetch(path: Path) -> None:
         _PENDING[d] = Verification(d)
 
 
-def verified_entry(path: Path) -> Path | None:
-    """The intact cached conversion of the GGUF file ``path``, or None (none yet, or a broken one)."""
+def pending_entry(path: Path) -> tuple[Path, Verification] | None:
+    """The cached conversion of the GGUF file ``path`` and its verification, under way (started by
+    :func:`prefetch`, or now); None if there is none. Load it while its files are hashed, use it only if
+    the verification's :meth:`~Verification.result` is None."""
     d = find(source_sha256(path))
     if d is None:
         return None
-    check = _PENDING.pop(d, None) or Verification(d)
+    return d, _PENDING.pop(d, None) or Verification(d)
+
+
+def verified_entry(path: Path) -> Path | None:
+    """The intact cached conversion of the GGUF file ``path``, or None (none yet, or a broken one)."""
+    pending = pending_entry(path)
+    if pending is None:
+        return None
+    d, check = pending
     problem = check.result()
     if problem is not None:
         log.warning("the cached conversion %s is broken (%s): converting again", d, problem)

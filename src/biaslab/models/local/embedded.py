@@ -8,7 +8,7 @@
   once into the biaslab cache directory (``BIASLAB_CACHE_DIR`` or the platform cache dir).
 
 Both resolve to ``gguf/<path>`` specs (the transformers backend, with its fast
-continuous-batching engine for Llama-architecture models such as SmolLM2). Nothing heavy is
+continuous-batching engine, which runs both). Nothing heavy is
 imported here: the file is located only when the alias is loaded.
 """
 

@@ -15,3 +15,26 @@ def tiny_llama():
                                    num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=96,
                                    initializer_range=0.3, tie_word_embeddings=False)
     return transformers.LlamaForCausalLM(cfg).eval().requires_grad_(False)
+
+
+@pytest.fixture(scope="module")
+def tiny_gemma3():
+    """A 4-layer Gemma3ForCausalLM: sliding (window 5) and full layers with their own RoPE (the full ones
+    linearly scaled), grouped-query attention, a final logit softcap; random norm weights (they start at
+    zero, which would hide the 1 + weight scale)."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    torch.manual_seed(0)
+    cfg = transformers.Gemma3TextConfig(
+        vocab_size=97, hidden_size=64, intermediate_size=96, num_hidden_layers=4, num_attention_heads=4,
+        num_key_value_heads=2, head_dim=16, max_position_embeddings=128, sliding_window=5,
+        layer_types=["sliding_attention", "full_attention", "sliding_attention", "full_attention"],
+        query_pre_attn_scalar=24, final_logit_softcapping=7.0, initializer_range=0.3,
+        rope_parameters={"full_attention": {"rope_type": "linear", "factor": 2.0, "rope_theta": 50000.0},
+                         "sliding_attention": {"rope_type": "default", "rope_theta": 100.0}})
+    model = transformers.Gemma3ForCausalLM(cfg).eval().requires_grad_(False)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if "norm" in name:
+                p.copy_(torch.randn_like(p) * 0.5)
+    return model

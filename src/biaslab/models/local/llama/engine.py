@@ -1,9 +1,10 @@
-"""Continuous-batching generation for Llama-architecture checkpoints (SmolLM2, Llama, ...).
+"""Continuous-batching generation for Llama-architecture checkpoints (SmolLM2, Llama, ...) and Gemma 3 text models.
 
 ``transformers``' ``generate`` runs static batches: every row waits for the longest one, and
 a batch pays Python overhead on every layer for every step. For the small models biaslab
 ships, generation is dominated by that waste, so this engine runs the decoder itself on the
-weights of the already loaded ``LlamaForCausalLM``:
+weights of the already loaded ``LlamaForCausalLM`` (or ``Gemma3ForCausalLM``: what differs is
+described by an :class:`.architecture.Architecture`, which the shared decoder layer follows):
 
 * a fixed number of *slots*, each with its own row of a preallocated KV cache (sized from
   ``kv_budget_bytes`` and the longest prompt + max_tokens of the call);
@@ -28,9 +29,10 @@ if its uniform number falls that close to a boundary between two tokens, which w
 observed. The engine is checked against the transformers forward pass in the tests.
 
 This module holds :class:`LlamaEngine`: the weights (fused, :class:`LayerWeights`), the math
-the decoding and scoring paths share (RMSNorm, RoPE, the projections, the LM head, the timing
-counters) and the decoder over the KV cache (:meth:`LlamaEngine.forward`). The engine is
-composed with the two loops that use it, each given the engine: :class:`.batching.ContinuousBatcher`
+the decoding and scoring paths share (RMSNorm, RoPE, a decoder layer's projections before and after
+attention, the sliding-window masks, the LM head, the timing counters) and the decoder over the KV
+cache (:meth:`LlamaEngine.forward`). The engine is composed with the two loops that use it, each
+given the engine: :class:`.batching.ContinuousBatcher`
 (slots, queue, workers, prefill and decode steps: :meth:`LlamaEngine.generate`) and
 :class:`.scoring.PackedScorer` (teacher-forced scoring of whole texts in packed prefix trees, the
 log-likelihood path: :meth:`LlamaEngine.score`). The KV cache is :class:`.kv_cache.KVCache`; worker
@@ -42,43 +44,31 @@ from __future__ import annotations
 import threading
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import torch
 import torch.nn.functional as F
 
+from biaslab.models.local.llama.architecture import MODEL_TYPES, Architecture, describe
+from biaslab.models.local.llama.architecture import supports as supports
 from biaslab.models.local.llama.batching import KV_BUDGET_BYTES, MAX_SLOTS, ContinuousBatcher, OnFinish
 from biaslab.models.local.llama.kv_cache import KVCache
 from biaslab.models.local.llama.runtime import ROW_MULTIPLE
 from biaslab.models.local.llama.scoring import BATCH_TOKENS, PACK_TOKENS, OnScored, PackedScorer
 from biaslab.models.local.sampling import Decoding
 
-SUPPORTED_MODEL_TYPES = ("llama",)
+SUPPORTED_MODEL_TYPES = MODEL_TYPES
 _FUSED_RMS_NORM = hasattr(F, "rms_norm")
 
 Linear = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 
 
-def supports(model: torch.nn.Module) -> bool:
-    """Whether :class:`LlamaEngine` can run ``model`` exactly."""
-    cfg = getattr(model, "config", None)
-    if cfg is None or getattr(cfg, "model_type", None) not in SUPPORTED_MODEL_TYPES:
-        return False
-    rope = getattr(cfg, "rope_parameters", None) or getattr(cfg, "rope_scaling", None) or {}
-    rope_type = rope.get("rope_type", rope.get("type", "default")) if isinstance(rope, dict) else "default"
-    if rope_type not in (None, "default"):
-        return False
-    if getattr(cfg, "attention_bias", False) or getattr(cfg, "mlp_bias", False):
-        return False
-    if getattr(cfg, "hidden_act", "silu") != "silu" or getattr(cfg, "pretraining_tp", 1) != 1:
-        return False
-    return True
-
-
 @dataclass
 class LayerWeights:
-    """The weights of one decoder layer, q/k/v and gate/up fused."""
+    """The weights of one decoder layer, q/k/v and gate/up fused; norm scales as :meth:`LlamaEngine.rms`
+    takes them. ``ln1``/``ln2`` are the norms before attention and before the MLP; the others are Gemma's
+    (None for Llama): the q/k norms and the norms of the attention and MLP outputs."""
 
     ln1: torch.Tensor
     wqkv: torch.Tensor
@@ -86,14 +76,23 @@ class LayerWeights:
     ln2: torch.Tensor
     wgu: torch.Tensor
     wdown: torch.Tensor
+    q_norm: torch.Tensor | None = None
+    k_norm: torch.Tensor | None = None
+    post_attn: torch.Tensor | None = None
+    post_mlp: torch.Tensor | None = None
 
 
 class LlamaEngine:
-    """Runs a loaded ``LlamaForCausalLM`` on its own weights: generation and scoring (see the module)."""
+    """Runs a loaded ``LlamaForCausalLM`` / ``Gemma3ForCausalLM`` on its own weights: generation and scoring
+    (see the module)."""
 
     def __init__(self, model: torch.nn.Module, matmul_dtype: torch.dtype | None = None) -> None:
         cfg: Any = model.config
+        arch = describe(cfg)
+        if arch is None:
+            raise ValueError(f"the engine cannot run this {getattr(cfg, 'model_type', '?')} model exactly")
         self.cfg = cfg
+        self.arch: Architecture = arch
         self.n_heads: int = cfg.num_attention_heads
         self.n_kv: int = getattr(cfg, "num_key_value_heads", None) or self.n_heads
         self.head_dim: int = getattr(cfg, "head_dim", None) or cfg.hidden_size // self.n_heads
@@ -103,10 +102,13 @@ class LlamaEngine:
         inner: Any = model.model
         lm_head: Any = model.lm_head
         self.embed: torch.Tensor = inner.embed_tokens.weight
-        self.norm: torch.Tensor = inner.norm.weight
         self.lm_head: torch.Tensor = lm_head.weight
         self.device = self.embed.device
         self.dtype = self.embed.dtype
+        # as transformers: the scale is a float32 scalar converted to the model dtype
+        self.embed_scale = (None if arch.embed_scale is None
+                            else torch.tensor(arch.embed_scale, dtype=torch.float32).to(self.dtype))
+        self.norm: torch.Tensor = self._norm_scale(inner.norm.weight)
         self.layers = [self._fuse(layer) for layer in inner.layers]
         # reduced precision (opt-in): the layers' matrix products in matmul_dtype (see _mixed)
         self.matmul_dtype = matmul_dtype if matmul_dtype not in (None, self.dtype) else None
@@ -116,8 +118,9 @@ class LlamaEngine:
         self.score_linear: Linear = _mixed(F.linear)  # F.linear (MKL): faster than oneDNN at hundreds of rows
         self.stats: dict[str, float] = defaultdict(float)  # cumulative timings, for benchmarks
         self._stats_lock = threading.Lock()
-        d = self.head_dim
-        self.inv_freq = 1.0 / (_rope_theta(cfg) ** (torch.arange(0, d, 2, dtype=torch.float32, device=self.device) / d))
+        self.inv_freqs = [r.inv_freq(self.head_dim, self.device) for r in arch.ropes]
+        self.layer_rope = [arch.ropes.index(r) for r in arch.layer_rope]  # each layer's entry of rope_tables
+        self.act = arch.activation
         self.batcher = ContinuousBatcher(self)
         self.scorer = PackedScorer(self)
 
@@ -141,28 +144,92 @@ class LlamaEngine:
                 self.stats[k] += v
 
     # -- weights ---------------------------------------------------------------------------
-    @staticmethod
-    def _fuse(layer: Any) -> LayerWeights:
+    def _norm_scale(self, weight: torch.Tensor) -> torch.Tensor:
+        """A norm's scale as :meth:`rms` takes it: Gemma's ``1 + weight`` in float32, Llama's weight as is."""
+        return 1.0 + weight.detach().float() if self.arch.gemma_norm else weight.detach()
+
+    def _fuse(self, layer: Any) -> LayerWeights:
         a, m = layer.self_attn, layer.mlp
         wqkv = _fuse_linears([a.q_proj, a.k_proj, a.v_proj])
         wgu = _fuse_linears([m.gate_proj, m.up_proj])
-        return LayerWeights(layer.input_layernorm.weight.detach(), wqkv, a.o_proj.weight.detach(),
-                            layer.post_attention_layernorm.weight.detach(), wgu, m.down_proj.weight.detach())
+        norm = self._norm_scale
+        if not self.arch.sandwich_norms:  # Llama: "post_attention_layernorm" is the norm before the MLP
+            return LayerWeights(norm(layer.input_layernorm.weight), wqkv, a.o_proj.weight.detach(),
+                                norm(layer.post_attention_layernorm.weight), wgu, m.down_proj.weight.detach())
+        return LayerWeights(norm(layer.input_layernorm.weight), wqkv, a.o_proj.weight.detach(),
+                            norm(layer.pre_feedforward_layernorm.weight), wgu, m.down_proj.weight.detach(),
+                            q_norm=norm(a.q_norm.weight) if self.arch.qk_norm else None,
+                            k_norm=norm(a.k_norm.weight) if self.arch.qk_norm else None,
+                            post_attn=norm(layer.post_attention_layernorm.weight),
+                            post_mlp=norm(layer.post_feedforward_layernorm.weight))
 
     # -- the shared math -------------------------------------------------------------------
     def rms(self, x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
-        """RMSNorm of ``x`` with weight ``w``."""
+        """RMSNorm of ``x`` (over its last dimension) with the scale ``w`` (see :meth:`_norm_scale`)."""
         if x.dtype == torch.float32 and _FUSED_RMS_NORM:  # one kernel, the same numbers
             return F.rms_norm(x, (x.shape[-1],), w, self.eps)
         xf = x.float()
         xf = xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + self.eps)
+        if self.arch.gemma_norm:  # scaled in float32, then rounded
+            return (xf * w).to(x.dtype)
         return w * xf.to(x.dtype)
 
-    def rope(self, pos: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """cos and sin [B, T, d] of the rotary embedding at positions ``pos`` [B, T]."""
-        freqs = pos.float()[..., None] * self.inv_freq  # [B, T, d/2]
+    def rope(self, pos: torch.Tensor, which: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+        """cos and sin [B, T, d] of the rotary embedding ``which`` (of ``arch.ropes``) at positions ``pos`` [B, T]."""
+        freqs = pos.float()[..., None] * self.inv_freqs[which]  # [B, T, d/2]
         emb = torch.cat([freqs, freqs], dim=-1)
         return emb.cos().to(self.dtype), emb.sin().to(self.dtype)
+
+    def rope_tables(self, pos: torch.Tensor) -> list[tuple[torch.Tensor, torch.Tensor]]:
+        """:meth:`rope` of every rotary embedding the layers use (layer i: entry ``layer_rope[i]``)."""
+        return [self.rope(pos, i) for i in range(len(self.inv_freqs))]
+
+    def embed_tokens(self, tokens: torch.Tensor) -> torch.Tensor:
+        x = F.embedding(tokens, self.embed)
+        return x if self.embed_scale is None else x * self.embed_scale
+
+    def attention_inputs(self, li: int, x: torch.Tensor, linear: Linear,
+                         ropes: list[tuple[torch.Tensor, torch.Tensor]]) -> tuple[torch.Tensor, ...]:
+        """q [B, T, H, D], k and v [B, T, KV, D] of layer ``li`` for the residual stream ``x`` [B, T, hidden]."""
+        layer = self.layers[li]
+        B, T = x.shape[0], x.shape[1]
+        H, KV, D = self.n_heads, self.n_kv, self.head_dim
+        q, k, v = linear(self.rms(x, layer.ln1), layer.wqkv).split([H * D, KV * D, KV * D], dim=-1)
+        q, k = q.view(B, T, H, D), k.view(B, T, KV, D)
+        if layer.q_norm is not None and layer.k_norm is not None:
+            q, k = self.rms(q, layer.q_norm), self.rms(k, layer.k_norm)
+        cos, sin = ropes[self.layer_rope[li]]
+        return self.apply_rope(q, cos, sin), self.apply_rope(k, cos, sin), v.view(B, T, KV, D)
+
+    def attention_output(self, li: int, x: torch.Tensor, att: torch.Tensor, linear: Linear) -> torch.Tensor:
+        """The residual stream after layer ``li``, given ``x`` before it and its attention ``att`` [..., H*D]."""
+        layer = self.layers[li]
+        out = linear(att, layer.wo)
+        if layer.post_attn is not None:
+            out = self.rms(out, layer.post_attn)
+        x = x + out
+        gate, up = linear(self.rms(x, layer.ln2), layer.wgu).chunk(2, dim=-1)
+        out = linear(self.act(gate) * up, layer.wdown)
+        if layer.post_mlp is not None:
+            out = self.rms(out, layer.post_mlp)
+        return x + out
+
+    def attention_masks(self, mask: torch.Tensor, q_pos: torch.Tensor, k_pos: torch.Tensor,
+                        span: int) -> dict[int | None, torch.Tensor]:
+        """The causal ``mask`` [..., Tq, Tk] for each window the layers use: a sliding layer's also hides keys
+        ``window`` or more positions back (``q_pos`` [..., Tq], ``k_pos`` [..., Tk]; ``span``: the largest
+        query-key distance there can be, under which a window changes nothing)."""
+        out: dict[int | None, torch.Tensor] = {}
+        for w in self.arch.windows:
+            if w is None or span < w:
+                out[w] = mask
+            else:
+                out[w] = mask & (q_pos[..., :, None] - k_pos[..., None, :] < w)
+        return out
+
+    def softcap(self, logits: torch.Tensor) -> torch.Tensor:
+        c = self.arch.final_softcap
+        return logits if c is None else torch.tanh(logits / c) * c
 
     @staticmethod
     def apply_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
@@ -176,8 +243,8 @@ class LlamaEngine:
         torch's for a vocabulary-sized product (one thread per worker: see :meth:`.scoring.PackedScorer.score`)."""
         w = self.lm_head
         if h.device.type == "cpu" and h.dtype == torch.float32 and w.dtype == torch.float32:
-            return torch.from_numpy(h.numpy() @ w.detach().numpy().T)
-        return self.linear(h, w).float()
+            return self.softcap(torch.from_numpy(h.numpy() @ w.detach().numpy().T))
+        return self.softcap(self.linear(h, w)).float()
 
     # -- the decoder ------------------------------------------------------------------------
     def forward(self, tokens: torch.Tensor, pos: torch.Tensor, slots: torch.Tensor, cache: KVCache,
@@ -190,21 +257,17 @@ class LlamaEngine:
         """
         B, T = tokens.shape
         H, KV, D, G = self.n_heads, self.n_kv, self.head_dim, self.group
-        x = F.embedding(tokens, self.embed)
-        cos, sin = self.rope(pos)
+        x = self.embed_tokens(tokens)
+        ropes = self.rope_tables(pos)
         key_pos = torch.arange(attn_len, device=self.device)
-        mask = (key_pos[None, None, :] <= pos[:, :, None])  # [B, T, L]
+        causal = (key_pos[None, None, :] <= pos[:, :, None])  # [B, T, L]
         # query layout [B, KV, G*T, D] (GQA without copying keys): row (g, t) uses mask[t]
-        mask = mask[:, None, None, :, :].expand(B, 1, G, T, attn_len).reshape(B, 1, G * T, attn_len)
+        masks = {w: m[:, None, None, :, :].expand(B, 1, G, T, attn_len).reshape(B, 1, G * T, attn_len)
+                 for w, m in self.attention_masks(causal, pos, key_pos[None], attn_len - 1).items()}
         contiguous = bool(T == 1 and slots.numel() == cache.k[0].shape[0])
         rows_b = slots[:, None].expand(B, T)
-        for li, layer in enumerate(self.layers):
-            h = self.rms(x, layer.ln1)
-            qkv = self.linear(h, layer.wqkv)
-            q, k, v = qkv.split([H * D, KV * D, KV * D], dim=-1)
-            q = self.apply_rope(q.view(B, T, H, D), cos, sin)
-            k = self.apply_rope(k.view(B, T, KV, D), cos, sin)
-            v = v.view(B, T, KV, D)
+        for li in range(len(self.layers)):
+            q, k, v = self.attention_inputs(li, x, self.linear, ropes)
             kc, vc = cache.k[li], cache.v[li]
             kc[rows_b, :, pos] = k.to(kc.dtype)
             vc[rows_b, :, pos] = v.to(vc.dtype)
@@ -215,12 +278,10 @@ class LlamaEngine:
             if keys.dtype != q.dtype:
                 keys, vals = keys.to(q.dtype), vals.to(q.dtype)
             qg = q.view(B, T, KV, G, D).permute(0, 2, 3, 1, 4).reshape(B, KV, G * T, D)
-            att = F.scaled_dot_product_attention(qg, keys, vals, attn_mask=mask)
+            att = F.scaled_dot_product_attention(qg, keys, vals, attn_mask=masks[self.arch.layer_window[li]],
+                                                 scale=self.arch.attn_scale)
             att = att.view(B, KV, G, T, D).permute(0, 3, 1, 2, 4).reshape(B, T, H * D)
-            x = x + self.linear(att, layer.wo)
-            h = self.rms(x, layer.ln2)
-            gate, up = self.linear(h, layer.wgu).chunk(2, dim=-1)
-            x = x + self.linear(F.silu(gate) * up, layer.wdown)
+            x = self.attention_output(li, x, att, self.linear)
         if last is None:
             x = x[:, -1]
         else:
@@ -228,17 +289,10 @@ class LlamaEngine:
         pad = -B % ROW_MULTIPLE
         if pad:  # see ROW_MULTIPLE
             x = torch.cat([x, x.new_zeros(pad, x.shape[-1])])
-        return self.linear(self.rms(x, self.norm), self.lm_head)[:B]
+        return self.softcap(self.linear(self.rms(x, self.norm), self.lm_head)[:B])
 
 
 # -- loading the weights -------------------------------------------------------------------
-def _rope_theta(cfg: object) -> float:
-    rope = getattr(cfg, "rope_parameters", None)
-    if isinstance(rope, dict) and "rope_theta" in rope:
-        return float(rope["rope_theta"])
-    return float(getattr(cfg, "rope_theta", 10000.0))
-
-
 def _pick_linear(device: torch.device, dtype: torch.dtype) -> Linear:
     """``F.linear``, or oneDNN's linear on CPU (10-15 % faster than MKL for these small batches)."""
     op = getattr(getattr(torch.ops, "mkldnn", None), "_linear_pointwise", None)
@@ -272,8 +326,8 @@ def _mixed(base: Linear) -> Linear:
 
 def _cast_layer(layer: LayerWeights, dtype: torch.dtype) -> LayerWeights:
     """The layer with its four weight matrices in ``dtype`` (its norm weights unchanged)."""
-    return LayerWeights(layer.ln1, layer.wqkv.to(dtype), layer.wo.to(dtype), layer.ln2, layer.wgu.to(dtype),
-                        layer.wdown.to(dtype))
+    return replace(layer, wqkv=layer.wqkv.to(dtype), wo=layer.wo.to(dtype), wgu=layer.wgu.to(dtype),
+                   wdown=layer.wdown.to(dtype))
 
 
 def _fuse_linears(linears: list[torch.nn.Linear]) -> torch.Tensor:

@@ -1,11 +1,12 @@
-"""A Llama checkpoint's weights and configs without transformers' model classes, for the engine.
+"""A Llama or Gemma 3 (text) checkpoint's weights and configs without transformers' model classes, for the engine.
 
 Importing transformers' modeling code takes longer than everything else in loading a small
 model (2-4 s of imports on 2 cores, against ~1.3 s for torch and 0.02 s to map the
-safetensors file). :class:`~.engine.LlamaEngine` needs only the weight tensors and a few config
-values, so for a checkpoint it supports (:func:`light_supported`) the loader builds a
-:class:`LightCausalLM`: the same tensor names (``model.layers[i].self_attn.q_proj.weight``, ...)
-as plain attributes, ``config`` and ``generation_config`` read from their JSON files.
+safetensors file; for Gemma 3 the modeling import alone is about 3 s). :class:`~.engine.LlamaEngine`
+needs only the weight tensors and a few config values, so for a checkpoint it supports
+(:func:`light_supported`) the loader builds a :class:`LightCausalLM`: the same tensor names
+(``model.layers[i].self_attn.q_proj.weight``, ...) as plain attributes, ``config`` and
+``generation_config`` read from their JSON files.
 
 Anything else asked of it (``model(input_ids)``, ``state_dict()``, ``generate``, ... e.g. the
 static engine, or a test comparing the engine with the transformers forward pass) loads the
@@ -23,7 +24,7 @@ from typing import Any
 
 import torch
 
-_LIGHT_TYPES = ("llama",)
+from biaslab.models.local.llama.architecture import describe
 
 
 class _Config(SimpleNamespace):
@@ -42,20 +43,38 @@ def read_config(directory: Path, name: str = "config.json") -> _Config | None:
 
 def light_supported(directory: Path) -> bool:
     """Whether the checkpoint in ``directory`` can run on the engine without transformers' model."""
-    from biaslab.models.local.llama.engine import supports
-
     cfg = read_config(directory)
-    if cfg is None or getattr(cfg, "model_type", None) not in _LIGHT_TYPES or not getattr(cfg, "num_hidden_layers", 0):
+    if cfg is None or getattr(cfg, "quantization_config", None):
         return False
-    return supports(SimpleNamespace(config=cfg)) and not getattr(cfg, "quantization_config", None)
+    return describe(cfg) is not None and (Path(directory) / "model.safetensors").is_file()
 
 
 def _linear(weight: torch.Tensor) -> SimpleNamespace:
     return SimpleNamespace(weight=weight)
 
 
+def _tree(weights: dict[str, torch.Tensor]) -> Any:
+    """Dotted tensor names as nested attributes (``layers.3.mlp.up_proj.weight``), numbered parts as lists."""
+    root: dict[str, Any] = {}
+    for name, tensor in weights.items():
+        node = root
+        *path, leaf = name.split(".")
+        for part in path:
+            node = node.setdefault(part, {})
+        node[leaf] = tensor
+
+    def build(node: Any) -> Any:
+        if not isinstance(node, dict):
+            return node
+        if node and all(k.isdigit() for k in node):
+            return [build(node[k]) for k in sorted(node, key=int)]
+        return SimpleNamespace(**{k: build(v) for k, v in node.items()})
+
+    return build(root)
+
+
 class LightCausalLM:
-    """A Llama-architecture checkpoint as tensors (see the module); the transformers model on demand."""
+    """A checkpoint the engine runs, as tensors (see the module); the transformers model on demand."""
 
     def __init__(self, directory: Path, dtype: torch.dtype, model_class: Any) -> None:
         from safetensors.torch import load_file
@@ -66,7 +85,8 @@ class LightCausalLM:
         self._full: Any = None
         self._lock = threading.Lock()
         cfg = read_config(self.directory)
-        assert cfg is not None
+        arch = describe(cfg) if cfg is not None else None
+        assert cfg is not None and arch is not None
         self.config = cfg
         gen = read_config(self.directory, "generation_config.json")
         self.generation_config = gen
@@ -81,27 +101,19 @@ class LightCausalLM:
         if embed is None or head is None:
             raise KeyError("model.embed_tokens.weight" if embed is None else "lm_head.weight")
 
-        def layer(i: int) -> SimpleNamespace:
-            p = f"model.layers.{i}."
-            w = {n: _linear(sd[f"{p}{n}.weight"]) for n in (
-                "self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj",
-                "mlp.gate_proj", "mlp.up_proj", "mlp.down_proj")}
-            attn = SimpleNamespace(q_proj=w["self_attn.q_proj"], k_proj=w["self_attn.k_proj"],
-                                   v_proj=w["self_attn.v_proj"], o_proj=w["self_attn.o_proj"])
-            mlp = SimpleNamespace(gate_proj=w["mlp.gate_proj"], up_proj=w["mlp.up_proj"],
-                                  down_proj=w["mlp.down_proj"])
-            return SimpleNamespace(self_attn=attn, mlp=mlp,
-                                   input_layernorm=_linear(sd[f"{p}input_layernorm.weight"]),
-                                   post_attention_layernorm=_linear(sd[f"{p}post_attention_layernorm.weight"]))
-
-        self.model = SimpleNamespace(embed_tokens=_linear(embed), norm=_linear(sd["model.norm.weight"]),
-                                     layers=[layer(i) for i in range(int(cfg.num_hidden_layers))])
+        names = ["model.norm.weight"] + [f"model.layers.{i}.{n}.weight" for i in range(int(cfg.num_hidden_layers))
+                                         for n in arch.layer_weights]
+        missing = [n for n in names if n not in sd]
+        if missing:
+            raise KeyError(missing[0])
+        self.model = _tree({n[len("model."):]: sd[n] for n in names})  # model.layers[i].self_attn.q_proj.weight ...
+        self.model.embed_tokens = _linear(embed)
         self.lm_head = _linear(head)
 
     # what the loader calls on every model
     def to(self, device: Any) -> LightCausalLM:
         if torch.device(device).type != "cpu":
-            raise ValueError("the light Llama model runs on CPU only")
+            raise ValueError("the light model runs on CPU only")
         return self
 
     def eval(self) -> LightCausalLM:

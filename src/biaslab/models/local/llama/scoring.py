@@ -1,5 +1,5 @@
 """Teacher-forced scoring on a :class:`~.engine.LlamaEngine`: log P(token | preceding) of every token
-of many short texts, the log-likelihood path of Llama-architecture models.
+of many short texts, the log-likelihood path of the models the engine runs (Llama, Gemma 3).
 
 A token's log-probability comes from the hidden state of the token before it, so a text's last
 token is never run through the model, and texts that start alike share the hidden states of
@@ -11,9 +11,10 @@ itself only (a tree-shaped causal mask). A forward pass takes a batch of packs, 
 (no padding, no key/value store, one pass per batch); only attention lays them out pack by pack,
 padded to the batch's widest pack. Templated benchmarks share a lot: the 800 sentences of 400
 WinoSemitism pairs ("I don’t like him because he is a Jew and he ...") have 12,874 input tokens
-and 7,150 tree tokens in packs of 128. The LM head is applied to tree tokens only, in chunks
-of :data:`HEAD_ROWS` rows (:meth:`~.engine.LlamaEngine.head`); on CPU through numpy's BLAS,
-which is about 15 % faster than torch's for this vocabulary-sized product.
+and 7,150 tree tokens in packs of 128. The LM head is applied to tree tokens only, in chunks of at
+most :data:`HEAD_ROWS` rows (fewer for a large vocabulary: :data:`HEAD_LOGITS_BYTES`)
+(:meth:`~.engine.LlamaEngine.head`); on CPU through numpy's BLAS, which is about 15 % faster than
+torch's for this vocabulary-sized product.
 
 The attention within a pack costs ``pack_tokens`` squared, partly wasted on other texts' tokens;
 at 128 it is about 5 % of the time with SmolLM2. A text longer than ``pack_tokens`` gets a pack
@@ -27,8 +28,10 @@ pages for every intermediate cost about 20 % of the time. Values match the trans
 forward pass up to float32 noise (checked in the tests); which texts share a pack or a batch can
 move a value's last bits.
 
-:class:`PackedScorer` is given the engine and runs its weights and shared math (RMSNorm, RoPE,
-the LM head) in its own forward pass over the packs (:meth:`PackedScorer._forest_forward`).
+:class:`PackedScorer` is given the engine and runs its weights and shared math (the decoder layer's
+projections and norms, RoPE, the LM head) in its own forward pass over the packs
+(:meth:`PackedScorer._forest_forward`); a sliding-window layer's mask also hides the ancestors that
+are ``sliding_window`` or more positions back.
 """
 
 from __future__ import annotations
@@ -45,7 +48,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from biaslab.models.local.llama.runtime import reuse_heap_blocks, run_workers
+from biaslab.models.local.llama.runtime import ROW_MULTIPLE, reuse_heap_blocks, run_workers
 
 if TYPE_CHECKING:  # pragma: no cover - the engine imports this module
     from biaslab.models.local.llama.engine import LlamaEngine
@@ -53,7 +56,8 @@ if TYPE_CHECKING:  # pragma: no cover - the engine imports this module
 OnScored = Callable[[int, list[float], list[bool]], None]  # (text index, logprobs and is-argmax of tokens 1..n-1)
 PACK_TOKENS = 128  # tree tokens per pack (a longer text gets a pack of its own length)
 BATCH_TOKENS = 512  # tree tokens per forward pass (or one pack)
-HEAD_ROWS = 256  # rows per LM-head product (256 x vocab logits: 50 MB for SmolLM2)
+HEAD_ROWS = 256  # rows per LM-head product at most (256 x vocab logits: 50 MB for SmolLM2)
+HEAD_LOGITS_BYTES = 64 << 20  # and at most this many bytes of logits (Gemma 3's 262,144 tokens: 64 rows)
 _Scored = list[tuple[int, list[float], list[bool]]]
 
 
@@ -224,14 +228,15 @@ class PackedScorer:
                 ids = texts[k]
                 owned.append((k, [entries.setdefault((offsets[b] + node, ids[p + 1]), len(entries))
                                   for p, node in enumerate(path)]))
+        rows = head_rows(engine.lm_head.shape[0])
         ent_row = torch.tensor([r for r, _ in entries], dtype=torch.long)
         ent_tgt = torch.tensor([t for _, t in entries], dtype=torch.long)
         order = torch.argsort(ent_row)  # the entries of each chunk of rows, together
-        bounds = torch.searchsorted(ent_row[order], torch.arange(0, len(tokens) + HEAD_ROWS, HEAD_ROWS)).tolist()
+        bounds = torch.searchsorted(ent_row[order], torch.arange(0, len(tokens) + rows, rows)).tolist()
         lp = torch.empty(len(entries))
         top = torch.empty(len(entries), dtype=torch.bool)
-        for c, s in enumerate(range(0, len(tokens), HEAD_ROWS)):
-            logits = engine.head(engine.rms(hidden[s:s + HEAD_ROWS], engine.norm))
+        for c, s in enumerate(range(0, len(tokens), rows)):
+            logits = engine.head(engine.rms(hidden[s:s + rows], engine.norm))
             sel = order[bounds[c]:bounds[c + 1]]
             r = (ent_row[sel] - s).to(dev)
             t = ent_tgt[sel].to(dev)
@@ -255,23 +260,28 @@ class PackedScorer:
         N = tokens.shape[0]
         P, W = mask.shape[0], mask.shape[1]
         H, KV, D, G = engine.n_heads, engine.n_kv, engine.head_dim, engine.group
-        x = F.embedding(tokens, engine.embed)
-        cos, sin = engine.rope(pos[None])
+        x = engine.embed_tokens(tokens)[None]  # [1, N, hidden]
+        ropes = engine.rope_tables(pos[None])
+        slot_pos = pos.new_zeros(P * W).index_copy_(0, slots, pos).view(P, W)  # padding: position 0, itself only
         # query layout [P, KV, G*W, D] (GQA without copying keys): row (g, j) uses mask[j]
-        mask = mask[:, None, None].expand(P, 1, G, W, W).reshape(P, 1, G * W, W)
-        for layer in engine.layers:
-            h = engine.rms(x, layer.ln1)
-            linear = engine.score_linear  # F.linear (MKL) rather than engine.linear (oneDNN): faster here
-            q, k, v = linear(h, layer.wqkv).split([H * D, KV * D, KV * D], dim=-1)
-            q = engine.apply_rope(q.view(1, N, H, D), cos, sin)
-            k = engine.apply_rope(k.view(1, N, KV, D), cos, sin)
+        masks = {w: m[:, None, None].expand(P, 1, G, W, W).reshape(P, 1, G * W, W)
+                 for w, m in engine.attention_masks(mask, slot_pos, slot_pos, int(pos.max())).items()}
+        linear = engine.score_linear  # F.linear (MKL) rather than engine.linear (oneDNN): faster here
+        for li in range(len(engine.layers)):
+            q, k, v = engine.attention_inputs(li, x, linear, ropes)
             qp, kp, vp = (t.new_zeros(P * W, t.numel() // N).index_copy_(0, slots, t.reshape(N, -1))
                           for t in (q, k, v))
             qg = qp.view(P, W, KV, G, D).permute(0, 2, 3, 1, 4).reshape(P, KV, G * W, D)
             att = F.scaled_dot_product_attention(qg, kp.view(P, W, KV, D).transpose(1, 2),
-                                                 vp.view(P, W, KV, D).transpose(1, 2), attn_mask=mask)
-            att = att.view(P, KV, G, W, D).permute(0, 3, 1, 2, 4).reshape(P * W, H * D)[slots]
-            x = x + linear(att, layer.wo)
-            gate, up = linear(engine.rms(x, layer.ln2), layer.wgu).chunk(2, dim=-1)
-            x = x + linear(F.silu(gate) * up, layer.wdown)
-        return x
+                                                 vp.view(P, W, KV, D).transpose(1, 2),
+                                                 attn_mask=masks[engine.arch.layer_window[li]],
+                                                 scale=engine.arch.attn_scale)
+            att = att.view(P, KV, G, W, D).permute(0, 3, 1, 2, 4).reshape(P * W, H * D)[slots][None]
+            x = engine.attention_output(li, x, att, linear)
+        return x[0]
+
+
+def head_rows(vocab: int) -> int:
+    """Rows per LM-head product: :data:`HEAD_ROWS`, fewer (whole blocks of ROW_MULTIPLE) for a large vocabulary."""
+    fit = HEAD_LOGITS_BYTES // (4 * max(vocab, 1)) // ROW_MULTIPLE * ROW_MULTIPLE
+    return max(ROW_MULTIPLE, min(HEAD_ROWS, fit))

@@ -1,0 +1,93 @@
+"""What the engine reads from a config: Llama and Gemma 3 (text) architectures, and the configs it leaves to
+transformers."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+pytest.importorskip("torch")
+
+
+def _gemma3_json(**over):
+    """config.json of a Gemma 3 text checkpoint as transformers 5 writes it (the 270M model's values)."""
+    cfg = dict(model_type="gemma3_text", num_hidden_layers=6, hidden_size=640, num_attention_heads=4,
+               num_key_value_heads=1, head_dim=256, hidden_activation="gelu_pytorch_tanh", query_pre_attn_scalar=256,
+               sliding_window=512, attn_logit_softcapping=None, final_logit_softcapping=None,
+               use_bidirectional_attention=False, attention_bias=False,
+               layer_types=["sliding_attention"] * 5 + ["full_attention"],
+               rope_parameters={"full_attention": {"rope_theta": 1000000.0, "rope_type": "default"},
+                                "sliding_attention": {"rope_theta": 10000.0, "rope_type": "default"}})
+    cfg.update(over)
+    return SimpleNamespace(**cfg)
+
+
+def test_llama_is_one_rope_full_attention_and_plain_norms(tiny_llama):
+    from biaslab.models.local.llama.architecture import Rope, describe
+
+    arch = describe(tiny_llama.config)
+    assert arch is not None and arch.name == "llama"
+    assert arch.ropes == (Rope(10000.0),) and arch.windows == (None,) and len(arch.layer_rope) == 2
+    assert not (arch.gemma_norm or arch.qk_norm or arch.sandwich_norms)
+    assert arch.embed_scale is None and arch.attn_scale is None and arch.final_softcap is None
+    assert "self_attn.q_norm" not in arch.layer_weights and "post_attention_layernorm" in arch.layer_weights
+
+
+def test_gemma3_from_transformers_config(tiny_gemma3):
+    from biaslab.models.local.llama.architecture import Rope, describe
+
+    arch = describe(tiny_gemma3.config)
+    assert arch is not None and arch.name == "gemma3_text"
+    assert arch.layer_window == (5, None, 5, None)
+    assert arch.layer_rope == (Rope(100.0), Rope(50000.0, 2.0)) * 2 and arch.ropes == (Rope(100.0), Rope(50000.0, 2.0))
+    assert arch.embed_scale == 8.0 and arch.attn_scale == 24 ** -0.5 and arch.final_softcap == 7.0
+    assert arch.gemma_norm and arch.qk_norm and arch.sandwich_norms
+    assert {"self_attn.q_norm", "self_attn.k_norm", "pre_feedforward_layernorm",
+            "post_feedforward_layernorm"} <= set(arch.layer_weights)
+
+
+def test_gemma3_from_config_json_new_and_old_rope_formats():
+    from biaslab.models.local.llama.architecture import Rope, describe
+
+    arch = describe(_gemma3_json())
+    assert arch is not None
+    assert arch.layer_rope == (Rope(10000.0),) * 5 + (Rope(1000000.0),)
+    assert arch.layer_window == (512,) * 5 + (None,) and arch.attn_scale == 1 / 16
+    # transformers 4's config.json: rope_theta (full layers, with rope_scaling), rope_local_base_freq (sliding),
+    # the layer pattern as a number
+    old = _gemma3_json(rope_parameters=None, layer_types=None, sliding_window_pattern=3, rope_theta=500000.0,
+                       rope_local_base_freq=20000.0, rope_scaling={"rope_type": "linear", "factor": 8.0})
+    arch = describe(old)
+    assert arch is not None
+    assert arch.layer_window == (512, 512, None) * 2
+    assert arch.layer_rope == (Rope(20000.0), Rope(20000.0), Rope(500000.0, 8.0)) * 2
+
+
+@pytest.mark.parametrize("change", [
+    dict(attn_logit_softcapping=50.0),  # transformers' Gemma 3 ignores it: not guessed
+    dict(use_bidirectional_attention=True),
+    dict(hidden_activation="gelu"),
+    dict(attention_bias=True),
+    dict(model_type="gemma2"),
+    dict(layer_types=["sliding_attention", "chunked_attention"] * 3),
+    dict(rope_parameters={"full_attention": {"rope_type": "yarn", "factor": 4.0, "rope_theta": 1e6},
+                          "sliding_attention": {"rope_type": "default", "rope_theta": 1e4}}),
+    dict(sliding_window=0),
+])
+def test_configs_the_engine_leaves_to_transformers(change):
+    from biaslab.models.local.llama.architecture import describe, supports
+
+    assert describe(_gemma3_json()) is not None
+    assert describe(_gemma3_json(**change)) is None
+    assert not supports(SimpleNamespace(config=_gemma3_json(**change)))
+
+
+def test_llama_with_scaled_rope_or_other_activation_is_not_supported(tiny_llama):
+    from biaslab.models.local.llama.architecture import describe
+
+    cfg = tiny_llama.config.to_dict()
+    assert describe(SimpleNamespace(**cfg)) is not None
+    assert describe(SimpleNamespace(**{**cfg, "rope_parameters": {"rope_type": "llama3", "rope_theta": 5e5}})) is None
+    assert describe(SimpleNamespace(**{**cfg, "hidden_act": "gelu"})) is None
+    assert describe(None) is None
