@@ -1,27 +1,41 @@
-"""What differs between the decoder architectures the engine runs: Llama and Gemma 3 (text).
+"""What differs between the decoder architectures the engine runs: Llama, Mistral, Qwen2, Qwen3 and Gemma 3 (text).
 
 The engine (:mod:`.engine`), its generation loop (:mod:`.batching`) and its scoring loop
 (:mod:`.scoring`) share one decoder layer; what varies from one architecture to the other is
 described here, from the checkpoint's config, by an :class:`Architecture`:
 
-=====================  ===============================  ===========================================
-                       Llama (``llama``)                Gemma 3 (``gemma3_text``)
-=====================  ===============================  ===========================================
-embeddings             as stored                        times sqrt(hidden_size), in the model dtype
-RMSNorm scale          ``weight`` (in the model dtype)  ``1 + weight``, applied in float32
-q/k norm               none                             RMSNorm of each head's queries and keys
-norms per layer        before attention, before MLP     also after attention and after the MLP
-MLP activation         SiLU (gated)                     GELU, tanh approximation (gated)
-query scaling          head_dim ** -0.5                 query_pre_attn_scalar ** -0.5
-RoPE                   one theta                        per layer type (sliding / full attention)
-attention              causal                           causal; sliding layers see the last
-                                                        ``sliding_window`` positions only
-final logits           as computed                      tanh-softcapped if the config says so
-=====================  ===============================  ===========================================
+=================  ==================  =====================  ==========================  =============================
+                   Llama (``llama``)   Mistral (``mistral``)  Qwen2 / Qwen3               Gemma 3 (``gemma3_text``)
+=================  ==================  =====================  ==========================  =============================
+embeddings         as stored           as Llama               as Llama                    times sqrt(hidden_size),
+                                                                                          in the model dtype
+RMSNorm scale      ``weight`` (in the  as Llama               as Llama                    ``1 + weight``, applied in
+                   model dtype)                                                           float32
+q/k/v projections  no bias             no bias                Qwen2: with biases          no bias
+                                                              (fused as the weights)
+q/k norm           none                none                   Qwen3: RMSNorm of each      RMSNorm of each head's
+                                                              head's queries and keys     queries and keys
+norms per layer    before attention,   as Llama               as Llama                    also after attention and
+                   before the MLP                                                         after the MLP
+MLP activation     SiLU (gated)        SiLU (gated)           SiLU (gated)                GELU, tanh approx. (gated)
+query scaling      head_dim ** -0.5    head_dim ** -0.5       head_dim ** -0.5            query_pre_attn_scalar ** -0.5
+RoPE               one theta (linear   as Llama               as Llama                    per layer type (sliding /
+                   scaling allowed)                                                       full attention)
+attention          causal              causal; every layer    causal; with                causal; sliding layers see
+                                       sliding if             ``use_sliding_window``,     the last ``sliding_window``
+                                       ``sliding_window``     the layers from             positions only
+                                       is set                 ``max_window_layers`` on
+                                                              (or ``layer_types``) slide
+final logits       as computed         as computed            as computed                 tanh-softcapped if the
+                                                                                          config says so
+=================  ==================  =====================  ==========================  =============================
 
-:func:`describe` returns None for a config the engine cannot run exactly as transformers does
-(another rope type, biases, bidirectional attention, ...): such a model keeps the transformers
-path. It reads transformers config objects and the light loader's plain config.json alike.
+A sliding layer's query at position p sees the keys at positions p - window < k <= p, as transformers'
+sliding-window masks. :func:`describe` returns None for a config the engine cannot run exactly as
+transformers does (another rope type, biases other than Qwen2's, bidirectional attention, ...): such a
+model keeps the transformers path. It reads transformers config objects and the light loader's plain
+config.json alike (for the latter it applies what transformers' config classes derive, e.g. Qwen2's
+``use_sliding_window``).
 """
 
 from __future__ import annotations
@@ -35,7 +49,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-MODEL_TYPES = ("llama", "gemma3_text")
+MODEL_TYPES = ("llama", "mistral", "qwen2", "qwen3", "gemma3_text")
 
 _FULL, _SLIDING = "full_attention", "sliding_attention"
 _GEMMA3_THETA = {_FULL: 1_000_000.0, _SLIDING: 10_000.0}  # transformers' defaults (Gemma3TextConfig)
@@ -67,6 +81,7 @@ class Architecture:
     final_softcap: float | None  # logits -> tanh(logits / c) * c
     layer_rope: tuple[Rope, ...]
     layer_window: tuple[int | None, ...]  # a sliding layer's query at p sees keys at p - window < q <= p
+    qkv_bias: bool = False  # the q/k/v projections have biases (Qwen2)
 
     @property
     def layer_weights(self) -> tuple[str, ...]:
@@ -78,6 +93,11 @@ class Architecture:
         if self.sandwich_norms:
             names += ("pre_feedforward_layernorm", "post_feedforward_layernorm")
         return names
+
+    @property
+    def layer_biases(self) -> tuple[str, ...]:
+        """The biases of each decoder layer (names within ``model.layers.<i>.``, without ``.bias``)."""
+        return ("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj") if self.qkv_bias else ()
 
     @property
     def ropes(self) -> tuple[Rope, ...]:
@@ -97,11 +117,15 @@ def describe(cfg: Any) -> Architecture | None:
     n_layers = getattr(cfg, "num_hidden_layers", None)
     if model_type not in MODEL_TYPES or not isinstance(n_layers, int) or n_layers < 1:
         return None
+    # Qwen2's q/k/v biases are part of its architecture (transformers ignores attention_bias there): any
+    # other bias, or a config asking for bidirectional attention, is left to transformers
     if getattr(cfg, "attention_bias", False) or getattr(cfg, "mlp_bias", False):
         return None
-    if model_type == "llama":
-        return _llama(cfg, n_layers)
-    return _gemma3(cfg, n_layers)
+    if not getattr(cfg, "is_causal", True):
+        return None
+    if model_type == "gemma3_text":
+        return _gemma3(cfg, n_layers)
+    return _llama_like(cfg, model_type, n_layers)
 
 
 def supports(model: Any) -> bool:
@@ -109,16 +133,48 @@ def supports(model: Any) -> bool:
     return describe(getattr(model, "config", None)) is not None
 
 
-def _llama(cfg: Any, n_layers: int) -> Architecture | None:
+def _llama_like(cfg: Any, model_type: str, n_layers: int) -> Architecture | None:
+    """Llama and the architectures transformers writes as Llama plus one change: Mistral (a sliding window on
+    every layer), Qwen2 (q/k/v biases; sliding layers on request), Qwen3 (q/k norms; sliding layers on request)."""
     if getattr(cfg, "hidden_act", "silu") != "silu" or getattr(cfg, "pretraining_tp", 1) != 1:
         return None
     rope = _rope(getattr(cfg, "rope_parameters", None) or getattr(cfg, "rope_scaling", None) or {},
-                 getattr(cfg, "rope_theta", 10000.0), allow_linear=False)
+                 getattr(cfg, "rope_theta", None) or 10000.0, allow_linear=True)  # transformers' default theta
     if rope is None:
         return None
-    return Architecture("llama", F.silu, gemma_norm=False, qk_norm=False, sandwich_norms=False, embed_scale=None,
-                        attn_scale=None, final_softcap=None, layer_rope=(rope,) * n_layers,
-                        layer_window=(None,) * n_layers)
+    if model_type == "llama":
+        windows: tuple[int | None, ...] | None = (None,) * n_layers
+    elif model_type == "mistral":  # transformers' Mistral ignores layer_types: one mask for every layer
+        window = getattr(cfg, "sliding_window", None)
+        windows = (window,) * n_layers if window is None or _window_ok(window) else None
+    else:
+        windows = _qwen_windows(cfg, n_layers)
+    # Qwen3's head_dim is its own (128 by default), never hidden_size / heads: it must be in the config
+    if windows is None or (model_type == "qwen3" and not isinstance(getattr(cfg, "head_dim", None), int)):
+        return None
+    return Architecture(model_type, F.silu, gemma_norm=False, qk_norm=model_type == "qwen3", sandwich_norms=False,
+                        embed_scale=None, attn_scale=None, final_softcap=None, layer_rope=(rope,) * n_layers,
+                        layer_window=windows, qkv_bias=model_type == "qwen2")
+
+
+def _qwen_windows(cfg: Any, n_layers: int) -> tuple[int | None, ...] | None:
+    """Qwen2/Qwen3's attention window per layer, as their config classes derive it: ``sliding_window`` counts only
+    with ``use_sliding_window``; ``layer_types`` if given, else the layers from ``max_window_layers`` on slide."""
+    window = getattr(cfg, "sliding_window", None) if getattr(cfg, "use_sliding_window", False) else None
+    types = getattr(cfg, "layer_types", None)
+    if types is None:
+        first = getattr(cfg, "max_window_layers", 28)
+        types = [_SLIDING if window is not None and i >= first else _FULL for i in range(n_layers)]
+    types = list(types)[:n_layers]
+    if len(types) != n_layers or not set(types) <= {_FULL, _SLIDING}:
+        return None
+    if _SLIDING in types and not _window_ok(window):  # transformers cannot build that mask either
+        return None
+    return tuple(window if t == _SLIDING else None for t in types)
+
+
+def _window_ok(window: Any) -> bool:
+    return isinstance(window, int) and not isinstance(window, bool) and window >= 1
 
 
 def _gemma3(cfg: Any, n_layers: int) -> Architecture | None:
@@ -141,7 +197,7 @@ def _gemma3(cfg: Any, n_layers: int) -> Architecture | None:
     if ropes is None:
         return None
     window = getattr(cfg, "sliding_window", None)
-    if window is not None and (not isinstance(window, int) or window < 1):
+    if window is not None and not _window_ok(window):
         return None
     hidden = int(cfg.hidden_size)
     scalar = getattr(cfg, "query_pre_attn_scalar", 256)

@@ -1,10 +1,12 @@
-"""Continuous-batching generation for Llama-architecture checkpoints (SmolLM2, Llama, ...) and Gemma 3 text models.
+"""Continuous-batching generation for Llama-architecture checkpoints (SmolLM2, Llama, ...), Mistral, Qwen2/2.5,
+Qwen3 and Gemma 3 text models.
 
 ``transformers``' ``generate`` runs static batches: every row waits for the longest one, and
 a batch pays Python overhead on every layer for every step. For the small models biaslab
 ships, generation is dominated by that waste, so this engine runs the decoder itself on the
-weights of the already loaded ``LlamaForCausalLM`` (or ``Gemma3ForCausalLM``: what differs is
-described by an :class:`.architecture.Architecture`, which the shared decoder layer follows):
+weights of the already loaded ``LlamaForCausalLM`` (or ``MistralForCausalLM``, ``Qwen2ForCausalLM``,
+``Qwen3ForCausalLM``, ``Gemma3ForCausalLM``: what differs is described by an
+:class:`.architecture.Architecture`, which the shared decoder layer follows):
 
 * a fixed number of *slots*, each with its own row of a preallocated KV cache (sized from
   ``kv_budget_bytes`` and the longest prompt + max_tokens of the call);
@@ -66,9 +68,10 @@ Linear = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 
 @dataclass
 class LayerWeights:
-    """The weights of one decoder layer, q/k/v and gate/up fused; norm scales as :meth:`LlamaEngine.rms`
-    takes them. ``ln1``/``ln2`` are the norms before attention and before the MLP; the others are Gemma's
-    (None for Llama): the q/k norms and the norms of the attention and MLP outputs."""
+    """The weights of one decoder layer, q/k/v (and their biases) and gate/up fused; norm scales as
+    :meth:`LlamaEngine.rms` takes them. ``ln1``/``ln2`` are the norms before attention and before the MLP; the
+    others are None unless the architecture has them: the q/k/v biases (Qwen2), the q/k norms (Qwen3,
+    Gemma 3) and the norms of the attention and MLP outputs (Gemma 3)."""
 
     ln1: torch.Tensor
     wqkv: torch.Tensor
@@ -80,11 +83,12 @@ class LayerWeights:
     k_norm: torch.Tensor | None = None
     post_attn: torch.Tensor | None = None
     post_mlp: torch.Tensor | None = None
+    bqkv: torch.Tensor | None = None
 
 
 class LlamaEngine:
-    """Runs a loaded ``LlamaForCausalLM`` / ``Gemma3ForCausalLM`` on its own weights: generation and scoring
-    (see the module)."""
+    """Runs a loaded causal LM of an architecture in :data:`SUPPORTED_MODEL_TYPES` on its own weights:
+    generation and scoring (see the module)."""
 
     def __init__(self, model: torch.nn.Module, matmul_dtype: torch.dtype | None = None) -> None:
         cfg: Any = model.config
@@ -149,19 +153,20 @@ class LlamaEngine:
         return 1.0 + weight.detach().float() if self.arch.gemma_norm else weight.detach()
 
     def _fuse(self, layer: Any) -> LayerWeights:
-        a, m = layer.self_attn, layer.mlp
-        wqkv = _fuse_linears([a.q_proj, a.k_proj, a.v_proj])
+        a, m, arch, norm = layer.self_attn, layer.mlp, self.arch, self._norm_scale
+        qkv = [a.q_proj, a.k_proj, a.v_proj]
+        bqkv = torch.cat([lin.bias.detach() for lin in qkv]) if arch.qkv_bias else None
+        wqkv = _fuse_linears(qkv)
         wgu = _fuse_linears([m.gate_proj, m.up_proj])
-        norm = self._norm_scale
-        if not self.arch.sandwich_norms:  # Llama: "post_attention_layernorm" is the norm before the MLP
+        qk = dict(q_norm=norm(a.q_norm.weight), k_norm=norm(a.k_norm.weight)) if arch.qk_norm else {}
+        if not arch.sandwich_norms:  # Llama: "post_attention_layernorm" is the norm before the MLP
             return LayerWeights(norm(layer.input_layernorm.weight), wqkv, a.o_proj.weight.detach(),
-                                norm(layer.post_attention_layernorm.weight), wgu, m.down_proj.weight.detach())
+                                norm(layer.post_attention_layernorm.weight), wgu, m.down_proj.weight.detach(),
+                                bqkv=bqkv, **qk)
         return LayerWeights(norm(layer.input_layernorm.weight), wqkv, a.o_proj.weight.detach(),
                             norm(layer.pre_feedforward_layernorm.weight), wgu, m.down_proj.weight.detach(),
-                            q_norm=norm(a.q_norm.weight) if self.arch.qk_norm else None,
-                            k_norm=norm(a.k_norm.weight) if self.arch.qk_norm else None,
                             post_attn=norm(layer.post_attention_layernorm.weight),
-                            post_mlp=norm(layer.post_feedforward_layernorm.weight))
+                            post_mlp=norm(layer.post_feedforward_layernorm.weight), bqkv=bqkv, **qk)
 
     # -- the shared math -------------------------------------------------------------------
     def rms(self, x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
@@ -194,7 +199,10 @@ class LlamaEngine:
         layer = self.layers[li]
         B, T = x.shape[0], x.shape[1]
         H, KV, D = self.n_heads, self.n_kv, self.head_dim
-        q, k, v = linear(self.rms(x, layer.ln1), layer.wqkv).split([H * D, KV * D, KV * D], dim=-1)
+        qkv = linear(self.rms(x, layer.ln1), layer.wqkv)
+        if layer.bqkv is not None:
+            qkv = qkv + layer.bqkv
+        q, k, v = qkv.split([H * D, KV * D, KV * D], dim=-1)
         q, k = q.view(B, T, H, D), k.view(B, T, KV, D)
         if layer.q_norm is not None and layer.k_norm is not None:
             q, k = self.rms(q, layer.q_norm), self.rms(k, layer.k_norm)

@@ -1,4 +1,5 @@
-"""A Llama or Gemma 3 (text) checkpoint's weights and configs without transformers' model classes, for the engine.
+"""A checkpoint's weights and configs without transformers' model classes, for the engine (the architectures of
+:mod:`.architecture`: Llama, Mistral, Qwen2, Qwen3, Gemma 3 text).
 
 Importing transformers' modeling code takes longer than everything else in loading a small
 model (2-4 s of imports on 2 cores, against ~1.3 s for torch and 0.02 s to map the
@@ -101,8 +102,9 @@ class LightCausalLM:
         if embed is None or head is None:
             raise KeyError("model.embed_tokens.weight" if embed is None else "lm_head.weight")
 
-        names = ["model.norm.weight"] + [f"model.layers.{i}.{n}.weight" for i in range(int(cfg.num_hidden_layers))
-                                         for n in arch.layer_weights]
+        layers = range(int(cfg.num_hidden_layers))
+        names = (["model.norm.weight"] + [f"model.layers.{i}.{n}.weight" for i in layers for n in arch.layer_weights]
+                 + [f"model.layers.{i}.{n}.bias" for i in layers for n in arch.layer_biases])
         missing = [n for n in names if n not in sd]
         if missing:
             raise KeyError(missing[0])
