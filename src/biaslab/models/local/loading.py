@@ -9,10 +9,10 @@ loading.
 
 A GGUF file is converted once and kept in the user cache (:mod:`.conversion`); later processes load
 the converted checkpoint, while its files are verified in the background. One the engine runs (Llama,
-Gemma 3 text) on CPU loads without importing transformers at all (:class:`.llama.light.LightCausalLM`
-for the engine, :class:`.light_tokenizer.LightTokenizer` when the conversion checked it): about 2 s for
-SmolLM2 and 3-4 s for Gemma 3 270M (its tokenizer alone takes 1.4 s), torch import included, instead of
-10-25 s.
+Mistral, Qwen2, Qwen3, Gemma 3 text) on CPU loads without importing transformers at all
+(:class:`.llama.light.LightCausalLM` for the engine, :class:`.light_tokenizer.LightTokenizer` when the
+conversion checked it): about 2 s for SmolLM2 and 3-4 s for Gemma 3 270M (its tokenizer alone takes
+1.4 s), torch import included, instead of 10-25 s.
 """
 
 from __future__ import annotations
@@ -213,8 +213,8 @@ def load_cached(path: Path, model_class: Any, dtype: torch.dtype, device: torch.
 
 
 def load_checkpoint(directory: Path, model_class: Any, dtype: torch.dtype, device: torch.device) -> tuple[Any, Any]:
-    """(tokenizer, model) of a converted checkpoint; one the engine runs (Llama, Gemma 3) without transformers'
-    modeling code (:class:`.llama.light.LightCausalLM`), its tokenizer by its own class (not the
+    """(tokenizer, model) of a converted checkpoint; one the engine runs (:mod:`.llama.architecture`) without
+    transformers' modeling code (:class:`.llama.light.LightCausalLM`), its tokenizer by its own class (not the
     Auto classes, which import every model's configuration)."""
     if model_class.__name__ == "AutoModelForCausalLM" and device.type == "cpu" and light_supported(directory):
         if conversion.light_tokenizer_ok(directory):

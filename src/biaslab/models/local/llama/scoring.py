@@ -1,5 +1,5 @@
 """Teacher-forced scoring on a :class:`~.engine.LlamaEngine`: log P(token | preceding) of every token
-of many short texts, the log-likelihood path of the models the engine runs (Llama, Gemma 3).
+of many short texts, the log-likelihood path of the models the engine runs (:mod:`.architecture`).
 
 A token's log-probability comes from the hidden state of the token before it, so a text's last
 token is never run through the model, and texts that start alike share the hidden states of
