@@ -84,11 +84,15 @@ def test_configs_the_engine_leaves_to_transformers(change):
 
 
 def test_llama_with_scaled_rope_or_other_activation_is_not_supported(tiny_llama):
-    from biaslab.models.local.llama.architecture import describe
+    from biaslab.models.local.llama.architecture import Rope, describe
 
     cfg = tiny_llama.config.to_dict()
     assert describe(SimpleNamespace(**cfg)) is not None
     assert describe(SimpleNamespace(**{**cfg, "rope_parameters": {"rope_type": "llama3", "rope_theta": 5e5}})) is None
+    # linear scaling: transformers' same inverse frequencies divided by the factor (checked on Mistral's model)
+    linear = describe(SimpleNamespace(**{**cfg, "rope_parameters": {"rope_type": "linear", "factor": 4.0,
+                                                                    "rope_theta": 5e5}}))
+    assert linear is not None and linear.ropes == (Rope(5e5, 4.0),)
     assert describe(SimpleNamespace(**{**cfg, "hidden_act": "gelu"})) is None
     assert describe(None) is None
 
