@@ -68,6 +68,7 @@ Throughput (bench/bench_generate.py, SmolLM2-135M on 2 CPU cores, float32, JobsL
 
 from __future__ import annotations
 
+import copy
 import logging
 from collections.abc import Sequence
 from typing import Any
@@ -163,6 +164,14 @@ class TransformersBackend(ModelBackend):
         if not self.use_chat_template and getattr(self._m.tokenizer, "chat_template", None):
             ident["chat_template"] = "none"  # prompts differ from the default rendering
         return ident
+
+    def reference(self) -> TransformersBackend | None:
+        """With ``precision=bf16``: the same loaded model at float32 (see :meth:`ModelBackend.reference`)."""
+        if self.precision == DEFAULTS["precision"]:
+            return None
+        twin = copy.copy(self)
+        twin.precision = DEFAULTS["precision"]
+        return twin
 
     def engine_stats(self) -> dict[str, float]:
         """Cumulative timings of the continuous-batching engine (empty if it is not used)."""
