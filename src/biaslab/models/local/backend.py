@@ -48,11 +48,15 @@ Options (``load_model(spec, **options)``):
                              also the scoring loops of its log-likelihood path
 ``batch_tokens``  512        tokens per forward pass of the engine's log-likelihood scoring
                              (packed prefix trees, :mod:`.llama.scoring`)
-``precision``     float32    ``bf16`` (opt-in, Llama engine): the layers' matrix products in
-                             bfloat16 on CPUs with AVX512-BF16/AMX, the residual stream, norms,
-                             attention and LM head in float32; recorded in the identity
-                             (cached answers never mix). Measured on 400 H-WS pairs: 1.3x
-                             faster scoring, 97.75 % same decisions as float32
+``precision``     float32    ``bf16`` (opt-in, the fast engine on CPUs with AVX512-BF16/AMX;
+                             ``-P precision=bf16`` on the command line): the layers' matrix
+                             products and the scoring path's LM head in bfloat16, its large
+                             logits recomputed in float32 (:mod:`.llama.precision`); the residual
+                             stream, norms and attention in float32. Recorded in the identity
+                             (cached answers never mix). The paired-sentence probes re-score
+                             their close pairs at float32 (:mod:`biaslab.probing.recheck`), so
+                             their decisions are float32's: 400 of 400 H-WS pairs (391 before
+                             the re-scoring), scoring about 1.6x faster
                              (``bench/bench_wino.py precision``)
 ================= ========== ================================================================
 
@@ -91,6 +95,7 @@ from biaslab.models.local.chat_likelihood import chat_score_ids
 from biaslab.models.local.identity import DEFAULTS, SAMPLER_VERSION, gguf_source, hf_source, parse_options  # noqa: F401  (re-exported)
 from biaslab.models.local.llama.engine import LlamaEngine
 from biaslab.models.local.llama.engine import supports as engine_supports
+from biaslab.models.local.llama.precision import REDUCED_DTYPES
 from biaslab.models.local.loading import load, pick_device, pick_dtype
 from biaslab.models.local.masked_lm import MaskedLMBackend, is_masked_lm_source
 from biaslab.models.local.static_generation import generate_static
@@ -248,7 +253,7 @@ class TransformersBackend(ModelBackend):
         return m.engine
 
     def _reduced_engine(self) -> LlamaEngine:
-        """The engine with its layers' matrix products in bfloat16 (``precision=bf16``)."""
+        """The engine with its matrix products in bfloat16 (``precision=bf16``, :mod:`.llama.precision`)."""
         m = self._m
         if m.engine is None:
             raise ConfigError("precision=bf16 is for Llama-architecture models on the fast engine; "
@@ -256,9 +261,9 @@ class TransformersBackend(ModelBackend):
         if m.device.type == "cpu" and not cpu_has_bf16():
             raise ConfigError("precision=bf16 needs a CPU with AVX512-BF16 or AMX (without them bfloat16 "
                               "products are slower than float32); drop the option")
-        if "bf16" not in m.reduced_engines:
-            m.reduced_engines["bf16"] = LlamaEngine(m.model, matmul_dtype=torch.bfloat16)
-        return m.reduced_engines["bf16"]
+        if self.precision not in m.reduced_engines:
+            m.reduced_engines[self.precision] = LlamaEngine(m.model, matmul_dtype=REDUCED_DTYPES[self.precision])
+        return m.reduced_engines[self.precision]
 
     def generate(self, requests: Sequence[GenerateRequest], on_result: OnResult | None = None) -> list[GenerateResult]:
         prompts = [self.prompt_ids(r) for r in requests]

@@ -31,14 +31,8 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-PRECISIONS = ("float32", "bf16")  # the values of the ``precision`` model option
-REDUCED_DTYPES = {"bf16": torch.bfloat16}
+REDUCED_DTYPES = {"bf16": torch.bfloat16}  # the matrix-product dtype of each reduced ``precision`` value
 TOP_K = 16  # logits per row recomputed exactly in the reduced head
-
-
-def reduced_dtype(precision: str) -> torch.dtype | None:
-    """The matrix-product dtype of a ``precision`` option value (None: the model's own)."""
-    return REDUCED_DTYPES.get(precision)
 
 
 class ReducedHead:
