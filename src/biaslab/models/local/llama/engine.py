@@ -116,8 +116,7 @@ class LlamaEngine:
         self.reduced_head: ReducedHead | None = None  # the scoring path's LM head at matmul_dtype
         if self.matmul_dtype is not None:
             self.layers = [_cast_layer(layer, self.matmul_dtype) for layer in self.layers]
-            softcap = getattr(getattr(self, "arch", None), "final_softcap", None)  # architectures with one
-            self.reduced_head = ReducedHead(self.lm_head, self.matmul_dtype, softcap=softcap)
+            self.reduced_head = ReducedHead(self.lm_head, self.matmul_dtype, softcap=arch.final_softcap)
         self.linear: Linear = _mixed(_pick_linear(self.device, self.dtype))
         self.score_linear: Linear = _mixed(F.linear)  # F.linear (MKL): faster than oneDNN at hundreds of rows
         self.stats: dict[str, float] = defaultdict(float)  # cumulative timings, for benchmarks
