@@ -16,6 +16,7 @@ from biaslab.probes import create_probe
 from biaslab.probes.wino.scoring import decide
 from biaslab.probing.recheck import recheck_close, sd_upper_bound
 from biaslab.probing.runner import RunConfig, run_probe
+from tests.conftest import requires_data
 
 
 def test_sd_upper_bound_is_the_chi_square_bound():
@@ -145,3 +146,18 @@ def test_a_run_at_the_reference_precision_rescores_nothing(tmp_path):
     res, att = run_probe(create_probe("pairs", pairs=_pairs_csv(tmp_path, 6)), model, RunConfig())
     assert model.reference() is None and "recheck" not in res["run"]
     assert all("precision" not in a.extra for a in att)
+
+
+@requires_data
+def test_crows_pairs_rescores_its_close_pairs_too(tmp_path):
+    reduced = CachedModel(ReducedScripted(), ResponseCache(tmp_path / "c.sqlite"))
+    exact = CachedModel(ScriptedBackend("echo"), ResponseCache(tmp_path / "e.sqlite"))
+    res, att = run_probe(create_probe("crows-pairs"), reduced, RunConfig(limit=80))
+    _, ref = run_probe(create_probe("crows-pairs"), exact, RunConfig(limit=80))
+    assert [a.evaluation for a in att] == [a.evaluation for a in ref]
+    assert res["run"]["recheck"]["pairs"] == sum(a.extra["precision"] == "float32" for a in att) >= 16
+    def diff(a):
+        return a.extra["score_more"] - a.extra["score_less"]
+
+    flipped = [a for a, b in zip(att, ref) if a.extra["precision"] == "bf16" and abs(diff(a) - diff(b)) > abs(diff(b))]
+    assert not flipped  # no pair kept at reduced precision had an error larger than its difference
