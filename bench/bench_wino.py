@@ -10,7 +10,7 @@ Run (from the repository root, biaslab's venv; each part in its own process, so 
     python bench/bench_wino.py process [--pairs 400] [--rounds 3] [--lmeval-python /work/lmeval-venv/bin/python]
     python bench/bench_wino.py process -P precision=bf16   # the same, biaslab with a model option
     python bench/bench_wino.py causal  [--pairs 400] [--rounds 3] [--lmeval-python /work/lmeval-venv/bin/python]
-    python bench/bench_wino.py precision [--pairs 400] [--rounds 2]  # precision=bf16 against float32
+    python bench/bench_wino.py precision [--pairs 400] [--rounds 2] [--model smollm2]  # bf16 against float32
     python bench/bench_wino.py full    [--sample 2000 | --all]
     python bench/bench_wino.py masked  [--sentences 48] [--baseline-sentences 12]
     python bench/bench_wino.py agreement [--pairs 400]   # decisions vs an independent scorer
@@ -25,8 +25,11 @@ What each side runs:
   lm-eval: a process that imports lm-eval, loads ``HFLM(pretrained=<the same float32 weights as a
   transformers checkpoint: the conversion in biaslab's cache>, dtype=float32, batch_size=16)``, scores
   both sentences of every pair and writes them. Wall and CPU seconds of each, the ratio per round.
-* ``precision``: the opt-in ``precision=bf16`` against float32 on the same pairs: per-pair agreement,
-  the largest score gap, the speed ratio (in one process, scoring only).
+* ``precision``: the opt-in ``precision=bf16`` against float32 on the same pairs (``--model``, default
+  smollm2), alternated in one process: the whole paired scoring of each (bf16: its reduced-precision
+  scores, then the close pairs re-scored at float32, :mod:`biaslab.probing.recheck`), the speed ratio,
+  the per-pair agreement with float32 and the largest score gap, before the re-scoring (raw) and after
+  (final), and what was re-scored.
 
 * ``causal``: the embedded SmolLM2-135M-Instruct (the Q4_1 GGUF dequantised by transformers, so
   float32 weights), on CPU, on ``--pairs`` pairs spread evenly over H-WS (biaslab's default
@@ -344,30 +347,50 @@ def process(args) -> dict:
 
 
 def precision(args) -> dict:
-    """Per-pair decisions and speed of ``precision=bf16`` against the float32 default, alternated."""
+    """``precision=bf16`` against the float32 default on the same pairs, alternated A B A B in one process:
+    the whole paired scoring of each (bf16: reduced-precision scores, then the close pairs re-scored at
+    float32), per-pair agreement and the largest score gap before the re-scoring (raw) and after (final)."""
+    from biaslab.models.base import LoglikelihoodRequest
     from biaslab.models.registry import load_model
+    from biaslab.probes.wino.scoring import score_pair
 
     print(f"[precision] {uptime()}")
     pairs = hws_pairs(args.pairs)
-    sides = {"float32": load_model("smollm2"), "bf16": load_model("smollm2", precision="bf16")}
+    sides = {"float32": load_model(args.model), "bf16": load_model(args.model, precision="bf16")}
     for be in sides.values():
         be.backend()
     secs: dict[str, float] = dict.fromkeys(sides, 0.0)
     rows: dict[str, list] = {}
+    rounds = []
     with tempfile.TemporaryDirectory() as tmp:
         csv = write_pairs_csv(pairs, Path(tmp) / "pairs.csv")
         for r in range(args.rounds):
             for name, be in sides.items():
                 (Path(tmp) / f"{name}{r}").mkdir()
-                t, _, attempts, cached = score_with_biaslab(csv, be, Path(tmp) / f"{name}{r}")
+                t, results, attempts, cached = score_with_biaslab(csv, be, Path(tmp) / f"{name}{r}")
+                if name == "bf16":  # its reduced-precision scores of every sentence, from the run's cache
+                    sentences = [s for p in pairs for s in (p.sent_more, p.sent_less)]
+                    got = cached.loglikelihood([LoglikelihoodRequest(s) for s in sentences])
+                    raw = [score_pair(got[2 * i], got[2 * i + 1]) for i in range(len(pairs))]
+                    recheck = results["run"].get("recheck")
                 cached.cache.close()
                 secs[name] += t
                 rows[name] = [a.to_json() for a in attempts]
-                print(f"[precision] round {r + 1} {name}: {t:.1f} s  {uptime()}", flush=True)
+                rounds.append({"round": r + 1, "side": name, "seconds": round(t, 2), "uptime": uptime()})
+                print(f"[precision] round {r + 1} {name}: {t:.1f} s  {rounds[-1]['uptime']}", flush=True)
     a, b = rows["float32"], rows["bf16"]
-    same = sum(x["evaluation"] == y["evaluation"] for x, y in zip(a, b))
-    gap = max(max(abs(x["score_more"] - y["score_more"]), abs(x["score_less"] - y["score_less"])) for x, y in zip(a, b))
-    return {"pairs": len(a), "same_decision": same, "agreement": same / len(a), "max_abs_score_gap": gap,
+
+    def gap(x: dict, more: float, less: float) -> float:
+        return max(abs(x["score_more"] - more), abs(x["score_less"] - less))
+
+    return {"model": args.model, "pairs": len(a), "rounds": rounds,
+            "raw": {"same_decision": sum(x["evaluation"] == y.evaluation for x, y in zip(a, raw)),
+                    "agreement": sum(x["evaluation"] == y.evaluation for x, y in zip(a, raw)) / len(a),
+                    "max_abs_score_gap": max(gap(x, y.score_more, y.score_less) for x, y in zip(a, raw))},
+            "final": {"same_decision": sum(x["evaluation"] == y["evaluation"] for x, y in zip(a, b)),
+                      "agreement": sum(x["evaluation"] == y["evaluation"] for x, y in zip(a, b)) / len(a),
+                      "max_abs_score_gap": max(gap(x, y["score_more"], y["score_less"]) for x, y in zip(a, b))},
+            "recheck": recheck, "float32_s": secs["float32"] / args.rounds, "bf16_s": secs["bf16"] / args.rounds,
             "speedup_vs_float32": secs["float32"] / secs["bf16"], "uptime_after": uptime()}
 
 
@@ -375,6 +398,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("part", choices=["causal", "process", "precision", "full", "masked", "agreement", "all"])
     ap.add_argument("--pairs", type=int, default=400)
+    ap.add_argument("--model", default="smollm2", help="precision: the local model to compare (e.g. gemma3-270m)")
     ap.add_argument("--lmeval-python", default=LMEVAL_PYTHON)
     ap.add_argument("--rounds", type=int, default=3, help="causal: lm-eval then biaslab, this many times")
     ap.add_argument("--sample", type=int, default=2000)

@@ -48,3 +48,25 @@ def test_every_declared_option_is_a_constructor_argument(name):
     for key, option in cls.options.items():
         assert (option.param or key) in accepted, (name, key)
         assert option.help
+
+
+def test_a_key_the_probe_lacks_but_local_models_take_goes_to_the_model():
+    from biaslab.probing.options import split_model_options
+
+    probe, model = split_model_options("pairs", {"scoring": "full-sentence", "precision": "bf16", "workers": "1",
+                                                 "chat_template": "user", "colour": "red"})
+    assert model == {"precision": "bf16", "workers": "1"}  # chat_template: the pairs probe's own option
+    assert probe == {"scoring": "full-sentence", "chat_template": "user", "colour": "red"}
+    with pytest.raises(ConfigError, match="-P colour does not apply to the pairs probe"):
+        probe_kwargs("pairs", probe)
+
+
+def test_model_options_are_refused_for_models_that_are_not_local(tmp_path):
+    from biaslab.models.open import open_cached_model
+
+    with pytest.raises(ConfigError, match=r"model options \(precision\) apply to local models"):
+        open_cached_model("scripted/echo", cache_dir=tmp_path, model_options={"precision": "bf16"})
+    gguf = tmp_path / "m.gguf"
+    gguf.write_bytes(b"GGUF")
+    with pytest.raises(ConfigError, match="precision must be one of float32, bf16"):
+        open_cached_model(f"gguf/{gguf}", cache_dir=tmp_path, model_options={"precision": "int3"})

@@ -181,6 +181,12 @@ class ModelBackend(abc.ABC):
             "(hf/..., gguf/..., smollm2) or a completions server that supports echo+logprobs"
         )
 
+    def reference(self) -> ModelBackend | None:
+        """The same model at its reference precision when this backend computes in a reduced one (a local
+        model's ``precision=bf16``), else None. Its identity lacks the ``precision`` entry, so its answers are
+        cached apart; probes that decide close pairs re-score those with it (:mod:`biaslab.probing.recheck`)."""
+        return None
+
     def close(self) -> None:  # noqa: B027 - an optional hook, a no-op by default  # pragma: no cover
         pass
 

@@ -118,9 +118,20 @@ class CachedModel:
         self.stats = CallStats()
         self._identity = backend.identity()
         self._model_key = stable_json({"identity": self._identity, "base_url": backend.base_url})
+        self._reference: CachedModel | None = None
 
     def identity(self) -> dict[str, Any]:
         return dict(self._identity)
+
+    def reference(self) -> CachedModel | None:
+        """The backend's reference-precision twin behind the same cache (its answers keyed by its own
+        identity), or None when the backend computes at its reference precision already."""
+        if self._reference is None:
+            make = getattr(self.backend, "reference", None)  # test doubles may lack it
+            twin = make() if make is not None else None
+            if twin is not None:
+                self._reference = CachedModel(twin, self.cache)
+        return self._reference
 
     def _key(self, kind: str, request_key: dict[str, Any]) -> str:
         rule = getattr(self.backend, "loglikelihood_rule", None) if kind == "loglikelihood" else None

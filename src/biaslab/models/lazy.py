@@ -57,6 +57,21 @@ class LazyBackend(ModelBackend):
     def loglikelihood(self, requests: Sequence[LoglikelihoodRequest], on_result: OnResult | None = None):
         return self.backend().loglikelihood(requests, on_result)
 
+    def reference(self) -> ModelBackend | None:
+        """The reference-precision twin (see :meth:`ModelBackend.reference`), lazy too: its identity is this
+        one without ``precision``, and it loads (the same model) only when the cache cannot answer."""
+        if "precision" not in self._identity:
+            return None
+        ident = {k: v for k, v in self._identity.items() if k != "precision"}
+
+        def build() -> ModelBackend:
+            twin = self.backend().reference()
+            if twin is None:  # pragma: no cover - a backend that records a precision has a reference
+                raise RuntimeError(f"{self.spec} has no reference precision")
+            return twin
+
+        return LazyBackend(self.spec, ident, build, kind=self.kind, supports_loglikelihood=self.supports_loglikelihood)
+
     def close(self) -> None:
         if self._backend is not None:
             self._backend.close()

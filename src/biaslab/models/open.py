@@ -11,8 +11,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from biaslab.errors import ConfigError
 from biaslab.models.cache import CachedModel, ResponseCache, default_cache_path
-from biaslab.models.registry import DEFAULT_MODEL, load_model
+from biaslab.models.registry import DEFAULT_MODEL, load_model, split_spec
+
+LOCAL_PREFIXES = ("hf", "gguf")  # backends that take local model options
 
 
 def cache_path(cache_dir: Path | str | None) -> Path:
@@ -22,19 +25,23 @@ def cache_path(cache_dir: Path | str | None) -> Path:
 
 def open_cached_model(spec: str | None, *, base_url: str | None = None, cache_dir: Path | str | None = None,
                       max_concurrency: int = 8, on_load: Callable[[str], None] | None = None,
-                      console: Any = None) -> CachedModel:
+                      console: Any = None, model_options: dict[str, Any] | None = None) -> CachedModel:
     """``spec`` (default: the embedded model) behind the response cache; close it when done.
 
     ``on_load(spec)`` is called just before a local model loads (at the first uncached request);
     with ``console`` (a Rich console) and no ``on_load``, that moment is announced there.
+    ``model_options``: options of a local model (``precision``, ``threads``, ...; a ConfigError for other models).
     """
     spec = spec or DEFAULT_MODEL
+    if model_options and split_spec(spec)[0] not in LOCAL_PREFIXES:
+        raise ConfigError(f"model options ({', '.join(sorted(model_options))}) apply to local models "
+                          f"(smollm2, gemma3-270m, hf/..., gguf/...), not {spec}")
     if on_load is None and console is not None:
         def on_load(what: str) -> None:
             console.print(f"loading model [bold]{what}[/] ...")
 
     cache = ResponseCache(cache_path(cache_dir))
-    options = {"max_concurrency": max_concurrency} if spec.startswith("openai/") else {}
+    options = {"max_concurrency": max_concurrency} if spec.startswith("openai/") else dict(model_options or {})
     try:
         backend = load_model(spec, base_url=base_url, on_load=on_load, **options)
     except BaseException:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from biaslab.models.base import GenerateRequest, LoglikelihoodRequest
 
 if TYPE_CHECKING:
+    from biaslab.models.cache import CachedModel
     from biaslab.probing.runner import RunConfig
 
 UNDETECTED = None  # the explicit "could not tell" evaluation value
@@ -155,6 +156,13 @@ class Probe(abc.ABC):
     @abc.abstractmethod
     def plan(self, items: list[ProbeItem], cfg: RunConfig) -> list[PlannedRequest]:
         """The model requests of a run over ``items``, in a stable order."""
+
+    def recheck(self, planned: list[PlannedRequest], answers: list[Any],
+                reference: CachedModel) -> tuple[list[Any], dict[str, Any] | None]:
+        """Called when the model runs at a reduced precision: the answers with those the probe's decisions
+        are too close to trust at it replaced by ``reference``'s (the model at its reference precision), and a
+        summary for results.json (:mod:`biaslab.probing.recheck`). Default: the answers as they are."""
+        return answers, None
 
     @abc.abstractmethod
     def score(self, planned: list[PlannedRequest], answers: list[Any], model: dict[str, Any]) -> list[Attempt]:

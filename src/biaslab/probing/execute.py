@@ -16,7 +16,7 @@ from biaslab.models.base import GenerationParams
 from biaslab.models.open import open_cached_model
 from biaslab.models.registry import DEFAULT_MODEL, check_spec
 from biaslab.probes import create_probe
-from biaslab.probing.options import probe_kwargs
+from biaslab.probing.options import probe_kwargs, split_model_options
 from biaslab.probing.runner import RunConfig, plan_run, run_probe, validate_config, write_run
 from biaslab.progress import attempt_progress
 
@@ -33,7 +33,8 @@ def execute_run(probe_name: str, *, model: str | None, base_url: str | None, rep
                 overwrite: bool = False) -> tuple[dict[str, Any], Path]:
     """Run ``probe_name`` on ``model`` and write its outputs; returns (results, output directory).
 
-    ``probe_options``: the probe's options by name (``-P`` values; strings are converted);
+    ``probe_options``: the probe's options by name (``-P`` values; strings are converted), and options of a
+    local model (``-P precision=bf16``: those the probe does not take, :func:`.options.split_model_options`);
     ``option_flags``: the flag each came from, for error messages. The model spec is resolved
     before the data loads (a bad spec fails at once); a finished run of another probe or model in
     ``out`` is refused unless ``overwrite``.
@@ -41,13 +42,14 @@ def execute_run(probe_name: str, *, model: str | None, base_url: str | None, rep
     cfg = RunConfig(repetitions=repetitions, limit=limit, seed=seed, params=params)
     validate_config(cfg)  # fail on nonsense flags before loading anything heavy
     check_spec(model or DEFAULT_MODEL, base_url=base_url)  # a bad model spec fails at once
-    probe = create_probe(probe_name, **probe_kwargs(probe_name, probe_options or {}, via=option_flags))
+    probe_options, model_options = split_model_options(probe_name, probe_options or {})
+    probe = create_probe(probe_name, **probe_kwargs(probe_name, probe_options, via=option_flags))
     spec = model or DEFAULT_MODEL
     out_dir = Path(out) if out else default_out_dir(probe_name, spec)
     if out_dir.exists() and not out_dir.is_dir():
         raise ConfigError(f"--out {out_dir} is a file; give a directory")
     cached = open_cached_model(spec, base_url=base_url, cache_dir=cache_dir, max_concurrency=max_concurrency,
-                               console=None if quiet else console)
+                               console=None if quiet else console, model_options=model_options)
     try:
         if not overwrite:
             refuse_other_run(out_dir, probe_name, cached.identity())

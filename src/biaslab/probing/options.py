@@ -62,3 +62,15 @@ def probe_kwargs(probe_name: str, options: dict[str, Any], *, via: dict[str, str
                 raise ConfigError(f"{flag}={value}: {expected}") from None
         kwargs[option.param or key] = value
     return kwargs
+
+
+def split_model_options(probe_name: str, options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``-P`` options as (the probe's, the model's): a key the probe does not declare but local models take
+    (``precision=bf16``, ``threads``, ``workers``, ...; :data:`biaslab.models.local.identity.DEFAULTS`) is a
+    model option. Anything else stays with the probe (and fails there, with the probe's message)."""
+    from biaslab.models.local.identity import DEFAULTS as LOCAL_MODEL_OPTIONS
+    from biaslab.probes import get_probe_class
+
+    declared = get_probe_class(probe_name).options
+    model = {k: v for k, v in options.items() if k not in declared and k in LOCAL_MODEL_OPTIONS}
+    return {k: v for k, v in options.items() if k not in model}, model

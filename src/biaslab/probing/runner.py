@@ -89,9 +89,14 @@ def run_probe(
     planned = plan_run(probe, items, cfg)
     started = time.time()
     answers = answer(probe, model, planned, progress=progress)
+    reference, recheck = model.reference(), None
+    if reference is not None:  # reduced precision: the probe's close decisions re-scored at the reference one
+        answers, recheck = probe.recheck(planned, answers, reference)
     attempts = probe.score(planned, answers, model.identity())
     metrics, extra = probe.summarize(attempts, seed=cfg.bootstrap_seed)
     run: dict[str, Any] = {"cache_hits": model.stats.cache_hits, "model_calls": model.stats.model_calls}
+    if recheck is not None and reference is not None:
+        run["recheck"] = {**recheck, "model_calls": reference.stats.model_calls}
     if any(p.kind == "generate" for p in planned):
         run["new_tokens"] = model.stats.new_tokens
     if any(p.kind == "loglikelihood" for p in planned):

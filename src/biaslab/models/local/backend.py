@@ -50,12 +50,17 @@ Options (``load_model(spec, **options)``):
                              also the scoring loops of its log-likelihood path
 ``batch_tokens``  512        tokens per forward pass of the engine's log-likelihood scoring
                              (packed prefix trees, :mod:`.llama.scoring`)
-``precision``     float32    ``bf16`` (opt-in, Llama engine): the layers' matrix products in
-                             bfloat16 on CPUs with AVX512-BF16/AMX, the residual stream, norms,
-                             attention and LM head in float32; recorded in the identity
-                             (cached answers never mix). Measured on 400 H-WS pairs: 1.3x
-                             faster scoring, 97.75 % same decisions as float32
-                             (``bench/bench_wino.py precision``)
+``precision``     float32    ``bf16`` (opt-in, the fast engine on CPUs with AVX512-BF16/AMX;
+                             ``-P precision=bf16`` on the command line): the layers' matrix
+                             products and the scoring path's LM head in bfloat16, its large
+                             logits recomputed in float32 (:mod:`.llama.precision`); the residual
+                             stream, norms and attention in float32. Recorded in the identity
+                             (cached answers never mix). The paired-sentence probes re-score
+                             their close pairs at float32 (:mod:`biaslab.probing.recheck`), so
+                             their decisions are float32's: 400 of 400 H-WS pairs (391 before
+                             the re-scoring; SmolLM2, 45 pairs re-scored). Scoring 1.64x faster
+                             than float32, 1.4x with the re-scoring (``bench/bench_wino.py
+                             precision``; gemma3-270m: 396 -> 400 of 400, 1.6x)
 ================= ========== ================================================================
 
 A loaded model is kept for the life of the process: loading the same spec twice (e.g. in
@@ -70,6 +75,7 @@ Throughput (bench/bench_generate.py, SmolLM2-135M on 2 CPU cores, float32, JobsL
 
 from __future__ import annotations
 
+import copy
 import logging
 from collections.abc import Sequence
 from typing import Any
@@ -92,6 +98,7 @@ from biaslab.models.local.chat_likelihood import chat_score_ids
 from biaslab.models.local.identity import DEFAULTS, SAMPLER_VERSION, gguf_source, hf_source, parse_options  # noqa: F401  (re-exported)
 from biaslab.models.local.llama.engine import LlamaEngine
 from biaslab.models.local.llama.engine import supports as engine_supports
+from biaslab.models.local.llama.precision import REDUCED_DTYPES
 from biaslab.models.local.loading import load, pick_device, pick_dtype
 from biaslab.models.local.masked_lm import MaskedLMBackend, is_masked_lm_source
 from biaslab.models.local.static_generation import generate_static
@@ -165,6 +172,14 @@ class TransformersBackend(ModelBackend):
         if not self.use_chat_template and getattr(self._m.tokenizer, "chat_template", None):
             ident["chat_template"] = "none"  # prompts differ from the default rendering
         return ident
+
+    def reference(self) -> TransformersBackend | None:
+        """With ``precision=bf16``: the same loaded model at float32 (see :meth:`ModelBackend.reference`)."""
+        if self.precision == DEFAULTS["precision"]:
+            return None
+        twin = copy.copy(self)
+        twin.precision = DEFAULTS["precision"]
+        return twin
 
     def engine_stats(self) -> dict[str, float]:
         """Cumulative timings of the continuous-batching engine (empty if it is not used)."""
@@ -242,17 +257,17 @@ class TransformersBackend(ModelBackend):
         return m.engine
 
     def _reduced_engine(self) -> LlamaEngine:
-        """The engine with its layers' matrix products in bfloat16 (``precision=bf16``)."""
+        """The engine with its matrix products in bfloat16 (``precision=bf16``, :mod:`.llama.precision`)."""
         m = self._m
         if m.engine is None:
-            raise ConfigError("precision=bf16 is for Llama-architecture models on the fast engine; "
+            raise ConfigError("precision=bf16 is for the models the fast engine runs (Llama, Gemma 3); "
                               "drop the option (or use dtype=bfloat16)")
         if m.device.type == "cpu" and not cpu_has_bf16():
             raise ConfigError("precision=bf16 needs a CPU with AVX512-BF16 or AMX (without them bfloat16 "
                               "products are slower than float32); drop the option")
-        if "bf16" not in m.reduced_engines:
-            m.reduced_engines["bf16"] = LlamaEngine(m.model, matmul_dtype=torch.bfloat16)
-        return m.reduced_engines["bf16"]
+        if self.precision not in m.reduced_engines:
+            m.reduced_engines[self.precision] = LlamaEngine(m.model, matmul_dtype=REDUCED_DTYPES[self.precision])
+        return m.reduced_engines[self.precision]
 
     def generate(self, requests: Sequence[GenerateRequest], on_result: OnResult | None = None) -> list[GenerateResult]:
         prompts = [self.prompt_ids(r) for r in requests]

@@ -32,7 +32,7 @@ DEFAULTS: dict[str, Any] = {
     "threads": None,
     "workers": None,
     "batch_tokens": None,  # tokens per scoring batch (masked LMs; causal scoring with the fast engine)
-    "precision": "float32",  # bf16: the Llama engine's layer matrix products in bfloat16 (opt-in, faster)
+    "precision": "float32",  # bf16: the engine's matrix products in bfloat16 (opt-in, faster; llama/precision.py)
 }
 _INT_OPTIONS = ("batch_size", "max_slots", "kv_budget_mb", "threads", "workers", "batch_tokens")
 _CHOICES = {"engine": ("auto", "continuous", "static"), "chat_template": ("auto", "none"),

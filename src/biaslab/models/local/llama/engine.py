@@ -56,6 +56,7 @@ from biaslab.models.local.llama.architecture import MODEL_TYPES, Architecture, d
 from biaslab.models.local.llama.architecture import supports as supports
 from biaslab.models.local.llama.batching import KV_BUDGET_BYTES, MAX_SLOTS, ContinuousBatcher, OnFinish
 from biaslab.models.local.llama.kv_cache import KVCache
+from biaslab.models.local.llama.precision import ReducedHead
 from biaslab.models.local.llama.runtime import ROW_MULTIPLE
 from biaslab.models.local.llama.scoring import BATCH_TOKENS, PACK_TOKENS, OnScored, PackedScorer
 from biaslab.models.local.sampling import Decoding
@@ -116,8 +117,10 @@ class LlamaEngine:
         self.layers = [self._fuse(layer) for layer in inner.layers]
         # reduced precision (opt-in): the layers' matrix products in matmul_dtype (see _mixed)
         self.matmul_dtype = matmul_dtype if matmul_dtype not in (None, self.dtype) else None
+        self.reduced_head: ReducedHead | None = None  # the scoring path's LM head at matmul_dtype
         if self.matmul_dtype is not None:
             self.layers = [_cast_layer(layer, self.matmul_dtype) for layer in self.layers]
+            self.reduced_head = ReducedHead(self.lm_head, self.matmul_dtype, softcap=arch.final_softcap)
         self.linear: Linear = _mixed(_pick_linear(self.device, self.dtype))
         self.score_linear: Linear = _mixed(F.linear)  # F.linear (MKL): faster than oneDNN at hundreds of rows
         self.stats: dict[str, float] = defaultdict(float)  # cumulative timings, for benchmarks

@@ -176,9 +176,12 @@ class PackedScorer:
             same.setdefault(k, []).append(i)
         if not same:
             return
-        batches = _batches(_packs({k: list(texts[k][:-1]) for k in same}, pack_tokens), max(batch_tokens, 8))
+        packs = _packs({k: list(texts[k][:-1]) for k in same}, pack_tokens)
         if workers is None:
             workers = torch.get_num_threads() if self.engine.device.type == "cpu" else 1
+        # a small call (a few hundred tree tokens) in smaller batches, so that every worker gets one
+        share = -(-sum(len(p) for p in packs) // max(1, workers))
+        batches = _batches(packs, max(min(batch_tokens, share), 8))
         workers = max(1, min(workers, len(batches)))
 
         def handle(item: _Scored) -> None:
@@ -236,10 +239,15 @@ class PackedScorer:
         lp = torch.empty(len(entries))
         top = torch.empty(len(entries), dtype=torch.bool)
         for c, s in enumerate(range(0, len(tokens), rows)):
-            logits = engine.head(engine.rms(hidden[s:s + rows], engine.norm))
+            hn = engine.rms(hidden[s:s + rows], engine.norm)
             sel = order[bounds[c]:bounds[c + 1]]
             r = (ent_row[sel] - s).to(dev)
             t = ent_tgt[sel].to(dev)
+            if engine.reduced_head is not None:  # precision=bf16 (.precision.ReducedHead)
+                got, is_top = engine.reduced_head.logprobs(hn, r, t)
+                lp[sel], top[sel] = got.cpu(), is_top.cpu()
+                continue
+            logits = engine.head(hn)
             picked = logits[r, t]
             most, best = logits.max(dim=-1)  # one pass for the argmax and the log-normaliser's shift
             lse = most + logits.sub_(most[:, None]).exp_().sum(dim=-1).log()
