@@ -260,8 +260,8 @@ class TransformersBackend(ModelBackend):
         """The engine with its matrix products in bfloat16 (``precision=bf16``, :mod:`.llama.precision`)."""
         m = self._m
         if m.engine is None:
-            raise ConfigError("precision=bf16 is for the models the fast engine runs (Llama, Gemma 3); "
-                              "drop the option (or use dtype=bfloat16)")
+            raise ConfigError("precision=bf16 is for the models the fast engine runs (Llama, Mistral, Qwen2/3, "
+                              "Gemma 3); drop the option (or use dtype=bfloat16)")
         if m.device.type == "cpu" and not cpu_has_bf16():
             raise ConfigError("precision=bf16 needs a CPU with AVX512-BF16 or AMX (without them bfloat16 "
                               "products are slower than float32); drop the option")
