@@ -10,6 +10,8 @@ import sys
 
 import pytest
 
+from tests.models.local.llama.greedy_check import assert_greedy_is_the_model_argmax, hf_logits
+
 torch = pytest.importorskip("torch")
 
 A = [1, 5, 9, 22, 13, 40, 7, 7, 81, 3, 60, 2, 33, 4]  # 14 tokens: well past the window of 5
@@ -23,15 +25,10 @@ def engine(tiny_gemma3):
     return LlamaEngine(tiny_gemma3)
 
 
-def _hf_logits(model, ids):
-    with torch.inference_mode():
-        return model(torch.tensor([ids])).logits[0]
-
-
 def test_forward_matches_transformers_past_the_window(tiny_gemma3, engine):
     from biaslab.models.local.llama.kv_cache import KVCache
 
-    ref = _hf_logits(tiny_gemma3, A)
+    ref = hf_logits(tiny_gemma3, A)
     with torch.inference_mode():
         cache = KVCache(engine, 8, 32, torch.float32)
         for n in range(2, len(A) + 1):  # each prefix in one pass (prefill)
@@ -48,7 +45,7 @@ def test_forward_matches_transformers_past_the_window(tiny_gemma3, engine):
                               KVCache(engine, 2, 16, torch.float32), len(A),
                               last=torch.tensor([len(A) - 1, len(B) - 1]))
     assert torch.allclose(both[0], ref[-1], atol=1e-4)
-    assert torch.allclose(both[1], _hf_logits(tiny_gemma3, B)[-1], atol=1e-4)
+    assert torch.allclose(both[1], hf_logits(tiny_gemma3, B)[-1], atol=1e-4)
     assert float(ref.abs().max()) <= 7.0  # the final softcap is in force (and reproduced)
 
 
@@ -60,7 +57,7 @@ def test_the_window_and_the_gemma_details_matter(tiny_gemma3, engine):
     from biaslab.models.local.llama.engine import LlamaEngine
     from biaslab.models.local.llama.kv_cache import KVCache
 
-    ref = _hf_logits(tiny_gemma3, A)[-1]
+    ref = hf_logits(tiny_gemma3, A)[-1]
     arch = engine.arch
     variants = [dict(layer_window=(None,) * 4), dict(embed_scale=None), dict(attn_scale=None), dict(final_softcap=None)]
     for change in variants:
@@ -80,7 +77,7 @@ def test_packed_scoring_matches_transformers(tiny_gemma3, engine):
     texts = [A, A[:9] + [50, 51, 52, 53, 54], B, B[:4], [3], A[:12], list(range(1, 25))]  # shared prefixes, long
     want = []
     for ids in texts:
-        logp = torch.log_softmax(_hf_logits(tiny_gemma3, ids).float(), -1)
+        logp = torch.log_softmax(hf_logits(tiny_gemma3, ids).float(), -1)
         want.append(([float(logp[p - 1, ids[p]]) for p in range(1, len(ids))],
                      [int(logp[p - 1].argmax()) == ids[p] for p in range(1, len(ids))]))
     for kw in (dict(workers=1), dict(workers=2, batch_tokens=8, pack_tokens=6)):
@@ -91,22 +88,8 @@ def test_packed_scoring_matches_transformers(tiny_gemma3, engine):
 
 
 def test_greedy_generation_is_the_model_argmax(tiny_gemma3, engine):
-    from biaslab.models.local.sampling import Decoding
-
     prefix = [1, 12, 40, 7, 7, 19, 3, 88, 51, 2, 64, 30, 30, 9, 71, 5, 44, 23]  # shared by most: prefilled once
-    prompts = [prefix + [(11 * i + 3 * j) % 97 for j in range(1 + i % 4)] for i in range(9)] + [[1, 4, 60], [1, 90]]
-    want = []
-    for p in prompts:  # transformers' argmax, recomputing the whole sequence each step
-        ids = list(p)
-        for _ in range(8):
-            ids.append(int(_hf_logits(tiny_gemma3, ids)[-1].argmax()))
-        want.append(ids[len(p):])
-    for kw in (dict(workers=1, max_slots=8), dict(workers=2, max_slots=16)):
-        out: dict[int, list[int]] = {}
-        with torch.inference_mode():
-            engine.generate(prompts, [Decoding(0.0, 1.0, 8, 7 + i) for i in range(len(prompts))], set(),
-                            lambda i, toks, reason, n, out=out: out.__setitem__(i, list(toks)), **kw)
-        assert [out[i] for i in range(len(prompts))] == want, kw
+    assert_greedy_is_the_model_argmax(tiny_gemma3, engine, prefix, 9)
 
 
 def test_reduced_precision_keeps_the_gemma_norms(tiny_gemma3):
@@ -120,7 +103,7 @@ def test_reduced_precision_keeps_the_gemma_norms(tiny_gemma3):
     with torch.inference_mode():
         got = e.forward(torch.tensor([A]), torch.arange(len(A))[None], torch.tensor([0]),
                         KVCache(e, 8, 16, torch.float32), len(A))
-    assert torch.allclose(got[0], _hf_logits(tiny_gemma3, A)[-1], atol=0.3)
+    assert torch.allclose(got[0], hf_logits(tiny_gemma3, A)[-1], atol=0.3)
 
 
 def test_light_checkpoint_runs_the_same_bits_without_transformers(tiny_gemma3, tmp_path):
@@ -137,7 +120,7 @@ def test_light_checkpoint_runs_the_same_bits_without_transformers(tiny_gemma3, t
     with torch.inference_mode():
         got = [e.forward(ids, pos, torch.tensor([0]), KVCache(e, 8, 16, torch.float32), len(A))
                for m in (tiny_gemma3, light) for e in [LlamaEngine(m)]]
-        assert torch.equal(light(ids).logits, _hf_logits(tiny_gemma3, A)[None])  # transformers' model, on demand
+        assert torch.equal(light(ids).logits, hf_logits(tiny_gemma3, A)[None])  # transformers' model, on demand
     assert torch.equal(got[0], got[1])
     code = ("import sys, json, torch; from pathlib import Path; "
             "from biaslab.models.local.llama.light import LightCausalLM; "

@@ -12,6 +12,8 @@ import sys
 
 import pytest
 
+from tests.models.local.llama.greedy_check import assert_greedy_is_the_model_argmax, hf_logits
+
 torch = pytest.importorskip("torch")
 
 MODELS = ["tiny_qwen2", "tiny_qwen3", "tiny_mistral"]
@@ -26,11 +28,6 @@ def pair(request):
 
     model = request.getfixturevalue(request.param)
     return model, LlamaEngine(model)
-
-
-def _hf_logits(model, ids):
-    with torch.inference_mode():
-        return model(torch.tensor([ids])).logits[0]
 
 
 def _last_logits(engine, ids=A):
@@ -59,7 +56,7 @@ def test_forward_matches_transformers_past_the_window(pair):
     from biaslab.models.local.llama.kv_cache import KVCache
 
     model, engine = pair
-    ref = _hf_logits(model, A)
+    ref = hf_logits(model, A)
     with torch.inference_mode():
         cache = KVCache(engine, 8, 32, torch.float32)
         for n in range(2, len(A) + 1):  # each prefix in one pass (prefill)
@@ -74,7 +71,7 @@ def test_forward_matches_transformers_past_the_window(pair):
                               KVCache(engine, 2, 16, torch.float32), len(A),
                               last=torch.tensor([len(A) - 1, len(B) - 1]))
     assert torch.allclose(both[0], ref[-1], atol=1e-4)
-    assert torch.allclose(both[1], _hf_logits(model, B)[-1], atol=1e-4)
+    assert torch.allclose(both[1], hf_logits(model, B)[-1], atol=1e-4)
 
 
 def _variant(engine, *, arch=None, layers=None, rope=None):
@@ -108,7 +105,7 @@ def test_each_architecture_specific_step_matters(tiny_qwen2, tiny_qwen3, tiny_mi
     }
     for what, (model, change) in cases.items():
         engine = LlamaEngine(model)
-        ref = _hf_logits(model, A)[-1]
+        ref = hf_logits(model, A)[-1]
         assert torch.allclose(_last_logits(engine), ref, atol=1e-4), what
         assert (_last_logits(_variant(engine, **change)) - ref).abs().max() > 1e-2, what
 
@@ -120,7 +117,7 @@ def test_packed_scoring_matches_transformers(pair):
     texts = [A, A[:9] + [50, 51, 52, 53, 54], B, B[:4], [3], A[:12], list(range(1, 25))]  # shared prefixes, long
     want = []
     for ids in texts:
-        logp = torch.log_softmax(_hf_logits(model, ids).float(), -1)
+        logp = torch.log_softmax(hf_logits(model, ids).float(), -1)
         want.append(([float(logp[p - 1, ids[p]]) for p in range(1, len(ids))],
                      [int(logp[p - 1].argmax()) == ids[p] for p in range(1, len(ids))]))
     for kw in (dict(workers=1), dict(workers=2, batch_tokens=8, pack_tokens=6)):
@@ -131,23 +128,8 @@ def test_packed_scoring_matches_transformers(pair):
 
 
 def test_greedy_generation_is_the_model_argmax(pair):
-    from biaslab.models.local.sampling import Decoding
-
     model, engine = pair
-    prefix = [1, 12, 40, 7, 7, 19, 3, 88, 51, 2, 64, 30]  # shared by most: prefilled once
-    prompts = [prefix + [(11 * i + 3 * j) % 97 for j in range(1 + i % 4)] for i in range(6)] + [[1, 4, 60], [1, 90]]
-    want = []
-    for p in prompts:  # transformers' argmax, recomputing the whole sequence each step
-        ids = list(p)
-        for _ in range(8):
-            ids.append(int(_hf_logits(model, ids)[-1].argmax()))
-        want.append(ids[len(p):])
-    for kw in (dict(workers=1, max_slots=8), dict(workers=2, max_slots=16)):
-        out: dict[int, list[int]] = {}
-        with torch.inference_mode():
-            engine.generate(prompts, [Decoding(0.0, 1.0, 8, 7 + i) for i in range(len(prompts))], set(),
-                            lambda i, toks, reason, n, out=out: out.__setitem__(i, list(toks)), **kw)
-        assert [out[i] for i in range(len(prompts))] == want, kw
+    assert_greedy_is_the_model_argmax(model, engine, [1, 12, 40, 7, 7, 19, 3, 88, 51, 2, 64, 30], 6)
 
 
 def test_reduced_precision_keeps_the_biases_and_norms(tiny_qwen2, tiny_qwen3):
@@ -158,7 +140,7 @@ def test_reduced_precision_keeps_the_biases_and_norms(tiny_qwen2, tiny_qwen3):
         layer = e.layers[0]
         assert layer.wqkv.dtype == torch.bfloat16
         assert all(t.dtype == torch.float32 for t in (layer.bqkv, layer.q_norm) if t is not None)
-        ref = _hf_logits(model, A)[-1]  # bfloat16 products move these random logits (up to ~10) by ~0.1-0.4
+        ref = hf_logits(model, A)[-1]  # bfloat16 products move these random logits (up to ~10) by ~0.1-0.4
         assert (_last_logits(e) - ref).abs().max() < 1.0 < (_last_logits(_variant(e, layers=without)) - ref).abs().max()
 
 
