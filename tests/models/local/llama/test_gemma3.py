@@ -10,7 +10,11 @@ import sys
 
 import pytest
 
-from tests.models.local.llama.greedy_check import assert_greedy_is_the_model_argmax, hf_logits
+from tests.models.local.llama.transformers_checks import (
+    assert_greedy_is_the_model_argmax,
+    assert_packed_scoring_matches,
+    hf_logits,
+)
 
 torch = pytest.importorskip("torch")
 
@@ -72,19 +76,8 @@ def test_the_window_and_the_gemma_details_matter(tiny_gemma3, engine):
 
 
 def test_packed_scoring_matches_transformers(tiny_gemma3, engine):
-    from biaslab.models.local.llama.scoring import PackedScorer
-
     texts = [A, A[:9] + [50, 51, 52, 53, 54], B, B[:4], [3], A[:12], list(range(1, 25))]  # shared prefixes, long
-    want = []
-    for ids in texts:
-        logp = torch.log_softmax(hf_logits(tiny_gemma3, ids).float(), -1)
-        want.append(([float(logp[p - 1, ids[p]]) for p in range(1, len(ids))],
-                     [int(logp[p - 1].argmax()) == ids[p] for p in range(1, len(ids))]))
-    for kw in (dict(workers=1), dict(workers=2, batch_tokens=8, pack_tokens=6)):
-        got: dict[int, tuple[list[float], list[bool]]] = {}
-        PackedScorer(engine).score(texts, lambda i, lp, top, got=got: got.__setitem__(i, (lp, top)), **kw)
-        for i, (lp, top) in enumerate(want):
-            assert got[i][0] == pytest.approx(lp, abs=1e-4) and got[i][1] == top, (i, kw)
+    assert_packed_scoring_matches(tiny_gemma3, engine, texts)
 
 
 def test_greedy_generation_is_the_model_argmax(tiny_gemma3, engine):

@@ -12,7 +12,11 @@ import sys
 
 import pytest
 
-from tests.models.local.llama.greedy_check import assert_greedy_is_the_model_argmax, hf_logits
+from tests.models.local.llama.transformers_checks import (
+    assert_greedy_is_the_model_argmax,
+    assert_packed_scoring_matches,
+    hf_logits,
+)
 
 torch = pytest.importorskip("torch")
 
@@ -111,20 +115,9 @@ def test_each_architecture_specific_step_matters(tiny_qwen2, tiny_qwen3, tiny_mi
 
 
 def test_packed_scoring_matches_transformers(pair):
-    from biaslab.models.local.llama.scoring import PackedScorer
-
     model, engine = pair
     texts = [A, A[:9] + [50, 51, 52, 53, 54], B, B[:4], [3], A[:12], list(range(1, 25))]  # shared prefixes, long
-    want = []
-    for ids in texts:
-        logp = torch.log_softmax(hf_logits(model, ids).float(), -1)
-        want.append(([float(logp[p - 1, ids[p]]) for p in range(1, len(ids))],
-                     [int(logp[p - 1].argmax()) == ids[p] for p in range(1, len(ids))]))
-    for kw in (dict(workers=1), dict(workers=2, batch_tokens=8, pack_tokens=6)):
-        got: dict[int, tuple[list[float], list[bool]]] = {}
-        PackedScorer(engine).score(texts, lambda i, lp, top, got=got: got.__setitem__(i, (lp, top)), **kw)
-        for i, (lp, top) in enumerate(want):
-            assert got[i][0] == pytest.approx(lp, abs=1e-4) and got[i][1] == top, (i, kw)
+    assert_packed_scoring_matches(model, engine, texts)
 
 
 def test_greedy_generation_is_the_model_argmax(pair):

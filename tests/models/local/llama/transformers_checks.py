@@ -1,4 +1,4 @@
-"""The check that the engine's greedy generation is transformers' argmax, shared by the architecture tests."""
+"""Checks of the engine against transformers on the same model, shared by the architecture tests."""
 
 from __future__ import annotations
 
@@ -32,3 +32,23 @@ def assert_greedy_is_the_model_argmax(model, engine, prefix: list[int], n_prompt
             engine.generate(prompts, [Decoding(0.0, 1.0, steps, 7 + i) for i in range(len(prompts))], set(),
                             lambda i, toks, reason, n, out=out: out.__setitem__(i, list(toks)), **kw)
         assert [out[i] for i in range(len(prompts))] == want, kw
+
+
+def assert_packed_scoring_matches(model, engine, texts: list[list[int]]) -> None:
+    """The engine's packed scoring of ``texts`` (one worker, and two with tiny batches and packs) gives
+    transformers' log-probability (to 1e-4) and argmax flag of every token after the first."""
+    import pytest
+    import torch
+
+    from biaslab.models.local.llama.scoring import PackedScorer
+
+    want = []
+    for ids in texts:
+        logp = torch.log_softmax(hf_logits(model, ids).float(), -1)
+        want.append(([float(logp[p - 1, ids[p]]) for p in range(1, len(ids))],
+                     [int(logp[p - 1].argmax()) == ids[p] for p in range(1, len(ids))]))
+    for kw in (dict(workers=1), dict(workers=2, batch_tokens=8, pack_tokens=6)):
+        got: dict[int, tuple[list[float], list[bool]]] = {}
+        PackedScorer(engine).score(texts, lambda i, lp, top, got=got: got.__setitem__(i, (lp, top)), **kw)
+        for i, (lp, top) in enumerate(want):
+            assert got[i][0] == pytest.approx(lp, abs=1e-4) and got[i][1] == top, (i, kw)
