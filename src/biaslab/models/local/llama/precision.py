@@ -33,11 +33,48 @@ keep their bfloat16 values. The flag "target is the argmax" comes from the recom
 
 from __future__ import annotations
 
+import functools
+
 import torch
 import torch.nn.functional as F
 
 REDUCED_DTYPES = {"bf16": torch.bfloat16}  # the matrix-product dtype of each reduced ``precision`` value
 TOP_K = 16  # logits per row recomputed exactly in the reduced head
+PACK_ROWS = 512  # the batch size oneDNN's weight layout is chosen for (any number of rows works)
+_MKLDNN = getattr(torch.ops, "mkldnn", None)
+_REORDER = getattr(_MKLDNN, "_reorder_linear_weight", None)
+_LINEAR_POINTWISE = getattr(_MKLDNN, "_linear_pointwise", None)
+
+
+def pack_weight(w: torch.Tensor) -> torch.Tensor:
+    """A reduced-precision weight [out, in] in oneDNN's blocked layout (an opaque ``torch._mkldnn``
+    tensor), which :func:`reduced_linear` multiplies without re-laying it out on every call: the
+    same products, 2-8 % faster for hundreds of rows and 2.6x for one (bfloat16, 576 x 3,072). The
+    weight as it is where torch lacks these internal ops or they do not give F.linear's numbers."""
+    if w.device.type != "cpu" or not _packing_works(w.dtype):
+        return w
+    return _REORDER(w, PACK_ROWS)
+
+
+@functools.cache
+def _packing_works(dtype: torch.dtype) -> bool:
+    """Whether this torch has the internal ops :func:`pack_weight` uses, and they multiply as F.linear does."""
+    if _REORDER is None or _LINEAR_POINTWISE is None or not torch.backends.mkldnn.is_available():
+        return False
+    try:
+        g = torch.Generator().manual_seed(0)
+        w, x = torch.randn(24, 16, generator=g).to(dtype), torch.randn(3, 16, generator=g).to(dtype)
+        got = _LINEAR_POINTWISE(x, _REORDER(w, PACK_ROWS), None, "none", [], "")
+        return bool(torch.allclose(got.float(), F.linear(x, w).float(), rtol=1e-2, atol=1e-3))
+    except Exception:
+        return False
+
+
+def reduced_linear(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    """``x @ w.T`` for ``x`` already in ``w``'s (reduced) dtype, ``w`` plain or from :func:`pack_weight`."""
+    if w.is_mkldnn:
+        return _LINEAR_POINTWISE(x, w, None, "none", [], "")
+    return F.linear(x, w)
 
 
 class ReducedHead:
@@ -46,7 +83,7 @@ class ReducedHead:
     def __init__(self, weight: torch.Tensor, dtype: torch.dtype, top_k: int = TOP_K,
                  softcap: float | None = None) -> None:
         self.weight = weight.detach()  # [vocab, hidden], float32
-        self.low = self.weight.to(dtype)
+        self.low = pack_weight(self.weight.to(dtype))
         self.top_k = min(top_k, self.weight.shape[0])
         self.softcap = softcap
 
@@ -57,16 +94,32 @@ class ReducedHead:
     def logprobs(self, h: torch.Tensor, rows: torch.Tensor, targets: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """``h`` [R, hidden] (normalised hidden states, float32); for each entry ``(rows[e], targets[e])``:
         log P(target | row) and whether the target is the row's most likely token."""
-        approx = F.linear(h.to(self.low.dtype), self.low)  # [R, vocab]
+        approx = reduced_linear(h.to(self.low.dtype), self.low)  # [R, vocab]
         top = approx.topk(self.top_k, dim=-1).indices  # [R, k]: the logits the normaliser depends on most
         exact_top = self._cap(torch.bmm(self.weight[top], h[:, :, None])[..., 0])  # [R, k], float32
-        logits = self._cap(approx.float())
-        shift = exact_top.max(dim=-1).values[:, None]
-        rounded_top = logits.gather(1, top)
-        total = logits.sub_(shift).exp_().sum(dim=-1)
-        # the top-k terms: their exact values in place of the rounded ones
-        total += (exact_top - shift).exp().sum(dim=-1) - (rounded_top - shift).exp().sum(dim=-1)
-        lse = shift[:, 0] + total.log()
+        shift = exact_top.max(dim=-1).values
+        total = (exact_top - shift[:, None]).exp().sum(dim=-1)
+        if self.top_k < approx.shape[-1]:  # the other logits' terms, at their rounded values
+            rounded_lse, rounded_top = self._rounded_lse(approx, top)
+            rest = (rounded_lse - shift).exp() - (rounded_top - shift[:, None]).exp().sum(dim=-1)
+            total += rest.clamp_min(0.0)
+        lse = shift + total.log()
         picked = self._cap((h[rows] * self.weight[targets]).sum(dim=-1))
         best = top.gather(1, exact_top.argmax(dim=-1, keepdim=True))[:, 0]
         return picked - lse[rows], best[rows] == targets
+
+    def _rounded_lse(self, approx: torch.Tensor, top: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """log sum exp of each row of the (capped) reduced-precision logits ``approx``, and their values at
+        ``top`` (float32). Without a softcap, from the softmax kernel on ``approx`` as it is (it sums in
+        float32, with no float32 copy of the logits: 2.4x faster than one): a row's log normaliser is
+        ``logit - log p`` at any entry, which the rounding of ``p`` moves by up to 2^-8; averaged over the
+        ``top`` entries, whose errors are independent (those whose ``p`` is too small to hold that
+        precision left out)."""
+        if self.softcap is None:
+            rounded_top = approx.gather(1, top).float()
+            p_top = torch.softmax(approx, dim=-1).gather(1, top).float()
+            usable = p_top >= torch.finfo(approx.dtype).tiny  # the largest always is (p >= 1/vocab)
+            estimates = torch.where(usable, rounded_top - p_top.clamp_min(1e-38).log(), 0.0)
+            return estimates.sum(dim=-1) / usable.sum(dim=-1), rounded_top
+        logits = self._cap(approx.float())
+        return torch.logsumexp(logits, dim=-1), logits.gather(1, top)

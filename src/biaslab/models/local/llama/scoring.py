@@ -56,6 +56,7 @@ if TYPE_CHECKING:  # pragma: no cover - the engine imports this module
 OnScored = Callable[[int, list[float], list[bool]], None]  # (text index, logprobs and is-argmax of tokens 1..n-1)
 PACK_TOKENS = 128  # tree tokens per pack (a longer text gets a pack of its own length)
 BATCH_TOKENS = 512  # tree tokens per forward pass (or one pack)
+MIN_BATCH_TOKENS = 32  # the smallest a batch shrinks to at the end of a call (see _batches)
 HEAD_ROWS = 256  # rows per LM-head product at most (256 x vocab logits: 50 MB for SmolLM2)
 HEAD_LOGITS_BYTES = 64 << 20  # and at most this many bytes of logits (Gemma 3's 262,144 tokens: 64 rows)
 _Scored = list[tuple[int, list[float], list[bool]]]
@@ -124,18 +125,25 @@ def _packs(inputs: dict[int, list[int]], pack_tokens: int) -> list[_Pack]:
     return packs
 
 
-def _batches(packs: list[_Pack], batch_tokens: int) -> list[list[_Pack]]:
+def _batches(packs: list[_Pack], batch_tokens: int, workers: int = 1) -> list[list[_Pack]]:
     """Packs of similar size together (little padding for attention), at most ``batch_tokens``
-    tree tokens per batch (or one pack)."""
+    tree tokens per batch (or one pack), in the order the workers take them. The last batches
+    shrink: a batch holds at most the tokens still to place divided by ``workers`` (down to
+    :data:`MIN_BATCH_TOKENS`), so the workers finish close together instead of one of them
+    running a whole batch alone at the end (and a small call is shared among all workers)."""
     out: list[list[_Pack]] = []
     cur: list[_Pack] = []
-    size = 0
+    size = cap = 0
+    remaining = sum(len(p) for p in packs)
     for pack in sorted(packs, key=len, reverse=True):
-        if cur and size + len(pack) > batch_tokens:
+        if cur and size + len(pack) > cap:
             out.append(cur)
             cur, size = [], 0
+        if not cur:
+            cap = min(batch_tokens, max(-(-remaining // max(1, workers)), MIN_BATCH_TOKENS))
         cur.append(pack)
         size += len(pack)
+        remaining -= len(pack)
     if cur:
         out.append(cur)
     return out
@@ -179,9 +187,7 @@ class PackedScorer:
         packs = _packs({k: list(texts[k][:-1]) for k in same}, pack_tokens)
         if workers is None:
             workers = torch.get_num_threads() if self.engine.device.type == "cpu" else 1
-        # a small call (a few hundred tree tokens) in smaller batches, so that every worker gets one
-        share = -(-sum(len(p) for p in packs) // max(1, workers))
-        batches = _batches(packs, max(min(batch_tokens, share), 8))
+        batches = _batches(packs, batch_tokens, workers)
         workers = max(1, min(workers, len(batches)))
 
         def handle(item: _Scored) -> None:
