@@ -51,6 +51,19 @@ def test_a_second_engine_on_the_same_model_reuses_the_fused_weights(tiny_llama):
     assert torch.equal(second.layers[1].wgu[layer.mlp.gate_proj.weight.shape[0]:], layer.mlp.up_proj.weight)
 
 
+def test_the_lm_head_gives_the_same_logits_through_onednn_or_numpy(tiny_llama):
+    from biaslab.models.local.llama.engine import LlamaEngine
+
+    engine = LlamaEngine(tiny_llama)
+    h = torch.randn(9, 64, generator=torch.Generator().manual_seed(2))
+    want = h @ tiny_llama.lm_head.weight.T
+    with torch.inference_mode():
+        fast = engine.head(h)
+        engine._head_linear = None  # a torch without oneDNN's linear: numpy's BLAS
+        plain = engine.head(h)
+    assert torch.allclose(fast, want, atol=1e-5) and torch.allclose(plain, want, atol=1e-5)
+
+
 def test_shared_math(tiny_llama):
     from biaslab.models.local.llama.engine import LlamaEngine
 

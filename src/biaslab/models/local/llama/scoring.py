@@ -13,8 +13,8 @@ padded to the batch's widest pack. Templated benchmarks share a lot: the 800 sen
 WinoSemitism pairs ("I don’t like him because he is a Jew and he ...") have 12,874 input tokens
 and 7,150 tree tokens in packs of 128. The LM head is applied to tree tokens only, in chunks of at
 most :data:`HEAD_ROWS` rows (fewer for a large vocabulary: :data:`HEAD_LOGITS_BYTES`)
-(:meth:`~.engine.LlamaEngine.head`); on CPU through numpy's BLAS, which is about 15 % faster than
-torch's for this vocabulary-sized product.
+(:meth:`~.engine.LlamaEngine.head`). On CPU every product goes through oneDNN's linear
+(:func:`~.engine._pick_linear`).
 
 The attention within a pack costs ``pack_tokens`` squared, partly wasted on other texts' tokens;
 at 128 it is about 5 % of the time with SmolLM2. A text longer than ``pack_tokens`` gets a pack
@@ -151,8 +151,8 @@ def _batches(packs: list[_Pack], batch_tokens: int, workers: int = 1) -> list[li
 
 @contextmanager
 def _blas_threads(n: int | None) -> Iterator[None]:
-    """numpy's BLAS (the LM head, :meth:`~.engine.LlamaEngine.head`) at ``n`` threads for the duration
-    (None: as it is)."""
+    """numpy's BLAS (the LM head where oneDNN's linear is not available, :meth:`~.engine.LlamaEngine.head`)
+    at ``n`` threads for the duration (None: as it is)."""
     if n is None:
         yield
         return
@@ -280,7 +280,7 @@ class PackedScorer:
         # query layout [P, KV, G*W, D] (GQA without copying keys): row (g, j) uses mask[j]
         masks = {w: m[:, None, None].expand(P, 1, G, W, W).reshape(P, 1, G * W, W)
                  for w, m in engine.attention_masks(mask, slot_pos, slot_pos, int(pos.max())).items()}
-        linear = engine.score_linear  # F.linear (MKL) rather than engine.linear (oneDNN): faster here
+        linear = engine.linear
         for li in range(len(engine.layers)):
             q, k, v = engine.attention_inputs(li, x, linear, ropes)
             qp, kp, vp = (t.new_zeros(P * W, t.numel() // N).index_copy_(0, slots, t.reshape(N, -1))
