@@ -21,15 +21,16 @@ error differs between models:
    the bound recomputed from all re-scored pairs, until no pair below the bound is left.
 
 A decision the reference would not share then needs an error larger than the bound plus the pair's
-distance from it. Measured with SmolLM2 on 2,000 H-WS pairs (each scored at both precisions),
-pairing every pair's float32 difference with every measured error: with ``SAFETY`` 2 (the default)
-9 % of the pairs are re-scored and 2.1 decisions in 2,000 are expected to differ from float32's
-(0.4 in 400: 99.9 % agreement, above the 99.5 % the fast path is held to); with 2.5, 11 % and 0.9
-in 2,000, for about 0.4 s more per 400 pairs (each re-scored pair is two sentences at float32,
-about 2.2 times the cost of bfloat16). The errors of the
-pairs near a tie are 15-20 % smaller than those of all pairs (root mean square 0.057 below 0.1 nats
-of difference, 0.074 over all), and choosing pairs by their reduced-precision difference favours
-small errors, so the bound is an underestimate that ``SAFETY`` has to cover. Which pairs were
+distance from it. Modelled with SmolLM2 on 2,000 H-WS pairs (each scored at both precisions), pairing
+every pair's float32 difference with every measured error: with ``SAFETY`` 2 (the default) 9 % of
+the pairs are re-scored and 2.1 decisions in 2,000 are expected to differ from float32's (0.4 in
+400, 99.9 % agreement, above the 99.5 % the fast path is held to); with 2.5, 11 % and 0.9 in
+2,000, for about 0.4 s more per 400 pairs (a re-scored pair is two sentences at float32). Observed
+at 2 (``bench/bench_wino.py precision``): SmolLM2 2,000 of 2,000 (154 re-scored) and 400 of 400 (36);
+gemma3-270m 399 of 400 (28 re-scored; 400 at 2.5). The errors of the pairs near a tie are 15-20 %
+smaller than those of all pairs (root mean square 0.057 below 0.1 nats of difference, 0.074 over
+all), and choosing pairs by their reduced-precision difference favours small errors, so the bound is
+an underestimate that ``SAFETY`` has to cover. Which pairs were
 re-scored is recorded (each attempt's ``precision``; results.json ``run.recheck``), and the
 reference's answers are cached under its own identity, apart from the reduced-precision ones.
 """

@@ -57,10 +57,10 @@ Options (``load_model(spec, **options)``):
                              stream, norms and attention in float32. Recorded in the identity
                              (cached answers never mix). The paired-sentence probes re-score
                              their close pairs at float32 (:mod:`biaslab.probing.recheck`), so
-                             their decisions are float32's: 400 of 400 H-WS pairs (391 before
-                             the re-scoring; SmolLM2, 45 pairs re-scored). Scoring 1.64x faster
-                             than float32, 1.4x with the re-scoring (``bench/bench_wino.py
-                             precision``; gemma3-270m: 396 -> 400 of 400, 1.6x)
+                             their decisions are float32's: SmolLM2 2,000 of 2,000 H-WS pairs
+                             (1,970 before the re-scoring, 154 re-scored), 1.5x faster than
+                             float32 with the re-scoring (``bench/bench_wino.py precision``);
+                             gemma3-270m 399 of 400 (396 before, 28 re-scored), 1.6x
 ================= ========== ================================================================
 
 A loaded model is kept for the life of the process: loading the same spec twice (e.g. in
