@@ -1,5 +1,6 @@
-"""GGUF files of the other architectures the engine runs (Qwen2 with biases and tied embeddings, Qwen3), written
-offline from tiny random models: converted into the cache, loaded without transformers (also in a fresh process),
+"""GGUF files of the other architectures the engine runs (Qwen2 with biases and tied embeddings, Qwen3, Phi-3 with
+its fused projections), written offline from tiny random models: converted into the cache, loaded without
+transformers (also in a fresh process),
 scored by the engine exactly as transformers scores the file itself."""
 
 from __future__ import annotations
@@ -27,6 +28,9 @@ def _tiny(arch: str):
                   rope_parameters={"rope_type": "default", "rope_theta": 1000000.0})
     if arch == "qwen2":
         model = transformers.Qwen2ForCausalLM(transformers.Qwen2Config(tie_word_embeddings=True, **common))
+    elif arch == "phi3":  # a padding id inside this small vocabulary (Phi3Config's default is 32000)
+        model = transformers.Phi3ForCausalLM(transformers.Phi3Config(
+            tie_word_embeddings=False, original_max_position_embeddings=128, pad_token_id=0, **common))
     else:  # what transformers reads from a Qwen3 GGUF: Qwen3Config's head_dim (128)
         model = transformers.Qwen3ForCausalLM(transformers.Qwen3Config(tie_word_embeddings=False, head_dim=128,
                                                                        **common))
@@ -37,13 +41,14 @@ def _tiny(arch: str):
     return model.eval().requires_grad_(False)
 
 
-@pytest.mark.parametrize("arch", ["qwen2", "qwen3"])
+@pytest.mark.parametrize("arch", ["qwen2", "qwen3", "phi3"])
 def test_gguf_converts_loads_light_and_scores_as_transformers(arch, tmp_path, monkeypatch):
     from biaslab.models.base import LoglikelihoodRequest
     from biaslab.models.registry import load_model
 
     monkeypatch.setenv("BIASLAB_CACHE_DIR", str(tmp_path / "cache"))
-    path = write_gguf(_tiny(arch), tmp_path / f"tiny-{arch}.gguf", arch=arch, name=f"tiny {arch}")
+    path = write_gguf(_tiny(arch), tmp_path / f"tiny-{arch}.gguf", arch=arch, name=f"tiny {arch}",
+                      pad_token_id=0 if arch == "phi3" else None)
     direct = transformers.AutoModelForCausalLM.from_pretrained(str(tmp_path), gguf_file=path.name,
                                                                dtype=torch.float32).eval()
     tok = transformers.AutoTokenizer.from_pretrained(str(tmp_path), gguf_file=path.name)

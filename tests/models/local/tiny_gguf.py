@@ -35,9 +35,9 @@ def byte_level_vocab() -> tuple[list[str], list[str], list[int]]:
     return tokens, merges, types
 
 
-def write_gguf(model: Any, path: Path, *, arch: str, name: str) -> Path:
-    """Write ``model`` (a Qwen2/Qwen3 ``...ForCausalLM`` whose vocabulary is :func:`byte_level_vocab`'s) as
-    a float32 GGUF file of llama.cpp architecture ``arch``."""
+def write_gguf(model: Any, path: Path, *, arch: str, name: str, pad_token_id: int | None = None) -> Path:
+    """Write ``model`` (a Qwen2/Qwen3/Phi-3 ``...ForCausalLM`` whose vocabulary is :func:`byte_level_vocab`'s) as
+    a float32 GGUF file of llama.cpp architecture ``arch`` (with a padding token if given)."""
     import gguf
 
     cfg = model.config
@@ -61,6 +61,8 @@ def write_gguf(model: Any, path: Path, *, arch: str, name: str) -> Path:
     w.add_bos_token_id(len(tokens) - 2)
     w.add_eos_token_id(len(tokens) - 1)
     w.add_add_bos_token(False)
+    if pad_token_id is not None:
+        w.add_pad_token_id(pad_token_id)
     names = gguf.get_tensor_name_map(next(k for k, v in gguf.MODEL_ARCH_NAMES.items() if v == arch),
                                      cfg.num_hidden_layers)
     for hf_name, tensor in model.state_dict().items():

@@ -41,7 +41,7 @@ Options (``load_model(spec, **options)``):
 ``kv_budget_mb``  720        about this much memory for its KV cache: fewer slots when prompt +
                              max_tokens is long (SmolLM2: 46 KB per token, 16.6 MB per slot at
                              360 tokens -> 48 slots; 26.5 MB at 576 tokens -> 32 slots)
-``engine``        auto       ``auto`` (continuous for Llama, Mistral, Qwen2/3, Gemma 3),
+``engine``        auto       ``auto`` (continuous for Llama, Mistral, Qwen2/3, Phi-3, Gemma 3),
                              ``continuous``, ``static``
 ``chat_template`` auto       ``auto`` (use the tokenizer's template if any) or ``none``
 ``threads``       (torch)    CPU threads for torch (``torch.set_num_threads``)
@@ -249,8 +249,8 @@ class TransformersBackend(ModelBackend):
             else:
                 m.engine_failed = True
         if m.engine is None and self.engine_choice == "continuous":
-            raise ConfigError(f"engine=continuous runs Llama, Mistral, Qwen2, Qwen3 and Gemma 3 text models whose "
-                              f"config it follows exactly (e.g. default or linear RoPE), not this "
+            raise ConfigError(f"engine=continuous runs Llama, Mistral, Qwen2, Qwen3, Phi-3 and Gemma 3 text models "
+                              f"whose config it follows exactly (e.g. default or linear RoPE), not this "
                               f"{getattr(m.model.config, 'model_type', '?')} model; use engine=auto")
         if self.precision == "bf16":
             return self._reduced_engine()
@@ -260,7 +260,7 @@ class TransformersBackend(ModelBackend):
         """The engine with its matrix products in bfloat16 (``precision=bf16``, :mod:`.llama.precision`)."""
         m = self._m
         if m.engine is None:
-            raise ConfigError("precision=bf16 is for the models the fast engine runs (Llama, Mistral, Qwen2/3, "
+            raise ConfigError("precision=bf16 is for the models the fast engine runs (Llama, Mistral, Qwen2/3, Phi-3, "
                               "Gemma 3); drop the option (or use dtype=bfloat16)")
         if m.device.type == "cpu" and not cpu_has_bf16():
             raise ConfigError("precision=bf16 needs a CPU with AVX512-BF16 or AMX (without them bfloat16 "

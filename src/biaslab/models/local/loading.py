@@ -9,7 +9,7 @@ loading.
 
 A GGUF file is converted once and kept in the user cache (:mod:`.conversion`); later processes load
 the converted checkpoint, while its files are verified in the background. One the engine runs (Llama,
-Mistral, Qwen2, Qwen3, Gemma 3 text) on CPU loads without importing transformers at all
+Mistral, Qwen2, Qwen3, Phi-3, Gemma 3 text) on CPU loads without importing transformers at all
 (:class:`.llama.light.LightCausalLM` for the engine, :class:`.light_tokenizer.LightTokenizer` when the
 conversion checked it): about 2 s for SmolLM2 and 3-4 s for Gemma 3 270M (its tokenizer alone takes
 1.4 s), torch import included, instead of 10-25 s.

@@ -90,3 +90,17 @@ def tiny_mistral():
                                      initializer_range=0.3, tie_word_embeddings=False, sliding_window=5,
                                      rope_parameters={"rope_type": "linear", "factor": 2.0, "rope_theta": 50000.0})
     return _randomize(transformers.MistralForCausalLM(cfg).eval().requires_grad_(False))
+
+
+@pytest.fixture(scope="module")
+def tiny_phi3():
+    """A 2-layer Phi3ForCausalLM: q/k/v and gate/up stored fused, every layer sliding (window 5), untied."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    torch.manual_seed(4)
+    cfg = transformers.Phi3Config(vocab_size=97, hidden_size=64, intermediate_size=96, num_hidden_layers=2,
+                                  num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128,
+                                  original_max_position_embeddings=128, initializer_range=0.3,
+                                  tie_word_embeddings=False, sliding_window=5, pad_token_id=0, bos_token_id=1,
+                                  eos_token_id=2, rope_parameters={"rope_type": "default", "rope_theta": 5000.0})
+    return _randomize(transformers.Phi3ForCausalLM(cfg).eval().requires_grad_(False))

@@ -1,6 +1,6 @@
-"""The engine on tiny random Qwen2, Qwen3 and Mistral models against transformers' own classes: the decoder over the
-KV cache, packed scoring and greedy generation (past the sliding windows); each architecture's own step shown to
-matter; the light checkpoint without transformers."""
+"""The engine on tiny random Qwen2, Qwen3, Mistral and Phi-3 models against transformers' own classes: the decoder
+over the KV cache, packed scoring and greedy generation (past the sliding windows); each architecture's own step
+shown to matter; the light checkpoint without transformers."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from tests.models.local.llama.transformers_checks import (
 
 torch = pytest.importorskip("torch")
 
-MODELS = ["tiny_qwen2", "tiny_qwen3", "tiny_mistral"]
+MODELS = ["tiny_qwen2", "tiny_qwen3", "tiny_mistral", "tiny_phi3"]
 A = [1, 5, 9, 22, 13, 40, 7, 7, 81, 3, 60, 2, 33, 4]  # 14 tokens: well past the window of 5
 B = [1, 5, 9, 30, 64, 11]
 
@@ -54,6 +54,20 @@ def test_architectures_read_from_the_models(tiny_qwen2, tiny_qwen3, tiny_mistral
     assert mistral.layer_window == (5, 5) and mistral.ropes == (Rope(50000.0, 2.0),)
     for arch in (qwen2, qwen3, mistral):
         assert not (arch.gemma_norm or arch.sandwich_norms) and arch.embed_scale is None and arch.attn_scale is None
+        assert not arch.fused_projections
+
+
+def test_phi3_is_read_as_llama_with_fused_weights_and_a_window(tiny_phi3):
+    from biaslab.models.local.llama.architecture import Rope, describe
+
+    arch = describe(tiny_phi3.config)
+    assert arch is not None and arch.fused_projections and arch.layer_window == (5, 5)
+    assert arch.ropes == (Rope(5000.0),) and not (arch.qkv_bias or arch.qk_norm or arch.gemma_norm)
+    assert {"self_attn.qkv_proj", "mlp.gate_up_proj"} <= set(arch.layer_weights)
+    long_context = tiny_phi3.config.to_dict()  # the 128k models' RoPE: left to transformers
+    long_context["rope_parameters"] = {"rope_type": "longrope", "rope_theta": 5000.0,
+                                       "short_factor": [1.0] * 8, "long_factor": [2.0] * 8}
+    assert describe(type("Cfg", (), long_context)) is None
 
 
 def test_forward_matches_transformers_past_the_window(pair):
@@ -93,10 +107,10 @@ def _variant(engine, *, arch=None, layers=None, rope=None):
     return e
 
 
-def test_each_architecture_specific_step_matters(tiny_qwen2, tiny_qwen3, tiny_mistral):
+def test_each_architecture_specific_step_matters(tiny_qwen2, tiny_qwen3, tiny_mistral, tiny_phi3):
     """Each step, left out, changes the logits well beyond the tolerance above (so the comparisons with
     transformers check every one): Qwen2's biases and sliding layers, Qwen3's q/k norms, Mistral's window and
-    scaled RoPE."""
+    scaled RoPE, Phi-3's window."""
     from biaslab.models.local.llama.architecture import Rope
     from biaslab.models.local.llama.engine import LlamaEngine
 
@@ -106,6 +120,7 @@ def test_each_architecture_specific_step_matters(tiny_qwen2, tiny_qwen3, tiny_mi
         "qwen3 q/k norms": (tiny_qwen3, dict(layers=dict(q_norm=None, k_norm=None))),
         "mistral window": (tiny_mistral, dict(arch=dict(layer_window=(None,) * 2))),
         "mistral rope scaling": (tiny_mistral, dict(rope=Rope(50000.0))),
+        "phi3 window": (tiny_phi3, dict(arch=dict(layer_window=(None,) * 2))),
     }
     for what, (model, change) in cases.items():
         engine = LlamaEngine(model)
@@ -137,13 +152,14 @@ def test_reduced_precision_keeps_the_biases_and_norms(tiny_qwen2, tiny_qwen3):
         assert (_last_logits(e) - ref).abs().max() < 1.0 < (_last_logits(_variant(e, layers=without)) - ref).abs().max()
 
 
-def test_light_checkpoints_run_the_same_bits_without_transformers(tiny_qwen2, tiny_qwen3, tiny_mistral, tmp_path):
+def test_light_checkpoints_run_the_same_bits_without_transformers(tiny_qwen2, tiny_qwen3, tiny_mistral, tiny_phi3,
+                                                                   tmp_path):
     from biaslab.models.local.llama.engine import LlamaEngine
     from biaslab.models.local.llama.light import LightCausalLM, light_supported
     from biaslab.models.local.loading import _LazyAuto
 
     dirs, want = [], []
-    for name, model in (("qwen2", tiny_qwen2), ("qwen3", tiny_qwen3), ("mistral", tiny_mistral)):
+    for name, model in (("qwen2", tiny_qwen2), ("qwen3", tiny_qwen3), ("mistral", tiny_mistral), ("phi3", tiny_phi3)):
         d = tmp_path / name
         model.save_pretrained(d)
         assert light_supported(d), name

@@ -1,4 +1,5 @@
-"""What differs between the decoder architectures the engine runs: Llama, Mistral, Qwen2, Qwen3 and Gemma 3 (text).
+"""What differs between the decoder architectures the engine runs: Llama, Mistral, Qwen2, Qwen3, Phi-3 and
+Gemma 3 (text).
 
 The engine (:mod:`.engine`), its generation loop (:mod:`.batching`) and its scoring loop
 (:mod:`.scoring`) share one decoder layer; what varies from one architecture to the other is
@@ -30,6 +31,10 @@ final logits       as computed         as computed            as computed       
                                                                                           config says so
 =================  ==================  =====================  ==========================  =============================
 
+Phi-3 (``phi3``) is Llama with its q/k/v and gate/up projections stored fused (``qkv_proj``,
+``gate_up_proj``, in the order the engine fuses them) and Mistral's window on every layer if
+``sliding_window`` is set; its long-context RoPE (``longrope``, the 128k models) is left to transformers.
+
 A sliding layer's query at position p sees the keys at positions p - window < k <= p, as transformers'
 sliding-window masks. :func:`describe` returns None for a config the engine cannot run exactly as
 transformers does (another rope type, biases other than Qwen2's, bidirectional attention, ...): such a
@@ -49,7 +54,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-MODEL_TYPES = ("llama", "mistral", "qwen2", "qwen3", "gemma3_text")
+MODEL_TYPES = ("llama", "mistral", "qwen2", "qwen3", "gemma3_text", "phi3")
 
 _FULL, _SLIDING = "full_attention", "sliding_attention"
 _GEMMA3_THETA = {_FULL: 1_000_000.0, _SLIDING: 10_000.0}  # transformers' defaults (Gemma3TextConfig)
@@ -82,10 +87,14 @@ class Architecture:
     layer_rope: tuple[Rope, ...]
     layer_window: tuple[int | None, ...]  # a sliding layer's query at p sees keys at p - window < q <= p
     qkv_bias: bool = False  # the q/k/v projections have biases (Qwen2)
+    fused_projections: bool = False  # stored as one qkv_proj and one gate_up_proj (Phi-3)
 
     @property
     def layer_weights(self) -> tuple[str, ...]:
         """The weights of each decoder layer (names within ``model.layers.<i>.``, without ``.weight``)."""
+        if self.fused_projections:
+            return ("input_layernorm", "self_attn.qkv_proj", "self_attn.o_proj", "post_attention_layernorm",
+                    "mlp.gate_up_proj", "mlp.down_proj")
         names = ("input_layernorm", "self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj",
                  "post_attention_layernorm", "mlp.gate_proj", "mlp.up_proj", "mlp.down_proj")
         if self.qk_norm:
@@ -135,7 +144,8 @@ def supports(model: Any) -> bool:
 
 def _llama_like(cfg: Any, model_type: str, n_layers: int) -> Architecture | None:
     """Llama and the architectures transformers writes as Llama plus one change: Mistral (a sliding window on
-    every layer), Qwen2 (q/k/v biases; sliding layers on request), Qwen3 (q/k norms; sliding layers on request)."""
+    every layer), Qwen2 (q/k/v biases; sliding layers on request), Qwen3 (q/k norms; sliding layers on request),
+    Phi-3 (fused q/k/v and gate/up weights, gate first as the engine fuses them; Mistral's window)."""
     if getattr(cfg, "hidden_act", "silu") != "silu" or getattr(cfg, "pretraining_tp", 1) != 1:
         return None
     rope = _rope(getattr(cfg, "rope_parameters", None) or getattr(cfg, "rope_scaling", None) or {},
@@ -144,7 +154,7 @@ def _llama_like(cfg: Any, model_type: str, n_layers: int) -> Architecture | None
         return None
     if model_type == "llama":
         windows: tuple[int | None, ...] | None = (None,) * n_layers
-    elif model_type == "mistral":  # transformers' Mistral ignores layer_types: one mask for every layer
+    elif model_type in ("mistral", "phi3"):  # transformers ignores their layer_types: one mask for every layer
         window = getattr(cfg, "sliding_window", None)
         windows = (window,) * n_layers if window is None or _window_ok(window) else None
     else:
@@ -154,7 +164,7 @@ def _llama_like(cfg: Any, model_type: str, n_layers: int) -> Architecture | None
         return None
     return Architecture(model_type, F.silu, gemma_norm=False, qk_norm=model_type == "qwen3", sandwich_norms=False,
                         embed_scale=None, attn_scale=None, final_softcap=None, layer_rope=(rope,) * n_layers,
-                        layer_window=windows, qkv_bias=model_type == "qwen2")
+                        layer_window=windows, qkv_bias=model_type == "qwen2", fused_projections=model_type == "phi3")
 
 
 def _qwen_windows(cfg: Any, n_layers: int) -> tuple[int | None, ...] | None:

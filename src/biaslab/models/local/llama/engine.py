@@ -158,10 +158,13 @@ class LlamaEngine:
 
     def _fuse(self, layer: Any) -> LayerWeights:
         a, m, arch, norm = layer.self_attn, layer.mlp, self.arch, self._norm_scale
-        qkv = [a.q_proj, a.k_proj, a.v_proj]
-        bqkv = torch.cat([lin.bias.detach() for lin in qkv]) if arch.qkv_bias else None
-        wqkv = _fuse_linears(qkv)
-        wgu = _fuse_linears([m.gate_proj, m.up_proj])
+        if arch.fused_projections:  # stored fused already (Phi-3)
+            bqkv, wqkv, wgu = None, a.qkv_proj.weight.detach(), m.gate_up_proj.weight.detach()
+        else:
+            qkv = [a.q_proj, a.k_proj, a.v_proj]
+            bqkv = torch.cat([lin.bias.detach() for lin in qkv]) if arch.qkv_bias else None
+            wqkv = _fuse_linears(qkv)
+            wgu = _fuse_linears([m.gate_proj, m.up_proj])
         qk = dict(q_norm=norm(a.q_norm.weight), k_norm=norm(a.k_norm.weight)) if arch.qk_norm else {}
         if not arch.sandwich_norms:  # Llama: "post_attention_layernorm" is the norm before the MLP
             return LayerWeights(norm(layer.input_layernorm.weight), wqkv, a.o_proj.weight.detach(),

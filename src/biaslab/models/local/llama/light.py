@@ -1,5 +1,5 @@
 """A checkpoint's weights and configs without transformers' model classes, for the engine (the architectures of
-:mod:`.architecture`: Llama, Mistral, Qwen2, Qwen3, Gemma 3 text).
+:mod:`.architecture`: Llama, Mistral, Qwen2, Qwen3, Phi-3, Gemma 3 text).
 
 Importing transformers' modeling code takes longer than everything else in loading a small
 model (2-4 s of imports on 2 cores, against ~1.3 s for torch and 0.02 s to map the
