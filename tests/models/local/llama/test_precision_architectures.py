@@ -1,6 +1,7 @@
 """precision=bf16 on every architecture the engine runs: scoring through the reduced layers and LM head stays
-close to float32 (Gemma 3's final softcap, Qwen2's q/k/v biases, Qwen3's q/k norms, Mistral's window). These
-tiny random models have large weights and sharp attention, so their errors are larger than a trained model's."""
+close to float32 (Gemma 3's final softcap, Qwen2's q/k/v biases, Qwen3's q/k norms, Mistral's and Phi-3's
+windows). These tiny random models have large weights and sharp attention, so their errors are larger than a
+trained model's."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ torch = pytest.importorskip("torch")
 TEXTS = [[1, 5, 9, 13, 40, 2, 7, 7, 30], [1, 5, 9, 20], [1, 70, 3, 3, 8, 12, 33, 60, 61, 62, 4]]
 
 
-@pytest.mark.parametrize("name", ["tiny_llama", "tiny_gemma3", "tiny_qwen2", "tiny_qwen3", "tiny_mistral"])
+@pytest.mark.parametrize("name", ["tiny_llama", "tiny_gemma3", "tiny_qwen2", "tiny_qwen3", "tiny_mistral", "tiny_phi3"])
 def test_bf16_scoring_stays_close_to_float32(name, request):
     from biaslab.models.local.llama.engine import LlamaEngine
 
