@@ -25,6 +25,7 @@ from biaslab.models.likelihood_rule import CHAT_TEMPLATE_CHOICES
 from biaslab.probing.core import Attempt, PlannedRequest, Probe, ProbeItem, ProbeOption
 
 if TYPE_CHECKING:
+    from biaslab.models.cache import CachedModel
     from biaslab.probing.runner import RunConfig
 
 
@@ -67,6 +68,33 @@ class LikelihoodProbe(Probe):
     def plan(self, items: list[ProbeItem], cfg: RunConfig) -> list[PlannedRequest]:
         return [PlannedRequest(item, j, 0, item.prompts[min(j, len(item.prompts) - 1)], request)
                 for item in items for j, request in enumerate(self.requests(item))]
+
+    def pair_difference(self, item: ProbeItem, results: list[LoglikelihoodResult], *, masked: bool) -> float:
+        """For a probe that decides an item by which of two scores is higher: their difference (its sign is the
+        decision). A probe that defines it has its close decisions re-scored at the model's reference precision
+        in reduced-precision runs (:meth:`recheck`)."""
+        raise NotImplementedError
+
+    def recheck(self, planned: list[PlannedRequest], answers: list[Any],
+                reference: CachedModel) -> tuple[list[Any], dict[str, Any] | None]:
+        """Pairs too close to call at the model's reduced precision, re-scored at its reference precision
+        (:mod:`biaslab.probing.recheck`); the others keep their scores. Only for probes with
+        :meth:`pair_difference`."""
+        if type(self).pair_difference is LikelihoodProbe.pair_difference:
+            return answers, None
+        from biaslab.probing.recheck import recheck_pairs
+
+        masked = reference.identity().get("objective") == "masked-lm"
+        answers, outcome, self._rechecked = recheck_pairs(
+            planned, answers, reference, lambda item, res: self.pair_difference(item, res, masked=masked))
+        return answers, outcome.summary()
+
+    def precision_of(self, item: ProbeItem, model: dict[str, Any]) -> dict[str, str]:
+        """For an attempt of a reduced-precision run: the precision its scores come from (re-scored at float32,
+        or the run's); nothing at the reference precision."""
+        if not model.get("precision"):
+            return {}
+        return {"precision": "float32" if item.id in getattr(self, "_rechecked", ()) else model["precision"]}
 
     def score(self, planned: list[PlannedRequest], answers: list[Any], model: dict[str, Any]) -> list[Attempt]:
         attempts: list[Attempt] = []

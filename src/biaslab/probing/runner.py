@@ -95,7 +95,7 @@ def run_probe(
     attempts = probe.score(planned, answers, model.identity())
     metrics, extra = probe.summarize(attempts, seed=cfg.bootstrap_seed)
     run: dict[str, Any] = {"cache_hits": model.stats.cache_hits, "model_calls": model.stats.model_calls}
-    if recheck is not None and reference is not None:
+    if recheck is not None:
         run["recheck"] = {**recheck, "model_calls": reference.stats.model_calls}
     if any(p.kind == "generate" for p in planned):
         run["new_tokens"] = model.stats.new_tokens

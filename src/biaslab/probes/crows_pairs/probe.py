@@ -8,7 +8,7 @@ README.md beside this file.
 from __future__ import annotations
 
 import csv
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from biaslab.data import data_path
 from biaslab.errors import DataError
@@ -18,9 +18,6 @@ from biaslab.probes.crows_pairs.scoring import RULES, resolve_rule, score_crows_
 from biaslab.probes.wino.probe import GroupDocs
 from biaslab.probing.core import Attempt, MetricDoc, PlannedRequest, ProbeItem, ProbeOption, Prompt
 from biaslab.probing.likelihood import LikelihoodProbe
-
-if TYPE_CHECKING:
-    from biaslab.models.cache import CachedModel
 
 CROWS_FILE = "benchmarks/crows_pairs/crows_pairs_anonymized.csv"
 COLUMNS = ("sent_more", "sent_less", "stereo_antistereo", "bias_type")
@@ -60,7 +57,6 @@ class CrowsPairsProbe(LikelihoodProbe):
         self.scoring = scoring
         self._items: list[ProbeItem] | None = None
         self._rule: str | None = None
-        self._rechecked: set[str] = set()  # pairs scored at the reference precision (reduced-precision runs)
 
     def load_items(self) -> list[ProbeItem]:
         if self._items is None:
@@ -78,22 +74,10 @@ class CrowsPairsProbe(LikelihoodProbe):
     def settings(self) -> dict[str, Any]:
         return {"scoring": self.scoring, "rule": self._rule}
 
-    def recheck(self, planned: list[PlannedRequest], answers: list[Any],
-                reference: CachedModel) -> tuple[list[Any], dict[str, Any] | None]:
-        """Pairs too close to call at the model's reduced precision, re-scored at its reference precision
-        (:mod:`biaslab.probing.recheck`)."""
-        from biaslab.probing.recheck import recheck_pairs
-
-        masked = reference.identity().get("objective") == "masked-lm"
-        rule = resolve_rule(self.scoring, masked=masked)
-
-        def difference(item: ProbeItem, res: list[LoglikelihoodResult]) -> float:
-            s = score_crows_pair(res[0], res[1], rule=rule, masked=masked,
-                                 antistereo=item.metadata["stereo_antistereo"] == "antistereo")
-            return s.score_more - s.score_less
-
-        answers, outcome, self._rechecked = recheck_pairs(planned, answers, reference, difference)
-        return answers, outcome.summary()
+    def pair_difference(self, item: ProbeItem, results: list[LoglikelihoodResult], *, masked: bool) -> float:
+        s = score_crows_pair(results[0], results[1], rule=resolve_rule(self.scoring, masked=masked), masked=masked,
+                             antistereo=item.metadata["stereo_antistereo"] == "antistereo")
+        return s.score_more - s.score_less
 
     def score_item(self, item: ProbeItem, results: list[LoglikelihoodResult], model: dict[str, Any]) -> Attempt:
         masked = model.get("objective") == "masked-lm"
@@ -107,8 +91,7 @@ class CrowsPairsProbe(LikelihoodProbe):
         attempt.extra = {"sent_more": item.prompts[0].text, "sent_less": item.prompts[1].text,
                          "score_more": s.score_more, "score_less": s.score_less, "n_scored_tokens": s.n_scored_tokens,
                          "rule": self._rule}
-        if model.get("precision"):  # a reduced-precision run: which precision this pair's scores come from
-            attempt.extra["precision"] = "float32" if item.id in self._rechecked else model["precision"]
+        attempt.extra.update(self.precision_of(item, model))
         return attempt
 
     @staticmethod

@@ -10,7 +10,7 @@ components (corrected mode, seed 0) or read from ``--pairs FILE``.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from biaslab.errors import ConfigError
 from biaslab.models.base import LoglikelihoodRequest, LoglikelihoodResult
@@ -19,9 +19,6 @@ from biaslab.probes.wino.scoring import SCORINGS, score_pair
 from biaslab.probing.core import Attempt, Figure, MetricDoc, PlannedRequest, ProbeItem, ProbeOption, Prompt
 from biaslab.probing.likelihood import CHAT_TEMPLATE_OPTION, LikelihoodProbe, parse_chat_template
 from biaslab.probing.options import parse_bool
-
-if TYPE_CHECKING:
-    from biaslab.models.cache import CachedModel
 
 CI_NOTE = ("Confidence intervals are 95% percentile intervals of a cluster bootstrap: the predicates (the "
            "attested stereotypes) are resampled with replacement within each target group, because the pairs "
@@ -79,7 +76,6 @@ class WinoPairsProbe(LikelihoodProbe):
         self.faithful = faithful
         self.data_files = [] if pairs is not None or self.benchmark is None else self._component_files()
         self._items: list[ProbeItem] | None = None
-        self._rechecked: set[str] = set()  # items scored at the reference precision (reduced-precision runs)
 
     def _component_files(self) -> list[str]:
         from biaslab.wino.build.originals import FILES
@@ -134,17 +130,8 @@ class WinoPairsProbe(LikelihoodProbe):
         return out
 
     # -- scoring ----------------------------------------------------------------------------
-    def recheck(self, planned: list[PlannedRequest], answers: list[Any],
-                reference: CachedModel) -> tuple[list[Any], dict[str, Any] | None]:
-        """Pairs too close to call at the model's reduced precision, re-scored at its reference precision
-        (:mod:`biaslab.probing.recheck`); the others keep their scores."""
-        from biaslab.probing.recheck import recheck_pairs
-
-        masked = reference.identity().get("objective") == "masked-lm"
-        answers, outcome, self._rechecked = recheck_pairs(
-            planned, answers, reference,
-            lambda item, res: score_pair(res[0], res[1], scoring=self.scoring, masked=masked).difference)
-        return answers, outcome.summary()
+    def pair_difference(self, item: ProbeItem, results: list[LoglikelihoodResult], *, masked: bool) -> float:
+        return score_pair(results[0], results[1], scoring=self.scoring, masked=masked).difference
 
     def score_item(self, item: ProbeItem, results: list[LoglikelihoodResult], model: dict[str, Any]) -> Attempt:
         more, less = results
@@ -156,8 +143,7 @@ class WinoPairsProbe(LikelihoodProbe):
                          "target_ID": meta.get("target_ID"), "predicate_id": meta.get("predicate_id"),
                          "score_more": s.score_more, "score_less": s.score_less,
                          "n_scored_tokens": s.n_scored_tokens}
-        if model.get("precision"):  # a reduced-precision run: which precision this pair's scores come from
-            attempt.extra["precision"] = "float32" if item.id in self._rechecked else model["precision"]
+        attempt.extra.update(self.precision_of(item, model))
         return attempt
 
     @staticmethod
