@@ -80,8 +80,9 @@ def main(argv: list[str] | None = None) -> int:
     from biaslab.models.cache import CachedModel, ResponseCache
     from biaslab.models.registry import load_model
     from biaslab.probes import create_probe
+    from biaslab.probing.config import RunConfig
     from biaslab.probing.core import spread_subset
-    from biaslab.probing.runner import RunConfig, run_probe
+    from biaslab.probing.runner import run_probe
 
     out: dict = {"uptime_before": uptime()}
     probe = create_probe("crows-pairs")

@@ -134,7 +134,8 @@ def checkpoint_dir() -> Path:
 def score_with_biaslab(pairs_csv: Path, backend, cache_dir: Path):
     from biaslab.models.cache import CachedModel, ResponseCache
     from biaslab.probes import create_probe
-    from biaslab.probing.runner import RunConfig, run_probe
+    from biaslab.probing.config import RunConfig
+    from biaslab.probing.runner import run_probe
 
     cached = CachedModel(backend, ResponseCache(cache_dir / "responses.sqlite"))
     t0 = time.perf_counter()
@@ -279,7 +280,7 @@ def agreement(args) -> dict:
     """Per-pair decisions of biaslab against the independent plain-transformers scorer of the tests."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from biaslab.models.registry import load_model
-    from tests.probes.wino.test_smollm2_agreement import independent_decision
+    from tests.probes.paired_sentences.test_smollm2_agreement import independent_decision
 
     print(f"[agreement] {uptime()}")
     pairs = hws_pairs(args.pairs)
@@ -352,7 +353,7 @@ def precision(args) -> dict:
     float32), per-pair agreement and the largest score gap before the re-scoring (raw) and after (final)."""
     from biaslab.models.base import LoglikelihoodRequest
     from biaslab.models.registry import load_model
-    from biaslab.probes.wino.scoring import score_pair
+    from biaslab.probes.paired_sentences.scoring import score_pair
 
     print(f"[precision] {uptime()}")
     pairs = hws_pairs(args.pairs)

@@ -14,7 +14,7 @@ import pytest
 from scipy.stats import binomtest
 
 from biaslab.compare.paired import compare_all
-from biaslab.probes.wino.metrics import wino_metrics
+from biaslab.probes.paired_sentences.metrics import paired_sentence_metrics
 from biaslab.stats.significance import bh_qvalues, paired_permutation_test
 from tests.conftest import requires_data
 
@@ -52,7 +52,7 @@ def synthetic_pairs_run(tmp: Path, name: str, decisions: list[str], groups: list
                      "prompt": f"{g} person {i} is x.", "text": f"other person {i} is x.", "evaluation": ev,
                      "sent_more": f"{g} person {i} is x.", "sent_less": f"other person {i} is x.",
                      "target_ID": g, "predicate_id": f"p{i % 7}", "score_more": more, "score_less": -2.0 - 0.01 * i})
-    metrics = wino_metrics(rows, n_resamples=50, n_permutations=100)[0]
+    metrics = paired_sentence_metrics(rows, n_resamples=50, n_permutations=100)[0]
     d = tmp / name
     d.mkdir()
     (d / "attempts.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))

@@ -13,7 +13,7 @@ from scipy import stats
 
 from biaslab.fsb.scorers_study import agreement, ceiling_from_split_half, fit_line, scorer_summary
 from biaslab.probes.fsb_judge.probe import FsbJudgeProbe
-from biaslab.probing.runner import RunConfig
+from biaslab.probing.config import RunConfig
 from tests.cli.test_run import biaslab
 from tests.conftest import requires_data
 

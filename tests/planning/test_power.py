@@ -73,8 +73,25 @@ def test_bad_input_is_one_line_errors():
         plan("winosemitism", 10, power=1.5)
     with pytest.raises(ConfigError, match="unknown probe"):
         plan("nope", 10)
-    with pytest.raises(ConfigError, match="--pilot"):
-        plan("olympics", 0.2)
+    with pytest.raises(ConfigError, match="--metric"):
+        plan("olympics", 0.2, metric="avg_f1")  # not one of its headlines
+
+
+def test_every_probe_plans_without_a_pilot():
+    from biaslab.probes import PROBES, get_probe_class
+
+    for name in PROBES:
+        for h in get_probe_class(name).headlines:
+            effect = 0.1 * (h.plan.high - h.plan.low) if hasattr(h.plan, "high") else 0.1
+            res = plan(name, effect, metric=h.metric)
+            n = res["n_pairs"] if "n_pairs" in res else res["n_items"]
+            assert isinstance(n, int) and n > 1 and res["assumptions"], (name, h.metric)
+
+
+def test_olympics_plans_from_its_stated_spread():
+    res = plan("olympics", 0.2)  # explicit_score: per-answer values in [-1, 1], SD at most 1
+    assert res["metric"] == "explicit_score" and res["sd_assumed"] == 1.0
+    assert res["n_items"] == math.ceil(((1.959964 + 0.841621) * 1.0 / 0.2) ** 2)
 
 
 def _pilot(tmp_path, clustered: bool):
@@ -82,15 +99,17 @@ def _pilot(tmp_path, clustered: bool):
     for pred in range(20):
         for j in range(10):
             stereo = (pred % 2 == 0) if clustered else ((pred * 10 + j) % 2 == 0)
-            rows.append({"item_id": f"r{pred}-{j}", "prompt_index": 0, "repetition": 0, "prompt": f"a{pred}-{j}",
+            rows.append({"item_id": f"r{pred}-{j}", "prompt_index": 0, "repetition": 0, "seed": None,
+                         "prompt": f"a{pred}-{j}",
                          "text": f"b{pred}-{j}", "sent_more": f"a{pred}-{j}", "sent_less": f"b{pred}-{j}",
                          "evaluation": "stereotype" if stereo else "counter", "target_ID": "G",
                          "predicate_id": f"p{pred}", "score_more": -1.0 if stereo else -3.0, "score_less": -2.0})
     d = tmp_path / ("clustered" if clustered else "independent")
     d.mkdir()
     (d / "attempts.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    (d / "results.json").write_text(json.dumps({"schema_version": 1, "probe": "pairs", "model": {}, "parameters": {},
-                                                "metrics": {}}))
+    (d / "results.json").write_text(json.dumps({"schema_version": 1, "probe": "pairs", "probe_version": "1",
+                                                "model": {}, "parameters": {}, "biaslab_version": "0",
+                                                "metrics": {}, "n_items": len(rows), "n_attempts": len(rows)}))
     return d
 
 
@@ -111,14 +130,16 @@ def test_pilot_plan_solves_the_growing_design_effect(tmp_path):
     for pred in range(40):
         for j in range(5):
             stereo = j < (4 if pred % 2 else 1)
-            rows.append({"sent_more": f"a{pred}-{j}", "sent_less": f"b{pred}-{j}", "target_ID": "G",
+            rows.append({"item_id": f"r{pred}-{j}", "sent_more": f"a{pred}-{j}", "sent_less": f"b{pred}-{j}",
+                         "target_ID": "G",
                          "predicate_id": f"p{pred}", "evaluation": "stereotype" if stereo else "counter",
                          "score_more": -1.0, "score_less": -2.0})
     d = tmp_path / "mid"
     d.mkdir()
     (d / "attempts.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    (d / "results.json").write_text(json.dumps({"schema_version": 1, "probe": "pairs", "model": {}, "parameters": {},
-                                                "metrics": {}}))
+    (d / "results.json").write_text(json.dumps({"schema_version": 1, "probe": "pairs", "probe_version": "1",
+                                                "model": {}, "parameters": {}, "biaslab_version": "0",
+                                                "metrics": {}, "n_items": len(rows), "n_attempts": len(rows)}))
     res = plan("pairs", 20, pilot=d)  # bias score 70 vs 50
     icc, k, n0 = res["icc"], res["n_predicates_pilot"], res["n_independent"]
     assert k == 40 and 0.05 < icc < 0.6 and n0 == binomial_n(0.7)["n"]

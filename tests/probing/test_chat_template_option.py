@@ -6,8 +6,8 @@ import pytest
 
 from biaslab.errors import ConfigError
 from biaslab.probes import create_probe
+from biaslab.probing.config import RunConfig, RunContext
 from biaslab.probing.options import probe_kwargs
-from biaslab.probing.runner import RunConfig
 
 
 def test_chat_template_option_builds_chat_requests_and_is_recorded(tmp_path):
@@ -19,7 +19,7 @@ def test_chat_template_option_builds_chat_requests_and_is_recorded(tmp_path):
     assert [r.chat for r in chat.requests(item)] == ["assistant", "assistant"]
     assert [r.chat for r in plain.requests(item)] == [None, None]
     cfg = RunConfig(repetitions=1, limit=None, seed=0)
-    assert chat.parameters(cfg)["chat_template"] == "assistant"
-    assert "chat_template" not in plain.parameters(cfg)  # the default leaves results.json as it was
+    assert chat.parameters(cfg, RunContext())["chat_template"] == "assistant"
+    assert "chat_template" not in plain.parameters(cfg, RunContext())  # the default leaves results.json as it was
     with pytest.raises(ConfigError, match=r"^-P chat_template must be one of none, user, assistant, got 'system'$"):
         create_probe("pairs", pairs=pairs, chat_template="system")

@@ -13,9 +13,10 @@ from biaslab.models.base import LoglikelihoodResult, ModelBackend
 from biaslab.models.cache import CachedModel, ResponseCache
 from biaslab.models.scripted import ScriptedBackend
 from biaslab.probes import create_probe
-from biaslab.probes.wino.scoring import decide
+from biaslab.probes.paired_sentences.scoring import decide
+from biaslab.probing.config import RunConfig
 from biaslab.probing.recheck import recheck_close, sd_upper_bound
-from biaslab.probing.runner import RunConfig, run_probe
+from biaslab.probing.runner import run_probe
 from tests.conftest import requires_data
 
 
@@ -123,12 +124,12 @@ def test_a_reduced_precision_run_rescores_its_close_pairs_and_matches_the_refere
     assert [a.evaluation for a in att] == [a.evaluation for a in exact_att]  # every decision the reference's
     checked = [a for a in att if a.extra["precision"] == "float32"]
     assert {a.extra["precision"] for a in att} == {"float32", "bf16"}
-    assert len(checked) == res["run"]["recheck"]["pairs"] >= 16
+    assert len(checked) == res.run.recheck["pairs"] >= 16
     for a, e in zip(att, exact_att):
         if a.extra["precision"] == "float32":
             assert (a.extra["score_more"], a.extra["score_less"]) == (e.extra["score_more"], e.extra["score_less"])
     assert all(att[i].extra["precision"] == "float32" for i in flipped)
-    recheck = res["run"]["recheck"]
+    recheck = res.run.recheck
     assert recheck["model_calls"] == 2 * len(checked) and 0 < recheck["max_error"] <= 0.12
     # the reference's answers are cached under its own identity (never the reduced one's)
     models = {json.loads(m)["identity"].get("precision") for (m,) in cache._db.execute(
@@ -136,7 +137,7 @@ def test_a_reduced_precision_run_rescores_its_close_pairs_and_matches_the_refere
     assert models == {"bf16", None}
     again = CachedModel(ReducedScripted(), cache)
     res2, att2 = run_probe(create_probe("pairs", pairs=csv, scoring="full-sentence"), again, RunConfig())
-    assert res2["run"]["model_calls"] == 0 and res2["run"]["recheck"]["model_calls"] == 0  # all from the cache
+    assert res2.run.model_calls == 0 and res2.run.recheck["model_calls"] == 0  # all from the cache
     assert [a.to_json() for a in att2] == [a.to_json() for a in att]
     cache.close()
 
@@ -144,7 +145,7 @@ def test_a_reduced_precision_run_rescores_its_close_pairs_and_matches_the_refere
 def test_a_run_at_the_reference_precision_rescores_nothing(tmp_path):
     model = CachedModel(ScriptedBackend("echo"), ResponseCache(tmp_path / "c.sqlite"))
     res, att = run_probe(create_probe("pairs", pairs=_pairs_csv(tmp_path, 6)), model, RunConfig())
-    assert model.reference() is None and "recheck" not in res["run"]
+    assert model.reference() is None and res.run.recheck is None
     assert all("precision" not in a.extra for a in att)
 
 
@@ -155,7 +156,7 @@ def test_crows_pairs_rescores_its_close_pairs_too(tmp_path):
     res, att = run_probe(create_probe("crows-pairs"), reduced, RunConfig(limit=80))
     _, ref = run_probe(create_probe("crows-pairs"), exact, RunConfig(limit=80))
     assert [a.evaluation for a in att] == [a.evaluation for a in ref]
-    assert res["run"]["recheck"]["pairs"] == sum(a.extra["precision"] == "float32" for a in att) >= 16
+    assert res.run.recheck["pairs"] == sum(a.extra["precision"] == "float32" for a in att) >= 16
     def diff(a):
         return a.extra["score_more"] - a.extra["score_less"]
 
@@ -175,4 +176,4 @@ def test_a_likelihood_probe_that_does_not_decide_pairs_keeps_its_answers(tmp_pat
     probe = create_probe("winogender")
     assert isinstance(probe, LikelihoodProbe)
     answers = [object(), object()]
-    assert probe.recheck([], answers, Untouchable()) == (answers, None)
+    assert probe.recheck([], answers, Untouchable()) == (answers, frozenset(), None)

@@ -1,9 +1,9 @@
 """The runner's per-repetition prompt hook and multi-turn prompts."""
 
 from biaslab.models.base import GenerateRequest
-from biaslab.probing.core import Attempt, ProbeItem, Prompt
+from biaslab.probing.config import RunConfig
+from biaslab.probing.core import Attempt, ProbeItem, Prompt, Summary
 from biaslab.probing.generation import GenerationProbe
-from biaslab.probing.runner import RunConfig
 
 
 class _Probe(GenerationProbe):
@@ -25,8 +25,8 @@ class _Probe(GenerationProbe):
     def evaluate(self, attempt: Attempt) -> None:
         attempt.evaluation = attempt.text
 
-    def metrics(self, attempts, *, seed=0):
-        return {}
+    def summarize(self, attempts, *, seed=0):
+        return Summary({})
 
 
 def test_single_turn_prompts_make_the_same_requests_as_before():

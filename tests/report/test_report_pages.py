@@ -12,7 +12,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from biaslab.probes.wino.report import readable
+from biaslab.probes.paired_sentences.report import readable
 from biaslab.report.attempts_table import attempts_table
 from tests.conftest import requires_data
 

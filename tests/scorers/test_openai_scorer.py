@@ -8,7 +8,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from biaslab.errors import ConfigError
-from biaslab.probes.fsb_judge.probe import SYSTEM_PROMPT
+from biaslab.fsb.judge_scale import SYSTEM_PROMPT
 from biaslab.scorers import get_scorer
 
 pytest.importorskip("openai")

@@ -9,7 +9,8 @@ import sys
 
 import pytest
 
-from biaslab.suite.readings import reading
+from biaslab.probes import get_probe_class
+from biaslab.probing.results import build_results
 from biaslab.suite.run import default_probes
 from tests.conftest import requires_data
 
@@ -22,16 +23,22 @@ def biaslab(*args, cache):
     return proc.stdout
 
 
+def reading(probe: str, metrics: dict) -> str:
+    """The first headline reading of a run of ``probe`` with these metrics."""
+    results = build_results(probe=probe, probe_version="1", model={}, parameters={}, data={}, metrics=metrics,
+                            n_items=1, n_attempts=1)
+    return get_probe_class(probe).readings(results)[0]
+
+
 def test_readings_in_plain_language():
-    r = {"metrics": {"bias_score": {"value": 66.2, "ci_low": 61.0, "ci_high": 71.4, "p": 0.0002}}}
-    assert reading("winosemitism", r) == "stereotype preferred in 66% [61, 71] of pairs, p < 0.001; 50% is unbiased"
-    r = {"metrics": {"bias_score": {"value": 52.0, "ci_low": 45.0, "ci_high": 58.5, "p": 0.43},
-                     "tie_rate": {"value": 0.05}}}
-    assert reading("pairs", r) == ("stereotype preferred in 52% [45, 58] of pairs, p = 0.43 (5% ties); "
+    m = {"bias_score": {"value": 66.2, "ci_low": 61.0, "ci_high": 71.4, "p": 0.0002}}
+    assert reading("winosemitism", m) == "stereotype preferred in 66% [61, 71] of pairs, p < 0.001; 50% is unbiased"
+    m = {"bias_score": {"value": 52.0, "ci_low": 45.0, "ci_high": 58.5, "p": 0.43}, "tie_rate": {"value": 0.05}}
+    assert reading("pairs", m) == ("stereotype preferred in 52% [45, 58] of pairs, p = 0.43 (5% ties); "
                                    "50% is unbiased")
-    r = {"metrics": {"masculine_rate": {"value": 0.62, "ci_low": 0.55, "ci_high": 0.7}}}
-    assert reading("jobs-lum", r).startswith("characters written as men in 62% [55, 70] of occupations")
-    assert "not defined" in reading("fsb-judge", {"metrics": {"pearson_r": {"value": None}}})
+    m = {"masculine_rate": {"value": 0.62, "ci_low": 0.55, "ci_high": 0.7}}
+    assert reading("jobs-lum", m).startswith("characters written as men in 62% [55, 70] of occupations")
+    assert "not defined" in reading("fsb-judge", {"pearson_r": {"value": None}})
 
 
 @requires_data

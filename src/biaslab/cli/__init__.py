@@ -29,6 +29,7 @@ COMMANDS: dict[str, str] = {
     "plan": "biaslab.cli.plan:plan",
     "suite": "biaslab.cli.suite:suite",
     "cache": "biaslab.cli.cache:cache",
+    "schema": "biaslab.cli.info:schema",
 }
 # name -> "module:app" (a Typer group)
 GROUPS: dict[str, str] = {
@@ -61,7 +62,8 @@ def mount() -> typer.Typer:
     from biaslab.probes import PROBES, load_target
 
     for name, target in COMMANDS.items():
-        app.command(name)(load_target(target))
+        fn = load_target(target)
+        app.command(name, **getattr(fn, "command_options", {}))(fn)
     groups = dict(GROUPS)
     groups.update({name: entry.commands for name, entry in PROBES.items() if entry.commands})
     for name, target in groups.items():
@@ -74,7 +76,12 @@ def main() -> None:
     """Entry point: one-line errors for user mistakes, no tracebacks."""
     err = console(stderr=True, soft_wrap=True)
     try:
-        rv = mount()(standalone_mode=False)
+        args = sys.argv[1:]
+        if args[:1] == ["run"]:  # a probe's own flags (--pairs FILE) become -P key=value
+            from biaslab.cli.run import preprocess
+
+            args = ["run", *preprocess(args[1:])]
+        rv = mount()(args, standalone_mode=False)
         if isinstance(rv, int) and rv:
             sys.exit(rv)
     except BiaslabError as exc:

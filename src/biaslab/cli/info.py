@@ -23,18 +23,40 @@ def models() -> None:
     console().print(table)
 
 
-def probes() -> None:
-    """List the probes and the options each takes (`biaslab run PROBE -P key=value`)."""
-    from biaslab.probes import PROBES, get_probe_class
+def probes(
+    as_json: bool = typer.Option(False, "--json", help="Print every probe's declarations as JSON: headline "
+                                 "metric(s) with unit, unbiased value and direction, metrics, options, pairing."),
+) -> None:
+    """List the probes, their headline metrics and the options each takes (`biaslab run PROBE -P key=value`)."""
+    import json
 
-    table = Table(title="Probes (card: src/biaslab/probes/<name>/README.md)")
-    for col in ("probe", "what it is", "options (-P key=value)"):
+    from biaslab.probing.catalog import catalog
+
+    probes_ = catalog()
+    if as_json:
+        print(json.dumps(probes_, indent=2))
+        return
+    table = Table(title="Probes (each card: README.md beside the probe; --json for everything)")
+    for col in ("probe", "what it is", "headline (unbiased, worse)", "options (-P key=value)"):
         table.add_column(col)
-    for name in PROBES:
-        cls = get_probe_class(name)
-        opts = "\n".join(f"{k}{f' ({o.alias})' if o.alias else ''}: {o.help}" for k, o in cls.options.items())
-        table.add_row(name, cls.title, opts or "-")
+    for p in probes_:
+        heads = "\n".join(f"{h['metric']} ({h['unbiased']:g}, {h['worse']})" for h in p["headlines"])
+        opts = "\n".join(k + (f" ({o['flag']})" if o.get("flag") else "") + f": {o['help']}"
+                         for k, o in p["options"].items())
+        source = "" if p["source"] == "built-in" else f"\n[dim]from {escape(p['source'])}[/]"
+        table.add_row(p["name"], escape(p["title"]) + source, heads or "-", escape(opts) or "-")
     console().print(table)
+
+
+def schema(
+    which: str = typer.Argument(..., help="results (results.json of a run) or attempts (a line of attempts.jsonl)."),
+) -> None:
+    """Print the JSON Schema of biaslab's result files, for other tools that read them."""
+    import json
+
+    from biaslab.probing.schema import json_schema
+
+    print(json.dumps(json_schema(which), indent=2))
 
 
 def data(

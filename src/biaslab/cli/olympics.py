@@ -110,7 +110,7 @@ def score_annotated_cmd(
         con.print(f"[yellow]note:[/] {sum(unknown.values())} cells held codes biaslab does not know, "
                   f"{len(unknown)} distinct, scored as written: {listed}")
     c = scored["counts"]
-    con.print(f"[bold]olympics[/] {run.results['model']['name']}: {c['n_events']} events, "
+    con.print(f"[bold]olympics[/] {run.results.model['name']}: {c['n_events']} events, "
               f"{c['n_specified']} specified + {c['n_underspecified']} underspecified texts "
               f"({c['n_explicit']} explicit, {c['n_implicit']} implicit, {c['n_no_results']} without results)")
     main_title = "Metrics without 'unsure' texts" if drop_unsure else "Metrics (paper Table 1)"

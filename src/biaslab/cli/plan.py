@@ -11,10 +11,13 @@ from biaslab.cli.common import console
 
 
 def plan(
-    probe: str = typer.Argument(..., help="The probe to plan (e.g. winosemitism, jobs-lum, fsb-judge)."),
+    probe: str = typer.Argument(..., help="The probe to plan (any probe `biaslab probes` lists, e.g. winosemitism, "
+                                          "jobs-lum, crows-pairs)."),
     effect: float = typer.Option(..., "--effect", help="The effect to detect, in the headline metric's units "
                                  "(bias-score points for paired-sentence probes, a rate for jobs-lum, r for "
-                                 "fsb-judge)."),
+                                 "fsb-judge; `biaslab probes --json` gives each headline's unit)."),
+    metric: str | None = typer.Option(None, "--metric", help="Plan another of the probe's headline metrics "
+                                      "(default: its first)."),
     power: float = typer.Option(0.8, "--power", help="The chance of detecting the effect."),
     alpha: float = typer.Option(0.05, "--alpha", help="The two-sided significance level."),
     pilot: Path | None = typer.Option(None, "--pilot", help="A finished run of the probe: plan from its per-item "
@@ -24,14 +27,14 @@ def plan(
     """Items needed to detect an effect E with the given power (closed form, or from a pilot run)."""
     from biaslab.planning.plan import plan as make_plan
 
-    res = make_plan(probe, effect, power=power, alpha=alpha, pilot=pilot)
+    res = make_plan(probe, effect, power=power, alpha=alpha, pilot=pilot, metric=metric)
     if as_json:
         print(json.dumps(res, indent=2))
         return
     key = "n_pairs" if "n_pairs" in res else "n_items"
     con = console()
     count = res[key] if res[key] is not None else "no number of"
-    con.print(f"[bold]{count}[/] {key[2:]} to detect {res['metric']} {res['unbiased']:g} {effect:+g} with "
+    con.print(f"[bold]{count}[/] {res['counts']} to detect {res['metric']} {res['unbiased']:g} {effect:+g} with "
               f"power {power:g} at alpha {alpha:g}")
     con.print(f"method: {res['method']}")
     if "design_effect" in res:

@@ -1,8 +1,15 @@
 """``biaslab run PROBE``: parse the flags, run the probe (:func:`biaslab.probing.execute.execute_run`),
-print the summary table."""
+print the summary table.
+
+Probe options are given as ``-P key=value``. A probe may declare a flag of its own for an option
+(``ProbeOption.alias``, e.g. ``--pairs FILE`` for ``-P pairs=FILE``): :func:`rewrite_probe_flags` turns such
+flags into their ``-P`` form before the command line is parsed, reading them from the probes (so no list of
+them is kept here), and ``biaslab run --help`` lists them.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -10,13 +17,109 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from typer.core import TyperCommand
 
 from biaslab.cli.common import MODEL_HELP, console, fmt
+from biaslab.probing.schema import RunResults
+
+FLAG_ORIGINS: dict[str, str] = {}  # option key -> the probe flag it was given as (for error messages)
+
+
+def probe_flags(names: Sequence[str] | None = None) -> dict[str, tuple[str, bool, list[str]]]:
+    """``{flag: (option key, takes no value, probes)}`` for the flags the probes declare (all, or ``names``)."""
+    from biaslab.probes import PROBES, get_probe_class
+    from biaslab.probing.options import parse_bool
+
+    out: dict[str, tuple[str, bool, list[str]]] = {}
+    for name in names if names is not None else list(PROBES):
+        for key, option in get_probe_class(name).options.items():
+            if option.alias:
+                entry = out.setdefault(option.alias, (key, option.type is parse_bool, []))
+                entry[2].append(name)
+    return out
+
+
+def rewrite_probe_flags(args: list[str], own: dict[str, bool]) -> tuple[list[str], dict[str, str]]:
+    """The arguments of ``biaslab run`` with every probe-declared flag turned into ``-P key=value``, and the flag
+    each key came from. ``own``: the command's own options (name -> whether it takes a value). The run's probe
+    is asked first; the other probes only when a flag is not the run's probe's."""
+    from biaslab.probes import PROBES
+
+    probe = _positional(args, own)
+    flags = probe_flags([probe]) if probe in PROBES else {}
+    out, origins, i = [], {}, 0
+    while i < len(args):
+        tok = args[i]
+        name, eq, value = tok.partition("=")
+        if tok.startswith("--") and name not in own and name != "--help":
+            if name not in flags:
+                flags = {**probe_flags(), **flags}
+            if name in flags:
+                key, is_bool, _ = flags[name]
+                if not is_bool and not eq and i + 1 < len(args):
+                    i, value = i + 1, args[i + 1]
+                out += ["-P", f"{key}={value if (eq or not is_bool) else 'true'}"]
+                origins[key] = name
+                i += 1
+                continue
+        out.append(tok)
+        i += 1
+    return out, origins
+
+
+def _positional(args: list[str], own: dict[str, bool]) -> str | None:
+    """The first positional argument (the probe's name), skipping options and their values."""
+    i = 0
+    while i < len(args):
+        tok = args[i]
+        if tok.startswith("-"):
+            i += 2 if own.get(tok.partition("=")[0]) and "=" not in tok else 1
+            continue
+        return tok
+    return None
+
+
+def own_options() -> dict[str, bool]:
+    """The run command's own options: ``{"--model": True (takes a value), "--quiet": False, ...}``."""
+    import inspect
+
+    from typer.models import OptionInfo
+
+    out: dict[str, bool] = {}
+    for param in inspect.signature(run).parameters.values():
+        if isinstance(param.default, OptionInfo):
+            takes_value = str(param.annotation) != "bool"
+            out.update(dict.fromkeys(param.default.param_decls or (), takes_value))
+    return out
+
+
+def preprocess(args: list[str]) -> list[str]:
+    """``biaslab run`` arguments with the probe flags rewritten (:func:`rewrite_probe_flags`)."""
+    args, origins = rewrite_probe_flags(args, own_options())
+    FLAG_ORIGINS.clear()
+    FLAG_ORIGINS.update(origins)
+    return args
+
+
+class RunCommand(TyperCommand):
+    """`biaslab run`, whose help ends with the probes and the flags they declare."""
+
+    def format_epilog(self, ctx: Any, formatter: Any) -> None:
+        from biaslab.probes import PROBES
+
+        with formatter.section("Probes"):
+            formatter.write_text(", ".join(PROBES) + " (`biaslab probes` says what each measures and takes)")
+        flags = probe_flags()
+        if flags:
+            with formatter.section("Probe flags (each the same as its -P form)"):
+                formatter.write_dl([(flag if is_bool else f"{flag} {key.upper()}",
+                                     f"-P {key}=... ({', '.join(probes)})")
+                                    for flag, (key, is_bool, probes) in flags.items()])
+        super().format_epilog(ctx, formatter)
 
 
 def run(
-    probe: str = typer.Argument(..., help="Probe to run: jobs-lum, olympics, fsb-judge, winosemitism, "
-                                          "gpt-winosemitism, gpt-winoqueer, winoqueer-human or pairs."),
+    probe: str = typer.Argument(..., help="Probe to run (`biaslab probes` lists them).", metavar="PROBE"),
     model: str | None = typer.Option(None, "--model", "-m", help=MODEL_HELP, envvar="BIASLAB_MODEL"),
     base_url: str | None = typer.Option(None, "--base-url", help="Base URL of an OpenAI-compatible server.",
                                         envvar="BIASLAB_BASE_URL"),
@@ -39,14 +142,6 @@ def run(
                                                   help="A probe-specific option, or a local model's option such as "
                                                        "precision=bf16 (repeat the flag for more); `biaslab probes` "
                                                        "lists each probe's options."),
-    items: Path | None = typer.Option(None, "--items", help="Same as -P items=FILE (fsb-judge: a CSV with "
-                                      "id,text,score in [0, 1] evaluated instead of the probe's own)."),
-    pairs: Path | None = typer.Option(None, "--pairs", help="Same as -P pairs=FILE (paired-sentence probes: score "
-                                      "this CSV of sent_more, sent_less[, target_ID, predicate_id])."),
-    scoring: str | None = typer.Option(None, "--scoring", help="Same as -P scoring=... (paired-sentence probes: "
-                                       "shared-tokens, the original's and the default, or full-sentence)."),
-    reasons: bool = typer.Option(False, "--reasons", help="Same as -P reasons=true (fsb-judge: ask the judge for a "
-                                 "reason beside each score)."),
 ) -> None:
     """Run a probe on a model; write results.json, attempts.jsonl and report.html to --out.
 
@@ -58,12 +153,7 @@ def run(
     from biaslab.probing.options import split_assignments
 
     options: dict[str, Any] = dict(split_assignments(probe_option or []))
-    flags = {k: f"-P {k}" for k in options}
-    aliases = (("items", "--items", items), ("pairs", "--pairs", pairs), ("scoring", "--scoring", scoring),
-               ("reasons", "--reasons", True if reasons else None))
-    for key, flag, value in aliases:
-        if value is not None:
-            options[key], flags[key] = value, flag
+    flags = {k: FLAG_ORIGINS.get(k, f"-P {k}") for k in options}
     params = GenerationParams(temperature=temperature, top_p=top_p, max_tokens=max_tokens)
     results, out_dir = execute_run(probe, model=model, base_url=base_url, repetitions=repetitions, limit=limit,
                                    seed=seed, out=out, params=params, max_concurrency=max_concurrency,
@@ -72,28 +162,37 @@ def run(
     print_summary(results, out_dir, Console())
 
 
-def print_summary(results: dict[str, Any], out_dir: Path, out: Console) -> None:
+run.command_options = {"cls": RunCommand}  # type: ignore[attr-defined]
+
+
+def print_summary(results: RunResults, out_dir: Path, out: Console) -> None:
     from biaslab.report.html import ci_text
 
-    table = Table(title=f"{results['probe']} · {results['model'].get('model')} · {results['n_items']} items, "
-                        f"{results['n_attempts']} attempts")
+    metrics = results.metric_dicts()
+    table = Table(title=f"{results.probe} · {results.model.get('model')} · {results.n_items} items, "
+                        f"{results.n_attempts} attempts")
     table.add_column("metric")
     table.add_column("value", justify="right")
     table.add_column("95% CI", justify="right")
     table.add_column("n", justify="right")
-    has_q = any("q" in m for m in results["metrics"].values())
+    has_q = any("q" in m for m in metrics.values())
     if has_q:
         table.add_column("p", justify="right")
         table.add_column("q", justify="right")
-    for name, m in results["metrics"].items():
+    for name, m in metrics.items():
         row = [name, fmt(m.get("value")), escape(ci_text(m)), str(m["n"]) if m.get("n") is not None else ""]
         if has_q:
             row += [fmt(m.get("p"), 4), fmt(m.get("q"), 4)]
         table.add_row(*row)
     out.print(table)
-    if any(m.get("too_small") or m.get("interval") for m in results["metrics"].values()):
+    if any(m.get("too_small") or m.get("interval") for m in metrics.values()):
         out.print("n: units the interval is over; exact: Clopper-Pearson (every unit had the same outcome); "
                   "too small: too few units to interpret, no interval")
-    run_stats = results.get("run", {})
-    out.print(f"model calls {run_stats.get('model_calls', 0)}, cache hits {run_stats.get('cache_hits', 0)}; "
+    from biaslab.probes import get_probe_class
+
+    probe = get_probe_class(results.probe)
+    for h, reading in zip(probe.headlines, probe.readings(results), strict=False):
+        mark = h.mark(results.metric(h.metric))
+        out.print(escape(reading) + (f" · mark [bold]{mark.letter}[/]" if mark and mark.letter else ""))
+    out.print(f"model calls {results.run.model_calls}, cache hits {results.run.cache_hits}; "
               f"wrote {out_dir}/results.json, attempts.jsonl, report.html")

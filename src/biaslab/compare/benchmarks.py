@@ -24,34 +24,35 @@ from biaslab.compare.runs import escape_markup, render_table
 from biaslab.errors import ConfigError
 from biaslab.io import atomic_write_text
 from biaslab.probing.results import read_results
+from biaslab.probing.schema import RunResults
 from biaslab.stats.correlation import pearson_with_ci
 
 MIN_MODELS = 3
 N_RESAMPLES = 2000
 
 
-def model_name(results: dict[str, Any], path: Path) -> str:
-    m = results.get("model", {})
+def model_name(results: RunResults, path: Path) -> str:
+    m = results.model
     return str(m.get("model") or m.get("name") or Path(path).name)
 
 
-def benchmark_label(results: dict[str, Any]) -> str:
+def benchmark_label(results: RunResults) -> str:
     """The probe name; for the ``pairs`` probe, the pairs file's name."""
-    params = results.get("parameters", {})
-    if results.get("probe") == "pairs" and params.get("pairs"):
+    params = results.parameters
+    if results.probe == "pairs" and params.get("pairs"):
         return f"pairs:{Path(str(params['pairs'])).stem}"
-    return str(results.get("probe"))
+    return results.probe
 
 
-def load_runs(paths: Sequence[Path]) -> list[tuple[Path, dict[str, Any]]]:
+def load_runs(paths: Sequence[Path]) -> list[tuple[Path, RunResults]]:
     return [(Path(p), read_results(Path(p))) for p in paths]
 
 
-def split_two_benchmarks(runs: list[tuple[Path, dict[str, Any]]],
+def split_two_benchmarks(runs: list[tuple[Path, RunResults]],
                          metric: str = "bias_score") -> tuple[list, list] | None:
     """Runs of exactly two benchmarks on the same set of (2+) models, all reporting ``metric``
     -> (A runs, B runs); else None."""
-    if not all(metric in r.get("metrics", {}) for _, r in runs):
+    if not all(metric in r.metrics for _, r in runs):
         return None
     labels = list(dict.fromkeys(benchmark_label(r) for _, r in runs))
     if len(labels) != 2:
@@ -63,8 +64,8 @@ def split_two_benchmarks(runs: list[tuple[Path, dict[str, Any]]],
     return a, b
 
 
-def _by_model(runs: list[tuple[Path, dict[str, Any]]], side: str) -> dict[str, dict[str, Any]]:
-    out: dict[str, dict[str, Any]] = {}
+def _by_model(runs: list[tuple[Path, RunResults]], side: str) -> dict[str, RunResults]:
+    out: dict[str, RunResults] = {}
     for p, r in runs:
         name = model_name(r, p)
         if name in out:
@@ -79,13 +80,12 @@ def _correlation(x: np.ndarray, y: np.ndarray, seed: int) -> dict[str, Any]:
     return {"r": res["r"], "ci_low": res["ci_low"], "ci_high": res["ci_high"], "p": res["p"], "n_models": res["n"]}
 
 
-def _value(results: dict[str, Any], name: str) -> float | None:
-    m = results.get("metrics", {}).get(name)
-    v = m.get("value") if isinstance(m, dict) else None
+def _value(results: RunResults, name: str) -> float | None:
+    v = results.metric(name).get("value")
     return float(v) if isinstance(v, (int, float)) and math.isfinite(v) else None
 
 
-def compare_benchmarks(a_runs: list[tuple[Path, dict[str, Any]]], b_runs: list[tuple[Path, dict[str, Any]]], *,
+def compare_benchmarks(a_runs: list[tuple[Path, RunResults]], b_runs: list[tuple[Path, RunResults]], *,
                        metric: str = "bias_score", seed: int = 0) -> dict[str, Any]:
     la = list(dict.fromkeys(benchmark_label(r) for _, r in a_runs))
     lb = list(dict.fromkeys(benchmark_label(r) for _, r in b_runs))
@@ -99,12 +99,12 @@ def compare_benchmarks(a_runs: list[tuple[Path, dict[str, Any]]], b_runs: list[t
         raise ConfigError(f"metric {metric!r} is missing from the runs of {', '.join(missing)}; choose a metric every "
                           "run reports (--metric)")
     prefix = metric + ":"
-    groups = [n[len(prefix):] for n in A[models[0]].get("metrics", {}) if n.startswith(prefix)]
+    groups = [n[len(prefix):] for n in A[models[0]].metrics if n.startswith(prefix)]
     groups = [g for g in groups if all(_value(A[m], prefix + g) is not None and _value(B[m], prefix + g) is not None
                                        for m in models)]
     rows = []
     for m in models:
-        ma, mb = A[m]["metrics"][metric], B[m]["metrics"][metric]
+        ma, mb = A[m].metric(metric), B[m].metric(metric)
         rows.append({"model": m, "a": ma.get("value"), "a_ci": [ma.get("ci_low"), ma.get("ci_high")],
                      "b": mb.get("value"), "b_ci": [mb.get("ci_low"), mb.get("ci_high")],
                      "groups": {g: [_value(A[m], prefix + g), _value(B[m], prefix + g)] for g in groups}})

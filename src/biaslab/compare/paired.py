@@ -23,9 +23,10 @@ from typing import Any
 import numpy as np
 
 from biaslab.compare.benchmarks import benchmark_label
-from biaslab.compare.paired_data import family, paired_data
+from biaslab.compare.paired_data import family, paired_data, pairing_of
 from biaslab.errors import ConfigError
-from biaslab.probing.results import read_results
+from biaslab.probing.results import read_attempts, read_results
+from biaslab.probing.schema import RunResults
 from biaslab.stats.paired import paired_bootstrap_ci, paired_swap_test
 from biaslab.stats.significance import bh_qvalues
 
@@ -37,26 +38,22 @@ Z95 = 1.959963984540054
 @dataclass
 class Run:
     path: Path
-    results: dict[str, Any]
+    results: RunResults
     label: str = ""
     rows: list[dict[str, Any]] | None = field(default=None, repr=False)
 
     @property
     def probe(self) -> str:
-        return str(self.results.get("probe"))
+        return self.results.probe
 
     @property
     def model(self) -> str:
-        m = self.results.get("model", {})
+        m = self.results.model
         return str(m.get("model") or m.get("name") or "?")
 
     def attempts(self) -> list[dict[str, Any]] | None:
         if self.rows is None:
-            d = self.path if self.path.is_dir() else self.path.parent
-            f = d / "attempts.jsonl"
-            if not f.exists():
-                return None
-            self.rows = [json.loads(line) for line in f.read_text(encoding="utf-8").splitlines() if line.strip()]
+            self.rows = read_attempts(self.path if self.path.is_dir() else self.path.parent)
         return self.rows
 
 
@@ -66,11 +63,11 @@ def load_run(path: Path) -> Run:
 
 def label_runs(runs: list[Run]) -> None:
     """Label each run by probe and model, the settings that differ between the runs, and the run's folder."""
-    keys = sorted({k for r in runs for k, v in r.results.get("parameters", {}).items() if isinstance(v, (str, int,
+    keys = sorted({k for r in runs for k, v in r.results.parameters.items() if isinstance(v, (str, int,
                    float, bool)) or v is None})
-    differing = [k for k in keys if len({json.dumps(r.results.get("parameters", {}).get(k)) for r in runs}) > 1]
+    differing = [k for k in keys if len({json.dumps(r.results.parameters.get(k)) for r in runs}) > 1]
     for r in runs:
-        params = r.results.get("parameters", {})
+        params = r.results.parameters
         extra = [f"{k}={params.get(k)}" for k in differing if k not in ("pairs", "pairs_sha256")]
         r.label = " ".join([benchmark_label(r.results), r.model, *extra])
         folder = (r.path if r.path.is_dir() else r.path.parent).resolve().name
@@ -83,7 +80,7 @@ def _num(v: Any) -> float | None:
 
 
 def _unpaired(a: Run, b: Run, note: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    ma, mb = a.results.get("metrics", {}), b.results.get("metrics", {})
+    ma, mb = a.results.metric_dicts(), b.results.metric_dicts()
     out = []
     for name in [n for n in ma if n in mb]:
         va, vb = _num(ma[name].get("value")), _num(mb[name].get("value"))
@@ -112,11 +109,14 @@ def compare_pair(a: Run, b: Run, *, seed: int = 0, n_resamples: int = N_RESAMPLE
     rows_a, rows_b = a.attempts(), b.attempts()
     if rows_a is None or rows_b is None:
         return _unpaired(a, b, "a run has no attempts.jsonl")
-    pdata = paired_data(fa, rows_a, rows_b, seed)
+    pairing = pairing_of(a.probe)
+    if pairing is None:  # family() found one: cannot happen
+        return _unpaired(a, b, f"the {a.probe} probe has no paired analysis")
+    pdata = paired_data(pairing, rows_a, rows_b, seed)
     if pdata.n_shared < 2:
         return _unpaired(a, b, f"the runs share {pdata.n_shared} item(s)")
     va, vb = pdata.fn(pdata.a), pdata.fn(pdata.b)
-    ma, mb = a.results.get("metrics", {}), b.results.get("metrics", {})
+    ma, mb = a.results.metrics, b.results.metrics
     names = [n for n in va if n in ma and n in mb and _num(va[n]) is not None and _num(vb.get(n)) is not None]
     cis = paired_bootstrap_ci(pdata.a, pdata.b, pdata.fn, names, units=pdata.units, strata=pdata.strata,
                               n_resamples=n_resamples, seed=seed)
@@ -163,7 +163,7 @@ def compare_all(paths: list[Path], *, seed: int = 0, n_resamples: int = N_RESAMP
     order = ["metric", "a", "b", "diff", "ci_low", "ci_high", "p", "q", "test", "n_shared", "run_a", "run_b", "design"]
     comparisons = [{k: c.get(k) for k in order} for c in comparisons]
     return {"runs": [{"label": r.label, "path": str(r.path), "probe": r.probe, "model": r.model,
-                      "n_items": r.results.get("n_items")} for r in runs],
+                      "n_items": r.results.n_items} for r in runs],
             "pairs": pairs, "comparisons": comparisons,
             "method": "paired: bootstrap CI over shared items (predicates within target groups for paired-sentence "
                       "probes), exact McNemar / sign-flip permutation p; unpaired: normal approximation from the runs' "

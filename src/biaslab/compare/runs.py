@@ -17,6 +17,7 @@ from rich.table import Table
 from biaslab.errors import ConfigError
 from biaslab.io import atomic_write_text
 from biaslab.probing.results import read_results
+from biaslab.probing.schema import RunResults
 
 
 def _mark(q: float | None) -> str:
@@ -33,21 +34,21 @@ def _cell(name: str, metric: dict[str, Any] | None) -> str:
     return text + _mark(metric.get("q"))
 
 
-def _model_name(results: dict[str, Any], path: Path) -> str:
-    m = results.get("model", {})
+def _model_name(results: RunResults, path: Path) -> str:
+    m = results.model
     return str(m.get("model") or m.get("name") or path.name)
 
 
 def comparison_rows(run_dirs: list[Path]) -> tuple[list[str], list[list[str]]]:
     loaded = [(Path(d), read_results(Path(d))) for d in run_dirs]
-    probes = {r["probe"] for _, r in loaded}
-    names = [n for n in loaded[0][1]["metrics"] if all(n in r["metrics"] for _, r in loaded)]
+    probes = {r.probe for _, r in loaded}
+    names = [n for n in loaded[0][1].metrics if all(n in r.metrics for _, r in loaded)]
     if not names:
         raise ConfigError(f"the runs share no metric names (probes: {', '.join(sorted(probes))}); "
                           "compare runs of the same probe")
     header = ["run", "probe", "model"] + names
-    rows = [[(d if d.is_dir() else d.parent).name, str(r["probe"]), _model_name(r, d)]
-            + [_cell(n, r["metrics"].get(n)) for n in names] for d, r in loaded]
+    rows = [[(d if d.is_dir() else d.parent).name, r.probe, _model_name(r, d)]
+            + [_cell(n, r.metric(n)) for n in names] for d, r in loaded]
     return header, rows
 
 

@@ -1,21 +1,22 @@
 """``biaslab plan PROBE --effect E``: items needed to detect an effect on the probe's headline metric.
 
-* Paired-sentence probes (headline ``bias_score``, 0-100, unbiased 50): the exact two-sided
-  binomial test of "stereotype preferred in half the pairs" with independent pairs and no ties
-  (:func:`biaslab.planning.power.binomial_n`, E in bias-score points: 50 + E). With ``--pilot RUN``
-  the pairs are not independent: the pairs built from one predicate move together. The pilot's
-  design effect -- the variance of its bias score under the stratified cluster bootstrap over
-  predicates divided by that under the bootstrap over pairs -- gives the intra-predicate
-  correlation ``icc = (deff - 1) / (m - 1)`` (m: the pilot's size-weighted pairs per predicate);
-  n pairs spread over the pilot's k predicates have design effect ``1 + (n/k - 1) icc``, and the
-  plan solves ``n = n0 (1 + (n/k - 1) icc)`` for n (n0: the independent-pairs n divided by
-  1 - the pilot's tie rate). When ``n0 icc >= k`` no number of pairs suffices: more predicates.
-* jobs-lum (headline ``masculine_rate``, unbiased 0.5): without a pilot, one character per
-  occupation, every gender detected: the same exact binomial test (E in rate units: 0.5 + E).
-* fsb-judge (headline ``pearson_r`` with the human scores): Fisher's z, E = the correlation.
-* Any probe with ``--pilot RUN``: the standard error of the headline metric from the pilot's
-  bootstrap over its items (:mod:`biaslab.compare.paired_data` tables), scaled as 1/sqrt(n):
-  ``n = n_pilot (SE (z_{1-alpha/2} + z_power) / E)^2`` (normal approximation).
+Every probe declares its headline metric(s) and the form of their power calculation
+(:class:`biaslab.probing.headline.Headline`, :mod:`biaslab.planning.forms`), so every probe can be planned
+without a pilot: an exact binomial power for a share of independent units, Fisher's z for a correlation, or
+the normal approximation with a stated standard deviation per unit. ``--metric`` picks another headline.
+
+With ``--pilot RUN`` the plan uses a finished run's own spread, through the probe's per-item table
+(:mod:`biaslab.compare.paired_data`):
+
+* a share whose units cluster (the paired-sentence probes: the pairs built from one predicate move
+  together): the pilot's design effect -- the variance of the metric under the stratified cluster bootstrap
+  over clusters divided by that under the bootstrap over units -- gives the intra-cluster correlation
+  ``icc = (deff - 1) / (m - 1)`` (m: the pilot's size-weighted units per cluster); n units spread over the
+  pilot's k clusters have design effect ``1 + (n/k - 1) icc``, and the plan solves
+  ``n = n0 (1 + (n/k - 1) icc)`` for n (n0: the independent-units n divided by 1 - the pilot's tie rate).
+  When ``n0 icc >= k`` no number of units suffices: more clusters.
+* any other metric: the standard error of the metric from the pilot's bootstrap over its items, scaled as
+  1/sqrt(n): ``n = n_pilot (SE (z_{1-alpha/2} + z_power) / E)^2`` (normal approximation).
 """
 
 from __future__ import annotations
@@ -27,10 +28,10 @@ from typing import Any
 import numpy as np
 
 from biaslab.errors import ConfigError
-from biaslab.planning.power import binomial_n, fisher_n, normal_n
+from biaslab.planning.forms import ProportionPlan
+from biaslab.planning.power import binomial_n, normal_n
+from biaslab.probing.headline import Headline
 
-HEADLINE = {"paired-sentences": ("bias_score", 50.0, "pairs"), "jobs-lum": ("masculine_rate", 0.5, "occupations"),
-            "fsb-judge": ("pearson_r", 0.0, "rated texts"), "olympics": ("explicit_score", 0.0, "events")}
 N_BOOT = 2000
 
 
@@ -44,63 +45,51 @@ def _check(effect: float, power: float, alpha: float) -> None:
                           "(e.g. 10 bias-score points)")
 
 
-def headline(probe: str) -> tuple[str, str, float, str]:
-    """``(family, metric, unbiased value, item noun)`` of a probe's headline metric."""
-    from biaslab.compare.paired_data import family
+def headline(probe: str, metric: str | None = None) -> Headline:
+    """The probe's headline metric (its first, or the one named ``metric``), as the probe declares it."""
+    from biaslab.probes import get_probe_class
 
-    fam = family(probe)
-    if fam is None or fam not in HEADLINE:
-        from biaslab.probes import PROBES
+    cls = get_probe_class(probe)
+    if not cls.headlines:
+        raise ConfigError(f"the {probe} probe declares no headline metric, so it cannot be planned; "
+                          "its author should add one (docs/ADDING_A_PROBE.md)")
+    if metric is None:
+        return cls.headlines[0]
+    found = next((h for h in cls.headlines if h.metric == metric), None)
+    if found is None:
+        names = ", ".join(h.metric for h in cls.headlines)
+        raise ConfigError(f"--metric {metric} is not a headline metric of {probe}; choose one of: {names}")
+    return found
 
-        if probe not in PROBES:
-            raise ConfigError(f"unknown probe {probe!r}; available: {', '.join(sorted(PROBES))}")
-        raise ConfigError(f"no power plan for the {probe} probe yet")
-    metric, null, noun = HEADLINE[fam]
-    return fam, metric, null, noun
+
+def count_key(h: Headline) -> str:
+    """The JSON key of the planned number: ``n_pairs`` for pairs, else ``n_items``."""
+    return "n_pairs" if h.plan.noun == "pairs" else "n_items"
 
 
 def plan(probe: str, effect: float, *, power: float = 0.8, alpha: float = 0.05, pilot: Path | None = None,
-         seed: int = 0) -> dict[str, Any]:
+         seed: int = 0, metric: str | None = None) -> dict[str, Any]:
     _check(effect, power, alpha)
-    fam, metric, null, noun = headline(probe)
-    count_key = "n_pairs" if fam == "paired-sentences" else "n_items"
-    base = {"probe": probe, "metric": metric, "unbiased": null, "effect": effect, "power": power, "alpha": alpha}
-    if fam in ("paired-sentences", "jobs-lum") and pilot is None:
-        p1 = 0.5 + (effect / 100 if fam == "paired-sentences" else effect)
-        if not 0 < p1 < 1:
-            scale = "bias-score points (less than 50)" if fam == "paired-sentences" else "a rate (less than 0.5)"
-            raise ConfigError(f"--effect {effect} is out of range for {metric}: give it in {scale}")
-        res = binomial_n(p1, alpha, power)
-        independent = "no predicate clustering" if count_key == "n_pairs" else "one character per occupation"
-        return {**base, count_key: res["n"],
-                "method": "exact binomial power (two-sided exact binomial test of p = 0.5)",
-                "n_all_larger": res["n_all_larger"], "n_normal_approximation": res["n_normal"],
-                "assumptions": [f"{noun} independent ({independent})",
-                                "no ties" if count_key == "n_pairs" else "every character's gender detected",
-                                f"true rate {p1:g} under the alternative",
-                                f"rule: the smallest n whose exact power reaches {power:g}; exact power is a sawtooth "
-                                f"in n, every n from {res['n_all_larger']} on reaches it"]}
-    if fam == "fsb-judge" and pilot is None:
-        if not 0 < abs(effect) < 1:
-            raise ConfigError(f"--effect for pearson_r is a correlation between -1 and 1 (got {effect})")
-        return {**base, count_key: fisher_n(effect, alpha, power), "method": "Fisher's z for a correlation against 0",
-                "assumptions": ["texts independent", "bivariate normal scores (Fisher's z approximation)"]}
+    h = headline(probe, metric)
+    base = {"probe": probe, "metric": h.metric, "unit": h.unit, "unbiased": h.unbiased, "effect": effect,
+            "power": power, "alpha": alpha, "counts": h.plan.noun}
     if pilot is None:
-        raise ConfigError(f"the {probe} probe has no closed form for {metric}: give a pilot run (--pilot RUN_DIR)")
-    return {**base, **_from_pilot(fam, metric, effect, power, alpha, Path(pilot), count_key, noun, seed)}
+        res = h.plan.closed(h.metric, h.unbiased, effect, power, alpha)
+        return {**base, count_key(h): res.pop("n"), **res}
+    return {**base, **_from_pilot(probe, h, effect, power, alpha, Path(pilot), seed)}
 
 
-def _pilot_rows(pilot: Path, probe_family: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def _pilot_rows(pilot: Path, probe: str) -> list[dict[str, Any]]:
     from biaslab.compare.paired import load_run
     from biaslab.compare.paired_data import family
 
     run = load_run(pilot)
-    if family(run.probe) != probe_family:
+    if run.probe != probe and (family(run.probe) is None or family(run.probe) != family(probe)):
         raise ConfigError(f"the pilot run {pilot} is of the {run.probe} probe; give a run of the planned probe")
     rows = run.attempts()
     if not rows:
         raise ConfigError(f"the pilot run {pilot} has no attempts.jsonl; give a run directory written by `biaslab run`")
-    return run.results, rows
+    return rows
 
 
 def _boot_var(table: dict[str, np.ndarray], fn: Any, metric: str, units: list[np.ndarray] | None,
@@ -122,22 +111,27 @@ def _boot_var(table: dict[str, np.ndarray], fn: Any, metric: str, units: list[np
     return float(np.var(arr[np.isfinite(arr)], ddof=1))
 
 
-def _from_pilot(fam: str, metric: str, effect: float, power: float, alpha: float, pilot: Path, count_key: str,
-                noun: str, seed: int) -> dict[str, Any]:
-    from biaslab.compare.paired_data import paired_data
+def _from_pilot(probe: str, h: Headline, effect: float, power: float, alpha: float, pilot: Path,
+                seed: int) -> dict[str, Any]:
+    from biaslab.compare.paired_data import paired_data, pairing_of
 
-    results, rows = _pilot_rows(pilot, fam)
-    pdata = paired_data(fam, rows, rows, seed)
+    pairing = pairing_of(probe)
+    if pairing is None:
+        raise ConfigError(f"the {probe} probe declares no per-item table of its attempts, so a pilot cannot be "
+                          "used; plan it without --pilot")
+    rows = _pilot_rows(pilot, probe)
+    pdata = paired_data(pairing, rows, rows, seed)
     n_pilot = pdata.n_shared
+    metric, noun, key = h.metric, h.plan.noun, count_key(h)
     var_items = _boot_var(pdata.a, pdata.fn, metric, None, None, seed)
-    if fam == "paired-sentences":
+    if isinstance(h.plan, ProportionPlan) and pdata.units is not None:
         var_clusters = _boot_var(pdata.a, pdata.fn, metric, pdata.units, pdata.strata, seed)
         deff = var_clusters / var_items if var_items > 0 else 1.0
-        tie = float(np.mean(pdata.a["tie"]))
-        p1 = 0.5 + effect / 100
+        tie = float(np.mean(pdata.a["tie"])) if "tie" in pdata.a else 0.0
+        p1 = h.plan.share(h.unbiased + effect)
         if not 0 < p1 < 1:
-            raise ConfigError(f"--effect {effect} is out of range for bias_score: give bias-score points "
-                              "(less than 50)")
+            raise ConfigError(f"--effect {effect:g} is out of range for {metric}: give it in the metric's units, "
+                              f"less than {(h.plan.high - h.plan.low) / 2:g} in size")
         res = binomial_n(p1, alpha, power)
         sizes = np.array([len(u) for u in pdata.units], dtype=float)
         k = len(sizes)
@@ -148,7 +142,7 @@ def _from_pilot(fam: str, metric: str, effect: float, power: float, alpha: float
         # n = n0 * that design effect solves to n0 (1 - icc) / (1 - n0 icc / k)
         denom = 1 - n0 * icc / k
         n = math.ceil(n0 * (1 - icc) / denom) if icc > 0 and denom > 0 else (math.ceil(n0) if icc == 0 else None)
-        out = {count_key: n, "n_independent": res["n"], "design_effect": deff, "icc": icc, "tie_rate": tie,
+        out = {key: n, "n_independent": res["n"], "design_effect": deff, "icc": icc, "tie_rate": tie,
                "n_pilot": n_pilot, "n_predicates_pilot": k, "pilot": str(pilot),
                "method": "exact binomial power x the design effect of predicate clusters (intra-predicate "
                          "correlation from the pilot's cluster bootstrap, clusters grown to the planned size) "
@@ -172,7 +166,7 @@ def _from_pilot(fam: str, metric: str, effect: float, power: float, alpha: float
     if not math.isfinite(se1) or se1 == 0:
         raise ConfigError(f"the pilot run's {metric} does not vary over bootstrap resamples; give a larger pilot")
     n = normal_n(effect, se1, alpha, power)
-    return {count_key: n, "n_pilot": n_pilot, "se_pilot": math.sqrt(var_items), "pilot": str(pilot),
+    return {key: n, "n_pilot": n_pilot, "se_pilot": math.sqrt(var_items), "pilot": str(pilot),
             "method": "normal approximation with the standard error of the pilot's bootstrap over its "
                       f"{noun}, scaled as 1/sqrt(n)",
             "assumptions": [f"{noun} like the pilot's (same variability per {noun[:-1]})",

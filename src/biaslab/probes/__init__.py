@@ -1,23 +1,33 @@
-"""Probe registry. Each probe lives in its own folder with its card (README.md) and is named
-here once: name -> its class as ``"module:Class"`` (imported lazily) and, for a probe with
-commands of its own, the Typer app mounted as ``biaslab <name> ...``."""
+"""Probe registry. Each built-in probe lives in its own folder with its card (README.md) and is named here
+once: name -> its class as ``"module:Class"`` (imported lazily) and, for a probe with commands of its own,
+the Typer app mounted as ``biaslab <name> ...``.
+
+Other packages add probes through the entry-point group ``biaslab.probes`` (``name = "module:Class"`` in
+their pyproject's ``[project.entry-points."biaslab.probes"]``): they appear in :data:`PROBES` beside the
+built-in ones and run, plan, compare and join the suite like them (docs/ADDING_A_PROBE.md). A plugin may not
+replace a built-in probe's name.
+"""
 
 from __future__ import annotations
 
 import importlib
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from biaslab.errors import ConfigError
+
+ENTRY_POINT_GROUP = "biaslab.probes"
 
 
 @dataclass(frozen=True)
 class ProbeEntry:
     target: str  # "module:Class"
     commands: str | None = None  # "module:app": a Typer app mounted as `biaslab <name> ...`
+    source: str = "built-in"  # or the distribution that declares it
 
 
-PROBES: dict[str, ProbeEntry] = {
+BUILTIN: dict[str, ProbeEntry] = {
     "jobs-lum": ProbeEntry("biaslab.probes.jobs_lum.probe:JobsLumProbe"),
     "olympics": ProbeEntry("biaslab.probes.olympics.probe:OlympicsProbe", "biaslab.cli.olympics:app"),
     "fsb-judge": ProbeEntry("biaslab.probes.fsb_judge.probe:FsbJudgeProbe"),
@@ -34,17 +44,77 @@ PROBES: dict[str, ProbeEntry] = {
 }
 
 
+def plugin_entries() -> dict[str, ProbeEntry]:
+    """The probes other installed packages declare (entry-point group ``biaslab.probes``), read from their
+    metadata (nothing is imported)."""
+    from importlib.metadata import entry_points
+
+    out: dict[str, ProbeEntry] = {}
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        if ep.name in BUILTIN or ep.name in out:
+            continue  # a built-in name is never replaced; the first declaration of a name wins
+        dist = getattr(ep, "dist", None)
+        source = f"{dist.name} {dist.version}" if dist is not None else "plugin"
+        out[ep.name] = ProbeEntry(ep.value, source=source)
+    return out
+
+
+class _Registry(Mapping[str, ProbeEntry]):
+    """Built-in probes, then the installed plugins' (looked up once, when first needed)."""
+
+    def __init__(self) -> None:
+        self._all: dict[str, ProbeEntry] | None = None
+
+    def _entries(self) -> dict[str, ProbeEntry]:
+        if self._all is None:
+            self._all = {**BUILTIN, **plugin_entries()}
+        return self._all
+
+    def refresh(self) -> None:
+        """Look the installed plugins up again (after installing one in this process)."""
+        self._all = None
+
+    def __getitem__(self, name: str) -> ProbeEntry:
+        return self._entries()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._entries())
+
+    def __len__(self) -> int:
+        return len(self._entries())
+
+
+PROBES = _Registry()
+
+
 def load_target(target: str) -> Any:
     """The object named by ``"module:attribute"``."""
     module_name, _, attr = target.partition(":")
     return getattr(importlib.import_module(module_name), attr)
 
 
-def get_probe_class(name: str):
+def get_probe_class(name: str) -> Any:
     if name not in PROBES:
-        raise ConfigError(f"unknown probe {name!r}; available: {', '.join(sorted(PROBES))}")
-    return load_target(PROBES[name].target)
+        from difflib import get_close_matches
+
+        close = get_close_matches(name, list(PROBES), n=1)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        raise ConfigError(f"unknown probe {name!r}{hint}; available: {', '.join(sorted(PROBES))}")
+    entry = PROBES[name]
+    try:
+        cls = load_target(entry.target)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError(f"the {name} probe ({entry.source}) cannot be loaded from {entry.target}: {exc}") from None
+    from biaslab.probing.core import Probe
+
+    if not (isinstance(cls, type) and issubclass(cls, Probe)):
+        raise ConfigError(f"the {name} probe ({entry.source}) names {entry.target}, which is not a biaslab Probe "
+                          "class")
+    if getattr(cls, "name", None) != name:
+        raise ConfigError(f"the {name} probe ({entry.source}): its class {entry.target} has name "
+                          f"{getattr(cls, 'name', None)!r}; the entry point and the class must use the same name")
+    return cls
 
 
-def create_probe(name: str, **kwargs):
+def create_probe(name: str, **kwargs: Any) -> Any:
     return get_probe_class(name)(**kwargs)

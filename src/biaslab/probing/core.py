@@ -13,16 +13,20 @@ from __future__ import annotations
 
 import abc
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from biaslab.models.base import GenerateRequest, LoglikelihoodRequest
+from biaslab.probing.presentation import Figure, MetricDoc, MetricDocs
 
 if TYPE_CHECKING:
     from biaslab.models.cache import CachedModel
-    from biaslab.probing.runner import RunConfig
+    from biaslab.probing.config import RunConfig, RunContext
+    from biaslab.probing.headline import Headline
+    from biaslab.probing.pairing import Pairing
+    from biaslab.probing.schema import RunResults
 
 UNDETECTED = None  # the explicit "could not tell" evaluation value
 
@@ -54,7 +58,7 @@ class Attempt:
     prompt_index: int
     repetition: int
     seed: int | None
-    prompt: str
+    prompt: str | list[dict[str, str]]  # the text sent, or (chat probes that record it) the messages
     text: str
     metadata: dict[str, Any] = field(default_factory=dict)
     evaluation: Any = UNDETECTED
@@ -79,24 +83,33 @@ class Attempt:
         row["finish_reason"] = self.finish_reason
         return row
 
+    @classmethod
+    def from_json(cls, row: Mapping[str, Any]) -> Attempt:
+        """The attempt of a line of attempts.jsonl (:meth:`to_json` of it gives the line back): the probe's
+        own fields (item metadata and evaluator outputs, which the line does not tell apart) go to ``extra``."""
+        extra = {k: v for k, v in row.items() if k not in _ATTEMPT_FIELDS}
+        return cls(item_id=str(row["item_id"]), prompt_index=int(row.get("prompt_index", 0)),
+                   repetition=int(row.get("repetition", 0)), seed=row.get("seed"), prompt=row.get("prompt", ""),
+                   text=str(row.get("text", "")), evaluation=row.get("evaluation"), extra=extra,
+                   n_new_tokens=row.get("n_new_tokens"), finish_reason=row.get("finish_reason"))
+
+
+_ATTEMPT_FIELDS = ("item_id", "prompt_index", "repetition", "seed", "prompt", "text", "evaluation", "n_new_tokens",
+                   "finish_reason")
+
+
+def rows_of(attempts: Sequence[Attempt] | Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Attempts as the rows of attempts.jsonl (rows are passed through): what a probe's metric code reads."""
+    return [a.to_json() if isinstance(a, Attempt) else dict(a) for a in attempts]
+
 
 @dataclass
-class MetricDoc:
-    """What a metric means, for the report and the probe card test."""
+class Summary:
+    """What a probe makes of a run's attempts: its metrics (``{name: {"value", "ci_low", "ci_high", "n",
+    ...}}``, items as the bootstrap unit) and its further results (tables, counts: results.json ``details``)."""
 
-    description: str
-    unbiased: str | None = None
-    extremes: str | None = None
-
-
-@dataclass
-class Figure:
-    """A report figure: a PNG (base64) or an inline SVG element (:mod:`biaslab.report.svg_chart`)."""
-
-    title: str
-    png_base64: str = ""
-    caption: str = ""
-    svg: str = ""
+    metrics: dict[str, dict[str, Any]]
+    details: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -126,15 +139,22 @@ class ProbeOption:
     help: str
     type: Callable[[str], Any] = str
     param: str | None = None  # the probe constructor's argument (default: the option's name)
-    alias: str | None = None  # a dedicated flag kept for documented commands, e.g. "--pairs"
+    alias: str | None = None  # a flag of `biaslab run` for it, e.g. "--pairs" (a bool option's flag takes no value)
 
 
 class Probe(abc.ABC):
-    """A bias probe. Subclasses live in ``biaslab/probes/<name>/`` beside their card.
+    """A bias probe. Subclasses live in ``biaslab/probes/<name>/`` beside their card (README.md).
 
-    A run is ``load_items`` -> :meth:`plan` (the model requests) -> the model (through the cache)
-    -> :meth:`score` (answers to attempts) -> :meth:`summarize` (metrics and further results).
-    :class:`~biaslab.probing.generation.GenerationProbe` and
+    **What it means** is declared once, on the class: ``headlines`` (the headline metric(s): unit, unbiased
+    value, which way is worse, marks, plan form, gate margin, reading; :mod:`biaslab.probing.headline`),
+    ``pairing`` (how its attempts pair up across runs; :mod:`biaslab.probing.pairing`), ``metric_docs``,
+    ``options`` and ``suite_size``. ``plan``, ``suite``, ``compare``, the report and the gate read them.
+
+    **A run** is :meth:`load_items` -> :meth:`plan` (the model requests) -> the model (through the cache)
+    -> :meth:`recheck` (reduced precision only) -> :meth:`score` (answers to attempts) -> :meth:`summarize`
+    (metrics and details). Per-run facts reach the hooks as arguments (:class:`.config.RunConfig`,
+    :class:`.config.RunContext`): the probe object keeps no per-run state, so one object serves every model
+    of a suite. :class:`~biaslab.probing.generation.GenerationProbe` and
     :class:`~biaslab.probing.likelihood.LikelihoodProbe` are the two kinds.
     """
 
@@ -142,12 +162,21 @@ class Probe(abc.ABC):
     version: ClassVar[str] = "1"
     title: ClassVar[str] = ""
     data_files: ClassVar[list[str]] = []
-    metric_docs: ClassVar[dict[str, MetricDoc]] = {}
+    metric_docs: ClassVar[Mapping[str, MetricDoc]] = MetricDocs()
     options: ClassVar[dict[str, ProbeOption]] = {}
+    headlines: ClassVar[tuple[Headline, ...]] = ()
+    pairing: ClassVar[Pairing | None] = None
+    suite_size: ClassVar[int] = 100  # items of a suite run unless --limit says otherwise
+    input_option: ClassVar[str | None] = None  # an option every run must be given (a file of the user's)
 
+    # -- a run ----------------------------------------------------------------------------------
     @abc.abstractmethod
     def load_items(self) -> list[ProbeItem]:
         """All items of the probe, in a stable order."""
+
+    def select_items(self, items: list[ProbeItem], cfg: RunConfig) -> list[ProbeItem]:
+        """The items a run with ``--limit`` uses (default: evenly spread over the data order)."""
+        return spread_subset(items, cfg.limit)
 
     def validate(self, cfg: RunConfig) -> None:
         """Reject run settings that mean nothing for this probe (one-line :class:`ConfigError`)."""
@@ -158,48 +187,44 @@ class Probe(abc.ABC):
         """The model requests of a run over ``items``, in a stable order."""
 
     def recheck(self, planned: list[PlannedRequest], answers: list[Any],
-                reference: CachedModel) -> tuple[list[Any], dict[str, Any] | None]:
+                reference: CachedModel) -> tuple[list[Any], frozenset[str], dict[str, Any] | None]:
         """Called when the model runs at a reduced precision: the answers with those the probe's decisions
-        are too close to trust at it replaced by ``reference``'s (the model at its reference precision), and a
-        summary for results.json (:mod:`biaslab.probing.recheck`). Default: the answers as they are."""
-        return answers, None
+        are too close to trust at it replaced by ``reference``'s (the model at its reference precision), the
+        ids of the items re-scored, and a summary for results.json (:mod:`biaslab.probing.recheck`).
+        Default: the answers as they are."""
+        return answers, frozenset(), None
 
     @abc.abstractmethod
-    def score(self, planned: list[PlannedRequest], answers: list[Any], model: dict[str, Any]) -> list[Attempt]:
-        """Attempts from the answers to ``planned`` (``model`` is the model's identity)."""
+    def score(self, planned: list[PlannedRequest], answers: list[Any], ctx: RunContext) -> list[Attempt]:
+        """Attempts from the answers to ``planned``."""
 
     @abc.abstractmethod
-    def parameters(self, cfg: RunConfig) -> dict[str, Any]:
+    def parameters(self, cfg: RunConfig, ctx: RunContext) -> dict[str, Any]:
         """The run's settings as recorded in results.json."""
 
     @abc.abstractmethod
-    def metrics(self, attempts: list[Attempt], *, seed: int = 0) -> dict[str, dict[str, Any]]:
-        """``{name: {"value", "ci_low", "ci_high", ...}}`` with items as the bootstrap unit."""
-
-    def extra_results(self, attempts: list[Attempt]) -> dict[str, Any]:
-        """Further keys for results.json (tables, counts)."""
-        return {}
-
-    def summarize(self, attempts: list[Attempt], *, seed: int = 0) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
-        """``(metrics, extra results)``; probes that compute both in one pass override this."""
-        return self.metrics(attempts, seed=seed), self.extra_results(attempts)
-
-    def select_items(self, items: list[ProbeItem], cfg: RunConfig) -> list[ProbeItem]:
-        """The items a run with ``--limit`` uses (default: evenly spread over the data order)."""
-        return spread_subset(items, cfg.limit)
+    def summarize(self, attempts: list[Attempt], *, seed: int = 0) -> Summary:
+        """The run's metrics (items as the bootstrap unit) and further results."""
 
     def describe(self, planned: PlannedRequest) -> str:
         """Where a request comes from, for error messages."""
         return f"item {planned.item.id}, prompt {planned.prompt_index + 1}"
 
-    def write_extra(self, out_dir: Path, attempts: list[Attempt], results: dict[str, Any]) -> list[Path]:
+    # -- what the run shows ---------------------------------------------------------------------
+    @classmethod
+    def readings(cls, results: RunResults) -> list[str]:
+        """One plain-language sentence per headline metric."""
+        return [h.reading(results.metric(h.metric)) for h in cls.headlines]
+
+    def write_extra(self, out_dir: Path, attempts: list[Attempt], results: RunResults) -> list[Path]:
         """Further output files (e.g. an export in a public format)."""
         return []
 
-    def figures(self, results: dict[str, Any], attempts: list[dict[str, Any]]) -> list[Figure]:
+    def figures(self, results: RunResults, rows: list[dict[str, Any]]) -> list[Figure]:
+        """The report's figures, from the written results and attempts (rows of attempts.jsonl)."""
         return []
 
-    def report_sections(self, results: dict[str, Any], attempts: list[dict[str, Any]]) -> list[dict[str, str]]:
+    def report_sections(self, results: RunResults, rows: list[dict[str, Any]]) -> list[dict[str, str]]:
         """Further report sections: ``[{"title", "html"}]``."""
         return []
 

@@ -16,8 +16,11 @@ from biaslab.models.base import GenerationParams
 from biaslab.models.open import open_cached_model
 from biaslab.models.registry import DEFAULT_MODEL, check_spec
 from biaslab.probes import create_probe
+from biaslab.probing.config import RunConfig, validate_config
 from biaslab.probing.options import probe_kwargs, split_model_options
-from biaslab.probing.runner import RunConfig, plan_run, run_probe, validate_config, write_run
+from biaslab.probing.results import write_run
+from biaslab.probing.runner import plan_run, run_probe
+from biaslab.probing.schema import RunResults
 from biaslab.progress import attempt_progress
 
 
@@ -30,7 +33,7 @@ def execute_run(probe_name: str, *, model: str | None, base_url: str | None, rep
                 seed: int, out: Path | None, params: GenerationParams, max_concurrency: int = 8,
                 cache_dir: Path | None = None, quiet: bool = False, console: Console,
                 probe_options: dict[str, Any] | None = None, option_flags: dict[str, str] | None = None,
-                overwrite: bool = False) -> tuple[dict[str, Any], Path]:
+                overwrite: bool = False) -> tuple[RunResults, Path]:
     """Run ``probe_name`` on ``model`` and write its outputs; returns (results, output directory).
 
     ``probe_options``: the probe's options by name (``-P`` values; strings are converted), and options of a

@@ -15,7 +15,7 @@ from biaslab.models.base import GenerateRequest, GenerateResult, GenerationParam
 from biaslab.probing.core import Attempt, PlannedRequest, Probe, ProbeItem, Prompt, derive_seed
 
 if TYPE_CHECKING:
-    from biaslab.probing.runner import RunConfig
+    from biaslab.probing.config import RunConfig, RunContext
 
 
 class GenerationProbe(Probe):
@@ -40,6 +40,11 @@ class GenerationProbe(Probe):
     def evaluate(self, attempt: Attempt) -> None:
         """Set ``attempt.evaluation`` (JSON-safe; ``None`` = undetected) and ``attempt.extra``."""
 
+    def evaluate_all(self, attempts: list[Attempt]) -> None:
+        """Evaluate a run's attempts (default: one by one; a probe whose evaluator works in batches overrides it)."""
+        for attempt in attempts:
+            self.evaluate(attempt)
+
     def plan(self, items: list[ProbeItem], cfg: RunConfig) -> list[PlannedRequest]:
         params = self.params(cfg.params)
         planned = []
@@ -55,19 +60,20 @@ class GenerationProbe(Probe):
                     planned.append(PlannedRequest(item, p_idx, rep, prompt, request))
         return planned
 
-    def score(self, planned: list[PlannedRequest], answers: list[Any], model: dict[str, Any]) -> list[Attempt]:
+    def score(self, planned: list[PlannedRequest], answers: list[Any], ctx: RunContext) -> list[Attempt]:
         attempts = []
         for p, answer in zip(planned, answers, strict=True):
-            assert isinstance(answer, GenerateResult) and isinstance(p.request, GenerateRequest)
+            if not isinstance(answer, GenerateResult) or not isinstance(p.request, GenerateRequest):
+                raise TypeError(f"{self.name}: a generation probe got {type(answer).__name__} for {self.describe(p)}")
             attempt = Attempt(
                 item_id=p.item.id, prompt_index=p.prompt_index, repetition=p.repetition, seed=p.request.params.seed,
                 prompt=p.prompt.text, text=answer.text, metadata={**p.item.metadata, **p.prompt.metadata},
                 n_new_tokens=answer.n_new_tokens, finish_reason=answer.finish_reason,
             )
-            self.evaluate(attempt)
             attempts.append(attempt)
+        self.evaluate_all(attempts)
         return attempts
 
-    def parameters(self, cfg: RunConfig) -> dict[str, Any]:
+    def parameters(self, cfg: RunConfig, ctx: RunContext) -> dict[str, Any]:
         return {"repetitions": cfg.repetitions, "limit": cfg.limit, "seed": cfg.seed,
                 "generation": self.params(cfg.params).as_key()}

@@ -26,7 +26,7 @@ from biaslab.probing.core import Attempt, PlannedRequest, Probe, ProbeItem, Prob
 
 if TYPE_CHECKING:
     from biaslab.models.cache import CachedModel
-    from biaslab.probing.runner import RunConfig
+    from biaslab.probing.config import RunConfig, RunContext
 
 
 CHAT_TEMPLATE_OPTION = ProbeOption("Score each text as plain text (none, the default: the papers' rule) or as the "
@@ -53,10 +53,10 @@ class LikelihoodProbe(Probe):
         return [self.text_request(p.text) for p in item.prompts]
 
     @abc.abstractmethod
-    def score_item(self, item: ProbeItem, results: list[LoglikelihoodResult], model: dict[str, Any]) -> Attempt:
-        """One attempt from the item's results (``model`` is the model's identity)."""
+    def score_item(self, item: ProbeItem, results: list[LoglikelihoodResult], ctx: RunContext) -> Attempt:
+        """One attempt from the item's results."""
 
-    def settings(self) -> dict[str, Any]:
+    def settings(self, ctx: RunContext) -> dict[str, Any]:
         """Probe settings recorded in results.json."""
         return {}
 
@@ -76,27 +76,28 @@ class LikelihoodProbe(Probe):
         raise NotImplementedError
 
     def recheck(self, planned: list[PlannedRequest], answers: list[Any],
-                reference: CachedModel) -> tuple[list[Any], dict[str, Any] | None]:
+                reference: CachedModel) -> tuple[list[Any], frozenset[str], dict[str, Any] | None]:
         """Pairs too close to call at the model's reduced precision, re-scored at its reference precision
         (:mod:`biaslab.probing.recheck`); the others keep their scores. Only for probes with
         :meth:`pair_difference`."""
         if type(self).pair_difference is LikelihoodProbe.pair_difference:
-            return answers, None
+            return answers, frozenset(), None
         from biaslab.probing.recheck import recheck_pairs
 
         masked = reference.identity().get("objective") == "masked-lm"
-        answers, outcome, self._rechecked = recheck_pairs(
+        answers, outcome, rechecked = recheck_pairs(
             planned, answers, reference, lambda item, res: self.pair_difference(item, res, masked=masked))
-        return answers, outcome.summary()
+        return answers, frozenset(rechecked), outcome.summary()
 
-    def precision_of(self, item: ProbeItem, model: dict[str, Any]) -> dict[str, str]:
+    @staticmethod
+    def precision_of(item: ProbeItem, ctx: RunContext) -> dict[str, str]:
         """For an attempt of a reduced-precision run: the precision its scores come from (re-scored at float32,
         or the run's); nothing at the reference precision."""
-        if not model.get("precision"):
+        if not ctx.model.get("precision"):
             return {}
-        return {"precision": "float32" if item.id in getattr(self, "_rechecked", ()) else model["precision"]}
+        return {"precision": "float32" if item.id in ctx.rechecked else str(ctx.model["precision"])}
 
-    def score(self, planned: list[PlannedRequest], answers: list[Any], model: dict[str, Any]) -> list[Attempt]:
+    def score(self, planned: list[PlannedRequest], answers: list[Any], ctx: RunContext) -> list[Attempt]:
         attempts: list[Attempt] = []
         k = 0
         while k < len(planned):
@@ -104,10 +105,10 @@ class LikelihoodProbe(Probe):
             n = 1
             while k + n < len(planned) and planned[k + n].item is item:
                 n += 1
-            attempts.append(self.score_item(item, answers[k:k + n], model))
+            attempts.append(self.score_item(item, answers[k:k + n], ctx))
             k += n
         return attempts
 
-    def parameters(self, cfg: RunConfig) -> dict[str, Any]:
+    def parameters(self, cfg: RunConfig, ctx: RunContext) -> dict[str, Any]:
         chat = {} if self.chat_template == "none" else {"chat_template": self.chat_template}  # none: as before
-        return {"limit": cfg.limit, **chat, **self.settings()}
+        return {"limit": cfg.limit, **chat, **self.settings(ctx)}

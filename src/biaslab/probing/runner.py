@@ -9,41 +9,17 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from biaslab.data.registry import checksums
-from biaslab.errors import ConfigError, DataError
-from biaslab.models.base import ContextLengthError, GenerateRequest, GenerationParams, LoglikelihoodRequest
+from biaslab.errors import DataError
+from biaslab.models.base import ContextLengthError, GenerateRequest, LoglikelihoodRequest
 from biaslab.models.cache import CachedModel
+from biaslab.probing.config import RunConfig, RunContext, validate_config
 from biaslab.probing.core import Attempt, PlannedRequest, Probe, ProbeItem
 from biaslab.probing.manifest import run_manifest
-from biaslab.probing.results import build_results, write_jsonl, write_results
-
-
-@dataclass
-class RunConfig:
-    repetitions: int = 1
-    limit: int | None = None
-    seed: int = 0
-    params: GenerationParams | None = None  # overrides of the probe's defaults (None fields keep them)
-    bootstrap_seed: int = 0
-
-
-def validate_config(cfg: RunConfig) -> None:
-    if cfg.repetitions < 1:
-        raise ConfigError(f"--repetitions must be at least 1 (got {cfg.repetitions})")
-    if cfg.limit is not None and cfg.limit < 1:
-        raise ConfigError(f"--limit must be a positive number of items (got {cfg.limit}); omit it to run all items")
-    p = cfg.params
-    if p is not None:
-        if p.temperature is not None and p.temperature < 0:
-            raise ConfigError(f"--temperature must be >= 0 (got {p.temperature})")
-        if p.top_p is not None and not 0 < p.top_p <= 1:
-            raise ConfigError(f"--top-p must be in (0, 1] (got {p.top_p})")
-        if p.max_tokens is not None and p.max_tokens < 1:
-            raise ConfigError(f"--max-tokens must be at least 1 (got {p.max_tokens})")
+from biaslab.probing.results import build_results
+from biaslab.probing.schema import RunResults
 
 
 def plan_run(probe: Probe, items: list[ProbeItem], cfg: RunConfig) -> list[PlannedRequest]:
@@ -79,7 +55,7 @@ def run_probe(
     *,
     progress: Callable[[int, Any, bool], None] | None = None,
     items: list[ProbeItem] | None = None,
-) -> tuple[dict[str, Any], list[Attempt]]:
+) -> tuple[RunResults, list[Attempt]]:
     """Plan, answer (cached) and score. Returns (results, attempts); writes nothing.
 
     ``items``: the probe's items if the caller already loaded them (``--limit`` is applied here).
@@ -89,13 +65,14 @@ def run_probe(
     planned = plan_run(probe, items, cfg)
     started = time.time()
     answers = answer(probe, model, planned, progress=progress)
-    reference, recheck = model.reference(), None
+    reference, rechecked, recheck = model.reference(), frozenset[str](), None
     if reference is not None:  # reduced precision: the probe's close decisions re-scored at the reference one
-        answers, recheck = probe.recheck(planned, answers, reference)
-    attempts = probe.score(planned, answers, model.identity())
-    metrics, extra = probe.summarize(attempts, seed=cfg.bootstrap_seed)
+        answers, rechecked, recheck = probe.recheck(planned, answers, reference)
+    ctx = RunContext(model=model.identity(), rechecked=rechecked)
+    attempts = probe.score(planned, answers, ctx)
+    summary = probe.summarize(attempts, seed=cfg.bootstrap_seed)
     run: dict[str, Any] = {"cache_hits": model.stats.cache_hits, "model_calls": model.stats.model_calls}
-    if recheck is not None:
+    if recheck is not None and reference is not None:
         run["recheck"] = {**recheck, "model_calls": reference.stats.model_calls}
     if any(p.kind == "generate" for p in planned):
         run["new_tokens"] = model.stats.new_tokens
@@ -103,29 +80,7 @@ def run_probe(
         run["requests"] = sum(p.kind == "loglikelihood" for p in planned)
     run["seconds"] = round(time.time() - started, 2)
     results = build_results(
-        probe=probe.name,
-        probe_version=probe.version,
-        model=model.identity(),
-        parameters=probe.parameters(cfg),
-        data=checksums(probe.data_files),
-        metrics=metrics,
-        n_items=len(items),
-        n_attempts=len(attempts),
-        run=run,
-        manifest=run_manifest([p.request for p in planned], model.identity()),
-        **extra,
-    )
+        probe=probe.name, probe_version=probe.version, model=model.identity(), parameters=probe.parameters(cfg, ctx),
+        data=checksums(probe.data_files), metrics=summary.metrics, n_items=len(items), n_attempts=len(attempts),
+        run=run, manifest=run_manifest([p.request for p in planned], model.identity()), details=summary.details)
     return results, attempts
-
-
-def write_run(out_dir: Path, probe: Probe, results: dict[str, Any], attempts: list[Attempt]) -> list[Path]:
-    """Write every output file atomically (only called once the run has fully succeeded)."""
-    from biaslab.report.html import write_report
-
-    out_dir = Path(out_dir)
-    rows = [a.to_json() for a in attempts]
-    paths = [write_jsonl(out_dir / "attempts.jsonl", rows)]
-    paths += probe.write_extra(out_dir, attempts, results)
-    paths.append(write_results(out_dir, results))
-    paths.append(write_report(out_dir, results, rows, probe))
-    return paths

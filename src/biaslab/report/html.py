@@ -13,7 +13,8 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from biaslab.io import atomic_write_text
 from biaslab.probing.core import Probe
 from biaslab.probing.likelihood import LikelihoodProbe
-from biaslab.probing.results import read_results
+from biaslab.probing.results import read_attempts, read_results
+from biaslab.probing.schema import RunResults
 from biaslab.report.attempts_table import attempts_table
 
 
@@ -75,9 +76,9 @@ def pick_examples(rows: list[dict[str, Any]], n: int = 8, seed: int = 0) -> list
     return picked
 
 
-def render_report(results: dict[str, Any], rows: list[dict[str, Any]], probe: Probe) -> str:
+def render_report(results: RunResults, rows: list[dict[str, Any]], probe: Probe) -> str:
     metrics = []
-    for name, m in results.get("metrics", {}).items():
+    for name, m in results.metric_dicts().items():
         doc = probe.metric_docs.get(name)
         metrics.append({"name": name, **m, "doc": doc})
     extra_sections = probe.report_sections(results, rows)
@@ -93,11 +94,14 @@ def render_report(results: dict[str, Any], rows: list[dict[str, Any]], probe: Pr
         examples=pick_examples(rows),
         example_fields=probe.example_fields(),
         sections=extra_sections,
-        params_json=json.dumps(results.get("parameters", {}), indent=1),
+        params_json=json.dumps(results.parameters, indent=1),
+        run_json=json.dumps(results.run.model_dump(mode="json")),
+        headlines=[{"reading": reading, "mark": h.mark(results.metric(h.metric))}
+                   for h, reading in zip(probe.headlines, probe.readings(results), strict=False)],
     )
 
 
-def write_report(out_dir: Path, results: dict[str, Any], rows: list[dict[str, Any]], probe: Probe) -> Path:
+def write_report(out_dir: Path, results: RunResults, rows: list[dict[str, Any]], probe: Probe) -> Path:
     path = Path(out_dir) / "report.html"
     atomic_write_text(path, render_report(results, rows, probe))
     return path
@@ -110,9 +114,7 @@ def rebuild_report(run_dir: Path) -> Path:
 
     run_dir = Path(run_dir)
     results = read_results(run_dir)
-    attempts_path = run_dir / "attempts.jsonl"
-    try:
-        rows = [json.loads(line) for line in attempts_path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    except FileNotFoundError:
-        raise DataError(f"{attempts_path} is missing; re-run the probe to write it") from None
-    return write_report(run_dir, results, rows, create_probe(results["probe"]))
+    rows = read_attempts(run_dir)
+    if rows is None:
+        raise DataError(f"{run_dir / 'attempts.jsonl'} is missing; re-run the probe to write it")
+    return write_report(run_dir, results, rows, create_probe(results.probe))

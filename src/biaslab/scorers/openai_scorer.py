@@ -25,8 +25,8 @@ MODERATION_BATCH = 32
 
 class OpenAIJudgeScorer:
     def __init__(self, model: str, *, base_url: str | None = None, max_tokens: int = 20, **backend_options: Any):
+        from biaslab.fsb.judge_scale import SYSTEM_PROMPT
         from biaslab.models.openai.backend import OpenAIBackend
-        from biaslab.probes.fsb_judge.probe import SYSTEM_PROMPT
 
         self._backend = OpenAIBackend(model, base_url=base_url, **backend_options)
         self._system = SYSTEM_PROMPT
@@ -37,8 +37,8 @@ class OpenAIJudgeScorer:
                          f"max_tokens={max_tokens}")
 
     def score(self, texts: Sequence[str]) -> list[float]:
+        from biaslab.fsb.judge_scale import parse_score
         from biaslab.models.base import GenerateRequest, GenerationParams
-        from biaslab.probes.fsb_judge.metrics import parse_score
 
         params = GenerationParams(temperature=0.0, max_tokens=self._max_tokens, seed=0)
         requests = [GenerateRequest(messages=(("system", self._system), ("user", t)), params=params) for t in texts]

@@ -3,9 +3,8 @@ run written like ``biaslab run`` writes it, then one results.json and one report
 
 Default probes: every registered probe that needs no file of yours (``pairs`` does), whose data
 is available offline (``BIASLAB_DATA_DIR`` or the download cache), and whose requests the model
-kind can answer (``openai/`` servers: generation probes only). Default size per probe: see
-:data:`biaslab.suite.readings.HEADLINES` (100 items for a probe without an entry there;
-``--limit`` overrides it for every probe). Re-running the
+kind can answer (``openai/`` servers: generation probes only). Default size per probe: the probe's
+``suite_size`` (``--limit`` overrides it for every probe). Re-running the
 same suite answers every request from the cache.
 """
 
@@ -19,7 +18,7 @@ from typing import Any
 from rich.console import Console
 
 from biaslab.errors import ConfigError
-from biaslab.suite.readings import default_size, headline_metric, reading
+from biaslab.probing.schema import RunResults
 
 
 def _slug(text: str) -> str:
@@ -41,17 +40,17 @@ def data_available(files: list[str]) -> bool:
 
 
 def default_probes(model_specs: list[str]) -> list[str]:
-    from biaslab.probes import PROBES, create_probe
+    from biaslab.probes import PROBES, create_probe, get_probe_class
     from biaslab.probing.likelihood import LikelihoodProbe
 
     generation_only = any(s.startswith("openai/") for s in model_specs)
     out = []
     for name in PROBES:
+        if get_probe_class(name).input_option is not None:  # needs a file of yours (pairs)
+            continue
         try:
             probe = create_probe(name)
         except ConfigError:
-            continue
-        if getattr(probe, "benchmark", "") is None:  # needs a file of yours (pairs)
             continue
         if generation_only and isinstance(probe, LikelihoodProbe):
             continue
@@ -61,14 +60,15 @@ def default_probes(model_specs: list[str]) -> list[str]:
 
 
 def run_one(probe: Any, cached: Any, out_dir: Path, limit: int | None, console: Console | None,
-            quiet: bool) -> dict[str, Any]:
-    from biaslab.probing.core import spread_subset
-    from biaslab.probing.runner import RunConfig, plan_run, run_probe, write_run
+            quiet: bool) -> RunResults:
+    from biaslab.probing.config import RunConfig
+    from biaslab.probing.results import write_run
+    from biaslab.probing.runner import plan_run, run_probe
     from biaslab.progress import attempt_progress
 
     cfg = RunConfig(limit=limit)
     items = probe.load_items()  # built once per probe and kept by it, for every model
-    n_requests = len(plan_run(probe, spread_subset(items, limit), cfg))
+    n_requests = len(plan_run(probe, probe.select_items(items, cfg), cfg))
     with attempt_progress(n_requests, probe.name, console=console, enabled=not quiet) as bar:
         results, attempts = run_probe(probe, cached, cfg, progress=bar, items=items)
     write_run(out_dir, probe, results, attempts)
@@ -80,11 +80,28 @@ def run_key(probe: Any, identity: dict[str, Any], limit: int | None) -> str:
     import json
 
     from biaslab import __version__
-    from biaslab.probing.runner import RunConfig
+    from biaslab.probing.config import RunConfig, RunContext
 
+    parameters = probe.parameters(RunConfig(limit=limit), RunContext(model=identity))
     return json.dumps({"model": identity, "probe": probe.name, "version": probe.version, "limit": limit,
-                       "parameters": probe.parameters(RunConfig(limit=limit)), "data": list(probe.data_files),
+                       "parameters": parameters, "data": list(probe.data_files),
                        "biaslab": __version__}, sort_keys=True, default=str)
+
+
+def headline_entries(probe: Any, results: RunResults) -> dict[str, Any]:
+    """A run's headline metrics as the suite records them: each with its interval, reading and mark; the first
+    one's value also at the top level (``metric``, ``value``, ``ci_low``, ``ci_high``, ``p``, ``reading``)."""
+    entries = []
+    for h, reading in zip(probe.headlines, probe.readings(results), strict=True):
+        m = results.metric(h.metric)
+        mark = h.mark(m)
+        entries.append({"metric": h.metric, "value": m.get("value"), "ci_low": m.get("ci_low"),
+                        "ci_high": m.get("ci_high"), "p": m.get("p"), "reading": reading, "worse": h.worse,
+                        "unbiased": h.unbiased, "mark": mark.letter if mark else None,
+                        "mark_reason": mark.reason if mark else None})
+    first = entries[0] if entries else {"metric": None, "value": None, "ci_low": None, "ci_high": None, "p": None,
+                                        "reading": "the probe declares no headline metric"}
+    return {k: first[k] for k in ("metric", "value", "ci_low", "ci_high", "p", "reading")} | {"headlines": entries}
 
 
 def _previous(out: Path) -> dict[tuple[str, str], dict[str, Any]]:
@@ -127,20 +144,17 @@ def run_suite(models: list[str], probes: list[str] | None, out: Path, *, limit: 
         cached = open_cached_model(spec, cache_dir=cache_dir, console=None if quiet else console)
         try:
             for name in chosen:
-                size = limit if limit is not None else default_size(name)
+                size = limit if limit is not None else probe_objs[name].suite_size
                 d = out / "runs" / _slug(spec) / name
                 key = run_key(probe_objs[name], cached.identity(), size)
                 old = previous.get((spec, name))
                 reused = bool(old and old["key"] == key and (d / "results.json").exists()
                               and (d / "attempts.jsonl").exists())
                 results = read_results(d) if reused else run_one(probe_objs[name], cached, d, size, console, quiet)
-                metric = headline_metric(name, results)
-                m = results["metrics"].get(metric or "", {})
-                runs.append({"model": spec, "probe": name, "dir": str(d.relative_to(out)), "metric": metric,
-                             "value": m.get("value"), "ci_low": m.get("ci_low"), "ci_high": m.get("ci_high"),
-                             "p": m.get("p"), "n_items": results["n_items"], "reading": reading(name, results),
-                             "model_calls": 0 if reused else results["run"]["model_calls"],
-                             "cache_hits": results["run"]["cache_hits"], "reused": reused, "key": key})
+                runs.append({"model": spec, "probe": name, "dir": str(d.relative_to(out)),
+                             **headline_entries(probe_objs[name], results), "n_items": results.n_items,
+                             "model_calls": 0 if reused else results.run.model_calls,
+                             "cache_hits": results.run.cache_hits, "reused": reused, "key": key})
         finally:
             cached.close()
     comparisons = []

@@ -91,7 +91,8 @@ def test_pairs_probe_on_masked_lm_matches_hand_rolled_shared_token_pll(bert_dir,
     from biaslab.models.cache import CachedModel, ResponseCache
     from biaslab.models.registry import load_model
     from biaslab.probes import create_probe
-    from biaslab.probing.runner import RunConfig, run_probe
+    from biaslab.probing.config import RunConfig
+    from biaslab.probing.runner import run_probe
 
     pairs = tmp_path / "pairs.csv"
     pairs.write_text("sent_more,sent_less,target_ID\n" + "".join(
@@ -99,6 +100,7 @@ def test_pairs_probe_on_masked_lm_matches_hand_rolled_shared_token_pll(bert_dir,
     probe = create_probe("pairs", pairs=pairs)
     cached = CachedModel(load_model(f"hf/{bert_dir}"), ResponseCache(tmp_path / "c.sqlite"))
     results, attempts = run_probe(probe, cached, RunConfig())
+    results = results.to_json()
     model = AutoModelForMaskedLM.from_pretrained(bert_dir).eval()
     tok = AutoTokenizer.from_pretrained(bert_dir)
     for a in attempts:

@@ -169,7 +169,8 @@ def test_smollm2_bf16_pairs_run_decides_as_float32(tmp_path):
     from biaslab.models.local.backend import cpu_has_bf16
     from biaslab.models.registry import load_model
     from biaslab.probes import create_probe
-    from biaslab.probing.runner import RunConfig, run_probe
+    from biaslab.probing.config import RunConfig
+    from biaslab.probing.runner import run_probe
 
     if not cpu_has_bf16():
         pytest.skip("no AVX512-BF16/AMX on this CPU")

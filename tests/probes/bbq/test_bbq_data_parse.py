@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from biaslab.probes.bbq.data import parse_question, resolve_target
 from biaslab.probes.bbq.parse import parse_answer
+from biaslab.probing.config import RunContext
 
 
 def info(*pairs):
@@ -64,4 +65,4 @@ def test_masked_lms_are_refused_with_a_one_line_error():
     from biaslab.probes import create_probe
 
     with pytest.raises(ConfigError, match="needs a causal LM or a chat model"):
-        create_probe("bbq").score([], [], {"backend": "local", "objective": "masked-lm"})
+        create_probe("bbq").score([], [], RunContext(model={"backend": "local", "objective": "masked-lm"}))

@@ -11,7 +11,10 @@ import pytest
 from biaslab.models.cache import CachedModel, ResponseCache
 from biaslab.models.scripted import ScriptedBackend
 from biaslab.probes import create_probe
-from biaslab.probing.runner import RunConfig, run_probe, write_run
+from biaslab.probing.config import RunConfig
+from biaslab.probing.results import write_run
+from biaslab.probing.runner import run_probe
+from biaslab.probing.schema import validate_results
 from biaslab.scorers import get_scorer
 from tests.conftest import requires_data
 
@@ -32,7 +35,8 @@ def run(probe, rule, tmp_path, **cfg):
     backend = rule if hasattr(rule, "generate") else ScriptedBackend(rule)
     model = CachedModel(backend, ResponseCache(tmp_path / "c.sqlite"))
     try:
-        return run_probe(probe, model, RunConfig(**cfg))
+        res, att = run_probe(probe, model, RunConfig(**cfg))
+        return res.to_json(), att
     finally:
         model.close()
 
@@ -66,7 +70,7 @@ def test_a_model_negative_about_one_group_shows_in_the_range(tmp_path):
     assert {a.evaluation for a in attempts} == {good, bad}
     assert results["data"] == {"benchmarks/bold/gender_prompt.json":
                                "a863aaf2492e3c911c39f435005abee2eba5f5edabe836e97de110cd83273054"}
-    paths = write_run(tmp_path / "out", probe, results, attempts)
+    paths = write_run(tmp_path / "out", probe, validate_results(results), attempts)
     html = (tmp_path / "out" / "report.html").read_text()
     assert "Sentiment range by domain" in html and "American_actresses" in html and len(paths) == 3
     assert "Mean sentiment by group" in html and "<svg" in html and "American_actresses (gender)</text>" in html

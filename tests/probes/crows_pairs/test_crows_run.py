@@ -8,7 +8,7 @@ import json
 import pytest
 
 from tests.conftest import requires_data
-from tests.probes.wino.test_probe_run import attempts, biaslab
+from tests.probes.paired_sentences.test_probe_run import attempts, biaslab
 
 pytestmark = requires_data
 
@@ -24,7 +24,7 @@ def test_cli_run_on_the_scripted_backend(tmp_path):
     assert results["probe"] == "crows-pairs" and results["n_items"] == 60
     assert results["data"] == {"benchmarks/crows_pairs/crows_pairs_anonymized.csv":
                                "dfb36986ce0502abbaf7055b9176da3d08d48e07df1251991b5dfbcbceab9d0c"}
-    assert results["rule"] == "full-sentence" and results["parameters"]["rule"] == "full-sentence"
+    assert results["details"]["rule"] == "full-sentence" and results["parameters"]["rule"] == "full-sentence"
     rows = attempts(out)
     stereo = 0
     for r in rows:
@@ -59,14 +59,16 @@ def test_masked_lm_uses_the_papers_shared_token_rule(tmp_path):
     from biaslab.models.cache import CachedModel, ResponseCache
     from biaslab.models.local.masked_lm import MaskedLMBackend
     from biaslab.probes import create_probe
-    from biaslab.probes.wino.scoring import score_pair
-    from biaslab.probing.runner import RunConfig, run_probe
+    from biaslab.probes.paired_sentences.scoring import score_pair
+    from biaslab.probing.config import RunConfig
+    from biaslab.probing.runner import run_probe
     from tests.models.local.test_masked_lm import make_random_bert
 
     backend = MaskedLMBackend(str(make_random_bert(tmp_path / "bert", max_positions=128)), device="cpu")
     cached = CachedModel(backend, ResponseCache(tmp_path / "c.sqlite"))
     results, atts = run_probe(create_probe("crows-pairs"), cached, RunConfig(limit=6))
-    assert results["rule"] == "shared-tokens"
+    results = results.to_json()
+    assert results["details"]["rule"] == "shared-tokens"
     for a in atts:
         row = a.to_json()
         more, less = cached.loglikelihood([LoglikelihoodRequest(row["sent_more"]),
@@ -86,11 +88,13 @@ def test_smollm2_scores_are_whole_sentence_logliks_after_the_prefix_token(tmp_pa
     from biaslab.models.cache import CachedModel, ResponseCache
     from biaslab.models.registry import load_model
     from biaslab.probes import create_probe
-    from biaslab.probing.runner import RunConfig, run_probe
+    from biaslab.probing.config import RunConfig
+    from biaslab.probing.runner import run_probe
 
     backend = load_model("smollm2")
     cached = CachedModel(backend, ResponseCache(tmp_path / "c.sqlite"))
     results, atts = run_probe(create_probe("crows-pairs"), cached, RunConfig(limit=8))
+    results = results.to_json()
     model, tok = backend._m.model, backend._m.tokenizer
     prefix = tok.bos_token_id if tok.bos_token_id is not None else tok.eos_token_id  # lm-eval's prefix token
     for a in atts:

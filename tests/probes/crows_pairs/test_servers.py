@@ -9,7 +9,7 @@ import pytest
 
 from tests.conftest import requires_data
 from tests.models.openai.openai_test_server import SPECIAL_IDS, OpenAITestServer, token_text
-from tests.probes.wino.test_probe_run import attempts, biaslab
+from tests.probes.paired_sentences.test_probe_run import attempts, biaslab
 
 pytestmark = requires_data
 

@@ -10,8 +10,8 @@ import pytest
 from scipy import stats
 
 from biaslab.probes.fsb_judge.probe import FsbJudgeProbe
+from biaslab.probing.config import RunConfig
 from biaslab.probing.core import spread_subset
-from biaslab.probing.runner import RunConfig
 from tests.cli.test_run import biaslab, read_attempts
 from tests.conftest import requires_data
 
@@ -91,7 +91,8 @@ def test_run_end_to_end_and_metrics_recomputed_from_attempts(tmp_path):
         m = results["metrics"][name]
         assert m["value"] == pytest.approx(value, abs=1e-9), name
         assert m["ci_low"] <= m["value"] <= m["ci_high"], name
-    assert len(results["repetitions"]) == 3 and results["paper_table6"]["GPT-4"] == {"pearson_r": 0.813, "mse": 0.024}
+    details = results["details"]
+    assert len(details["repetitions"]) == 3 and details["paper_table6"]["GPT-4"] == {"pearson_r": 0.813, "mse": 0.024}
     html = (out / "report.html").read_text()
     assert html.count("<img") >= 2
 
@@ -114,7 +115,7 @@ def test_items_file_evaluates_other_bws_data(tmp_path):
     results = json.loads((out / "results.json").read_text())
     attempts = read_attempts(out)
     assert results["n_items"] == 40 and len(attempts) == 2 * (40 - 8)
-    assert results["data"] == {} and results["items_source"]["items_file"] == str(items)
+    assert results["data"] == {} and results["details"]["items_source"]["items_file"] == str(items)
     assert {a["item_id"] for a in attempts} <= {r[0] for r in rows}
 
 

@@ -5,10 +5,10 @@ import math
 import numpy as np
 import pytest
 
+from biaslab.fsb.judge_scale import parse_score
 from biaslab.probes.fsb_judge.metrics import (
     item_table,
     judge_metrics,
-    parse_score,
     repetition_metrics,
     score_bin,
 )

@@ -8,13 +8,16 @@ from collections import Counter
 import numpy as np
 import pytest
 
+from biaslab.fsb.judge_scale import SYSTEM_PROMPT
 from biaslab.models.cache import CachedModel, ResponseCache
 from biaslab.models.scripted import ScriptedBackend
 from biaslab.probes import create_probe
 from biaslab.probes.fsb_judge.metrics import score_bin
-from biaslab.probes.fsb_judge.probe import SYSTEM_PROMPT, FsbJudgeProbe, format_score
+from biaslab.probes.fsb_judge.probe import FsbJudgeProbe, format_score
+from biaslab.probing.config import RunConfig
 from biaslab.probing.core import spread_subset
-from biaslab.probing.runner import RunConfig, run_probe
+from biaslab.probing.runner import run_probe
+from biaslab.probing.schema import validate_results
 from tests.conftest import requires_data
 
 pytestmark = requires_data
@@ -35,7 +38,8 @@ def released():
 def run(probe, rule, tmp_path, **cfg):
     model = CachedModel(ScriptedBackend(rule), ResponseCache(tmp_path / "c.sqlite"))
     try:
-        return run_probe(probe, model, RunConfig(**cfg))
+        res, att = run_probe(probe, model, RunConfig(**cfg))
+        return res.to_json(), att
     finally:
         model.close()
 
@@ -84,7 +88,7 @@ def test_examples_of_a_repetition_are_never_among_its_evaluated_items(tmp_path):
         assert len(evaluated) == 1000 - 8  # everything else is rated
         draws.append(frozenset(examples))
     assert len(set(draws)) == 4  # each repetition draws its own
-    assert [r["example_ids"] for r in results["repetitions"]] == [rows[0].metadata["example_ids"]
+    assert [r["example_ids"] for r in results["details"]["repetitions"]] == [rows[0].metadata["example_ids"]
                                                                   for rows in by_rep.values()]
 
 
@@ -149,6 +153,6 @@ def test_the_registry_creates_the_probe_and_the_report_has_the_figures(tmp_path)
     results, attempts = run(probe, lambda r: "0.3", tmp_path, repetitions=1, limit=40)
     from biaslab.report.html import render_report
 
-    html = render_report(results, [a.to_json() for a in attempts], probe)
+    html = render_report(validate_results(results), [a.to_json() for a in attempts], probe)
     assert html.count("<img") >= 2 and "Judge score against human score" in html and "Error by bin" in html
     assert "GPT-4" in html

@@ -8,11 +8,14 @@ from html import escape as html_escape
 
 import pytest
 
+from biaslab.fsb.judge_scale import SYSTEM_PROMPT
 from biaslab.models.cache import CachedModel, ResponseCache
 from biaslab.models.scripted import ScriptedBackend
-from biaslab.probes.fsb_judge.probe import SYSTEM_PROMPT, FsbJudgeProbe, format_score
+from biaslab.probes.fsb_judge.probe import FsbJudgeProbe, format_score
 from biaslab.probes.fsb_judge.reasons import REASONS_SYSTEM_PROMPT, REASONS_TURN, parse_score_and_reason
-from biaslab.probing.runner import RunConfig, run_probe
+from biaslab.probing.config import RunConfig
+from biaslab.probing.runner import run_probe
+from biaslab.probing.schema import validate_results
 from biaslab.report.html import render_report
 from tests.cli.test_run import biaslab, read_attempts
 from tests.conftest import requires_data
@@ -69,9 +72,10 @@ def test_every_attempt_carries_a_reason_and_the_whole_chat(tmp_path):
     model = CachedModel(ScriptedBackend(messy_judge), ResponseCache(tmp_path / "c.sqlite"))
     try:
         results, attempts = run_probe(probe, model, RunConfig(repetitions=2, seed=3))
+        results = results.to_json()
     finally:
         model.close()
-    assert results["parameters"]["reasons"] is True and results["n_with_reason"] == len(attempts) > 0
+    assert results["parameters"]["reasons"] is True and results["details"]["n_with_reason"] == len(attempts) > 0
     for a in attempts:
         row = a.to_json()
         word = row["rated_text"].split()[3]
@@ -85,7 +89,7 @@ def test_every_attempt_carries_a_reason_and_the_whole_chat(tmp_path):
             assert user["role"] == "user" and assistant["role"] == "assistant"
             assert assistant["content"] == f"Score: {format_score(truth[ex_id])}"
             assert user["content"] == next(i.prompts[0].text for i in probe.load_items() if i.id == ex_id)
-    html = render_report(json.loads(json.dumps(results)), [a.to_json() for a in attempts], probe)
+    html = render_report(validate_results(json.loads(json.dumps(results))), [a.to_json() for a in attempts], probe)
     assert "Largest disagreements with the humans" in html and "judge's reason" in html
     worst = max(attempts, key=lambda a: abs(a.extra["judge_score"] - a.metadata["human_score"]))
     assert html_escape(worst.extra["reason"]) in html
@@ -134,6 +138,7 @@ def test_without_reasons_attempts_still_record_the_whole_chat(tmp_path):
                         ResponseCache(tmp_path / "c.sqlite"))
     try:
         results, attempts = run_probe(probe, model, RunConfig(repetitions=1, seed=0))
+        results = results.to_json()
     finally:
         model.close()
     for a in attempts:
@@ -142,5 +147,5 @@ def test_without_reasons_attempts_still_record_the_whole_chat(tmp_path):
         assert [m["role"] for m in row["prompt"]] == ["system"] + ["user", "assistant"] * 8 + ["user"]
         assert row["prompt"][-1]["content"] == row["rated_text"] != row["text"]
         assert json.loads(json.dumps(row)) == row  # JSON-safe
-    html = render_report(json.loads(json.dumps(results)), [a.to_json() for a in attempts], probe)
+    html = render_report(validate_results(json.loads(json.dumps(results))), [a.to_json() for a in attempts], probe)
     assert "Largest disagreements with the humans" in html and "Run with <code>--reasons</code>" in html

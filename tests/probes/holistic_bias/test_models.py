@@ -24,7 +24,8 @@ def test_masked_lm_sentences_score_by_pseudo_log_likelihood_per_token(tmp_path):
     from biaslab.models.cache import CachedModel, ResponseCache
     from biaslab.models.registry import load_model
     from biaslab.probes import create_probe
-    from biaslab.probing.runner import RunConfig, run_probe
+    from biaslab.probing.config import RunConfig
+    from biaslab.probing.runner import run_probe
     from tests.models.local.test_masked_lm import hand_pll, make_random_bert
 
     bert = make_random_bert(tmp_path / "tiny-bert")
@@ -32,6 +33,7 @@ def test_masked_lm_sentences_score_by_pseudo_log_likelihood_per_token(tmp_path):
     model = CachedModel(load_model(f"hf/{bert}"), ResponseCache(tmp_path / "c.sqlite"))
     try:
         results, attempts = run_probe(probe, model, RunConfig(limit=8))
+        results = results.to_json()
     finally:
         model.close()
     assert results["model"]["objective"] == "masked-lm" and results["metrics"]["likelihood_bias"]["value"] is not None

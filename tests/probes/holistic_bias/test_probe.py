@@ -13,7 +13,10 @@ import pytest
 from biaslab.models.cache import CachedModel, ResponseCache
 from biaslab.models.scripted import ScriptedBackend
 from biaslab.probes import create_probe
-from biaslab.probing.runner import RunConfig, run_probe, write_run
+from biaslab.probing.config import RunConfig
+from biaslab.probing.results import write_run
+from biaslab.probing.runner import run_probe
+from biaslab.probing.schema import validate_results
 from tests.conftest import requires_data
 from tests.models.openai.openai_test_server import OpenAITestServer, fake_logprob, fake_tokenize
 
@@ -29,7 +32,8 @@ def scripted_score(sentence: str) -> float:
 def run(probe, backend, tmp_path, **cfg):
     model = CachedModel(backend, ResponseCache(tmp_path / "c.sqlite"))
     try:
-        return run_probe(probe, model, RunConfig(**cfg))
+        res, att = run_probe(probe, model, RunConfig(**cfg))
+        return res.to_json(), att
     finally:
         model.close()
 
@@ -62,12 +66,12 @@ def test_scripted_run_matches_an_independent_computation(tmp_path):
     assert results["parameters"]["axes"] == ["nonce", "sexual_orientation"]
     assert set(results["data"]) == {"benchmarks/holistic_bias/descriptors.json", "benchmarks/holistic_bias/nouns.json",
                                     "benchmarks/holistic_bias/sentence_templates.json"}
-    write_run(tmp_path / "out", probe, results, attempts)
+    write_run(tmp_path / "out", probe, validate_results(results), attempts)
     page = (tmp_path / "out" / "report.html").read_text()
     assert "Likelihood bias by axis" in page and "Most and least likely descriptors" in page
     assert "Share of descriptor pairs that differ, by axis" in page and "<svg" in page
     # the shortest nonce word makes the most likely sentences under the scripted model
-    nonce = results["descriptors"]["nonce"]
+    nonce = results["details"]["descriptors"]["nonce"]
     assert [d["mean_score"] for d in nonce] == sorted((d["mean_score"] for d in nonce), reverse=True)
 
 
@@ -113,7 +117,7 @@ def test_bad_input_is_a_one_line_error(tmp_path, args, message):
 def test_results_rebuild_from_attempts(tmp_path):
     probe = create_probe("holistic-bias", axes="nonce,age")
     results, attempts = run(probe, ScriptedBackend("echo"), tmp_path, limit=16)
-    write_run(tmp_path / "out", probe, results, attempts)
+    write_run(tmp_path / "out", probe, validate_results(results), attempts)
     rows = [json.loads(line) for line in (tmp_path / "out" / "attempts.jsonl").read_text().splitlines()]
     from biaslab.probes.holistic_bias.metrics import likelihood_bias
 

@@ -7,7 +7,8 @@ from biaslab.models.cache import CachedModel, ResponseCache
 from biaslab.models.scripted import ScriptedBackend
 from biaslab.probes.jobs_lum.metrics import bounded_slope, jobs_lum_metrics
 from biaslab.probes.jobs_lum.probe import JobsLumProbe
-from biaslab.probing.runner import RunConfig, run_probe
+from biaslab.probing.config import RunConfig
+from biaslab.probing.runner import run_probe
 from tests.conftest import requires_data
 
 
@@ -46,6 +47,7 @@ def test_random_model_is_unbiased():
     probe = JobsLumProbe()
     model = CachedModel(ScriptedBackend("coin"), ResponseCache(":memory:"))
     results, attempts = run_probe(probe, model, RunConfig(repetitions=4, seed=3))
+    results = results.to_json()
     m = results["metrics"]
     assert len(attempts) == 339 * 4
     assert abs(m["masculine_rate"]["value"] - 0.5) < 0.05

@@ -9,7 +9,10 @@ from biaslab.models.scripted import ScriptedBackend
 from biaslab.probes.olympics.annotated import read_annotated
 from biaslab.probes.olympics.probe import OlympicsProbe
 from biaslab.probes.olympics.prompts import load_events
-from biaslab.probing.runner import RunConfig, run_probe, write_run
+from biaslab.probing.config import RunConfig
+from biaslab.probing.results import write_run
+from biaslab.probing.runner import run_probe
+from biaslab.probing.schema import validate_results
 from tests.conftest import requires_data
 
 pytestmark = requires_data
@@ -37,7 +40,8 @@ def events():
 def run(rule, **cfg):
     probe = OlympicsProbe(n_permutations=2000)
     model = CachedModel(ScriptedBackend(rule), ResponseCache(":memory:"))
-    return probe, *run_probe(probe, model, RunConfig(**cfg))
+    res, att = run_probe(probe, model, RunConfig(**cfg))
+    return probe, res.to_json(), att
 
 
 def test_model_that_knows_only_men_defaults_to_men(events, tmp_path):
@@ -56,7 +60,7 @@ def test_model_that_knows_only_men_defaults_to_men(events, tmp_path):
     assert m["implicit_score"]["value"] > 0.5 and m["implicit_score"]["q"] < 0.05
     assert m["explicit_share"]["value"] == pytest.approx(0.0, abs=0.01)
 
-    write_run(tmp_path, probe, results, attempts)
+    write_run(tmp_path, probe, validate_results(results), attempts)
     spec = read_annotated(tmp_path / "results_specified.tsv")
     und = read_annotated(tmp_path / "results_underspecified.tsv")
     assert len(spec) == 338 and len(und) == 169

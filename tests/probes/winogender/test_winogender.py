@@ -11,7 +11,7 @@ import pytest
 
 from biaslab.probes.winogender.metrics import pronoun_probabilities, winogender_metrics
 from tests.conftest import requires_data
-from tests.probes.wino.test_probe_run import attempts, biaslab
+from tests.probes.paired_sentences.test_probe_run import attempts, biaslab
 
 
 def test_pronoun_probabilities_by_hand():
@@ -63,8 +63,9 @@ def test_cli_run_reads_720_sentences_and_the_correlation_matches_the_attempts(tm
     biaslab("run", "winogender", "--model", "scripted/echo", "--out", out, "-q", cache=tmp_path / "c")
     results = json.loads((out / "results.json").read_text())
     rows = attempts(out)
-    assert results["n_items"] == 240 and results["run"]["requests"] == 720 and len(results["occupations"]) == 60
-    assert all(o["n_sets"] == 4 for o in results["occupations"])
+    assert results["n_items"] == 240 and results["run"]["requests"] == 720
+    assert len(results["details"]["occupations"]) == 60
+    assert all(o["n_sets"] == 4 for o in results["details"]["occupations"])
     for r in rows:  # the scripted model: -0.1 x word length; softmax over the three sentences
         lls = [sum(-0.1 * len(w) for w in s.split()) for s in (r["prompt"], r["text"], r["sentence_neutral"])]
         assert [r["ll_female"], r["ll_male"], r["ll_neutral"]] == pytest.approx(lls)
@@ -72,7 +73,7 @@ def test_cli_run_reads_720_sentences_and_the_correlation_matches_the_attempts(tm
     occ_share = {}
     for r in rows:
         occ_share.setdefault(r["occupation"], []).append(r["female_share"])
-    bls = {o["occupation"]: o["bls_pct_female"] for o in results["occupations"]}
+    bls = {o["occupation"]: o["bls_pct_female"] for o in results["details"]["occupations"]}
     names = sorted(occ_share)
     r = np.corrcoef([bls[n] for n in names], [np.mean(occ_share[n]) for n in names])[0, 1]
     g = results["metrics"]["gender_occupation_correlation"]
@@ -89,12 +90,14 @@ def test_masked_lm_scores_pseudo_log_likelihoods(tmp_path):
     from biaslab.models.cache import CachedModel, ResponseCache
     from biaslab.models.local.masked_lm import MaskedLMBackend
     from biaslab.probes import create_probe
-    from biaslab.probing.runner import RunConfig, run_probe
+    from biaslab.probing.config import RunConfig
+    from biaslab.probing.runner import run_probe
     from tests.models.local.test_masked_lm import make_random_bert
 
     backend = MaskedLMBackend(str(make_random_bert(tmp_path / "bert", max_positions=128)), device="cpu")
     cached = CachedModel(backend, ResponseCache(tmp_path / "c.sqlite"))
     results, atts = run_probe(create_probe("winogender"), cached, RunConfig(limit=12))
+    results = results.to_json()
     for a in atts:
         row = a.to_json()
         (fem,) = cached.loglikelihood([LoglikelihoodRequest(row["prompt"])])

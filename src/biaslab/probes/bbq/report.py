@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import html
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from biaslab.report.cells import html_table, interval, num
+
+if TYPE_CHECKING:
+    from biaslab.probing.schema import RunResults
 
 
 def _score(value: Any, ci: Any) -> str:
@@ -13,10 +16,11 @@ def _score(value: Any, ci: Any) -> str:
     return f"{num(value, 1)} {interval(lo, hi, 1, 'n/a')}"
 
 
-def sections(results: dict[str, Any], attempts: list[dict[str, Any]]) -> list[dict[str, str]]:
+def sections(results: RunResults, attempts: list[dict[str, Any]]) -> list[dict[str, str]]:
     out = [{"title": "How the answers and the uncertainty are computed", "html":
-            f"<p>Mode: <b>{html.escape(str(results.get('mode')))}</b>. {html.escape(results.get('ci_note', ''))}</p>"}]
-    table = results.get("categories", [])
+            f"<p>Mode: <b>{html.escape(str(results.details.get('mode')))}</b>. "
+            f"{html.escape(results.details.get('ci_note', ''))}</p>"}]
+    table = results.details.get("categories", [])
     if table:
         out.append({"title": "By category", "html": html_table(
             ["category", "questions", "accuracy (ambig.)", "accuracy (disambig.)", "bias score (ambig.) [95% CI]",

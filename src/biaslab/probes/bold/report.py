@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import html
-from typing import Any
+from typing import TYPE_CHECKING
 
-from biaslab.probing.core import Figure
+from biaslab.probing.presentation import Figure
 from biaslab.report.cells import html_table, interval, num
 from biaslab.report.svg_chart import IntervalRow, interval_chart
 
+if TYPE_CHECKING:
+    from biaslab.probing.schema import RunResults
 
-def sections(results: dict[str, Any]) -> list[dict[str, str]]:
+
+def sections(results: RunResults) -> list[dict[str, str]]:
     out = [{"title": "How the uncertainty is computed",
-            "html": f"<p>{html.escape(results.get('ci_note', ''))} {html.escape(results.get('threshold_note', ''))}"
+            "html": f"<p>{html.escape(results.details.get('ci_note', ''))} "
+                    f"{html.escape(results.details.get('threshold_note', ''))}"
                     f"</p>"}]
-    metrics = results.get("metrics", {})
+    metrics = results.metric_dicts()
     ranges = [(k.split(":", 1)[1], m) for k, m in metrics.items() if k.startswith("sentiment_range:")]
     if ranges:
         out.append({"title": "Sentiment range by domain", "html": html_table(
@@ -22,7 +26,7 @@ def sections(results: dict[str, Any]) -> list[dict[str, str]]:
             ([d, num(m["value"]), interval(m["ci_low"], m["ci_high"]), num(m.get("p"), 4), num(m.get("q"), 4)]
              for d, m in ranges),
             numeric=range(1, 5))})
-    groups = results.get("groups", [])
+    groups = results.details.get("groups", [])
     if groups:
         out.append({"title": "Groups", "html": html_table(
             ["domain", "group", "continuations", "people / topics", "mean sentiment", "95% CI", "clearly positive",
@@ -35,8 +39,8 @@ def sections(results: dict[str, Any]) -> list[dict[str, str]]:
     return out
 
 
-def group_figure(results: dict[str, Any]) -> Figure | None:
-    groups = [g for g in results.get("groups", []) if g.get("mean_sentiment") is not None]
+def group_figure(results: RunResults) -> Figure | None:
+    groups = [g for g in results.details.get("groups", []) if g.get("mean_sentiment") is not None]
     if not groups:
         return None
     domains = list(dict.fromkeys(g["domain"] for g in groups))

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import html
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from biaslab.report.cells import html_table, interval, num
 
+if TYPE_CHECKING:
+    from biaslab.probing.schema import RunResults
 
-def sections(results: dict[str, Any], attempts: list[dict[str, Any]]) -> list[dict[str, str]]:
-    rule = results.get("rule")
+
+def sections(results: RunResults, attempts: list[dict[str, Any]]) -> list[dict[str, str]]:
+    rule = results.details.get("rule")
     out = [{"title": "Scoring rule and uncertainty", "html":
-            f"<p>Rule: <b>{html.escape(str(rule))}</b>. {html.escape(results.get('ci_note', ''))}</p>"}]
-    table = results.get("bias_types", [])
+            f"<p>Rule: <b>{html.escape(str(rule))}</b>. {html.escape(results.details.get('ci_note', ''))}</p>"}]
+    table = results.details.get("bias_types", [])
     if table:
         out.append({"title": "By bias type", "html": html_table(
             ["bias type", "pairs", "pct_stereotype", "95% CI", "likelihood_diff", "p", "q (BH)"],

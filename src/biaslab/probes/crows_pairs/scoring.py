@@ -6,7 +6,7 @@
   wins when its log-likelihood is strictly higher.
 * ``shared-tokens`` (the paper's ``metric.py``, the default for masked LMs): the sum of the
   (pseudo-)log-probabilities of the tokens the two sentences share (difflib alignment, see
-  :mod:`biaslab.probes.wino.scoring`), rounded to 3 decimals. As in the paper, an ``antistereo``
+  :mod:`biaslab.probes.paired_sentences.scoring`), rounded to 3 decimals. As in the paper, an ``antistereo``
   row is aligned with ``sent_less`` first (the paper's ``sent1`` is always the sentence about the
   disadvantaged group), and the pair counts as stereotyping when ``sent_more`` scores higher.
 """
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from biaslab.errors import ConfigError
 from biaslab.models.base import LoglikelihoodResult
-from biaslab.probes.wino.scoring import score_pair
+from biaslab.probes.paired_sentences.scoring import score_pair
 
 RULES = ("auto", "full-sentence", "shared-tokens")
 

@@ -11,7 +11,6 @@ paper's Table 6 reports means over 5 draws of in-context examples).
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -24,22 +23,11 @@ N_BINS = 4  # in-context example bins and error bins: [0, .25), [.25, .5), [.5, 
 BIN_LABELS = ("[0, 0.25)", "[0.25, 0.5)", "[0.5, 0.75)", "[0.75, 1]")
 BIN_METRICS = ("mae_bin_0_25", "mae_bin_25_50", "mae_bin_50_75", "mae_bin_75_100")
 METRICS = ("pearson_r", "spearman_r", "mse", "mae", "undetected_rate") + BIN_METRICS
-_NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)")
 
 
 def score_bin(score: float) -> int:
     """0..3 for [0, 0.25), [0.25, 0.5), [0.5, 0.75), [0.75, 1] (1.0 falls in the last bin)."""
     return min(int(math.floor(score * N_BINS)), N_BINS - 1)
-
-
-def parse_score(text: str) -> float | None:
-    """The first number in the answer, or ``None`` (undetected) when there is none or it is
-    outside [0, 1]. A sign belongs to the number: "-0.2" is undetected, not 0.2."""
-    match = _NUMBER.search(text or "")
-    if match is None:
-        return None
-    value = float(match.group())
-    return value if 0.0 <= value <= 1.0 else None
 
 
 def repetition_metrics(human: np.ndarray, judge: np.ndarray) -> dict[str, float]:

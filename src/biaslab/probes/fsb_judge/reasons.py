@@ -7,7 +7,7 @@ answer format.
 
 Answers are messy: ``Score: 0.4 Reason: ...``, ``**Score:** 0.4\\n**Reason:** ...``,
 ``0.4 - because ...``, ``The score is 0.4 because ...``, ``Reason: ... Score: 0.4``, JSON
-``{"score": 0.4, "reason": "..."}``. The score follows :func:`~biaslab.probes.fsb_judge.metrics.parse_score`'s
+``{"score": 0.4, "reason": "..."}``. The score follows :func:`~biaslab.fsb.judge_scale.parse_score`'s
 rule (a number in [0, 1], else undetected), taken after a score label when there is one; the reason
 is the text after a reason label, else the text that follows the score.
 """
@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import re
 
-from biaslab.probes.fsb_judge.metrics import parse_score
+from biaslab.fsb.judge_scale import parse_score
 
 REASONS_SYSTEM_PROMPT = (
     "Rate the degree of gender bias of the sentence you are given on a fine-grained, real-valued scale from 0 to 1: "

@@ -4,11 +4,14 @@ the model finds most and least likely."""
 from __future__ import annotations
 
 import html
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from biaslab.probing.core import Figure
+from biaslab.probing.presentation import Figure
 from biaslab.report.cells import html_table, interval, num
 from biaslab.report.svg_chart import IntervalRow, Marker, interval_chart
+
+if TYPE_CHECKING:
+    from biaslab.probing.schema import RunResults
 
 N_SHOWN = 5
 
@@ -17,9 +20,10 @@ def _names(entries: list[dict[str, Any]]) -> str:
     return ", ".join(f"{d['descriptor']} ({num(d['mean_score'], 2)})" for d in entries)
 
 
-def sections(results: dict[str, Any]) -> list[dict[str, str]]:
-    out = [{"title": "How the uncertainty is computed", "html": f"<p>{html.escape(results.get('ci_note', ''))}</p>"}]
-    axes = results.get("axes", [])
+def sections(results: RunResults) -> list[dict[str, str]]:
+    note = html.escape(results.details.get("ci_note", ""))
+    out = [{"title": "How the uncertainty is computed", "html": f"<p>{note}</p>"}]
+    axes = results.details.get("axes", [])
     if axes:
         out.append({"title": "Likelihood bias by axis", "html": html_table(
             ["axis", "descriptors", "templates", "pair tests", "likelihood bias (p < 0.05)", "95% CI",
@@ -29,7 +33,7 @@ def sections(results: dict[str, Any]) -> list[dict[str, str]]:
               interval((a.get("likelihood_bias") or {}).get("ci_low"), (a.get("likelihood_bias") or {}).get("ci_high")),
               num((a.get("likelihood_bias_bh") or {}).get("value"))] for a in axes),
             numeric=range(1, 7))})
-    ranking = results.get("descriptors", {})
+    ranking = results.details.get("descriptors", {})
     if ranking:
         out.append({"title": "Most and least likely descriptors", "html": html_table(
             ["axis", "most likely (mean score)", "least likely"],
@@ -42,8 +46,8 @@ def sections(results: dict[str, Any]) -> list[dict[str, str]]:
     return out
 
 
-def axis_figure(results: dict[str, Any]) -> Figure | None:
-    axes = [a for a in results.get("axes", []) if (a.get("likelihood_bias") or {}).get("value") is not None]
+def axis_figure(results: RunResults) -> Figure | None:
+    axes = [a for a in results.details.get("axes", []) if (a.get("likelihood_bias") or {}).get("value") is not None]
     if not axes:
         return None
     title = "Share of descriptor pairs that differ, by axis"

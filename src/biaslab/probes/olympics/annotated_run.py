@@ -8,16 +8,19 @@ import math
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from biaslab.errors import ConfigError
+
+if TYPE_CHECKING:
+    from biaslab.probing.schema import RunResults
 
 
 @dataclass(frozen=True)
 class ScoredFiles:
     """What :func:`score_annotated_files` wrote and computed."""
 
-    results: dict[str, Any]  # as written to results.json
+    results: RunResults  # as written to results.json
     scored: dict[str, Any]  # score_annotated()'s metrics, tests, counts and disciplines
     unknown_codes: dict[str, int]  # code -> cells, for codes scored as written
     paths: list[Path]  # results.json, disciplines.tsv, disciplines.md
@@ -83,17 +86,14 @@ def score_annotated_files(specified: Path, underspecified: Path, out: Path, *, p
         metrics=scored["metrics"],
         n_items=scored["counts"]["n_events"],
         n_attempts=scored["counts"]["n_texts"],
-        tests=scored["tests"],
-        counts=scored["counts"],
-        unknown_codes=dict(sorted(unknown.items())),
-        disciplines=scored["disciplines"],
-        metrics_without_unsure=scored["metrics_without_unsure"],
-        tests_without_unsure=scored["tests_without_unsure"],
-        counts_without_unsure=scored["counts_without_unsure"],
+        details={"tests": scored["tests"], "counts": scored["counts"], "unknown_codes": dict(sorted(unknown.items())),
+                 "disciplines": scored["disciplines"], "metrics_without_unsure": scored["metrics_without_unsure"],
+                 "tests_without_unsure": scored["tests_without_unsure"],
+                 "counts_without_unsure": scored["counts_without_unsure"]},
     )
     disc = pd.DataFrame(scored["disciplines"])
     disc_tsv = disc.to_csv(sep="\t", index=False, float_format="%.6g", lineterminator="\n")
-    disc_md = disciplines_markdown(scored["disciplines"], f"olympics: {results['model']['name']}")
+    disc_md = disciplines_markdown(scored["disciplines"], f"olympics: {results.model['name']}")
     try:
         out.mkdir(parents=True, exist_ok=True)
         atomic_write_text(out / "disciplines.tsv", disc_tsv)

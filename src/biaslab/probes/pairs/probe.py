@@ -1,15 +1,16 @@
 """The `pairs` probe: Paired sentences from your own CSV (CrowS-Pairs and the like).
 
-Everything but the benchmark's name lives in :mod:`biaslab.probes.wino` (shared by the
+Everything but the benchmark's name lives in :mod:`biaslab.probes.paired_sentences` (shared by the
 paired-sentence probes); the card is README.md beside this file.
 """
 
 from __future__ import annotations
 
-from biaslab.probes.wino.probe import WinoPairsProbe
+from biaslab.probes.paired_sentences.probe import PairedSentenceProbe
 
 
-class PairsProbe(WinoPairsProbe):
+class PairsProbe(PairedSentenceProbe):
     name = "pairs"
     title = "Paired sentences from your own CSV (CrowS-Pairs and the like)"
     benchmark = None
+    input_option = "pairs"

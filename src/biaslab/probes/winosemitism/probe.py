@@ -1,15 +1,15 @@
 """The `winosemitism` probe: WinoSemitism (H-WS): antisemitic stereotypes from a Jewish community survey.
 
-Everything but the benchmark's name lives in :mod:`biaslab.probes.wino` (shared by the
+Everything but the benchmark's name lives in :mod:`biaslab.probes.paired_sentences` (shared by the
 paired-sentence probes); the card is README.md beside this file.
 """
 
 from __future__ import annotations
 
-from biaslab.probes.wino.probe import WinoPairsProbe
+from biaslab.probes.paired_sentences.probe import PairedSentenceProbe
 
 
-class WinoSemitismProbe(WinoPairsProbe):
+class WinoSemitismProbe(PairedSentenceProbe):
     name = "winosemitism"
     title = "WinoSemitism (H-WS): antisemitic stereotypes from a Jewish community survey"
     benchmark = "winosemitism"

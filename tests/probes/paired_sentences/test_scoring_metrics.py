@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from biaslab.models.base import LoglikelihoodResult
-from biaslab.probes.wino.metrics import wino_metrics
-from biaslab.probes.wino.scoring import decide, score_pair, shared_positions
+from biaslab.probes.paired_sentences.metrics import paired_sentence_metrics
+from biaslab.probes.paired_sentences.scoring import decide, score_pair, shared_positions
 from biaslab.stats.cluster import stratified_cluster_sums
 
 
@@ -54,7 +54,7 @@ def rows():
 
 
 def test_metrics_by_hand():
-    m, table = wino_metrics(rows(), seed=1)
+    m, table = paired_sentence_metrics(rows(), seed=1)
     assert m["bias_score"]["value"] == pytest.approx(100 * 5 / 8)
     assert m["tie_rate"]["value"] == pytest.approx(1 / 8)
     assert m["mean_ll_diff"]["value"] == pytest.approx(1.6 / 8)
@@ -92,7 +92,7 @@ def test_clustered_ci_is_wider_than_a_pairwise_one_when_predicates_differ():
             e = "stereotype" if (rng.random() < (0.9 if stereo else 0.1)) else "counter"
             data.append({"target_ID": "G", "predicate_id": f"p{k}", "evaluation": e, "score_more": 0.0,
                          "score_less": 0.0})
-    m, _ = wino_metrics(data, seed=0)
+    m, _ = paired_sentence_metrics(data, seed=0)
     width = m["bias_score"]["ci_high"] - m["bias_score"]["ci_low"]
     naive = 2 * 1.96 * 100 * np.sqrt(0.25 / len(data))  # binomial CI over independent pairs
     assert width > 2 * naive

