@@ -58,7 +58,7 @@ def test_a_file_inside_a_pinned_archive_is_downloaded_checked_and_extracted(tmp_
     hits = []
 
     class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):  # noqa: N802
+        def do_GET(self):
             hits.append(self.path)
             self.send_response(200)
             self.send_header("Content-Length", str(len(blob)))
