@@ -24,7 +24,7 @@ from __future__ import annotations
 import pandas as pd
 
 from biaslab.probes.olympics.annotated import split_nocs
-from biaslab.probes.olympics.extract.lines import _extract
+from biaslab.probes.olympics.extract.lines import extract_medals
 from biaslab.probes.olympics.extract.pairs import MEDALS
 from biaslab.probes.olympics.extract.result import Extraction
 from biaslab.probes.olympics.nocs_history import same_country
@@ -50,13 +50,13 @@ def extract_specified(text: str, *, year: int, gender: str | None = None, event:
     ``official=True`` maps names to the team that competed that year ("Russia" in 2020 -> ROC);
     the default follows the paper's annotators, who mapped names literally ("Russia" -> RUS).
     """
-    return _extract(text, int(year), _gender_code(gender), event, discipline, True, official)
+    return extract_medals(text, int(year), _gender_code(gender), event, discipline, True, official)
 
 
 def extract_underspecified(text: str, *, year: int, event: str | None = None,
                            discipline: str | None = None, official: bool = False) -> Extraction:
     """Medals named in an answer to a gender-free prompt, split into groups "u", "f" and "m"."""
-    return _extract(text, int(year), None, event, discipline, False, official)
+    return extract_medals(text, int(year), None, event, discipline, False, official)
 
 
 def _cell(row: dict, col: str) -> str:

@@ -3,8 +3,8 @@
 It keeps the context a reader keeps: the current men's / women's section, a medal heading
 ("**Gold:**") waiting for its country, ranked lists (1. 2. 3.), parts about another event
 (beach volleyball, world championships) or other games that do not count, results that
-changed later, and corrections that replace earlier results. :func:`_extract` hands the hits
-to :func:`.result._assemble`.
+changed later, and corrections that replace earlier results. :func:`extract_medals` hands the hits
+to :func:`.result.assemble`.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from biaslab.probes.olympics.extract.pairs import (
     pair_sentence,
     weak_cues,
 )
-from biaslab.probes.olympics.extract.result import _NEGATED_GENDER, Extraction, _assemble
-from biaslab.probes.olympics.extract.tables import _Table, _table_header, _table_row
+from biaslab.probes.olympics.extract.result import NEGATED_GENDER, Extraction, assemble
+from biaslab.probes.olympics.extract.tables import TableLayout, table_header, table_row
 
 _MEDAL_LEAD = re.compile(r"[\s*_#>-]*(?:gold|silver|bronze)\b", re.I)
 # "Gold: Xanadu" -> "Xanadu": what stands in a medal slot when no country was recognised
@@ -52,7 +52,7 @@ def _neutralise_event(t: str, event: str | None) -> str:
     rep = ev.replace(",", " ")
     return re.sub(re.escape(ev), lambda m: rep, t, flags=re.I)
 
-def _extract(text: str, year: int, stated: str | None, event: str | None, discipline: str | None,
+def extract_medals(text: str, year: int, stated: str | None, event: str | None, discipline: str | None,
              specified: bool, official: bool) -> Extraction:
     walk = _Walk(_neutralise_event(tx.clean(text or ""), event), year, Target(event, discipline), official)
     for line in walk.lines:
@@ -89,7 +89,7 @@ class _Walk:
         self.other_games = False  # the paragraph so far is about other games
         self.carried_year = False  # a sentence was left out only because of the paragraph's other games
         self.other_list = False  # the list below a heading naming other games ("At the 2000 Games, the medals were:")
-        self.table: _Table | None = None  # what the columns of a markdown table hold
+        self.table: TableLayout | None = None  # what the columns of a markdown table hold
         if any(_ALTERNATIVE.fullmatch(t, x.end if x.paren_end < 0 else x.paren_end, y.start)
                for x, y in zip(self.mentions, self.mentions[1:])):
             self.flags.append("alternative-countries")  # "Bronze: Finland or Sweden": a guess between two
@@ -159,9 +159,9 @@ class _Walk:
     def _read_table_line(self, line: tx.Line, line_ms: list[Mention]) -> bool:
         """A markdown table row: a header says what the columns hold, a row under it gives hits.
         False when the row is to be read as text."""
-        row = _table_row(self.t, line, self.table, line_ms, self.strong, self.genders)
+        row = table_row(self.t, line, self.table, line_ms, self.strong, self.genders)
         if row is None:  # header or separator
-            self.table = _table_header(self.t, line, line_ms, self.strong, self.genders) or self.table
+            self.table = table_header(self.t, line, line_ms, self.strong, self.genders) or self.table
             return True
         self._add_hits(row, True, False)
         return bool(row)
@@ -207,7 +207,7 @@ class _Walk:
     def _update_section(self, line: tx.Line, s: str, a: int, b: int) -> None:
         """A gender word starts a men's / women's section; a correction starts a new epoch."""
         g_here = frozenset(g for p, g in self.genders if a <= p < b)
-        if g_here and (line.heading or not _NEGATED_GENDER.search(s)):
+        if g_here and (line.heading or not NEGATED_GENDER.search(s)):
             self.section = g_here if len(g_here) == 1 else frozenset()
         if tx.CORRECTION_RE.search(s):
             self.epoch += 1
@@ -284,7 +284,7 @@ class _Walk:
         unsure = unsure or only_other_games
         if only_other_games or self.carried_year:
             self.flags.append("other-games-results")
-        return _assemble(t, self.hits, self.genders, stated, specified, self.flags, self.unmapped,
+        return assemble(t, self.hits, self.genders, stated, specified, self.flags, self.unmapped,
                          "unsure" if unsure else "accepted", self.lines)
 
 

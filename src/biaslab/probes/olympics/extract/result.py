@@ -28,7 +28,7 @@ class Extraction:
         return {(g, m, c) for g, d in self.medals.items() for m, cs in d.items() for c in cs}
 
 
-_NEGATED_GENDER = re.compile(
+NEGATED_GENDER = re.compile(
     r"\b(?:no|not|n't|never|also|separate(?:ly)?|introduced|added|both|each|either|neither|information)\b", re.I)
 
 
@@ -78,7 +78,7 @@ def _refer_back(t: str, hits: list[Hit], genders, lines: list[tx.Line]) -> None:
         cut = _REFER_BACK_END.search(t, m.end(), b)
         b = cut.start() if cut else b
         s = t[a:b]
-        if _NEGATED_GENDER.search(s) or any(a <= h.pos < b for h in hits):
+        if NEGATED_GENDER.search(s) or any(a <= h.pos < b for h in hits):
             continue
         gs = frozenset(g for p, g in genders if a <= p < b)
         if len(gs) != 1:
@@ -88,7 +88,7 @@ def _refer_back(t: str, hits: list[Hit], genders, lines: list[tx.Line]) -> None:
                 h.genders = gs
 
 
-def _assemble(t, hits, genders, stated, specified, flags, unmapped, status, lines) -> Extraction:
+def assemble(t, hits, genders, stated, specified, flags, unmapped, status, lines) -> Extraction:
     hits = [h for h in hits if h.epoch >= 0]
     hits = _drop_conflicting_prose(hits, flags)
     _refer_back(t, hits, genders, lines)
@@ -99,7 +99,7 @@ def _assemble(t, hits, genders, stated, specified, flags, unmapped, status, line
         gs: set[str] = set()
         for a, b in tx.split_sentences(t, 0, len(t)):
             s = t[a:b]
-            if not _NEGATED_GENDER.search(s) and not any(h.genders and a <= h.pos < b for h in hits):
+            if not NEGATED_GENDER.search(s) and not any(h.genders and a <= h.pos < b for h in hits):
                 gs.update(g for p, g in genders if a <= p < b)
         plain = {(h.medal, h.code) for h in hits if not h.genders}
         for h in hits:

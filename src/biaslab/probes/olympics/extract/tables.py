@@ -28,17 +28,17 @@ def _cells(t: str, line: tx.Line) -> list[tuple[int, int]]:
 
 
 @dataclass
-class _Table:
+class TableLayout:
     medal_cols: dict[int, str] = field(default_factory=dict)  # "| Event | Gold | Silver | Bronze |"
     rank_col: int | None = None  # "| Rank | Country |"
     gender_cols: dict[int, frozenset[str]] = field(default_factory=dict)  # "| Medal | Men | Women |"
 
 
-def _table_header(t: str, line: tx.Line, ms: list[Mention], strong: list[Cue], genders) -> _Table | None:
+def table_header(t: str, line: tx.Line, ms: list[Mention], strong: list[Cue], genders) -> TableLayout | None:
     """What the columns of a markdown table hold, from its header row."""
     if ms or _TABLE_RULE.fullmatch(t, line.start, line.end):
         return None
-    table = _Table()
+    table = TableLayout()
     for i, (a, b) in enumerate(_cells(t, line)):
         cues = [c for c in strong if a <= c.start < b]
         g = frozenset(gg for p, gg in genders if a <= p < b)
@@ -53,7 +53,7 @@ def _table_header(t: str, line: tx.Line, ms: list[Mention], strong: list[Cue], g
     return table if (table.medal_cols or table.rank_col is not None or table.gender_cols) else None
 
 
-def _table_row(t: str, line: tx.Line, table: _Table | None, ms: list[Mention], strong: list[Cue],
+def table_row(t: str, line: tx.Line, table: TableLayout | None, ms: list[Mention], strong: list[Cue],
                genders) -> list | None:
     """Pairs for a table row under a medal header; None for a header/separator row; [] otherwise."""
     if not ms:
