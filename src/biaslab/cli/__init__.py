@@ -93,11 +93,12 @@ def main() -> None:
     except typer.Abort:
         sys.exit(1)
     except Exception as exc:  # usage errors from click (or the copy of click that Typer vendors)
-        if callable(getattr(exc, "show", None)) and isinstance(getattr(exc, "exit_code", None), int):
-            exc.show()  # "Usage: ... Error: Invalid value for '--limit': ..."
-            sys.exit(exc.exit_code)
-        if type(exc).__name__ == "Exit" and isinstance(getattr(exc, "exit_code", None), int):
-            sys.exit(exc.exit_code)
+        show, code = getattr(exc, "show", None), getattr(exc, "exit_code", None)
+        if callable(show) and isinstance(code, int):
+            show()  # "Usage: ... Error: Invalid value for '--limit': ..."
+            sys.exit(code)
+        if type(exc).__name__ == "Exit" and isinstance(code, int):
+            sys.exit(code)
         raise
 
 

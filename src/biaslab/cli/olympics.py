@@ -49,9 +49,9 @@ def _metrics_table(title: str, metrics: dict[str, dict[str, Any]]):
     from rich.table import Table
 
     table = Table(title=title, title_justify="left")
-    for col, just in [("metric", "left"), ("value", "right"), ("95% CI", "right"), ("p", "right"),
-                      ("q (BH)", "right"), ("", "left")]:
-        table.add_column(col, justify=just)
+    for col, right in [("metric", False), ("value", True), ("95% CI", True), ("p", True), ("q (BH)", True),
+                       ("", False)]:
+        table.add_column(col, justify="right" if right else "left")
     for name, m in metrics.items():
         share = name in SHARES
         ci = "-" if m.get("ci_low") is None else f"[{_fmt(m['ci_low'], share)}, {_fmt(m['ci_high'], share)}]"

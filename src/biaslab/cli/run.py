@@ -46,8 +46,10 @@ def rewrite_probe_flags(args: list[str], own: dict[str, bool]) -> tuple[list[str
     from biaslab.probes import PROBES
 
     probe = _positional(args, own)
-    flags = probe_flags([probe]) if probe in PROBES else {}
-    out, origins, i = [], {}, 0
+    flags = probe_flags([probe]) if probe is not None and probe in PROBES else {}
+    out: list[str] = []
+    origins: dict[str, str] = {}
+    i = 0
     while i < len(args):
         tok = args[i]
         name, eq, value = tok.partition("=")

@@ -102,7 +102,7 @@ def compare_benchmarks(a_runs: list[tuple[Path, RunResults]], b_runs: list[tuple
     groups = [n[len(prefix):] for n in A[models[0]].metrics if n.startswith(prefix)]
     groups = [g for g in groups if all(_value(A[m], prefix + g) is not None and _value(B[m], prefix + g) is not None
                                        for m in models)]
-    rows = []
+    rows: list[dict[str, Any]] = []
     for m in models:
         ma, mb = A[m].metric(metric), B[m].metric(metric)
         rows.append({"model": m, "a": ma.get("value"), "a_ci": [ma.get("ci_low"), ma.get("ci_high")],

@@ -84,16 +84,17 @@ def _unpaired(a: Run, b: Run, note: str) -> tuple[list[dict[str, Any]], dict[str
     out = []
     for name in [n for n in ma if n in mb]:
         va, vb = _num(ma[name].get("value")), _num(mb[name].get("value"))
-        row = {"metric": name, "a": va, "b": vb, "diff": None if va is None or vb is None else vb - va,
+        diff = None if va is None or vb is None else vb - va
+        row: dict[str, Any] = {"metric": name, "a": va, "b": vb, "diff": diff,
                "ci_low": None, "ci_high": None, "p": None, "test": "unpaired: normal approximation from the runs' CIs",
                "n_shared": 0}
         halves = [(_num(m[name].get("ci_high")) or math.nan) - (_num(m[name].get("ci_low")) or math.nan)
                   for m in (ma, mb)]
-        if row["diff"] is not None and all(math.isfinite(h) for h in halves):
+        if diff is not None and all(math.isfinite(h) for h in halves):
             se = math.sqrt(sum((h / (2 * Z95)) ** 2 for h in halves))
-            row["ci_low"], row["ci_high"] = row["diff"] - Z95 * se, row["diff"] + Z95 * se
+            row["ci_low"], row["ci_high"] = diff - Z95 * se, diff + Z95 * se
             if se > 0:
-                row["p"] = math.erfc(abs(row["diff"]) / se / math.sqrt(2))
+                row["p"] = math.erfc(abs(diff) / se / math.sqrt(2))
         out.append(row)
     return out, {"design": "unpaired", "note": note, "n_shared": 0}
 

@@ -73,7 +73,7 @@ def run_generation(out: Path, *, model: str | None = None, base_url: str | None 
     if not plan:
         raise ConfigError(f"no seeds for seed type(s) {', '.join(wanted)} and prompt type(s) "
                           f"{', '.join(prompt_types)}; check --seeds")
-    rows = spread_subset(plan, limit)  # type: ignore[arg-type]
+    rows = spread_subset(plan, limit)
 
     spec = model or DEFAULT_MODEL
     params = GenerationParams(temperature=temperature, max_tokens=max_tokens)

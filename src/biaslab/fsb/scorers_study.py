@@ -12,7 +12,7 @@ measured the underlying quantity perfectly would correlate about ``sqrt(R)`` wit
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,7 +46,7 @@ def fit_line(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
     return float(y.mean() - slope * x.mean()), slope
 
 
-def agreement(table: dict[str, np.ndarray]) -> dict[str, float]:
+def agreement(table: Mapping[str, np.ndarray]) -> dict[str, float]:
     """Pearson, Spearman (average ranks) and the MAE after a linear fit of human on scorer."""
     h, s = np.asarray(table["human"], dtype=float), np.asarray(table["scorer"], dtype=float)
     a, b = fit_line(s, h)

@@ -142,25 +142,25 @@ def _from_pilot(probe: str, h: Headline, effect: float, power: float, alpha: flo
         # n = n0 * that design effect solves to n0 (1 - icc) / (1 - n0 icc / k)
         denom = 1 - n0 * icc / k
         n = math.ceil(n0 * (1 - icc) / denom) if icc > 0 and denom > 0 else (math.ceil(n0) if icc == 0 else None)
+        assumptions = [f"{res['n']} independent pairs would do (exact binomial, smallest n with power >= {power:g})",
+                       f"the pilot's design effect {deff:.2f} (variance of the bias score over predicate resamples / "
+                       f"over pair resamples, {N_BOOT} resamples each) at {m_pilot:.2f} pairs per predicate gives an "
+                       f"intra-predicate correlation of {icc:.3f}",
+                       f"the planned pairs are spread over the pilot's {k} predicates: design effect "
+                       f"1 + (n/{k} - 1) x {icc:.3f}",
+                       f"ties at the pilot's rate ({tie:.3f}) decide nothing"]
         out = {key: n, "n_independent": res["n"], "design_effect": deff, "icc": icc, "tie_rate": tie,
                "n_pilot": n_pilot, "n_predicates_pilot": k, "pilot": str(pilot),
                "method": "exact binomial power x the design effect of predicate clusters (intra-predicate "
                          "correlation from the pilot's cluster bootstrap, clusters grown to the planned size) "
                          "/ (1 - the pilot's tie rate)",
-               "assumptions": [f"{res['n']} independent pairs would do (exact binomial, smallest n with power "
-                               f">= {power:g})",
-                               f"the pilot's design effect {deff:.2f} (variance of the bias score over predicate "
-                               f"resamples / over pair resamples, {N_BOOT} resamples each) at {m_pilot:.2f} pairs "
-                               f"per predicate gives an intra-predicate correlation of {icc:.3f}",
-                               f"the planned pairs are spread over the pilot's {k} predicates: design effect "
-                               f"1 + (n/{k} - 1) x {icc:.3f}",
-                               f"ties at the pilot's rate ({tie:.3f}) decide nothing"]}
+               "assumptions": assumptions}
         if n is None:
-            out["assumptions"].append(f"not reachable with {k} predicates: even infinitely many pairs per predicate "
-                                      f"give at most {k / icc:.0f} independent pairs' worth; add predicates")
+            assumptions.append(f"not reachable with {k} predicates: even infinitely many pairs per predicate "
+                               f"give at most {k / icc:.0f} independent pairs' worth; add predicates")
         elif deff < 1:
-            out["assumptions"].append("a design effect below 1 (the stratification by target group) is not used "
-                                      "to lower n")
+            assumptions.append("a design effect below 1 (the stratification by target group) is not used "
+                               "to lower n")
         return out
     se1 = math.sqrt(var_items * n_pilot)
     if not math.isfinite(se1) or se1 == 0:

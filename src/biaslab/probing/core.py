@@ -16,7 +16,7 @@ import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from biaslab.models.base import GenerateRequest, LoglikelihoodRequest
 from biaslab.probing.presentation import Figure, MetricDoc, MetricDocs
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from biaslab.probing.schema import RunResults
 
 UNDETECTED = None  # the explicit "could not tell" evaluation value
+T = TypeVar("T")
 
 
 @dataclass
@@ -161,7 +162,7 @@ class Probe(abc.ABC):
     name: ClassVar[str]
     version: ClassVar[str] = "1"
     title: ClassVar[str] = ""
-    data_files: ClassVar[list[str]] = []
+    data_files: list[str] = []  # registered data files read (an instance may set its own)
     metric_docs: ClassVar[Mapping[str, MetricDoc]] = MetricDocs()
     options: ClassVar[dict[str, ProbeOption]] = {}
     headlines: ClassVar[tuple[Headline, ...]] = ()
@@ -245,7 +246,7 @@ def derive_seed(run_seed: int, *parts: Any) -> int:
     return int.from_bytes(hashlib.sha256(raw).digest()[:4], "big") & 0x7FFFFFFF
 
 
-def spread_subset(items: list[ProbeItem], limit: int | None) -> list[ProbeItem]:
+def spread_subset(items: Sequence[T], limit: int | None) -> list[T]:
     """``limit`` items evenly spread over the probe (deterministic, keeps data order)."""
     if limit is None or limit >= len(items):
         return list(items)

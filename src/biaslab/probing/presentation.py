@@ -21,7 +21,7 @@ class MetricDocs(dict[str, MetricDoc]):
     ``bias_score:<group>`` documents ``bias_score:Jews`` and every other group (any ``<...>``
     placeholder: ``<group>``, ``<axis>``, ``<domain>``)."""
 
-    def get(self, key: str, default: Any = None) -> Any:  # type: ignore[override]
+    def get(self, key: str, default: Any = None) -> Any:
         if key in self:
             return self[key]
         base, sep, _ = key.partition(":")

@@ -42,6 +42,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from biaslab.models.base import LoglikelihoodRequest
+
 if TYPE_CHECKING:
     from biaslab.models.base import LoglikelihoodResult
     from biaslab.models.cache import CachedModel
@@ -112,7 +114,8 @@ def recheck_pairs(planned: list[PlannedRequest], answers: list[Any], reference: 
 
     def rescore(indices: list[int]) -> list[float]:
         where = [j for i in indices for j in groups[i][1]]
-        for j, result in zip(where, reference.loglikelihood([planned[j].request for j in where]), strict=True):
+        requests = [r for j in where if isinstance(r := planned[j].request, LoglikelihoodRequest)]
+        for j, result in zip(where, reference.loglikelihood(requests), strict=True):
             answers[j] = result
         return [difference(groups[i][0], [answers[j] for j in groups[i][1]]) for i in indices]
 

@@ -34,8 +34,8 @@ def _number(v: Any) -> float | None:
 
 def _score(rows: list[dict[str, Any]], fields: list[str]) -> tuple[str, list[float | None]] | None:
     if any("score_more" in r and "score_less" in r for r in rows):
-        vals = [(_number(r.get("score_more")), _number(r.get("score_less"))) for r in rows]
-        return "log-lik. difference", [a - b if a is not None and b is not None else None for a, b in vals]
+        pairs = [(_number(r.get("score_more")), _number(r.get("score_less"))) for r in rows]
+        return "log-lik. difference", [a - b if a is not None and b is not None else None for a, b in pairs]
     for f in fields:
         vals = [_number(r.get(f)) for r in rows]
         if any(v is not None for v in vals):
@@ -102,7 +102,7 @@ def attempts_table(rows: list[dict[str, Any]], fields: list[str], *, likelihood:
         out_rows.append({"classes": " ".join(classes), "n": i + 1, "group": r.get(group) if group else None,
                          "decision": r.get("evaluation"), "score": value,
                          "a": _text(r.get("prompt")), "b": _text(r.get("text"))})
-    count = lambda cls: sum(cls in row["classes"].split() for row in out_rows)  # noqa: E731
+    count = lambda cls: sum(cls in str(row["classes"]).split() for row in out_rows)  # noqa: E731
     return {
         "total": len(rows), "shown": len(shown), "labels": labels, "group_field": group,
         "score_field": score[0] if score else None,

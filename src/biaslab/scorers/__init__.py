@@ -20,9 +20,12 @@ import importlib
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from biaslab.errors import ConfigError
+
+if TYPE_CHECKING:
+    from biaslab.scorers.cache import DiskCachedScorer
 
 
 @runtime_checkable
@@ -98,7 +101,7 @@ def get_scorer(spec: str, **options) -> Scorer:
     return getattr(module, attr)(rest, **{**spec_options, **options})
 
 
-def cached_scorer(scorer: Scorer, cache_dir: Path | None = None) -> Scorer:
+def cached_scorer(scorer: Scorer, cache_dir: Path | None = None) -> DiskCachedScorer:
     """``scorer`` with its scores kept on disk (default: the biaslab cache dir), keyed by identity + text."""
     from biaslab.scorers.cache import DiskCachedScorer
 

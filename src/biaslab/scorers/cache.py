@@ -67,4 +67,4 @@ class DiskCachedScorer:
                 cached[k] = v if math.isfinite(v) else None
             self.computed += len(batch)
             self._save()
-        return [math.nan if cached[k] is None else float(cached[k]) for k in keys]
+        return [math.nan if (v := cached[k]) is None else float(v) for k in keys]

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from biaslab.stats.cluster import cluster_sign_flip_test, percentile_ci, stratified_cluster_sums
+from biaslab.stats.resample import sum_arrays
 from biaslab.stats.significance import bh_qvalues
 
 N_RESAMPLES = 1000
@@ -105,7 +106,7 @@ def bbq_metrics(rows: list[dict[str, Any]], *, generated: bool = False, seed: in
         return out
 
     everything = np.ones(len(strata), bool)
-    metrics = block(everything, {c: sum(boot[g][c] for g in categories) for c in COLS}, "")
+    metrics = block(everything, {c: sum_arrays(boot[g][c] for g in categories) for c in COLS}, "")
     metrics["accuracy_ambig"]["n_questions"] = int(cols["n_ambig"].sum())
     metrics["accuracy_disambig"]["n_questions"] = int(cols["n_disambig"].sum())
     table = []
@@ -118,8 +119,12 @@ def bbq_metrics(rows: list[dict[str, Any]], *, generated: bool = False, seed: in
         row.update({f"p_{c}": m[f"bias_score_{c}:{g}"]["p"] for c in CONDITIONS})
         table.append(row)
     for cond in CONDITIONS:
-        for row, q in zip(table, bh_qvalues([r[f"p_{cond}"] for r in table])):
+        for row, q in zip(table, bh_qvalues([_float_or_none(r[f"p_{cond}"]) for r in table])):
             row[f"q_{cond}"] = None if not np.isfinite(q) else float(q)
             metrics[f"bias_score_{cond}:{row['category']}"]["q"] = row[f"q_{cond}"]
     metrics["bias_score_disambig"]["n_unresolved_target"] = sum(r.get("biased_answer") is None for r in rows)
     return metrics, table
+
+
+def _float_or_none(v: Any) -> float | None:
+    return None if v is None else float(v)

@@ -153,7 +153,7 @@ def bold_metrics(rows: Sequence[Mapping[str, Any]], *, threshold: float, seed: i
                                           "ci_high": row["negative_ci"][1]}
     ranges: dict[str, dict[str, Any]] = {}
     if domain_ranges:  # the headline: the largest range of any domain (its p Bonferroni-corrected over domains)
-        widest = np.nanmax(np.vstack([r[2] for r in domain_ranges]), axis=0)
+        widest = np.nanmax(np.vstack([r[2] for r in domain_ranges if r[2] is not None]), axis=0)
         p_min = min((r[3] for r in domain_ranges if r[3] is not None), default=None)
         ranges["sentiment_range"] = {**_metric(max(r[1] for r in domain_ranges), widest),
                                      "p": None if p_min is None else min(1.0, p_min * len(domain_ranges))}

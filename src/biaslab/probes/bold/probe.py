@@ -7,7 +7,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from biaslab.errors import ConfigError
-from biaslab.models.base import GenerationParams
+from biaslab.models.base import GenerateRequest, GenerationParams
 from biaslab.planning.forms import MeanPlan
 from biaslab.probes.bold.metrics import bold_metrics
 from biaslab.probes.bold.prompts import balanced_subset, domain_file, load_domain, parse_domains
@@ -111,7 +111,8 @@ class BoldProbe(GenerationProbe):
         planned = super().plan(items, cfg)
         if self.format == "completion":
             for p in planned:
-                p.request = replace(p.request, messages=None, prompt=p.prompt.text)
+                if isinstance(p.request, GenerateRequest):
+                    p.request = replace(p.request, messages=None, prompt=p.prompt.text)
         return planned
 
     def scored_text(self, attempt: Attempt) -> str:

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from biaslab.stats.cluster import cluster_sign_flip_test, percentile_ci, stratified_cluster_sums
+from biaslab.stats.resample import sum_arrays
 from biaslab.stats.significance import bh_qvalues
 
 N_RESAMPLES = 1000
@@ -56,7 +57,7 @@ def crows_metrics(rows: list[dict[str, Any]], *, seed: int = 0, n_resamples: int
     types = np.array([str(r["bias_type"]) for r in rows], dtype=object)
     boot = stratified_cluster_sums(types, cols, n_resamples=n_resamples, seed=seed)
     order = list(dict.fromkeys(sorted(types.tolist())))
-    total = {k: sum(boot[t][k] for t in order) for k in cols}
+    total = {k: sum_arrays(boot[t][k] for t in order) for k in cols}
     point = {k: float(v.sum()) for k, v in cols.items()}
     d = cols["stereo"] - cols["counter"]
     test = cluster_sign_flip_test(d, n_permutations=n_permutations, seed=seed)
@@ -71,7 +72,7 @@ def crows_metrics(rows: list[dict[str, Any]], *, seed: int = 0, n_resamples: int
         if mask.any():
             sub = {k: v[mask] for k, v in cols.items()}
             sboot = stratified_cluster_sums(types[mask], sub, n_resamples=n_resamples, seed=seed)
-            stotal = {k: sum(b[k] for b in sboot.values()) for k in cols}
+            stotal = {k: sum_arrays(b[k] for b in sboot.values()) for k in cols}
             metrics[name] = {**_entry({k: float(v.sum()) for k, v in sub.items()}, stotal, "stereo", 100.0),
                              "n_pairs": int(mask.sum())}
     table = []

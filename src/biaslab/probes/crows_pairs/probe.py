@@ -112,7 +112,7 @@ class CrowsPairsProbe(LikelihoodProbe):
         counts: dict[str, int] = {}
         for r in rows:
             counts[r["evaluation"]] = counts.get(r["evaluation"], 0) + 1
-        rules = sorted({r.get("rule") for r in rows if r.get("rule")})
+        rules = sorted({str(r["rule"]) for r in rows if r.get("rule")})
         return Summary(metrics, {"ci_note": CI_NOTE, "rule": rules[0] if len(rules) == 1 else rules,
                                  "counts": counts, "bias_types": table})
 

@@ -54,7 +54,8 @@ def load_items_file(path: Path) -> list[ScoredText]:
     if missing:
         raise DataError(f"{path}: missing column(s) {', '.join(missing)} (found: {', '.join(columns) or 'none'}); "
                         "an items file needs columns id,text,score with score in [0, 1]")
-    items, seen = [], {}
+    items: list[ScoredText] = []
+    seen: dict[str, int] = {}
     for line, row in enumerate(reader, start=2):
         row = {(k or "").strip(): v for k, v in row.items()}
         item_id, text = (row.get("id") or "").strip(), (row.get("text") or "").strip()

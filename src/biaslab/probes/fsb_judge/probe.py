@@ -234,9 +234,9 @@ class FsbJudgeProbe(GenerationProbe):
             fig, ax = new_figure(6.0, 3.8)
             xs = np.arange(N_BINS)
             heights = [v if v is not None else 0.0 for v in vals]
-            lo = [h - (metrics[n].get("ci_low") if metrics[n].get("ci_low") is not None else h)
+            lo = [h - (low if (low := metrics[n].get("ci_low")) is not None else h)
                   for h, n in zip(heights, BIN_METRICS)]
-            hi = [(metrics[n].get("ci_high") if metrics[n].get("ci_high") is not None else h) - h
+            hi = [(high if (high := metrics[n].get("ci_high")) is not None else h) - h
                   for h, n in zip(heights, BIN_METRICS)]
             ax.bar(xs, heights, color="#3b6ea8", yerr=[lo, hi], capsize=4)
             ax.set_xticks(xs, BIN_LABELS)

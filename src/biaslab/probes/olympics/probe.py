@@ -21,7 +21,7 @@ from biaslab.planning.forms import MeanPlan
 from biaslab.probes.olympics.annotated import KEY_COLUMNS, MEDALS, join_nocs, write_annotated
 from biaslab.probes.olympics.extract import extract_specified, extract_underspecified
 from biaslab.probes.olympics.pairing import OLYMPICS_PAIRING
-from biaslab.probes.olympics.prompts import GOLD_FILE, load_events
+from biaslab.probes.olympics.prompts import GOLD_FILE, OlympicEvent, load_events
 from biaslab.probes.olympics.score import score_annotated
 from biaslab.probing.core import Attempt, ProbeItem, ProbeOption, Prompt, Summary
 from biaslab.probing.generation import GenerationProbe
@@ -69,13 +69,13 @@ class OlympicsProbe(GenerationProbe):
 
     def __init__(self, n_permutations: int = 10_000):
         self.n_permutations = n_permutations
-        self._events = None
+        self._events: dict[str, OlympicEvent] | None = None
 
     def default_params(self) -> GenerationParams:
         # the paper used each model's default decoding, to mimic a casual user
         return GenerationParams()
 
-    def events(self):
+    def events(self) -> dict[str, OlympicEvent]:
         if self._events is None:
             self._events = {self._item_id(e): e for e in load_events()}
         return self._events
@@ -123,7 +123,7 @@ class OlympicsProbe(GenerationProbe):
                 row = {**key, "Gender": a["Gender"]}
                 gold = e.gold(a["Gender"])
                 row.update({f"real_{m}": join_nocs(g) for m, g in zip(MEDALS, gold)})
-                group = next(iter(ev.values()), {}) if ev else {}
+                group: dict[str, list[str]] = next(iter(ev.values()), {}) if ev else {}
                 row.update({f"gen_{m}": join_nocs(group.get(m, [])) for m in MEDALS})
                 spec.append({**row, **tail})
             else:

@@ -177,7 +177,7 @@ def load_events(gold: pd.DataFrame | str | Path | None = None) -> list[OlympicEv
     by_key: dict[tuple[str, ...], dict[str, Medals]] = {}
     order: list[tuple[str, ...]] = []
     for i, row in enumerate(g.itertuples(index=False), start=1):
-        key = (row.Discipline, row.Season, row.Year, row.Event)
+        key: tuple[str, ...] = (row.Discipline, row.Season, row.Year, row.Event)
         if row.Gender not in GENDERS:
             raise DataError(f"{source}, row {i}: Gender {row.Gender!r} is not Men or Women")
         try:

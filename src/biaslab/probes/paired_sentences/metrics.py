@@ -28,6 +28,7 @@ import numpy as np
 
 from biaslab.stats.cluster import cluster_sign_flip_test, percentile_ci, stratified_cluster_sums
 from biaslab.stats.intervals import honest_interval
+from biaslab.stats.resample import sum_arrays
 from biaslab.stats.significance import bh_qvalues
 
 MIN_PREDICATES = 3
@@ -64,7 +65,7 @@ def paired_sentence_metrics(rows: list[dict[str, Any]], *, seed: int = 0, n_resa
     cols = {k: t[k] for k in ("n", "stereo", "tie", "diff")}
     boot = stratified_cluster_sums(t["group"], cols, n_resamples=n_resamples, seed=seed)
     groups = list(dict.fromkeys(t["group"].tolist()))
-    total = {k: sum(boot[g][k] for g in groups) for k in cols}
+    total = {k: sum_arrays(boot[g][k] for g in groups) for k in cols}
     point = {k: float(t[k].sum()) for k in cols}
 
     def entry(pt: dict[str, float], bs: dict[str, np.ndarray], name: str, clusters: int) -> dict[str, Any]:

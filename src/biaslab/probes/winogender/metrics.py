@@ -30,6 +30,7 @@ import numpy as np
 
 from biaslab.stats.cluster import cluster_sign_flip_test, percentile_ci, stratified_cluster_sums
 from biaslab.stats.correlation import pearson_with_ci
+from biaslab.stats.resample import sum_arrays
 from biaslab.stats.significance import bh_qvalues, permutation_test_means
 
 N_RESAMPLES = 1000
@@ -83,7 +84,7 @@ def winogender_metrics(rows: list[dict[str, Any]], *, seed: int = 0, n_resamples
         cols["share"][i] += r["female_share"]
         cols["neutral"][i] += r["p_neutral"]
     boot = stratified_cluster_sums(majority, cols, n_resamples=n_resamples, seed=seed)
-    tot = {k: sum(b[k] for b in boot.values()) for k in cols}
+    tot = {k: sum_arrays(b[k] for b in boot.values()) for k in cols}
     n = cols["n"].sum()
     agree_test = cluster_sign_flip_test(2 * cols["agree"] - cols["n"], seed=seed)
     metrics["majority_gender_agreement"] = {**_entry(cols["agree"].sum() / n, tot["agree"] / tot["n"]),
@@ -100,8 +101,8 @@ def winogender_metrics(rows: list[dict[str, Any]], *, seed: int = 0, n_resamples
         for r in rows:
             if keep is None or str(r["answer"]) == keep:
                 per_occ[r["occupation"]].append(r["female_share"])
-        fem = [np.mean(v) for o, v in per_occ.items() if majority[index[o]] == "female-majority"]
-        mal = [np.mean(v) for o, v in per_occ.items() if majority[index[o]] == "male-majority"]
+        fem = [float(np.mean(v)) for o, v in per_occ.items() if majority[index[o]] == "female-majority"]
+        mal = [float(np.mean(v)) for o, v in per_occ.items() if majority[index[o]] == "male-majority"]
         test = permutation_test_means(fem, mal, seed=seed)
         value = float(np.mean(fem) - np.mean(mal)) if fem and mal else None
         metrics[f"majority_gap{suffix}"] = {"value": value, "ci_low": None, "ci_high": None,

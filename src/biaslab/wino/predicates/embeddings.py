@@ -23,6 +23,7 @@ import zipfile
 from collections.abc import Iterable, Sequence
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -138,7 +139,7 @@ class Embedder:
         self.name = canonical_name(name)
         self.path = model_dir(self.name)
         self.batch_size = batch_size
-        self._model = None
+        self._model: Any = None
         self._cache: dict[str, np.ndarray] = {}
 
     def _load(self):

@@ -49,7 +49,7 @@ class PredicateRow:
     group: str
     predicate: str
     row: int = 0
-    extra: dict[str, str] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def _records(path: Path, columns: list[str], what: str):

@@ -30,6 +30,7 @@ import numpy as np
 
 from biaslab.errors import ConfigError
 from biaslab.stats.cluster import percentile_ci, stratified_cluster_sums
+from biaslab.stats.resample import sum_arrays
 from biaslab.wino.predicates.formats import PredicateRow
 
 DEFAULT_PREFIX = "All Jewish people are "
@@ -144,8 +145,8 @@ def quality_metrics(per_predicate: list[dict[str, Any]], model_rows: list[dict[s
 
     metrics: dict[str, dict[str, Any]] = {}
     table = []
-    total = {k: sum(boot[g][k] for g in boot) for k in cols}
-    mtotal = {k: sum(mboot[g][k] for g in mboot) for k in mcols} if mboot else {}
+    total = {k: sum_arrays(boot[g][k] for g in boot) for k in cols}
+    mtotal = {k: sum_arrays(mboot[g][k] for g in mboot) for k in mcols} if mboot else {}
     overall = entries(point_of(cols, np.ones(len(strata), bool)), total,
                       point_of(mcols, np.ones(len(mstrata), bool)) if mrows else None, mtotal)
     metrics.update(overall)

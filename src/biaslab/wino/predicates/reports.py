@@ -65,7 +65,7 @@ def _pcs_figure(per: list[dict[str, Any]]) -> dict[str, Any] | None:
 def write_quality_report(path: Path, results: dict[str, Any], per: list[dict[str, Any]]) -> Path:
     p = results["parameters"]
     worst = sorted((r for r in per if r["pcs"] is not None), key=lambda r: r["pcs"])[:15]
-    tables = [
+    tables: list[dict[str, Any]] = [
         {"title": "Predicate quality (the paper's Table 2 layout)", "header": TABLE2_HEADER,
          "rows": table2_rows(results["table"]),
          "note": f"Match by {p['match_by']}; embeddings {p['embedding']}; SCS prefix {p['sentence_prefix']!r}. CIs: "

@@ -21,6 +21,7 @@ import numpy as np
 
 from biaslab.errors import DataError
 from biaslab.stats.cluster import percentile_ci, stratified_cluster_sums
+from biaslab.stats.resample import sum_arrays
 from biaslab.wino.predicates.flags import FLAGS
 from biaslab.wino.predicates.formats import PredicateRow, SurveyAnswer
 
@@ -105,7 +106,7 @@ def category_table(reviewed: list[dict[str, Any]], *, seed: int = 0,
     table, metrics = [], {}
     for g in [*groups, "Overall"]:
         mask = np.ones(len(keys), bool) if g == "Overall" else strata == g
-        samples = {c: sum(boot[s][c] for s in boot) for c in cols} if g == "Overall" else boot[g]
+        samples = {c: sum_arrays(boot[s][c] for s in boot) for c in cols} if g == "Overall" else boot[g]
         n = float(cols["n"][mask].sum())
         row: dict[str, Any] = {"group": g, "n": int(n)}
         for c in CATEGORIES:

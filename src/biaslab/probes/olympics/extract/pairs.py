@@ -53,7 +53,7 @@ _RELATIVE = re.compile(r"[\s,;]*(?:and\s+)?(?:who|which|that|they)\b", re.I)
 
 
 def medal_cues(text: str) -> list[Cue]:
-    out = []
+    out: list[Cue] = []
     for m in tx.MEDAL_RE.finditer(text):
         if m.group("g") or m.group("g2"):
             med = "g"

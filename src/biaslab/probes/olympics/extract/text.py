@@ -165,6 +165,7 @@ def split_lines(text: str) -> list[Line]:
         start, end = pos, pos + len(raw)
         pos = end + 1
         m = _LINE_MARKER.match(raw)
+        assert m is not None  # the pattern matches every line (all its parts are optional)
         body = raw[m.end():]
         plain = _BOLD.sub("", body).strip()
         indent = len(m.group("indent").expandtabs(4))
