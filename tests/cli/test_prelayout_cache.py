@@ -46,6 +46,8 @@ def test_a_run_cached_before_the_relayout_reruns_with_zero_model_calls(tmp_path,
     for name_, old in before["metrics"].items():
         new = results["metrics"][name_]
         if not (new.get("interval") or new.get("too_small") or new.get("degenerate")):  # bootstrap as before
-            assert {k: new.get(k) for k in old} == old, name_
+            # the same numbers, up to the last bit of a quantile (numpy's interpolation differs across versions)
+            for k, v in old.items():
+                assert new.get(k) == (v if v is None else pytest.approx(v, rel=1e-12, abs=1e-15)), (name_, k)
         else:  # a degenerate bootstrap replaced by an exact interval or none: the value is unchanged
             assert new["value"] == old["value"], name_

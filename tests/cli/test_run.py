@@ -33,7 +33,7 @@ def test_run_writes_the_three_files_and_metrics_match_an_independent_computation
     biaslab("run", "jobs-lum", "--model", "scripted/random-gender", "--limit", "20", "--repetitions", "3",
             "--out", out, cache=tmp_path / "c")
     results = json.loads((out / "results.json").read_text())
-    assert results["schema_version"] == 1 and results["probe"] == "jobs-lum"
+    assert results["schema_version"] == 2 and results["probe"] == "jobs-lum"
     assert results["n_items"] == 20 and results["n_attempts"] == 60
     assert set(results["data"]) == {"jobs/kennison_jobs.csv"}
     expected = {"masculine_rate", "disparity", "stereotype_rate", "correlation", "undetected_rate_attempts",
