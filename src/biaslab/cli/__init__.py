@@ -29,6 +29,7 @@ COMMANDS: dict[str, str] = {
     "plan": "biaslab.cli.plan:plan",
     "suite": "biaslab.cli.suite:suite",
     "cache": "biaslab.cli.cache:cache",
+    "ppi": "biaslab.cli.ppi:ppi",
 }
 # name -> "module:app" (a Typer group)
 GROUPS: dict[str, str] = {
