@@ -144,6 +144,7 @@ def test_an_fsb_judge_run_as_pred_with_groups(tmp_path):
     table = biaslab("ppi", "--pred", run, "--gold", tmp_path / "gold.csv", "--by", "seed_type", "--groups",
                     os.path.join(DATA, "fsb", "FSB_text.csv"), "--min-gold", "5")
     assert table.returncode == 0 and "By seed_type" in table.stdout and "Differences a - b" in table.stdout
+    assert " ± " in table.stdout
     one_line_error(biaslab("ppi", "--pred", tmp_path / "gold.csv", "--gold", run), "is an fsb-judge run",
                    "give it as --pred")
 

@@ -165,11 +165,13 @@ def analyse(pred: ScoreTable, gold: ScoreTable, *, by: str | None = None, groups
         {"a": d.a, "b": d.b, **d.ppi.as_dict(), "p": d.p, "p_holm": d.p_holm,
          "classical": {**d.classical.as_dict(), "p": d.classical_p, "p_holm": d.classical_p_holm}}
         for d in diffs]
-    if diffs:
-        m = len(diffs)
+    m = len(diffs)
+    if m == 1:
+        out["correction"] = "one difference a - b: no multiple-comparison correction (p_holm = p)"
+    elif m > 1:
         out["correction"] = (f"Holm-adjusted p values (p_holm) and Bonferroni intervals (each at "
-                             f"{100 * (1 - (1 - confidence) / m):.4g}%) over the {m} pairwise difference(s) a - b, "
-                             f"so all {m} intervals hold together with at least {100 * confidence:g}%")
+                             f"{100 * (1 - (1 - confidence) / m):.4g}%) over the {m} pairwise differences a - b, "
+                             f"so that all {m} intervals hold together with at least {100 * confidence:g}%")
     return out
 
 

@@ -15,6 +15,7 @@ def _num(v: float | None, digits: int = 3) -> str:
 
 
 def _ci(d: dict[str, Any]) -> str:
+    """``[low, high]``, escaped for Rich."""
     return escape(f"[{_num(d['ci_low'])}, {_num(d['ci_high'])}]")
 
 
@@ -61,24 +62,27 @@ def print_result(res: dict[str, Any], out: Console) -> None:
         out.print(f"[yellow]warning:[/] {escape(w)}")
 
 
+def _pm(d: dict[str, Any]) -> str:
+    """``estimate ± half-width`` (the intervals are normal, hence symmetric)."""
+    return f"{_num(d['estimate'])} ± {_num((d['ci_high'] - d['ci_low']) / 2)}"
+
+
 def _print_groups(res: dict[str, Any], out: Console, level: str, name: str) -> None:
-    t = Table(title=f"By {res['by']}", title_justify="left")
-    for col, just in (("group", "left"), ("judged", "right"), ("gold", "right"), (f"{name} [{level} CI]", "right"),
-                      (f"humans only [{level} CI]", "right"), ("eff. n", "right")):
+    t = Table(title=f"By {res['by']} (estimate ± half-width of the {level} interval)", title_justify="left")
+    for col, just in (("group", "left"), ("judged", "right"), ("gold", "right"), (name, "right"),
+                      ("humans only", "right"), ("eff. n", "right")):
         t.add_column(escape(col), justify=just)
     for g in res["groups"]:
-        c = g["classical"]
-        t.add_row(escape(g["group"]), str(g["n_pred"]), str(g["n_gold"]), f"{_num(g['estimate'])} {_ci(g)}",
-                  f"{_num(c['estimate'])} {_ci(c)}", _n_eff(g["effective_n"]))
+        t.add_row(escape(g["group"]), str(g["n_pred"]), str(g["n_gold"]), _pm(g), _pm(g["classical"]),
+                  _n_eff(g["effective_n"]))
     out.print(t)
     if not res["differences"]:
         return
-    d = Table(title="Differences a - b", title_justify="left")
-    for col in ("a - b", f"{name} [CI]", "p (Holm)", "humans only [CI]", "p (Holm)"):
+    d = Table(title="Differences a - b (estimate ± half-width of the corrected interval)", title_justify="left")
+    for col in ("a - b", name, "p (Holm)", "humans only", "p (Holm)"):
         d.add_column(escape(col), justify="left" if col == "a - b" else "right")
     for row in res["differences"]:
         c = row["classical"]
-        d.add_row(escape(f"{row['a']} - {row['b']}"), f"{_num(row['estimate'])} {_ci(row)}", _p(row["p_holm"]),
-                  f"{_num(c['estimate'])} {_ci(c)}", _p(c["p_holm"]))
+        d.add_row(escape(f"{row['a']} - {row['b']}"), _pm(row), _p(row["p_holm"]), _pm(c), _p(c["p_holm"]))
     out.print(d)
     out.print(f"correction: {res['correction']}")
