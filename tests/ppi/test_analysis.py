@@ -66,6 +66,16 @@ def test_join_errors():
     assert analyse(pred, few, min_gold=5)["n_gold"] == 9
 
 
+def test_every_item_rated_by_people():
+    pred, _, y, f, _ = tables(n=20, n_gold=20)
+    gold = ScoreTable("gold.csv", "csv", "score", pred.ids, y)
+    res = analyse(pred, gold)
+    assert res["estimate"] == pytest.approx(np.mean(y)) and res["ci_low"] == res["ci_high"] == res["estimate"]
+    assert res["lambda"] == 0.0 and "known exactly" in res["warnings"][0]
+    pop = analyse(pred, gold, target="population")
+    assert pop["ci_high"] - pop["ci_low"] == pytest.approx(2 * 1.959963984540054 * np.std(y, ddof=1) / np.sqrt(20))
+
+
 def test_a_gold_set_chosen_by_score_is_flagged():
     pred, _, y, f, _ = tables(n=200, n_gold=30)
     top = np.argsort(-f)[:30]  # the judge's 30 highest-scored items: not a random sample

@@ -131,6 +131,9 @@ def analyse(pred: ScoreTable, gold: ScoreTable, *, by: str | None = None, groups
     if n_imputed:
         warnings.append(f"{n_imputed} judged item(s) had no usable judge score; their prediction is the judge's "
                         "mean score (still valid, less informative)")
+    if overall.n_unlabelled == 0:
+        warnings.append("every judged item has a human score: the judge has nothing to add"
+                        + ("; the mean over these items is known exactly" if target == "items" else ""))
     sel_p = _selection_p(judge[is_gold], judge[~is_gold])
     if sel_p < SELECTION_ALPHA:
         warnings.append(f"the judge's mean on the gold items ({np.mean(judge[is_gold]):.3f}) differs from its mean on "
