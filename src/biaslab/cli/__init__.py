@@ -30,6 +30,7 @@ COMMANDS: dict[str, str] = {
     "suite": "biaslab.cli.suite:suite",
     "cache": "biaslab.cli.cache:cache",
     "schema": "biaslab.cli.info:schema",
+    "ppi": "biaslab.cli.ppi:ppi",
 }
 # name -> "module:app" (a Typer group)
 GROUPS: dict[str, str] = {
