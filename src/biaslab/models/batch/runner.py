@@ -179,8 +179,8 @@ class _Runner:
                 await self.p.submit(rec, chunk_lines, save)
                 for cid in chunk_ids:
                     self.waiting[cid] = rec
-                size = sum(len(x) + 1 for x in chunk_lines)
-                progress.note(f"submitted batch {rec.batch_id} to {self.p.name} ({len(chunk_ids)} request{"s" if len(chunk_ids) != 1 else ""}, "
+                size, n = sum(len(x) + 1 for x in chunk_lines), len(chunk_ids)
+                progress.note(f"submitted batch {rec.batch_id} to {self.p.name} ({n} request{'s' if n != 1 else ''}, "
                               f"{size / 1e6:.1f} MB{'' if round == 1 else f', retry {round - 1}'}); the same "
                               "command resumes it if this run stops")
 
