@@ -199,7 +199,8 @@ def chat_answer(cfg: ServerConfig, body: dict[str, Any]) -> tuple[int, dict[str,
     n_prompt = sum(len(str(m.get("content", "")).split()) for m in messages)
     return 200, {
         "id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": body.get("model"),
-        "choices": [{"index": 0, "finish_reason": finish, "message": {"role": "assistant", "content": " ".join(words)}}],
+        "choices": [{"index": 0, "finish_reason": finish,
+                     "message": {"role": "assistant", "content": " ".join(words)}}],
         "usage": {"prompt_tokens": n_prompt, "completion_tokens": len(words), "total_tokens": n_prompt + len(words)},
     }
 

@@ -145,12 +145,17 @@ class AnthropicBatchProvider(BatchProvider):
             decoder = await self.client.messages.batches.results(record.batch_id)
             return [row async for row in decoder]
 
+        problem: str | None = None
         try:
             rows = await self.retrier.call(fetch, endpoint="batches")
         except BackendError as exc:  # results are kept 29 days: missing lines are submitted again
+            problem = str(exc)
+        except self.backend._sdk.AnthropicError as exc:  # e.g. no results_url
+            problem = self.retrier.clean(str(exc), 160)
+        if problem is not None:
             from biaslab import progress
 
-            progress.note(f"cannot read the results of batch {record.label} ({exc})")
+            progress.note(f"cannot read the results of batch {record.label} ({problem})")
             return []
         return [self._outcome(row) for row in rows]
 
