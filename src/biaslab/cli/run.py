@@ -12,6 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from biaslab.cli.common import MODEL_HELP, console, fmt
+from biaslab.cli.dry_run import PRICE_IN_HELP, PRICE_OUT_HELP, PRICES_HELP, check_price_flags, dry_run_option
 
 
 def run(
@@ -47,6 +48,10 @@ def run(
                                        "shared-tokens, the original's and the default, or full-sentence)."),
     reasons: bool = typer.Option(False, "--reasons", help="Same as -P reasons=true (fsb-judge: ask the judge for a "
                                  "reason beside each score)."),
+    dry_run: bool = dry_run_option(),
+    price_in: float | None = typer.Option(None, "--price-in", help=PRICE_IN_HELP),
+    price_out: float | None = typer.Option(None, "--price-out", help=PRICE_OUT_HELP),
+    prices: Path | None = typer.Option(None, "--prices", help=PRICES_HELP),
 ) -> None:
     """Run a probe on a model; write results.json, attempts.jsonl and report.html to --out.
 
@@ -65,6 +70,16 @@ def run(
         if value is not None:
             options[key], flags[key] = value, flag
     params = GenerationParams(temperature=temperature, top_p=top_p, max_tokens=max_tokens)
+    check_price_flags(dry_run, price_in, price_out, prices)
+    if dry_run:
+        from biaslab.cli.dry_run import print_estimates
+        from biaslab.probing.dry_run import estimate_run
+
+        print_estimates([estimate_run(probe, model=model, base_url=base_url, repetitions=repetitions, limit=limit,
+                                      seed=seed, params=params, cache_dir=cache_dir, probe_options=options,
+                                      option_flags=flags, price_in=price_in, price_out=price_out,
+                                      prices_file=prices)], Console())
+        return
     results, out_dir = execute_run(probe, model=model, base_url=base_url, repetitions=repetitions, limit=limit,
                                    seed=seed, out=out, params=params, max_concurrency=max_concurrency,
                                    cache_dir=cache_dir, quiet=quiet, console=console(stderr=True),

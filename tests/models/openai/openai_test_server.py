@@ -187,6 +187,9 @@ def chat_answer(cfg: ServerConfig, body: dict[str, Any]) -> tuple[int, dict[str,
     if cfg.reject_max_tokens_chat and "max_tokens" in body:
         return 400, _error_body("Unsupported parameter: 'max_tokens' is not supported with this model. Use "
                                 "'max_completion_tokens' instead.", "invalid_request_error", "unsupported_parameter")
+    if cfg.models is not None and body.get("model") not in cfg.models:
+        return 404, _error_body(f"The model `{body.get('model')}` does not exist.", "invalid_request_error",
+                                "model_not_found")
     messages = body.get("messages") or []
     last_user = next((m.get("content", "") for m in reversed(messages) if m.get("role") == "user"), "")
     system = next((m.get("content", "") for m in messages if m.get("role") == "system"), None)
@@ -256,6 +259,9 @@ def _make_handler(server: OpenAITestServer) -> type[BaseHTTPRequestHandler]:
 
         def _post(self, raw: bytes) -> None:
             cfg = server.config
+            if self.path not in ("/tokenize", "/v1/chat/completions", "/v1/completions"):
+                self._send(404, _error_body(f"no route {self.path}", "not_found"))  # before the body is read as JSON
+                return
             try:
                 body = json.loads(raw or b"{}")
             except ValueError:

@@ -213,7 +213,7 @@ class OpenAIBatchProvider(BatchProvider):
         err = _get(body, "error") or {}
         message = self.retrier.clean(str(_get(err, "message") or body or "no message"), 160)
         retry = retryable_status(status)
-        if status == 400 and "max_completion_tokens" in message and self.backend._chat_max_tokens_field == "max_tokens":
+        if status == 400 and "max_completion_tokens" in message and record.round == 1:
             self.backend._chat_max_tokens_field = "max_completion_tokens"  # newer models: the retry sends that
             retry = True
         return LineOutcome(cid, error=f"HTTP {status}: {message}", retry=retry)
