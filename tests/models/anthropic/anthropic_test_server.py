@@ -187,13 +187,16 @@ def _handler(server: AnthropicTestServer) -> type[BaseHTTPRequestHandler]:
         def _send(self, status: int, payload: Any, content_type: str = "application/json",
                   headers: dict[str, str] | None = None) -> None:
             data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", content_type)
-            self.send_header("Content-Length", str(len(data)))
-            for k, v in (headers or {}).items():
-                self.send_header(k, v)
-            self.end_headers()
-            self.wfile.write(data)
+            try:
+                self.send_response(status)
+                self.send_header("Content-Type", content_type)
+                self.send_header("Content-Length", str(len(data)))
+                for k, v in (headers or {}).items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(data)
+            except OSError:  # the client went away (killed)
+                self.close_connection = True
 
         def _checked(self) -> bool:
             with server.lock:

@@ -103,6 +103,7 @@ class ServerConfig:
     tokenize: bool = True  # serve /tokenize (vLLM's); False: 404 there
     tokenizer_info: bool = True  # serve /tokenizer_info (bos_token "<s>")
     ignore_prompt_logprobs: bool = False  # completions ignore prompt_logprobs (echo+logprobs still work)
+    reply: Any = None  # a function(chat body) -> the answer's words, instead of the echo
 
 
 @dataclass
@@ -193,10 +194,13 @@ def chat_answer(cfg: ServerConfig, body: dict[str, Any]) -> tuple[int, dict[str,
     messages = body.get("messages") or []
     last_user = next((m.get("content", "") for m in reversed(messages) if m.get("role") == "user"), "")
     system = next((m.get("content", "") for m in messages if m.get("role") == "system"), None)
-    words = ["echo:", *str(last_user).split()]
-    if system:
-        words.append(f"system={system.split()[0]}")
-    words += _params_words(body)
+    if cfg.reply is not None:
+        words = str(cfg.reply(body)).split()
+    else:
+        words = ["echo:", *str(last_user).split()]
+        if system:
+            words.append(f"system={system.split()[0]}")
+        words += _params_words(body)
     max_tokens = body.get("max_tokens", body.get("max_completion_tokens"))
     words, finish = _truncate(words, max_tokens)
     n_prompt = sum(len(str(m.get("content", "")).split()) for m in messages)
