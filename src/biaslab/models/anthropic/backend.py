@@ -9,7 +9,9 @@ connection errors with exponential backoff honouring ``Retry-After``, one-line e
 each answer is reported as it arrives, so the answer cache stores it at once.
 
 A request's messages become the API's: ``system`` turns go to the ``system`` field, the rest stay
-user/assistant turns. Anthropic has no sampling seed (repetitions differ by their own cache keys)
+user/assistant turns; ``temperature`` and ``top_p``, when the request has them, are sent in the body as
+they are (newer SDKs no longer type them; a model that refuses them gets a one-line error saying so).
+Anthropic has no sampling seed (repetitions differ by their own cache keys)
 and requires ``max_tokens``: a request without one asks for :data:`DEFAULT_MAX_TOKENS`. The stop
 reason is mapped to the openai backend's words (``end_turn``/``stop_sequence`` -> ``stop``,
 ``max_tokens`` -> ``length``). Raw-prompt requests and log-likelihoods are refused with one line:
@@ -93,6 +95,10 @@ class AnthropicRetrier(Retrier):
         if status == 404 and endpoint == "messages":
             return BackendError(f"model {self.model!r} not found at {self.base_url} (HTTP 404: "
                                 f"{self._server_message(exc)}); check the name after anthropic/")
+        if status == 400 and any(w in self._server_message(exc) for w in ("temperature", "top_p")):
+            return BackendError(f"{self.base_url} refused the sampling parameters for model {self.model!r} (HTTP 400: "
+                                f"{self._server_message(exc)}); this model takes no temperature/top_p, which the "
+                                "probe or --temperature/--top-p set")
         if status in (404, 405) and endpoint.startswith("batch"):
             from biaslab.models.batch.provider import NoBatchListing
 
@@ -189,7 +195,10 @@ class AnthropicBackend(ModelBackend):
 
     async def _generate_one(self, client: Any, request: GenerateRequest) -> GenerateResult:
         params = message_params(self.model, request)
-        message = await self._retrier.call(lambda: client.messages.create(**params), endpoint="messages")
+        # sampling parameters go in the JSON body as they are: SDK versions that no longer type them still send them
+        sampling = {k: params.pop(k) for k in ("temperature", "top_p") if k in params}
+        message = await self._retrier.call(lambda: client.messages.create(**params, extra_body=sampling or None),
+                                           endpoint="messages")
         return message_result(message)
 
     def generate(self, requests: Sequence[GenerateRequest], on_result: OnResult | None = None) -> list[GenerateResult]:

@@ -175,7 +175,7 @@ class AnthropicBatchProvider(BatchProvider):
             return LineOutcome(cid, error=f"{etype}: {message}", retry=etype in RETRY_ERRORS)
         if kind == "expired":
             return LineOutcome(cid, error="expired (not processed within 24 hours)", retry=True)
-        return LineOutcome(cid, error=kind or "no result", retry=False)  # canceled
+        return LineOutcome(cid, error="the batch was cancelled" if kind == "canceled" else kind or "no result")
 
     async def online(self, requests: list[GenerateRequest], on_result: OnResult) -> None:
         await self.backend._run_all(requests, self.backend._generate_one, on_result)
