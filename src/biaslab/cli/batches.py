@@ -36,7 +36,7 @@ def list_(
     records = select(journal, model=model, run=run, unfinished=unfinished)
     table = Table(title=f"Batches in {journal.directory}")
     for col in ("batch", "model", "run", "requests", "state", "submitted", "read back"):
-        table.add_column(col)
+        table.add_column(col, overflow="fold")
     for r in records:
         table.add_row(r.label, r.spec, escape(r.run or "-"), f"{len(r.ids):,}" + (f" (retry {r.round - 1})"
                       if r.round > 1 else ""), r.state, _when(r.created),
