@@ -24,6 +24,23 @@ def cache_path(cache_dir: Path | str | None) -> Path:
     return Path(cache_dir) / "responses.sqlite" if cache_dir else default_cache_path()
 
 
+def check_model_options(spec: str, model_options: dict[str, Any] | None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(the batch options, the local model options) of ``model_options``; a ConfigError for those ``spec``'s
+    backend does not take."""
+    from biaslab.models.batch.options import BATCH_OPTIONS
+
+    prefix = split_spec(spec)[0]
+    batch = {k: v for k, v in (model_options or {}).items() if k in BATCH_OPTIONS}
+    other = {k: v for k, v in (model_options or {}).items() if k not in BATCH_OPTIONS}
+    if batch and prefix not in HOSTED_PREFIXES:
+        raise ConfigError(f"-P {', '.join(sorted(batch))} appl{'y' if len(batch) > 1 else 'ies'} to the hosted APIs' "
+                          f"batch endpoints (openai/..., anthropic/...), not {spec}")
+    if other and prefix not in LOCAL_PREFIXES:
+        raise ConfigError(f"model options ({', '.join(sorted(other))}) apply to local models "
+                          f"(smollm2, gemma3-270m, hf/..., gguf/...), not {spec}")
+    return batch, other
+
+
 def open_cached_model(spec: str | None, *, base_url: str | None = None, cache_dir: Path | str | None = None,
                       max_concurrency: int = 8, on_load: Callable[[str], None] | None = None,
                       console: Any = None, model_options: dict[str, Any] | None = None) -> CachedModel:
@@ -35,18 +52,9 @@ def open_cached_model(spec: str | None, *, base_url: str | None = None, cache_di
     hosted API's (``batch``, ``batch_poll_seconds``, ...; :mod:`biaslab.models.batch.options`); a ConfigError
     for options the model does not take.
     """
-    from biaslab.models.batch.options import BATCH_OPTIONS
-
     spec = spec or DEFAULT_MODEL
     prefix = split_spec(spec)[0]
-    batch = {k: v for k, v in (model_options or {}).items() if k in BATCH_OPTIONS}
-    other = {k: v for k, v in (model_options or {}).items() if k not in BATCH_OPTIONS}
-    if batch and prefix not in HOSTED_PREFIXES:
-        raise ConfigError(f"-P {', '.join(sorted(batch))} apply to the hosted APIs' batch endpoints "
-                          f"(openai/..., anthropic/...), not {spec}")
-    if other and prefix not in LOCAL_PREFIXES:
-        raise ConfigError(f"model options ({', '.join(sorted(other))}) apply to local models "
-                          f"(smollm2, gemma3-270m, hf/..., gguf/...), not {spec}")
+    batch, other = check_model_options(spec, model_options)
     if on_load is None and console is not None:
         def on_load(what: str) -> None:
             console.print(f"loading model [bold]{what}[/] ...")

@@ -129,12 +129,12 @@ def cached_answers(cache_db: Path, keys: list[str]) -> dict[str, str]:
 def estimate(probe: Any, planned: list[Any], spec: str, *, base_url: str | None, cache_db: Path,
              model_options: dict[str, Any], prices_for: Any) -> Estimate:
     """The estimate of ``planned`` (a probe's planned requests) on ``spec``."""
-    from biaslab.models.batch.options import BATCH_OPTIONS, split_batch_options
+    from biaslab.models.batch.options import split_batch_options
+    from biaslab.models.open import check_model_options
     from biaslab.probing.token_count import counter
 
-    batch_opts = {k: v for k, v in model_options.items() if k in BATCH_OPTIONS}
+    batch_opts, local = check_model_options(spec, model_options)
     batch = split_batch_options(batch_opts)[0].enabled
-    local = {k: v for k, v in model_options.items() if k not in BATCH_OPTIONS}
     ident = spec_identity(spec, base_url=base_url, model_options=local)
     requests = [p.request for p in planned]
     est = Estimate(probe=probe.name, model=spec, requests=len(requests), batch=batch,

@@ -53,6 +53,24 @@ def test_options():
             split_batch_options(bad)
 
 
+def test_batch_options_go_to_hosted_models_only(tmp_path):
+    from biaslab.models.open import check_model_options, open_cached_model
+
+    with pytest.raises(ConfigError, match="-P batch applies to the hosted APIs' batch endpoints .* not smollm2"):
+        open_cached_model("smollm2", cache_dir=tmp_path, model_options={"batch": "true"})
+    with pytest.raises(ConfigError, match=r"model options \(precision\) apply to local models"):
+        check_model_options("openai/gpt-4o-mini", {"precision": "bf16", "batch": "true"})
+    assert check_model_options("anthropic/c", {"batch": "true", "batch_poll_seconds": "5"}) == (
+        {"batch": "true", "batch_poll_seconds": "5"}, {})
+
+
+def test_batch_options_are_model_options_for_every_probe():
+    from biaslab.probing.options import split_model_options
+
+    probe, model = split_model_options("jobs-lum", {"batch": "true", "batch_retry": "online", "max_tokens": "5"})
+    assert model == {"batch": "true", "batch_retry": "online"} and probe == {"max_tokens": "5"}
+
+
 def test_journal_round_trip_find_and_filters(tmp_path):
     journal = Journal(tmp_path / "batches")
     assert journal.records() == []
