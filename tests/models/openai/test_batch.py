@@ -243,6 +243,7 @@ def test_the_bar_shows_the_batch_states(batch_server, tmp_path):
 
         bar.set_status = spy  # type: ignore[method-assign]
         backend(srv, tmp_path).generate(requests(3), lambda i, r: bar(i, r, False))
-    assert any("batch_0001 in_progress" in s for s in seen) and any("3/3 done" in s or s == "" for s in seen)
+    assert "batch_0001 in_progress · 0/3 done at the provider" in seen
+    assert any(s.startswith("batch_0001 finalizing") for s in seen) and seen[-1] == ""  # cleared once read
     assert Journal(tmp_path / "batches").records()[0].run == "jobs-lum on openai/test-model"
     assert time.time() - Journal(tmp_path / "batches").records()[0].created < 60
