@@ -37,8 +37,9 @@ def run(
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace a finished run of another probe or model "
                                    "in --out (refused without it)."),
     probe_option: list[str] | None = typer.Option(None, "--probe-option", "-P", metavar="KEY=VALUE",
-                                                  help="A probe-specific option, or a local model's option such as "
-                                                       "precision=bf16 (repeat the flag for more); `biaslab probes` "
+                                                  help="A probe-specific option, a local model's option such as "
+                                                       "precision=bf16, or a hosted API's batch option such as "
+                                                       "batch=true (repeat the flag for more); `biaslab probes` "
                                                        "lists each probe's options."),
     items: Path | None = typer.Option(None, "--items", help="Same as -P items=FILE (fsb-judge: a CSV with "
                                       "id,text,score in [0, 1] evaluated instead of the probe's own)."),
