@@ -35,6 +35,7 @@ COMMANDS: dict[str, str] = {
 # name -> "module:app" (a Typer group)
 GROUPS: dict[str, str] = {
     "annotate": "biaslab.cli.annotate:app",
+    "batches": "biaslab.cli.batches:app",
     "bws": "biaslab.cli.bws:app",
     "fsb": "biaslab.cli.fsb:app",
     "wino": "biaslab.cli.wino:app",

@@ -8,7 +8,8 @@ import typer
 from rich.console import Console
 
 MODEL_HELP = ("Model spec: smollm2 (default, embedded), gemma3-270m, hf/<hub id or dir>, gguf/<path>, "
-              "openai/<model> (with --base-url for vLLM, llama.cpp, Ollama...), scripted/<rule>. See `biaslab models`.")
+              "openai/<model> (with --base-url for vLLM, llama.cpp, Ollama...), anthropic/<model>, scripted/<rule>. "
+              "See `biaslab models`.")
 
 
 def new_app(name: str, help: str) -> typer.Typer:

@@ -20,6 +20,7 @@ from rich.table import Table
 from typer.core import TyperCommand
 
 from biaslab.cli.common import MODEL_HELP, console, fmt
+from biaslab.cli.dry_run import PRICE_IN_HELP, PRICE_OUT_HELP, PRICES_HELP, check_price_flags, dry_run_option
 from biaslab.probing.schema import RunResults
 
 FLAG_ORIGINS: dict[str, str] = {}  # option key -> the probe flag it was given as (for error messages)
@@ -141,9 +142,14 @@ def run(
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace a finished run of another probe or model "
                                    "in --out (refused without it)."),
     probe_option: list[str] | None = typer.Option(None, "--probe-option", "-P", metavar="KEY=VALUE",
-                                                  help="A probe-specific option, or a local model's option such as "
-                                                       "precision=bf16 (repeat the flag for more); `biaslab probes` "
+                                                  help="A probe-specific option, a local model's option such as "
+                                                       "precision=bf16, or a hosted API's batch option such as "
+                                                       "batch=true (repeat the flag for more); `biaslab probes` "
                                                        "lists each probe's options."),
+    dry_run: bool = dry_run_option(),
+    price_in: float | None = typer.Option(None, "--price-in", help=PRICE_IN_HELP),
+    price_out: float | None = typer.Option(None, "--price-out", help=PRICE_OUT_HELP),
+    prices: Path | None = typer.Option(None, "--prices", help=PRICES_HELP),
 ) -> None:
     """Run a probe on a model; write results.json, attempts.jsonl and report.html to --out.
 
@@ -157,6 +163,16 @@ def run(
     options: dict[str, Any] = dict(split_assignments(probe_option or []))
     flags = {k: FLAG_ORIGINS.get(k, f"-P {k}") for k in options}
     params = GenerationParams(temperature=temperature, top_p=top_p, max_tokens=max_tokens)
+    check_price_flags(dry_run, price_in, price_out, prices)
+    if dry_run:
+        from biaslab.cli.dry_run import print_estimates
+        from biaslab.probing.dry_run import estimate_run
+
+        print_estimates([estimate_run(probe, model=model, base_url=base_url, repetitions=repetitions, limit=limit,
+                                      seed=seed, params=params, cache_dir=cache_dir, probe_options=options,
+                                      option_flags=flags, price_in=price_in, price_out=price_out,
+                                      prices_file=prices)], Console())
+        return
     results, out_dir = execute_run(probe, model=model, base_url=base_url, repetitions=repetitions, limit=limit,
                                    seed=seed, out=out, params=params, max_concurrency=max_concurrency,
                                    cache_dir=cache_dir, quiet=quiet, console=console(stderr=True),

@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from biaslab.cli.common import console
+from biaslab.cli.dry_run import PRICE_IN_HELP, PRICE_OUT_HELP, PRICES_HELP, check_price_flags, dry_run_option
 
 
 def suite(
@@ -16,9 +17,14 @@ def suite(
                                             "probe that can run offline on the model kind)."),
     limit: int | None = typer.Option(None, "--limit", "-n", help="At most this many items per probe (default: "
                                      "each probe's suite size)."),
-    out: Path = typer.Option(..., "--out", "-o", help="Output directory: results.json, report.html and runs/."),
+    out: Path | None = typer.Option(None, "--out", "-o", help="Output directory: results.json, report.html and "
+                                    "runs/ (required unless --dry-run)."),
     cache_dir: Path | None = typer.Option(None, "--cache-dir", help="Response cache directory."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars."),
+    dry_run: bool = dry_run_option(),
+    price_in: float | None = typer.Option(None, "--price-in", help=PRICE_IN_HELP),
+    price_out: float | None = typer.Option(None, "--price-out", help=PRICE_OUT_HELP),
+    prices: Path | None = typer.Option(None, "--prices", help=PRICES_HELP),
 ) -> None:
     """Run a set of probes and write one report card (headline metric, CI and a reading per probe and model)."""
     from biaslab.models.registry import DEFAULT_MODEL
@@ -26,6 +32,18 @@ def suite(
 
     con = console()
     models = list(model) if model else [DEFAULT_MODEL]
+    check_price_flags(dry_run, price_in, price_out, prices)
+    if dry_run:
+        from biaslab.cli.dry_run import print_estimates
+        from biaslab.probing.dry_run import estimate_suite
+
+        print_estimates(estimate_suite(models, list(probes) if probes else None, limit=limit, cache_dir=cache_dir,
+                                       price_in=price_in, price_out=price_out, prices_file=prices), con)
+        return
+    if out is None:
+        from biaslab.errors import ConfigError
+
+        raise ConfigError("give --out DIR for the suite's results (or --dry-run to count and price it first)")
     res = run_suite(models, list(probes) if probes else None, out, limit=limit, cache_dir=cache_dir, console=con,
                     quiet=quiet)
     for r in res["runs"]:

@@ -109,6 +109,20 @@ class CallStats:
 Progress = Callable[[int, Any, bool], None]  # (index, result, from_cache)
 
 
+def model_cache_key(identity: dict[str, Any], base_url: str | None) -> str:
+    """The model part of every cache key: the backend's identity and its base URL."""
+    return stable_json({"identity": identity, "base_url": base_url})
+
+
+def request_cache_key(model_key: str, kind: str, request_key: dict[str, Any], rule: str | None = None) -> str:
+    """The cache key of one request (``kind``: ``generate`` or ``loglikelihood``); ``rule``: the backend's
+    log-likelihood rule, for servers that score by a named one (entries of another rule are not reused)."""
+    if rule is not None and kind == "loglikelihood":
+        request_key = {**request_key, "rule": rule}
+    raw = stable_json({"model": model_key, "kind": kind, "request": request_key})
+    return hashlib.sha256(raw.encode("utf-8")).hexdigest()
+
+
 class CachedModel:
     """Wraps a backend; answers from the cache and stores every new response at once."""
 
@@ -117,7 +131,7 @@ class CachedModel:
         self.cache = cache
         self.stats = CallStats()
         self._identity = backend.identity()
-        self._model_key = stable_json({"identity": self._identity, "base_url": backend.base_url})
+        self._model_key = model_cache_key(self._identity, backend.base_url)
         self._reference: CachedModel | None = None
 
     def identity(self) -> dict[str, Any]:
@@ -135,10 +149,7 @@ class CachedModel:
 
     def _key(self, kind: str, request_key: dict[str, Any]) -> str:
         rule = getattr(self.backend, "loglikelihood_rule", None) if kind == "loglikelihood" else None
-        if rule is not None:  # servers that score by a named rule: entries of another rule are not reused
-            request_key = {**request_key, "rule": rule}
-        raw = stable_json({"model": self._model_key, "kind": kind, "request": request_key})
-        return hashlib.sha256(raw.encode("utf-8")).hexdigest()
+        return request_cache_key(self._model_key, kind, request_key, rule)
 
     def generate(self, requests: Sequence[GenerateRequest], progress: Progress | None = None) -> list[GenerateResult]:
         return self._run("generate", requests, GenerateResult, self.backend.generate, progress)

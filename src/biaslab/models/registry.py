@@ -5,7 +5,7 @@ imported only when a spec that needs it is loaded (inspect_ai's lazy provider re
 A missing optional dependency becomes a one-line install hint.
 
 Specs look like inspect_ai's: ``smollm2``, ``gemma3-270m``, ``hf/<hub id or local dir>``,
-``gguf/<path>``, ``openai/<model>`` (``--base-url`` for any compatible server),
+``gguf/<path>``, ``openai/<model>`` (``--base-url`` for any compatible server), ``anthropic/<model>``,
 ``scripted/<rule>``.
 """
 
@@ -127,7 +127,10 @@ register_backend("gguf", "biaslab.models.local.factory:from_gguf_spec", extra="l
                  identity="biaslab.models.local.identity:gguf_identity")
 register_backend("openai", "biaslab.models.openai.backend:from_spec", extra="openai",
                  summary="any OpenAI-compatible server (OpenAI, vLLM, llama.cpp, Ollama); "
-                         "--base-url, key from OPENAI_API_KEY")
+                         "--base-url, key from OPENAI_API_KEY; -P batch=true for OpenAI's Batch API")
+register_backend("anthropic", "biaslab.models.anthropic.backend:from_spec", extra="anthropic",
+                 summary="Claude through Anthropic's Messages API; key from ANTHROPIC_API_KEY; "
+                         "-P batch=true for the Message Batches API")
 register_backend("scripted", "biaslab.models.scripted:from_spec", extra="dev",
                  summary="canned or rule-based answers for tests and dry runs")
 

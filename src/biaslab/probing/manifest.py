@@ -1,7 +1,7 @@
 """The ``manifest`` of results.json: how a run was made, enough to repeat it.
 
 ``{"command": "biaslab run ...", "created_at": ISO-8601 UTC, "versions": {python,
-biaslab, and torch / transformers / openai / vllm when the run used them}, "decoding": [the
+biaslab, and torch / transformers / openai / anthropic / vllm when the run used them}, "decoding": [the
 distinct decoding parameters the model was asked with]}``. A ``null`` decoding value means the
 model's own default; the per-request sampling seed (derived from the run seed) is left out.
 """
@@ -19,9 +19,9 @@ from biaslab import __version__
 from biaslab.models.base import GenerateRequest, LoglikelihoodRequest
 
 # packages recorded when the run used them: imported in this process, or implied by the backend
-_PACKAGES = ("torch", "transformers", "openai", "vllm", "llama_cpp")
+_PACKAGES = ("torch", "transformers", "openai", "anthropic", "vllm", "llama_cpp")
 _BY_BACKEND = {"transformers": ("torch", "transformers"), "masked-lm": ("torch", "transformers"),
-               "openai": ("openai",)}
+               "openai": ("openai",), "anthropic": ("anthropic",)}
 
 
 def command_line(argv: list[str] | None = None) -> str:

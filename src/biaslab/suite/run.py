@@ -3,8 +3,8 @@ run written like ``biaslab run`` writes it, then one results.json and one report
 
 Default probes: every registered probe that needs no file of yours (``pairs`` does), whose data
 is available offline (``BIASLAB_DATA_DIR`` or the download cache), and whose requests the model
-kind can answer (``openai/`` servers: generation probes only). Default size per probe: the probe's
-``suite_size`` (``--limit`` overrides it for every probe). Re-running the
+kind can answer (``openai/`` servers and ``anthropic/``: generation probes only). Default size per probe: the
+probe's ``suite_size`` (``--limit`` overrides it for every probe). Re-running the
 same suite answers every request from the cache.
 """
 
@@ -43,7 +43,7 @@ def default_probes(model_specs: list[str]) -> list[str]:
     from biaslab.probes import PROBES, create_probe, get_probe_class
     from biaslab.probing.likelihood import LikelihoodProbe
 
-    generation_only = any(s.startswith("openai/") for s in model_specs)
+    generation_only = any(s.startswith(("openai/", "anthropic/")) for s in model_specs)
     out = []
     for name in PROBES:
         if get_probe_class(name).input_option is not None:  # needs a file of yours (pairs)

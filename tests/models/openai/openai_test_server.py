@@ -103,6 +103,7 @@ class ServerConfig:
     tokenize: bool = True  # serve /tokenize (vLLM's); False: 404 there
     tokenizer_info: bool = True  # serve /tokenizer_info (bos_token "<s>")
     ignore_prompt_logprobs: bool = False  # completions ignore prompt_logprobs (echo+logprobs still work)
+    reply: Any = None  # a function(chat body) -> the answer's words, instead of the echo
 
 
 @dataclass
@@ -182,6 +183,35 @@ def _truncate(words: list[str], max_tokens: int | None) -> tuple[list[str], str]
     return words, "stop"
 
 
+def chat_answer(cfg: ServerConfig, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    """(status, JSON answer) of ``POST /v1/chat/completions`` for ``body`` (also a batch line's answer)."""
+    if cfg.reject_max_tokens_chat and "max_tokens" in body:
+        return 400, _error_body("Unsupported parameter: 'max_tokens' is not supported with this model. Use "
+                                "'max_completion_tokens' instead.", "invalid_request_error", "unsupported_parameter")
+    if cfg.models is not None and body.get("model") not in cfg.models:
+        return 404, _error_body(f"The model `{body.get('model')}` does not exist.", "invalid_request_error",
+                                "model_not_found")
+    messages = body.get("messages") or []
+    last_user = next((m.get("content", "") for m in reversed(messages) if m.get("role") == "user"), "")
+    system = next((m.get("content", "") for m in messages if m.get("role") == "system"), None)
+    if cfg.reply is not None:
+        words = str(cfg.reply(body)).split()
+    else:
+        words = ["echo:", *str(last_user).split()]
+        if system:
+            words.append(f"system={system.split()[0]}")
+        words += _params_words(body)
+    max_tokens = body.get("max_tokens", body.get("max_completion_tokens"))
+    words, finish = _truncate(words, max_tokens)
+    n_prompt = sum(len(str(m.get("content", "")).split()) for m in messages)
+    return 200, {
+        "id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": body.get("model"),
+        "choices": [{"index": 0, "finish_reason": finish,
+                     "message": {"role": "assistant", "content": " ".join(words)}}],
+        "usage": {"prompt_tokens": n_prompt, "completion_tokens": len(words), "total_tokens": n_prompt + len(words)},
+    }
+
+
 def _make_handler(server: OpenAITestServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -233,6 +263,9 @@ def _make_handler(server: OpenAITestServer) -> type[BaseHTTPRequestHandler]:
 
         def _post(self, raw: bytes) -> None:
             cfg = server.config
+            if self.path not in ("/tokenize", "/v1/chat/completions", "/v1/completions"):
+                self._send(404, _error_body(f"no route {self.path}", "not_found"))  # before the body is read as JSON
+                return
             try:
                 body = json.loads(raw or b"{}")
             except ValueError:
@@ -298,29 +331,7 @@ def _make_handler(server: OpenAITestServer) -> type[BaseHTTPRequestHandler]:
                 self._send(404, _error_body(f"no route {self.path}", "not_found"))
 
         def _chat(self, body: dict[str, Any]) -> None:
-            cfg = server.config
-            if cfg.reject_max_tokens_chat and "max_tokens" in body:
-                self._send(400, _error_body("Unsupported parameter: 'max_tokens' is not supported with this "
-                                            "model. Use 'max_completion_tokens' instead.", "invalid_request_error",
-                                            "unsupported_parameter"))
-                return
-            messages = body.get("messages") or []
-            last_user = next((m.get("content", "") for m in reversed(messages) if m.get("role") == "user"), "")
-            system = next((m.get("content", "") for m in messages if m.get("role") == "system"), None)
-            words = ["echo:", *str(last_user).split()]
-            if system:
-                words.append(f"system={system.split()[0]}")
-            words += _params_words(body)
-            max_tokens = body.get("max_tokens", body.get("max_completion_tokens"))
-            words, finish = _truncate(words, max_tokens)
-            n_prompt = sum(len(str(m.get("content", "")).split()) for m in messages)
-            self._send(200, {
-                "id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": body.get("model"),
-                "choices": [{"index": 0, "finish_reason": finish,
-                             "message": {"role": "assistant", "content": " ".join(words)}}],
-                "usage": {"prompt_tokens": n_prompt, "completion_tokens": len(words),
-                          "total_tokens": n_prompt + len(words)},
-            })
+            self._send(*chat_answer(server.config, body))
 
         def _tokenize(self, body: dict[str, Any]) -> None:
             if "messages" in body:

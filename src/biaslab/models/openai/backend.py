@@ -52,6 +52,10 @@ unscored and scores can differ from the local engine's:
 * servers that reject ``max_tokens=0`` (vLLM) are retried once with ``max_tokens=1``.
 * ``is_greedy`` comes from ``top_logprobs`` when the server returns them, else None.
 
+With ``-P batch=true`` (:mod:`biaslab.models.batch.options`), :meth:`OpenAIBackend.generate` sends the
+requests through OpenAI's Batch API instead (:mod:`.batch`, :mod:`biaslab.models.batch.runner`): same
+request bodies, same answers, same cache keys; log-likelihoods stay online.
+
 This module holds the backend class (its event loop, text generation) and the registry
 factory; the rest lives beside it: :mod:`.options` (option defaults and checks, the API key),
 :mod:`.retry` (:class:`~.retry.Retrier`: retries, error messages) and :mod:`.echo`
@@ -76,6 +80,7 @@ from biaslab.models.base import (
     ModelBackend,
     OnResult,
 )
+from biaslab.models.batch.options import split_batch_options
 from biaslab.models.openai.echo import EchoLoglikelihood
 from biaslab.models.openai.options import (  # noqa: F401 (re-exported)
     API_KEY_ENV,
@@ -106,6 +111,7 @@ class OpenAIBackend(ModelBackend):
         if not model:
             raise ConfigError("the openai backend needs a model name: openai/<model>, e.g. openai/gpt-4o-mini")
         self._openai = _import_openai()
+        self.batch_settings, options = split_batch_options(options)
         opts = _parse_options(options)
         self.model = model
         self.base_url = (base_url or "").strip().rstrip("/") or OPENAI_BASE_URL
@@ -144,12 +150,21 @@ class OpenAIBackend(ModelBackend):
     # -- public API -----------------------------------------------------------------------
     def generate(self, requests: Sequence[GenerateRequest], on_result: OnResult | None = None) -> list[GenerateResult]:
         requests = list(requests)
+        if self.batch_settings.enabled and requests:
+            from biaslab.models.batch.runner import run_batched
+            from biaslab.models.openai.batch import OpenAIBatchProvider
+
+            return run_batched(OpenAIBatchProvider(self), self.batch_settings, requests, on_result)
         return self._run_sync(lambda: self._run_all(requests, self._generate_one, on_result))
 
     def loglikelihood(
         self, requests: Sequence[LoglikelihoodRequest], on_result: OnResult | None = None
     ) -> list[LoglikelihoodResult]:
         requests = list(requests)
+        if self.batch_settings.enabled and requests:
+            from biaslab.models.batch.options import note_likelihood_online
+
+            note_likelihood_online(self.kind)
         self._echo.check_supported()
         try:
             if isinstance(self._echo, TokenLoglikelihood) and requests:

@@ -1,0 +1,1 @@
+"""Claude through Anthropic's own API (Messages, Message Batches)."""

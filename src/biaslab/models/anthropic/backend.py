@@ -1,0 +1,224 @@
+"""Claude through Anthropic's Messages API: ``anthropic/<model>`` (e.g. ``anthropic/claude-haiku-4-5``).
+
+The official ``anthropic`` SDK (extra ``anthropic``) is imported only when this backend is built.
+The key comes from ``ANTHROPIC_API_KEY`` only and never appears in :meth:`identity`, ``repr``,
+errors, logs, caches or results; ``--base-url`` points at another server speaking the same API
+(a gateway, a test server), which may need no key. Requests run like the openai backend's: at most
+``max_concurrency`` at a time, our retries (the SDK's are off) on 408/409/429/5xx/529, timeouts and
+connection errors with exponential backoff honouring ``Retry-After``, one-line errors otherwise;
+each answer is reported as it arrives, so the answer cache stores it at once.
+
+A request's messages become the API's: ``system`` turns go to the ``system`` field, the rest stay
+user/assistant turns; ``temperature`` and ``top_p``, when the request has them, are sent in the body as
+they are (newer SDKs no longer type them; a model that refuses them gets a one-line error saying so).
+Anthropic has no sampling seed (repetitions differ by their own cache keys)
+and requires ``max_tokens``: a request without one asks for :data:`DEFAULT_MAX_TOKENS`. The stop
+reason is mapped to the openai backend's words (``end_turn``/``stop_sequence`` -> ``stop``,
+``max_tokens`` -> ``length``). Raw-prompt requests and log-likelihoods are refused with one line:
+the Messages API takes conversations and returns no prompt log-probabilities. ``-P batch=true``
+sends generations through the Message Batches API (:mod:`.batch`).
+
+Options: ``max_concurrency`` (8), ``max_retries`` (6), ``timeout`` (60 s), ``retry_base_delay``
+(0.5 s), ``retry_max_delay`` (30 s), ``max_retry_after`` (60 s), and the batch options.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any, TypeVar
+
+from biaslab.errors import BackendError, ConfigError
+from biaslab.models.async_calls import run_all, run_sync
+from biaslab.models.base import (
+    GenerateRequest,
+    GenerateResult,
+    LoglikelihoodRequest,
+    LoglikelihoodResult,
+    ModelBackend,
+    OnResult,
+)
+from biaslab.models.batch.options import split_batch_options
+from biaslab.models.openai.options import PLACEHOLDER_KEY, _Secret
+from biaslab.models.openai.retry import Retrier
+
+T = TypeVar("T")
+ANTHROPIC_BASE_URL = "https://api.anthropic.com"
+API_KEY_ENV = "ANTHROPIC_API_KEY"
+DEFAULT_MAX_TOKENS = 1024
+DEFAULTS: dict[str, Any] = {"max_concurrency": 8, "max_retries": 6, "timeout": 60.0, "retry_base_delay": 0.5,
+                            "retry_max_delay": 30.0, "max_retry_after": 60.0}
+STOP_REASONS = {"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length"}
+
+
+def normalize_base_url(base_url: str | None) -> str:
+    """The server's root (the SDK adds ``/v1/messages``): a trailing ``/`` or ``/v1`` is dropped."""
+    url = (base_url or "").strip().rstrip("/")
+    if url.endswith("/v1"):
+        url = url[:-3]
+    return url or ANTHROPIC_BASE_URL
+
+
+def anthropic_identity(model: str, base_url: str | None) -> dict[str, Any]:
+    """What keys this backend's answers in the cache (the same whether batch is on or off)."""
+    return {"backend": "anthropic", "model": model, "base_url": normalize_base_url(base_url)}
+
+
+def _parse_options(options: dict[str, Any]) -> dict[str, Any]:
+    opts = dict(DEFAULTS)
+    for key, value in options.items():
+        if value is None:
+            continue
+        if key in ("api_key", "key"):
+            raise ConfigError(f"do not pass the API key as an option; set {API_KEY_ENV}")
+        if key not in DEFAULTS:
+            raise ConfigError(f"unknown option {key!r} for the anthropic backend; known: {', '.join(sorted(DEFAULTS))}")
+        try:
+            opts[key] = type(DEFAULTS[key])(value)
+        except (TypeError, ValueError):
+            raise ConfigError(f"option {key} of the anthropic backend must be a number, got {value!r}") from None
+    if opts["max_concurrency"] < 1:
+        raise ConfigError("max_concurrency must be at least 1")
+    if opts["max_retries"] < 0 or opts["timeout"] <= 0:
+        raise ConfigError("max_retries must be 0 or more and timeout a positive number of seconds")
+    return opts
+
+
+class AnthropicRetrier(Retrier):
+    """The openai backend's retry policy (the SDKs share their error classes' shapes), Anthropic's messages."""
+
+    def _status_error(self, exc: Any, endpoint: str) -> Exception:
+        status = exc.status_code
+        if status == 401:
+            return BackendError(f"the server rejected the API key (HTTP 401 from {self.base_url}); set {API_KEY_ENV} "
+                                "to a valid Anthropic API key")
+        if status == 404 and endpoint == "messages":
+            return BackendError(f"model {self.model!r} not found at {self.base_url} (HTTP 404: "
+                                f"{self._server_message(exc)}); check the name after anthropic/")
+        if status == 400 and any(w in self._server_message(exc) for w in ("temperature", "top_p")):
+            return BackendError(f"{self.base_url} refused the sampling parameters for model {self.model!r} (HTTP 400: "
+                                f"{self._server_message(exc)}); this model takes no temperature/top_p, which the "
+                                "probe or --temperature/--top-p set")
+        if status in (404, 405) and endpoint.startswith("batch"):
+            from biaslab.models.batch.provider import NoBatchListing
+
+            if endpoint == "batches-list":
+                return NoBatchListing(f"HTTP {status} on {self.base_url}/v1/messages/batches")
+            return BackendError(f"{self.base_url} has no Message Batches API (HTTP {status}: "
+                                f"{self._server_message(exc)}); run without -P batch=true")
+        return super()._status_error(exc, endpoint)
+
+
+def message_params(model: str, request: GenerateRequest) -> dict[str, Any]:
+    """The Messages API's body for ``request`` (the online call's and a batch line's ``params``)."""
+    if request.messages is None:
+        raise ConfigError("anthropic/ models take chat messages only (the Messages API has no raw-prompt "
+                          "completions); this request is a raw prompt")
+    system = [content for role, content in request.messages if role == "system"]
+    turns = [{"role": role, "content": content} for role, content in request.messages if role != "system"]
+    p = request.params
+    params: dict[str, Any] = {"model": model, "max_tokens": p.max_tokens or DEFAULT_MAX_TOKENS, "messages": turns}
+    if system:
+        params["system"] = "\n\n".join(system)
+    params.update({k: v for k, v in (("temperature", p.temperature), ("top_p", p.top_p)) if v is not None})
+    return params
+
+
+def message_result(message: Any) -> GenerateResult:
+    """A ``Message`` (SDK object or JSON) as the result every backend returns."""
+    def get(obj: Any, name: str) -> Any:
+        return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
+
+    blocks = get(message, "content")
+    if not isinstance(blocks, list):
+        raise BackendError("the Messages API answered without content blocks; check --base-url")
+    text = "".join(str(get(b, "text") or "") for b in blocks if get(b, "type") == "text")
+    usage = get(message, "usage")
+    reason = get(message, "stop_reason")
+    return GenerateResult(text=text, n_prompt_tokens=get(usage, "input_tokens") if usage is not None else None,
+                          n_new_tokens=get(usage, "output_tokens") if usage is not None else None,
+                          finish_reason=STOP_REASONS.get(reason, reason))
+
+
+class AnthropicBackend(ModelBackend):
+    kind = "anthropic"
+    supports_loglikelihood = False
+
+    def __init__(self, model: str, *, base_url: str | None = None, **options: Any) -> None:
+        model = (model or "").strip()
+        if not model:
+            raise ConfigError("the anthropic backend needs a model name: anthropic/<model>, e.g. "
+                              "anthropic/claude-haiku-4-5")
+        try:
+            import anthropic
+        except ImportError:
+            raise ConfigError("the anthropic backend needs the 'anthropic' package, which is not installed; "
+                              "install it with: pip install 'biaslab[anthropic]'") from None
+        self._sdk = anthropic
+        self.batch_settings, options = split_batch_options(options)
+        opts = _parse_options(options)
+        self.model = model
+        if base_url and not base_url.strip().startswith(("http://", "https://")):
+            raise ConfigError(f"--base-url must start with http:// or https://, got {base_url.strip()!r}")
+        self.base_url = normalize_base_url(base_url)
+        key = os.environ.get(API_KEY_ENV, "").strip() or None
+        if key is None:
+            if not base_url:
+                raise ConfigError(f"set {API_KEY_ENV} to use Anthropic's API (or pass --base-url for another "
+                                  "server speaking it)")
+            key = PLACEHOLDER_KEY
+        self._api_key = _Secret(key)
+        self.max_concurrency: int = opts["max_concurrency"]
+        self.timeout: float = opts["timeout"]
+        self._retrier = AnthropicRetrier(
+            anthropic, self._api_key, model=model, base_url=self.base_url, timeout=self.timeout,
+            max_retries=opts["max_retries"], retry_base_delay=opts["retry_base_delay"],
+            retry_max_delay=opts["retry_max_delay"], max_retry_after=opts["max_retry_after"])
+
+    def identity(self) -> dict[str, Any]:
+        return anthropic_identity(self.model, self.base_url)
+
+    def __repr__(self) -> str:
+        return f"AnthropicBackend(model={self.model!r}, base_url={self.base_url!r})"
+
+    # -- calls -----------------------------------------------------------------------------
+    def _run_sync(self, make_coro: Callable[[], Coroutine[Any, Any, T]]) -> T:
+        return run_sync(make_coro, name="biaslab-anthropic")
+
+    def _make_client(self) -> Any:
+        return self._sdk.AsyncAnthropic(api_key=self._api_key.reveal(), base_url=self.base_url,
+                                        timeout=self.timeout, max_retries=0)
+
+    async def _run_all(self, requests: list[Any], one: Any, on_result: OnResult | None) -> list[Any]:
+        return await run_all(requests, one, on_result, max_concurrency=self.max_concurrency,
+                             make_client=self._make_client)
+
+    async def _generate_one(self, client: Any, request: GenerateRequest) -> GenerateResult:
+        params = message_params(self.model, request)
+        # sampling parameters go in the JSON body as they are: SDK versions that no longer type them still send them
+        sampling = {k: params.pop(k) for k in ("temperature", "top_p") if k in params}
+        message = await self._retrier.call(lambda: client.messages.create(**params, extra_body=sampling or None),
+                                           endpoint="messages")
+        return message_result(message)
+
+    def generate(self, requests: Sequence[GenerateRequest], on_result: OnResult | None = None) -> list[GenerateResult]:
+        requests = list(requests)
+        for r in requests:  # a raw prompt fails before anything is sent
+            message_params(self.model, r)
+        if self.batch_settings.enabled and requests:
+            from biaslab.models.anthropic.batch import AnthropicBatchProvider
+            from biaslab.models.batch.runner import run_batched
+
+            return run_batched(AnthropicBatchProvider(self), self.batch_settings, requests, on_result)
+        return self._run_sync(lambda: self._run_all(requests, self._generate_one, on_result))
+
+    def loglikelihood(self, requests: Sequence[LoglikelihoodRequest],
+                      on_result: OnResult | None = None) -> list[LoglikelihoodResult]:
+        raise ConfigError(f"anthropic/{self.model} cannot score log-likelihoods (Anthropic's Messages API returns "
+                          "no prompt log-probabilities); likelihood probes need a local model (smollm2, hf/..., "
+                          "gguf/...) or a vLLM server (openai/... --base-url)")
+
+
+def from_spec(name: str, *, base_url: str | None = None, options: dict[str, Any] | None = None) -> AnthropicBackend:
+    """Registry factory for ``anthropic/<model>``."""
+    return AnthropicBackend(name, base_url=base_url, **(options or {}))

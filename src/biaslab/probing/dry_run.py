@@ -1,0 +1,234 @@
+"""``biaslab run ... --dry-run`` and ``biaslab suite --dry-run``: what a run would send, and what it would cost.
+
+The run is planned exactly as :func:`~biaslab.probing.execute.execute_run` plans it (same probe
+options, ``--limit``, repetitions and decoding parameters), then each request's cache key is looked
+up read-only in the answer cache (:mod:`biaslab.models.spec_identity`: the model's identity without
+building or loading it). Nothing is sent, no model is loaded and nothing is written.
+
+For the requests not cached: input tokens (:mod:`.token_count`: the model's tokenizer where it is
+local, a stated approximation otherwise), output tokens at most (the requests' ``max_tokens``; unknown
+when a request leaves it to the model) and, when the cache holds answers of this model to the same
+kind of request, expected (their mean new tokens). With prices (``--price-in``/``--price-out`` in
+dollars per million tokens, or a price file naming models), the cost of the input, of the output at
+most and expected; with ``-P batch=true`` at the batch price (a file's ``batch_input``/``batch_output``,
+else half the online price: both providers' batch discount).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import tomllib
+from contextlib import closing
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from biaslab.errors import ConfigError
+from biaslab.models.base import GenerateRequest, GenerationParams, LoglikelihoodRequest
+from biaslab.models.cache import request_cache_key
+from biaslab.models.spec_identity import spec_identity
+
+BATCH_DISCOUNT = 0.5
+
+
+@dataclass
+class Prices:
+    input: float  # dollars per million input tokens
+    output: float | None
+    source: str  # how they were given, for the output
+
+
+@dataclass
+class Estimate:
+    probe: str
+    model: str
+    requests: int = 0
+    generations: int = 0
+    loglikelihoods: int = 0
+    cached: int | None = 0  # None: unknown (the model's identity needs it loaded)
+    to_send: int = 0  # distinct requests not in the cache
+    input_tokens: int = 0  # of the requests to send
+    output_tokens_max: int | None = 0  # None: some request leaves max_tokens to the model
+    output_tokens_expected: int | None = None
+    tokens_by: str = ""
+    batch: bool = False
+    cost: dict[str, float] = field(default_factory=dict)  # input, output_max, output_expected (dollars)
+    price_note: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def read_prices(price_in: float | None, price_out: float | None, prices_file: Path | None, spec: str,
+                batch: bool) -> Prices | None:
+    """The prices to apply to ``spec`` (None: no price given for it)."""
+    if price_in is not None or price_out is not None:
+        if prices_file is not None:
+            raise ConfigError("give prices either as --price-in/--price-out or as --prices FILE, not both")
+        if price_in is None or price_in < 0 or (price_out is not None and price_out < 0):
+            raise ConfigError("--price-in (and --price-out) are dollars per million tokens, 0 or more; "
+                              "--price-in is needed with --price-out")
+        factor, how = (BATCH_DISCOUNT, ", halved for the batch API") if batch else (1.0, "")
+        return Prices(price_in * factor, None if price_out is None else price_out * factor,
+                      f"--price-in {price_in:g} --price-out {price_out if price_out is not None else '-'} per "
+                      f"million tokens{how}")
+    if prices_file is None:
+        return None
+    table = _price_table(prices_file)
+    row = table.get(spec) or table.get(spec.partition("/")[2])
+    if row is None:
+        return None
+    try:
+        p_in, p_out = float(row["input"]), (float(row["output"]) if row.get("output") is not None else None)
+        if batch:
+            p_in = float(row.get("batch_input", p_in * BATCH_DISCOUNT))
+            b_out = row.get("batch_output")
+            p_out = float(b_out) if b_out is not None else (None if p_out is None else p_out * BATCH_DISCOUNT)
+    except (KeyError, TypeError, ValueError):
+        raise ConfigError(f"{prices_file}: {spec} needs input (and output) prices in dollars per million tokens, "
+                          'e.g. ["openai/gpt-4o-mini"] input = 0.15 output = 0.6') from None
+    how = " (batch prices" + ("" if "batch_input" in row else ": half the online ones") + ")" if batch else ""
+    return Prices(p_in, p_out, f"{prices_file}{how}")
+
+
+def _price_table(path: Path) -> dict[str, dict[str, Any]]:
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"cannot read the price file {path} ({exc.strerror})") from None
+    try:
+        table = json.loads(raw) if path.suffix.lower() == ".json" else tomllib.loads(raw.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"the price file {path} is not valid {'JSON' if path.suffix == '.json' else 'TOML'} "
+                          f"({exc})") from None
+    if not isinstance(table, dict) or not all(isinstance(v, dict) for v in table.values()):
+        raise ConfigError(f"the price file {path} maps model specs to tables of prices (input, output, "
+                          "batch_input, batch_output: dollars per million tokens)")
+    return table
+
+
+def cached_answers(cache_db: Path, keys: list[str]) -> dict[str, str]:
+    """The cache's answers under ``keys``, read-only (an absent cache holds none; nothing is created)."""
+    if not cache_db.is_file():
+        return {}
+    found: dict[str, str] = {}
+    try:
+        with closing(sqlite3.connect(f"file:{cache_db}?mode=ro", uri=True, timeout=30)) as db:
+            for start in range(0, len(keys), 500):
+                chunk = keys[start:start + 500]
+                rows = db.execute(f"SELECT key, value FROM responses WHERE key IN ({','.join('?' * len(chunk))})",
+                                  chunk)
+                found.update(dict(rows))
+    except sqlite3.DatabaseError as exc:
+        raise ConfigError(f"cannot read the response cache {cache_db} ({exc})") from None
+    return found
+
+
+def estimate(probe: Any, planned: list[Any], spec: str, *, base_url: str | None, cache_db: Path,
+             model_options: dict[str, Any], prices_for: Any) -> Estimate:
+    """The estimate of ``planned`` (a probe's planned requests) on ``spec``."""
+    from biaslab.models.batch.options import split_batch_options
+    from biaslab.models.open import check_model_options
+    from biaslab.probing.token_count import counter
+
+    batch_opts, local = check_model_options(spec, model_options)
+    batch = split_batch_options(batch_opts)[0].enabled
+    ident = spec_identity(spec, base_url=base_url, model_options=local)
+    requests = [p.request for p in planned]
+    est = Estimate(probe=probe.name, model=spec, requests=len(requests), batch=batch,
+                   generations=sum(isinstance(r, GenerateRequest) for r in requests),
+                   loglikelihoods=sum(isinstance(r, LoglikelihoodRequest) for r in requests))
+    keys: list[str | None] = [None] * len(requests)
+    if ident.model_key is not None:
+        keys = [request_cache_key(ident.model_key, "loglikelihood" if isinstance(r, LoglikelihoodRequest)
+                                  else "generate", r.as_key(), ident.rule) for r in requests]
+    found = cached_answers(cache_db, sorted({k for k in keys if k})) if ident.model_key is not None else {}
+    est.cached = sum(1 for k in keys if k in found) if ident.model_key is not None else None
+    distinct: dict[str, Any] = {}
+    for i, (key, r) in enumerate(zip(keys, requests)):
+        if key is None or key not in found:
+            distinct.setdefault(key or f"#{i}", r)
+    todo = list(distinct.values())
+    est.to_send = len(todo)
+    count, est.tokens_by = counter(ident.prefix, ident.name, chat_template=local.get("chat_template", "auto") == "auto")
+    est.input_tokens = sum(count(r) for r in todo)
+    gens = [r for r in todo if isinstance(r, GenerateRequest)]
+    maxima = [r.params.max_tokens for r in gens]
+    est.output_tokens_max = None if any(m is None for m in maxima) else sum(maxima)  # type: ignore[arg-type]
+    seen = [json.loads(found[k]).get("n_new_tokens") for k, r in zip(keys, requests)
+            if k in found and isinstance(r, GenerateRequest)]
+    seen = [n for n in seen if isinstance(n, int)]
+    if seen and gens:
+        est.output_tokens_expected = round(sum(seen) / len(seen) * len(gens))
+    elif not gens:
+        est.output_tokens_expected = 0
+    prices = prices_for(spec, batch)
+    if prices is not None:
+        est.price_note = prices.source
+        est.cost["input"] = est.input_tokens * prices.input / 1e6
+        if prices.output is not None:
+            if est.output_tokens_max is not None:
+                est.cost["output_max"] = est.output_tokens_max * prices.output / 1e6
+            if est.output_tokens_expected is not None:
+                est.cost["output_expected"] = est.output_tokens_expected * prices.output / 1e6
+    return est
+
+
+def _prices_from(price_in: float | None, price_out: float | None, prices_file: Path | None) -> Any:
+    read_prices(price_in, price_out, prices_file, "", False)  # bad flags or an unreadable file fail first
+    return lambda spec, batch: read_prices(price_in, price_out, prices_file, spec, batch)
+
+
+def estimate_run(probe_name: str, *, model: str | None, base_url: str | None, repetitions: int, limit: int | None,
+                 seed: int, params: GenerationParams, cache_dir: Path | None = None,
+                 probe_options: dict[str, Any] | None = None, option_flags: dict[str, str] | None = None,
+                 price_in: float | None = None, price_out: float | None = None,
+                 prices_file: Path | None = None) -> Estimate:
+    """``biaslab run PROBE --dry-run``: the arguments of :func:`~biaslab.probing.execute.execute_run`, plus prices."""
+    from biaslab.models.open import cache_path
+    from biaslab.models.registry import DEFAULT_MODEL, check_spec
+    from biaslab.probes import create_probe
+    from biaslab.probing.config import RunConfig, validate_config
+    from biaslab.probing.options import probe_kwargs, split_model_options
+    from biaslab.probing.runner import plan_run
+
+    cfg = RunConfig(repetitions=repetitions, limit=limit, seed=seed, params=params)
+    validate_config(cfg)
+    spec = model or DEFAULT_MODEL
+    check_spec(spec, base_url=base_url)
+    prices_for = _prices_from(price_in, price_out, prices_file)
+    probe_options, model_options = split_model_options(probe_name, probe_options or {})
+    probe = create_probe(probe_name, **probe_kwargs(probe_name, probe_options, via=option_flags))
+    planned = plan_run(probe, probe.select_items(probe.load_items(), cfg), cfg)
+    return estimate(probe, planned, spec, base_url=base_url, cache_db=cache_path(cache_dir),
+                    model_options=model_options, prices_for=prices_for)
+
+
+def estimate_suite(models: list[str], probes: list[str] | None, *, limit: int | None = None,
+                   cache_dir: Path | None = None, price_in: float | None = None, price_out: float | None = None,
+                   prices_file: Path | None = None) -> list[Estimate]:
+    """``biaslab suite --dry-run``: one estimate per model and probe the suite would run (same choice and sizes)."""
+    from biaslab.models.open import cache_path
+    from biaslab.probes import PROBES, create_probe
+    from biaslab.probing.config import RunConfig
+    from biaslab.probing.runner import plan_run
+    from biaslab.suite.run import default_probes
+
+    if limit is not None and limit < 1:
+        raise ConfigError(f"--limit must be a positive number of items (got {limit})")
+    unknown = [p for p in probes or [] if p not in PROBES]
+    if unknown:
+        raise ConfigError(f"unknown probe(s) {', '.join(unknown)}; available: {', '.join(sorted(PROBES))}")
+    prices_for = _prices_from(price_in, price_out, prices_file)
+    chosen = list(probes) if probes else default_probes(models)
+    out = []
+    for name in chosen:
+        probe = create_probe(name)
+        cfg = RunConfig(limit=limit if limit is not None else probe.suite_size)
+        planned = plan_run(probe, probe.select_items(probe.load_items(), cfg), cfg)
+        for spec in models:
+            out.append(estimate(probe, planned, spec, base_url=None, cache_db=cache_path(cache_dir),
+                                model_options={}, prices_for=prices_for))
+    return out
