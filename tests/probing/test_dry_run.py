@@ -99,7 +99,7 @@ def test_the_cached_count_is_what_the_real_run_finds(tmp_path):
     est = dry(model=model, limit=8, repetitions=2, cache_dir=cache)
     results, _ = execute_run("jobs-lum", model=model, base_url=None, repetitions=2, limit=8, seed=0,
                              out=tmp_path / "b", params=GenerationParams(), cache_dir=cache, quiet=True, console=QUIET)
-    assert (est.cached, est.to_send) == (results["run"]["cache_hits"], results["run"]["model_calls"])
+    assert (est.cached, est.to_send) == (results.run.cache_hits, results.run.model_calls)
     assert est.cached > 0 and est.to_send > 0
 
 
