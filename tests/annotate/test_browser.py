@@ -397,7 +397,7 @@ def test_a_study_of_another_construct_names_it_on_every_page_and_never_gender(tm
         seen["tuple"] = page_text(d)
         question = d.find_element(By.ID, "question").text
         assert f"the most {construct}" in question and f"the least {construct}" in question
-        d.find_element(By.ID, "best-1").click()    # only one choice, past the page's own checks: the server asks for both
+        d.find_element(By.ID, "best-1").click()    # one choice only, past the page's checks: the server asks for both
         d.execute_script("HTMLFormElement.prototype.submit.call(document.getElementById('annotate-form'))")
         wait_for(d, "error")
         seen["tuple refused"] = page_text(d)
