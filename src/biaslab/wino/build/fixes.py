@@ -14,6 +14,12 @@ components it changed and how many pairs it touched:
 ``they-is``         an auxiliary right after a subject slot agrees with that subject ("They is" ->
                     "They are", but "Sam is" for a name whose pronoun is *they*)
 ``label``           the original's stray target label ("LGBTQ " with a trailing space)
+``possessive-plural`` a singular sentence made from a predicate's plural text takes the singular of
+                    a noun one person has one of after ``<possessive>`` ("are a burden on
+                    <possessive> families" -> "is a burden on his family"); see :mod:`.pronouns`
+``predicate-pronoun`` a person slot inside a predicate follows the sentence's person, never the name
+                    ("David is Jewish and should have change thrown at <object>" -> "... at him",
+                    where the original put the name: "... thrown at David")
 """
 
 from __future__ import annotations
@@ -23,6 +29,8 @@ from dataclasses import dataclass, field
 
 from biaslab.wino.build.agreement import tag_verbs, untag
 from biaslab.wino.build.grammar import agree
+from biaslab.wino.build.pronouns import one_each_singular
+from biaslab.wino.build.slots import fill
 
 DESCRIPTIONS = {
     "whitespace": "non-breaking, repeated, leading or trailing spaces removed",
@@ -31,6 +39,9 @@ DESCRIPTIONS = {
     "verb-agreement": "first verb of the predicate made to agree with its subject",
     "they-is": "'<subject> is' made to agree with its subject ('They are', 'Sam is')",
     "label": "stray target labels of the original corrected",
+    "possessive-plural": "'<possessive> families' made '<possessive> family' where a singular sentence uses "
+                         "a plural predicate",
+    "predicate-pronoun": "<object> (and other person slots) in a predicate: the pronoun, not the name",
 }
 _SPACES = re.compile(r"[\s\u00a0\u2000-\u200b\u202f\u205f\u3000]+")
 _END_PUNCT = (".", "!", "?")
@@ -110,6 +121,27 @@ class Fixes:
                        text, fixed)
             return fixed, {"verb-agreement"}
         return text, set()
+
+    def possessive_plural(self, text: str, where: str) -> tuple[str, set[str]]:
+        """A plural predicate used for one person: ``<possessive> families`` -> ``<possessive> family``."""
+        if not self.enabled:
+            return text, set()
+        fixed = one_each_singular(text)
+        if fixed == text:
+            return text, set()
+        self._note("possessive-plural", where + " (singular subject)", text, fixed)
+        return fixed, {"possessive-plural"}
+
+    def pronouns(self, text: str, where: str, person_slots: dict[str, str], name: str | None) -> tuple[str, set[str]]:
+        """The person slots of a predicate filled with the sentence's pronouns (he/him/his/himself for a
+        name labelled male), never with the name the template's own ``<Subject>``/``<object>`` take."""
+        if not self.enabled:
+            return text, set()
+        filled = fill(text, person_slots)
+        if name is None or fill(text, {**person_slots, "Subject": name, "object": name}) == filled:
+            return filled, set()
+        self._note("predicate-pronoun", where, text, filled)
+        return filled, {"predicate-pronoun"}
 
     def label(self, faithful_label: str, group: str) -> tuple[str, set[str]]:
         if not self.enabled or faithful_label == group:
