@@ -44,7 +44,7 @@ def test_init_add_status_export(files):
                    "--gold", gold)
     assert proc.returncode == 0, proc.stderr
     assert "20 items, 10 tuples" in proc.stdout and "1 gold tuples" in proc.stdout
-    assert "may do 3 tuples" in proc.stdout and "at least 7 annotators" in proc.stdout
+    assert "may be shown 3 tuples" in proc.stdout and "at least 7 annotators" in proc.stdout
     out = biaslab("add-annotator", project, "ann1")
     assert out.returncode == 0, out.stderr
     password = out.stdout.strip().splitlines()[-1]

@@ -46,7 +46,8 @@ def init(
     attempts: int | None = typer.Option(None, "--attempts", help="Random designs tried; the most balanced is "
                                         "kept (default 100)."),
     per_tuple: int = typer.Option(3, "--per-tuple", help="Annotations each tuple gets, from distinct annotators."),
-    cap: float = typer.Option(0.08, "--cap", help="Largest share of the tuples one annotator may do (paper: 0.08)."),
+    cap: float = typer.Option(0.08, "--cap", help="Largest share of the tuples one annotator may be shown, answered "
+                                                "and skipped alike (paper: 0.08)."),
     gold: Path | None = typer.Option(None, "--gold", help="Gold tuples: Item1..Item4, BestItem, WorstItem "
                                         "(the expected most and least negatively biased)."),
     instructions: Path | None = typer.Option(None, "--instructions", help="Instructions shown to annotators "
@@ -76,8 +77,9 @@ def init(
     if instructions is not None and construct is None:
         out.print("note: the pages say gender bias; if your instructions ask about another bias, make the study "
                   "again with --construct \"...\" naming it")
-    out.print(f"{summary['per_tuple']} annotations per tuple; each annotator may do {summary['cap_count']} tuples "
-              f"({summary['cap']:g} of them): at least {summary['needed_annotators']} annotators are needed")
+    out.print(f"{summary['per_tuple']} annotations per tuple; each annotator may be shown {summary['cap_count']} "
+              f"tuples ({summary['cap']:g} of them; answered and skipped alike): at least "
+              f"{summary['needed_annotators']} annotators are needed")
     out.print(f"next: biaslab annotate add-annotator {project} NAME [--admin]")
 
 
