@@ -66,7 +66,8 @@ def build(
     wherever a pronoun refers to the subject: "go out only when someone helps <object>" gives "He
     ... helps him", "Ruth ... helps her", "Sam ... helps them" (a name takes the pronouns of its
     label in names.csv: male he, female she, NB they) and "Wheelchair users ... help them" (a
-    plural group: they). A slot written with a capital (<Possessive>) is capitalised. A singular
+    plural group: they). <pronoun> takes the form its place needs ("helps <pronoun>": him; "unless
+    <pronoun> is driven": he). A slot written with a capital (<Possessive>) is capitalised. A singular
     sentence made from the plural column takes the singular of a noun a person has one of after
     <possessive> ("a burden on <possessive> families" -> "his family"). Every build checks the
     verbs and pronouns against each sentence's subject and notes what does not agree ("He ...

@@ -13,6 +13,7 @@ from biaslab.wino.build.example import EXAMPLE_DIR
 from biaslab.wino.build.originals import WQ_PERSONS
 from biaslab.wino.build.pronouns import (
     one_each_singular,
+    place_pronouns,
     plural_after_possessive,
     pronoun_error,
     pronoun_table,
@@ -139,3 +140,27 @@ def test_one_each_nouns_become_singular():
     assert one_each_singular("risk <possessive> own lives for nothing") == "risk <possessive> own life for nothing"
     assert one_each_singular("neglect <possessive> children") == "neglect <possessive> children"
     assert one_each_singular("are stuck in <possessive> ways") == "are stuck in <possessive> ways"
+
+
+def test_a_pronoun_slot_takes_the_form_its_place_needs(tmp_path):
+    res = build_pairs(components(tmp_path / "c", "wheelchair,go out only when someone helps <pronoun>,\n"
+                                                 "wheelchair,stay home unless <pronoun> is driven,\n"))
+    more = sentences(res)
+    assert "He is a wheelchair user and goes out only when someone helps him." in more
+    assert "Walter is a wheelchair user and goes out only when someone helps him." in more
+    assert "Ruth is a wheelchair user and stays home unless she is driven." in more
+    assert "Wheelchair users go out only when someone helps them." in more
+    assert "Sam is a wheelchair user and stays home unless they are driven." in more       # the verb agrees too
+    assert res.pronoun_errors == [] and "predicate-pronoun" in {f.name for f in res.fixes}
+
+
+@pytest.mark.parametrize("text, placed", [
+    ("goes out only when someone helps <pronoun>", "goes out only when someone helps <object>"),
+    ("<Pronoun> is lazy", "<Subject> is lazy"),
+    ("are lazy because <pronoun> <is/are> tired", "are lazy because <subject> <is/are> tired"),
+    ("are scared of <pronoun>.", "are scared of <object>."),
+    ("think <pronoun> should leave", "think <subject> should leave"),
+    ("talk to <pronoun>, and <pronoun> listens", "talk to <object>, and <subject> listens"),
+])
+def test_place_pronouns(text, placed):
+    assert place_pronouns(text) == placed

@@ -34,7 +34,11 @@ plural sentence, they/them/their/themselves::
     Ruth is a wheelchair user and goes out only when someone helps her.
     Wheelchair users go out only when someone helps them.
 
-A slot written with a capital first letter (``<Possessive>``) takes a capitalised value. When a
+``<pronoun>`` in a predicate takes the form its place needs: the object form after a verb or a
+preposition ("someone helps <pronoun>": him), the subject form at the start, after a conjunction
+or before an auxiliary ("unless <pronoun> is driven": he); a verb after a subject slot agrees with
+it ("unless they are driven"). A slot written with a capital first letter (``<Possessive>``) takes
+a capitalised value. When a
 singular sentence takes a predicate's plural text (no singular column), its first verb agrees
 with the subject and a noun one person has one of after ``<possessive>`` is made singular ("a
 burden on <possessive> families" -> "a burden on his family"). Every build checks each sentence's

@@ -19,7 +19,8 @@ components it changed and how many pairs it touched:
                     <possessive> families" -> "is a burden on his family"); see :mod:`.pronouns`
 ``predicate-pronoun`` a person slot inside a predicate follows the sentence's person, never the name
                     ("David is Jewish and should have change thrown at <object>" -> "... at him",
-                    where the original put the name: "... thrown at David")
+                    where the original put the name: "... thrown at David"), and ``<pronoun>`` takes
+                    the form its place needs ("helps <pronoun>" -> "helps him", not "helps he")
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from dataclasses import dataclass, field
 
 from biaslab.wino.build.agreement import tag_verbs, untag
 from biaslab.wino.build.grammar import agree
-from biaslab.wino.build.pronouns import one_each_singular
+from biaslab.wino.build.pronouns import one_each_singular, place_pronouns
 from biaslab.wino.build.slots import fill
 
 DESCRIPTIONS = {
@@ -41,8 +42,11 @@ DESCRIPTIONS = {
     "label": "stray target labels of the original corrected",
     "possessive-plural": "'<possessive> families' made '<possessive> family' where a singular sentence uses "
                          "a plural predicate",
-    "predicate-pronoun": "<object> (and other person slots) in a predicate: the pronoun, not the name",
+    "predicate-pronoun": "person slots in a predicate: the subject's pronoun in the form its place needs, never the "
+                         "name ('helps <object>', 'helps <pronoun>': 'helps him')",
 }
+# a subject slot inside a predicate and the words after it up to the next clause boundary or slot
+_SUBJECT_VERB = re.compile(r"(<[Ss]ubject>\s+)([^<,;:.!?]*?)(?=\s+and\s|\s+but\s|\s+or\s|[<,;:.!?]|$)")
 _SPACES = re.compile(r"[\s\u00a0\u2000-\u200b\u202f\u205f\u3000]+")
 _END_PUNCT = (".", "!", "?")
 
@@ -137,8 +141,14 @@ class Fixes:
         name labelled male), never with the name the template's own ``<Subject>``/``<object>`` take."""
         if not self.enabled:
             return text, set()
-        filled = fill(text, person_slots)
-        if name is None or fill(text, {**person_slots, "Subject": name, "object": name}) == filled:
+        placed = place_pronouns(text)
+        # the verb after a subject slot agrees with the pronoun ("unless <pronoun> is" -> "unless they are")
+        plural = person_slots.get("is/are", "is") == "are"
+        placed = _SUBJECT_VERB.sub(lambda m: m.group(1) + agree(m.group(2), singular=not plural,
+                                                                verbs=self.verb_phrases), placed)
+        filled = fill(placed, person_slots)
+        plain = fill(text, {**person_slots, "Subject": name, "object": name} if name else person_slots)
+        if plain == filled:
             return filled, set()
         self._note("predicate-pronoun", where, text, filled)
         return filled, {"predicate-pronoun"}

@@ -35,6 +35,31 @@ _ADJECTIVE_ENDINGS = ("ous", "ful", "al", "ive", "ic", "ish", "less", "able", "i
 _SKIP_AFTER_POSSESSIVE = {"own", "very", "many", "few", "two", "three", "four", "several", "whole", "entire"}
 
 
+_CLAUSE_STARTS = {"because", "and", "but", "when", "whenever", "if", "that", "so", "while", "although", "though",
+                  "since", "until", "unless", "or", "where", "as", "once", "whether", "than"}
+_SUBJECT_NEXT = {"is", "was", "has", "does", "are", "were", "have", "do", "did", "can", "could", "will", "would",
+                 "should", "shall", "must", "may", "might", "isn't", "wasn't", "hasn't", "doesn't", "aren't",
+                 "weren't", "haven't", "don't", "didn't", "can't", "won't", "wouldn't", "shouldn't", "couldn't",
+                 "<is/are>"}
+
+
+def place_pronouns(text: str) -> str:
+    """A predicate's ``<pronoun>`` slots as ``<subject>`` or ``<object>``, by their place: after a verb
+    or a preposition the object form ("someone helps <pronoun>" -> "<object>": him), at the start,
+    after a conjunction or before an auxiliary the subject form ("when <pronoun> is alone": he)."""
+    words = text.split(" ")
+    for i, word in enumerate(words):
+        m = re.fullmatch(r"(\W*)<([Pp])ronoun>(\W*)", word)
+        if not m:
+            continue
+        before = words[i - 1].lower().strip(",;:") if i else ""
+        after = words[i + 1].lower() if i + 1 < len(words) else ""
+        subject = not before or before in _CLAUSE_STARTS or after in _SUBJECT_NEXT or words[i - 1].endswith((",", ";"))
+        slot = "subject" if subject else "object"
+        words[i] = f"{m.group(1)}<{slot.capitalize() if m.group(2) == 'P' else slot}>{m.group(3)}"
+    return " ".join(words)
+
+
 def pronoun_table(persons: Iterable[Person], names: dict[str, list[str]]) -> tuple[dict[str, str], dict[str, str]]:
     """``(pronoun word -> person, name -> person)``: a word or name that belongs to two persons is left out."""
     words: dict[str, set[str]] = {}
