@@ -114,8 +114,8 @@ def test_identity_comes_from_the_session_and_tuples_must_be_handed_to_you(study)
     # Nothing an annotator can call shows another's annotations or reaches admin data.
     progress = bob.progress()
     assert set(progress) == {"name", "consented", "done", "skipped", "seen", "cap", "remaining", "open_tuple_id",
-                             "undo_tuple_id",
-                             "break_every"}
+                             "undo_tuple_id", "break_every", "construct"}
+    assert progress["construct"] == "gender bias"
     assert progress["name"] == "bob"
     assert bob.request("GET", "/api/admin/status")[0] == 403
     assert bob.request("GET", "/admin")[0] == 403

@@ -357,3 +357,89 @@ def test_skip_and_undo_with_the_keyboard(tmp_path, browser):
         until(d, lambda drv: drv.find_element(By.NAME, "tuple_id").get_attribute("value") == first)
         assert current_items(d) == first_items                 # the same tuple, items in the same places
         assert not d.find_elements(By.ID, "undo-skip")
+
+
+def page_text(driver) -> str:
+    """Everything on the page a reader could meet: the visible text, the markup (titles, labels, attributes)."""
+    return driver.find_element(By.TAG_NAME, "body").text + "\n" + driver.page_source
+
+
+@pytest.mark.parametrize("construct", ["anti-Muslim bias", "antisemitism"])
+def test_a_study_of_another_construct_names_it_on_every_page_and_never_gender(tmp_path, browser, construct):
+    gold = [["1", "11", "21", "31", "11", "31"]]
+    project = make_project(tmp_path, n_items=40, n_tuples=6, per_tuple=1, cap=0.5, gold=gold, gold_rate=0.5,
+                           construct=construct)
+    passwords = make_accounts(project, ["ann"])
+    passwords.update(make_accounts(project, ["lead"], admin=True))
+    seen: dict[str, str] = {}
+    with ServerProcess(project) as server:
+        d = browser
+        d.get(server.url + "/login")
+        wait_for(d, "login")
+        seen["login"] = page_text(d)
+        log_in(d, server.url, "ann", passwords["ann"])
+        wait_for(d, "accept")
+        shot(d, f"construct-consent-{construct}")
+        seen["consent"] = page_text(d)
+        assert construct in d.find_element(By.ID, "construct-warning").text
+        d.execute_script("document.getElementById('accept').required = false;")
+        d.find_element(By.ID, "consent").click()                 # not ticked: refused, the page again
+        until(d, lambda drv: drv.find_elements(By.CSS_SELECTOR, ".error"))
+        seen["consent refused"] = page_text(d)
+        d.find_element(By.ID, "accept").click()
+        d.find_element(By.ID, "consent").click()
+        wait_for(d, "start")
+        seen["instructions"] = page_text(d)
+        assert f"most {construct}" in d.find_element(By.TAG_NAME, "main").text
+        d.find_element(By.ID, "start").click()
+        wait_for(d, "annotate-form")
+        shot(d, f"construct-tuple-{construct}")
+        seen["tuple"] = page_text(d)
+        question = d.find_element(By.ID, "question").text
+        assert f"the most {construct}" in question and f"the least {construct}" in question
+        d.find_element(By.ID, "best-1").click()    # one choice only, past the page's checks: the server asks for both
+        d.execute_script("HTMLFormElement.prototype.submit.call(document.getElementById('annotate-form'))")
+        wait_for(d, "error")
+        seen["tuple refused"] = page_text(d)
+        assert construct in d.find_element(By.ID, "error").text
+        # A skip counts toward the cap of 3; then a study tuple and (at --gold-rate 0.5) the gold one.
+        for key in ("s", "answer", "answer"):
+            form = wait_for(d, "annotate-form")
+            body = d.find_element(By.TAG_NAME, "body")
+            body.send_keys(*(["s"] if key == "s" else ["1", "w", "\ue007"]))
+            until(d, replaced(form))
+        wait_for(d, "finished")
+        shot(d, f"construct-done-{construct}")
+        seen["done"] = page_text(d)
+        assert "reached your limit of 3" in d.find_element(By.ID, "finished").text
+        assert construct in d.find_element(By.ID, "finished").text
+        log_in(d, server.url, "lead", passwords["lead"])
+        wait_for(d, "admin")
+        shot(d, f"construct-admin-{construct}")
+        seen["admin"] = page_text(d)
+        admin = d.find_element(By.ID, "admin").text
+        assert construct in d.find_element(By.TAG_NAME, "h1").text and construct in admin
+        row = next(r for r in d.find_elements(By.CSS_SELECTOR, "table.status tbody tr") if r.text.startswith("ann"))
+        assert row.find_element(By.CSS_SELECTOR, "td.seen").text == "3 (100%)"   # 1 study + 1 gold + 1 skipped
+        assert "Seen counts every tuple shown" in d.find_element(By.ID, "cap-note").text
+    for name, html in seen.items():
+        assert "gender" not in html.lower(), f"the {name} page mentions gender"
+    out = tmp_path / "export.csv"
+    from biaslab.annotate.manage import export
+    export(project, out)
+    text = out.read_text(encoding="utf-8")
+    assert "gender" not in text.lower() and text.splitlines()[0].endswith(",construct")
+    assert len(text.splitlines()) == 2 and text.splitlines()[1].endswith("," + construct)   # the study answer
+
+
+def test_the_default_study_asks_about_gender_bias(tmp_path, browser):
+    project = make_project(tmp_path, n_items=8, n_tuples=4, per_tuple=1, cap=1.0)
+    password = make_accounts(project, ["ann"])["ann"]
+    with ServerProcess(project) as server:
+        d = browser
+        log_in(d, server.url, "ann", password)
+        assert "gender bias" in wait_for(d, "construct-warning").text
+        d.find_element(By.ID, "accept").click()
+        d.find_element(By.ID, "consent").click()
+        wait_for(d, "start").click()
+        assert "the most gender bias" in wait_for(d, "question").text

@@ -44,7 +44,7 @@ def test_init_add_status_export(files):
                    "--gold", gold)
     assert proc.returncode == 0, proc.stderr
     assert "20 items, 10 tuples" in proc.stdout and "1 gold tuples" in proc.stdout
-    assert "may do 3 tuples" in proc.stdout and "at least 7 annotators" in proc.stdout
+    assert "may be shown 3 tuples" in proc.stdout and "at least 7 annotators" in proc.stdout
     out = biaslab("add-annotator", project, "ann1")
     assert out.returncode == 0, out.stderr
     password = out.stdout.strip().splitlines()[-1]
@@ -78,7 +78,8 @@ def test_init_add_status_export(files):
     with open(out_csv, newline="") as fh:
         rows = list(csv.DictReader(fh))
     assert list(rows[0]) == ["Item1", "Item2", "Item3", "Item4", "BestItem", "WorstItem", "tuple_id", "annotator",
-                             "positions", "shown_at", "submitted_at", "seconds_on_task", "feedback"]
+                             "positions", "shown_at", "submitted_at", "seconds_on_task", "feedback", "construct"]
+    assert {r["construct"] for r in rows} == {"gender bias"}     # the default: the Fifty Shades of Bias study
     assert len(rows) == 3 and all(r["annotator"] == "ann1" for r in rows)
     for r in rows:   # best was the statement shown 1st, worst the one shown 4th: positions say which Items those were
         where = {int(p): r[f"Item{k + 1}"] for k, p in enumerate(r["positions"].split())}
@@ -127,6 +128,10 @@ def test_reset_password(files):
     ("unknown item", ["--tuples", "bad_tuples.csv"], "row 2 column Item3: item 99 is not in the items file"),
     ("gold answer", ["--tuples", "tuples.csv", "--gold", "bad_gold.csv"], "row 2 column BestItem"),
     ("bad id", ["--items", "bad_items.csv"], "row 3 column id: item id '=1+1'"),
+    ("empty construct", ["--tuples", "tuples.csv", "--construct", " "], "--construct ' ': name the bias"),
+    ("appearances with tuples", ["--tuples", "tuples.csv", "--appearances", "4"], "with --tuples FILE leave them"),
+    ("too few items", ["--items", "eight.csv"], "lower --appearances to 7 or less, or give at least 9 items"),
+    ("no appearances", ["--items", "eight.csv", "--appearances", "0"], "--appearances 0 must be at least 1"),
 ])
 def test_init_errors_are_one_line(files, case, args, message, monkeypatch):
     tmp, items, tuples, _ = files
@@ -134,6 +139,7 @@ def test_init_errors_are_one_line(files, case, args, message, monkeypatch):
     write_csv(tmp / "bad_gold.csv", ["Item1", "Item2", "Item3", "Item4", "BestItem", "WorstItem"],
               [["1", "2", "3", "4", "7", "1"]])
     write_csv(tmp / "bad_items.csv", ["id", "text"], [["1", "ok"], ["=1+1", "formula id"]])
+    write_csv(tmp / "eight.csv", ["id", "text"], [[str(i), f"text {i}"] for i in range(8)])
     if "--items" not in args:
         args = ["--items", str(items), *args]
     monkeypatch.chdir(tmp)  # relative file names; restored after the test
@@ -175,3 +181,36 @@ def test_serve_refuses_a_busy_port_and_a_second_server(files):
     with ServerProcess(project):
         second = biaslab("serve", project, "--port", 1)
     assert second.returncode != 0 and "already serving" in second.stderr
+
+
+def test_init_with_few_items_takes_the_appearances_the_message_names(files):
+    tmp, _, _, _ = files
+    eight = write_csv(tmp / "eight.csv", ["id", "text"], [[str(i), f"text {i}"] for i in range(8)])
+    refused = biaslab("init", tmp / "p", "--items", eight)
+    assert refused.returncode != 0 and "lower --appearances to 7 or less" in refused.stderr.replace("\n", "")
+    made = biaslab("init", tmp / "p", "--items", eight, "--appearances", 4, "--seed", 3, "--cap", 0.5)
+    assert made.returncode == 0, made.stderr
+    assert "8 items, 8 tuples (designed with seed 3, each item in 4 tuples)" in made.stdout
+    db = Database(tmp / "p")
+    tuples = [json.loads(r[0]) for r in db.conn().execute("SELECT items FROM tuples")]
+    db.close()
+    assert len(tuples) == 8 and all(sum(i in t for t in tuples) == 4 for i in map(str, range(8)))
+
+
+def test_init_construct_names_the_study(files):
+    tmp, items, tuples, _ = files
+    made = biaslab("init", tmp / "p", "--items", items, "--tuples", tuples, "--cap", 0.5,
+                   "--construct", "  anti-Muslim   bias ")
+    assert made.returncode == 0, made.stderr
+    assert "construct: anti-Muslim bias" in made.stdout and "default instructions" in made.stdout
+    db = Database(tmp / "p")
+    s = Settings.load(db)
+    db.close()
+    assert s.construct == "anti-Muslim bias"
+    assert "most anti-Muslim bias" in s.instructions and "gender" not in s.instructions.lower()
+    status = biaslab("status", tmp / "p")
+    assert status.returncode == 0 and "study of anti-Muslim bias" in status.stdout
+    own = tmp / "own.md"
+    own.write_text("Pick the most anti-Muslim statement.\n")
+    hinted = biaslab("init", tmp / "q", "--items", items, "--tuples", tuples, "--cap", 0.5, "--instructions", own)
+    assert hinted.returncode == 0 and "--construct" in hinted.stdout and "your --instructions" in hinted.stdout

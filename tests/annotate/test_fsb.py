@@ -43,7 +43,7 @@ def test_project_from_the_released_files(tmp_path):
 
 def test_designed_project_puts_every_text_in_eight_tuples(tmp_path):
     summary = init_project(tmp_path / "fsb", fsb("FSB_text.csv"), seed=7)
-    assert summary["tuples"] == 2000 and summary["design"] == "designed with seed 7"
+    assert summary["tuples"] == 2000 and summary["design"] == "designed with seed 7, each item in 8 tuples"
     db = Database(tmp_path / "fsb")
     tuples = [json.loads(r[0]) for r in db.conn().execute("SELECT items FROM tuples")]
     db.close()

@@ -1,7 +1,8 @@
 """The best-worst scaling annotation server (``biaslab annotate``).
 
 Annotators log in from a browser (or a script, through the JSON API) and choose, in each tuple,
-the most and the least negatively biased text. Everything lives in one SQLite database in the
+the text with the most and the one with the least of the study's construct (``init --construct``:
+gender bias by default, "anti-Muslim bias", "antisemitism"...). Everything lives in one SQLite database in the
 project folder: items, tuples, accounts, sessions, assignments and annotations.
 
 * :mod:`.project` -- ``init``: build a project from items, tuples (or a design) and gold tuples;

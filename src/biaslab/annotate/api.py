@@ -155,7 +155,7 @@ async def api_progress(request: Request):
     session = require_session(request)
     st = state(request)
     answer = await run_in_threadpool(progress, st.db, st.settings, session.annotator_id)
-    return {"name": session.name, "consented": session.consented, **answer}
+    return {"name": session.name, "consented": session.consented, "construct": st.settings.construct, **answer}
 
 
 @router.post("/password")

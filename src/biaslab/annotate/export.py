@@ -4,9 +4,10 @@ and the skips beside it.
 Columns: Item1..ItemK (item ids in the tuple's design order, as in the Fifty Shades of Bias
 release), BestItem, WorstItem, then tuple_id, annotator, positions (the screen positions, 1-based,
 at which Item1..ItemK were shown to that annotator, e.g. ``3 1 4 2``), shown_at (when the tuple was
-first handed to them, UTC), submitted_at, seconds_on_task (from shown to answered) and feedback
-(verbatim). Gold tuples are left out. The skip list (``..._skips.csv``): tuple_id, annotator, gold,
-Item1..ItemK, positions, shown_at, skipped_at.
+first handed to them, UTC), submitted_at, seconds_on_task (from shown to answered), feedback
+(verbatim) and construct (what was rated, e.g. "gender bias": BestItem shows the most of it). Gold
+tuples are left out. The skip list (``..._skips.csv``): tuple_id, annotator, gold, Item1..ItemK,
+positions, shown_at, skipped_at.
 
 No cell can run as a spreadsheet formula: a cell whose first character is a control or invisible
 format character (tab, line break, NUL, zero-width space, byte-order mark...), or whose first
@@ -22,6 +23,7 @@ import unicodedata
 from pathlib import Path
 
 from biaslab.annotate.db import Database
+from biaslab.annotate.project import DEFAULT_CONSTRUCT
 from biaslab.annotate.status import annotations_frame, skips_frame
 from biaslab.errors import ConfigError
 from biaslab.io import atomic_write_text
@@ -64,6 +66,7 @@ def export_csv(db: Database, out: Path, *, include_flagged: bool = True) -> tupl
     if Path(out).is_dir():
         raise ConfigError(f"--out {out} is a folder; give the CSV file to write, e.g. {Path(out) / 'annotations.csv'}")
     frame, skips = annotations_frame(db, include_flagged=include_flagged), skips_frame(db)
+    frame["construct"] = db.read_meta().get("construct") or DEFAULT_CONSTRUCT
     atomic_write_text(Path(out), _csv(frame))
     atomic_write_text(skips_path(out), _csv(skips))
     return len(frame), len(skips)

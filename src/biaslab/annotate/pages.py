@@ -38,7 +38,9 @@ LOGIN_COOKIE = "biaslab_login"
 
 
 def page(request: Request, template: str, status: int = 200, **context) -> HTMLResponse:
-    html = state(request).templates.get_template(template).render(session=current_session(request), **context)
+    st = state(request)
+    html = st.templates.get_template(template).render(session=current_session(request),
+                                                      construct=st.settings.construct, **context)
     return HTMLResponse(html, status_code=status)
 
 
@@ -166,7 +168,8 @@ async def annotate_post(request: Request):
     form = await read_form(request)
     session = require_session(request, csrf=form.get("csrf_token", ""), post=True)
     if not form.get("best") or not form.get("worst"):
-        return await _annotate(request, session, "Choose both the most and the least negatively biased statement.", 422)
+        return await _annotate(request, session, "Choose both the statement with the most and the one with the least "
+                                                 f"{state(request).settings.construct}.", 422)
     st = state(request)
     try:
         sub = parse_submission({k: form.get(k) for k in ("tuple_id", "best", "worst", "feedback", "submission_id")})

@@ -21,16 +21,35 @@ from biaslab.errors import ConfigError, DataError
 
 BREAK_EVERY = 25
 NAME_CHARS = "letters, digits, _ . -"
+DEFAULT_CONSTRUCT = "gender bias"   # the Fifty Shades of Bias study; projects made before --construct read as this
+MAX_CONSTRUCT = 80
 
 
 def now_iso() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def default_instructions(*, gold: bool = False) -> str:
-    """The default guidelines, fitted to the study: lines marked ``[gold]`` (about known-answer
-    questions) only when the study has gold tuples."""
-    text = resources.files(__package__).joinpath("instructions.md").read_text(encoding="utf-8")
+def is_gender(construct: str) -> bool:
+    return construct.strip().casefold() == DEFAULT_CONSTRUCT
+
+
+def check_construct(construct: str) -> str:
+    """The construct as stored: one line of 1-80 visible characters, e.g. "anti-Muslim bias"."""
+    text = " ".join(str(construct).split())
+    if not text or len(text) > MAX_CONSTRUCT or any(not ch.isprintable() for ch in text):
+        raise ConfigError(f"--construct {str(construct)[:40]!r}: name the bias being rated in 1-{MAX_CONSTRUCT} "
+                          "printable characters, as a noun phrase, e.g. --construct \"anti-Muslim bias\"")
+    return text
+
+
+def default_instructions(*, gold: bool = False, construct: str = DEFAULT_CONSTRUCT) -> str:
+    """The default guidelines, fitted to the study: the paper's gender-bias guidelines for gender
+    bias, otherwise the same rules for the named construct (``instructions_any.md`` with
+    ``{construct}`` filled in); lines marked ``[gold]`` (about known-answer questions) only when
+    the study has gold tuples."""
+    name = "instructions.md" if is_gender(construct) else "instructions_any.md"
+    text = resources.files(__package__).joinpath(name).read_text(encoding="utf-8")
+    text = text.replace("{construct}", construct)
     lines = []
     for line in text.splitlines():
         if line.startswith("[gold] "):
@@ -60,6 +79,7 @@ class Settings:
     gold_threshold: float
     gold_min: int
     instructions: str
+    construct: str = DEFAULT_CONSTRUCT
     break_every: int = BREAK_EVERY
 
     @classmethod
@@ -68,17 +88,18 @@ class Settings:
         return cls(per_tuple=int(m["per_tuple"]), cap=float(m["cap"]), cap_count=int(m["cap_count"]),
                    tuple_size=int(m["tuple_size"]), n_tuples=int(m["n_tuples"]), n_gold=int(m["n_gold"]),
                    gold_rate=float(m["gold_rate"]), gold_threshold=float(m["gold_threshold"]),
-                   gold_min=int(m["gold_min"]), instructions=m["instructions"])
+                   gold_min=int(m["gold_min"]), instructions=m["instructions"],
+                   construct=m.get("construct") or DEFAULT_CONSTRUCT)
 
     def needed_annotators(self) -> int:
         """Fewest annotators that can give every study tuple ``per_tuple`` annotations under the cap."""
         return max(self.per_tuple, math.ceil(self.per_tuple * self.n_tuples / max(self.cap_count, 1)))
 
 
-def _design(item_ids: list[str], seed: int) -> list[tuple[str, ...]]:
+def _design(item_ids: list[str], seed: int, appearances: int, attempts: int) -> list[tuple[str, ...]]:
     from biaslab.bws.design import design_tuples
 
-    return [tuple(t) for t in design_tuples(item_ids, seed=seed)]
+    return [tuple(t) for t in design_tuples(item_ids, seed=seed, appearances=appearances, attempts=attempts)]
 
 
 def _check_numbers(per_tuple: int, cap: float, gold_rate: float, gold_threshold: float, gold_min: int) -> None:
@@ -97,7 +118,9 @@ def _check_numbers(per_tuple: int, cap: float, gold_rate: float, gold_threshold:
 def init_project(project_dir: Path, items_file: Path, *, tuples_file: Path | None = None, seed: int | None = None,
                  per_tuple: int = 3, cap: float = 0.08, gold_file: Path | None = None,
                  instructions_file: Path | None = None, gold_rate: float = 0.1, gold_threshold: float = 0.7,
-                 gold_min: int = 5, id_column: str | None = None, text_column: str | None = None) -> dict:
+                 gold_min: int = 5, id_column: str | None = None, text_column: str | None = None,
+                 construct: str = DEFAULT_CONSTRUCT, appearances: int | None = None,
+                 attempts: int | None = None) -> dict:
     """Create the project; returns a summary (counts and settings) for the CLI to print."""
     project_dir = Path(project_dir)
     if db_path(project_dir).exists():
@@ -106,6 +129,9 @@ def init_project(project_dir: Path, items_file: Path, *, tuples_file: Path | Non
         raise ConfigError(f"{project_dir} exists and is not a folder; choose a new folder for the project")
     if tuples_file is not None and seed is not None:
         raise ConfigError("give either --tuples FILE (your own tuples) or --seed S (design them), not both")
+    if tuples_file is not None and (appearances is not None or attempts is not None):
+        raise ConfigError("--appearances and --attempts shape designed tuples; with --tuples FILE leave them out")
+    construct = check_construct(construct)
     _check_numbers(per_tuple, cap, gold_rate, gold_threshold, gold_min)
     items = read_items(items_file, id_column, text_column)
     known = {item_id for item_id, _ in items}
@@ -114,8 +140,9 @@ def init_project(project_dir: Path, items_file: Path, *, tuples_file: Path | Non
         design = f"from {Path(tuples_file).name}"
     else:
         seed = 0 if seed is None else seed
-        tuples = _design([item_id for item_id, _ in items], seed)
-        design = f"designed with seed {seed}"
+        appearances = 8 if appearances is None else appearances
+        tuples = _design([item_id for item_id, _ in items], seed, appearances, 100 if attempts is None else attempts)
+        design = f"designed with seed {seed}, each item in {appearances} tuples"
     sizes = {len(t) for t in tuples}
     if len(sizes) != 1:
         raise DataError(f"{tuples_file}: tuples of different sizes {sorted(sizes)}; use one size throughout")
@@ -131,7 +158,8 @@ def init_project(project_dir: Path, items_file: Path, *, tuples_file: Path | Non
     if limit < 1:
         raise ConfigError(f"--cap {cap} of {len(tuples)} tuples lets each annotator do no tuple at all; "
                           f"raise --cap to at least {1 / len(tuples):.4g}")
-    instructions = read_instructions(instructions_file) if instructions_file else default_instructions(gold=bool(gold))
+    instructions = (read_instructions(instructions_file) if instructions_file
+                    else default_instructions(gold=bool(gold), construct=construct))
 
     project_dir.mkdir(parents=True, exist_ok=True)
     tmp = project_dir / f".{DB_NAME}.{secrets.token_hex(4)}.tmp"
@@ -142,7 +170,8 @@ def init_project(project_dir: Path, items_file: Path, *, tuples_file: Path | Non
             meta = {"per_tuple": per_tuple, "cap": cap, "cap_count": limit, "tuple_size": len(tuples[0]),
                     "n_tuples": len(tuples), "n_gold": len(gold), "gold_rate": gold_rate if gold else 0.0,
                     "gold_threshold": gold_threshold, "gold_min": gold_min, "instructions": instructions,
-                    "design": design, "items_file": Path(items_file).name, "created_at": now_iso()}
+                    "construct": construct, "design": design, "items_file": Path(items_file).name,
+                    "created_at": now_iso()}
             conn.execute("BEGIN IMMEDIATE")
             conn.executemany("INSERT INTO meta (key, value) VALUES (?, ?)", [(k, str(v)) for k, v in meta.items()])
             conn.executemany("INSERT INTO items (id, text, position) VALUES (?, ?, ?)",
@@ -163,7 +192,8 @@ def init_project(project_dir: Path, items_file: Path, *, tuples_file: Path | Non
         for suffix in ("", "-wal", "-shm"):
             Path(f"{tmp}{suffix}").unlink(missing_ok=True)
     return {"items": len(items), "tuples": len(tuples), "gold": len(gold), "design": design,
-            "per_tuple": per_tuple, "cap": cap, "cap_count": limit,
+            "per_tuple": per_tuple, "cap": cap, "cap_count": limit, "construct": construct,
+            "custom_instructions": instructions_file is not None,
             "needed_annotators": max(per_tuple, math.ceil(per_tuple * len(tuples) / limit))}
 
 

@@ -93,7 +93,13 @@ def _reliability(db: Database) -> dict:
     return answer
 
 
+CAP_NOTE = ("seen counts every tuple shown to the annotator: answered (study and gold), skipped, open now, or "
+            "left unanswered past the time limit; the cap limits seen, so skipping never shows anyone more texts")
+
+
 def project_status(db: Database, s: Settings, *, reliability: bool = True, now: float | None = None) -> dict:
+    """Progress and per-annotator counts. Each annotator's ``seen`` (= done + gold_answered + skipped
+    + open + expired) is what the cap limits; ``share_of_cap`` = seen / cap_count (see ``CAP_NOTE``)."""
     now = time.time() if now is None else now
     with db.read() as conn:
         filled = dict(conn.execute(
@@ -108,9 +114,13 @@ def project_status(db: Database, s: Settings, *, reliability: bool = True, now: 
             "(SELECT COUNT(gold_correct) FROM annotations a WHERE a.annotator_id = n.id) AS gold_answered, "
             "(SELECT COALESCE(SUM(gold_correct), 0) FROM annotations a WHERE a.annotator_id = n.id) AS gold_correct, "
             "(SELECT COUNT(*) FROM assignments s WHERE s.annotator_id = n.id AND s.state = 'skipped') AS skipped, "
+            "(SELECT COUNT(*) FROM assignments s WHERE s.annotator_id = n.id AND s.state = 'open' "
+            " AND s.expires_at >= :now) AS open, "
+            "(SELECT COUNT(*) FROM assignments s WHERE s.annotator_id = n.id AND (s.state = 'expired' OR "
+            " (s.state = 'open' AND s.expires_at < :now))) AS expired, "
             "(SELECT COUNT(*) FROM assignments s WHERE s.annotator_id = n.id) AS seen, "
             "(SELECT MAX(submitted_at) FROM annotations a WHERE a.annotator_id = n.id) AS last_submitted_at "
-            "FROM annotators n ORDER BY n.name").fetchall()
+            "FROM annotators n ORDER BY n.name", {"now": now}).fetchall()
         counter_drift = conn.execute(
             "SELECT COUNT(*) FROM tuples t WHERE t.taken <> (SELECT COUNT(*) FROM assignments a "
             "WHERE a.tuple_id = t.id AND a.state IN ('open', 'done'))").fetchone()[0]
@@ -122,10 +132,11 @@ def project_status(db: Database, s: Settings, *, reliability: bool = True, now: 
             "name": p["name"], "admin": bool(p["is_admin"]), "consented": p["consented_at"] is not None,
             "done": p["done"], "gold_answered": answered, "gold_correct": correct,
             "gold_accuracy": correct / answered if answered else None, "skipped": p["skipped"],
-            "seen": p["seen"], "share_of_cap": p["seen"] / s.cap_count, "last_submitted_at": p["last_submitted_at"],
+            "open": p["open"], "expired": p["expired"], "seen": p["seen"], "share_of_cap": p["seen"] / s.cap_count,
+            "last_submitted_at": p["last_submitted_at"],
             "flagged": bool(p["flagged"]), "flag_reason": p["flag_reason"], "flagged_at": p["flagged_at"]})
     answer = {
-        "tuples": s.n_tuples, "gold_tuples": s.n_gold, "per_tuple": s.per_tuple, "cap": s.cap,
+        "construct": s.construct, "tuples": s.n_tuples, "gold_tuples": s.n_gold, "per_tuple": s.per_tuple, "cap": s.cap,
         "cap_count": s.cap_count, "complete_tuples": filled.get(s.per_tuple, 0),
         "tuples_by_annotations": {str(k): v for k, v in sorted(filled.items())},
         "annotations": done, "annotations_needed": s.per_tuple * s.n_tuples, "open_assignments": open_now,

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from rich.table import Table
 
+from biaslab.annotate.status import CAP_NOTE
+
 
 def _pct(x) -> str:
     return "-" if x is None else f"{100 * x:.0f}%"
 
 
 def print_status(s: dict, console) -> None:
+    console.print(f"study of {s.get('construct', 'gender bias')}")
     console.print(f"{s['annotations']} of {s['annotations_needed']} annotations ({100 * s['progress']:.1f}%); "
                   f"{s['complete_tuples']} of {s['tuples']} tuples complete ({s['per_tuple']} each); "
                   f"{s['open_assignments']} open now")
@@ -20,15 +23,17 @@ def print_status(s: dict, console) -> None:
     if not s["consistent"]:
         console.print("warning: assignment counters disagree with the assignments table")
     table = Table(title="Annotators")
-    for col in ("name", "consent", "done", "of cap", "skipped", "gold", "gold acc.", "last submission", "flag"):
+    for col in ("name", "consent", "done", "gold", "skipped", "open", "expired", f"seen / cap {s['cap_count']}",
+                "gold acc.", "last submission", "flag"):
         table.add_column(col)
     for a in s["annotators"]:
         name = a["name"] + (" (admin)" if a["admin"] else "")
-        table.add_row(name, "yes" if a["consented"] else "no", str(a["done"]), _pct(a["share_of_cap"]),
-                      str(a["skipped"]),
-                      f"{a['gold_correct']}/{a['gold_answered']}", _pct(a["gold_accuracy"]),
+        table.add_row(name, "yes" if a["consented"] else "no", str(a["done"]),
+                      f"{a['gold_correct']}/{a['gold_answered']}", str(a["skipped"]), str(a.get("open", 0)),
+                      str(a.get("expired", 0)), f"{a['seen']} ({_pct(a['share_of_cap'])})", _pct(a["gold_accuracy"]),
                       a["last_submitted_at"] or "-", ("FLAGGED: " + a["flag_reason"]) if a["flagged"] else "")
     console.print(table)
+    console.print(f"done: study tuples answered; gold: right/answered; {CAP_NOTE}")
     r = s.get("reliability") or {}
     if "note" in r:
         console.print(f"reliability: {r['note']} ({r['annotations']} annotations, "

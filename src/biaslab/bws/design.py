@@ -146,12 +146,20 @@ def _check_feasible(n: int, k: int, a: int, attempts: int) -> None:
     if n ** s >= 2**62:
         raise ConfigError(f"{n} items is more than the designer supports ({math.floor(2 ** (62 / s)):,} at most "
                           f"for tuples of {k}); split the items into batches")
-    n_tuples = n * a // k
-    if n_tuples * math.comb(k, s) > math.comb(n, s) or a * math.comb(k - 1, s - 1) > math.comb(n - 1, s - 1):
+    if not _room_for(n, k, a):
+        fits = max((b for b in range(1, a) if (n * b) % k == 0 and _room_for(n, k, b)), default=None)
+        more = next(m for m in range(n + 1, n + 10 * k * a) if (m * a) % k == 0 and _room_for(m, k, a))
+        fix = (f"lower --appearances to {fits} or less, or give at least {more} items" if fits else
+               f"give at least {more} items")
         raise ConfigError(
-            f"no valid design exists for {n} items in {n_tuples} tuples of {k} with {a} appearances each: "
-            f"with at most {s - 1} items shared between tuples there are too few distinct {s}-item sets; "
-            f"add items or lower --appearances")
+            f"no valid design exists for {n} items in {n * a // k} tuples of {k} with {a} appearances each: "
+            f"with at most {s - 1} items shared between tuples there are too few distinct {s}-item sets; {fix}")
+
+
+def _room_for(n: int, k: int, a: int) -> bool:
+    """Whether n items, each in a tuples of k, leave enough distinct (max_shared + 1)-item sets."""
+    s = max_shared_items(k) + 1
+    return n * a // k * math.comb(k, s) <= math.comb(n, s) and a * math.comb(k - 1, s - 1) <= math.comb(n - 1, s - 1)
 
 
 def _subset_positions(k: int) -> list[tuple[int, ...]]:

@@ -35,14 +35,24 @@ def init(
                                                     "(text or response), e.g. FSB_text.csv."),
     tuples: Path | None = typer.Option(None, "--tuples", help="CSV with Item1..Item4 columns (e.g. the FSB "
                                           "annotations file; repeated tuples count once). Default: design them."),
-    seed: int | None = typer.Option(None, "--seed", help="Design 2N 4-tuples (each item in 8) with this seed "
-                                       "(default 0 when --tuples is not given)."),
+    construct: str | None = typer.Option(None, "--construct", help="What annotators rate, as a noun phrase "
+                                  "(e.g. \"anti-Muslim bias\", \"antisemitism\"): the consent page, the "
+                                  "default instructions, the question on every tuple, the admin page and the "
+                                  "export name it. Default: gender bias (the Fifty Shades of Bias study)."),
+    seed: int | None = typer.Option(None, "--seed", help="Design the tuples with this seed (default 0 when "
+                                       "--tuples is not given): items x appearances / 4 tuples of 4."),
+    appearances: int | None = typer.Option(None, "--appearances", help="Designed tuples each item appears in "
+                                           "(default 8: 2N tuples of 4); fewer for a small item set."),
+    attempts: int | None = typer.Option(None, "--attempts", help="Random designs tried; the most balanced is "
+                                        "kept (default 100)."),
     per_tuple: int = typer.Option(3, "--per-tuple", help="Annotations each tuple gets, from distinct annotators."),
-    cap: float = typer.Option(0.08, "--cap", help="Largest share of the tuples one annotator may do (paper: 0.08)."),
+    cap: float = typer.Option(0.08, "--cap", help="Largest share of the tuples one annotator may be shown, answered "
+                                                "and skipped alike (paper: 0.08)."),
     gold: Path | None = typer.Option(None, "--gold", help="Gold tuples: Item1..Item4, BestItem, WorstItem "
                                         "(the expected most and least negatively biased)."),
     instructions: Path | None = typer.Option(None, "--instructions", help="Instructions shown to annotators "
-                                                "(text or simple Markdown); default: the paper's guidelines."),
+                                                "(text or simple Markdown); default: the paper's guidelines, for "
+                                                "--construct."),
     gold_rate: float = typer.Option(0.1, "--gold-rate", help="Share of handed-out tuples that are gold."),
     gold_threshold: float = typer.Option(0.7, "--gold-threshold", help="Flag annotators whose gold accuracy "
                                          "(best and worst both right) falls below this."),
@@ -51,17 +61,25 @@ def init(
     text_column: str | None = typer.Option(None, "--text-column", help="Name of the text column in --items."),
 ) -> None:
     """Create an annotation project: the texts, the tuples, the rules, in PROJECT/annotate.sqlite."""
-    from biaslab.annotate.project import init_project
+    from biaslab.annotate.project import DEFAULT_CONSTRUCT, init_project
 
     summary = init_project(project, items, tuples_file=tuples, seed=seed, per_tuple=per_tuple, cap=cap,
                            gold_file=gold, instructions_file=instructions, gold_rate=gold_rate,
                            gold_threshold=gold_threshold, gold_min=gold_min, id_column=id_column,
-                           text_column=text_column)
+                           text_column=text_column, construct=construct or DEFAULT_CONSTRUCT, appearances=appearances,
+                           attempts=attempts)
     out = console(soft_wrap=True)
     out.print(f"created {project}: {summary['items']} items, {summary['tuples']} tuples ({summary['design']}), "
               f"{summary['gold']} gold tuples")
-    out.print(f"{summary['per_tuple']} annotations per tuple; each annotator may do {summary['cap_count']} tuples "
-              f"({summary['cap']:g} of them): at least {summary['needed_annotators']} annotators are needed")
+    where = "your --instructions" if summary["custom_instructions"] else "the default instructions"
+    out.print(f"construct: {summary['construct']} (named on the consent page, every question, the admin page "
+              f"and the export; {where})")
+    if instructions is not None and construct is None:
+        out.print("note: the pages say gender bias; if your instructions ask about another bias, make the study "
+                  "again with --construct \"...\" naming it")
+    out.print(f"{summary['per_tuple']} annotations per tuple; each annotator may be shown {summary['cap_count']} "
+              f"tuples ({summary['cap']:g} of them; answered and skipped alike): at least "
+              f"{summary['needed_annotators']} annotators are needed")
     out.print(f"next: biaslab annotate add-annotator {project} NAME [--admin]")
 
 
@@ -156,11 +174,12 @@ def status(
 def export(
     project: Path = typer.Argument(..., help="Project folder."),
     out: Path = typer.Option(..., "--out", "-o", help="CSV to write (Item1..Item4, BestItem, WorstItem, tuple_id, "
-                             "annotator, positions, shown_at, submitted_at, seconds_on_task, feedback); the skips "
-                             "go to OUT_skips.csv beside it."),
+                             "annotator, positions, shown_at, submitted_at, seconds_on_task, feedback, "
+                             "construct); the skips go to OUT_skips.csv beside it."),
     exclude_flagged: bool = typer.Option(False, "--exclude-flagged", help="Leave out annotators flagged by gold."),
 ) -> None:
-    """Write the study's annotations (gold tuples left out) for `biaslab bws score` / `reliability`."""
+    """Write the study's annotations (gold tuples left out) for `biaslab bws score` / `reliability`; the
+    construct column names what was rated (BestItem shows the most of it)."""
     from biaslab.annotate.export import skips_path
     from biaslab.annotate.manage import export as export_annotations
 

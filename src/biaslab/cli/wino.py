@@ -27,30 +27,58 @@ def build(
                                               "winoqueer-human, or custom (with --components)."),
     out: Path = typer.Option(..., "--out", "-o", help="The pairs CSV to write."),
     seed: int = typer.Option(0, "--seed", help="Seed of the random draws (names, counterfactuals)."),
-    faithful: bool = typer.Option(False, "--faithful", help="Follow the original rules and quirks exactly "
-                                                            "(default: correct the quirks and say what changed)."),
+    faithful: bool = typer.Option(False, "--faithful", help="Published benchmarks: follow the original rules "
+                                  "and quirks exactly (default: correct the quirks and say what changed). "
+                                  "custom: use the components exactly as written (no verb agreement, no "
+                                  "pronoun slots resolved per person in predicates)."),
     components: Path | None = typer.Option(None, "--components", help="Folder of your own components "
                                               "(templates, identities, counterfactuals, predicates, names; "
                                               "`biaslab wino example DIR` writes one)."),
-    verbose: bool = typer.Option(False, "--verbose", "-v", help="List every component each fix changed."),
+    check_counterfactuals: bool = typer.Option(False, "--check-counterfactuals", help="Also list the pairs whose "
+                                               "two sentences differ in more than the group term: compared word "
+                                               "by word (case and a/an aside), they must differ in one place (or "
+                                               "the same substitution repeated), and the group term must keep "
+                                               "its number. \"Autistic people lack empathy.\" / \"Able-bodied "
+                                               "people lack empathy.\" passes; a counterfactual phrase such as "
+                                               "\"people who are younger\" for \"older people\" is listed. The "
+                                               "pairs are written either way."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="List every component each fix changed (custom: "
+                                 "each grammar rule applied) and every pair the counterfactual check lists."),
 ) -> None:
     """Build a benchmark's pairs (sent_more, sent_less, target_ID, form, template, subject,
     counterfactual, predicate, predicate_id) from its components, seeded and deterministic.
 
-    Without --faithful, the quirks of the original are corrected (stray spaces and periods, the
-    empty predicate, verb agreement such as "He is a Jew and are greedy" or "They is", the "LGBTQ "
-    label) and each fix is reported with the number of pairs it touched.
+    Published benchmarks: without --faithful, the quirks of the original are corrected (stray
+    spaces and periods, the empty predicate, verb agreement such as "He is a Jew and are greedy" or
+    "They is", the "LGBTQ " label, a name where a predicate says <object>) and each fix is reported
+    with the number of pairs it touched.
 
     custom --components DIR holds templates.csv (form, number, template), identities.csv (group,
     form, identity), counterfactuals.csv (group, form, counterfactual), predicates.csv (group,
     plural[, singular]), names.csv (name, label) and optionally persons.csv, exclusions.csv and
     settings.toml; see the pairs probe's card or `biaslab wino example DIR`.
+
+    Slots. Templates: <identity noun>, <identity adj> or <identity> (the group or counterfactual
+    phrase), <predicate>, <article> (a/an for the phrase after it), <Subject> (a name, else the
+    pronoun), <subject> or <pronoun> (he/she/they), <object> (the name, else him/her/them),
+    <possessive>, <reflexive>, <is/are>. Predicates: write <subject> (he/she/they), <object>
+    (him/her/them), <possessive> (his/her/their) and <reflexive> (himself/herself/themselves)
+    wherever a pronoun refers to the subject: "go out only when someone helps <object>" gives "He
+    ... helps him", "Ruth ... helps her", "Sam ... helps them" (a name takes the pronouns of its
+    label in names.csv: male he, female she, NB they) and "Wheelchair users ... help them" (a
+    plural group: they). <pronoun> takes the form its place needs ("helps <pronoun>": him; "unless
+    <pronoun> is driven": he). A slot written with a capital (<Possessive>) is capitalised. A singular
+    sentence made from the plural column takes the singular of a noun a person has one of after
+    <possessive> ("a burden on <possessive> families" -> "his family"). Every build checks the
+    verbs and pronouns against each sentence's subject and notes what does not agree ("He ...
+    helps them"), and notes other plural nouns after <possessive> ("his children") to look at.
     """
     from biaslab.wino.build.build_run import build_benchmark
 
     if out.exists() and out.is_dir():
         raise ConfigError(f"--out {out} is a directory; give a file name such as pairs.csv")
-    result = build_benchmark(benchmark, out, seed=seed, faithful=faithful, components=components)
+    result = build_benchmark(benchmark, out, seed=seed, faithful=faithful, components=components,
+                             check_counterfactuals=check_counterfactuals)
     print_build(result, out, verbose=verbose)
 
 
@@ -74,9 +102,13 @@ def print_build(result, out: Path, *, verbose: bool = False) -> None:
         counts.add_row(escape(repr(group) if group != group.strip() else group), f"{n:,}",
                        str(len(preds.get(group, ()))))
     con.print(counts)
-    if result.fixes:
-        fixes = Table(title="fixes of the original's quirks (omit with --faithful)")
-        for col in ("fix", "what", "components", "pairs touched"):
+    custom = result.custom
+    if result.fixes and (verbose or not custom):
+        # A custom build has no original: its grammar rules are the documented build rules, not fixes.
+        title = "grammar rules applied (see --help; --faithful: none)" if custom else \
+            "fixes of the original's quirks (omit with --faithful)"
+        fixes = Table(title=title)
+        for col in ("rule" if custom else "fix", "what", "components", "pairs touched"):
             fixes.add_column(col, justify="right" if col in ("components", "pairs touched") else "left")
         for f in result.fixes:
             fixes.add_row(f.name, f.description, str(len(f.components)), f"{f.pairs:,}")
@@ -89,6 +121,14 @@ def print_build(result, out: Path, *, verbose: bool = False) -> None:
                 con.print(f"  {f.name}: ... {len(f.components) - len(shown)} more (--verbose lists them)")
     for w in result.warnings:
         con.print(f"[yellow]note:[/] {escape(w)}")
+    issues = result.counterfactual_issues
+    if issues is not None:
+        con.print(f"counterfactual check: {len(issues):,} of {len(result.pairs):,} pairs differ in more than the "
+                  "group term" + (":" if issues else ""))
+        for more, less, issue in issues if verbose else issues[:5]:
+            con.print(f"  {escape(more)} / {escape(less)}: {escape(issue)}")
+        if issues and not verbose and len(issues) > 5:
+            con.print(f"  ... {len(issues) - 5} more (--verbose lists them)")
     con.print(f"wrote {out}")
 
 

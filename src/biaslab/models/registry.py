@@ -81,8 +81,29 @@ def split_spec(spec: str) -> tuple[str, str]:
     prefix, sep, name = spec.partition("/")
     if not sep or not name or prefix not in BACKENDS:
         known = ", ".join(sorted(ALIASES)) + ", " + ", ".join(f"{p}/<name>" for p in sorted(BACKENDS))
-        raise ConfigError(f"unknown model spec {spec!r}; use one of: {known} (see `biaslab models`)")
+        guess = closest_spec(spec)
+        hint = f" (did you mean {guess!r}?)" if guess else ""
+        raise ConfigError(f"unknown model spec {spec!r}{hint}; use one of: {known} (see `biaslab models`)")
     return prefix, name
+
+
+def closest_spec(spec: str) -> str | None:
+    """The alias or ``prefix/name`` closest to a mistyped ``spec`` (``smollm3`` -> ``smollm2``), or None."""
+    import difflib
+    import re
+
+    word = spec.strip()
+    alias = difflib.get_close_matches(word.lower(), list(ALIASES), n=1, cutoff=0.6)
+    if alias:
+        return alias[0]
+    if word.lower() in BACKENDS:
+        return f"{word.lower()}/<name>"
+    parts = re.match(r"([^/:]+)[/:](.+)", word)  # a mistyped prefix, or ":" for "/"
+    if parts:
+        match = difflib.get_close_matches(parts.group(1).lower(), list(BACKENDS), n=1, cutoff=0.5)
+        if match:
+            return f"{match[0]}/{parts.group(2)}"
+    return None
 
 
 def check_spec(spec: str, *, base_url: str | None = None) -> None:

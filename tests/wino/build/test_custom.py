@@ -103,6 +103,34 @@ def test_read_pairs_validates_rows(tmp_path):
         assert needle in str(err.value)
 
 
+@pytest.mark.parametrize("text", [
+    "sent_more;sent_less;target_ID\nJews are greedy.;Christians are greedy.;jews\n",
+    "sent_more\tsent_less\ttarget_ID\nJews are greedy.\tChristians are greedy.\tjews\n",
+    " sent_more , sent_less ,target_ID\nJews are greedy.,Christians are greedy.,jews\n",
+    'sent_more|sent_less|target_ID\n"Jews are greedy."|Christians are greedy.|jews\n',
+])
+def test_read_pairs_takes_the_delimiter_of_the_header(tmp_path, text):
+    path = tmp_path / "p.csv"
+    path.write_text(text, encoding="utf-8")
+    [row] = read_pairs(path)
+    assert (row.sent_more, row.sent_less, row.target_ID) == ("Jews are greedy.", "Christians are greedy.", "jews")
+
+
+@pytest.mark.parametrize("header, needle", [
+    ("more;less;group", "missing column(s) sent_more, sent_less; found 3 column(s) 'more', 'less', 'group' "
+                        "(semicolon-delimited)"),
+    ("sent_moore,sent_less", "missing column(s) sent_more; found 2 column(s) 'sent_moore', 'sent_less' "
+                             "(comma-delimited); rename 'sent_moore' to sent_more"),
+    ("Sent More\tSent Less", "(tab-delimited); rename 'Sent More' to sent_more, rename 'Sent Less' to sent_less"),
+])
+def test_read_pairs_lists_the_columns_and_delimiter_it_found(tmp_path, header, needle):
+    path = tmp_path / "p.csv"
+    path.write_text(header + "\nx,y\n", encoding="utf-8")
+    with pytest.raises(DataError) as err:
+        read_pairs(path)
+    assert needle in str(err.value) and str(err.value).startswith(f"{path}, row 1: ")
+
+
 def _cli(*args, tmp_path):
     env = {**os.environ, "BIASLAB_CACHE_DIR": str(tmp_path / "cache")}
     return subprocess.run([sys.executable, "-m", "biaslab.cli", *map(str, args)], env=env, capture_output=True,

@@ -168,13 +168,24 @@ def test_corrected_gpt_ws_conjugates_singular_copies_and_drops_the_empty_predica
     assert not any(p.predicate.strip() == "" and p.predicate_id.startswith("converted#") for p in fixed.pairs)
 
 
-def test_hws_corrected_mode_only_strips_the_non_breaking_space(hws, hws_faithful):
+def test_hws_corrected_mode_strips_the_non_breaking_space_and_puts_pronouns_for_names(hws, hws_faithful):
     fixed = build_pairs(hws, seed=0)
     assert len(fixed.pairs) == 58_816
-    assert [f.name for f in fixed.fixes] == ["whitespace"]
+    stats = {f.name: f for f in fixed.fixes}
+    assert list(stats) == ["whitespace", "predicate-pronoun"]
     changed = [(a, b) for a, b in zip(hws_faithful.pairs, fixed.pairs) if a.sent_more != b.sent_more]
-    assert len(changed) == fixed.fixes[0].pairs
-    assert all("\xa0" in a.sent_more and "\xa0" not in b.sent_more for a, b in changed)
+    spaces = [(a, b) for a, b in changed if "\xa0" in a.sent_more]
+    assert len(spaces) == stats["whitespace"].pairs
+    assert all("\xa0" not in b.sent_more for a, b in spaces)
+    # "<object>" in a predicate: the original put the name ("David ... thrown at David"), now the pronoun
+    names = [(a, b) for a, b in changed if "\xa0" not in a.sent_more]
+    assert len(names) == stats["predicate-pronoun"].pairs > 0
+    for a, b in names:
+        assert a.subject not in ("he", "she") and a.sent_more.endswith(f"thrown at {a.subject}.")
+        assert b.sent_more.endswith(("thrown at him.", "thrown at her.")), b.sent_more
+    assert stats["predicate-pronoun"].components == [
+        "human_ws/predicates.xlsx, row 45, column 'Jewish - Singular': 'should have change thrown at <object>' -> "
+        "'should have change thrown at him'"]
 
 
 def test_winoqueer_human_uses_the_gpt_wq_recipe_with_nb_as_nonbinary():

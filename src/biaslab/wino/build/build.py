@@ -16,7 +16,10 @@ For every group and every predicate of the group (in file order):
 Slot order, as in the original: in singular sentences the predicate is inserted first, so the
 slots inside it (``<possessive>``) are filled too; in plural sentences the identity goes in first
 and the predicate last (its slots stay as written -- the corrected mode fills them with
-they/them/their). ``<article>`` is "a" or "an" by the first letter of the identity phrase that
+they/them/their). In the corrected mode the person slots inside a predicate (``<subject>``,
+``<object>``, ``<possessive>``, ``<reflexive>``) always take the sentence's pronouns -- a name's
+pronouns come from its label -- while the template's own ``<Subject>`` and ``<object>`` take the
+name. ``<article>`` is "a" or "an" by the first letter of the identity phrase that
 follows it. Randomness comes from ``random.Random(seed)`` only; the same seed gives the same pairs.
 """
 
@@ -41,6 +44,7 @@ from biaslab.wino.build.components import (
 )
 from biaslab.wino.build.fixes import Fixes, FixStat
 from biaslab.wino.build.grammar import agree
+from biaslab.wino.build.pronouns import plural_after_possessive, pronoun_errors, pronoun_table
 from biaslab.wino.build.slots import article, fill, has_identity, unknown_slots
 
 PAIR_COLUMNS = ["sent_more", "sent_less", "target_ID", "form", "template", "subject", "counterfactual",
@@ -74,6 +78,10 @@ class BuildResult:
     fixes: list[FixStat] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     agreement_errors: list[tuple[str, str]] = field(default_factory=list)  # (sentence, rule): see .check
+    pronoun_errors: list[tuple[str, str]] = field(default_factory=list)  # (sentence, rule): see .pronouns
+    plural_nouns: list[tuple[str, str, str]] = field(default_factory=list)  # (where, predicate, noun)
+    counterfactual_issues: list[tuple[str, str, str]] | None = None  # (more, less, issue); None: not checked
+    custom: bool = False  # built from a user's components (no original, so no quirks to fix)
 
     def group_counts(self) -> dict[str, int]:
         counts: dict[str, int] = {}
@@ -82,10 +90,18 @@ class BuildResult:
         return counts
 
 
-def build_pairs(comps: Components, *, seed: int = 0, faithful: bool = False) -> BuildResult:
-    """Build the benchmark's pairs (see the module docstring for the rules)."""
+def build_pairs(comps: Components, *, seed: int = 0, faithful: bool = False,
+                check_counterfactuals: bool = False) -> BuildResult:
+    """Build the benchmark's pairs (see the module docstring for the rules); with
+    ``check_counterfactuals``, also list the pairs whose sentences differ in more than the group
+    term (:mod:`biaslab.wino.build.counterfactuals`)."""
     validate(comps)
-    return _Builder(comps, seed, faithful).run()
+    result = _Builder(comps, seed, faithful).run()
+    if check_counterfactuals:
+        from biaslab.wino.build.counterfactuals import counterfactual_issues
+
+        result.counterfactual_issues = counterfactual_issues((p.sent_more, p.sent_less) for p in result.pairs)
+    return result
 
 
 def validate(comps: Components) -> None:
@@ -132,6 +148,7 @@ class _Builder:
         self.pairs: list[Pair] = []
         self.n_before = 0
         self.seen: set[tuple[str, str, str]] = set()
+        self.plural_nouns: list[tuple[str, str, str]] = []
 
     def run(self) -> BuildResult:
         by_group: dict[str, list[Predicate]] = {}
@@ -145,15 +162,24 @@ class _Builder:
                     if cell is None or not forms:
                         continue
                     text, fixed = self.fixes.predicate(cell.value, cell.where())
+                    if number == SINGULAR and pred.singular_from_plural and text is not None:
+                        text, one = self.fixes.possessive_plural(text, cell.where())
+                        fixed = fixed | one
+                        noun = plural_after_possessive(text)
+                        if noun and (cell.where(), text, noun) not in self.plural_nouns:
+                            self.plural_nouns.append((cell.where(), text, noun))
                     for form in forms:
                         for t in form.templates:
                             self._template(group, pred, form, t, cell.value if text is None else text,
                                            fixed, cell.where(), emit=text is not None)
         names = {n for ns in self.c.names.values() for n in ns}
-        errors = agreement_errors(dict.fromkeys(s for p in self.pairs for s in (p.sent_more, p.sent_less)), names,
-                                  verbs=self.c.settings.verb_phrases)
+        sentences = list(dict.fromkeys(s for p in self.pairs for s in (p.sent_more, p.sent_less)))
+        errors = agreement_errors(sentences, names, verbs=self.c.settings.verb_phrases)
+        words, people = pronoun_table([*self.c.persons, PLURAL_PERSON], self.c.names)
+        pronouns = pronoun_errors(sentences, words, people)
         return BuildResult(self.c.name, self.seed, self.faithful, self.pairs, self.n_before, self.fixes.report(),
-                           self._warnings(errors), errors)
+                           self._warnings(errors, pronouns), errors, pronouns, self.plural_nouns,
+                           custom=self.c.custom)
 
     # -- one template ----------------------------------------------------------------------------
     def _template(self, group: Group, pred: Predicate, form: Form, t: Template, ptext: str, pfixed: set[str],
@@ -188,9 +214,9 @@ class _Builder:
         for slot, aux, subject in verb_slots(ttext):
             singular = singular_subject(subject, name=name, plural_verb=person.plural_verb)
             if aux is None:
-                values[slot], agreed = self.fixes.agreement(ptext, where, singular=singular)
-                used = values[slot]
-                fixed |= agreed
+                used, agreed = self.fixes.agreement(ptext, where, singular=singular)
+                values[slot], own = self.fixes.pronouns(used, where, person.slots, name)
+                fixed |= agreed | own
             else:
                 written = person.slots.get("is/are", "is") if aux == "is/are" else aux
                 values[slot] = agree("is" if aux == "is/are" else aux, singular=singular)
@@ -244,13 +270,23 @@ class _Builder:
         # the predicate first, so that the slots inside it (<possessive>) are filled too
         return fill(fill(template, {k: v for k, v in vals.items() if k.startswith(PREDICATE_PREFIX)}), vals)
 
-    def _warnings(self, errors: list[tuple[str, str]]) -> list[str]:
+    def _warnings(self, errors: list[tuple[str, str]], pronouns: list[tuple[str, str]]) -> list[str]:
         capital = sorted({p.predicate_id for p in self.pairs if p.predicate[:1].isupper()})
         out = []
         if errors:
-            hint = " (the original's; build without --faithful to correct them)" if self.faithful else ""
+            hint = ("" if not self.faithful else " (build without --faithful to correct them)" if self.c.custom
+                    else " (the original's; build without --faithful to correct them)")
             out.append(f"{len(errors)} sentence(s) with a subject-verb agreement error{hint}, e.g. "
                        f"{errors[0][0]!r} ({errors[0][1]})")
+        if pronouns:
+            out.append(f"{len(pronouns)} sentence(s) whose pronouns do not all follow one person, e.g. "
+                       f"{pronouns[0][0]!r} ({pronouns[0][1]}); in a predicate, write <subject>, <object>, "
+                       "<possessive> or <reflexive> for the subject's own pronouns")
+        if self.plural_nouns:
+            where, text, noun = self.plural_nouns[0]
+            out.append(f"{len(self.plural_nouns)} predicate(s) used in singular sentences from their plural text "
+                       f"have a plural noun after <possessive>, e.g. {where}: {text!r} ({noun!r}: 'his {noun}'); "
+                       "if one person has one, write the singular column")
         if capital:
             out.append(f"{len(capital)} predicate(s) start with a capital letter (full sentences such as "
                        "'All Jews are ...', or fragments); they are used as they are")

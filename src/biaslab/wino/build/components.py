@@ -104,6 +104,7 @@ class Components:
     exclusions: list[Exclusion] = field(default_factory=list)
     settings: Settings = field(default_factory=Settings)
     files: list[str] = field(default_factory=list)  # registered data files it was read from
+    custom: bool = False  # a user's components folder (no original whose quirks could be fixed)
 
     def form(self, name: str) -> Form:
         return next(f for f in self.forms if f.name == name)

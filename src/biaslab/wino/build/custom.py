@@ -17,6 +17,35 @@ Layout (CSV files, UTF-8, a header row; ``.xlsx`` with the same columns works to
                          (default 2, or "all"), ``verb_phrases`` (default true: predicates start with a verb)
 
 ``biaslab wino example DIR`` writes a small working example.
+
+Slots. A template holds an identity slot (``<identity noun>``, ``<identity adj>`` or
+``<identity>``: the group's phrase in one sentence, the counterfactual in the other),
+``<predicate>``, ``<article>`` (a/an for the phrase after it) and, in singular templates, the
+subject's slots: ``<Subject>`` (a name, else the pronoun), ``<subject>``/``<pronoun>``
+(he/she/they), ``<object>`` (the name, else him/her/them), ``<possessive>``, ``<reflexive>``,
+``<is/are>``. A predicate refers to its subject with the same slots -- ``<subject>``,
+``<object>``, ``<possessive>``, ``<reflexive>`` -- and these always take pronouns: the
+person's own (a name takes those of its label: ``male`` he/him/his/himself, ``female``
+she/her/her/herself, ``NB`` they/them/their/themselves, or the rows of persons.csv) and, in a
+plural sentence, they/them/their/themselves::
+
+    predicates.csv: wheelchair,go out only when someone helps <object>,
+    He is a wheelchair user and goes out only when someone helps him.
+    Ruth is a wheelchair user and goes out only when someone helps her.
+    Wheelchair users go out only when someone helps them.
+
+``<pronoun>`` in a predicate takes the form its place needs: the object form after a verb or a
+preposition ("someone helps <pronoun>": him), the subject form at the start, after a conjunction
+or before an auxiliary ("unless <pronoun> is driven": he); a verb after a subject slot agrees with
+it ("unless they are driven"). A slot written with a capital first letter (``<Possessive>``) takes
+a capitalised value. When a
+singular sentence takes a predicate's plural text (no singular column), its first verb agrees
+with the subject and a noun one person has one of after ``<possessive>`` is made singular ("a
+burden on <possessive> families" -> "a burden on his family"). Every build checks each sentence's
+verbs and pronouns against its subject and notes what does not agree (a fixed "them" in a
+predicate: "He ... helps them"), and notes other plural nouns after ``<possessive>`` in such
+sentences ("his children"), to be checked by eye. ``--faithful`` turns these rules off: the
+components are used exactly as written.
 """
 
 from __future__ import annotations
@@ -81,7 +110,7 @@ def load_custom(folder: Path) -> Components:
         for rec in records(excl_path, ["group", "person"], optional=("predicate_contains",)):
             exclusions.append(Exclusion(_v(rec["group"]), _v(rec["person"]), _v(rec["predicate_contains"]) or None))
     return Components(folder.name or "custom", forms, groups, persons, names, preds, exclusions,
-                      _settings(folder / "settings.toml"))
+                      _settings(folder / "settings.toml"), custom=True)
 
 
 def _templates(path: Path) -> list[Form]:

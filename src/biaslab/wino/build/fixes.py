@@ -14,6 +14,13 @@ components it changed and how many pairs it touched:
 ``they-is``         an auxiliary right after a subject slot agrees with that subject ("They is" ->
                     "They are", but "Sam is" for a name whose pronoun is *they*)
 ``label``           the original's stray target label ("LGBTQ " with a trailing space)
+``possessive-plural`` a singular sentence made from a predicate's plural text takes the singular of
+                    a noun one person has one of after ``<possessive>`` ("are a burden on
+                    <possessive> families" -> "is a burden on his family"); see :mod:`.pronouns`
+``predicate-pronoun`` a person slot inside a predicate follows the sentence's person, never the name
+                    ("David is Jewish and should have change thrown at <object>" -> "... at him",
+                    where the original put the name: "... thrown at David"), and ``<pronoun>`` takes
+                    the form its place needs ("helps <pronoun>" -> "helps him", not "helps he")
 """
 
 from __future__ import annotations
@@ -23,6 +30,8 @@ from dataclasses import dataclass, field
 
 from biaslab.wino.build.agreement import tag_verbs, untag
 from biaslab.wino.build.grammar import agree
+from biaslab.wino.build.pronouns import one_each_singular, place_pronouns
+from biaslab.wino.build.slots import fill
 
 DESCRIPTIONS = {
     "whitespace": "non-breaking, repeated, leading or trailing spaces removed",
@@ -31,7 +40,13 @@ DESCRIPTIONS = {
     "verb-agreement": "first verb of the predicate made to agree with its subject",
     "they-is": "'<subject> is' made to agree with its subject ('They are', 'Sam is')",
     "label": "stray target labels of the original corrected",
+    "possessive-plural": "'<possessive> families' made '<possessive> family' where a singular sentence uses "
+                         "a plural predicate",
+    "predicate-pronoun": "person slots in a predicate: the subject's pronoun in the form its place needs, never the "
+                         "name ('helps <object>', 'helps <pronoun>': 'helps him')",
 }
+# a subject slot inside a predicate and the words after it up to the next clause boundary or slot
+_SUBJECT_VERB = re.compile(r"(<[Ss]ubject>\s+)([^<,;:.!?]*?)(?=\s+and\s|\s+but\s|\s+or\s|[<,;:.!?]|$)")
 _SPACES = re.compile(r"[\s\u00a0\u2000-\u200b\u202f\u205f\u3000]+")
 _END_PUNCT = (".", "!", "?")
 
@@ -110,6 +125,33 @@ class Fixes:
                        text, fixed)
             return fixed, {"verb-agreement"}
         return text, set()
+
+    def possessive_plural(self, text: str, where: str) -> tuple[str, set[str]]:
+        """A plural predicate used for one person: ``<possessive> families`` -> ``<possessive> family``."""
+        if not self.enabled:
+            return text, set()
+        fixed = one_each_singular(text)
+        if fixed == text:
+            return text, set()
+        self._note("possessive-plural", where + " (singular subject)", text, fixed)
+        return fixed, {"possessive-plural"}
+
+    def pronouns(self, text: str, where: str, person_slots: dict[str, str], name: str | None) -> tuple[str, set[str]]:
+        """The person slots of a predicate filled with the sentence's pronouns (he/him/his/himself for a
+        name labelled male), never with the name the template's own ``<Subject>``/``<object>`` take."""
+        if not self.enabled:
+            return text, set()
+        placed = place_pronouns(text)
+        # the verb after a subject slot agrees with the pronoun ("unless <pronoun> is" -> "unless they are")
+        plural = person_slots.get("is/are", "is") == "are"
+        placed = _SUBJECT_VERB.sub(lambda m: m.group(1) + agree(m.group(2), singular=not plural,
+                                                                verbs=self.verb_phrases), placed)
+        filled = fill(placed, person_slots)
+        plain = fill(text, {**person_slots, "Subject": name, "object": name} if name else person_slots)
+        if plain == filled:
+            return filled, set()
+        self._note("predicate-pronoun", where, text, filled)
+        return filled, {"predicate-pronoun"}
 
     def label(self, faithful_label: str, group: str) -> tuple[str, set[str]]:
         if not self.enabled or faithful_label == group:
