@@ -77,7 +77,7 @@ def test_unfit_results_are_one_line_errors(tmp_path):
     (tmp_path / "results.json").write_text("[1, 2]")
     with pytest.raises(DataError, match="not a results object"):
         read_results(tmp_path)
-    (tmp_path / "attempts.jsonl").write_text('{"item_id": "a", "prompt_index": 0}\n')
+    (tmp_path / "attempts.jsonl").write_text('{"prompt_index": 0, "text": "no item id"}\n')
     with pytest.raises(DataError, match="line 1 does not fit the attempts schema"):
         read_attempts(tmp_path)
 
