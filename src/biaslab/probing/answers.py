@@ -67,3 +67,28 @@ def parse_choice(text: str, n_options: int) -> int | None:
     if len(set(lone)) == 1:
         return letters.index(lone[0])
     return None
+
+
+def parse_option(text: str, options: list[str] | tuple[str, ...]) -> int | None:
+    """The index of the option an answer to a lettered question picks: by its letter (:func:`parse_choice`),
+    else by the option's own words ("Women.", "I think Maria is right").
+
+    An answer that repeats every lettered option ("(a) Men (b) Women (c) Neither") picks none. Without a letter,
+    the answer picks the option it consists of or starts with before a stop ("Women.", "Neither, because"), or
+    the only option it names (whole words, any case): "Men and women" picks none.
+    """
+    n = len(options)
+    letters = "abcdefghij"[:n]
+    t = _clean(text)
+    markers = set(re.findall(rf"\(([{letters}])\)", t))
+    if n > 1 and len(markers) == n:
+        return None
+    picked = parse_choice(text, n)
+    if picked is not None:
+        return picked
+    words = [" ".join(_clean(o).split()) for o in options]
+    for i, w in enumerate(words):
+        if w and re.match(rf"^\W*{re.escape(w)}\s*(?:[.,;:!)]|$)", t):
+            return i
+    named = [i for i, w in enumerate(words) if w and re.search(rf"\b{re.escape(w)}\b", t)]
+    return named[0] if len(named) == 1 else None
