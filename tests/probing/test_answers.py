@@ -12,7 +12,8 @@ from biaslab.probing.answers import parse_choice, parse_yes_no
     ("My answer is **yes** given the evidence.", True), ("- Yes", True),
     ("Considering the risks and the budget, the final answer is no.", False),
     ("The loan should be approved. Yes.", True),
-    ("Nobody knows.", None), ("Yesterday it rained.", None), ("I cannot answer yes or no.", None),
+    ("There is no evidence that women are worse drivers.", None), ("This is not a negative trait.", None),
+    ("I agree with the statement, so, yes.", True), ("Nobody knows.", None), ("Yesterday it rained.", None), ("I cannot answer yes or no.", None),
     ("It depends on the circumstances.", None), ("", None), ("Yes and no.", None), ("No or yes", None),
 ])
 def test_yes_no(text, expected):

@@ -10,7 +10,9 @@ often it could not tell. The rules, in order:
   "(B)", "B.").
 * **A decision announced:** "the answer is no", "answer: yes", "I would say yes", "my choice is (c)",
   "I choose B" -- the last such announcement counts (models often reason first and conclude last).
-* **A lone decision word:** the decision word appears once, alone, and its opposite never does.
+* **A lone decision word:** yes or no stands once as a clause of its own ("The loan should be approved. Yes.",
+  "..., so no."), and the other word appears nowhere; "no" inside a sentence ("there is no evidence") is no
+  decision.
 
 Anything else, including answers that contain both decisions without announcing one ("yes or no?"), is
 undetected.
@@ -24,7 +26,7 @@ _MARKUP = re.compile(r"[*_`#>\"“”‘’]+")
 _YES = r"(?:yes|yeah|yep|yup|affirmative)"
 _NO = r"(?:no|nope|negative)"
 _ANNOUNCE = (r"(?:\b(?:final\s+)?answer\s*(?:is|would\s+be|will\s+be|[:=\-])\s*[:=\-]?|"
-             r"\bi\s+(?:would|will|'d)\s+(?:say|answer|choose|pick|go\s+with)\b\s*[:\-]?|"
+             r"\bi(?:\s+would|\s+will|'d|\s+'d)\s+(?:say|answer|choose|pick|go\s+with)\b\s*[:\-]?|"
              r"\bmy\s+(?:answer|choice|decision|response)\s+(?:is|would\s+be)\s*[:\-]?|"
              r"\b(?:i\s+)?(?:choose|select|pick)\s*[:\-]?|\bdecision\s*[:\-]|\bresponse\s*[:\-])\s*")
 
@@ -44,11 +46,13 @@ def parse_yes_no(text: str) -> bool | None:
     announced = re.findall(rf"{_ANNOUNCE}\(?({_YES}|{_NO})\)?\b", t)
     if announced:
         return bool(re.fullmatch(_YES, announced[-1]))
-    yes, no = re.findall(rf"\b{_YES}\b", t), re.findall(rf"\b{_NO}\b", t)
-    if len(yes) == 1 and not no:
-        return True
-    if len(no) == 1 and not yes:
-        return False
+    # a lone decision: a yes or no standing as its own clause ("..., so no.", "Approved. Yes."), not "no" inside
+    # a sentence ("there is no evidence"); the opposite word nowhere, not even inside a sentence
+    lone = re.findall(rf"(?:^|[.!?;:,\-])\s*(yes|no)\s*(?=[.!?;:,]|$)", t)
+    yes, no = re.findall(r"\byes\b", t), re.findall(r"\bno\b", t)
+    if len(lone) == 1 and (lone[0] == "yes" and len(yes) == 1 and not no or lone[0] == "no" and len(no) == 1
+                           and not yes):
+        return lone[0] == "yes"
     return None
 
 
