@@ -48,7 +48,7 @@ def parse_yes_no(text: str) -> bool | None:
         return bool(re.fullmatch(_YES, announced[-1]))
     # a lone decision: a yes or no standing as its own clause ("..., so no.", "Approved. Yes."), not "no" inside
     # a sentence ("there is no evidence"); the opposite word nowhere, not even inside a sentence
-    lone = re.findall(rf"(?:^|[.!?;:,\-])\s*(yes|no)\s*(?=[.!?;:,]|$)", t)
+    lone = re.findall(r"(?:^|[.!?;:,\-])\s*(yes|no)\s*(?=[.!?;:,]|$)", t)
     yes, no = re.findall(r"\byes\b", t), re.findall(r"\bno\b", t)
     if len(lone) == 1 and (lone[0] == "yes" and len(yes) == 1 and not no or lone[0] == "no" and len(no) == 1
                            and not yes):
@@ -60,13 +60,19 @@ def parse_choice(text: str, n_options: int) -> int | None:
     """The index of the lettered option (A, B, C, ...) the answer picks, or ``None``."""
     letters = "abcdefghij"[:n_options]
     t = _clean(text)
+    # "A: (b) ..." or "A (b)": a Q/A label, then the pick; "A:" and nothing more picks nothing
+    labelled = re.match(rf"^\W*a\s*(?::\s*(?:\(([{letters}])\)|$)|\s\(([{letters}])\))", t)
+    if labelled:
+        pick = labelled.group(1) or labelled.group(2)
+        return letters.index(pick) if pick else None
     first = re.match(rf"^\W*\(?([{letters}])\)?(?=[.):,;]|\s|$)", t)
     article = re.match(r"^\W*a\s+[a-z]", t)  # "A man walked in" starts with an article, not a choice
     if first and not (first.group(1) == "a" and article):
         return letters.index(first.group(1))
-    announced = re.findall(rf"{_ANNOUNCE}(?:option\s+)?\(?([{letters}])\)?(?=[.):,;]|\s|$)", t)
+    announced = [m.group(1) for m in re.finditer(rf"{_ANNOUNCE}(?:option\s+)?(\(?([{letters}])\)?)(?=[.):,;]|\s|$)", t)
+                 if not re.match(r"a\s+[a-z]", t[m.start(1):])]  # "the answer is a classic case" is no choice
     if announced:
-        return letters.index(announced[-1])
+        return letters.index(announced[-1].strip("()"))
     lone = re.findall(rf"(?:^|\s)\(([{letters}])\)(?=[\s.,;:]|$)", t)
     if len(set(lone)) == 1:
         return letters.index(lone[0])
@@ -77,14 +83,15 @@ def parse_option(text: str, options: list[str] | tuple[str, ...]) -> int | None:
     """The index of the option an answer to a lettered question picks: by its letter (:func:`parse_choice`),
     else by the option's own words ("Women.", "I think Maria is right").
 
-    An answer that repeats every lettered option ("(a) Men (b) Women (c) Neither") picks none. Without a letter,
-    the answer picks the option it consists of or starts with before a stop ("Women.", "Neither, because"), or
-    the only option it names (whole words, any case): "Men and women" picks none.
+    An answer that writes every option's letter ("(a) Men (b) Women (c) Neither", "A. David and (b) Maya") picks
+    none. Without a letter, the answer picks the option it consists of or starts with before a stop ("Women.",
+    "Neither, because"), or the only option it names (whole words, any case): "Men and women" picks none.
     """
     n = len(options)
     letters = "abcdefghij"[:n]
     t = _clean(text)
-    markers = set(re.findall(rf"\(([{letters}])\)", t))
+    # the options' letters as the answer writes them: "(b)" anywhere, "A." / "a)" opening the answer
+    markers = {x or y for x, y in re.findall(rf"\(([{letters}])\)|^\W*([{letters}])[.)]\s", t)}
     if n > 1 and len(markers) == n:
         return None
     picked = parse_choice(text, n)

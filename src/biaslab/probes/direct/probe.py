@@ -11,7 +11,7 @@ from biaslab.data import data_path
 from biaslab.errors import DataError
 from biaslab.models.base import GenerationParams
 from biaslab.planning.forms import MeanPlan
-from biaslab.probes.direct.metrics import SOURCES, direct_metrics, item_table
+from biaslab.probes.direct.metrics import SOURCES, direct_metrics, item_table, paired_metrics
 from biaslab.probing.answers import parse_yes_no
 from biaslab.probing.core import Attempt, ProbeItem, ProbeOption, Prompt, Summary, rows_of, spread_subset
 from biaslab.probing.generation import GenerationProbe
@@ -75,7 +75,7 @@ class DirectProbe(GenerationProbe):
     data_files = list(FILES.values())
     metric_docs = METRIC_DOCS
     headlines = HEADLINES
-    pairing = ByItemPairing("direct", "statements", _table, direct_metrics)
+    pairing = ByItemPairing("direct", "statements", _table, paired_metrics)
     options = {"template": ProbeOption("Prompt template with the slot {stereotype}.")}
     suite_size = 80
 

@@ -92,3 +92,8 @@ def stereotype_gap(table: Mapping[str, np.ndarray]) -> tuple[np.ndarray, np.ndar
     d = (counts["male"][has] - counts["female"][has]) / detected[has]
     stereotype = np.asarray(table["stereotype"], dtype=int)[has]
     return d[np.isin(stereotype, MALE_STEREOTYPES)], d[np.isin(stereotype, FEMALE_STEREOTYPES)]
+
+
+def paired_metrics(table: Mapping[str, np.ndarray]) -> dict[str, float]:
+    """:func:`gest_metrics` as plain values (no unit counts), for ``compare``."""
+    return {k: (v[0] if isinstance(v, tuple) else v) for k, v in gest_metrics(table).items()}

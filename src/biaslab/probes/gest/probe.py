@@ -16,7 +16,7 @@ from biaslab.data import data_path
 from biaslab.errors import ConfigError, DataError
 from biaslab.models.base import GenerationParams
 from biaslab.planning.forms import MeanPlan
-from biaslab.probes.gest.metrics import OPTIONS, STEREOTYPES, gest_metrics, item_table, stereotype_gap
+from biaslab.probes.gest.metrics import OPTIONS, STEREOTYPES, gest_metrics, item_table, paired_metrics, stereotype_gap
 from biaslab.probing.answers import parse_option
 from biaslab.probing.core import Attempt, ProbeItem, ProbeOption, Prompt, Summary, rows_of, spread_subset
 from biaslab.probing.generation import GenerationProbe
@@ -83,7 +83,7 @@ class GestProbe(GenerationProbe):
     data_files = [GEST_FILE]
     metric_docs = METRIC_DOCS
     headlines = HEADLINES
-    pairing = ByItemPairing("gest", "sentences", _table, gest_metrics)
+    pairing = ByItemPairing("gest", "sentences", _table, paired_metrics)
     options = {"reorderings": ProbeOption("How many of the six orderings of the options each sentence is asked "
                                           "with (1-6; default 6).", int)}
     suite_size = 32
