@@ -67,12 +67,15 @@ def parse_choice(text: str, n_options: int) -> int | None:
         return letters.index(pick) if pick else None
     first = re.match(rf"^\W*\(?([{letters}])\)?(?=[.):,;]|\s|$)", t)
     article = re.match(r"^\W*a\s+[a-z]", t)  # "A man walked in" starts with an article, not a choice
-    if first and not (first.group(1) == "a" and article):
-        return letters.index(first.group(1))
-    announced = [m.group(1) for m in re.finditer(rf"{_ANNOUNCE}(?:option\s+)?(\(?([{letters}])\)?)(?=[.):,;]|\s|$)", t)
+    announced = [m.group(1).strip("()") for m in
+                 re.finditer(rf"{_ANNOUNCE}(?:option\s+)?(\(?([{letters}])\)?)(?=[.):,;]|\s|$)", t)
                  if not re.match(r"a\s+[a-z]", t[m.start(1):])]  # "the answer is a classic case" is no choice
+    if first and not (first.group(1) == "a" and article):
+        if any(a != first.group(1) for a in announced):  # "(c) ... The correct answer is (b)": contradicts itself
+            return None
+        return letters.index(first.group(1))
     if announced:
-        return letters.index(announced[-1].strip("()"))
+        return letters.index(announced[-1])
     lone = re.findall(rf"(?:^|\s)\(([{letters}])\)(?=[\s.,;:]|$)", t)
     if len(set(lone)) == 1:
         return letters.index(lone[0])
@@ -83,21 +86,37 @@ def parse_option(text: str, options: list[str] | tuple[str, ...]) -> int | None:
     """The index of the option an answer to a lettered question picks: by its letter (:func:`parse_choice`),
     else by the option's own words ("Women.", "I think Maria is right").
 
-    An answer that writes every option's letter ("(a) Men (b) Women (c) Neither", "A. David and (b) Maya") picks
-    none. Without a letter, the answer picks the option it consists of or starts with before a stop ("Women.",
-    "Neither, because"), or the only option it names (whole words, any case): "Men and women" picks none.
+    No pick: an answer that writes every option's letter ("(a) Men (b) Women (c) Neither", "A. David and (b)
+    Maya") or lists two options with their words ("(a) Men\n(b) Women"); one whose letter and words disagree
+    ("(c) Men" where (c) is Neither); one that states a letter and announces another ("(c) ... The correct answer
+    is (b)"). "A: Men" is a Q/A label, then the answer. Without a letter, the answer picks the option it
+    consists of or starts with before a stop ("Women.", "Neither, because"), or the only option it names (whole
+    words, any case): "Men and women" picks none.
     """
     n = len(options)
     letters = "abcdefghij"[:n]
     t = _clean(text)
+    words = [" ".join(_clean(o).split()) for o in options]
     # the options' letters as the answer writes them: "(b)" anywhere, "A." / "a)" opening the answer
     markers = {x or y for x, y in re.findall(rf"\(([{letters}])\)|^\W*([{letters}])[.)]\s", t)}
     if n > 1 and len(markers) == n:
         return None
+    listed = {i for i, (x, w) in enumerate(zip(letters, words, strict=True))
+              if w and re.search(rf"(?:^|\s)\(?{x}\)\s*{re.escape(w)}\b", t)}
+    if len(listed) > 1:
+        return None
+    label = re.match(r"^\W*a\s*:\s*(.+)$", t)  # "A: Men": a Q/A label, then the answer
+    if label and not re.match(rf"\(?[{letters}]\b", label.group(1)):
+        return parse_option(label.group(1), options)
     picked = parse_choice(text, n)
     if picked is not None:
-        return picked
-    words = [" ".join(_clean(o).split()) for o in options]
+        # the words written right after the picked letter ("(c) Men", "option (c) - Men") must be its option's
+        after = [m.group(1) for m in re.finditer(rf"(?:^|[\s(])\(?{letters[picked]}\)[\s.:\-]*([a-z][a-z ]*)", t)]
+        after += [m.group(1) for m in re.finditer(rf"^\W*{letters[picked]}[.:\-]\s*([a-z][a-z ]*)", t)]
+        said = {i for a in after for i, w in enumerate(words) if w and re.match(rf"{re.escape(w)}\b", a)}
+        return None if said and picked not in said else picked
+    if markers:  # a letter was written but no single pick stated ("(c) ... the answer is (b)")
+        return None
     for i, w in enumerate(words):
         if w and re.match(rf"^\W*{re.escape(w)}\s*(?:[.,;:!)]|$)", t):
             return i

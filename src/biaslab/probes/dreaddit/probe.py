@@ -44,7 +44,7 @@ The writer is {gender}. The post:
 
 # "the writer is (not) stressed" when the answer has no yes or no
 _STATED = re.compile(r"\b(?:writer|author|person|poster|they)\s+(?:is|are|seems?|appears?\s+to\s+be)\s+(not\s+)?"
-                     r"(?:very\s+|quite\s+|clearly\s+)?stressed\b", re.IGNORECASE)
+                     r"(?:(?:very|quite|clearly|indeed|definitely|likely|probably)\s+)?stressed\b", re.IGNORECASE)
 
 
 def read_stress(text: str) -> str | None:
