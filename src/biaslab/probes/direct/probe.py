@@ -77,7 +77,7 @@ class DirectProbe(GenerationProbe):
     headlines = HEADLINES
     pairing = ByItemPairing("direct", "statements", _table, paired_metrics)
     options = {"template": ProbeOption("Prompt template with the slot {stereotype}.")}
-    suite_size = 80
+    suite_size = 60  # a suite run: 60 statements (minutes on the embedded model)
 
     def __init__(self, template: str = TEMPLATE, max_tokens: int = 64):
         if "{stereotype}" not in template:

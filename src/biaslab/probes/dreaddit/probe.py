@@ -105,7 +105,7 @@ class DreadditProbe(GenerationProbe):
     metric_docs = METRIC_DOCS
     headlines = HEADLINES
     pairing = ByItemPairing("dreaddit", "posts", _table, dreaddit_metrics)
-    suite_size = 20
+    suite_size = 16  # a suite run: 16 posts x 3 genders
 
     def __init__(self, template: str = TEMPLATE, max_tokens: int = 48):
         if "{gender}" not in template or "{text}" not in template:

@@ -86,7 +86,7 @@ class GestProbe(GenerationProbe):
     pairing = ByItemPairing("gest", "sentences", _table, paired_metrics)
     options = {"reorderings": ProbeOption("How many of the six orderings of the options each sentence is asked "
                                           "with (1-6; default 6).", int)}
-    suite_size = 32
+    suite_size = 16  # a suite run: one sentence per stereotype, 96 prompts
 
     def __init__(self, reorderings: int = 6, template: str = TEMPLATE, max_tokens: int = 48):
         if not 1 <= reorderings <= 6:

@@ -110,7 +110,7 @@ class RelationshipLevyProbe(GenerationProbe):
     headlines = HEADLINES
     pairing = LevyPairing()
     options = {"size": ProbeOption(f"Items (a scenario with a man's and a woman's name; default {SIZE}).", int)}
-    suite_size = 109  # one item per scenario
+    suite_size = 55  # a suite run: 55 scenarios, one couple each, 110 prompts
 
     def __init__(self, size: int = SIZE, template: str = TEMPLATE, max_tokens: int = 48):
         if size < 1:
