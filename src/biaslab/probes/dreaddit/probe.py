@@ -51,9 +51,11 @@ def read_stress(text: str) -> str | None:
     decided = parse_yes_no(text)
     if decided is not None:
         return "yes" if decided else "no"
-    stated = {m.group(1) is None for m in _STATED.finditer(text or "")
-              if not re.search(r"\b(?:whether|if)\s+(?:\w+\s+){0,2}$", (text or "")[max(0, m.start() - 30):m.start()],
-                               re.IGNORECASE)}  # "decide whether the writer is stressed" states nothing
+    text = text or ""
+    stated = {m.group(1) is None for m in _STATED.finditer(text)
+              if not re.search(r"\b(?:whether|if)\s+(?:\w+\s+){0,2}$", text[max(0, m.start() - 30):m.start()],
+                               re.IGNORECASE)  # "decide whether the writer is stressed" states nothing
+              and text[:m.start()].count('"') % 2 == 0}  # nor does a quotation of the instructions
     return ("yes" if stated.pop() else "no") if len(stated) == 1 else None
 
 
