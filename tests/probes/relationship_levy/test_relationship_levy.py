@@ -146,3 +146,39 @@ def test_the_embedded_model_runs_end_to_end(tmp_path):
     assert all(v["n"] == 4 for v in m.values())
     undetected = sum(r["evaluation"] is None for r in rows) / 8
     assert m["undetected_rate_attempts"]["value"] == pytest.approx(undetected)
+
+
+@requires_data
+def test_two_runs_pair_up_by_couple_and_cluster_by_scenario(tmp_path):
+    """`biaslab compare` pairs two models' runs item by item, resampling scenarios: a model siding with men 80% of
+    the time against one answering at random."""
+    import json
+
+    from biaslab.probes.relationship_levy.probe import LevyPairing
+    from biaslab.probing.core import rows_of
+    from biaslab.probing.results import write_run
+    from tests.probes.paired_sentences.test_probe_run import biaslab
+
+    probe = RelationshipLevyProbe(size=218)
+    for name, rule in [("men", _sides_with_the_man), ("coin", lambda r: request_rng(r).choice(["(a)", "(b)"]))]:
+        results, attempts = run_rule(probe, rule, tmp_path)
+        write_run(tmp_path / name, probe, results, attempts)
+    table = LevyPairing().table(rows_of(attempts))
+    clusters, strata = LevyPairing().clusters(table.columns)
+    assert len(table.keys) == 218 and len(clusters) == 109 and all(len(c) == 2 for c in clusters)
+    biaslab("compare", tmp_path / "coin", tmp_path / "men", "-o", tmp_path / "cmp.json", cache=tmp_path / "c")
+    text = (tmp_path / "cmp.json").read_text()
+    assert "218" in text and "scenarios" in text and "diff_success_rate" in text
+    diff = next(c for c in _walk(json.loads(text)) if c.get("metric") == "diff_success_rate")
+    assert diff["p"] < 0.001 and diff["ci_low"] > 0.3, diff
+
+
+def _walk(node):
+    """Every dict in a JSON document."""
+    if isinstance(node, dict):
+        yield node
+        for v in node.values():
+            yield from _walk(v)
+    elif isinstance(node, list):
+        for v in node:
+            yield from _walk(v)
