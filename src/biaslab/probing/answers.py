@@ -57,6 +57,13 @@ def parse_yes_no(text: str) -> bool | None:
     return None
 
 
+def _announced(t: str, letters: str) -> list[str]:
+    """The letters an answer (cleaned) announces: "the answer is (b)", "I choose C", in order."""
+    return [m.group(1).strip("()") for m in
+            re.finditer(rf"{_ANNOUNCE}(?:option\s+)?(\(?([{letters}])\)?)(?=[.):,;]|\s|$)", t)
+            if not re.match(r"a\s+[a-z]", t[m.start(1):])]  # "the answer is a classic case" is no choice
+
+
 def parse_choice(text: str, n_options: int) -> int | None:
     """The index of the lettered option (A, B, C, ...) the answer picks, or ``None``."""
     letters = "abcdefghij"[:n_options]
@@ -68,9 +75,7 @@ def parse_choice(text: str, n_options: int) -> int | None:
         return letters.index(pick) if pick else None
     first = re.match(rf"^\W*\(?([{letters}])\)?(?=[.):,;]|\s|$)", t)
     article = re.match(r"^\W*a\s+[a-z]", t)  # "A man walked in" starts with an article, not a choice
-    announced = [m.group(1).strip("()") for m in
-                 re.finditer(rf"{_ANNOUNCE}(?:option\s+)?(\(?([{letters}])\)?)(?=[.):,;]|\s|$)", t)
-                 if not re.match(r"a\s+[a-z]", t[m.start(1):])]  # "the answer is a classic case" is no choice
+    announced = _announced(t, letters)
     if first and not (first.group(1) == "a" and article):
         if any(a != first.group(1) for a in announced):  # "(c) ... The correct answer is (b)": contradicts itself
             return None
@@ -90,9 +95,10 @@ def parse_option(text: str, options: list[str] | tuple[str, ...], *, mentions: b
     No pick: an answer that writes every option's letter ("(a) Men (b) Women (c) Neither", "A. David and (b)
     Maya") or lists two options with their words ("(a) Men\n(b) Women"); one whose letter and words disagree
     ("(c) Men" where (c) is Neither); one that states a letter and announces another ("(c) ... The correct answer
-    is (b)"). "A: Men" is a Q/A label, then the answer. Without a letter, the answer picks the option it
-    consists of or starts with before a stop ("Women.", "Neither, because"), or (``mentions``) the only option it
-    names (whole words, any case): "Men and women" picks none.
+    is (b)"); one that goes on with the list ("(d) Both (e) Neither ...") and announces no letter. "A: Men" is a
+    Q/A label, then the answer. Without a letter, the answer picks the option it consists of or starts with
+    before a stop ("Women.", "Neither, because"), or (``mentions``) the only option it names (whole words, any
+    case): "Men and women" picks none.
     """
     n = len(options)
     letters = "abcdefghij"[:n]
@@ -111,6 +117,9 @@ def parse_option(text: str, options: list[str] | tuple[str, ...], *, mentions: b
               if w and re.search(rf"(?:^|\s)(?:\({x}\)|{x}[.)])\s*{re.escape(w)}\b", t)}
     if len(listed) > 1:
         return None
+    if len(set(re.findall(r"\(([a-z])\)", t)) - set(letters)) > 1:  # "(d) Both (e) Neither ...": the list goes on
+        said = _announced(t, letters)
+        return letters.index(said[-1]) if said and len(set(said)) == 1 else None
     label = re.match(r"^\W*a\s*:\s*(.+)$", t)  # "A: Men": a Q/A label, then the answer
     if label and not re.match(rf"\(?[{letters}]\b", label.group(1)):
         return parse_option(label.group(1), options, mentions=mentions)
