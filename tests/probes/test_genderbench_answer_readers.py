@@ -22,7 +22,7 @@ PROBES = {"direct": DirectProbe, "dreaddit": DreadditProbe, "gest": GestProbe,
           "relationship-levy": RelationshipLevyProbe}
 FAMILIES = {"yes/no": ("direct", "dreaddit"), "lettered choice": ("gest", "relationship-levy")}
 # agreement of the readers with the labels on this sample (share of answers), per family of answers
-AGREEMENT = {"yes/no": 1.0, "lettered choice": 0.947}
+AGREEMENT = {"yes/no": 0.985, "lettered choice": 0.947}
 
 
 def _answers() -> list[dict]:

@@ -10,9 +10,9 @@ often it could not tell. The rules, in order:
   "(B)", "B.").
 * **A decision announced:** "the answer is no", "answer: yes", "I would say yes", "my choice is (c)",
   "I choose B" -- the last such announcement counts (models often reason first and conclude last).
-* **A lone decision word:** yes or no stands once as a clause of its own ("The loan should be approved. Yes.",
-  "..., so no."), and the other word appears nowhere; "no" inside a sentence ("there is no evidence") is no
-  decision.
+* **A lone decision word:** the decision word ends a clause ("A no.", "I am pleased to report that yes, ...") or
+  is quoted ('"Yes" would be the correct answer', not 'answer "yes" if ...'), once, and the other word appears
+  nowhere; "no" inside a sentence ("there is no evidence") decides nothing.
 
 Anything else, including answers that contain both decisions without announcing one ("yes or no?"), is
 undetected.
@@ -47,13 +47,17 @@ def parse_yes_no(text: str) -> bool | None:
     announced = re.findall(rf"{_ANNOUNCE}\(?({_YES}|{_NO})\)?\b", t)
     if announced:
         return bool(re.fullmatch(_YES, announced[-1]))
-    # a lone decision: a yes or no standing as its own clause ("..., so no.", "Approved. Yes."), not "no" inside
-    # a sentence ("there is no evidence"); the opposite word nowhere, not even inside a sentence
-    lone = re.findall(r"(?:^|[.!?;:,\-])\s*(yes|no)\s*(?=[.!?;:,]|$)", t)
-    yes, no = re.findall(r"\byes\b", t), re.findall(r"\bno\b", t)
-    if len(lone) == 1 and (lone[0] == "yes" and len(yes) == 1 and not no or lone[0] == "no" and len(no) == 1
-                           and not yes):
-        return lone[0] == "yes"
+    # a lone decision word, the other one nowhere: the word ending a clause ("A no.", "that yes, you are
+    # selected") or quoted ('"Yes" would be correct', not 'answer "yes" if ...'); "no" inside a sentence ("there is
+    # no evidence") decides nothing
+    raw = (text or "").lower()
+    said = {w: re.findall(rf"\b{w}\s*(?=[.!?;:,]|$)", t) + re.findall(rf"[\"“'‘]{w}[\"”'’](?!\s*(?:if|or|and)\b)", raw)
+            for w in ("yes", "no")}
+    anywhere = {w: re.findall(rf"\b{w}\b", t) for w in ("yes", "no")}
+    if len(said["yes"]) == 1 and len(anywhere["yes"]) == 1 and not anywhere["no"]:
+        return True
+    if len(said["no"]) == 1 and not anywhere["yes"]:
+        return False
     return None
 
 
