@@ -11,7 +11,8 @@ from tests.conftest import requires_data
 @requires_data
 def test_registered_checksums_match_the_shared_files():
     for name in FILES:
-        assert sha256_of(data_path(name)) == FILES[name].sha256
+        if FILES[name].sha256 is not None:  # unpinned files (GEST) are not in the shared copy
+            assert sha256_of(data_path(name)) == FILES[name].sha256
 
 
 def test_offline_without_data_names_the_file_and_both_ways(tmp_path, monkeypatch):
@@ -88,3 +89,26 @@ def test_a_file_inside_a_pinned_archive_is_downloaded_checked_and_extracted(tmp_
         assert len(hits) == 1  # the archive itself is kept and not fetched again
     finally:
         server.shutdown()
+
+
+def test_an_unpinned_file_is_never_downloaded_and_the_error_says_where_to_put_it(tmp_path, monkeypatch):
+    """GEST's sha256 is not pinned: without the file, one line naming BIASLAB_DATA_DIR/<path> and the source;
+    with it, the copy there is used and results record its own sha256."""
+    from biaslab.data.registry import checksums, local_status
+
+    monkeypatch.setenv("BIASLAB_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("BIASLAB_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr("pooch.retrieve", lambda *a, **k: pytest.fail("an unpinned file must not be downloaded"))
+    with pytest.raises(DataError) as err:
+        data_path("gest/gest.csv")
+    msg = str(err.value)
+    assert "\n" not in msg and f"{tmp_path}/gest/gest.csv" in msg and "huggingface.co/datasets/kinit/gest" in msg
+    assert local_status("gest/gest.csv")[0].startswith("not here")
+    (tmp_path / "gest").mkdir()
+    (tmp_path / "gest" / "gest.csv").write_text("sentence,stereotype\nI made the bed.,4\n")
+    assert data_path("gest/gest.csv") == tmp_path / "gest" / "gest.csv"
+    assert checksums(["gest/gest.csv"]) == {"gest/gest.csv": sha256_of(tmp_path / "gest" / "gest.csv")}
+    assert local_status("gest/gest.csv")[0] == "ok (data dir, not pinned)"
+    monkeypatch.delenv("BIASLAB_DATA_DIR")
+    with pytest.raises(DataError, match="put it at BIASLAB_DATA_DIR/gest/gest.csv"):
+        data_path("gest/gest.csv")

