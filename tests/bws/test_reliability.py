@@ -8,7 +8,7 @@ import pytest
 from scipy.stats import pearsonr, spearmanr
 
 from biaslab.bws.data import index_annotations, read_annotations
-from biaslab.bws.reliability import split_half_reliability, split_masks
+from biaslab.bws.reliability import format_mean_sd, split_half_reliability, split_masks
 from biaslab.bws.score import score_counting
 from tests.bws.simulate import simulate
 from tests.conftest import requires_data
@@ -91,7 +91,8 @@ def test_released_file_matches_an_independent_implementation():
     again = split_half_reliability(index_annotations(df), trials=100, seed=0)
     assert again.as_dict() == rel.as_dict()
     d = rel.as_dict()
-    assert set(d) == {"pearson", "spearman", "trials", "seed"} and set(d["pearson"]) == {"mean", "sd"}
+    assert set(d) == {"pearson", "spearman", "trials", "seed", "tuples_with_2_or_more", "reason"}
+    assert set(d["pearson"]) == {"mean", "sd"} and d["reason"] is None and d["tuples_with_2_or_more"] == 2000
 
 
 def test_simulated_annotators_recover_the_latent_order():
@@ -117,3 +118,53 @@ def test_more_annotations_per_tuple_give_higher_reliability():
         df, _ = simulate(n_items=200, per_tuple=per_tuple, noise=1.0, seed=3)
         rels.append(split_half_reliability(index_annotations(df), trials=30, seed=0).pearson_mean)
     assert rels[1] > rels[0] + 0.05
+
+
+def _tuples(n_tuples, per_tuple, seed=0):
+    """``n_tuples`` disjoint 4-tuples, each annotated ``per_tuple`` times at random."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for t in range(n_tuples):
+        items = [f"{t}-{j}" for j in range(4)]
+        for _ in range(per_tuple):
+            b, w = rng.choice(4, 2, replace=False)
+            rows.append([*items, items[b], items[w]])
+    return pd.DataFrame(rows, columns=["Item1", "Item2", "Item3", "Item4", "BestItem", "WorstItem"])
+
+
+def test_too_few_judgements_give_a_reason_not_a_figure():
+    # one tuple annotated twice: swapping the halves gives the same correlation every time, which
+    # printed as "Pearson 0.4906 +- 0.0000"; now it is "too few judgements"
+    rel = split_half_reliability(index_annotations(_tuples(1, 2)), trials=20, seed=0)
+    assert np.isnan(rel.pearson_mean) and np.isnan(rel.pearson_sd) and rel.tuples_with_2_or_more == 1
+    assert rel.reason == "too few judgements: 1 tuple with two or more annotations (split-half reliability needs 10)"
+    assert rel.as_dict()["pearson"] == {"mean": None, "sd": None}
+    assert format_mean_sd(rel.pearson_mean, rel.pearson_sd, rel.reason) == rel.reason
+    # 9 usable tuples and many tuples annotated once: still too few
+    df = pd.concat([_tuples(9, 2), _tuples(40, 1, seed=1).replace(r"^(\d+)-", r"x\1-", regex=True)])
+    assert split_half_reliability(index_annotations(df), trials=5).reason.startswith("too few judgements: 9 tuples")
+
+
+def test_every_split_alike_has_no_spread():
+    # each tuple's two annotations agree exactly, so every split gives the same two halves up to order
+    df = _tuples(12, 1)
+    df = pd.concat([df, df]).reset_index(drop=True)
+    rel = split_half_reliability(index_annotations(df), trials=10, seed=0)
+    assert rel.reason == "too few judgements: all 10 random splits gave the same correlation, so it has no spread"
+    assert np.isnan(rel.pearson_mean)
+
+
+def test_one_trial_keeps_the_mean_and_says_there_is_no_spread():
+    df, _ = simulate(n_items=60, per_tuple=3, seed=4)
+    rel = split_half_reliability(index_annotations(df), trials=1, seed=0)
+    assert np.isfinite(rel.pearson_mean) and np.isnan(rel.pearson_sd) and "1 trial" in rel.reason
+    assert format_mean_sd(rel.pearson_mean, rel.pearson_sd, rel.reason).endswith("(use 2 or more trials))")
+    rel = split_half_reliability(index_annotations(df), trials=20, seed=0)
+    assert rel.reason is None and rel.pearson_sd > 0
+
+
+def test_format_never_prints_a_zero_spread():
+    assert format_mean_sd(0.8725, 0.00503) == "0.8725 +- 0.0050"
+    assert format_mean_sd(0.8725, 0.000031) == "0.8725 +- 3.1e-05"
+    assert "0.0000" not in format_mean_sd(0.49, 1e-9)
+    assert format_mean_sd(None, None) == "undefined"

@@ -5,7 +5,14 @@ import pandas as pd
 import pytest
 
 from biaslab.bws.data import index_annotations
-from biaslab.bws.score import add_bootstrap_ci, read_annotations, score_counting
+from biaslab.bws.score import (
+    add_bootstrap_ci,
+    add_score_ci,
+    counting_scores,
+    read_annotations,
+    score_ci,
+    score_counting,
+)
 from biaslab.errors import DataError
 from tests.conftest import requires_data
 
@@ -84,6 +91,62 @@ def test_bootstrap_ci_brackets_the_score_and_is_seeded():
     pd.testing.assert_frame_equal(a, b)
     assert ((a.ci_low <= a.score) & (a.score <= a.ci_high)).all()
     assert ((a.ci_high - a.ci_low) > 0).all() and ((a.ci_high - a.ci_low) < 0.6).all()
+    assert (a.interval == "bootstrap").all() and (a.note == "").all()
+
+
+def test_two_appearances_both_best_get_an_interval_from_their_count():
+    # the issue: counting gave [1.0, 1.0] from 2 appearances; the score interval for 2 of 2 "best"
+    # is [(2 - z^2) / (2 + z^2), 1] = [-0.315, 1]; items seen once have no interval and say why
+    df = pd.DataFrame([["a", "b", "c", "d", "a", "d"], ["b", "a", "d", "c", "a", "d"], ["e", "f", "g", "h", "e", "h"]],
+                      columns=["Item1", "Item2", "Item3", "Item4", "BestItem", "WorstItem"])
+    data = index_annotations(df)
+    z2 = 1.959963984540054 ** 2
+    for how in ("score", "bootstrap"):
+        got = (add_score_ci(score_counting(df), data) if how == "score"
+               else add_bootstrap_ci(score_counting(df), data, n_resamples=200)).set_index("id")
+        assert got.loc["a", "ci_low"] == pytest.approx((2 - z2) / (2 + z2)) and got.loc["a", "ci_high"] == 1.0
+        assert got.loc["d", "ci_low"] == -1.0 and got.loc["d", "ci_high"] == pytest.approx(-(2 - z2) / (2 + z2))
+        assert got.loc["b", "ci_low"] == pytest.approx(-got.loc["b", "ci_high"]) and got.loc["b", "ci_high"] > 0.6
+        assert np.isnan(got.loc["e", "ci_low"]) and got.loc["e", "note"].startswith("too few judgements (1 appearance")
+        assert got.loc["e", "interval"] == "" and got.loc["a", "note"] == ""
+    assert got.loc["a", "interval"] == "score (in fewer than 6 tuples: no bootstrap)"
+    assert add_score_ci(score_counting(df), data).set_index("id").loc["a", "interval"] == "score"
+
+
+def test_score_intervals_cover_in_a_simulated_study():
+    """150 items in designed 4-tuples, 3 noisy annotators per tuple (latent + Gaussian noise, best =
+    highest seen). The truth is each item's expected counting score given the design, from 400
+    replicate studies; over 30 more, the 95% score intervals must cover at least 93% of the items
+    (they are conservative when the chance of best/worst differs between an item's tuples)."""
+    from biaslab.bws.data import BwsData
+    from biaslab.bws.design import design_tuples
+
+    rng = np.random.default_rng(11)
+    ids = [f"t{i:03d}" for i in range(150)]
+    latent = rng.normal(size=150)
+    tuples = np.array([[ids.index(x) for x in t] for t in design_tuples(ids, seed=2, attempts=3)])
+    shown = np.repeat(tuples, 3, axis=0)
+
+    def study():
+        seen = latent[shown] + rng.normal(scale=0.7, size=shown.shape)
+        rows = np.arange(len(shown))
+        return BwsData(ids=np.array(ids, dtype=object), items=shown, best=shown[rows, seen.argmax(1)],
+                       worst=shown[rows, seen.argmin(1)], tuple_of=np.repeat(np.arange(len(tuples)), 3),
+                       n_tuples=len(tuples))
+
+    def scores(data):
+        nb, nw, na = counting_scores(data)
+        return (nb - nw) / na
+
+    truth = np.mean([scores(study()) for _ in range(400)], axis=0)
+    covered = []
+    for _ in range(30):
+        data = study()
+        low, high, note = score_ci(data)
+        assert not any(note) and (high - low > 0).all()
+        covered.append(np.mean((low <= truth) & (truth <= high)))
+    print(f"score-interval coverage {np.mean(covered):.4f}")
+    assert np.mean(covered) >= 0.93
 
 
 def write(tmp_path, text, name="ann.csv"):

@@ -65,11 +65,21 @@ def test_score_and_reliability_on_the_release(tmp_path):
 
     ann = data_path("fsb/fsb-tuples-annotations.csv")
     out = tmp_path / "scores.csv"
-    proc = biaslab("bws", "score", "--annotations", ann, "--out", out, "--decimals", 3, "--resamples", 200)
+    proc = biaslab("bws", "score", "--annotations", ann, "--out", out, "--decimals", 3, "--ci", "bootstrap",
+                   "--resamples", 200)
     assert proc.returncode == 0, proc.stderr
-    got = pd.read_csv(out, dtype={"id": str})
+    got = pd.read_csv(out, dtype={"id": str}, keep_default_na=False)
     assert list(got.columns) == ["id", "score", "score_normalized", "n_best", "n_worst", "n_appearances",
-                                 "ci_low", "ci_high"]
+                                 "ci_low", "ci_high", "interval", "note"]
+    assert (got.note == "").all()  # every item is in 8 tuples
+    # items chosen best (or worst) at every appearance: the bootstrap collapses, the score interval stands in
+    flat = got.interval == "score (the bootstrap had no spread)"
+    assert (got.interval[~flat] == "bootstrap").all() and 0 < flat.sum() < 20
+    assert (got.score[flat].abs() == 1).all() and (got.ci_high - got.ci_low > 0.05).all()
+    score_ci = tmp_path / "score_ci.csv"
+    assert biaslab("bws", "score", "--annotations", ann, "--out", score_ci).returncode == 0
+    by_count = pd.read_csv(score_ci, dtype={"id": str}, keep_default_na=False)
+    assert (by_count.interval == "score").all() and (by_count.ci_high - by_count.ci_low > 0).all()
     released = pd.read_csv(data_path("fsb/fsb_final_scores.csv"), index_col=0, dtype={"id": str})
     both = released.merge(got, on="id", suffixes=("_rel", ""))
     assert len(both) == 1000 and (both.score == both.score_rel).all()
@@ -80,8 +90,37 @@ def test_score_and_reliability_on_the_release(tmp_path):
     proc = biaslab("bws", "reliability", "--annotations", ann, "--trials", 100, "--seed", 0, "--out", rel)
     assert proc.returncode == 0, proc.stderr
     d = json.loads(rel.read_text())
-    assert d["trials"] == 100 and d["seed"] == 0
-    assert f"{d['pearson']['mean']:.4f}" in proc.stdout and f"{d['spearman']['mean']:.4f}" in proc.stdout
+    assert d["trials"] == 100 and d["seed"] == 0 and d["reason"] is None
+    assert f"{d['pearson']['mean']:.4f} +- {d['pearson']['sd']:.4f}" in proc.stdout
+    assert f"{d['spearman']['mean']:.4f}" in proc.stdout
+
+
+def test_few_judgements_end_to_end(tmp_path):
+    # the case: two tuples sharing no item, one annotated twice
+    ann = tmp_path / "ann.csv"
+    ann.write_text("Item1,Item2,Item3,Item4,BestItem,WorstItem\na,b,c,d,a,d\nb,a,d,c,a,d\ne,f,g,h,e,h\n")
+    out = tmp_path / "s.csv"
+    proc = biaslab("bws", "score", "--annotations", ann, "--out", out)
+    assert proc.returncode == 0, proc.stderr
+    got = pd.read_csv(out).set_index("id")
+    assert got.loc["a", "ci_low"] == pytest.approx(-0.3152, abs=1e-4) and got.loc["a", "ci_high"] == 1.0
+    assert pd.isna(got.loc["e", "ci_low"]) and "too few judgements" in got.loc["e", "note"]
+    assert "4 item(s) have no interval" in " ".join(proc.stdout.split())
+    bt = tmp_path / "bt.csv"
+    proc = biaslab("bws", "score", "--annotations", ann, "--out", bt, "--method", "bradley-terry", "--resamples", 10)
+    assert proc.returncode == 0, proc.stderr
+    text = " ".join(proc.stdout.split())
+    assert "the comparison graph is disconnected: 2 components (4, 4 items)" in text
+    assert "component 2: e, f, g, h" in text
+    got = pd.read_csv(bt)
+    assert got.component.tolist() == [1, 1, 1, 1, 2, 2, 2, 2] and "e-0" not in bt.read_text()
+    proc = biaslab("bws", "reliability", "--annotations", ann, "--out", tmp_path / "r.json")
+    text = " ".join(proc.stdout.split())
+    assert proc.returncode == 0 and "+- 0" not in text
+    assert "Pearson too few judgements: 1 tuple with two or more annotations" in text
+    assert json.loads((tmp_path / "r.json").read_text())["pearson"] == {"mean": None, "sd": None}
+    one_line_error(biaslab("bws", "score", "--annotations", ann, "--out", bt, "--method", "bradley-terry", "--ci",
+                           "bootstrap"), "--ci applies to counting scores only")
 
 
 def test_score_bradley_terry_cli(tmp_path):
@@ -94,7 +133,7 @@ def test_score_bradley_terry_cli(tmp_path):
     proc = biaslab("bws", "score", "--annotations", ann, "--method", "bradley-terry", "--resamples", 0, "--out", out)
     assert proc.returncode == 0, proc.stderr
     got = pd.read_csv(out)
-    assert len(got) == 40 and got.ci_low.isna().all()
+    assert len(got) == 40 and got.ci_low.isna().all() and (got.component == 1).all()
     assert got.score.is_monotonic_decreasing
 
 

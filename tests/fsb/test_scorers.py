@@ -177,3 +177,18 @@ def test_scatter_puts_the_scorer_across_the_human_score_up_and_the_fit_through_a
     for x, y in dots:  # human = -0.5 + 0.05 * scorer holds exactly: every dot lies on the line
         assert abs((y2 - y1) * (x - x1) - (y - y1) * (x2 - x1)) / math.hypot(x2 - x1, y2 - y1) < 0.2
     assert "x&lt;y" in svg and "<script" not in svg and "style=" not in svg
+
+
+def test_ceiling_needs_enough_judgements(tmp_path):
+    from biaslab.fsb.scorers_run import reliability_ceiling
+
+    ann = tmp_path / "few.csv"
+    rows = ["Item1,Item2,Item3,Item4,BestItem,WorstItem"]
+    for t in range(4):  # 4 tuples annotated twice: too few for a split-half figure
+        items = [f"{t}{j}" for j in "abcd"]
+        rows += [",".join([*items, items[0], items[3]]), ",".join([*items, items[1], items[2]])]
+    ann.write_text("\n".join(rows) + "\n")
+    rel = reliability_ceiling(ann, [f"{t}{j}" for t in range(4) for j in "abcd"], trials=5, seed=0)
+    assert not rel["available"] and "ceiling" not in rel
+    assert rel["reason"] == ("split-half reliability: too few judgements: 4 tuples with two or more annotations "
+                             "(split-half reliability needs 10)")

@@ -86,6 +86,8 @@ def _reliability(db: Database) -> dict:
         return {**answer, "note": "split-half reliability needs tuples with at least 2 annotations"}
     data = index_annotations(validate_annotations(frame[[*items, "BestItem", "WorstItem"]], source="the project"))
     result = split_half_reliability(data, trials=SHR_TRIALS, seed=0).as_dict()
+    if result["pearson"]["mean"] is None:  # too few judgements: say why, never a figure without its spread
+        return {**answer, "note": result["reason"] or "split-half reliability is undefined on these annotations"}
     for method in ("pearson", "spearman"):
         answer[f"{method}_mean"] = result[method]["mean"]
         answer[f"{method}_sd"] = result[method]["sd"]

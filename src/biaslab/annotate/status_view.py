@@ -39,10 +39,10 @@ def print_status(s: dict, console) -> None:
         console.print(f"reliability: {r['note']} ({r['annotations']} annotations, "
                       f"{r['tuples_with_2_or_more']} tuples with two or more)")
     elif r:
+        from biaslab.bws.reliability import format_mean_sd
+
         console.print(f"split-half reliability so far ({r['trials']} trials, {r['annotations']} annotations, "
-                      f"{r['tuples_with_2_or_more']} tuples with two or more): Pearson {_num(r['pearson_mean'])} "
-                      f"+- {_num(r['pearson_sd'])}, Spearman {_num(r['spearman_mean'])} +- {_num(r['spearman_sd'])}")
+                      f"{r['tuples_with_2_or_more']} tuples with two or more): Pearson "
+                      f"{format_mean_sd(r['pearson_mean'], r['pearson_sd'])}, Spearman "
+                      f"{format_mean_sd(r['spearman_mean'], r['spearman_sd'])}")
 
-
-def _num(x) -> str:
-    return "-" if x is None else f"{x:.4f}"

@@ -9,8 +9,21 @@ win. The fit is a logistic regression without intercept on rows ``e_winner - e_l
 scikit-learn's L-BFGS (the same optimum as ``choix.opt_pairwise``, much faster on thousands of
 comparisons; the tests check the two agree).
 
-``score`` is the centred log-strength; ``score_normalized`` rescales it to [0, 1] by min-max
-over the items. CIs resample tuples, as for counting.
+**Connectedness.** Strengths are comparable only between items linked by a chain of
+comparisons. When the comparison graph (items joined by every implied outcome) falls apart into
+several components, the likelihood says nothing about how one component stands against another:
+the penalty alone puts each component's mean at 0, so a ranking across components is an artefact.
+Each item's ``component`` is reported (1 = the largest, then by size), ``score`` is centred and
+``score_normalized`` min-max rescaled *within* its component, rows are sorted by component and
+then score, and the frame's ``attrs["components"]`` lists every component's ids: callers must say
+so instead of printing one ranking.
+
+``score`` is the centred log-strength, rounded to 4 decimals: the solver agrees with choix to about
+3e-5, so further digits are solver noise (they printed as values like -1.2e-06 for items at 0).
+CIs resample tuples, as for counting (centred within components likewise); an item gets none
+(``note`` says why) with fewer than 2 appearances, in fewer tuples than a 95% interval over tuples
+needs (:func:`~biaslab.stats.clustered.min_clusters`, 6), or when every resample gave it the same
+score.
 """
 
 from __future__ import annotations
@@ -21,9 +34,11 @@ import pandas as pd
 from biaslab.bws.data import BwsData
 from biaslab.bws.score import _sorted, counting_scores
 
-__all__ = ["pairwise_outcomes", "fit_bradley_terry", "score_bradley_terry", "DEFAULT_ALPHA"]
+__all__ = ["pairwise_outcomes", "fit_bradley_terry", "score_bradley_terry", "comparison_components", "DEFAULT_ALPHA",
+           "DECIMALS"]
 
 DEFAULT_ALPHA = 0.01
+DECIMALS = 4
 
 
 def pairwise_outcomes(data: BwsData) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -67,19 +82,48 @@ def fit_bradley_terry(n_items: int, winners: np.ndarray, losers: np.ndarray, *, 
     return theta - theta.mean()
 
 
-def _normalise(theta: np.ndarray) -> np.ndarray:
-    span = theta.max() - theta.min()
-    return (theta - theta.min()) / span if span > 0 else np.full_like(theta, 0.5)
+def comparison_components(n_items: int, winners: np.ndarray, losers: np.ndarray) -> np.ndarray:
+    """Component number (1 = the most items; ties by first item) of every item in the undirected
+    graph joining each winner to its loser. Items never compared each form their own component."""
+    from scipy import sparse
+    from scipy.sparse.csgraph import connected_components
+
+    graph = sparse.coo_matrix((np.ones(winners.size), (winners, losers)), shape=(n_items, n_items))
+    _, labels = connected_components(graph, directed=False)
+    sizes = np.bincount(labels)
+    first = np.full(sizes.size, n_items)
+    np.minimum.at(first, labels, np.arange(n_items))
+    order = np.lexsort((first, -sizes))  # biggest first, then by first item
+    rank = np.empty(sizes.size, dtype=int)
+    rank[order] = np.arange(1, sizes.size + 1)
+    return rank[labels]
+
+
+def _within(values: np.ndarray, component: np.ndarray, how: str) -> np.ndarray:
+    """Centre (``how="centre"``) or min-max rescale (``"minmax"``) ``values`` within each component."""
+    out = np.empty_like(values, dtype=float)
+    for c in np.unique(component):
+        m = component == c
+        v = values[m]
+        if how == "centre":
+            out[m] = v - v.mean()
+        else:
+            span = v.max() - v.min()
+            out[m] = (v - v.min()) / span if span > 0 else 0.5
+    return out
 
 
 def score_bradley_terry(data: BwsData, *, alpha: float = DEFAULT_ALPHA, n_resamples: int = 0, seed: int = 0,
                         confidence: float = 0.95) -> pd.DataFrame:
     """Bradley-Terry scores (and, with ``n_resamples``, tuple-bootstrap percentile CIs of ``score``)."""
     winners, losers, ann = pairwise_outcomes(data)
-    theta = fit_bradley_terry(data.n_items, winners, losers, alpha=alpha)
+    component = comparison_components(data.n_items, winners, losers)
+    theta = _within(fit_bradley_terry(data.n_items, winners, losers, alpha=alpha), component, "centre")
     nb, nw, na = counting_scores(data)
-    out = pd.DataFrame({"id": data.ids.astype(str), "score": theta, "score_normalized": _normalise(theta),
-                        "n_best": nb, "n_worst": nw, "n_appearances": na})
+    score = np.round(theta, DECIMALS) + 0.0  # + 0.0: no -0.0
+    out = pd.DataFrame({"id": data.ids.astype(str), "score": score,
+                        "score_normalized": _within(score, component, "minmax"),
+                        "n_best": nb, "n_worst": nw, "n_appearances": na, "component": component})
     if n_resamples:
         rng = np.random.default_rng(seed)
         tuple_of_outcome = data.tuple_of[ann]
@@ -92,8 +136,50 @@ def score_bradley_terry(data: BwsData, *, alpha: float = DEFAULT_ALPHA, n_resamp
                                     init=theta)
             # an item absent from the resample sits at its prior mean: leave it out of its interval
             present = np.bincount(np.r_[winners[keep], losers[keep]], minlength=data.n_items) > 0
-            samples[r] = np.where(present, fit, np.nan)
+            samples[r] = np.where(present, _within(fit, component, "centre"), np.nan)
         q = (1 - confidence) / 2
-        out["ci_low"] = np.nanquantile(samples, q, axis=0)
-        out["ci_high"] = np.nanquantile(samples, 1 - q, axis=0)
-    return _sorted(out)
+        low = np.round(np.nanquantile(samples, q, axis=0), DECIMALS) + 0.0
+        high = np.round(np.nanquantile(samples, 1 - q, axis=0), DECIMALS) + 0.0
+        note = bootstrap_notes(data, low, high, confidence)
+        bad = np.array([bool(x) for x in note])
+        low[bad], high[bad] = np.nan, np.nan
+        out["ci_low"], out["ci_high"] = low, high
+        out["interval"] = np.where(bad, "", "bootstrap")
+        out["note"] = note
+    ids = data.ids.astype(str)
+    out.attrs["components"] = [ids[component == c].tolist() for c in range(1, int(component.max()) + 1)]
+    return _by_component(out)
+
+
+def bootstrap_notes(data: BwsData, low: np.ndarray, high: np.ndarray, confidence: float = 0.95) -> list[str]:
+    """Per item (order of ``data.ids``), why its tuple-bootstrap interval is not shown ("" if it is):
+    too few appearances, too few tuples to resample (fewer than
+    :func:`~biaslab.stats.clustered.min_clusters`: no test over so few tuples reaches p < 0.05), or
+    no spread over the resamples."""
+    from biaslab.bws.score import MIN_APPEARANCES, _too_few, tuples_per_item
+    from biaslab.stats.clustered import min_clusters
+
+    _, _, na = counting_scores(data)
+    k = tuples_per_item(data)
+    need = min_clusters(confidence)
+    notes = []
+    for i in range(data.n_items):
+        if na[i] < MIN_APPEARANCES:
+            notes.append(_too_few(int(na[i])))
+        elif k[i] < need:
+            notes.append(f"too few judgements for a bootstrap over tuples (in {k[i]} tuple{'' if k[i] == 1 else 's'}; "
+                         f"needs {need})")
+        elif not high[i] - low[i] > 1e-12:
+            notes.append("no interval: every bootstrap resample gave the same score")
+        else:
+            notes.append("")
+    return notes
+
+
+def _by_component(out: pd.DataFrame) -> pd.DataFrame:
+    """Rows by component, then highest score first (ties in natural id order, as ``_sorted``)."""
+    attrs = dict(out.attrs)
+    ranked = _sorted(out)
+    ranked = ranked.iloc[np.argsort(ranked["component"].to_numpy(), kind="stable")].reset_index(drop=True)
+    ranked.attrs.update(attrs)
+    return ranked

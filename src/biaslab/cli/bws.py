@@ -12,7 +12,8 @@ from biaslab.cli.common import console, new_app
 from biaslab.errors import ConfigError
 
 app = new_app("bws", "Best-worst scaling: design 4-tuples for N items, score best/worst annotations (counting or "
-                     "Bradley-Terry, with bootstrap CIs), and measure split-half reliability.")
+                     "Bradley-Terry, with a 95% interval per item or the reason there is none), and measure split-half "
+                     "reliability.")
 
 LAYOUT = ("Layout: one row per annotation, columns Item1..Item4 (ids shown), BestItem, WorstItem; other columns "
           "are ignored.")
@@ -21,6 +22,11 @@ LAYOUT = ("Layout: one row per annotation, columns Item1..Item4 (ids shown), Bes
 class Method(StrEnum):
     counting = "counting"
     bradley_terry = "bradley-terry"
+
+
+class Interval(StrEnum):
+    score = "score"
+    bootstrap = "bootstrap"
 
 
 @app.command("design")
@@ -57,11 +63,14 @@ def design_cmd(
 def score_cmd(
     annotations: Path = typer.Option(..., "--annotations", help="Annotations CSV/TSV. " + LAYOUT),
     out: Path = typer.Option(..., "--out", help="Scores CSV: id, score, score_normalized, n_best, n_worst, "
-                                                "n_appearances, ci_low, ci_high."),
+                                                "n_appearances[, component], ci_low, ci_high, interval, note."),
     method: Method = typer.Option(Method.counting, "--method", help="counting: best% - worst% per item, in [-1, 1]; "
                                   "bradley-terry: MAP log-strengths of the implied pairwise outcomes."),
-    resamples: int | None = typer.Option(None, "--resamples", help="Bootstrap resamples of tuples for the CIs "
-                                            "(default 1000 for counting, 200 for bradley-terry; 0 = no CIs)."),
+    ci: Interval = typer.Option(Interval.score, "--ci", help="counting only: score = each item's interval from its "
+                                "appearances (best, worst or neither each time); bootstrap = resample tuples "
+                                "(an item whose bootstrap has no spread gets its score interval)."),
+    resamples: int | None = typer.Option(None, "--resamples", help="Bootstrap resamples of tuples (--ci bootstrap: "
+                                            "default 1000; bradley-terry: default 200); 0 = no CIs at all."),
     confidence: float = typer.Option(0.95, "--confidence", help="Confidence level of the intervals."),
     seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
     decimals: int | None = typer.Option(None, "--decimals", help="Round counting scores to this many decimals "
@@ -74,7 +83,12 @@ def score_cmd(
     id_column: str | None = typer.Option(None, "--id-column", help="Id column of --items (default: the first of "
                                          "id, uid, item_id, item)."),
 ) -> None:
-    """Score best-worst annotations; CIs come from resampling tuples with replacement."""
+    """Score best-worst annotations, with a 95% interval per item (or a note saying why there is none).
+
+    Items with fewer than 2 appearances get no interval ("too few judgements"). Bradley-Terry on a
+    comparison graph that falls apart into components scores each component on its own scale and
+    says which items are in which: scores compare only within a component.
+    """
     from contextlib import nullcontext
 
     from biaslab.bws.run import DEFAULT_RESAMPLES, score_annotations_file
@@ -92,11 +106,26 @@ def score_cmd(
     with fitting:
         run = score_annotations_file(annotations, out, method=method.value, resamples=resamples,
                                      confidence=confidence, seed=seed, decimals=decimals, alpha=alpha, items=items,
-                                     id_column=id_column)
+                                     id_column=id_column, ci=ci.value)
     scores, data, never = run.scores, run.data, run.never_annotated
+    how = {"score": "intervals from each item's appearances", "none": "no intervals",
+           "bootstrap": f"{n_res} bootstrap resamples of tuples, seed {seed}"}[run.ci]
     c.print(f"[bold]{method.value}[/]: {data.n_items} items from {data.n_annotations} annotations of "
             f"{data.n_tuples} tuples; appearances per item {int(scores.n_appearances.min())}-"
-            f"{int(scores.n_appearances.max())}" + (f"; {n_res} bootstrap resamples, seed {seed}" if n_res else ""))
+            f"{int(scores.n_appearances.max())}; {how}")
+    few = scores[scores["note"].astype(str).str.startswith("too few")] if "note" in scores else scores.iloc[:0]
+    if len(few):
+        c.print(f"[yellow]{len(few)} item(s) have no interval[/]: too few judgements (the note column says why): "
+                f"{', '.join(few['id'].astype(str)[:10])}{' ...' if len(few) > 10 else ''}")
+    if run.components and len(run.components) > 1:
+        parts = run.components
+        c.print(f"[bold red]the comparison graph is disconnected[/]: {len(parts)} components "
+                f"({', '.join(str(len(p)) for p in parts)} items); nothing links their scores, so each component "
+                "has its own scale (column component) and no ranking across components means anything")
+        for k, part in enumerate(parts[1:6], start=2):
+            c.print(f"  component {k}: {', '.join(part[:10])}{' ...' if len(part) > 10 else ''}")
+        if len(parts) > 6:
+            c.print(f"  ... and {len(parts) - 6} more components (see the component column)")
     if never:
         c.print(f"[yellow]{len(never)} item(s) of {items} were never annotated[/] (no score): "
                 f"{', '.join(never[:10])}{' ...' if len(never) > 10 else ''}")
@@ -121,21 +150,16 @@ def reliability_cmd(
 
     if trials < 1:
         raise ConfigError(f"--trials must be at least 1, got {trials}")
+    from biaslab.bws.reliability import format_mean_sd
+
     run = reliability_file(annotations, trials=trials, seed=seed, out=out)
     rel, data = run.reliability, run.data
     c = console()
     per_tuple = data.n_annotations / data.n_tuples
     c.print(f"split-half reliability of {data.n_annotations} annotations ({data.n_tuples} tuples, "
-            f"{per_tuple:.2f} annotations per tuple, {data.n_items} items), {trials} trials, seed {seed}:")
-    c.print(f"  Pearson  {_pm(rel.pearson_mean, rel.pearson_sd)}")
-    c.print(f"  Spearman {_pm(rel.spearman_mean, rel.spearman_sd)}")
+            f"{per_tuple:.2f} annotations per tuple, {rel.tuples_with_2_or_more} with two or more, "
+            f"{data.n_items} items), {trials} trials, seed {seed} (mean +- SD over the random splits):")
+    c.print(f"  Pearson  {format_mean_sd(rel.pearson_mean, rel.pearson_sd, rel.reason)}")
+    c.print(f"  Spearman {format_mean_sd(rel.spearman_mean, rel.spearman_sd, rel.reason)}")
     if out is not None:
         c.print(f"wrote {out}")
-
-
-def _pm(mean: float, sd: float) -> str:
-    import math
-
-    if not math.isfinite(mean):
-        return "undefined (too few tuples with annotations in both halves)"
-    return f"{mean:.4f} +- {sd:.4f}"

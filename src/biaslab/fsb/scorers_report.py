@@ -85,6 +85,13 @@ def _fmt(value: Any, digits: int = 3) -> str:
     return str(value)
 
 
+def _spread(sd: Any) -> str:
+    """An SD over random splits: 4 decimals, or two significant digits below 0.00005 (never "0.0000")."""
+    if not isinstance(sd, (int, float)) or not math.isfinite(sd):
+        return "n/a"
+    return f"{sd:.4f}" if sd >= 0.00005 else f"{sd:.2g}"
+
+
 def render_scorers_report(results: dict[str, Any], rated, columns: dict[str, list[float]], title: str) -> str:
     plots = []
     for s in results["scorers"]:
@@ -93,4 +100,5 @@ def render_scorers_report(results: dict[str, Any], rated, columns: dict[str, lis
                                                                  slope=s["fit"]["slope"])})
     env = Environment(loader=PackageLoader("biaslab.fsb", "templates"), autoescape=select_autoescape(["html", "j2"]))
     env.filters["fmt"] = _fmt
+    env.filters["spread"] = _spread
     return env.get_template("scorers.html.j2").render(r=results, plots=plots, title=title)

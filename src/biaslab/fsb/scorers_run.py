@@ -74,6 +74,9 @@ def reliability_ceiling(annotations: Path | None, ids: Sequence[str], *, trials:
         raise DataError(f"{annotations}: {len(missing)} rated text id(s) never appear in the annotations (first: "
                         f"{missing[0]}); pass the annotations the --scores were counted from")
     rel = split_half_reliability(data, trials=trials, seed=seed)
+    if not math.isfinite(rel.pearson_mean):  # too few judgements for a split-half figure
+        return {"available": False, "reason": f"split-half reliability: {rel.reason}", "split_half": rel.as_dict(),
+                "n_annotations": data.n_annotations, "n_tuples": data.n_tuples}
     return {"available": True, "annotations": {"path": str(annotations), "sha256": sha256_of(Path(annotations))},
             "n_annotations": data.n_annotations, "n_tuples": data.n_tuples, "split_half": rel.as_dict(),
             "ceiling": {"pearson": _none(ceiling_from_split_half(rel.pearson_mean)),

@@ -52,7 +52,8 @@ def cluster_sign_flip_test(cluster_differences: np.ndarray, *, n_permutations: i
     Under the null, which member of each pair is which does not matter to the model, so each
     cluster's difference (e.g. stereotypical minus counter-stereotypical decisions over its pairs)
     flips sign with probability 1/2, all pairs of a cluster together. Exact when there are few
-    clusters (2^k <= n_permutations), Monte Carlo otherwise.
+    clusters (``2^(k-1) <= n_permutations + 1``), Monte Carlo otherwise; never below ``2^(1-k)``.
+    :func:`biaslab.stats.clustered.cluster_inference` adds the interval from the same test.
     """
     res = paired_permutation_test(np.asarray(cluster_differences, dtype=float), n_permutations=n_permutations,
                                   seed=seed)

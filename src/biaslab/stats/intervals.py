@@ -10,10 +10,12 @@ of 0 or 1 (every unit had the same outcome) or a value that rests on one unit. T
 * any other value gets no interval (``ci_low``/``ci_high`` None, ``degenerate: true``): the
   bootstrap cannot tell how uncertain it is.
 
-Fewer than :data:`MIN_UNITS` units never get an interval: ``too_small: true``.
+Fewer than :data:`MIN_UNITS` units never get an interval: ``too_small: true``. Every metric left
+without an interval carries a ``reason`` (one sentence, for the reader) saying why.
 
 ``n`` (the units the interval is over: items, predicates, pairs) goes beside every interval.
-:func:`wilson` and :func:`clopper_pearson` are the general two-sided 95% intervals for ``k`` of ``n``.
+:func:`wilson` and :func:`clopper_pearson` are the general two-sided 95% intervals for ``k`` of ``n``;
+:func:`binomial_central_p` is the two-sided exact binomial p value whose inversion is Clopper-Pearson.
 """
 
 from __future__ import annotations
@@ -53,23 +55,50 @@ def clopper_pearson(k: float, n: float, confidence: float = 0.95) -> tuple[float
     return float(beta.ppf(alpha / 2, k, n - k + 1)), float(beta.ppf(1 - alpha / 2, k + 1, n - k))
 
 
+def binomial_central_p(k: int, n: int, p0: float) -> float:
+    """Two-sided exact binomial p value of ``k`` successes in ``n`` under success rate ``p0``:
+    ``min(1, 2 * min(P(X <= k), P(X >= k)))`` (the "central" p value).
+
+    The Clopper-Pearson interval is exactly the set of ``p0`` with this p at least ``alpha``, so
+    "the interval excludes ``p0``" and "p < alpha" agree (unlike the minimum-likelihood p value of
+    ``scipy.stats.binomtest``, which can differ from it in either direction).
+    """
+    if n <= 0:
+        raise ValueError("n must be positive")
+    if p0 <= 0.0:
+        return 1.0 if k <= 0 else 0.0
+    if p0 >= 1.0:
+        return 1.0 if k >= n else 0.0
+    if k <= 0:  # closed forms at the bounds, like clopper_pearson
+        return min(1.0, 2 * (1 - p0) ** n)
+    if k >= n:
+        return min(1.0, 2 * p0 ** n)
+    from scipy.stats import binom
+
+    return float(min(1.0, 2 * min(binom.cdf(k, n, p0), binom.sf(k - 1, n, p0))))
+
+
 def honest_interval(value: float | None, lo: float | None, hi: float | None, *, n: int, scale: float | None = 1.0,
                     confidence: float = 0.95) -> dict[str, Any]:
-    """``{"value", "ci_low", "ci_high", "n"[, "interval", "too_small", "degenerate"]}`` from a bootstrap interval.
+    """``{"value", "ci_low", "ci_high", "n"[, "interval", "too_small", "degenerate", "reason"]}`` from a
+    bootstrap interval.
 
     ``scale``: 1 for proportions, 100 for percentages, None for a value that is no proportion. A
     zero-width interval becomes an exact one
     for a value at 0 or ``scale``, and no interval (``degenerate``) otherwise; fewer than
-    :data:`MIN_UNITS` units never get an interval (``too_small``).
+    :data:`MIN_UNITS` units never get an interval (``too_small``). Whenever the result has no
+    interval, ``reason`` says why.
     """
     out: dict[str, Any] = {"value": value, "ci_low": lo, "ci_high": hi, "n": int(n)}
     if value is None:
+        out.update(ci_low=None, ci_high=None, reason="no value: the metric is undefined on these data")
         return out
     if n < MIN_UNITS:
-        out.update(ci_low=None, ci_high=None, too_small=True)
+        out.update(ci_low=None, ci_high=None, too_small=True, reason=f"{units_text(n)}: too few to estimate spread")
         return out
-    if lo is None or hi is None:
-        return out  # undefined in most resamples: no interval, nothing to replace
+    if lo is None or hi is None:  # undefined in most resamples: no interval, nothing to replace
+        out.update(ci_low=None, ci_high=None, reason="undefined in most bootstrap resamples")
+        return out
     tol = 1e-12 * (scale or 1.0)
     if not math.isclose(lo, hi, rel_tol=0, abs_tol=tol):
         return out
@@ -79,5 +108,13 @@ def honest_interval(value: float | None, lo: float | None, hi: float | None, *, 
         low, high = clopper_pearson(k, n, confidence)
         out.update(ci_low=low * scale, ci_high=high * scale, interval="clopper-pearson")
     else:  # every resample the same, not at a bound: no honest interval
-        out.update(ci_low=None, ci_high=None, degenerate=True)
+        out.update(ci_low=None, ci_high=None, degenerate=True,
+                   reason=f"every bootstrap resample of the {units_text(n)} gave the same value: no spread to "
+                          "estimate")
     return out
+
+
+def units_text(n: int, label: str = "units") -> str:
+    """``"1 unit"``, ``"5 units"``; ``label`` is the plural (a trailing s is dropped for one)."""
+    singular = label[:-1] if label.endswith("s") else label
+    return f"{int(n)} {singular if int(n) == 1 else label}"

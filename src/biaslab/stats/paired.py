@@ -12,7 +12,8 @@ The two runs are two tables with one row per shared item, in the same order (``a
 * :func:`paired_swap_test` -- under H0 "the two runs are exchangeable on every item", each item's
   A row and B row may be swapped with probability 1/2. The statistic is ``metric(B) - metric(A)``;
   for a metric that is a mean of per-item values this is exactly the sign-flip test of the
-  per-item differences. Exact enumeration when ``2^n <= n_permutations``, else Monte Carlo with
+  per-item differences. Exact enumeration when ``2^(n-1) <= n_permutations + 1`` (so that no
+  Monte Carlo p falls below the exact minimum ``2^(1-n)``), else Monte Carlo with
   ``p = (1 + #{|T*| >= |T|}) / (1 + n_permutations)``.
 * :func:`paired_bootstrap_ci` -- resampling units (items, or clusters of items such as the pairs
   of one predicate, resampled within their stratum) are drawn with replacement; the same draw is
@@ -83,7 +84,8 @@ def paired_swap_test(a: Table, b: Table, fn: MetricFn, names: Sequence[str], *, 
         warnings.simplefilter("ignore")
         observed = _diffs(fn, a, b, names)
         tol = 1e-10 * np.maximum(1.0, np.abs(observed))
-        exact = n < 20 and 2 ** n <= n_permutations
+        # enumerate whenever a Monte Carlo p could fall below the exact minimum 2^(1-n)
+        exact = n < 20 and 2 ** (n - 1) <= n_permutations + 1
         if exact:
             masks = ((np.arange(2 ** n)[:, None] >> np.arange(n)) & 1).astype(bool)
         else:

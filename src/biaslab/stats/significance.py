@@ -9,7 +9,9 @@ Both permutation tests are two-sided on the absolute value of the statistic (dif
 means, or mean of paired differences). Under either null hypothesis the permutation
 distribution of the statistic has mean zero, so ``|T*| >= |T|`` is the natural two-sided event.
 
-* When the number of distinct rearrangements is at most ``n_permutations`` the test is exact:
+* When the number of distinct rearrangements is at most ``n_permutations`` (for the sign-flip
+  test: at most ``2 (n_permutations + 1)``, so that a Monte Carlo p never falls below the exact
+  minimum ``2^(1-n)``) the test is exact:
   every rearrangement (the observed one included) is enumerated and
   ``p = #{|T*| >= |T|} / #rearrangements``.
 * Otherwise ``n_permutations`` random rearrangements are drawn and
@@ -127,7 +129,7 @@ def paired_permutation_test(
     observed = float(d.mean())
     tol = _tolerance(observed)
 
-    if n < 63 and 2**n <= n_permutations:
+    if n < 63 and 2 ** (n - 1) <= n_permutations + 1:  # else a Monte Carlo p could fall below 2^(1-n)
         n_arrangements = 2**n
         signs = 1 - 2 * ((np.arange(n_arrangements)[:, None] >> np.arange(n)) & 1)
         stats = (signs * d).mean(axis=1)
