@@ -11,8 +11,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from biaslab.errors import ConfigError
 from biaslab.models.cache import CachedModel, ResponseCache, default_cache_path
+from biaslab.models.model_options import check_model_options
 from biaslab.models.registry import DEFAULT_MODEL, load_model, split_spec
 
 LOCAL_PREFIXES = ("hf", "gguf")  # backends that take local model options
@@ -30,18 +30,20 @@ def open_cached_model(spec: str | None, *, base_url: str | None = None, cache_di
 
     ``on_load(spec)`` is called just before a local model loads (at the first uncached request);
     with ``console`` (a Rich console) and no ``on_load``, that moment is announced there.
-    ``model_options``: options of a local model (``precision``, ``threads``, ...; a ConfigError for other models).
+    ``model_options``: the model's ``-P`` options (a local model's ``precision``, ``threads``, ...; a vLLM model's
+    ``tensor_parallel_size``, ...; a server's ``tokenizer``); a ConfigError for options the backend does not take.
     """
     spec = spec or DEFAULT_MODEL
-    if model_options and split_spec(spec)[0] not in LOCAL_PREFIXES:
-        raise ConfigError(f"model options ({', '.join(sorted(model_options))}) apply to local models "
-                          f"(smollm2, gemma3-270m, hf/..., gguf/...), not {spec}")
+    prefix = split_spec(spec)[0]
+    check_model_options(prefix, spec, model_options or {})
     if on_load is None and console is not None:
         def on_load(what: str) -> None:
             console.print(f"loading model [bold]{what}[/] ...")
 
     cache = ResponseCache(cache_path(cache_dir))
-    options = {"max_concurrency": max_concurrency} if spec.startswith("openai/") else dict(model_options or {})
+    options = dict(model_options or {})
+    if prefix == "openai":
+        options["max_concurrency"] = max_concurrency
     try:
         backend = load_model(spec, base_url=base_url, on_load=on_load, **options)
     except BaseException:

@@ -65,12 +65,14 @@ def probe_kwargs(probe_name: str, options: dict[str, Any], *, via: dict[str, str
 
 
 def split_model_options(probe_name: str, options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """``-P`` options as (the probe's, the model's): a key the probe does not declare but local models take
-    (``precision=bf16``, ``threads``, ``workers``, ...; :data:`biaslab.models.local.identity.DEFAULTS`) is a
-    model option. Anything else stays with the probe (and fails there, with the probe's message)."""
-    from biaslab.models.local.identity import DEFAULTS as LOCAL_MODEL_OPTIONS
+    """``-P`` options as (the probe's, the model's): a key the probe does not declare but a model backend takes
+    (``precision=bf16``, ``threads``, ``tensor_parallel_size``, ``tokenizer``, ...;
+    :mod:`biaslab.models.model_options`) is a model option. Anything else stays with the probe (and fails there,
+    with the probe's message)."""
+    from biaslab.models.model_options import all_option_names
     from biaslab.probes import get_probe_class
 
     declared = get_probe_class(probe_name).options
-    model = {k: v for k, v in options.items() if k not in declared and k in LOCAL_MODEL_OPTIONS}
+    model_keys = all_option_names()
+    model = {k: v for k, v in options.items() if k not in declared and k in model_keys}
     return {k: v for k, v in options.items() if k not in model}, model
