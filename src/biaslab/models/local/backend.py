@@ -41,6 +41,9 @@ Options (``load_model(spec, **options)``):
 ``kv_budget_mb``  720        about this much memory for its KV cache: fewer slots when prompt +
                              max_tokens is long (SmolLM2: 46 KB per token, 16.6 MB per slot at
                              360 tokens -> 48 slots; 26.5 MB at 576 tokens -> 32 slots)
+                             (these three and ``batch_tokens``: the CPU defaults; on a GPU they
+                             follow its free memory, :mod:`.sizing`: 64 rows, 256 slots, 45 %
+                             of the free memory for the KV cache)
 ``engine``        auto       ``auto`` (continuous for Llama, Mistral, Qwen2/3, Phi-3, Gemma 3),
                              ``continuous``, ``static``
 ``chat_template`` auto       ``auto`` (use the tokenizer's template if any) or ``none``
@@ -49,6 +52,7 @@ Options (``load_model(spec, **options)``):
                              thread with one torch thread (default: torch's thread count on CPU);
                              also the scoring loops of its log-likelihood path
 ``batch_tokens``  512        tokens per forward pass of the engine's log-likelihood scoring
+                             (on a GPU: what 10 % of its free memory holds, up to 16,384)
                              (packed prefix trees, :mod:`.llama.scoring`)
 ``precision``     float32    ``bf16`` (opt-in, the fast engine on CPUs with AVX512-BF16/AMX;
                              ``-P precision=bf16`` on the command line): the layers' matrix
@@ -94,7 +98,7 @@ from biaslab.models.base import (
     reference_identity,
 )
 from biaslab.models.lazy import LazyBackend
-from biaslab.models.local import prompting
+from biaslab.models.local import prompting, sizing
 from biaslab.models.local import sampling as local_sampling
 from biaslab.models.local.identity import DEFAULTS, SAMPLER_VERSION, gguf_source, hf_source, parse_options  # noqa: F401  (re-exported)
 from biaslab.models.local.llama.engine import LlamaEngine
@@ -116,7 +120,6 @@ def cpu_has_bf16() -> bool:
     return "avx512_bf16" in flags or "amx_bf16" in flags
 
 
-_SCORE_LOGITS_BUDGET = 16 << 20  # floats of [rows, continuation tokens, vocab] per scoring batch (64 MB)
 
 
 def from_hf_spec(name: str, *, base_url: str | None = None, options: dict[str, Any] | None = None) -> ModelBackend:
@@ -147,22 +150,29 @@ class TransformersBackend(ModelBackend):
             torch.set_num_threads(opts["threads"])
         self.source = source
         self.gguf_file = gguf_file
-        self.batch_size: int = opts["batch_size"]
-        self.max_slots: int = opts["max_slots"]
-        self.kv_budget_bytes: int = opts["kv_budget_mb"] << 20
         self.engine_choice: str = opts["engine"]
         self.workers: int | None = opts["workers"]
-        self.batch_tokens: int = opts["batch_tokens"] or 512  # tokens per scoring batch of the engine
         self.precision: str = opts["precision"]
         device = pick_device(opts["device"])
         dtype = pick_dtype(opts["dtype"], device)
         self._m = load(source, gguf_file, device, dtype)
+        self._size(opts)
         tok = self._m.tokenizer
         self.use_chat_template = opts["chat_template"] == "auto" and bool(getattr(tok, "chat_template", None))
         self.model_temperature, self.model_top_p = local_sampling.model_defaults(
             getattr(self._m.model, "generation_config", None))
         self.stop_ids = self._stop_ids()
         self._pad_id = self._pick_pad_id()
+
+    def _size(self, opts: dict[str, Any]) -> None:
+        """Batch sizes, slots, KV budget and scoring tokens: the options given, else sized to the device."""
+        _, act = sizing.model_dims(self._m.model.config, torch.finfo(self._m.dtype).bits // 8)
+        sizes = sizing.sizes_for(sizing.device_memory(self._m.device), activation_bytes_per_token=act)
+        self.sizes = sizes
+        self.batch_size: int = opts["batch_size"] or sizes.batch_size
+        self.max_slots: int = opts["max_slots"] or sizes.max_slots
+        self.kv_budget_bytes: int = (opts["kv_budget_mb"] or sizes.kv_budget_mb) << 20
+        self.batch_tokens: int = opts["batch_tokens"] or sizes.batch_tokens  # tokens per scoring batch of the engine
 
     # -- identity ------------------------------------------------------------------------
     def identity(self) -> dict[str, Any]:
@@ -306,7 +316,7 @@ class TransformersBackend(ModelBackend):
             while start < len(order):
                 width = len(encoded[order[start]][0])
                 n_cont = max(len(encoded[i][0]) - encoded[i][1] for i in order[start:start + self.batch_size])
-                rows_fit = max(1, _SCORE_LOGITS_BUDGET // max(1, n_cont * vocab))
+                rows_fit = max(1, self.sizes.logits_floats // max(1, n_cont * vocab))
                 rows = order[start:start + min(self.batch_size, rows_fit)]
                 start += len(rows)
                 for i, res in zip(rows, self._score_batch([encoded[i] for i in rows], width)):

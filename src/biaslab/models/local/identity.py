@@ -26,9 +26,9 @@ SAMPLER_VERSION = 1  # bump when the sampling algorithm changes (part of the ide
 DEFAULTS: dict[str, Any] = {
     "device": "auto",
     "dtype": "auto",
-    "batch_size": 32,
-    "max_slots": 48,
-    "kv_budget_mb": 720,
+    "batch_size": None,  # these four: sized to the device (local/sizing.py) unless given
+    "max_slots": None,
+    "kv_budget_mb": None,
     "engine": "auto",
     "chat_template": "auto",
     "threads": None,
