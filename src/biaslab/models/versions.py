@@ -14,7 +14,7 @@ import re
 from biaslab.errors import ConfigError
 
 MINIMUM: dict[str, str] = {
-    "torch": "2.4",
+    "torch": "2.13",
     "transformers": "4.56",
     "tokenizers": "0.22",
     "vllm": "0.32.0",
