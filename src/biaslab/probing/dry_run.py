@@ -129,11 +129,14 @@ def cached_answers(cache_db: Path, keys: list[str]) -> dict[str, str]:
 def estimate(probe: Any, planned: list[Any], spec: str, *, base_url: str | None, cache_db: Path,
              model_options: dict[str, Any], prices_for: Any) -> Estimate:
     """The estimate of ``planned`` (a probe's planned requests) on ``spec``."""
-    from biaslab.models.batch.options import split_batch_options
-    from biaslab.models.open import check_model_options
+    from biaslab.models.batch.options import BATCH_OPTIONS, split_batch_options
+    from biaslab.models.model_options import check_model_options
+    from biaslab.models.registry import split_spec
     from biaslab.probing.token_count import counter
 
-    batch_opts, local = check_model_options(spec, model_options)
+    check_model_options(split_spec(spec)[0], spec, model_options)
+    batch_opts = {k: v for k, v in model_options.items() if k in BATCH_OPTIONS}
+    local = {k: v for k, v in model_options.items() if k not in BATCH_OPTIONS}
     batch = split_batch_options(batch_opts)[0].enabled
     ident = spec_identity(spec, base_url=base_url, model_options=local)
     requests = [p.request for p in planned]

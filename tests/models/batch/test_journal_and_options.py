@@ -54,14 +54,17 @@ def test_options():
 
 
 def test_batch_options_go_to_hosted_models_only(tmp_path):
-    from biaslab.models.open import check_model_options, open_cached_model
+    from biaslab.models.model_options import check_model_options
+    from biaslab.models.open import open_cached_model
 
-    with pytest.raises(ConfigError, match="-P batch applies to the hosted APIs' batch endpoints .* not smollm2"):
+    with pytest.raises(ConfigError, match=r"model options \(batch\) apply to openai/ models and anthropic/ models, "
+                                          "not smollm2"):
         open_cached_model("smollm2", cache_dir=tmp_path, model_options={"batch": "true"})
     with pytest.raises(ConfigError, match=r"model options \(precision\) apply to local models"):
-        check_model_options("openai/gpt-4o-mini", {"precision": "bf16", "batch": "true"})
-    assert check_model_options("anthropic/c", {"batch": "true", "batch_poll_seconds": "5"}) == (
-        {"batch": "true", "batch_poll_seconds": "5"}, {})
+        check_model_options("openai", "openai/gpt-4o-mini", {"precision": "bf16", "batch": "true"})
+    with pytest.raises(ConfigError, match=r"model options \(tokenizer\) apply to openai/ models, not anthropic/c"):
+        check_model_options("anthropic", "anthropic/c", {"tokenizer": "hf/x", "batch": "true"})
+    check_model_options("anthropic", "anthropic/c", {"batch": "true", "batch_poll_seconds": "5"})
 
 
 def test_batch_options_are_model_options_for_every_probe():

@@ -104,6 +104,7 @@ class ServerConfig:
     tokenizer_info: bool = True  # serve /tokenizer_info (bos_token "<s>")
     ignore_prompt_logprobs: bool = False  # completions ignore prompt_logprobs (echo+logprobs still work)
     reply: Any = None  # a function(chat body) -> the answer's words, instead of the echo
+    model_root: str | None = None  # the "root" /v1/models gives (vLLM: the path or hub id it loaded)
 
 
 @dataclass
@@ -241,8 +242,9 @@ def _make_handler(server: OpenAITestServer) -> type[BaseHTTPRequestHandler]:
                 self._send(200, {"tokenizer_class": "Fake", "bos_token": "<s>", "eos_token": "</s>"})
             elif self.path.rstrip("/") == "/v1/models":
                 names = server.config.models or ("test-model",)
+                root = {"root": server.config.model_root} if server.config.model_root else {}
                 self._send(200, {"object": "list", "data": [
-                    {"id": n, "object": "model", "created": 0, "owned_by": "test"} for n in names]})
+                    {"id": n, "object": "model", "created": 0, "owned_by": "test", **root} for n in names]})
             else:
                 self._send(404, _error_body(f"no route {self.path}", "not_found"))
 

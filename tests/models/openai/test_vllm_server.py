@@ -102,6 +102,30 @@ def test_paired_decisions_match_the_local_engine(vllm, tmp_path):
     assert results["run"]["model_calls"] > 0 and "chat_template" not in results["parameters"]
 
 
+def test_a_stock_server_scores_with_the_tokenizer_named_here(vllm, tmp_path):
+    """``vllm serve`` without --enable-tokenizer-info-endpoint: with -P tokenizer=hf/<dir> the texts are tokenized
+    here (the BOS token and the chat template read from the named files) and score as the local engine does."""
+    if vllm.managed is None:
+        pytest.skip("the server was given by BIASLAB_VLLM_BASE_URL: its model files may not be here")
+    assert not _answers(f"{vllm.base_url.removesuffix('/v1')}/tokenizer_info")  # a stock server
+    out = {}
+    for where, model in (("local", []), ("named", [*served(vllm), "-P", f"tokenizer=hf/{vllm.managed.model_dir}"])):
+        out[where] = tmp_path / where
+        biaslab("run", "winosemitism", "--limit", 40, *model, "--out", out[where], "-q", cache=tmp_path / "c")
+    agree, gap = compare(attempts(out["local"]), attempts(out["named"]))
+    assert agree >= 39 and gap < 0.01
+    (tmp_path / "empty").mkdir()
+    proc = biaslab("run", "winosemitism", "--limit", 4, *served(vllm), "-P", f"tokenizer=hf/{tmp_path / 'empty'}",
+                   "--out", tmp_path / "bad", "-q", cache=tmp_path / "c2", check=False)
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr and "cannot load the tokenizer hf/" in proc.stderr
+
+
+def _answers(url: str) -> bool:
+    from tests.models.openai.vllm_server import answers
+
+    return answers(url)
+
+
 def test_chat_template_scores_match_the_local_engine(vllm, tmp_path):
     out = {}
     for where, model in (("local", []), ("remote", served(vllm))):

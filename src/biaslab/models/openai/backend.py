@@ -28,6 +28,8 @@ Options (``load_model("openai/<model>", base_url=..., **options)``):
 
 ``likelihood``       token-ids  how log-likelihoods are scored: ``token-ids`` (exact, below) or
                                 ``text-echo`` (the server tokenizes the text; approximate)
+``tokenizer``        (server)   ``hf/<hub id or dir>``: tokenize here with the model's own tokenizer
+                                (a server without /tokenize or /tokenizer_info: :mod:`.tokenizer_source`)
 ==================== ======== ================================================================
 
 Log-likelihoods (``likelihood=token-ids``, :mod:`.prompt_logprobs`) are exact: the server's own
@@ -135,7 +137,7 @@ class OpenAIBackend(ModelBackend):
         )
         self._echo: EchoLoglikelihood | TokenLoglikelihood = (
             EchoLoglikelihood(self._retrier, self.model) if opts["likelihood"] == "text-echo"
-            else TokenLoglikelihood(self._retrier, self.model))
+            else TokenLoglikelihood(self._retrier, self.model, tokenizer=opts["tokenizer"]))
         self.loglikelihood_rule: str | None = getattr(self._echo, "rule", None)  # text-echo: the old keys
         self.supports_loglikelihood = True  # until the server proves otherwise
         self._chat_max_tokens_field = "max_tokens"  # or "max_completion_tokens"

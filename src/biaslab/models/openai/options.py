@@ -22,6 +22,7 @@ DEFAULTS: dict[str, Any] = {
     "retry_max_delay": 30.0,
     "max_retry_after": 60.0,
     "likelihood": "token-ids",
+    "tokenizer": None,  # hf/<hub id or dir>: the model's tokenizer, read here (tokenizer_source.py)
 }
 LIKELIHOOD_MODES = ("token-ids", "text-echo")
 
@@ -73,6 +74,11 @@ def _parse_options(options: dict[str, Any]) -> dict[str, Any]:
             raise ConfigError(
                 f"unknown option {key!r} for the openai backend; known: {', '.join(sorted(DEFAULTS))}"
             )
+        if key == "tokenizer":
+            from biaslab.models.openai.tokenizer_source import parse_tokenizer_option
+
+            opts[key] = parse_tokenizer_option(value)
+            continue
         kind = type(DEFAULTS[key])
         try:
             value = kind(value)

@@ -1,6 +1,7 @@
 """Exact log-likelihoods over HTTP: :class:`TokenLoglikelihood`, which the backend holds by default.
 
-The text is tokenized by the server's own tokenizer (:class:`~.server_tokens.ServerTokenizer`),
+The text is tokenized by the server's own tokenizer (:class:`~.server_tokens.ServerTokenizer`), or by the
+one ``-P tokenizer=hf/<hub id or dir>`` names (:class:`~.tokenizer_source.LocalTokenizer`),
 the token ids to run are chosen by the same rule as the local engine's
 (:mod:`biaslab.models.likelihood_rule`: BOS or the context, or the chat template), and the ids
 themselves are sent as the prompt of ``/v1/completions`` (a list of ints), so the server cannot
@@ -20,6 +21,7 @@ from biaslab.models.base import LoglikelihoodRequest, LoglikelihoodResult
 from biaslab.models.likelihood_rule import chat_messages, chat_span, check_chat, plain_ids
 from biaslab.models.openai.retry import Retrier, _Unsupported
 from biaslab.models.openai.server_tokens import ServerTokenizer
+from biaslab.models.openai.tokenizer_source import LocalTokenizer
 
 if TYPE_CHECKING:  # pragma: no cover
     from openai import AsyncOpenAI
@@ -32,10 +34,11 @@ class TokenLoglikelihood:
 
     rule = RULE
 
-    def __init__(self, retrier: Retrier, model: str) -> None:
+    def __init__(self, retrier: Retrier, model: str, tokenizer: str | None = None) -> None:
         self.retrier = retrier
         self.model = model
-        self.tokens = ServerTokenizer(retrier, model)
+        self.tokens: ServerTokenizer | LocalTokenizer = (
+            LocalTokenizer(tokenizer, retrier, model) if tokenizer else ServerTokenizer(retrier, model))
         self.unsupported_reason: str | None = None
         self._use_echo = False  # the server ignored prompt_logprobs but echoes logprobs
 

@@ -6,7 +6,8 @@ model's chat template) comes back as token ids, exactly as the server would toke
 The beginning-of-sequence id that the plain-text rule puts in front of a sentence is found
 once per backend: the tokenizer's own when tokenizing ``""`` gives one token (Llama, Gemma...),
 else the ``bos_token`` (or ``eos_token``) that ``GET /tokenizer_info`` reports (vLLM started
-with ``--enable-tokenizer-info-endpoint``), tokenized.
+with ``--enable-tokenizer-info-endpoint``), or, on a stock server, the one in the model files that
+``/v1/models`` names (:mod:`.tokenizer_source`), tokenized.
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ from biaslab.models.openai.retry import Retrier, _Unsupported
 if TYPE_CHECKING:  # pragma: no cover
     from openai import AsyncOpenAI
 
-NO_BOS = ("the server does not tell the model's beginning-of-sequence token (its tokenizer adds none and "
-          "GET /tokenizer_info is missing); start vLLM with --enable-tokenizer-info-endpoint")
+NO_BOS = ("the server does not tell the model's beginning-of-sequence token (its tokenizer adds none, "
+          "GET /tokenizer_info is missing and the model files /v1/models names are not readable here); name the "
+          "model's tokenizer with -P tokenizer=hf/<hub id or dir>, or start vLLM with --enable-tokenizer-info-endpoint")
 
 
 def server_root(base_url: str) -> str:
@@ -67,7 +69,15 @@ class ServerTokenizer:
         if len(empty) == 1:  # the tokenizer adds BOS itself
             self.prefix_id = empty[0]
             return
-        info = await self._tokenizer_info(client)
+        try:
+            info = await self._tokenizer_info(client)
+        except _Unsupported:  # a stock server: the token's text from the model's own files (tokenizer_source)
+            from biaslab.models.openai.tokenizer_source import served_bos_text
+
+            text = await served_bos_text(self.retrier, client, self.model)
+            if text is None:
+                raise
+            info = {"bos_token": text}
         for name in ("bos_token", "eos_token"):
             text = info.get(name)
             if isinstance(text, dict):

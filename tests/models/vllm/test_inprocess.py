@@ -1,0 +1,97 @@
+"""``vllm/<dir>``: biaslab running vLLM's CPU build in its own process, on the embedded SmolLM2 as float32.
+
+biaslab runs inside the venv of the server tests (:mod:`tests.models.openai.vllm_server`, built on first use;
+biaslab's own dependencies are added to it once, :mod:`.inprocess`), with this checkout's ``src`` on its path;
+the local engine runs here. Every vLLM run loads the model (minutes on 2 busy cores): the runs are few and each
+checks several things. ``BIASLAB_VLLM=0`` skips the module; without network it skips with the reason.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import requires_data, wait_for_cached_answers
+from tests.models.openai.test_vllm_server import attempts, cached_answers, compare
+from tests.models.openai.vllm_server import Unavailable, f32_checkpoint
+from tests.models.vllm.inprocess import biaslab_command, biaslab_python, env, run_biaslab
+
+pytestmark = [requires_data, pytest.mark.skipif(os.environ.get("BIASLAB_VLLM") == "0", reason="BIASLAB_VLLM=0"),
+              pytest.mark.timeout(5400)]
+N_PAIRS = 400
+EAGER = ("-P", "enforce_eager=true", "-P", "max_model_len=2048")  # no torch.compile: minutes less to start
+
+
+@pytest.fixture(scope="module")
+def vllm_venv():
+    try:
+        python = biaslab_python()
+    except Unavailable as exc:
+        pytest.skip(str(exc))
+    return python, f"vllm/{f32_checkpoint()}"
+
+
+def local(*args, cache: Path) -> None:
+    proc = subprocess.run([sys.executable, "-m", "biaslab.cli", *map(str, args)], capture_output=True, text=True,
+                          env={**os.environ, "BIASLAB_CACHE_DIR": str(cache), "NO_COLOR": "1"}, timeout=1800)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+def test_paired_decisions_match_the_local_engine_and_a_killed_run_resumes(vllm_venv, tmp_path):
+    python, spec = vllm_venv
+    run = ["run", "winosemitism", "--limit", N_PAIRS, "-q"]
+    local(*run, "--out", tmp_path / "local", cache=tmp_path / "local-cache")
+
+    cache, out = tmp_path / "cache", tmp_path / "vllm"
+    # killed mid-run: few sequences at a time (not part of the identity), so that the scoring takes long enough
+    killed = subprocess.Popen(biaslab_command(python, *run, "--model", spec, *EAGER, "-P", "max_num_seqs=2",
+                                              "--out", out), env=env(cache), stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, start_new_session=True)
+    done = wait_for_cached_answers(cache, 40, timeout=2400)
+    os.killpg(killed.pid, signal.SIGKILL)  # biaslab and vLLM's engine processes
+    killed.communicate(timeout=120)
+    before = cached_answers(cache)
+    assert 40 <= done <= before < 2 * N_PAIRS and not (out / "results.json").exists()
+
+    run_biaslab(python, *run, "--model", spec, *EAGER, "--out", out, cache=cache)
+    results = json.loads((out / "results.json").read_text())
+    assert results["n_attempts"] == N_PAIRS and results["run"]["cache_hits"] >= before
+    assert results["run"]["model_calls"] == cached_answers(cache) - before > 0  # only what was missing, once
+    assert results["model"]["backend"] == "vllm" and results["model"]["dtype"] == "float32"
+    assert results["model"]["vllm"] and results["model"]["vllm_build"] == "cpu"
+
+    a, b = attempts(tmp_path / "local"), attempts(out)
+    agree, gap = compare(a, b)
+    print(f"\nvLLM in process vs local engine: {agree}/{len(a)} decisions agree, "
+          f"largest sentence-score gap {gap:.2e} nats")
+    assert agree >= 398 and gap < 0.01
+    assert all(a[k]["n_scored_tokens"] == b[k]["n_scored_tokens"] for k in a)  # the same shared tokens
+
+    again = run_biaslab(python, *[x for x in run if x != "-q"], "--model", spec, *EAGER, "--out", tmp_path / "again",
+                        cache=cache)
+    rerun = json.loads((tmp_path / "again" / "results.json").read_text())["run"]
+    assert rerun["model_calls"] == 0 and "loading model" not in again.stderr + again.stdout  # vLLM never started
+
+
+def test_generation_is_reproducible_and_the_judge_probe_runs(vllm_venv, tmp_path):
+    python, spec = vllm_venv
+    jobs = ["run", "jobs-lum", "--limit", 3, "--max-tokens", 48, "--model", spec, *EAGER, "-q"]
+    run_biaslab(python, *jobs, "--out", tmp_path / "jobs", cache=tmp_path / "c1")
+    rows = list(attempts(tmp_path / "jobs").values())
+    assert len(rows) == 3 and all(r["text"].strip() for r in rows)  # 3 occupations, each answered
+    # the same requests again, one at a time in a new cache: each request's own seed gives the same text
+    run_biaslab(python, *jobs, "-P", "max_num_seqs=1", "--out", tmp_path / "again", cache=tmp_path / "c2")
+    again = attempts(tmp_path / "again")
+    assert {k: r["text"] for k, r in attempts(tmp_path / "jobs").items()} == {k: r["text"] for k, r in again.items()}
+
+    judge = tmp_path / "judge"
+    run_biaslab(python, "run", "fsb-judge", "--limit", 12, "--model", spec, *EAGER, "--out", judge, "-q",
+                cache=tmp_path / "c1")
+    results = json.loads((judge / "results.json").read_text())
+    assert results["n_attempts"] == 12 and results["run"]["model_calls"] == 12
