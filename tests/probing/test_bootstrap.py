@@ -14,7 +14,9 @@ def test_point_estimate_and_ci_of_a_mean():
 def test_constant_data_gets_no_zero_width_interval():
     table = {"x": np.full(10, 3.0)}
     out = bootstrap_metrics(table, lambda t: {"m": float(t["x"].mean())}, seed=0)
+    reason = out["m"].pop("reason")
     assert out["m"] == {"value": 3.0, "ci_low": None, "ci_high": None, "n": 10, "degenerate": True}
+    assert "same value" in reason and "10 units" in reason
 
 
 def test_undefined_metric_is_none_and_seed_is_reproducible():
@@ -23,5 +25,6 @@ def test_undefined_metric_is_none_and_seed_is_reproducible():
     a = bootstrap_metrics(table, fn, seed=7)
     b = bootstrap_metrics(table, fn, seed=7)
     assert a == b
-    assert a["nan"] == {"value": None, "ci_low": None, "ci_high": None, "n": 20}
+    assert a["nan"] == {"value": None, "ci_low": None, "ci_high": None, "n": 20,
+                        "reason": "no value: the metric is undefined on these data"}
     assert a["m"]["ci_low"] < 9.5 < a["m"]["ci_high"]
