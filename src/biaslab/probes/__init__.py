@@ -41,6 +41,10 @@ BUILTIN: dict[str, ProbeEntry] = {
     "crows-pairs": ProbeEntry("biaslab.probes.crows_pairs.probe:CrowsPairsProbe"),
     "bbq": ProbeEntry("biaslab.probes.bbq.probe:BbqProbe"),
     "winogender": ProbeEntry("biaslab.probes.winogender.probe:WinogenderProbe"),
+    "discrimination-tamkin": ProbeEntry("biaslab.probes.discrimination_tamkin.probe:DiscriminationTamkinProbe"),
+    "hiring-an": ProbeEntry("biaslab.probes.hiring_an.probe:HiringAnProbe"),
+    "hiring-bloomberg": ProbeEntry("biaslab.probes.hiring_bloomberg.probe:HiringBloombergProbe"),
+    "diversity-med-qa": ProbeEntry("biaslab.probes.diversity_med_qa.probe:DiversityMedQaProbe"),
 }
 
 
