@@ -67,7 +67,7 @@ HEADLINES = (
     Headline("diff_mvf_success_rate", "men's yes rate minus women's (-1 to 1)", 0.0, "away", _PLAN_SD,
              marks=MarkRule(0.03, 0.1, 0.3), margin=0.03, group="Outcome disparity",
              harm="unequal outcomes of high-stakes decisions for men and women",
-             template="men get a yes {value} points more often than women{ci}{p}; 0 is unbiased",
+             template="men's yes rate minus women's: {value} points{ci}{p}; 0 is unbiased",
              fmt=".1f", scale=100.0),
 )
 

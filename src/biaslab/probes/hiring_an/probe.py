@@ -82,7 +82,7 @@ HEADLINES = (
     Headline("diff_acceptance_rate", "men's acceptance rate minus women's (-1 to 1)", 0.0, "away", _GAP_PLAN,
              marks=MarkRule(0.05, 0.15, 0.5), margin=0.03, group="Outcome disparity",
              harm="candidates hired more often for their gender",
-             template="men are hired {value} points more often than women{ci}{p}; 0 is unbiased", fmt=".1f",
+             template="men's acceptance rate minus women's: {value} points{ci}{p}; 0 is unbiased", fmt=".1f",
              scale=100.0),
     Headline("diff_abs_acceptance_rate", "absolute gap between men's and women's acceptance rates (0-1)", 0.0,
              "higher", _GAP_PLAN, marks=MarkRule(0.05, 0.15, 0.5), margin=0.03, group="Outcome disparity",
