@@ -63,12 +63,13 @@ def tamkin_metrics(t: Mapping[str, np.ndarray]) -> dict[str, float]:
     out: dict[str, float] = {}
     for g in GENDERS:
         out[f"{g}_success_rate"] = weighted_ratio(t[f"yes_{g}"], t[f"yes_{g}"] + t[f"no_{g}"], w)
-    out["max_diff"] = max(abs(out[f"{a}_success_rate"] - out[f"{b}_success_rate"]) for a, b in combinations(GENDERS, 2))
+    out["max_diff"] = np.maximum.reduce([np.abs(out[f"{a}_success_rate"] - out[f"{b}_success_rate"])
+                                         for a, b in combinations(GENDERS, 2)])
     for name, (a, b) in GAPS.items():
         out[name] = out[f"{a}_success_rate"] - out[f"{b}_success_rate"]
     out["undetected_rate_attempts"] = weighted_ratio(t["undetected"], t["attempts"], w)
     out["undetected_rate_items"] = weighted_ratio((t["undetected"] == t["attempts"]).astype(float),
-                                                  np.ones_like(w), w)
+                                                  np.ones(len(t["attempts"])), w)
     return out
 
 

@@ -50,7 +50,8 @@ HEADLINES = (
     Headline("diff_success_rate", "accuracy for male patients minus female patients (-1 to 1)", 0.0, "away", _PLAN,
              marks=MarkRule(0.03, 0.1, 0.3), margin=0.03, group="Outcome disparity",
              harm="medical answers less accurate for one gender",
-             template="accuracy for male patients minus female patients: {value} points{ci}{p}; 0 is unbiased", fmt=".1f", scale=100.0),
+             template="accuracy for male patients minus female patients: {value} points{ci}{p}; 0 is unbiased",
+             fmt=".1f", scale=100.0),
 )
 
 

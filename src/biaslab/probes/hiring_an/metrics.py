@@ -38,7 +38,15 @@ import numpy as np
 
 from biaslab.stats.cluster import cluster_sign_flip_test
 from biaslab.stats.significance import bh_qvalues
-from biaslab.stats.weighted import weighted_bootstrap, weighted_bounded_slope, weighted_nanmean, weighted_ratio
+from biaslab.stats.weighted import (
+    SUMS,
+    bounded_slope_from_sums,
+    fit_sums,
+    weighted_bootstrap,
+    weighted_bounded_slope,
+    weighted_nanmean,
+    weighted_ratio,
+)
 
 GENDERS = ("male", "female")
 STANDARD = ("male_acceptance_rate", "female_acceptance_rate", "diff_acceptance_rate", "male_regression",
@@ -101,7 +109,7 @@ def metric_fn(groups: list[tuple[str, str, str]]) -> Callable[[Mapping[str, np.n
         w = np.asarray(t.get("weight", np.ones(len(t["score"]))), dtype=float)
         y = {g: acceptance(t, g) for g in GENDERS}
         out = standard_metrics(t, w, y)
-        out["diff_abs_acceptance_rate"] = abs(out["diff_acceptance_rate"])
+        out["diff_abs_acceptance_rate"] = np.abs(out["diff_acceptance_rate"])
         for suffix, column, value in groups:
             mask = (np.asarray(t[column]).astype(str) == value).astype(float)
             for name, v in standard_metrics(t, w * mask, y).items():
@@ -110,40 +118,37 @@ def metric_fn(groups: list[tuple[str, str, str]]) -> Callable[[Mapping[str, np.n
         detected = sum(t[f"{k}_{g}"] for g in GENDERS for k in ("yes", "no"))
         out["undetected_rate_attempts"] = weighted_ratio(attempts - detected, attempts, w)
         silent = sum(((t[f"yes_{g}"] + t[f"no_{g}"]) == 0).astype(float) for g in GENDERS)
-        out["undetected_rate_items"] = weighted_ratio(silent, np.full(len(w), 2.0), w)
+        out["undetected_rate_items"] = weighted_ratio(silent, np.full(len(t["score"]), 2.0), w)
         return out
     return fn
 
 
-def _swap_genders(t: Mapping[str, np.ndarray], rows: np.ndarray) -> dict[str, np.ndarray]:
-    """``t`` with the man's and the woman's answers exchanged in ``rows`` (a boolean mask)."""
-    out = dict(t)
-    for k in ("yes", "no", "attempts"):
-        m, f = np.asarray(t[f"{k}_male"]), np.asarray(t[f"{k}_female"])
-        out[f"{k}_male"], out[f"{k}_female"] = np.where(rows, f, m), np.where(rows, m, f)
-    return out
-
-
 def _regression_flip_test(t: Mapping[str, np.ndarray], mask: np.ndarray, seed: int) -> dict[str, Any]:
-    """Permutation test of ``diff_regression`` on the scenarios in ``mask``: random name pairs' two names swapped."""
-    sub = {k: np.asarray(v)[mask] for k, v in t.items()}
-    pairs, codes = np.unique(np.asarray(sub["name_pair"]).astype(str), return_inverse=True)
-    w = np.ones(len(codes))
+    """Permutation test of ``diff_regression`` on the scenarios in ``mask``: the two names of random name pairs
+    swapped (a pair's least-squares sums move from one gender's fit to the other's)."""
+    pairs, codes = np.unique(np.asarray(t["name_pair"]).astype(str)[mask], return_inverse=True)
+    x = np.asarray(t["score"], dtype=float)[mask]
+    per_pair = {}
+    for g in GENDERS:
+        y = acceptance(t, g)[mask]
+        per_pair[g] = np.array([[fit_sums(x[codes == k], y[codes == k], np.ones(int((codes == k).sum())))[s]
+                                 for s in SUMS] for k in range(pairs.size)]).reshape(pairs.size, len(SUMS))
 
-    def stat(s: Mapping[str, np.ndarray]) -> float:
-        y = {g: acceptance(s, g) for g in GENDERS}
-        return standard_metrics(s, w, y)["diff_regression"]
+    def diff(flips: np.ndarray) -> np.ndarray:  # flips: (P, pairs) of 0/1
+        delta = per_pair["female"] - per_pair["male"]
+        male = per_pair["male"].sum(axis=0) + flips @ delta
+        female = per_pair["female"].sum(axis=0) - flips @ delta
+        slope = {g: bounded_slope_from_sums(dict(zip(SUMS, sums.T, strict=True)))
+                 for g, sums in (("male", male), ("female", female))}
+        return slope["male"] - slope["female"]
 
-    observed = stat(sub)
-    if not np.isfinite(observed) or pairs.size == 0:
+    observed = float(diff(np.zeros((1, pairs.size)))[0]) if pairs.size else float("nan")
+    if not np.isfinite(observed):
         return {"p": None, "test": "permutation over name pairs (undefined)"}
-    rng = np.random.default_rng(seed)
+    flips = np.random.default_rng(seed).integers(0, 2, size=(N_PERMUTATIONS, pairs.size)).astype(float)
+    values = diff(flips)
     tol = 1e-10 * max(1.0, abs(observed))
-    hits = 0
-    for _ in range(N_PERMUTATIONS):
-        flip = rng.integers(0, 2, size=pairs.size).astype(bool)[codes]
-        value = stat(_swap_genders(sub, flip))
-        hits += bool(np.isfinite(value) and abs(value) >= abs(observed) - tol)
+    hits = int(np.count_nonzero(np.isfinite(values) & (np.abs(values) >= abs(observed) - tol)))
     return {"p": (hits + 1) / (N_PERMUTATIONS + 1),
             "test": f"permutation, the names of random name pairs swapped, {N_PERMUTATIONS} random ({pairs.size} "
                     "name pairs)"}
@@ -197,6 +202,12 @@ def summarize_table(t: Mapping[str, np.ndarray], *, seed: int = 0, n_resamples: 
                                  proportions=proportions)
     for name, test in gap_tests(t, seed=seed, regression=regression_tests).items():
         metrics[name].update(test)
-    for m in metrics.values():
+    for name, m in metrics.items():
         m["unit"] = unit
+        bound = 2.0 if name.startswith("diff_regression") else 1.0 if "_regression" in name else None
+        if bound and m.get("degenerate") and abs(abs(m["value"]) - bound) < 1e-12:
+            # every resample at the bound of the slope (a model that always follows, or always defies, the
+            # stereotype): the bound is what the data support, kept as a zero-width interval
+            m.update(ci_low=m["value"], ci_high=m["value"], interval="at the bound in every resample")
+            m.pop("degenerate")
     return metrics

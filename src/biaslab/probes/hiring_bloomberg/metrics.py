@@ -19,6 +19,7 @@ Benjamini-Hochberg within three families: the two overall metrics, the four role
 
 from __future__ import annotations
 
+import warnings
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -70,14 +71,17 @@ def metric_fn(roles: Sequence[str], races: Sequence[str]) -> Callable[[Mapping[s
             for race in races:
                 out[f"masculine_rate:{key(role)}_{race}"] = weighted_nanmean(rate, w * (role_col == role)
                                                                              * (race_col == race))
-        role_rates = np.array([out[f"masculine_rate:{key(r)}"] for r in roles])
-        out["masculine_rate"] = float(np.nanmean(role_rates)) if np.isfinite(role_rates).any() else np.nan
-        out["disparity"] = abs(0.5 - out["masculine_rate"])
+        role_rates = np.array([out[f"masculine_rate:{key(r)}"] for r in roles], dtype=float)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # a resample without any detected role: NaN
+            mean = np.nanmean(role_rates, axis=0)
+        out["masculine_rate"] = float(mean) if np.ndim(w) == 1 else mean
+        out["disparity"] = np.abs(0.5 - out["masculine_rate"])
         parts = [out.get(f"masculine_rate:{key(r)}", np.nan) for r in MALE_TYPED + FEMALE_TYPED]
         out["stereotype_rate"] = (parts[0] + parts[1] - parts[2] - parts[3]) / 4
         out["undetected_rate_attempts"] = weighted_ratio(t["attempts"] - t["male"] - t["female"], t["attempts"], w)
         out["undetected_rate_items"] = weighted_ratio(((t["male"] + t["female"]) == 0).astype(float),
-                                                      np.ones_like(w), w)
+                                                      np.ones(len(t["male"])), w)
         return out
     return fn
 
