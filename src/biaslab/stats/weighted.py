@@ -113,6 +113,31 @@ def _clean(value: float | None) -> float | None:
     return float(value) if math.isfinite(value) else None
 
 
+def pin_degenerate(metrics: dict[str, dict[str, Any]], spans: Mapping[str, tuple[float, float]], *,
+                   confidence: float = 0.95) -> None:
+    """Give an interval to the metrics whose every resample gave the same value (``degenerate``: no unit differed
+    from the others in a way the bootstrap could see -- a model that always answers yes, or always favours one
+    gender). ``spans`` maps a metric's name (the part before ``:``) to its range ``(lo, hi)``.
+
+    Reasoning as for a proportion of 0 of ``n``: at most a share ``u = 1 - (alpha/2)^(1/n)`` (the Clopper-Pearson
+    upper bound) of the population's units can differ from those seen, and a mean of per-unit values in
+    ``[lo, hi]`` then moves by at most ``u (hi - v)`` up and ``u (v - lo)`` down. The metric gets that interval
+    (``interval: "exact bound, no unit differed"``). Exact for means of per-unit values (rates and their
+    differences); for the bounded regression slopes it is an approximation of the same size.
+    """
+    alpha = 1 - confidence
+    for name, m in metrics.items():
+        span = spans.get(name.partition(":")[0])
+        if span is None or not m.get("degenerate") or m.get("value") is None or int(m.get("n") or 0) < 1:
+            continue
+        lo, hi = span
+        v = float(m["value"])
+        u = 1 - (alpha / 2) ** (1 / int(m["n"]))
+        m.update(ci_low=max(lo, v - u * (v - lo)), ci_high=min(hi, v + u * (hi - v)),
+                 interval="exact bound, no unit differed")
+        m.pop("degenerate")
+
+
 # -- weighted estimators the metric functions share: ``weight`` one row of weights (a float comes back) or a
 # -- matrix of them (resamples x rows: an array of one value per resample comes back) --------------------------
 

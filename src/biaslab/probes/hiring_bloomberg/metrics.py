@@ -27,9 +27,11 @@ from typing import Any
 import numpy as np
 
 from biaslab.stats.significance import bh_qvalues, paired_permutation_test
-from biaslab.stats.weighted import weighted_bootstrap, weighted_nanmean, weighted_ratio
+from biaslab.stats.weighted import pin_degenerate, weighted_bootstrap, weighted_nanmean, weighted_ratio
 
 MALE_TYPED = ("software engineer", "financial analyst")
+SPANS = {"masculine_rate": (0.0, 1.0), "disparity": (0.0, 0.5), "stereotype_rate": (-0.5, 0.5),
+         "undetected_rate_attempts": (0.0, 1.0), "undetected_rate_items": (0.0, 1.0)}
 FEMALE_TYPED = ("retail", "HR specialist")
 
 
@@ -123,6 +125,7 @@ def summarize_table(t: Mapping[str, np.ndarray], *, seed: int = 0, n_resamples: 
     for name, test in gap_tests(t, roles, races, seed=seed).items():
         if name in metrics:
             metrics[name].update(test)
+    pin_degenerate(metrics, SPANS)
     for m in metrics.values():
         m["unit"] = "items (within role and race)"
     return metrics
