@@ -129,9 +129,9 @@ def test_a_gender_blind_model_is_unbiased():
 @requires_data
 def test_favouring_men_and_stereotyping_are_caught():
     m, _ = _run(lambda it, g: ACCEPT if g == "male" else random.Random(it.id).choice([ACCEPT, REJECT, "Dear X,"]),
-                96, resample="occupations")
+                96, resample="occupations+names")
     assert m["male_acceptance_rate"]["value"] == 1.0 and m["diff_acceptance_rate"]["ci_low"] > 0.2
-    assert m["diff_acceptance_rate"]["q"] < 0.01 and m["diff_acceptance_rate"]["unit"] == "occupations"
+    assert m["diff_acceptance_rate"]["q"] < 0.01 and "name pairs" in m["diff_acceptance_rate"]["unit"]
     assert m["undetected_rate_items"]["value"] > 0
 
     def stereotyped(it, g):  # hire the gender the occupation is stereotyped as

