@@ -17,7 +17,7 @@ from biaslab.errors import ConfigError, DataError
 from biaslab.models.base import GenerationParams
 from biaslab.planning.forms import MeanPlan
 from biaslab.probes.hiring_an.decision import read_decision
-from biaslab.probes.hiring_an.metrics import RESAMPLING, groups_of, item_table, metric_fn, summarize_table
+from biaslab.probes.hiring_an.metrics import RESAMPLING, item_table, metric_fn, summarize_table
 from biaslab.probes.hiring_bloomberg.data import NAMES_FILE, names_by_group
 from biaslab.probing.balanced import round_robin
 from biaslab.probing.core import Attempt, ProbeItem, ProbeOption, Prompt, Summary, rows_of
@@ -124,7 +124,7 @@ class HiringAnPairing(Pairing):
         return ItemTable(columns["item_id"].tolist(), columns)
 
     def metric_fn(self, aligned: Mapping[str, np.ndarray]) -> MetricFn:
-        return metric_fn(groups_of(aligned))
+        return metric_fn([])  # the overall metrics (the per-group ones would multiply the comparisons)
 
     def clusters(self, aligned: Mapping[str, np.ndarray]) -> tuple[list[np.ndarray], list[str]]:
         roles = np.asarray(aligned["role"]).astype(str)
