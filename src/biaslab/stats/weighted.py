@@ -1,16 +1,16 @@
 """A bootstrap that resamples a probe's real units, not its rows: metrics computed from weighted rows.
 
-A probe's table has one row per item (a decision scenario, a question), but the unit that carries the
-uncertainty can be coarser (the template an item was filled from) or there can be two of them crossed (the
-occupation of a scenario and the names it was asked about). A resample draws every unit with replacement --
-within its stratum, so the design stays fixed -- and gives each row the weight ``count of its unit`` (one
-factor: the cluster bootstrap) or the product of the counts of its units (several crossed factors: Owen's
-pigeonhole bootstrap, "The pigeonhole bootstrap", Ann. Appl. Stat. 2007; conservative: with two factors it
-counts the rows' own noise about three times over). The metric function reads the table's ``weight``
-column -- a matrix with one row of weights per resample, so a block of resamples costs a few matrix products --
-and returns one value per resample, or ``(values, units)``; it must treat a row of weight ``k`` as ``k``
-copies of it (the weighted means, ratios and least squares below do). Intervals are 95% percentiles, made honest by :func:`.intervals.honest_interval`; a metric
-no resample moved gets :func:`pin_degenerate`'s bound.
+A probe's table has one row per item (a decision scenario, a question), but the unit that carries the uncertainty
+can be coarser (the template an item was filled from) or there can be two of them crossed (the occupation of a
+scenario and the names it was asked about). A resample draws every unit with replacement -- within its stratum, so
+the design stays fixed -- and gives each row the weight ``count of its unit`` (one factor: the cluster bootstrap)
+or the product of the counts of its units (several crossed factors: Owen's pigeonhole bootstrap, "The pigeonhole
+bootstrap", Ann. Appl. Stat. 2007; conservative: with two factors it counts the rows' own noise about three times
+over). The metric function reads the table's ``weight`` column -- a matrix with one row of weights per resample, so
+a block of resamples costs a few matrix products -- and returns one value per resample, or ``(values, units)``; it
+must treat a row of weight ``k`` as ``k`` copies of it (the weighted means, ratios and least squares below do).
+Intervals are 95% percentiles, made honest by :func:`.intervals.honest_interval`; a metric no resample moved gets
+:func:`pin_degenerate`'s bound.
 """
 
 from __future__ import annotations
