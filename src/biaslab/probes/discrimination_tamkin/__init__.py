@@ -1,0 +1,1 @@
+"""DiscriminationTamkin: high-stakes yes/no decisions by gender."""

@@ -1,0 +1,1 @@
+"""DiversityMedQa: medical-exam accuracy by patient gender."""

@@ -1,0 +1,1 @@
+"""HiringAn: hiring decisions by candidate gender and occupation."""

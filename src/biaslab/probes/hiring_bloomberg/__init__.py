@@ -1,0 +1,1 @@
+"""HiringBloomberg: which gender tops a ranking of equal resumes."""
