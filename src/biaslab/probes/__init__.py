@@ -41,6 +41,10 @@ BUILTIN: dict[str, ProbeEntry] = {
     "crows-pairs": ProbeEntry("biaslab.probes.crows_pairs.probe:CrowsPairsProbe"),
     "bbq": ProbeEntry("biaslab.probes.bbq.probe:BbqProbe"),
     "winogender": ProbeEntry("biaslab.probes.winogender.probe:WinogenderProbe"),
+    "gest-creative": ProbeEntry("biaslab.probes.gest_creative.probe:GestCreativeProbe"),
+    "inventories": ProbeEntry("biaslab.probes.inventories.probe:InventoriesProbe"),
+    "business-vocabulary": ProbeEntry("biaslab.probes.business_vocabulary.probe:BusinessVocabularyProbe"),
+    "isear": ProbeEntry("biaslab.probes.isear.probe:IsearProbe"),
 }
 
 
