@@ -3,7 +3,8 @@
 A token is a run of letters or digits, hyphenated compounds kept whole ("self-confident", "well-known"),
 split at apostrophes ("leader's" -> "leader", "s"; "don't" -> "don", "t") and at every other punctuation
 mark. For the words these probes look up (adjectives of gender inventories, emotion nouns) this gives the
-tokens NLTK's ``word_tokenize`` gives, which GenderBench uses, without NLTK's tokenizer models.
+tokens NLTK's ``word_tokenize`` gives (GenderBench's tokenizer), without NLTK and its downloaded models; the two
+differ on rare joined forms NLTK keeps whole ("caring/kind", "_kind_"), which are split here.
 """
 
 from __future__ import annotations
