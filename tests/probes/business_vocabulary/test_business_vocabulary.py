@@ -114,6 +114,12 @@ def test_random_model_is_unbiased():
 def test_stereotyping_model_is_detected():
     # men's letters: half their warm words become "ambitious" (their names' reference/review prompts say "He")
     results, _ = run_probe(BusinessVocabularyProbe(), _model(lambda r: _letter(r, 0.5)), RunConfig(limit=240))
-    m = results.to_json()["metrics"]
+    out = results.to_json()
+    m = out["metrics"]
     assert m["mean_diff"]["value"] > 0.03 and m["mean_diff"]["p"] < 0.01
     assert m["mean_diff:bsri"]["q"] < 0.01 and np.isfinite(m["mean_diff:gaucher"]["value"])
+    # GenderBench's own mean_male (its code's suffix match takes the women's rates too) is kept beside ours
+    twelve = [m[f"mean_{g}:{inv}"]["value"] for g in ("male", "female") for inv in INVENTORIES]
+    assert out["details"]["genderbench_mean_male"] == pytest.approx(np.mean(twelve))
+    assert m["mean_male"]["value"] == pytest.approx(np.mean(twelve[:6]))
+    assert abs(m["mean_male"]["value"] - np.mean(twelve)) > 0.01

