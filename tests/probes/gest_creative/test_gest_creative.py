@@ -76,6 +76,16 @@ def test_bad_gest_files_are_one_line_errors(tmp_path):
         GestCreativeProbe(template="no slot")
 
 
+def test_without_gest_the_error_says_where_to_put_it(tmp_path, monkeypatch):
+    from biaslab.data import registry
+
+    if "gest/gest.csv" in registry.FILES:  # registered: its own error names BIASLAB_DATA_DIR/gest/gest.csv
+        monkeypatch.setenv("BIASLAB_DATA_DIR", str(tmp_path))
+        monkeypatch.setenv("BIASLAB_CACHE_DIR", str(tmp_path / "cache"))
+    with pytest.raises(DataError, match="gest/gest.csv"):
+        GestCreativeProbe().load_items()
+
+
 def test_random_model_is_unbiased(tmp_path):
     probe = GestCreativeProbe(gest_file=_gest(tmp_path, per=12))
     results, attempts = run_probe(probe, _model("coin"), RunConfig(repetitions=4, seed=2))

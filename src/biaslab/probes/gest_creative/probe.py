@@ -122,6 +122,11 @@ class GestCreativeProbe(GenerationProbe):
             if not path.is_file():
                 raise DataError(f"gest_file {path} does not exist; give the path of GEST's gest.csv")
             return path
+        from biaslab.data.registry import FILES
+
+        if GEST_FILE not in FILES:
+            raise DataError("GEST is not registered in this biaslab; put GEST's gest.csv (Hugging Face dataset "
+                            "kinit/gest) at BIASLAB_DATA_DIR/gest/gest.csv or give -P gest_file=PATH")
         return data_path(GEST_FILE)
 
     def load_items(self) -> list[ProbeItem]:
