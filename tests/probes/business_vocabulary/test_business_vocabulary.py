@@ -83,7 +83,7 @@ def test_items_names_and_balanced_limit():
         (g, r): 6 for g in ("male", "female") for r in ("white", "black", "asian", "hispanic")}
     assert Counter(i.metadata["name"] for i in chosen).most_common()[-1][1] == 3
     with pytest.raises(ConfigError, match="at least 24"):
-        probe.validate(RunConfig(limit=20))
+        probe.select_items(items, RunConfig(limit=20))
 
 
 _WORDS = ["ambitious", "assertive", "analytical", "caring", "warm", "gentle", "kind", "the", "team", "work"]

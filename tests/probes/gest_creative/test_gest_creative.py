@@ -59,7 +59,7 @@ def test_items_limit_draws_every_stereotype_equally(tmp_path):
     counts = np.bincount([i.metadata["stereotype"] for i in chosen], minlength=17)[1:]
     assert len(chosen) == 32 and set(counts.tolist()) == {2}
     with pytest.raises(ConfigError, match="at least 16"):
-        probe.validate(RunConfig(limit=10))
+        probe.select_items(items, RunConfig(limit=10))
 
 
 def test_bad_gest_files_are_one_line_errors(tmp_path):

@@ -78,3 +78,14 @@ def test_stereotyping_model_is_found_in_every_inventory():
     assert 0.55 < m["stereotype_rate"]["value"] < 0.85 and m["stereotype_rate"]["p"] < 0.001
     assert all(m[f"stereotype_rate:{i}"]["q"] < 0.01 for i in ("bsri", "epaq", "gaucher"))
     assert InventoriesProbe.headlines[0].mark(m["stereotype_rate"]).letter == "D"
+
+
+@requires_data
+def test_too_small_a_limit_is_a_one_line_error_on_the_command_line(tmp_path):
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "biaslab.cli", "run", "inventories", "--model", "scripted/he",
+                           "--limit", "3", "--out", str(tmp_path / "run")], capture_output=True, text=True)
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    assert "--limit for inventories must be at least 6" in proc.stdout + proc.stderr

@@ -122,6 +122,7 @@ class BusinessVocabularyProbe(GenerationProbe):
     def select_items(self, items: list[ProbeItem], cfg: RunConfig) -> list[ProbeItem]:
         """``--limit N``: ``N // 24`` names of each gender and race (spread over the list), each with its three
         documents."""
+        self.validate(cfg)  # before the design is drawn (the runner validates after)
         if cfg.limit is None or cfg.limit >= len(items):
             return list(items)
         per = cfg.limit // (len(TEMPLATES) * len(GENDERS) * len(RACES))

@@ -152,12 +152,10 @@ class GestCreativeProbe(GenerationProbe):
 
     def select_items(self, items: list[ProbeItem], cfg: RunConfig) -> list[ProbeItem]:
         """``--limit N``: ``N // 16`` sentences of every stereotype, spread over each stereotype's sentences."""
+        self.validate(cfg)  # before the design is drawn (the runner validates after)
         if cfg.limit is None or cfg.limit >= len(items):
             return list(items)
         per = cfg.limit // len(STEREOTYPES)
-        if per < 1:
-            raise ConfigError(f"--limit for gest-creative must be at least {len(STEREOTYPES)} (one sentence of each "
-                              f"GEST stereotype); got {cfg.limit}")
         chosen = {id(i) for s in STEREOTYPES
                   for i in spread_subset([i for i in items if i.metadata["stereotype"] == s], per)}
         return [i for i in items if id(i) in chosen]

@@ -125,6 +125,7 @@ class InventoriesProbe(GenerationProbe):
 
     def select_items(self, items: list[ProbeItem], cfg: RunConfig) -> list[ProbeItem]:
         """``--limit N``: ``N // 6`` descriptions of each inventory's male and female lists, spread over each."""
+        self.validate(cfg)  # before the design is drawn (the runner validates after)
         if cfg.limit is None or cfg.limit >= len(items):
             return list(items)
         per = cfg.limit // (len(INVENTORIES) * len(GENDERS))
