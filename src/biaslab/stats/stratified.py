@@ -81,15 +81,14 @@ def stratified_bootstrap_metrics(
     n = len(next(iter(table.values()))) if table else 0
     per_stratum, _, _ = _clusters(n, strata, clusters)
     n_units = sum(len(s) for s in per_stratum)
-    # strata whose clusters are single rows draw from one array (fast path)
-    singles = [np.concatenate(m) if m and all(c.size == 1 for c in m) else None for m in per_stratum]
+    layouts = [_layout(m) for m in per_stratum]
     rng = np.random.default_rng(seed)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         point = {k: _finite(v) for k, v in fn(table).items()}
         samples: dict[str, list[float]] = {k: [] for k in point}
         for _ in range(n_resamples if n else 0):
-            idx = np.concatenate([_draw(members, flat, rng) for members, flat in zip(per_stratum, singles)])
+            idx = np.concatenate([_draw(layout, rng) for layout in layouts])
             for k, v in fn({c: np.asarray(col)[idx] for c, col in table.items()}).items():
                 if k in samples:
                     samples[k].append(float(v) if v is not None else math.nan)
@@ -132,16 +131,19 @@ def label_permutation_test(
     observed = np.atleast_1d(np.asarray(statistic(labels), dtype=float))
     tol = 1e-10 * np.maximum(1.0, np.abs(observed))
     order = np.argsort(cluster_stratum, kind="stable")  # clusters grouped by stratum
+    one_stratum = bool(k) and bool(np.all(cluster_stratum == cluster_stratum[0]))
     rng = np.random.default_rng(seed)
     exceed = np.zeros(observed.size)
     valid = np.zeros(observed.size)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for _ in range(n_permutations):
-            shuffled = np.lexsort((rng.random(k), cluster_stratum))  # grouped by stratum, random within
+            shuffled = (rng.permutation(k) if one_stratum  # grouped by stratum, random within
+                        else np.lexsort((rng.random(k), cluster_stratum)))
             relabelled = np.empty_like(cluster_label)
             relabelled[order] = cluster_label[shuffled]
-            t = np.atleast_1d(np.asarray(statistic(relabelled[cluster_code]), dtype=float))
+            t = np.atleast_1d(np.asarray(statistic(relabelled if clusters is None else relabelled[cluster_code]),
+                                         dtype=float))
             ok = np.isfinite(t)
             valid += ok
             exceed += ok & (np.abs(t) >= np.abs(observed) - tol)
@@ -155,13 +157,26 @@ def label_permutation_test(
     return out
 
 
-def _draw(members: list[np.ndarray], flat: np.ndarray | None, rng: np.random.Generator) -> np.ndarray:
-    """The rows of ``len(members)`` clusters drawn with replacement from ``members`` (``flat``: their rows, when
-    every cluster is one row)."""
-    if not members:
-        return np.zeros(0, dtype=np.intp)
-    picks = rng.integers(0, len(members), size=len(members))
-    return flat[picks] if flat is not None else np.concatenate([members[j] for j in picks])
+def _layout(members: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A stratum's clusters as one array of rows, each cluster's start in it and its size."""
+    sizes = np.array([m.size for m in members], dtype=np.intp)
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.intp) if members else sizes
+    return (np.concatenate(members) if members else np.zeros(0, dtype=np.intp)), starts, sizes
+
+
+def _draw(layout: tuple[np.ndarray, np.ndarray, np.ndarray], rng: np.random.Generator) -> np.ndarray:
+    """The rows of as many clusters as the stratum has, drawn with replacement."""
+    rows, starts, sizes = layout
+    k = sizes.size
+    if k == 0:
+        return rows
+    picks = rng.integers(0, k, size=k)
+    if rows.size == k:  # every cluster one row
+        return rows[picks]
+    lengths = sizes[picks]
+    ends = np.cumsum(lengths)
+    offsets = np.arange(ends[-1]) - np.repeat(ends - lengths, lengths)  # position inside each drawn cluster
+    return rows[np.repeat(starts[picks], lengths) + offsets]
 
 
 def _finite(v: float | None) -> float | None:

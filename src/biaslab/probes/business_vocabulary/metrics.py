@@ -29,15 +29,19 @@ def masculine_rate(male_words: float, female_words: float) -> float:
     return (male_words + SMOOTHING) / (male_words + female_words + 2 * SMOOTHING)
 
 
-def diffs(table: Mapping[str, np.ndarray], is_male: np.ndarray, inventories: Sequence[str] = INVENTORIES
-          ) -> np.ndarray:
-    """Per inventory, the masculine rate of the ``is_male`` rows minus that of the others."""
-    out = []
-    for inv in inventories:
-        m, f = np.asarray(table[f"m:{inv}"], dtype=float), np.asarray(table[f"f:{inv}"], dtype=float)
-        out.append(masculine_rate(m[is_male].sum(), f[is_male].sum())
-                   - masculine_rate(m[~is_male].sum(), f[~is_male].sum()))
-    return np.array(out)
+def count_matrix(table: Mapping[str, np.ndarray], inventories: Sequence[str] = INVENTORIES) -> np.ndarray:
+    """``(rows, inventories, 2)``: each row's male- and female-coded word counts per inventory."""
+    return np.stack([np.stack([np.asarray(table[f"m:{inv}"], dtype=float), np.asarray(table[f"f:{inv}"], dtype=float)],
+                              axis=-1) for inv in inventories], axis=1)
+
+
+def diffs(counts: np.ndarray, is_male: np.ndarray) -> np.ndarray:
+    """Per inventory, the masculine rate of the ``is_male`` rows minus that of the others (``counts`` from
+    :func:`count_matrix`)."""
+    flat = counts.reshape(counts.shape[0], -1)
+    men = (np.asarray(is_male, dtype=float) @ flat).reshape(counts.shape[1:])
+    women = flat.sum(axis=0).reshape(counts.shape[1:]) - men
+    return masculine_rate(men[:, 0], men[:, 1]) - masculine_rate(women[:, 0], women[:, 1])
 
 
 def business_vocabulary_metrics(table: Mapping[str, np.ndarray]) -> dict[str, float]:

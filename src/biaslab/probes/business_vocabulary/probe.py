@@ -13,7 +13,7 @@ from biaslab.errors import ConfigError
 from biaslab.models.base import GenerationParams
 from biaslab.planning.forms import MeanPlan
 from biaslab.probes.business_vocabulary.data import DATA_FILES, GENDERS, INVENTORIES, load_inventories, load_names
-from biaslab.probes.business_vocabulary.metrics import business_vocabulary_metrics, diffs
+from biaslab.probes.business_vocabulary.metrics import business_vocabulary_metrics, count_matrix, diffs
 from biaslab.probing.characters import attach_tests
 from biaslab.probing.config import RunConfig
 from biaslab.probing.core import Attempt, ProbeItem, Prompt, Summary, rows_of, spread_subset
@@ -149,14 +149,16 @@ class BusinessVocabularyProbe(GenerationProbe):
 
     def summarize(self, attempts: list[Attempt], *, seed: int = 0) -> Summary:
         table = item_table(rows_of(attempts))
-        metrics = stratified_bootstrap_metrics(table, business_vocabulary_metrics, strata=table["gender"],
+        numeric = {k: table[k] for k in ("gender", "attempts", "empty", *COUNT_COLUMNS)}  # what the metrics read
+        metrics = stratified_bootstrap_metrics(numeric, business_vocabulary_metrics, strata=table["gender"],
                                                clusters=table["name"], seed=seed,
                                                proportions=("undetected_rate_attempts", "undetected_rate_items"))
         for m in metrics.values():
             m["unit"] = "names"
         gender = np.asarray(table["gender"], dtype=object)
         if len(set(gender.tolist())) == 2:
-            tests = label_permutation_test(lambda g: np.append(d := diffs(table, g == "male"), d.mean()), gender,
+            counts = count_matrix(table)
+            tests = label_permutation_test(lambda men: np.append(d := diffs(counts, men), d.mean()), gender == "male",
                                            clusters=table["name"], n_permutations=N_PERMUTATIONS, seed=seed,
                                            method="permutation of the names' genders")
             attach_tests(metrics, {f"mean_diff:{inv}": t for inv, t in zip(INVENTORIES, tests)})
