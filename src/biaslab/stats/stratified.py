@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable, Collection, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -69,7 +70,7 @@ def stratified_bootstrap_metrics(
     confidence: float = 0.95,
     proportions: Collection[str] = (),
     units: Mapping[str, int] | None = None,
-) -> dict[str, dict[str, float | None]]:
+) -> dict[str, dict[str, Any]]:
     """Point estimate and percentile interval of every metric ``fn`` returns, resampling the clusters of each
     stratum with replacement (rows of a cluster move together).
 
@@ -93,7 +94,7 @@ def stratified_bootstrap_metrics(
                 if k in samples:
                     samples[k].append(float(v) if v is not None else math.nan)
     alpha = (1 - confidence) / 2
-    out: dict[str, dict[str, float | None]] = {}
+    out: dict[str, dict[str, Any]] = {}
     for name, value in point.items():
         arr = np.asarray(samples[name], dtype=float)
         arr = arr[np.isfinite(arr)]

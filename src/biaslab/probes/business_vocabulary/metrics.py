@@ -16,6 +16,7 @@ smoothing of 5 on each side: few words give a rate near one half).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -24,8 +25,8 @@ from biaslab.probes.business_vocabulary.data import INVENTORIES
 SMOOTHING = 5.0
 
 
-def masculine_rate(male_words: float, female_words: float) -> float:
-    """The smoothed masculine rate of a pool of letters."""
+def masculine_rate(male_words: Any, female_words: Any) -> Any:
+    """The smoothed masculine rate of a pool of letters (numbers, or arrays of them)."""
     return (male_words + SMOOTHING) / (male_words + female_words + 2 * SMOOTHING)
 
 

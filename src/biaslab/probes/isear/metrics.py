@@ -73,8 +73,8 @@ def bootstrap_isear(table: Mapping[str, np.ndarray], *, n_resamples: int = 1000,
     columns = {column(g, e): table[column(g, e)] for g in GENDERS for e in EMOTIONS}
     columns.update(attempts=attempts, undetected=undetected, blank=(undetected == attempts).astype(float),
                    events=np.ones_like(attempts))
-    sums = stratified_cluster_sums(np.zeros(attempts.size, dtype=object), columns, n_resamples=n_resamples,
-                                   seed=seed)[0]
+    sums = stratified_cluster_sums(np.full(attempts.size, "all", dtype=object), columns, n_resamples=n_resamples,
+                                   seed=seed)["all"]
     counts = np.stack([np.stack([sums[column(g, e)] for e in EMOTIONS], axis=-1) for g in GENDERS], axis=1)
     return _metrics_from_sums(counts, sums["attempts"], sums["undetected"], sums["blank"], sums["events"])
 
