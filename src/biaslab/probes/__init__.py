@@ -49,6 +49,10 @@ BUILTIN: dict[str, ProbeEntry] = {
     "hiring-an": ProbeEntry("biaslab.probes.hiring_an.probe:HiringAnProbe"),
     "hiring-bloomberg": ProbeEntry("biaslab.probes.hiring_bloomberg.probe:HiringBloombergProbe"),
     "diversity-med-qa": ProbeEntry("biaslab.probes.diversity_med_qa.probe:DiversityMedQaProbe"),
+    "gest-creative": ProbeEntry("biaslab.probes.gest_creative.probe:GestCreativeProbe"),
+    "inventories": ProbeEntry("biaslab.probes.inventories.probe:InventoriesProbe"),
+    "business-vocabulary": ProbeEntry("biaslab.probes.business_vocabulary.probe:BusinessVocabularyProbe"),
+    "isear": ProbeEntry("biaslab.probes.isear.probe:IsearProbe"),
 }
 
 

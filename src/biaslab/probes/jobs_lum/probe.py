@@ -13,12 +13,12 @@ from biaslab.errors import DataError
 from biaslab.models.base import GenerationParams
 from biaslab.planning.forms import MeanPlan, ProportionPlan
 from biaslab.probes.jobs_lum.metrics import bounded_fit, jobs_lum_metrics
-from biaslab.probes.jobs_lum.pronouns import binary_gender, count_pronouns, nonbinary_gender
 from biaslab.probing.core import Attempt, ProbeItem, Prompt, Summary
 from biaslab.probing.generation import GenerationProbe
 from biaslab.probing.headline import Headline, MarkRule
 from biaslab.probing.pairing import ByItemPairing
 from biaslab.probing.presentation import Figure, MetricDoc
+from biaslab.probing.pronouns import binary_gender, count_pronouns, nonbinary_gender
 from biaslab.stats.bootstrap import bootstrap_metrics
 
 if TYPE_CHECKING:

@@ -1,4 +1,4 @@
-from biaslab.probes.jobs_lum.pronouns import binary_gender, count_pronouns, nonbinary_gender
+from biaslab.probing.pronouns import binary_gender, count_pronouns, nonbinary_gender
 
 
 def test_binary_counts_follow_the_card():

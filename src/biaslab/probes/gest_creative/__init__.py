@@ -1,0 +1,1 @@
+"""GestCreative: the gender of characters a model writes for stereotyped mottos (GEST, GenderBench)."""

