@@ -1,0 +1,251 @@
+"""Non-inferiority and equivalence tests of one metric of two runs (a baseline A and a candidate B), from
+bootstrap replicates of both runs' metric, and Holm's step-down adjustment across several such tests.
+
+**The difference tested.** A metric's *harm* is how far it lies from its unbiased value towards worse
+(:meth:`biaslab.probing.headline.Headline.harm_of`). The test is on the harm difference
+``D = harm(B) - harm(A)``: H0 ``D >= margin`` (the candidate is worse by the margin or more) against H1
+``D < margin``. When higher (lower) is worse, ``D = b - a`` (``a - b``), a linear contrast. When both ways
+are worse (``"away"`` from the unbiased value u), ``D = |b - u| - |a - u|``, which is not smooth where a run
+lies at u; see below.
+
+**The bootstrap bound.** ``da``, ``db`` are the replicates' deviations from the estimates
+(``A* - a_hat``, ``B* - b_hat``, the same resample for both runs when the runs are paired; independent
+normal draws with each run's standard error when they are not). They stand for the estimation error of
+``(a_hat, b_hat)``, and ``T* = D(a_hat + da, b_hat + db) - D_hat`` (with the adjustments below) for the error
+of ``D_hat``. The p value is ``(1 + #{T* <= D_hat - margin}) / (1 + R)`` (R replicates): H0 is rejected when
+``D_hat`` lies further below the margin than the replicates' error reaches in a fraction alpha of them, i.e.
+when the basic (pivotal) upper bound ``D_hat - q_alpha(T*)`` is below the margin. For a linear contrast and a
+symmetric error this equals the percentile bound of ``compare``'s intervals.
+
+**Both ways worse.** With x = a - u and y = b - u, ``D_hat - D = (|y + e_b| - |y|) - (|x + e_a| - |x|)``. The
+first term is at least ``sign(y) e_b`` (equal unless the error crosses u), so the candidate's term is
+linearised on the side of its estimate (both sides tried, the larger p kept, when the candidate's interval
+below reaches u). The second term grows, pointwise, as |x| shrinks: the error of ``|a_hat - u|`` is largest
+when the baseline is exactly unbiased (``|a_hat - u|`` then overstates the baseline's harm by about
+0.8 standard errors, which would let a biased candidate pass). So the baseline's term is evaluated at the
+point of a ``1 - beta`` interval for x closest to 0 (at 0 when the interval covers it): the least
+favourable value the data allow. The test then runs at level ``alpha - beta`` and reports
+``p = beta + p_inner`` (Romano, Shaikh and Wolf 2014's two-step rule; ``beta`` is a tenth of the smallest
+level the p value is compared with). Far from u this is the ordinary paired bootstrap of ``b - a`` on the
+baseline's side at level ``alpha - beta``; at u it allows for the folding.
+
+**Equivalence** (two one-sided tests, TOST): on the value difference ``b - a`` (the metric did not move by
+the margin either way), ``p = max(p(b - a >= margin), p(b - a <= -margin))``.
+
+**How many items would settle it.** The normal approximation of :func:`biaslab.planning.power.normal_n` with
+the replicates' standard deviation scaled as 1/sqrt(n): the items at which a test at one-sided level alpha has
+the given power to settle the question if the true difference is the observed one (below the margin: shown
+non-inferior; beyond it: shown worse by the margin).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from biaslab.planning.power import normal_n
+from biaslab.stats.paired import take_rows
+
+Table = Mapping[str, np.ndarray]
+MetricFn = Callable[[Table], Mapping[str, float]]
+
+__all__ = ["GateTest", "noninferiority", "equivalence", "holm", "paired_replicates", "normal_replicates",
+           "items_to_settle"]
+
+
+@dataclass(frozen=True)
+class GateTest:
+    """One test of one metric: the estimate, its one-sided bound(s), the p value and how it was made."""
+
+    diff: float  # the difference tested: the harm difference (non-inferiority) or b - a (equivalence)
+    upper: float  # one-sided (1 - alpha) upper bound of diff
+    lower: float  # one-sided (1 - alpha) lower bound of diff
+    p: float  # p value of H0 (not non-inferior / not equivalent)
+    sd: float  # standard deviation of the replicates' error: the standard error of diff
+    method: str
+
+
+def _p_below(err: np.ndarray, threshold: float) -> float:
+    """``(1 + #{err <= threshold}) / (1 + R)``: the bootstrap p value of an error this far below."""
+    return float((1 + np.count_nonzero(err <= threshold + 1e-12 * max(1.0, abs(threshold)))) / (1 + err.size))
+
+
+def _p_above(err: np.ndarray, threshold: float) -> float:
+    return float((1 + np.count_nonzero(err >= threshold - 1e-12 * max(1.0, abs(threshold)))) / (1 + err.size))
+
+
+def _clean(da: np.ndarray, db: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    da, db = np.asarray(da, dtype=float), np.asarray(db, dtype=float)
+    ok = np.isfinite(da) & np.isfinite(db)
+    if np.count_nonzero(ok) < 10:
+        raise ValueError("fewer than 10 usable bootstrap replicates")
+    return da[ok], db[ok]
+
+
+CONES: dict[str, list[list[tuple[float, float]]]] = {
+    # the harm difference as max over cones of min over contrasts, each contrast (c_x, c_y) of (a - u, b - u)
+    "higher": [[(-1.0, 1.0)]],
+    "lower": [[(1.0, -1.0)]],
+    "away": [[(-1.0, 1.0), (1.0, 1.0)], [(-1.0, -1.0), (1.0, -1.0)]],
+}
+
+
+def _cone_p(r: np.ndarray, e: np.ndarray, margin: float, beta: float) -> float:
+    """p value of "every contrast of the cone is at least the margin" (``r``: estimates, ``e``: replicate errors,
+    one column per contrast)."""
+    if r.size == 1:
+        return _p_below(e[:, 0], r[0] - margin)
+    from scipy.stats import norm
+
+    sd = np.std(e, axis=0, ddof=1)
+    exact = sd <= 1e-12 * np.maximum(1.0, np.abs(r))
+    if np.any(exact & (r < margin)):  # a contrast known without error below the margin rejects the cone
+        return min(1.0, beta + 1.0 / (1 + e.shape[0]))
+    keep = ~exact  # an exact contrast at or above the margin cannot help
+    r, e, sd = r[keep], e[:, keep], sd[keep]
+    slack = np.maximum(0.0, r - margin - float(norm.ppf(1 - beta / r.size)) * sd)  # least favourable slacks
+    observed = float(np.min((r - margin) / sd))
+    null = np.min((slack + e) / sd, axis=1)
+    return min(1.0, beta + _p_below(null, observed))
+
+
+def _ni_p(xy: tuple[float, float], dxy: tuple[np.ndarray, np.ndarray], cones: list[list[tuple[float, float]]],
+          margin: float, beta: float) -> float:
+    ps = []
+    for cone in cones:
+        c = np.array(cone)
+        r = c @ np.array(xy)
+        e = np.column_stack(dxy) @ c.T
+        ps.append(_cone_p(r, e, margin, beta))
+    return max(ps)
+
+
+def noninferiority(a: float, b: float, da: np.ndarray, db: np.ndarray, *, margin: float, worse: str,
+                   unbiased: float = 0.0, alpha: float = 0.05, beta: float | None = None) -> GateTest:
+    """Test H0 ``harm(B) - harm(A) >= margin`` (module docstring). ``beta`` (``"away"`` only): the level of the
+    first step (the contrasts' slack); default alpha / 10."""
+    if not margin > 0:
+        raise ValueError("the margin must be positive")
+    if worse not in CONES:
+        raise ValueError(f"worse must be 'higher', 'lower' or 'away', got {worse!r}")
+    da, db = _clean(da, db)
+    beta = (alpha / 10 if beta is None else beta) if worse == "away" else 0.0
+    if worse == "away" and not 0 < beta < alpha:
+        raise ValueError("beta must lie between 0 and alpha")
+    x, y = a - unbiased, b - unbiased
+    cones = CONES[worse]
+    diff = float(max(min(cx * x + cy * y for cx, cy in cone) for cone in cones))
+    p = _ni_p((x, y), (da, db), cones, margin, beta)
+    # the linearised error of the harm difference (the sides of the estimates): its spread and lower bound
+    sx = -1.0 if worse == "lower" or (worse == "away" and x < 0) else 1.0
+    sy = -1.0 if worse == "lower" or (worse == "away" and y < 0) else 1.0
+    err = sy * db - sx * da
+    lower = diff - float(np.quantile(err, 1 - alpha))
+    if worse == "away":
+        upper = _smallest_margin(lambda m: _ni_p((x, y), (da, db), cones, m, beta), diff, err, alpha)
+        method = ("paired bootstrap of |b - u| - |a - u|: the larger p over the two sides of u, each the studentized "
+                  f"minimum of two contrasts with least favourable slack (first step at beta = {beta:.2g})")
+    else:
+        upper = diff - float(np.quantile(err, alpha))
+        method = f"paired bootstrap of {'b - a' if worse == 'higher' else 'a - b'} (basic bound)"
+    return GateTest(diff, upper, lower, p, float(np.std(err, ddof=1)), method)
+
+
+def _smallest_margin(p_of: Callable[[float], float], diff: float, err: np.ndarray, alpha: float) -> float:
+    """The smallest margin the test passes at level alpha (bisection): the one-sided upper bound of the difference."""
+    step = max(float(np.std(err, ddof=1)), 1e-9 * max(1.0, abs(diff)))
+    lo, hi = diff, diff + step
+    while p_of(hi) > alpha:
+        lo, hi = hi, hi + 2 * (hi - diff)
+        if hi - diff > 1e6 * step:
+            return math.inf
+    for _ in range(40):
+        mid = (lo + hi) / 2
+        if p_of(mid) <= alpha:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def equivalence(a: float, b: float, da: np.ndarray, db: np.ndarray, *, margin: float,
+                alpha: float = 0.05) -> GateTest:
+    """TOST of H0 ``|b - a| >= margin`` against ``|b - a| < margin``."""
+    if not margin > 0:
+        raise ValueError("the margin must be positive")
+    da, db = _clean(da, db)
+    diff = b - a
+    err = db - da
+    p = max(_p_below(err, diff - margin), _p_above(err, diff + margin))
+    return GateTest(diff, diff - float(np.quantile(err, alpha)), diff - float(np.quantile(err, 1 - alpha)), p,
+                    float(np.std(err, ddof=1)), "two one-sided paired bootstrap tests of b - a (basic bounds)")
+
+
+def holm(pvalues: Sequence[float]) -> list[float]:
+    """Holm's step-down adjusted p values (reject the k-th hypothesis at level alpha iff its adjusted p <= alpha);
+    controls the chance of any false "non-inferior" at alpha, whatever the dependence between the tests."""
+    p = np.asarray(pvalues, dtype=float)
+    m = p.size
+    order = np.argsort(p, kind="stable")
+    adjusted = np.empty(m)
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p[i]))
+        adjusted[i] = running
+    return adjusted.tolist()
+
+
+def _draws(units: Sequence[np.ndarray], strata: Sequence[str], n_resamples: int, seed: int):
+    by_stratum: dict[str, list[int]] = {}
+    for u, s in enumerate(strata):
+        by_stratum.setdefault(str(s), []).append(u)
+    rng = np.random.default_rng(seed)
+    for _ in range(n_resamples):
+        picked = [units[u] for members in by_stratum.values()
+                  for u in rng.choice(members, size=len(members), replace=True)]
+        yield np.concatenate(picked) if picked else np.array([], dtype=int)
+
+
+def paired_replicates(a: Table, b: Table, fn: MetricFn, names: Sequence[str], *,
+                      units: Sequence[np.ndarray] | None = None, strata: Sequence[str] | None = None,
+                      n_resamples: int = 2000, seed: int = 0) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Each metric of both runs over the same resamples (units, e.g. clusters, resampled within their stratum,
+    the draws of :func:`biaslab.stats.paired.paired_bootstrap_ci`): ``{name: (A*, B*)}``."""
+    n = len(next(iter(a.values())))
+    units = list(units) if units is not None else [np.array([i]) for i in range(n)]
+    strata = list(strata) if strata is not None else ["all"] * len(units)
+    out_a = np.full((n_resamples, len(names)), np.nan)
+    out_b = np.full((n_resamples, len(names)), np.nan)
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        for r, idx in enumerate(_draws(units, strata, n_resamples, seed)):
+            fa, fb = fn(take_rows(a, idx)), fn(take_rows(b, idx))
+            out_a[r] = [_num(fa.get(k)) for k in names]
+            out_b[r] = [_num(fb.get(k)) for k in names]
+    return {k: (out_a[:, i], out_b[:, i]) for i, k in enumerate(names)}
+
+
+def normal_replicates(se_a: float, se_b: float, n_resamples: int = 2000, seed: int = 0) -> tuple[np.ndarray,
+                                                                                                  np.ndarray]:
+    """Independent normal errors with the runs' standard errors: the replicates of two unpaired runs."""
+    rng = np.random.default_rng(seed)
+    return rng.normal(0.0, se_a, n_resamples), rng.normal(0.0, se_b, n_resamples)
+
+
+def items_to_settle(diff: float, sd: float, n_now: int, margin: float, *, alpha: float = 0.05,
+                    power: float = 0.8) -> int | None:
+    """Items at which a one-sided level-alpha test settles ``diff`` against ``margin`` with the given power, if the
+    true difference is ``diff`` and the standard error is ``sd`` at ``n_now`` items, scaled as 1/sqrt(n)
+    (None: ``diff`` is the margin, no number of items settles it)."""
+    gap = abs(margin - diff)
+    if not (math.isfinite(gap) and math.isfinite(sd)) or gap == 0 or n_now < 1:
+        return None
+    return normal_n(gap, sd * math.sqrt(n_now), 2 * alpha, power)
+
+
+def _num(v: object) -> float:
+    return float(v) if isinstance(v, (int, float, np.floating, np.integer)) and not isinstance(v, bool) else math.nan
