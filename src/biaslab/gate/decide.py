@@ -132,16 +132,16 @@ def _test_probe(specs: list[MarginSpec], ra: Run, rb: Run, designs: dict[str, di
     n_now = min(ra.results.n_items, rb.results.n_items)
     for k, s in enumerate(specs):
         ma, mb = ra.results.metric(s.metric), rb.results.metric(s.metric)
-        a, b = _num(ma.get("value")), _num(mb.get("value"))
+        value_a, value_b = _num(ma.get("value")), _num(mb.get("value"))
         se = [_se(mm) for mm in (ma, mb)]
-        if a is None or b is None:
+        if value_a is None or value_b is None:
             rows.append(_untested(s, "not defined on both runs"))
         elif se[0] is None or se[1] is None:
             rows.append(_untested(s, "a run reports no interval for it (unpaired runs are tested from their "
                                      "intervals)"))
         else:
             da, db = ni.normal_replicates(se[0], se[1], n_resamples, seed + k)
-            rows.append(_tested(s, a, b, da, db, "unpaired", n_now, alpha=alpha, beta=beta,
+            rows.append(_tested(s, value_a, value_b, da, db, "unpaired", n_now, alpha=alpha, beta=beta,
                                 equivalence_mode=equivalence_mode))
     return rows
 
@@ -155,9 +155,11 @@ def _tested(s: MarginSpec, a: float, b: float, da: np.ndarray, db: np.ndarray, d
             alpha: float, beta: float, equivalence_mode: bool) -> dict[str, Any]:
     h = s.headline
     try:
-        t: ni.GateTest = (ni.equivalence(a, b, da, db, margin=s.margin, alpha=alpha) if equivalence_mode else
-                       ni.noninferiority(a, b, da, db, margin=s.margin, worse=h.worse, unbiased=h.unbiased, alpha=alpha,
-                                      beta=beta))
+        if equivalence_mode:
+            t = ni.equivalence(a, b, da, db, margin=s.margin, alpha=alpha)
+        else:
+            t = ni.noninferiority(a, b, da, db, margin=s.margin, worse=h.worse, unbiased=h.unbiased, alpha=alpha,
+                                  beta=beta)
     except ValueError as exc:  # too few usable replicates
         return _untested(s, f"cannot be tested: {exc}")
     return {**_base_row(s), "design": design, "baseline": a, "candidate": b, "diff": t.diff, "upper": t.upper,

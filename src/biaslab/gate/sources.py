@@ -79,9 +79,9 @@ def match(base: Side, cand: Side) -> tuple[list[tuple[str, Run, Run | None]], li
         return [(pa, ra, rb)], []
     base.label, cand.label = f"{base.model} ({base.path.name})", f"{cand.model} ({cand.path.name})"
     pairs: list[tuple[str, Run, Run | None]] = [(p, base.runs[p], cand.runs.get(p)) for p in base.probes]
-    for _, ra, rb in pairs:
-        if rb is not None:
-            label_runs([ra, rb])
+    for _, run_a, run_b in pairs:
+        if run_b is not None:
+            label_runs([run_a, run_b])
     extra = [p for p in cand.probes if p not in base.runs]
     notes = [f"{p} not gated: the baseline suite has no run of it" for p in extra]
     if not pairs:
