@@ -148,5 +148,19 @@ def markdown(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def card_section(gates: list[dict[str, Any]]) -> dict[str, Any]:
+    """The suite report card's section for ``biaslab suite --baseline``: one card per model gated."""
+    cards = []
+    for g in gates:
+        word = "PASS: every metric shown non-inferior" if g["passed"] else "FAIL: " + "; ".join(reason_lines(g))
+        cards.append({"title": f"{g['candidate']['label']} against {g['baseline']['label']}",
+                      "header": HEADER, "numeric": [1, 2, 3, 4, 5, 6],
+                      "rows": [cells(r, g["mode"]) for r in g["metrics"]],
+                      "note": "; ".join([*(f"{p}: {d['note']}" for p, d in g["probes"].items()), word])})
+    intro = (f"{what_diff(gates[0])}. {gates[0]['adjustment']}, alpha {gates[0]['alpha']:g}. The same test as "
+             "`biaslab gate`: exit status and JUnit output there.") if gates else ""
+    return {"title": "Release gate against the baseline suite", "cards": cards, "intro": intro}
+
+
 def to_json(result: dict[str, Any]) -> str:
     return json.dumps(json_safe(result), indent=2, ensure_ascii=False) + "\n"
