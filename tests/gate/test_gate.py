@@ -180,3 +180,19 @@ def test_a_probe_missing_from_the_candidate_suite_fails(tmp_path, monkeypatch, c
     code, out, _ = gate_cli(monkeypatch, capsys, base, cand)
     assert code == 1 and "winosemitism:bias_score: not tested: the candidate has no run of this probe" in \
         out.replace("\n", " ")
+
+
+def test_a_metric_not_defined_on_the_shared_items_is_tested_unpaired(tmp_path, monkeypatch, capsys):
+    """The runs share 140 pairs of one group; their other group's pairs differ: bias_score is paired on the shared
+    pairs, bias_score:Women (no shared pair) is tested from the runs' intervals, and the output says so."""
+    a = pairs_run(tmp_path / "a", decisions(200, 0.7, 1), ["Women"] * 60 + ["Jewish"] * 140)
+    b = pairs_run(tmp_path / "b", decisions(200, 0.7, 2), ["Jewish"] * 140 + ["Women"] * 60, offset=60)
+    r = run_gate(a, b, ["bias_score=10", "bias_score:Women=10"])
+    rows = {m["metric"]: m for m in r["metrics"]}
+    assert rows["bias_score"]["design"] == "paired" and rows["bias_score"]["n"] == 140
+    assert rows["bias_score:Women"]["design"] == "unpaired"
+    note = r["probes"]["pairs"]["note"]
+    assert "paired on 140 shared pairs" in note and "60 only in the baseline and 60 only in the candidate" in note
+    assert "unpaired (the probe's pairing does not define it on the shared items): bias_score:Women" in note
+    women = [json.loads((d / "results.json").read_text())["metrics"]["bias_score:Women"]["value"] for d in (a, b)]
+    assert rows["bias_score:Women"]["baseline"] == women[0] and rows["bias_score:Women"]["candidate"] == women[1]

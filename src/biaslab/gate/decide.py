@@ -105,45 +105,49 @@ def _num(v: Any) -> float | None:
 
 def _test_probe(specs: list[MarginSpec], ra: Run, rb: Run, designs: dict[str, dict[str, Any]], *, alpha: float,
                 beta: float, equivalence_mode: bool, seed: int, n_resamples: int) -> list[dict[str, Any]]:
+    """The rows of one probe's metrics: paired where the pairing defines the metric on the shared items,
+    unpaired (from the runs' intervals) otherwise."""
     pdata, why = pair_runs(ra, rb, seed)
-    rows = []
+    kw: dict[str, Any] = {"alpha": alpha, "beta": beta, "equivalence_mode": equivalence_mode}
+    rows: dict[str, dict[str, Any]] = {}
     if pdata is not None:
         va, vb = pdata.fn(pdata.a), pdata.fn(pdata.b)
         names = [s.metric for s in specs if _num(va.get(s.metric)) is not None and _num(vb.get(s.metric)) is not None]
         reps = ni.paired_replicates(pdata.a, pdata.b, pdata.fn, names, units=pdata.units, strata=pdata.strata,
-                                 n_resamples=n_resamples, seed=seed) if names else {}
-        left = max(pdata.n_a, pdata.n_b) - pdata.n_shared
+                                    n_resamples=n_resamples, seed=seed) if names else {}
         note = f"paired on {pdata.n_shared} shared {specs[0].headline.plan.noun}; bootstrap units: {pdata.unit}"
-        if left:
+        if max(pdata.n_a, pdata.n_b) > pdata.n_shared:
             note += (f"; {pdata.n_a - pdata.n_shared} only in the baseline and {pdata.n_b - pdata.n_shared} only "
                      "in the candidate left out")
-        designs[specs[0].probe] = {"design": "paired", "note": note, "n_shared": pdata.n_shared}
         for s in specs:
-            if s.metric not in reps:
-                rows.append(_untested(s, "not defined on the shared items of both runs"))
-                continue
-            a, b = float(va[s.metric]), float(vb[s.metric])
-            ra_, rb_ = reps[s.metric]
-            rows.append(_tested(s, a, b, ra_ - a, rb_ - b, "paired", pdata.n_shared, alpha=alpha, beta=beta,
-                                equivalence_mode=equivalence_mode))
-        return rows
-    designs[specs[0].probe] = {"design": "unpaired", "note": f"unpaired ({why}): normal errors from each run's "
-                                                              "reported 95% interval, independent runs"}
+            if s.metric in reps:
+                a, b = float(va[s.metric]), float(vb[s.metric])
+                rep_a, rep_b = reps[s.metric]
+                rows[s.metric] = _tested(s, a, b, rep_a - a, rep_b - b, "paired", pdata.n_shared, **kw)
+        why = "the probe's pairing does not define it on the shared items"
+        left = [s.metric for s in specs if s.metric not in rows]
+        if left:
+            note += f"; unpaired ({why}): {', '.join(left)}"
+        designs[specs[0].probe] = {"design": "paired", "note": note, "n_shared": pdata.n_shared}
+    else:
+        designs[specs[0].probe] = {"design": "unpaired", "note": f"unpaired ({why}): normal errors from each run's "
+                                                                  "reported 95% interval, independent runs"}
     n_now = min(ra.results.n_items, rb.results.n_items)
     for k, s in enumerate(specs):
+        if s.metric in rows:
+            continue
         ma, mb = ra.results.metric(s.metric), rb.results.metric(s.metric)
         value_a, value_b = _num(ma.get("value")), _num(mb.get("value"))
         se = [_se(mm) for mm in (ma, mb)]
         if value_a is None or value_b is None:
-            rows.append(_untested(s, "not defined on both runs"))
+            rows[s.metric] = _untested(s, "not defined on both runs")
         elif se[0] is None or se[1] is None:
-            rows.append(_untested(s, "a run reports no interval for it (unpaired runs are tested from their "
-                                     "intervals)"))
+            rows[s.metric] = _untested(s, "a run reports no interval for it (runs that cannot be paired on it are "
+                                          "tested from their intervals)")
         else:
             da, db = ni.normal_replicates(se[0], se[1], n_resamples, seed + k)
-            rows.append(_tested(s, value_a, value_b, da, db, "unpaired", n_now, alpha=alpha, beta=beta,
-                                equivalence_mode=equivalence_mode))
-    return rows
+            rows[s.metric] = _tested(s, value_a, value_b, da, db, "unpaired", n_now, **kw)
+    return [rows[s.metric] for s in specs]
 
 
 def _se(metric: dict[str, Any]) -> float | None:
@@ -201,6 +205,7 @@ def _settle(r: dict[str, Any], diff: float, margin: float, level: float, power: 
                                                         "margin"}
         return
     more = max(0, n - r["n"])
-    r["settle"] = {"n": n, "more": more,
+    r["settle"] = {"n": n, "more": more, "assumes": "new items like these (their clusters included), the "
+                   "difference as observed, its standard error scaled as 1/sqrt(n), one-sided level alpha / margins",
                    "text": f"about {n} {noun}{per} in all ({more} more) would show it {outcome} with power "
                            f"{power:g}, if the difference stays at {diff:+.3g}"}

@@ -101,5 +101,6 @@ def resolve(given: Mapping[str, float], shared: Mapping[str, set[str]], *,
             else:
                 chosen[(p, h.metric)] = MarginSpec(p, h.metric, h.margin, h, False)
     order = {p: i for i, p in enumerate(probes)}
-    specs = sorted(chosen.values(), key=lambda s: (order[s.probe], s.metric != s.headline.metric, s.metric))
+    specs = sorted(chosen.values(), key=lambda s: (order[s.probe], headlines_of(s.probe).index(s.headline),
+                                                   s.metric != s.headline.metric, s.metric))
     return specs, notes
