@@ -77,6 +77,15 @@ def test_a_run_against_itself_passes_any_positive_margin():
             assert t.diff == 0 and t.p <= 1 / 301 + (beta or 0) + 1e-12 and t.upper <= 0.01
 
 
+def test_runs_without_spread():
+    """Both runs the same in every resample: the harm difference is known exactly and decides alone."""
+    zero = np.zeros(50)
+    t = noninferiority(50.0, 100.0, zero, zero, margin=3.0, worse="away", unbiased=50.0, beta=0.001)
+    assert t.diff == 50 and t.p == 1.0 and t.upper == pytest.approx(50)
+    t = noninferiority(0.0, 100.0, zero, zero, margin=3.0, worse="away", unbiased=50.0, beta=0.001)
+    assert t.diff == 0 and t.p == pytest.approx(0.001 + 1 / 51)
+
+
 def test_equivalence_by_hand():
     # b - a = 1: p(b - a >= 3) = (1 + #{err <= -2}) / 10 = 0.4, p(b - a <= -3) = (1 + #{err >= 4}) / 10 = 0.2
     t = equivalence(10.0, 11.0, np.zeros(9), ERR, margin=3.0)

@@ -81,9 +81,9 @@ def _method(equivalence_mode: bool, alpha: float, beta: float) -> str:
         return (f"equivalence: two one-sided bootstrap tests of candidate - baseline against -margin and +margin, "
                 f"each at {alpha:g}; Holm across the margins")
     return (f"non-inferiority: one-sided bootstrap test (level {alpha:g}) of harm(candidate) - harm(baseline) >= "
-            "margin, harm = the distance from unbiased towards worse; metrics worse both ways: intersection of the "
-            f"two sides of the unbiased value, contrasts' slack in a first step at {beta:.2g}; Holm across the "
-            "margins")
+            "margin, harm = the distance from unbiased towards worse; metrics worse both ways: shown below the "
+            "margin on both sides of the unbiased value (intersection-union), each side by the smaller of two "
+            f"studentized contrasts, their slack taken in a first step at {beta:.2g}; Holm across the margins")
 
 
 def _base_row(s: MarginSpec) -> dict[str, Any]:

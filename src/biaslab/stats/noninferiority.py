@@ -110,6 +110,8 @@ def _cone_p(r: np.ndarray, e: np.ndarray, margin: float, beta: float) -> float:
     if np.any(exact & (r < margin)):  # a contrast known without error below the margin rejects the cone
         return min(1.0, beta + 1.0 / (1 + e.shape[0]))
     keep = ~exact  # an exact contrast at or above the margin cannot help
+    if not keep.any():  # every contrast known without error, none below the margin: the cone holds
+        return 1.0
     r, e, sd = r[keep], e[:, keep], sd[keep]
     slack = np.maximum(0.0, r - margin - float(norm.ppf(1 - beta / r.size)) * sd)  # least favourable slacks
     observed = float(np.min((r - margin) / sd))
