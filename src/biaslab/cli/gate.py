@@ -14,7 +14,7 @@ def gate(
     baseline: Path = typer.Argument(..., help="The baseline: a run folder (`biaslab run --out`) or a suite folder "
                                     "(`biaslab suite --out`)."),
     candidate: Path = typer.Argument(..., help="The candidate: a run of the same probe, or a suite."),
-    margin: list[str] | None = typer.Option(None, "--margin", "-m", help="METRIC=DELTA: the candidate may be worse "
+    margin: list[str] | None = typer.Option(None, "--margin", help="METRIC=DELTA: the candidate may be worse "
                                             "than the baseline by less than DELTA, in the metric's units (repeat; "
                                             "suites: PROBE:METRIC=DELTA). Every headline not given one gets its "
                                             "probe's default margin."),
