@@ -25,6 +25,7 @@ COMMANDS: dict[str, str] = {
     "models": "biaslab.cli.info:models",
     "report": "biaslab.cli.report:report",
     "compare": "biaslab.cli.compare:compare",
+    "gate": "biaslab.cli.gate:gate",
     "data": "biaslab.cli.info:data",
     "plan": "biaslab.cli.plan:plan",
     "suite": "biaslab.cli.suite:suite",

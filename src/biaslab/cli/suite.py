@@ -25,6 +25,9 @@ def suite(
     price_in: float | None = typer.Option(None, "--price-in", help=PRICE_IN_HELP),
     price_out: float | None = typer.Option(None, "--price-out", help=PRICE_OUT_HELP),
     prices: Path | None = typer.Option(None, "--prices", help=PRICES_HELP),
+    baseline: Path | None = typer.Option(None, "--baseline", help="A suite folder of the model shipped: gate every "
+                                         "model against it (headlines at their default margins, as `biaslab gate` "
+                                         "does) in results.json and the card."),
 ) -> None:
     """Run a set of probes and write one report card (headline metric, CI and a reading per probe and model)."""
     from biaslab.models.registry import DEFAULT_MODEL
@@ -45,7 +48,10 @@ def suite(
 
         raise ConfigError("give --out DIR for the suite's results (or --dry-run to count and price it first)")
     res = run_suite(models, list(probes) if probes else None, out, limit=limit, cache_dir=cache_dir, console=con,
-                    quiet=quiet)
+                    quiet=quiet, baseline=baseline)
     for r in res["runs"]:
         con.print(f"[bold]{r['model']}[/] {r['probe']}: {r['reading']}")
+    for g in res.get("gates", []):
+        verdict = "PASS" if g["passed"] else "FAIL"
+        con.print(f"[bold]{g['candidate']['model']}[/] against the baseline: {verdict} (biaslab gate for details)")
     con.print(f"wrote {Path(out) / 'results.json'}, {Path(out) / 'report.html'}")

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from biaslab.compare.benchmarks import benchmark_label
-from biaslab.compare.paired_data import family, paired_data, pairing_of
+from biaslab.compare.paired_data import PairedData, family, paired_data, pairing_of
 from biaslab.errors import ConfigError
 from biaslab.probing.results import read_attempts, read_results
 from biaslab.probing.schema import RunResults
@@ -99,23 +99,30 @@ def _unpaired(a: Run, b: Run, note: str) -> tuple[list[dict[str, Any]], dict[str
     return out, {"design": "unpaired", "note": note, "n_shared": 0}
 
 
+def pair_runs(a: Run, b: Run, seed: int = 0) -> tuple[PairedData | None, str]:
+    """Runs A and B aligned on their shared items, or None and why they cannot be paired."""
+    fa, fb = family(a.probe), family(b.probe)
+    if fa is None or fa != fb:
+        return None, (f"the runs are of different probes ({a.probe}, {b.probe})" if fa != fb
+                      else f"the {a.probe} probe has no paired analysis")
+    rows_a, rows_b = a.attempts(), b.attempts()
+    if rows_a is None or rows_b is None:
+        return None, "a run has no attempts.jsonl"
+    pairing = pairing_of(a.probe)
+    if pairing is None:  # family() found one: cannot happen
+        return None, f"the {a.probe} probe has no paired analysis"
+    pdata = paired_data(pairing, rows_a, rows_b, seed)
+    if pdata.n_shared < 2:
+        return None, f"the runs share {pdata.n_shared} item(s)"
+    return pdata, ""
+
+
 def compare_pair(a: Run, b: Run, *, seed: int = 0, n_resamples: int = N_RESAMPLES,
                  n_permutations: int = N_PERMUTATIONS) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The comparisons of run B with run A, and ``{"design", "note", "n_shared", ...}``."""
-    fa, fb = family(a.probe), family(b.probe)
-    if fa is None or fa != fb:
-        why = (f"the runs are of different probes ({a.probe}, {b.probe})" if fa != fb
-               else f"the {a.probe} probe has no paired analysis")
+    pdata, why = pair_runs(a, b, seed)
+    if pdata is None:
         return _unpaired(a, b, why)
-    rows_a, rows_b = a.attempts(), b.attempts()
-    if rows_a is None or rows_b is None:
-        return _unpaired(a, b, "a run has no attempts.jsonl")
-    pairing = pairing_of(a.probe)
-    if pairing is None:  # family() found one: cannot happen
-        return _unpaired(a, b, f"the {a.probe} probe has no paired analysis")
-    pdata = paired_data(pairing, rows_a, rows_b, seed)
-    if pdata.n_shared < 2:
-        return _unpaired(a, b, f"the runs share {pdata.n_shared} item(s)")
     va, vb = pdata.fn(pdata.a), pdata.fn(pdata.b)
     ma, mb = a.results.metrics, b.results.metrics
     names = [n for n in va if n in ma and n in mb and _num(va[n]) is not None and _num(vb.get(n)) is not None]

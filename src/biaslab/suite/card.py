@@ -35,6 +35,10 @@ def card_sections(suite: dict[str, Any]) -> list[dict[str, Any]]:
                            + ("" if rows else "; the headline metric is not defined on every run")})
         sections.append({"title": "Paired comparisons of the headline metrics", "cards": ccards,
                          "intro": "q values: Benjamini-Hochberg within each probe's comparisons."})
+    if suite.get("gates"):
+        from biaslab.gate.render import card_section
+
+        sections.append(card_section(suite["gates"]))
     return sections
 
 

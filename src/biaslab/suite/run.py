@@ -116,7 +116,7 @@ def _previous(out: Path) -> dict[tuple[str, str], dict[str, Any]]:
 
 def run_suite(models: list[str], probes: list[str] | None, out: Path, *, limit: int | None = None,
               cache_dir: Path | None = None, console: Console | None = None, quiet: bool = False,
-              seed: int = 0) -> dict[str, Any]:
+              seed: int = 0, baseline: Path | None = None) -> dict[str, Any]:
     from biaslab.compare.paired import compare_all
     from biaslab.io import atomic_write_text, json_safe
     from biaslab.models.open import open_cached_model
@@ -134,6 +134,10 @@ def run_suite(models: list[str], probes: list[str] | None, out: Path, *, limit: 
     chosen = list(probes) if probes else default_probes(models)
     if not chosen:
         raise ConfigError("no probe can run offline here; set BIASLAB_DATA_DIR or name probes with --probes")
+    if baseline is not None:  # a usage error before any model runs
+        from biaslab.gate.sources import load_side
+
+        load_side(Path(baseline), role="baseline")
     from biaslab.probes import create_probe
     from biaslab.probing.results import read_results
 
@@ -167,5 +171,10 @@ def run_suite(models: list[str], probes: list[str] | None, out: Path, *, limit: 
     import json
 
     atomic_write_text(out / "results.json", json.dumps(json_safe(suite), indent=2, ensure_ascii=False) + "\n")
+    if baseline is not None:  # every model against the baseline suite, each headline at its default margin
+        from biaslab.gate.decide import run_gate
+
+        suite["gates"] = [run_gate(Path(baseline), out, candidate_model=m, seed=seed) for m in models]
+        atomic_write_text(out / "results.json", json.dumps(json_safe(suite), indent=2, ensure_ascii=False) + "\n")
     write_card(suite, out / "report.html")
     return suite

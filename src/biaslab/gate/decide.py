@@ -1,0 +1,211 @@
+"""The gate's decisions: every margin tested (:mod:`biaslab.stats.noninferiority`), Holm's step-down adjustment
+across all of them, a verdict per metric and, for an inconclusive one, how many items would settle it.
+
+Verdicts (non-inferiority): ``non-inferior`` (Holm-adjusted p <= alpha), ``regressed`` (the candidate is worse by
+the margin or more: the one-sided lower bound of the harm difference reaches the margin), ``inconclusive``
+(neither), ``not tested`` (the metric is undefined on a run or has no interval, or the candidate suite has no
+run of the probe). With ``--equivalence``: ``equivalent``, ``different`` (the value moved by the margin or more),
+``inconclusive``, ``not tested``. The gate passes when every metric is non-inferior (equivalent).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from biaslab.compare.paired import Run, pair_runs
+from biaslab.errors import ConfigError
+from biaslab.gate.sources import load_side, match
+from biaslab.gate.specs import MarginSpec, parse_margins, resolve
+from biaslab.stats import noninferiority as ni
+
+N_RESAMPLES = 2000
+Z95 = 1.959963984540054
+PASS = {"non-inferior", "equivalent"}
+
+
+def run_gate(baseline: Path, candidate: Path, margins: list[str] | None = None, *, alpha: float = 0.05,
+             equivalence_mode: bool = False, power: float = 0.8, seed: int = 0, n_resamples: int = N_RESAMPLES,
+             baseline_model: str | None = None, candidate_model: str | None = None) -> dict[str, Any]:
+    """The gate's result (the ``--json`` content): ``{"passed", "metrics": [...], ...}``."""
+    if not 0 < alpha < 0.5:
+        raise ConfigError(f"--alpha must lie between 0 and 0.5 (got {alpha:g}); e.g. 0.05")
+    if n_resamples < 200:
+        raise ConfigError(f"--resamples must be at least 200 (got {n_resamples})")
+    given = parse_margins(list(margins or []))
+    base = load_side(baseline, baseline_model, role="baseline")
+    cand = load_side(candidate, candidate_model, role="candidate")
+    pairs, notes = match(base, cand)
+    shared = {p: set(ra.results.metrics) & (set(rb.results.metrics) if rb is not None else set(ra.results.metrics))
+              for p, ra, rb in pairs}
+    specs, more_notes = resolve(given, shared, suites=base.kind == "suite")
+    notes += more_notes
+    if not specs:
+        raise ConfigError("nothing to gate: give --margin METRIC=DELTA")
+    m = len(specs)
+    n_res = max(n_resamples, math.ceil(10 * m / alpha))  # p values fine enough for Holm's smallest level
+    beta = alpha / (10 * m)  # first-step level of the tests of metrics worse both ways: below every Holm level
+    rows: list[dict[str, Any]] = []
+    designs: dict[str, dict[str, Any]] = {}
+    for probe, ra, rb in pairs:
+        mine = [s for s in specs if s.probe == probe]
+        if not mine:
+            continue
+        if rb is None:
+            designs[probe] = {"design": "none", "note": "the candidate suite has no run of this probe"}
+            rows += [_untested(s, "the candidate has no run of this probe") for s in mine]
+            continue
+        rows += _test_probe(mine, ra, rb, designs, alpha=alpha, beta=beta, equivalence_mode=equivalence_mode,
+                            seed=seed, n_resamples=n_res)
+    adjusted = ni.holm([r["p"] if r["p"] is not None else 1.0 for r in rows])
+    for r, q in zip(rows, adjusted, strict=True):
+        r["p_holm"] = q if r["p"] is not None else None
+        _verdict(r, alpha=alpha, m=m, power=power, equivalence_mode=equivalence_mode)
+    passed = all(r["verdict"] in PASS for r in rows)
+    return {"passed": passed, "mode": "equivalence" if equivalence_mode else "non-inferiority", "alpha": alpha,
+            "adjustment": f"Holm's step-down across the {m} margin(s)", "resamples": n_res, "power": power,
+            "baseline": _side_json(base), "candidate": _side_json(cand), "probes": designs, "metrics": rows,
+            "notes": notes, "method": _method(equivalence_mode, alpha, beta)}
+
+
+def _side_json(side: Any) -> dict[str, Any]:
+    return {"path": str(side.path), "kind": side.kind, "model": side.model, "label": side.label,
+            "probes": list(side.runs)}
+
+
+def _method(equivalence_mode: bool, alpha: float, beta: float) -> str:
+    if equivalence_mode:
+        return (f"equivalence: two one-sided bootstrap tests of candidate - baseline against -margin and +margin, "
+                f"each at {alpha:g}; Holm across the margins")
+    return (f"non-inferiority: one-sided bootstrap test (level {alpha:g}) of harm(candidate) - harm(baseline) >= "
+            "margin, harm = the distance from unbiased towards worse; metrics worse both ways: shown below the "
+            "margin on both sides of the unbiased value (intersection-union), each side by the smaller of two "
+            f"studentized contrasts, their slack taken in a first step at {beta:.2g}; Holm across the margins")
+
+
+def _base_row(s: MarginSpec) -> dict[str, Any]:
+    h = s.headline
+    return {"name": s.name, "probe": s.probe, "metric": s.metric, "margin": s.margin,
+            "margin_source": "given" if s.given else "probe default", "worse": h.worse, "unbiased": h.unbiased,
+            "unit": h.unit, "noun": h.plan.noun, "design": None, "baseline": None, "candidate": None, "diff": None,
+            "upper": None, "lower": None, "se": None, "p": None, "n": None, "method": None, "reason": None}
+
+
+def _untested(s: MarginSpec, reason: str) -> dict[str, Any]:
+    return {**_base_row(s), "reason": reason}
+
+
+def _num(v: Any) -> float | None:
+    return float(v) if isinstance(v, (int, float, np.floating)) and not isinstance(v, bool) \
+        and math.isfinite(float(v)) else None
+
+
+def _test_probe(specs: list[MarginSpec], ra: Run, rb: Run, designs: dict[str, dict[str, Any]], *, alpha: float,
+                beta: float, equivalence_mode: bool, seed: int, n_resamples: int) -> list[dict[str, Any]]:
+    """The rows of one probe's metrics: paired where the pairing defines the metric on the shared items,
+    unpaired (from the runs' intervals) otherwise."""
+    pdata, why = pair_runs(ra, rb, seed)
+    kw: dict[str, Any] = {"alpha": alpha, "beta": beta, "equivalence_mode": equivalence_mode}
+    rows: dict[str, dict[str, Any]] = {}
+    if pdata is not None:
+        va, vb = pdata.fn(pdata.a), pdata.fn(pdata.b)
+        names = [s.metric for s in specs if _num(va.get(s.metric)) is not None and _num(vb.get(s.metric)) is not None]
+        reps = ni.paired_replicates(pdata.a, pdata.b, pdata.fn, names, units=pdata.units, strata=pdata.strata,
+                                    n_resamples=n_resamples, seed=seed) if names else {}
+        note = f"paired on {pdata.n_shared} shared {specs[0].headline.plan.noun}; bootstrap units: {pdata.unit}"
+        if max(pdata.n_a, pdata.n_b) > pdata.n_shared:
+            note += (f"; {pdata.n_a - pdata.n_shared} only in the baseline and {pdata.n_b - pdata.n_shared} only "
+                     "in the candidate left out")
+        for s in specs:
+            if s.metric in reps:
+                a, b = float(va[s.metric]), float(vb[s.metric])
+                rep_a, rep_b = reps[s.metric]
+                rows[s.metric] = _tested(s, a, b, rep_a - a, rep_b - b, "paired", pdata.n_shared, **kw)
+        why = "the probe's pairing does not define it on the shared items"
+        left = [s.metric for s in specs if s.metric not in rows]
+        if left:
+            note += f"; unpaired ({why}): {', '.join(left)}"
+        designs[specs[0].probe] = {"design": "paired", "note": note, "n_shared": pdata.n_shared}
+    else:
+        designs[specs[0].probe] = {"design": "unpaired", "note": f"unpaired ({why}): normal errors from each run's "
+                                                                  "reported 95% interval, independent runs"}
+    n_now = min(ra.results.n_items, rb.results.n_items)
+    for k, s in enumerate(specs):
+        if s.metric in rows:
+            continue
+        ma, mb = ra.results.metric(s.metric), rb.results.metric(s.metric)
+        value_a, value_b = _num(ma.get("value")), _num(mb.get("value"))
+        se = [_se(mm) for mm in (ma, mb)]
+        if value_a is None or value_b is None:
+            rows[s.metric] = _untested(s, "not defined on both runs")
+        elif se[0] is None or se[1] is None:
+            rows[s.metric] = _untested(s, "a run reports no interval for it (runs that cannot be paired on it are "
+                                          "tested from their intervals)")
+        else:
+            da, db = ni.normal_replicates(se[0], se[1], n_resamples, seed + k)
+            rows[s.metric] = _tested(s, value_a, value_b, da, db, "unpaired", n_now, **kw)
+    return [rows[s.metric] for s in specs]
+
+
+def _se(metric: dict[str, Any]) -> float | None:
+    lo, hi = _num(metric.get("ci_low")), _num(metric.get("ci_high"))
+    return (hi - lo) / (2 * Z95) if lo is not None and hi is not None and hi > lo else None
+
+
+def _tested(s: MarginSpec, a: float, b: float, da: np.ndarray, db: np.ndarray, design: str, n_now: int, *,
+            alpha: float, beta: float, equivalence_mode: bool) -> dict[str, Any]:
+    h = s.headline
+    try:
+        if equivalence_mode:
+            t = ni.equivalence(a, b, da, db, margin=s.margin, alpha=alpha)
+        else:
+            t = ni.noninferiority(a, b, da, db, margin=s.margin, worse=h.worse, unbiased=h.unbiased, alpha=alpha,
+                                  beta=beta)
+    except ValueError as exc:  # too few usable replicates
+        return _untested(s, f"cannot be tested: {exc}")
+    return {**_base_row(s), "design": design, "baseline": a, "candidate": b, "diff": t.diff, "upper": t.upper,
+            "lower": t.lower, "se": t.sd, "p": t.p, "n": n_now, "method": t.method}
+
+
+def _verdict(r: dict[str, Any], *, alpha: float, m: int, power: float, equivalence_mode: bool) -> None:
+    r["settle"] = None
+    if r["p"] is None:
+        r["verdict"] = "not tested"
+        return
+    margin, diff, noun = r["margin"], r["diff"], r["noun"]
+    per = " per run" if r["design"] == "unpaired" else ""
+    if equivalence_mode:
+        if r["p_holm"] <= alpha:
+            r["verdict"] = "equivalent"
+        elif r["lower"] >= margin or r["upper"] <= -margin:
+            r["verdict"] = "different"
+        else:
+            r["verdict"] = "inconclusive"
+            _settle(r, abs(diff), margin, alpha / m, power, "equivalent" if abs(diff) < margin else
+                    "different by the margin or more", noun, per)
+        return
+    if r["p_holm"] <= alpha:
+        r["verdict"] = "non-inferior"
+    elif r["lower"] >= margin:
+        r["verdict"] = "regressed"
+    else:
+        r["verdict"] = "inconclusive"
+        _settle(r, diff, margin, alpha / m, power, "non-inferior" if diff < margin else "worse by the margin or more",
+                noun, per)
+
+
+def _settle(r: dict[str, Any], diff: float, margin: float, level: float, power: float, outcome: str, noun: str,
+            per: str) -> None:
+    n = ni.items_to_settle(diff, r["se"], r["n"], margin, alpha=level, power=power)
+    if n is None:
+        r["settle"] = {"n": None, "more": None, "text": "no number of items settles it: the difference sits on the "
+                                                        "margin"}
+        return
+    more = max(0, n - r["n"])
+    r["settle"] = {"n": n, "more": more, "assumes": "new items like these (their clusters included), the "
+                   "difference as observed, its standard error scaled as 1/sqrt(n), one-sided level alpha / margins",
+                   "text": f"about {n} {noun}{per} in all ({more} more) would show it {outcome} with power "
+                           f"{power:g}, if the difference stays at {diff:+.3g}"}
