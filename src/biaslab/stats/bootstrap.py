@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from typing import Any
 from collections.abc import Callable, Collection, Mapping
 
 import numpy as np
@@ -33,7 +34,7 @@ def bootstrap_metrics(
     seed: int = 0,
     confidence: float = 0.95,
     proportions: Collection[str] = (),
-) -> dict[str, dict[str, float | None]]:
+) -> dict[str, dict[str, Any]]:
     """Point estimate and percentile CI of every metric ``fn`` returns.
 
     Returns ``{name: {"value": x, "ci_low": lo, "ci_high": hi, "n": items[, "too_small", "interval"]}}``.
@@ -56,7 +57,7 @@ def bootstrap_metrics(
                     if name in samples:
                         samples[name].append(value)
     alpha = (1 - confidence) / 2
-    out: dict[str, dict[str, float | None]] = {}
+    out: dict[str, dict[str, Any]] = {}
     for name, value in point.items():
         arr = np.asarray(samples[name], dtype=float)
         arr = arr[np.isfinite(arr)]

@@ -55,7 +55,7 @@ class UnitDraw:
 
 def weighted_bootstrap(table: Table, fn: MetricFn, factors: Mapping[str, str | None], *, n_resamples: int = 1000,
                        seed: int = 0, confidence: float = 0.95, proportions: Collection[str] = (),
-                       block: int = 250) -> dict[str, dict[str, float | None]]:
+                       block: int = 250) -> dict[str, dict[str, Any]]:
     """``{metric: {"value", "ci_low", "ci_high", "n", ...}}`` with the units of ``factors`` resampled.
 
     ``factors`` maps a column naming each row's unit to the column naming the unit's stratum (or None). ``fn``
@@ -88,7 +88,7 @@ def weighted_bootstrap(table: Table, fn: MetricFn, factors: Mapping[str, str | N
                     samples[name].append(values)
             done += k
     alpha = (1 - confidence) / 2
-    out: dict[str, dict[str, float | None]] = {}
+    out: dict[str, dict[str, Any]] = {}
     for name, value in point.items():
         v = _clean(float(value[0]))
         arr = np.concatenate(samples[name]) if samples[name] else np.array([])
