@@ -117,6 +117,7 @@ def test_smollm2_run_writes_the_correlation_with_a_ci(tmp_path):
     out = tmp_path / "run"
     biaslab("run", "winogender", "--model", "smollm2", "--limit", "60", "--out", out, "-q", cache=tmp_path / "c")
     m = json.loads((out / "results.json").read_text())["metrics"]
-    g = m["gender_occupation_correlation"]
-    assert g["n_occupations"] >= 30 and -1 <= g["ci_low"] <= g["value"] <= g["ci_high"] <= 1
+    for name in ("gender_occupation_correlation", "gender_occupation_correlation_bergsma"):
+        g = m[name]
+        assert g["n_occupations"] >= 30 and -1 <= g["ci_low"] <= g["value"] <= g["ci_high"] <= 1, name
     assert 0 <= m["majority_gender_agreement"]["value"] <= 1
