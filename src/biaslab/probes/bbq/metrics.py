@@ -104,7 +104,8 @@ def bbq_metrics(rows: list[dict[str, Any]], *, generated: bool = False, seed: in
             d = 2 * cols[f"biased_{cond}"][mask] - cols[f"nu_{cond}"][mask]
             test = cluster_sign_flip_test(d[cols[f"nu_{cond}"][mask] > 0], n_permutations=n_permutations, seed=seed)
             out[f"bias_score_{cond}{suffix}"].update(p=None if not np.isfinite(test.p) else float(test.p),
-                                                      n_non_unknown=int(cols[f"nu_{cond}"][mask].sum()))
+                                                      n_non_unknown=int(cols[f"nu_{cond}"][mask].sum()),
+                                                      n_questions=int(cols[f"n_{cond}"][mask].sum()))
         return out
 
     everything = np.ones(len(strata), bool)
