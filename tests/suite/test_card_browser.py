@@ -75,3 +75,51 @@ def test_card_in_chromium(browser, tmp_path):
     assert browser.title == "jobs-lum run"
     severe = [e for e in browser.get_log("browser") if e.get("level") == "SEVERE"]
     assert not severe, severe
+
+
+LONG = "huggingface/SmolLM2-1.7B-Instruct-quantized-awq-4bit-with-a-very-long-name"
+
+# Every element's right edge, and the scrolling box it lies in (a card that scrolls sideways), if any.
+LAYOUT = """
+const vw = document.documentElement.clientWidth;
+const out = {viewport: window.innerWidth, page: document.documentElement.scrollWidth, body: document.body.scrollWidth,
+             clipped: [], cardsScrolling: 0, tablesFit: [], cards: document.querySelectorAll('.card').length};
+for (const card of document.querySelectorAll('.card')) {
+  const style = getComputedStyle(card);
+  const scrolls = card.scrollWidth > card.clientWidth + 1;
+  if (scrolls) out.cardsScrolling += 1;
+  if (scrolls && !['auto', 'scroll'].includes(style.overflowX)) out.clipped.push('card ' + card.innerText.slice(0, 40));
+  const right = card.getBoundingClientRect().right;
+  if (right > vw + 1) out.clipped.push('card past the viewport: ' + right);
+  for (const t of card.querySelectorAll('table')) {
+    out.tablesFit.push(t.getBoundingClientRect().width <= card.clientWidth + 1);
+  }
+}
+for (const el of document.querySelectorAll('main > *, main h1, main h2, main p.meta')) {
+  const r = el.getBoundingClientRect();
+  if (r.right > vw + 1 && !el.closest('.card')) out.clipped.push(el.tagName + ' ' + r.right);
+}
+return out;
+"""
+
+
+@pytest.mark.parametrize("width, phone", [(390, True), (1280, False)])
+def test_card_layout_fits_phones_and_desktops(browser, tmp_path, width, phone):
+    """At 390 px a wide table scrolls inside its card (nothing past the screen, nothing clipped); at 1280 px nothing
+    scrolls at all, with two models, a long model name, warnings and the paired comparisons' forest plots."""
+    from biaslab.suite.card import write_card
+    from tests.suite.card_data import suite_results
+
+    page = write_card(suite_results(models=("model-a", LONG), compared=True), tmp_path / "report.html")
+    browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                            {"width": width, "height": 844, "deviceScaleFactor": 2 if phone else 1, "mobile": phone})
+    browser.get(page.as_uri())
+    m = browser.execute_script(LAYOUT)
+    assert m["viewport"] == width and m["cards"] > 10, m
+    assert m["page"] <= width and m["body"] <= width, m  # the page never scrolls sideways
+    assert not m["clipped"], m["clipped"]
+    assert browser.find_elements(By.TAG_NAME, "svg"), "the forest plots are on the page"
+    if phone:
+        assert m["cardsScrolling"] >= 1, m  # the wide tables scroll inside their cards
+    else:
+        assert m["cardsScrolling"] == 0 and all(m["tablesFit"]), m

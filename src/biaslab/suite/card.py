@@ -119,7 +119,7 @@ def group_card(model: str, runs: Sequence[dict[str, Any]], group: str) -> dict[s
                mark_cell(h.get("mark"), h.get("mark_reason"), h.get("mark_genderbench_rule"))]
         if group == TREATMENT_GROUP:
             row.append(_favour_text(h))
-        rows.append([*row, h["reading"], f"{h.get('n')}", _detects(h), _link(r)])
+        rows.append([*row, h["reading"], "–" if h.get("n") is None else str(h["n"]), _detects(h), _link(r)])
     if not rows:
         return None
     header = ["probe", "metric", "harm", "value", "95% CI", "mark"]

