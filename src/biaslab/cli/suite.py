@@ -37,11 +37,16 @@ def suite(
     models = list(model) if model else [DEFAULT_MODEL]
     check_price_flags(dry_run, price_in, price_out, prices)
     if dry_run:
+        from rich.markup import escape
+
         from biaslab.cli.dry_run import print_estimates
         from biaslab.probing.dry_run import estimate_suite
+        from biaslab.suite.sets import choose_probes
 
         print_estimates(estimate_suite(models, list(probes) if probes else None, limit=limit, cache_dir=cache_dir,
                                        price_in=price_in, price_out=price_out, prices_file=prices), con)
+        for name, why in choose_probes(models, list(probes) if probes else None)[1].items():
+            con.print(escape(f"left out {name}: {why}"), highlight=False)
         return
     if out is None:
         from biaslab.errors import ConfigError
