@@ -68,6 +68,7 @@ def test_suite_limit_6_writes_a_report_card(tmp_path):
     page = (out / "report.html").read_text()
     assert "Bias report card" in page and "scripted/echo" in page and "stereotype preferred in" in page
     assert "why more than asked" in page and "winosemitism" in printed
+    assert f"scripted/echo holistic-bias: {hb['n_items']} items where 6" in printed  # the terminal says it too
 
 
 @requires_data

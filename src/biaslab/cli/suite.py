@@ -61,6 +61,8 @@ def suite(
             mark = f" (mark {h['mark']})" if h.get("mark") else ""
             con.print(f"[bold]{escape(r['model'])}[/] {escape(r['probe'])}: {escape(h['reading'] + mark)}",
                       highlight=False)
+        if r.get("selection_note"):  # a probe whose design needs more than --limit says what it used
+            con.print(escape(f"{r['model']} {r['probe']}: {r['selection_note']}"), highlight=False)
     for name, why in res.get("skipped", {}).items():
         con.print(escape(f"left out {name}: {why}"), highlight=False)
     con.print(f"wrote {Path(out) / 'results.json'}, {Path(out) / 'report.html'}")
