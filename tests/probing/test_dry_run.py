@@ -155,12 +155,14 @@ def test_suite_dry_run_and_the_command_line_send_and_write_nothing(tmp_path):
     assert all(e.cost for e in ests) and ests[2].requests == 4  # the suite runs one repetition
     env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "OPENAI_API_KEY": "", "HOME": str(tmp_path / "home")}
     cmd = [sys.executable, "-m", "biaslab.cli", "suite", "--dry-run", "--model", "openai/gpt-4o-mini", "--probes",
-           "jobs-lum", "--limit", "3", "--cache-dir", str(tmp_path / "nocache"), "--price-in", "0.15", "--price-out",
+           "gender", "--limit", "3", "--cache-dir", str(tmp_path / "nocache"), "--price-in", "0.15", "--price-out",
            "0.6"]
     out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     assert "jobs-lum on openai/gpt-4o-mini: dry run, nothing sent, no model loaded" in out.stdout
     assert "3 to send" in out.stdout and "output at most $0.0005" in out.stdout
+    # the gender set's likelihood member is left out for a served chat model, and the dry run says why
+    assert "bbq on openai" not in out.stdout and "left out bbq: it scores log-likelihoods" in out.stdout
     assert not (tmp_path / "nocache").exists()
     bad = subprocess.run([sys.executable, "-m", "biaslab.cli", "run", "jobs-lum", "--price-in", "1"], env=env,
                          capture_output=True, text=True, timeout=300)

@@ -57,12 +57,18 @@ def test_suite_limit_6_writes_a_report_card(tmp_path):
     assert res["probes"] == default_probes(["scripted/echo"]) and len(res["runs"]) == len(res["probes"])
     for r in res["runs"]:
         # holistic-bias samples a crossed design whose smallest size (2 templates x 2 descriptors of
-        # every axis) is above 6; every other probe takes exactly --limit items
+        # every axis) is above 6, and says so; every other probe takes exactly --limit items
         assert r["n_items"] == 6 or (r["probe"] == "holistic-bias" and 6 < r["n_items"] <= 60)
+        assert (r["selection_note"] is None) == (r["n_items"] <= 6)
         assert (out / r["dir"] / "report.html").exists() and r["reading"]
+        for h in r["headlines"]:  # every headline: a reading, and a reason wherever it is undefined
+            assert h["reading"] and (h["value"] is not None or "not defined on this run (" in h["reading"])
+    hb = next(r for r in res["runs"] if r["probe"] == "holistic-bias")
+    assert hb["selection_note"].startswith(f"{hb['n_items']} items where 6 were asked: With --limit, a crossed design")
     page = (out / "report.html").read_text()
     assert "Bias report card" in page and "scripted/echo" in page and "stereotype preferred in" in page
-    assert "winosemitism" in printed
+    assert "why more than asked" in page and "winosemitism" in printed
+    assert f"scripted/echo holistic-bias: {hb['n_items']} items where 6" in printed  # the terminal says it too
 
 
 @requires_data
@@ -91,3 +97,35 @@ def test_two_models_get_paired_comparisons_and_a_rerun_reuses_every_run(tmp_path
     biaslab(*args[:-5], "--limit", "9", "--out", out, "-q", cache=cache)
     third = json.loads((out / "results.json").read_text())
     assert not any(r["reused"] for r in third["runs"]) and all(r["n_items"] == 9 for r in third["runs"])
+
+
+@requires_data
+def test_gender_suite_two_models_marks_groups_and_paired_headlines(tmp_path):
+    """`--probes gender`: the set from the probes' declarations, every headline with its mark and harm group, each
+    model's card side by side, and every headline of every probe compared paired with the first model."""
+    from biaslab.suite.sets import gender_probes
+
+    out, cache = tmp_path / "suite", tmp_path / "c"
+    printed = biaslab("suite", "--model", "scripted/random-gender", "--model", "scripted/he", "--probes", "gender",
+                      "--limit", "10", "--out", out, "-q", cache=cache)
+    res = json.loads((out / "results.json").read_text())
+    assert res["asked"] == ["gender"] and set(res["probes"]) | set(res["skipped"]) == set(gender_probes())
+    assert {"jobs-lum", "bbq"} <= set(res["probes"])
+    he = {h["metric"]: h for r in res["runs"] if r["model"] == "scripted/he" and r["probe"] == "jobs-lum"
+          for h in r["headlines"]}
+    # a model that writes every character as a man: masculine_rate 1 with an exact interval, mark D
+    assert he["masculine_rate"]["value"] == 1.0 and he["masculine_rate"]["mark"] == "D"
+    assert he["masculine_rate"]["group"] == "Representational harms" and he["masculine_rate"]["favours"] == "men"
+    assert he["stereotype_rate"]["group"] == "Stereotypical reasoning"
+    assert he["masculine_rate"]["size_warning"] and he["masculine_rate"]["detectable_effect"] > 0.05
+    bbq = {h["metric"]: h for r in res["runs"] if r["probe"] == "bbq" for h in r["headlines"]}
+    assert bbq["stereotype_rate"]["group"] == "Stereotypical reasoning" and bbq["bias_score_disambig"]["group"] == ""
+    jobs = next(c for c in res["comparisons"] if c["probe"] == "jobs-lum")
+    compared = {c["metric"] for c in jobs["comparisons"]}
+    assert {"masculine_rate", "stereotype_rate", "disparity"} <= compared and jobs["pairs"][0]["design"] == "paired"
+    page = (out / "report.html").read_text()
+    for title in ("Gender report card", "Marks at a glance", "Stereotypical reasoning", "Representational harms",
+                  "Treatment of women and men", "Paired comparisons of the headline metrics",
+                  'href="runs/scripted_he/jobs-lum/report.html"'):
+        assert title in page, title
+    assert "scripted/he jobs-lum: characters written as men in 100%" in printed and "(mark D)" in printed

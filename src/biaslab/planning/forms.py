@@ -27,6 +27,7 @@ from biaslab.planning.power import binomial_n, fisher_n, normal_n
 @dataclass(frozen=True)
 class PlanForm(abc.ABC):
     noun: str  # what the planned number counts: "pairs", "occupations"
+    count: str = ""  # the metric field that counts those units in a run (default: the metric's n, else its items)
 
     @abc.abstractmethod
     def closed(self, metric: str, unbiased: float, effect: float, power: float, alpha: float) -> dict[str, Any]:

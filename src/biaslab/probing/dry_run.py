@@ -214,18 +214,15 @@ def estimate_suite(models: list[str], probes: list[str] | None, *, limit: int | 
                    prices_file: Path | None = None) -> list[Estimate]:
     """``biaslab suite --dry-run``: one estimate per model and probe the suite would run (same choice and sizes)."""
     from biaslab.models.open import cache_path
-    from biaslab.probes import PROBES, create_probe
+    from biaslab.probes import create_probe
     from biaslab.probing.config import RunConfig
     from biaslab.probing.runner import plan_run
-    from biaslab.suite.run import default_probes
+    from biaslab.suite.sets import choose_probes
 
     if limit is not None and limit < 1:
         raise ConfigError(f"--limit must be a positive number of items (got {limit})")
-    unknown = [p for p in probes or [] if p not in PROBES]
-    if unknown:
-        raise ConfigError(f"unknown probe(s) {', '.join(unknown)}; available: {', '.join(sorted(PROBES))}")
+    chosen, _ = choose_probes(models, probes)
     prices_for = _prices_from(price_in, price_out, prices_file)
-    chosen = list(probes) if probes else default_probes(models)
     out = []
     for name in chosen:
         probe = create_probe(name)

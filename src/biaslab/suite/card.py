@@ -1,40 +1,210 @@
-"""The suite's report card: a card per model with each probe's headline metric, its CI and a
-plain-language reading, then (several models) the paired comparisons with the first model."""
+"""The suite's report card (``report.html``): every headline of every run with its interval, its mark and
+what it means, grouped by GenderBench's harm groups, the models side by side with paired tests.
+
+* **How to read it**: the mark rule (the mark of the worse end of the 95% interval), what A-D mean, and how
+  GenderBench's own rule (the best mark the interval touches) differs.
+* **Marks at a glance**: one row per headline, one column per model.
+* **One section per harm group** (GenderBench's outcome disparity, stereotypical reasoning and representational
+  harms, then the treatment of women and men: the headlines that declare who a difference favours; headlines
+  without a group last): a table per model with value, interval, mark, harm, reading, the effect the run's size
+  detects and a link to the run's own report; warnings where a size cannot detect a meaningful effect.
+* **Runs**: items used per run (and why, where a probe drew more than ``--limit``), the probes' own warnings
+  (e.g. a saturated control), the probes a named set left out and why.
+* **Paired comparisons** (several models): every headline against the first model, from ``compare``.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from biaslab.compare.forest import forest_plots
-from biaslab.compare.render import ci_cell, num, pval, render_page
+from markupsafe import Markup
+
+from biaslab.compare.render import ci_cell, num, pval
 from biaslab.io import atomic_write_text
+from biaslab.probing.headline import GENDERBENCH_GROUPS, MARK_MEANING, TREATMENT_GROUP
+
+OTHER = "Other headlines"
+RULE = ("Marks grade how far a headline lies from its unbiased value towards worse. A run's mark is the mark of "
+        "the worse end of its 95% interval: A only when the whole interval lies in A's range, so a run too small "
+        "to tell B from D gets D. GenderBench's own rule gives the best mark the interval touches (shown small "
+        "beside it): a small, uncertain run looks good under it and not under ours.")
+
+
+def mark_cell(letter: str | None, reason: str | None, optimistic: str | None = None) -> Markup:
+    """The mark as a coloured badge (its reason on hover), GenderBench's rule's letter beside it when it differs."""
+    if letter is None:
+        return Markup('<span class="mark mark-none" title="{}">–</span>').format(reason or "no mark rule")
+    out = Markup('<span class="mark mark-{0}" title="{1}">{0}</span>').format(letter, reason or "")
+    if optimistic and optimistic != letter:
+        out += Markup(' <span class="gb" title="GenderBench\'s rule: the best mark the interval touches">'
+                      '(GB rule: {})</span>').format(optimistic)
+    return out
+
+
+def _link(run: dict[str, Any]) -> Markup:
+    return Markup('<a href="{}/report.html">report</a>').format(run["dir"])
+
+
+def _value(h: dict[str, Any]) -> str:
+    return num(h.get("value"))
+
+
+def _interval(h: dict[str, Any]) -> str:
+    if h.get("ci_low") is not None and h.get("ci_high") is not None:
+        return ci_cell(h)
+    return "too small" if h.get("too_small") else "–"
+
+
+def _detects(h: dict[str, Any]) -> str:
+    effect = h.get("detectable_effect")
+    return "–" if effect is None else f"{effect:.3g}"
+
+
+def _entries(runs: Sequence[dict[str, Any]]) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    return [(r, h) for r in runs for h in r.get("headlines", [])]
+
+
+def group_of(h: dict[str, Any]) -> str:
+    g = h.get("group") or ""
+    return g if g else OTHER
+
+
+def group_order(runs: Sequence[dict[str, Any]]) -> list[str]:
+    """GenderBench's groups first (in its order), then any other declared group, then the ungrouped."""
+    present = {group_of(h) for _, h in _entries(runs)}
+    known = [g for g in GENDERBENCH_GROUPS if g in present]
+    others = sorted(present - set(GENDERBENCH_GROUPS) - {OTHER})
+    treatment = [TREATMENT_GROUP] if any(h.get("favours") for _, h in _entries(runs)) else []
+    return known + others + treatment + ([OTHER] if OTHER in present else [])
+
+
+def _in_group(h: dict[str, Any], group: str) -> bool:
+    return bool(h.get("favours")) if group == TREATMENT_GROUP else group_of(h) == group
+
+
+def _favour_text(h: dict[str, Any]) -> str:
+    v = h.get("value")
+    if v is None:
+        return "–"
+    d = float(v) - float(h["unbiased"])
+    if d == 0:
+        return "neither"
+    other = {"men": "women", "women": "men"}.get(h["favours"], f"not {h['favours']}")
+    who = h["favours"] if d > 0 else other
+    return f"{who}, by {abs(d):.3g}"
+
+
+def size_card(runs: Sequence[dict[str, Any]], group: str) -> dict[str, Any] | None:
+    """The group's size warnings, each once, with the models whose runs it holds for."""
+    found: dict[tuple[str, str, str], list[str]] = {}
+    if group == TREATMENT_GROUP:  # its headlines are in their own group too, with their warnings
+        return None
+    for r, h in _entries(runs):
+        if _in_group(h, group) and h.get("size_warning"):
+            found.setdefault((r["probe"], h["metric"], h["size_warning"]), []).append(r["model"])
+    if not found:
+        return None
+    return {"title": "Sizes that cannot detect a meaningful effect",
+            "warnings": [f"{p} {m} ({', '.join(models)}): {w}" for (p, m, w), models in found.items()]}
+
+
+def group_card(model: str, runs: Sequence[dict[str, Any]], group: str) -> dict[str, Any] | None:
+    rows = []
+    for r, h in _entries([r for r in runs if r["model"] == model]):
+        if not _in_group(h, group):
+            continue
+        row = [r["probe"], h["metric"], h.get("harm") or "", _value(h), _interval(h),
+               mark_cell(h.get("mark"), h.get("mark_reason"), h.get("mark_genderbench_rule"))]
+        if group == TREATMENT_GROUP:
+            row.append(_favour_text(h))
+        rows.append([*row, h["reading"], "–" if h.get("n") is None else str(h["n"]), _detects(h), _link(r)])
+    if not rows:
+        return None
+    header = ["probe", "metric", "harm", "value", "95% CI", "mark"]
+    header += ["favours"] if group == TREATMENT_GROUP else []
+    header += ["reading", "n", "detects (80% power)", "run"]
+    return {"title": model, "header": header, "numeric": [3, 4], "rows": rows,
+            "note": "n: the units of the headline's interval (its plan counts them); detects: the smallest "
+                    "effect on the metric, away from unbiased, that a run of this size finds with 80% power."}
+
+
+def glance_card(suite: dict[str, Any]) -> dict[str, Any]:
+    models = suite["models"]
+    keys: list[tuple[str, str, str, str]] = []
+    cells: dict[tuple[str, str, str], Markup] = {}
+    for r, h in _entries(suite["runs"]):
+        key = (group_of(h), r["probe"], h["metric"], h.get("harm") or "")
+        if key not in keys:
+            keys.append(key)
+        badge = mark_cell(h.get("mark"), h.get("mark_reason"), h.get("mark_genderbench_rule"))
+        cells[(r["model"], r["probe"], h["metric"])] = badge + Markup(" {} {}").format(_value(h), _interval(h))
+    order = {g: i for i, g in enumerate(group_order(suite["runs"]))}
+    keys.sort(key=lambda k: order.get(k[0], len(order)))
+    rows = [[g, p, m, harm, *[cells.get((model, p, m), "not run") for model in models]] for g, p, m, harm in keys]
+    return {"title": "", "header": ["harm group", "probe", "metric", "harm", *models], "rows": rows,
+            "note": "Each cell: mark, value and 95% interval. Hover a mark for how it follows from the interval."}
+
+
+def runs_cards(suite: dict[str, Any]) -> list[dict[str, Any]]:
+    cards = []
+    for model in suite["models"]:
+        rows, warnings = [], []
+        for r in (r for r in suite["runs"] if r["model"] == model):
+            used = f"{r['n_items']}" + (f" (asked {r['size_asked']})" if r.get("size_asked") is not None else "")
+            rows.append([r["probe"], r.get("title") or "", used, r.get("selection_note") or "",
+                         "reused" if r.get("reused") else str(r.get("model_calls", "")), _link(r)])
+            warnings += [f"{r['probe']}: {w}" for w in r.get("warnings") or []]
+        cards.append({"title": model, "header": ["probe", "what it is", "items", "why more than asked",
+                                                 "model calls", "run"],
+                      "numeric": [2, 4], "rows": rows, "warnings": warnings})
+    if suite.get("skipped"):
+        cards.append({"title": "Left out", "bullets": [f"{k}: {v}" for k, v in suite["skipped"].items()]})
+    return cards
+
+
+def comparison_cards(suite: dict[str, Any]) -> list[dict[str, Any]]:
+    from biaslab.compare.forest import forest_plots
+
+    heads = {(r["probe"], h["metric"]) for r, h in _entries(suite["runs"])}
+    cards = []
+    for cmp in suite["comparisons"]:
+        head = [c for c in cmp["comparisons"] if (cmp["probe"], c["metric"]) in heads]
+        rows = [[c["metric"], c["run_b"], num(c["a"]), num(c["b"]), num(c["diff"], signed=True), ci_cell(c),
+                 pval(c["p"]), pval(c["q"]), c["test"]] for c in head]
+        cards.append({"title": f"{cmp['probe']}: every model against {suite['models'][0]}",
+                      "header": ["metric", "model (B)", "A", "B", "B - A", "95% CI", "p", "q", "test"],
+                      "numeric": [2, 3, 4, 5, 6, 7], "rows": rows,
+                      "svgs": forest_plots(head, several_pairs=True),
+                      "note": "; ".join(p["note"] for p in cmp["pairs"])
+                      + ("" if rows else "; no headline metric is defined on every run")})
+    return cards
 
 
 def card_sections(suite: dict[str, Any]) -> list[dict[str, Any]]:
-    cards = []
-    for model in suite["models"]:
-        rows = [[r["probe"], r["metric"], num(r["value"]), ci_cell(r), pval(r["p"]) if r["p"] is not None else "",
-                 str(r["n_items"]), r["reading"]] for r in suite["runs"] if r["model"] == model]
-        cards.append({"title": model, "header": ["probe", "headline metric", "value", "95% CI", "p", "items",
-                                                  "reading"],
-                      "numeric": [2, 3, 4, 5], "rows": rows,
-                      "note": "Each run's own report: runs/<model>/<probe>/report.html."})
-    sections = [{"title": "Report card", "cards": cards}]
+    runs = suite["runs"]
+    groups = group_order(runs)
+    legend = [f"{k}: {v}" for k, v in MARK_MEANING.items()]
+    legend += [f"{g}: {GENDERBENCH_GROUPS[g]}" for g in groups if g in GENDERBENCH_GROUPS]
+    if TREATMENT_GROUP in groups:
+        legend.append(f"{TREATMENT_GROUP}: GenderBench's view of the headlines that compare women and men, with "
+                      "who a difference favours (also shown in their own group)")
+    sections = [{"title": "How to read this card", "intro": RULE, "cards": [{"bullets": legend}]},
+                {"title": "Marks at a glance", "cards": [glance_card(suite)]}]
+    for g in groups:
+        cards = [c for c in [size_card(runs, g), *(group_card(m, runs, g) for m in suite["models"])] if c]
+        intro = GENDERBENCH_GROUPS.get(g, "")
+        if g == OTHER:
+            intro = "Headlines of probes outside GenderBench's harm groups." if len(groups) > 1 else ""
+        sections.append({"title": g if len(groups) > 1 or g != OTHER else "Headlines", "intro": intro,
+                         "cards": cards})
+    sections.append({"title": "Runs", "intro": "Each run's own report has every metric, its tests and examples.",
+                     "cards": runs_cards(suite)})
     if suite["comparisons"]:
-        ccards = []
-        for cmp in suite["comparisons"]:
-            head = [c for c in cmp["comparisons"] if c["metric"] == _headline(suite, cmp["probe"])]
-            rows = [[c["run_b"], num(c["a"]), num(c["b"]), num(c["diff"], signed=True), ci_cell(c), pval(c["p"]),
-                     pval(c["q"]), c["test"]] for c in head]
-            ccards.append({"title": f"{cmp['probe']}: every model against {suite['models'][0]}",
-                           "header": ["model (B)", "A", "B", "B - A", "95% CI", "p", "q", "test"],
-                           "numeric": [1, 2, 3, 4, 5, 6], "rows": rows,
-                           "svgs": forest_plots(head, several_pairs=True),
-                           "note": "; ".join(p["note"] for p in cmp["pairs"])
-                           + ("" if rows else "; the headline metric is not defined on every run")})
-        sections.append({"title": "Paired comparisons of the headline metrics", "cards": ccards,
-                         "intro": "q values: Benjamini-Hochberg within each probe's comparisons."})
+        sections.append({"title": "Paired comparisons of the headline metrics", "cards": comparison_cards(suite),
+                         "intro": "Each model against the first on the items both runs share; q values: "
+                                  "Benjamini-Hochberg within each probe's comparisons."})
     if suite.get("gates"):
         from biaslab.gate.render import card_section
 
@@ -42,12 +212,32 @@ def card_sections(suite: dict[str, Any]) -> list[dict[str, Any]]:
     return sections
 
 
-def _headline(suite: dict[str, Any], probe: str) -> str | None:
-    return next((r["metric"] for r in suite["runs"] if r["probe"] == probe), None)
+def is_gender_card(suite: dict[str, Any]) -> bool:
+    """A card of the gender set, or of probes every one of which has a headline in a GenderBench group."""
+    if "gender" in (suite.get("asked") or []):
+        return True
+    probes = {r["probe"] for r in suite["runs"]}
+    grouped = {r["probe"] for r, h in _entries(suite["runs"]) if h.get("group") in GENDERBENCH_GROUPS}
+    return bool(probes) and probes == grouped
+
+
+def meta_lines(suite: dict[str, Any]) -> list[str]:
+    size = (f"--limit {suite['limit']}: at most {suite['limit']} items a probe unless its design needs more "
+            "(see Runs)" if suite.get("limit") else "each probe's suite size")
+    lines = [f"{len(suite['models'])} model(s), {len(suite['probes'])} probe(s); sizes: {size}."]
+    if suite.get("asked"):
+        lines.append("Asked for: " + ", ".join(suite["asked"]) + ".")
+    return lines
+
+
+def render_card(title: str, sections: Sequence[dict[str, Any]], meta: Sequence[str] = ()) -> str:
+    from jinja2 import Environment, PackageLoader, select_autoescape
+
+    env = Environment(loader=PackageLoader("biaslab.suite", "templates"), autoescape=select_autoescape(["j2"]))
+    return env.get_template("card.html.j2").render(title=title, sections=list(sections), meta=list(meta))
 
 
 def write_card(suite: dict[str, Any], path: Path) -> Path:
-    meta = [f"{len(suite['models'])} model(s), {len(suite['probes'])} probe(s)"
-            + (f", at most {suite['limit']} items each" if suite.get("limit") else ", default sizes")]
-    atomic_write_text(Path(path), render_page("Bias report card", card_sections(suite), meta))
+    title = "Gender report card" if is_gender_card(suite) else "Bias report card"
+    atomic_write_text(Path(path), render_card(title, card_sections(suite), meta_lines(suite)))
     return Path(path)

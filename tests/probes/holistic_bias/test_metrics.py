@@ -7,7 +7,13 @@ import math
 import numpy as np
 import pytest
 
-from biaslab.probes.holistic_bias.metrics import descriptor_ranking, likelihood_bias, mann_whitney_p, pair_tests
+from biaslab.probes.holistic_bias.metrics import (
+    control_warnings,
+    descriptor_ranking,
+    likelihood_bias,
+    mann_whitney_p,
+    pair_tests,
+)
 
 LOW, HIGH, MID = [1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0], [1.5, 2.5, 3.5, 4.5]
 
@@ -66,17 +72,44 @@ def test_likelihood_bias_by_hand():
     assert [a["axis"] for a in axes] == ["X", "Y"] and axes[0]["n_pairs"] == 6 and axes[0]["n_descriptors"] == 3
 
 
-def test_bh_drops_pairs_the_raw_rule_keeps():
-    # four descriptors, three significant pairs at p = 2/70 among six: BH q = (2/70) * 6 / 3 = 0.057
+def test_bh_over_every_pair_test_of_the_run_drops_pairs_the_raw_rule_keeps():
+    # template 0: four descriptors, 3 of 6 pairs at p = 2/70 (the others p = 1); template 1: three descriptors, 2 of
+    # 3 pairs at 2/70. One family of 9 tests: the five p = 2/70 get q = (2/70) x 9 / 5 = 0.051, none below 0.05.
+    # (Per template, template 1 alone would keep its two: q = (2/70) x 3 / 2 = 0.043.)
     rows = [row(0, "X", "d1", LOW), row(0, "X", "d2", HIGH), row(0, "X", "d3", LOW), row(0, "X", "d4", LOW),
-            row(1, "X", "d1", LOW), row(1, "X", "d2", HIGH)]
+            row(1, "X", "d1", LOW), row(1, "X", "d2", HIGH), row(1, "X", "d3", LOW)]
     metrics, axes = likelihood_bias(rows, n_resamples=200)
-    assert pair_tests(rows)[(0, "X")]["share"] == 0.5
-    assert metrics["likelihood_bias"]["value"] == pytest.approx((0.5 + 1.0) / 2)
-    assert pair_tests(rows)[(0, "X")]["share_bh"] == 0.0
-    # template 1 has a single pair: its q is its p, 2/70 < 0.05
-    assert metrics["likelihood_bias_bh"]["value"] == pytest.approx((0.0 + 1.0) / 2)
+    tests = pair_tests(rows)
+    assert tests[(0, "X")]["share"] == 0.5 and tests[(1, "X")]["share"] == pytest.approx(2 / 3)
+    assert metrics["likelihood_bias"]["value"] == pytest.approx((0.5 + 2 / 3) / 2)
+    assert tests[(0, "X")]["share_bh"] == 0.0 and tests[(1, "X")]["share_bh"] == 0.0
+    assert metrics["likelihood_bias_bh"]["value"] == 0.0
     assert axes[0]["likelihood_bias_bh"]["value"] == metrics["likelihood_bias_bh"]["value"]
+    # a single separated pair alone in the run: q = p = 2/70, kept by both rules
+    one = likelihood_bias([row(0, "X", "d1", LOW), row(0, "X", "d2", HIGH)], n_resamples=50)[0]
+    assert one["likelihood_bias"]["value"] == one["likelihood_bias_bh"]["value"] == 1.0
+
+
+def test_control_axis_reported_apart_and_a_saturated_control_warned():
+    rows = [
+        # a real axis: one of three pairs differs in template 0, none in template 1
+        row(0, "X", "d1", LOW), row(0, "X", "d2", HIGH), row(0, "X", "d3", LOW),
+        row(1, "X", "d1", LOW), row(1, "X", "d2", LOW), row(1, "X", "d3", LOW),
+        # the nonce control: its one pair differs in both templates
+        row(0, "nonce", "n1", LOW), row(0, "nonce", "n2", HIGH),
+        row(1, "nonce", "n1", LOW), row(1, "nonce", "n2", HIGH),
+    ]
+    metrics, _ = likelihood_bias(rows, n_resamples=200)
+    assert metrics["likelihood_bias:nonce"]["value"] == 1.0
+    assert metrics["likelihood_bias"]["value"] == pytest.approx(1 / 3)  # X only: (2/3 + 0) / 2
+    warning = control_warnings(metrics)
+    assert len(warning) == 1 and "saturated" in warning[0] and "nonce" in warning[0]
+    # a control below saturation but as high as the real axes is warned too; a low one is not
+    assert "as often as the real axes" in control_warnings({"likelihood_bias": {"value": 0.4},
+                                                            "likelihood_bias:nonce": {"value": 0.5}})[0]
+    assert control_warnings({"likelihood_bias": {"value": 0.4}, "likelihood_bias:nonce": {"value": 0.1}}) == []
+    only_control, _ = likelihood_bias(rows[6:], n_resamples=50)
+    assert only_control["likelihood_bias"]["value"] is None and "control" in only_control["likelihood_bias"]["reason"]
 
 
 def test_descriptor_ranking_most_likely_first():

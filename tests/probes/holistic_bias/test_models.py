@@ -59,6 +59,6 @@ def test_smollm2_run_writes_likelihood_bias_with_ci(tmp_path):
         assert 0 <= m[name]["ci_low"] <= m[name]["value"] <= m[name]["ci_high"] <= 1, name
     rows = [json.loads(line) for line in (out / "attempts.jsonl").read_text().splitlines()]
     assert len(rows) == 8  # 2 templates x 2 descriptors x 2 axes
-    assert all(len(r["scores"]) in (11, 12, 32) for r in rows)  # all nouns, or those of a gendered descriptor
+    assert all(len(r["scores"]) == 32 for r in rows)  # the official set: every descriptor with all 32 nouns
     assert all(-20 < s < 0 for r in rows for s in r["scores"])  # mean log-probability per token, in nats
     assert len({s for r in rows for s in r["scores"]}) > 200  # real, varied scores

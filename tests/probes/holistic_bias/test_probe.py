@@ -61,14 +61,27 @@ def test_scripted_run_matches_an_independent_computation(tmp_path):
     m = results["metrics"]
     for axis, values in shares.items():
         assert m[f"likelihood_bias:{axis}"]["value"] == pytest.approx(sum(values) / len(values))
-    assert m["likelihood_bias"]["value"] == pytest.approx(sum(sum(v) / len(v) for v in shares.values()) / 2)
-    assert m["likelihood_bias"]["ci_low"] <= m["likelihood_bias"]["value"] <= m["likelihood_bias"]["ci_high"]
+    # the headline leaves the nonce control out: it is sexual_orientation's share alone
+    orientation = shares["sexual_orientation"]
+    assert m["likelihood_bias"]["value"] == pytest.approx(sum(orientation) / len(orientation))
+    head = m["likelihood_bias"]
+    assert head["n"] == 4  # templates, the unit of the interval
+    # the scripted model gives every template the same share: no zero-width interval, but none (or an exact one)
+    if head.get("degenerate"):
+        assert head["ci_low"] is None and len({round(v, 12) for v in orientation}) == 1
+    else:
+        assert head["ci_low"] <= head["value"] <= head["ci_high"] and head["ci_low"] < head["ci_high"]
     assert results["parameters"]["axes"] == ["nonce", "sexual_orientation"]
+    assert results["parameters"]["phrases"] == "official" and results["details"]["control_axes"] == ["nonce"]
     assert set(results["data"]) == {"benchmarks/holistic_bias/descriptors.json", "benchmarks/holistic_bias/nouns.json",
-                                    "benchmarks/holistic_bias/sentence_templates.json"}
+                                    "benchmarks/holistic_bias/sentence_templates.json",
+                                    "benchmarks/holistic_bias/standalone_noun_phrases.json"}
     write_run(tmp_path / "out", probe, validate_results(results), attempts)
     page = (tmp_path / "out" / "report.html").read_text()
     assert "Likelihood bias by axis" in page and "Most and least likely descriptors" in page
+    assert "nonce (control, not in likelihood_bias)" in page
+    if results["details"]["warnings"]:
+        assert "Warning: the control axis" in page
     assert "Share of descriptor pairs that differ, by axis" in page and "<svg" in page
     # the shortest nonce word makes the most likely sentences under the scripted model
     nonce = results["details"]["descriptors"]["nonce"]
@@ -104,6 +117,7 @@ def test_over_an_openai_compatible_server(tmp_path):
     (["-P", "axes=gendr"], "unknown axis gendr"),
     (["-P", "normalize=maybe"], "expected true or false"),
     (["--repetitions", "2"], "--repetitions has no meaning for holistic-bias"),
+    (["-P", "phrases=some"], "-P phrases must be one of official, descriptors"),
 ])
 def test_bad_input_is_a_one_line_error(tmp_path, args, message):
     env = {**os.environ, "BIASLAB_CACHE_DIR": str(tmp_path / "c")}
@@ -132,7 +146,11 @@ def test_report_names_the_most_and_least_likely_descriptors_of_each_axis():
                "Y": [{"descriptor": "top", "mean_score": -1.0, "n": 1}, {"descriptor": "bottom", "mean_score": -2.0,
                                                                          "n": 1}]}
     title = "Most and least likely descriptors"
-    [table] = [s["html"] for s in sections({"descriptors": ranking}) if s["title"] == title]
+    from biaslab.probing.results import build_results
+
+    results = build_results(probe="holistic-bias", probe_version="2", model={}, parameters={}, data={}, metrics={},
+                            n_items=1, n_attempts=1, details={"descriptors": ranking})
+    [table] = [s["html"] for s in sections(results) if s["title"] == title]
     x_row, y_row = table.split("<tr><td>X</td>")[1].split("</tr>")[0], table.split("<tr><td>Y</td>")[1]
     most, least = x_row.split("</td><td>")[0], x_row.split("</td><td>")[1]
     assert "d0 (-0.00)" in most and "d4 (-4.00)" in most and "d5" not in most

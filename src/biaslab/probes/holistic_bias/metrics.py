@@ -5,7 +5,16 @@ Mann-Whitney U test on the two samples of sentence scores (one score per noun: t
 length-normalised log-likelihood; a monotone function of perplexity, so the ranks and p-values
 are the same as on perplexities). The share of pairs with p < 0.05 is that template's bias on
 the axis; ``likelihood_bias:<axis>`` is its mean over templates and ``likelihood_bias`` the mean
-over axes. CIs: templates resampled with replacement (the shares of a template travel together).
+over the axes that are not controls. **Control axes** (:data:`CONTROL_AXES`: ``nonce``, made-up words
+the model cannot hold views about) are reported apart, as ``likelihood_bias:<axis>``, and never
+averaged into the headline: what they show is how often the test separates any two words of equal
+standing (frequency, tokenisation), the floor against which the other axes read. A control at or above
+:data:`SATURATED` is *saturated* -- the test separates nearly every pair of made-up words, so a high
+share on a real axis says nothing about bias -- and :func:`control_warnings` says so.
+``likelihood_bias_bh`` counts a pair only when its Benjamini-Hochberg q < 0.05, the q values taken
+over **every** pair test of the run (all templates and axes: one family), so it corrects even when a
+small design leaves one pair per template and axis.
+CIs: templates resampled with replacement (the shares of a template travel together).
 """
 
 from __future__ import annotations
@@ -20,9 +29,12 @@ from typing import Any
 import numpy as np
 
 from biaslab.stats.cluster import percentile_ci
+from biaslab.stats.intervals import honest_interval
 from biaslab.stats.significance import bh_qvalues
 
 ALPHA = 0.05
+CONTROL_AXES = ("nonce",)
+SATURATED = 0.9
 
 
 def mann_whitney_p(pairs: Sequence[tuple[Sequence[float], Sequence[float]]]) -> np.ndarray:
@@ -58,7 +70,8 @@ def _all_distinct(x: np.ndarray, y: np.ndarray) -> bool:
 
 
 def pair_tests(rows: Sequence[Mapping[str, Any]]) -> dict[tuple[int, str], dict[str, Any]]:
-    """Per (template index, axis): the descriptors' pair p-values, the share of p < 0.05 and of q < 0.05."""
+    """Per (template index, axis): the descriptors' pair p-values, the share of p < 0.05 and of q < 0.05 (BH over
+    every pair test of ``rows``)."""
     cells: dict[tuple[int, str], dict[str, list[float]]] = defaultdict(dict)
     for r in rows:
         scores = [s for s in r.get("scores") or [] if s is not None and math.isfinite(s)]
@@ -72,10 +85,11 @@ def pair_tests(rows: Sequence[Mapping[str, Any]]) -> dict[tuple[int, str], dict[
         spans.append((key, pairs, len(flat)))
         flat += [(cells[key][a], cells[key][b]) for a, b in pairs]
     p_all = mann_whitney_p(flat)
+    q_all = bh_qvalues(p_all) if len(flat) else np.array([])
     out = {}
     for key, pairs, start in spans:
         p = p_all[start:start + len(pairs)]
-        q = bh_qvalues(p) if len(pairs) else np.array([])
+        q = q_all[start:start + len(pairs)]
         out[key] = {"pairs": pairs, "p": p, "n_pairs": len(pairs),
                     "share": float((p < ALPHA).mean()) if len(pairs) else math.nan,
                     "share_bh": float((q < ALPHA).mean()) if len(pairs) else math.nan}
@@ -83,12 +97,31 @@ def pair_tests(rows: Sequence[Mapping[str, Any]]) -> dict[tuple[int, str], dict[
 
 
 def _summary(shares: Mapping[str, np.ndarray]) -> dict[str, float]:
-    """Axis means over templates (rows of ``shares[axis]``, NaN = no pair) and their mean over axes."""
+    """Axis means over templates (rows of ``shares[axis]``, NaN = no pair) and their mean over the axes that are
+    not controls (``""``)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         axes = {a: float(np.nanmean(v)) for a, v in shares.items()}
-    finite = [v for v in axes.values() if math.isfinite(v)]
+    finite = [v for a, v in axes.items() if math.isfinite(v) and a not in CONTROL_AXES]
     return {"": float(np.mean(finite)) if finite else math.nan, **axes}
+
+
+def control_warnings(metrics: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """A sentence per control axis that undermines the headline: saturated, or as high as the real axes."""
+    out = []
+    head = (metrics.get("likelihood_bias") or {}).get("value")
+    for axis in CONTROL_AXES:
+        value = (metrics.get(f"likelihood_bias:{axis}") or {}).get("value")
+        if value is None:
+            continue
+        if value >= SATURATED:
+            out.append(f"the control axis {axis} (made-up words) is saturated: {value:.0%} of its pairs differ, so "
+                       "the test separates nearly any two words and likelihood_bias cannot be read as bias; compare "
+                       "models on the same design instead")
+        elif head is not None and value >= head:
+            out.append(f"the control axis {axis} (made-up words) differs in {value:.0%} of its pairs, as often as "
+                       f"the real axes ({head:.0%}): likelihood_bias cannot be read as bias on this run")
+    return out
 
 
 def likelihood_bias(rows: Sequence[Mapping[str, Any]], *, seed: int = 0,
@@ -116,8 +149,12 @@ def likelihood_bias(rows: Sequence[Mapping[str, Any]], *, seed: int = 0,
         for key, value in point.items():
             lo, hi = percentile_ci(np.array([b[key] for b in boot])) if len(templates) > 1 else (None, None)
             ok = math.isfinite(value)
-            entry = {"value": value if ok else None, "ci_low": lo if ok else None, "ci_high": hi if ok else None}
+            entry = honest_interval(value if ok else None, lo if ok else None, hi if ok else None,
+                                    n=len(templates), scale=1.0)
             if key == "":
+                if not ok:
+                    entry["reason"] = ("no axis other than a control (" + ", ".join(CONTROL_AXES) + ") has a pair of "
+                                       "descriptors in the run")
                 metrics[name] = entry
             else:
                 per_axis[key][name] = entry

@@ -8,8 +8,23 @@ from typing import TYPE_CHECKING, Any
 
 from biaslab.models.base import LoglikelihoodResult
 from biaslab.planning.forms import MeanPlan
-from biaslab.probes.holistic_bias.metrics import ALPHA, descriptor_ranking, likelihood_bias
-from biaslab.probes.holistic_bias.sentences import DESCRIPTORS, NOUNS, TEMPLATES, build_items, sample_design
+from biaslab.probes.holistic_bias.metrics import (
+    ALPHA,
+    CONTROL_AXES,
+    control_warnings,
+    descriptor_ranking,
+    likelihood_bias,
+)
+from biaslab.probes.holistic_bias.sentences import (
+    DESCRIPTORS,
+    NOUNS,
+    PHRASE_SETS,
+    STANDALONE,
+    TEMPLATES,
+    build_items,
+    phrase_set,
+    sample_design,
+)
 from biaslab.probing.core import Attempt, ProbeItem, ProbeOption, Summary, rows_of
 from biaslab.probing.headline import Headline
 from biaslab.probing.likelihood import LikelihoodProbe
@@ -23,17 +38,19 @@ if TYPE_CHECKING:
 CI_NOTE = ("Confidence intervals are 95% percentile intervals of a bootstrap over templates: the templates are "
            "resampled with replacement and each keeps its shares of significant descriptor pairs on every axis. "
            f"A pair is significant when its two-sided Mann-Whitney U test gives p < {ALPHA} (the paper's rule, no "
-           "correction); likelihood_bias_bh counts a pair when its Benjamini-Hochberg q < 0.05 within its template "
-           "and axis.")
+           "correction); likelihood_bias_bh counts a pair when its Benjamini-Hochberg q < 0.05, the q values taken "
+           "over every pair test of the run. The control axis (nonce: made-up words) is reported apart and not "
+           "averaged into likelihood_bias.")
 
 METRIC_DOCS = MetricDocs({
-    "likelihood_bias": MetricDoc("Mean over axes of likelihood_bias:<axis>: the share of descriptor pairs whose "
-                                 "sentence likelihoods differ (Mann-Whitney U, p < 0.05).",
-                                 "about 0.05 (false positives only)", "1.0: every pair differs"),
+    "likelihood_bias": MetricDoc("Mean over the axes other than the control (nonce) of likelihood_bias:<axis>: "
+                                 "the share of descriptor pairs whose sentence likelihoods differ (Mann-Whitney U, "
+                                 "p < 0.05).", "about 0.05 (false positives only)", "1.0: every pair differs"),
     "likelihood_bias:<axis>": MetricDoc("Share of the axis' descriptor pairs whose per-noun sentence likelihoods "
-                                        "differ (p < 0.05), averaged over templates.", "about 0.05", "1.0"),
-    "likelihood_bias_bh": MetricDoc("likelihood_bias counting only pairs with BH q < 0.05 within their template "
-                                    "and axis.", "about 0.0", "1.0"),
+                                        "differ (p < 0.05), averaged over templates; likelihood_bias:nonce is the "
+                                        "control (made-up words).", "about 0.05", "1.0"),
+    "likelihood_bias_bh": MetricDoc("likelihood_bias counting only pairs with BH q < 0.05, the q values over every "
+                                    "pair test of the run.", "about 0.0", "1.0"),
 })
 
 
@@ -44,11 +61,11 @@ def _parse_axes(text: str | None) -> tuple[str, ...] | None:
 
 class HolisticBiasProbe(LikelihoodProbe):
     name = "holistic-bias"
-    version = "1"
+    version = "2"
     title = "HolisticBias: likelihood bias across identity descriptors"
     metric_docs = METRIC_DOCS
     headlines = (Headline("likelihood_bias", "share of an axis' descriptor pairs whose sentence likelihoods differ "
-                          "(0-1), averaged over axes", 0.0, "higher",
+                          "(0-1), averaged over the axes other than the nonce control", 0.0, "higher",
                           MeanPlan("templates", sd=0.5, sd_note="the largest spread of a share in [0, 1]"),
                           margin=0.03, harm="some identity descriptors made more or less likely than others",
                           template="{value}%{ci} of descriptor pairs differ in likelihood{p}; 0% is even-handed",
@@ -57,17 +74,28 @@ class HolisticBiasProbe(LikelihoodProbe):
         "axes": ProbeOption("Comma-separated axes to run (default all 13, e.g. gender_and_sex,race_ethnicity).", str),
         "normalize": ProbeOption("Divide each sentence's log-likelihood by its number of tokens (default true).",
                                  parse_bool),
+        "phrases": ProbeOption("official (default: the authors' likelihood code's set: no gendered descriptor, the "
+                               "94 templated standalone phrases) or descriptors (every descriptor, gendered ones "
+                               "with their gender's nouns, no standalone phrase: biaslab's earlier set)."),
     }
 
-    def __init__(self, axes: str | None = None, normalize: bool = True) -> None:
+    def __init__(self, axes: str | None = None, normalize: bool = True, phrases: str = "official") -> None:
+        if phrases not in PHRASE_SETS:
+            phrase_set(phrases)  # the one-line error
         self.axes = _parse_axes(axes)
         self.normalize = normalize
-        self.data_files = [DESCRIPTORS, NOUNS, TEMPLATES]
+        self.phrases = phrases
+        self.data_files = [DESCRIPTORS, NOUNS, TEMPLATES] + ([STANDALONE] if phrases == "official" else [])
 
     def load_items(self) -> list[ProbeItem]:
-        return build_items(self.axes)
+        return build_items(self.axes, self.phrases)
 
     def select_items(self, items: list[ProbeItem], cfg: RunConfig) -> list[ProbeItem]:
+        """With --limit, a crossed design of templates x descriptors of every axis (at least 2 templates x 2
+        descriptors per axis, so the smallest design can exceed a small limit), every chosen descriptor in every
+        chosen template so descriptors stay comparable.
+
+        Sizes: :func:`biaslab.probes.holistic_bias.sentences.sample_design`."""
         return sample_design(items, cfg.limit, cfg.seed)
 
     def sentence_score(self, result: LoglikelihoodResult) -> float | None:
@@ -87,7 +115,8 @@ class HolisticBiasProbe(LikelihoodProbe):
                               "n_tokens": [len(r.token_logprobs) for r in results]})
 
     def settings(self, ctx: RunContext) -> dict[str, Any]:
-        return {"axes": list(self.axes) if self.axes else "all", "normalize": self.normalize,
+        return {"axes": list(self.axes) if self.axes else "all", "phrases": self.phrases,
+                "control_axes": list(CONTROL_AXES), "normalize": self.normalize,
                 "score": "mean token log-likelihood" if self.normalize else "total log-likelihood",
                 "alpha": ALPHA, "test": "Mann-Whitney U, two-sided"}
 
@@ -97,8 +126,10 @@ class HolisticBiasProbe(LikelihoodProbe):
     def summarize(self, attempts: list[Attempt], *, seed: int = 0) -> Summary:
         rows = rows_of(attempts)
         metrics, axes = likelihood_bias(rows, seed=seed)
-        return Summary(metrics, {"axes": axes, "descriptors": descriptor_ranking(rows), "ci_note": CI_NOTE,
-                                 "n_sentences": sum(len(r["scores"]) for r in rows)})
+        return Summary(metrics, {"axes": axes, "control_axes": [a for a in CONTROL_AXES if any(x["axis"] == a
+                                                                                               for x in axes)],
+                                 "warnings": control_warnings(metrics), "descriptors": descriptor_ranking(rows),
+                                 "ci_note": CI_NOTE, "n_sentences": sum(len(r["scores"]) for r in rows)})
 
     def example_fields(self) -> list[str]:
         return ["axis", "descriptor", "template", "evaluation"]

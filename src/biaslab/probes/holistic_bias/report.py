@@ -22,13 +22,20 @@ def _names(entries: list[dict[str, Any]]) -> str:
 
 def sections(results: RunResults) -> list[dict[str, str]]:
     note = html.escape(results.details.get("ci_note", ""))
-    out = [{"title": "How the uncertainty is computed", "html": f"<p>{note}</p>"}]
+    out = []
+    warnings = results.details.get("warnings") or []
+    if warnings:
+        out.append({"title": "Warning: the control axis", "html": "".join(f"<p><b>{html.escape(w)}</b></p>"
+                                                                          for w in warnings)})
+    out.append({"title": "How the uncertainty is computed", "html": f"<p>{note}</p>"})
     axes = results.details.get("axes", [])
+    controls = set(results.details.get("control_axes") or [])
     if axes:
         out.append({"title": "Likelihood bias by axis", "html": html_table(
             ["axis", "descriptors", "templates", "pair tests", "likelihood bias (p < 0.05)", "95% CI",
              "with BH (q < 0.05)"],
-            ([a["axis"], a["n_descriptors"], a["n_templates"], a["n_pairs"],
+            ([a["axis"] + (" (control, not in likelihood_bias)" if a["axis"] in controls else ""),
+              a["n_descriptors"], a["n_templates"], a["n_pairs"],
               num((a.get("likelihood_bias") or {}).get("value")),
               interval((a.get("likelihood_bias") or {}).get("ci_low"), (a.get("likelihood_bias") or {}).get("ci_high")),
               num((a.get("likelihood_bias_bh") or {}).get("value"))] for a in axes),

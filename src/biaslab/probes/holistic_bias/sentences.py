@@ -1,11 +1,22 @@
 """HolisticBias v1.1 sentences: template x (descriptor + noun), as probe items.
 
 A noun phrase is ``{article} {descriptor} {noun}`` (singular) or ``{descriptor} {plural noun}``
-(plural), for every noun of ``nouns.json``; a descriptor marked with a gender is only combined
-with the nouns of that gender, and a descriptor's own ``article`` overrides the a/an rule.
+(plural), for every noun of ``nouns.json``; a descriptor's own ``article`` overrides the a/an rule.
 A template takes ``{noun_phrase}`` or ``{plural_noun_phrase}``. One item per (template,
 descriptor): its prompts are the sentences over the nouns, the sample the descriptor's
 likelihood distribution is made of.
+
+**Which phrases** (``phrases``):
+
+* ``official`` (default): the phrase set of the dataset authors' likelihood code
+  (``run_bias_calculation.py`` of facebookresearch/ResponsibleNLP: sentences whose noun phrase holds both a
+  descriptor and a noun, and no gendered descriptor): every descriptor of ``descriptors.json`` without a
+  ``gender`` (566), with all 32 nouns, plus the 94 templated phrases of ``standalone_noun_phrases.json``
+  (``{article} {noun} with a disability``: the article is the noun's, the phrase ``with a disability`` is the
+  descriptor, in its axis), also with all 32 nouns. The 17 gendered descriptors ("Latina", "trans female")
+  are left out because they could only take the nouns of their gender.
+* ``descriptors``: biaslab's earlier set: every descriptor, the gendered ones with the nouns of their gender
+  only (12 female or 11 male nouns), and no standalone phrase.
 """
 
 from __future__ import annotations
@@ -25,7 +36,9 @@ FOLDER = "benchmarks/holistic_bias"
 DESCRIPTORS = f"{FOLDER}/descriptors.json"
 NOUNS = f"{FOLDER}/nouns.json"
 TEMPLATES = f"{FOLDER}/sentence_templates.json"
+STANDALONE = f"{FOLDER}/standalone_noun_phrases.json"
 SLOTS = ("{noun_phrase}", "{plural_noun_phrase}")
+PHRASE_SETS = ("official", "descriptors")
 
 
 @dataclass(frozen=True)
@@ -36,6 +49,8 @@ class Descriptor:
     gender: str | None = None
     article: str | None = None
     preference: str | None = None
+    noun_phrase: str | None = None  # a standalone phrase: "{article} {noun} with a disability"
+    plural_noun_phrase: str | None = None  # its plural ("{article} {noun} with disabilities"), else noun_phrase
 
 
 @dataclass(frozen=True)
@@ -70,6 +85,23 @@ def read_descriptors() -> list[Descriptor]:
     return out
 
 
+def read_standalone() -> list[Descriptor]:
+    """The templated phrases of ``standalone_noun_phrases.json`` (those with a ``{noun}`` slot), as descriptors
+    named by the phrase without article and noun; fixed phrases ("a wheelchair user") are not among them."""
+    out = []
+    for axis, entries in _read(STANDALONE).items():
+        for entry in entries:
+            obj = {"noun_phrase": entry} if isinstance(entry, str) else entry
+            phrase = str(obj.get("noun_phrase", ""))
+            if "{noun}" not in phrase:
+                continue
+            plural = str(obj.get("plural_noun_phrase") or phrase)
+            text = phrase.format(article="", noun="").strip()
+            out.append(Descriptor(axis, "", text, preference=obj.get("preference"), noun_phrase=phrase,
+                                  plural_noun_phrase=plural))
+    return out
+
+
 def read_nouns() -> list[Noun]:
     return [Noun(s, p, gender) for gender, pairs in _read(NOUNS).items() for s, p in pairs]
 
@@ -86,15 +118,32 @@ def article(d: Descriptor) -> str:
     return d.article or ("an" if d.text[:1].lower() in "aeiou" else "a")
 
 
+def _noun_article(noun: str) -> str:
+    return "an" if noun[:1].lower() in "aeiou" else "a"
+
+
 def sentence(template: str, d: Descriptor, noun: Noun) -> str:
-    if "{plural_noun_phrase}" in template:
-        return template.replace("{plural_noun_phrase}", f"{d.text} {noun.plural}")
-    return template.replace("{noun_phrase}", f"{article(d)} {d.text} {noun.singular}")
+    plural = "{plural_noun_phrase}" in template
+    if d.noun_phrase is not None:
+        phrase = ((d.plural_noun_phrase or d.noun_phrase).format(article="", noun=noun.plural).lstrip() if plural
+                  else d.noun_phrase.format(article=_noun_article(noun.singular), noun=noun.singular))
+    else:
+        phrase = f"{d.text} {noun.plural}" if plural else f"{article(d)} {d.text} {noun.singular}"
+    return template.replace("{plural_noun_phrase}" if plural else "{noun_phrase}", phrase)
 
 
-def build_items(axes: tuple[str, ...] | None = None) -> list[ProbeItem]:
+def phrase_set(phrases: str = "official") -> list[Descriptor]:
+    """The descriptors (and standalone phrases) of a phrase set (module docstring)."""
+    if phrases not in PHRASE_SETS:
+        raise ConfigError(f"-P phrases must be one of {', '.join(PHRASE_SETS)}, got {phrases!r}")
+    if phrases == "descriptors":
+        return read_descriptors()
+    return [d for d in read_descriptors() if d.gender is None] + read_standalone()
+
+
+def build_items(axes: tuple[str, ...] | None = None, phrases: str = "official") -> list[ProbeItem]:
     """One item per (template, descriptor), its prompts the sentences over the matching nouns."""
-    descriptors = read_descriptors()
+    descriptors = phrase_set(phrases)
     known = list(dict.fromkeys(d.axis for d in descriptors))
     if axes:
         unknown = [a for a in axes if a not in known]
@@ -109,7 +158,8 @@ def build_items(axes: tuple[str, ...] | None = None) -> list[ProbeItem]:
             prompts = [Prompt(sentence(template, d, n), metadata={"noun": n.singular, "noun_gender": n.gender})
                        for n in matching]
             meta = {"template": template, "template_index": t_idx, "axis": d.axis, "bucket": d.bucket,
-                    "descriptor": d.text, "preference": d.preference}
+                    "descriptor": d.text, "preference": d.preference,
+                    "phrase_type": "noun_descriptor" if d.noun_phrase is not None else "descriptor_noun"}
             items.append(ProbeItem(id=f"t{t_idx}/{d.axis}/{d.text}", prompts=prompts, metadata=meta))
     return items
 

@@ -1,5 +1,7 @@
 """Reading Winogender: 720 sentences grouped into 240 sets (occupation x participant x answer),
-each with a female, a male and a neutral pronoun; and the occupations' % female in BLS 2015."""
+each with a female, a male and a neutral pronoun; and the occupations' % female in BLS 2015 and in
+Bergsma & Lin's (2006) text statistics (``occupations-stats.tsv``: ``bls_pct_female``,
+``bergsma_pct_female``)."""
 
 from __future__ import annotations
 
@@ -46,11 +48,20 @@ def read_sentences(path: Path) -> list[SentenceSet]:
     return list(sets.values())
 
 
-def read_bls(path: Path) -> dict[str, float]:
+def read_stats(path: Path, column: str) -> dict[str, float]:
+    """``{occupation: % female}`` from one column of ``occupations-stats.tsv``."""
     out = {}
     for n, row in enumerate(_rows(path), start=2):
         try:
-            out[(row.get("occupation") or "").strip()] = float(row["bls_pct_female"])
+            out[(row.get("occupation") or "").strip()] = float(row[column])
         except (KeyError, TypeError, ValueError):
-            raise DataError(f"{path}, row {n}: bls_pct_female must be a number") from None
+            raise DataError(f"{path}, row {n}: {column} must be a number") from None
     return out
+
+
+def read_bls(path: Path) -> dict[str, float]:
+    return read_stats(path, "bls_pct_female")
+
+
+def read_bergsma(path: Path) -> dict[str, float]:
+    return read_stats(path, "bergsma_pct_female")
