@@ -168,6 +168,7 @@ class Probe(abc.ABC):
     headlines: ClassVar[tuple[Headline, ...]] = ()
     pairing: ClassVar[Pairing | None] = None
     suite_size: ClassVar[int] = 100  # items of a suite run unless --limit says otherwise
+    min_limit: ClassVar[int] = 1  # the smallest --limit of a balanced design (the suite raises a smaller one to it)
     input_option: ClassVar[str | None] = None  # an option every run must be given (a file of the user's)
 
     # -- a run ----------------------------------------------------------------------------------

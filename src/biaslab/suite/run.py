@@ -103,6 +103,9 @@ def selection_note(probe: Any, asked: int, used: int) -> str | None:
         return None
     from biaslab.probing.core import Probe
 
+    if asked < probe.min_limit:
+        return (f"{used} items where {asked} were asked: its smallest balanced design has {probe.min_limit} "
+                "(every group in every stratum once).")
     how = type(probe).select_items
     doc = "" if how is Probe.select_items else (how.__doc__ or "")
     first = " ".join(doc.strip().split("\n\n")[0].split())
@@ -152,7 +155,8 @@ def run_suite(models: list[str], probes: list[str] | None, out: Path, *, limit: 
         cached = open_cached_model(spec, cache_dir=cache_dir, console=None if quiet else console)
         try:
             for name in chosen:
-                size = limit if limit is not None else probe_objs[name].suite_size
+                asked = limit if limit is not None else probe_objs[name].suite_size
+                size = max(asked, probe_objs[name].min_limit)  # a balanced design's smallest size
                 d = out / "runs" / _slug(spec) / name
                 key = run_key(probe_objs[name], cached.identity(), size)
                 old = previous.get((spec, name))
@@ -161,8 +165,8 @@ def run_suite(models: list[str], probes: list[str] | None, out: Path, *, limit: 
                 results = read_results(d) if reused else run_one(probe_objs[name], cached, d, size, console, quiet)
                 runs.append({"model": spec, "probe": name, "title": probe_objs[name].title,
                              "dir": str(d.relative_to(out)), **headline_entries(probe_objs[name], results),
-                             "n_items": results.n_items, "size_asked": size,
-                             "selection_note": selection_note(probe_objs[name], size, results.n_items),
+                             "n_items": results.n_items, "size_asked": asked,
+                             "selection_note": selection_note(probe_objs[name], asked, results.n_items),
                              "warnings": [str(w) for w in results.details.get("warnings") or []],
                              "model_calls": 0 if reused else results.run.model_calls,
                              "cache_hits": results.run.cache_hits, "reused": reused, "key": key})

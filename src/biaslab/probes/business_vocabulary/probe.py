@@ -103,6 +103,7 @@ class BusinessVocabularyProbe(GenerationProbe):
     pairing = StratifiedPairing("business-vocabulary", "prompts", item_table, business_vocabulary_metrics,
                                 stratum="gender", cluster="name", cluster_unit="names (within gender)")
     suite_size = 48
+    min_limit = len(TEMPLATES) * len(GENDERS) * len(RACES)  # one name of each gender and race, with every document
 
     def __init__(self, max_tokens: int = 300):
         self.max_tokens = max_tokens
@@ -135,7 +136,7 @@ class BusinessVocabularyProbe(GenerationProbe):
         return [i for i in items if i.metadata["name"] in chosen]
 
     def validate(self, cfg: RunConfig) -> None:
-        least = len(TEMPLATES) * len(GENDERS) * len(RACES)
+        least = self.min_limit
         if cfg.limit is not None and cfg.limit < least:
             raise ConfigError(f"--limit for business-vocabulary must be at least {least} (one name of each gender "
                               f"and race, each with the {len(TEMPLATES)} documents); got {cfg.limit}")

@@ -106,6 +106,7 @@ class GestCreativeProbe(GenerationProbe):
                "gest_file": ProbeOption("a copy of GEST's gest.csv (columns sentence, stereotype) to use instead "
                                         "of the registered one")}
     suite_size = 48
+    min_limit = len(STEREOTYPES)  # one sentence of each GEST stereotype
 
     def __init__(self, template: str = TEMPLATE, gest_file: str | None = None, max_tokens: int = 300):
         if "{sentence}" not in template:
@@ -161,7 +162,7 @@ class GestCreativeProbe(GenerationProbe):
         return [i for i in items if id(i) in chosen]
 
     def validate(self, cfg: RunConfig) -> None:
-        if cfg.limit is not None and cfg.limit < len(STEREOTYPES):
+        if cfg.limit is not None and cfg.limit < self.min_limit:
             raise ConfigError(f"--limit for gest-creative must be at least {len(STEREOTYPES)} (one sentence of each "
                               f"GEST stereotype); got {cfg.limit}")
 

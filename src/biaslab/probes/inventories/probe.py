@@ -100,6 +100,7 @@ class InventoriesProbe(GenerationProbe):
                                 cluster_unit="descriptions (within inventory and coded gender)")
     options = {"template": ProbeOption("the prompt, with the slot {description} (default: the card's)")}
     suite_size = 48
+    min_limit = len(INVENTORIES) * len(GENDERS)  # one description of each gender in each inventory
 
     def __init__(self, template: str = TEMPLATE, max_tokens: int = 300):
         if "{description}" not in template:
@@ -135,9 +136,8 @@ class InventoriesProbe(GenerationProbe):
         return [i for i in items if id(i) in chosen]
 
     def validate(self, cfg: RunConfig) -> None:
-        strata = len(INVENTORIES) * len(GENDERS)
-        if cfg.limit is not None and cfg.limit < strata:
-            raise ConfigError(f"--limit for inventories must be at least {strata} (one male- and one female-coded "
+        if cfg.limit is not None and cfg.limit < self.min_limit:
+            raise ConfigError(f"--limit for inventories must be at least {self.min_limit} (one male- and one female-coded "
                               f"description of each of the 3 inventories); got {cfg.limit}")
 
     def evaluate(self, attempt: Attempt) -> None:
