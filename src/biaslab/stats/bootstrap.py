@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Any
 from collections.abc import Callable, Collection, Mapping
+from typing import Any
 
 import numpy as np
 

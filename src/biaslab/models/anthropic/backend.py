@@ -143,6 +143,7 @@ def message_result(message: Any) -> GenerateResult:
 class AnthropicBackend(ModelBackend):
     kind = "anthropic"
     supports_loglikelihood = False
+    base_url: str  # always set by __init__
 
     def __init__(self, model: str, *, base_url: str | None = None, **options: Any) -> None:
         model = (model or "").strip()

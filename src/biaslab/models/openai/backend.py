@@ -107,6 +107,7 @@ class OpenAIBackend(ModelBackend):
     """Chat / completion requests (and echo log-likelihoods) against an OpenAI-compatible server."""
 
     kind = "openai"
+    base_url: str  # always set by __init__
 
     def __init__(self, model: str, *, base_url: str | None = None, **options: Any) -> None:
         model = (model or "").strip()

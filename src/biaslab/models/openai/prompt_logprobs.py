@@ -78,7 +78,7 @@ class TokenLoglikelihood:
             raise self._unsupported(exc.detail) from None
         if any(v is None for v in values[n:]):
             raise BackendError(f"{self.base_url} returned no log-probability for some prompt tokens; cannot score")
-        return LoglikelihoodResult(token_logprobs=[float(v) for v in values[n:]], tokens=texts[n:],
+        return LoglikelihoodResult(token_logprobs=[float(v) for v in values[n:] if v is not None], tokens=texts[n:],
                                    is_greedy=all(greedy[n:]) if None not in greedy[n:] else None,
                                    token_ids=ids[n:])
 
@@ -123,7 +123,9 @@ def _from_prompt_logprobs(plp: list[Any], ids: list[int]) -> tuple[list[float | 
         info = entry.get(str(tid), entry.get(tid)) if isinstance(entry, dict) else None
         if info is None:
             if i == 0:
-                values.append(None), texts.append(""), greedy.append(None)
+                values.append(None)
+                texts.append("")
+                greedy.append(None)
                 continue
             raise _Unsupported(f"its prompt_logprobs lack prompt token {i}")
         values.append(float(info["logprob"]) if info.get("logprob") is not None else None)
