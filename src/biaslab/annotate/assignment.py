@@ -27,6 +27,7 @@ import math
 import random
 import sqlite3
 import time
+from collections.abc import Set as AbstractSet
 
 from biaslab.annotate.db import Database
 from biaslab.annotate.parsing import MAX_FEEDBACK, Refused, Submission, parse_submission, parse_tuple_id
@@ -67,17 +68,19 @@ def annotator_seed(conn: sqlite3.Connection, me: int) -> int:
     return int(row[0]) if row is not None and row[0] is not None else (me * 0x9E3779B97F4A7C15) % 2 ** 62
 
 
-def shown_order(seed: int, tuple_id: int, items: list[str], taken: set[tuple[str, ...]] = frozenset()) -> list[str]:
+def shown_order(seed: int, tuple_id: int, items: list[str],
+                taken: AbstractSet[tuple[str, ...]] = frozenset()) -> list[str]:
     """The positions of a tuple's items for one annotator: a shuffle seeded by (seed, tuple id),
     re-drawn (seeded by the attempt number) while it repeats an arrangement in ``taken`` (those
     other annotators of the tuple were shown), so annotators of one tuple see it differently."""
-    first = None
+    first: list[str] | None = None
     for attempt in range(64):
         order = list(items)
         random.Random(f"{seed}:{tuple_id}" + (f":{attempt}" if attempt else "")).shuffle(order)
         if tuple(order) not in taken:
             return order
         first = first or order
+    assert first is not None  # set on the first attempt
     return first
 
 

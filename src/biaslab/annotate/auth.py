@@ -66,7 +66,7 @@ class Session:
     token_hash: str
 
     def csrf_ok(self, sent: str | None) -> bool:
-        return bool(sent) and hmac.compare_digest(sent.encode("utf-8"), self.csrf.encode("utf-8"))
+        return bool(sent and hmac.compare_digest(sent.encode("utf-8"), self.csrf.encode("utf-8")))
 
 
 def new_seed() -> int:

@@ -23,7 +23,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TypeVar
+from typing import TypeVar, cast
 
 from biaslab.errors import DataError
 
@@ -216,7 +216,7 @@ class Database:
         job.done.wait()
         if job.error is not None:
             raise job.error
-        return job.result
+        return cast(T, job.result)  # set to fn's result by the writer
 
     def _start_writer(self) -> None:
         with self._writer_lock:

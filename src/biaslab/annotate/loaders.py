@@ -55,7 +55,8 @@ def read_items(path: Path, id_column: str | None = None, text_column: str | None
     header = table.header
     id_i = _column(path, header, id_column, ID_COLUMNS, "id")
     text_i = _column(path, header, text_column, TEXT_COLUMNS, "text")
-    items, seen = [], {}
+    items: list[tuple[str, str]] = []
+    seen: dict[str, int] = {}
     for n, row in zip(table.row_numbers, table.rows):
         item_id = check_item_id(row[id_i], f"{path} row {n} column {header[id_i]}")
         text = row[text_i]
@@ -131,7 +132,8 @@ def read_gold(path: Path, known: set[str]) -> list[GoldTuple]:
             raise DataError(f"{path}: no {name.replace('item', 'Item').capitalize()} column (header is "
                             f"{', '.join(header)}); gold tuples need the expected BestItem and WorstItem")
     best_i, worst_i = lower.index("bestitem"), lower.index("worstitem")
-    gold, seen = [], {}
+    gold: list[GoldTuple] = []
+    seen: dict[frozenset[str], int] = {}
     for n, row in zip(table.row_numbers, table.rows):
         tup = _read_tuple(path, header, row, cols, n, known)
         best = row[best_i].strip()

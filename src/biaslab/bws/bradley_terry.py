@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from biaslab.bws.data import BwsData
-from biaslab.bws.score import _sorted, counting_scores
+from biaslab.bws.score import counting_scores, sorted_by_score
 
 __all__ = ["pairwise_outcomes", "fit_bradley_terry", "score_bradley_terry", "comparison_components", "DEFAULT_ALPHA",
            "DECIMALS"]
@@ -156,7 +156,7 @@ def bootstrap_notes(data: BwsData, low: np.ndarray, high: np.ndarray, confidence
     too few appearances, too few tuples to resample (fewer than
     :func:`~biaslab.stats.clustered.min_clusters`: no test over so few tuples reaches p < 0.05), or
     no spread over the resamples."""
-    from biaslab.bws.score import MIN_APPEARANCES, _too_few, tuples_per_item
+    from biaslab.bws.score import MIN_APPEARANCES, too_few_judgements, tuples_per_item
     from biaslab.stats.clustered import min_clusters
 
     _, _, na = counting_scores(data)
@@ -165,7 +165,7 @@ def bootstrap_notes(data: BwsData, low: np.ndarray, high: np.ndarray, confidence
     notes = []
     for i in range(data.n_items):
         if na[i] < MIN_APPEARANCES:
-            notes.append(_too_few(int(na[i])))
+            notes.append(too_few_judgements(int(na[i])))
         elif k[i] < need:
             notes.append(f"too few judgements for a bootstrap over tuples (in {k[i]} tuple{'' if k[i] == 1 else 's'}; "
                          f"needs {need})")
@@ -177,9 +177,9 @@ def bootstrap_notes(data: BwsData, low: np.ndarray, high: np.ndarray, confidence
 
 
 def _by_component(out: pd.DataFrame) -> pd.DataFrame:
-    """Rows by component, then highest score first (ties in natural id order, as ``_sorted``)."""
+    """Rows by component, then highest score first (ties in natural id order, as ``sorted_by_score``)."""
     attrs = dict(out.attrs)
-    ranked = _sorted(out)
+    ranked = sorted_by_score(out)
     ranked = ranked.iloc[np.argsort(ranked["component"].to_numpy(), kind="stable")].reset_index(drop=True)
     ranked.attrs.update(attrs)
     return ranked

@@ -91,8 +91,7 @@ def design_with_quality(
     floor_sd = _min_pair_sd(n, tuple_size, appearances)
     for _ in range(attempts):
         seq = rng.permuted(np.broadcast_to(np.arange(n, dtype=np.int64), (appearances, n)), axis=1)
-        tuples = seq.reshape(-1, tuple_size)
-        tuples = _repair(tuples, n, tuple_size, rng, steps)
+        tuples = _repair(seq.reshape(-1, tuple_size), n, tuple_size, rng, steps)
         if tuples is None or violations(tuples, n, tuple_size):
             continue
         valid += 1

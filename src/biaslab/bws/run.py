@@ -72,7 +72,7 @@ def score_annotations_file(annotations: Path, out: Path, *, method: str = COUNTI
     tuple bootstraps (default 200). ``resamples=0``: no intervals. With ``items`` every annotated
     id must be one of its ids."""
     from biaslab.bws.data import check_known_ids, index_annotations, read_annotations, read_items
-    from biaslab.bws.score import _counting_frame, add_bootstrap_ci, add_score_ci
+    from biaslab.bws.score import add_bootstrap_ci, add_score_ci, counting_frame
 
     if method not in DEFAULT_RESAMPLES:
         raise ConfigError(f"unknown --method {method!r}; use {COUNTING} or {BRADLEY_TERRY}")
@@ -93,7 +93,7 @@ def score_annotations_file(annotations: Path, out: Path, *, method: str = COUNTI
     n_res = DEFAULT_RESAMPLES[method] if resamples is None else resamples
     components = None
     if method == COUNTING:
-        scores = _counting_frame(data, decimals)
+        scores = counting_frame(data, decimals)
         if n_res and ci == "bootstrap":
             scores = add_bootstrap_ci(scores, data, n_resamples=n_res, seed=seed, confidence=confidence)
         elif n_res:

@@ -58,20 +58,20 @@ def score_counting(df: pd.DataFrame, *, decimals: int | None = None, source: str
     normalised score computed from the rounded one, as in the Fifty Shades of Bias release.
     """
     data = index_annotations(validate_annotations(df, source=source))
-    return _counting_frame(data, decimals)
+    return counting_frame(data, decimals)
 
 
-def _counting_frame(data: BwsData, decimals: int | None) -> pd.DataFrame:
+def counting_frame(data: BwsData, decimals: int | None) -> pd.DataFrame:
     nb, nw, na = counting_scores(data)
     score = (nb - nw) / na
     if decimals is not None:
         score = np.round(score, decimals) + 0.0  # + 0.0 turns -0.0 into 0.0
     out = pd.DataFrame({"id": data.ids.astype(str), "score": score, "score_normalized": (score + 1) / 2,
                         "n_best": nb, "n_worst": nw, "n_appearances": na})
-    return _sorted(out)
+    return sorted_by_score(out)
 
 
-def _sorted(out: pd.DataFrame) -> pd.DataFrame:
+def sorted_by_score(out: pd.DataFrame) -> pd.DataFrame:
     # ids are in natural order already; a stable sort on score keeps that order among ties
     order = np.argsort(-out["score"].to_numpy(), kind="stable")
     return out.iloc[order].reset_index(drop=True)
@@ -132,7 +132,7 @@ def score_ci(data: BwsData, *, confidence: float = 0.95) -> tuple[np.ndarray, np
     low, high = difference_score_interval(nb, nw, np.maximum(na, 1), confidence)
     few = na < MIN_APPEARANCES
     low[few], high[few] = np.nan, np.nan
-    return low, high, [_too_few(int(k)) if k < MIN_APPEARANCES else "" for k in na]
+    return low, high, [too_few_judgements(int(k)) if k < MIN_APPEARANCES else "" for k in na]
 
 
 def tuples_per_item(data: BwsData) -> np.ndarray:
@@ -142,7 +142,7 @@ def tuples_per_item(data: BwsData) -> np.ndarray:
     return np.bincount(pairs[:, 1], minlength=data.n_items)
 
 
-def _too_few(n: int) -> str:
+def too_few_judgements(n: int) -> str:
     return f"too few judgements ({n} appearance{'' if n == 1 else 's'}; an interval needs {MIN_APPEARANCES})"
 
 
@@ -176,4 +176,4 @@ def add_bootstrap_ci(scores: pd.DataFrame, data: BwsData, *, confidence: float =
 
 def score_file(path: str | Path, *, decimals: int | None = None) -> pd.DataFrame:
     """Counting scores of an annotations file."""
-    return _counting_frame(index_annotations(read_annotations(path)), decimals)
+    return counting_frame(index_annotations(read_annotations(path)), decimals)

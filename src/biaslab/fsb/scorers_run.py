@@ -86,7 +86,9 @@ def reliability_ceiling(annotations: Path | None, ids: Sequence[str], *, trials:
 def _released_scores_sha256() -> str:
     from biaslab.data.registry import FILES
 
-    return FILES[SCORES_FILE].sha256
+    sha256 = FILES[SCORES_FILE].sha256
+    assert sha256 is not None  # the released scores are pinned in the registry
+    return sha256
 
 
 def _none(x: float) -> float | None:

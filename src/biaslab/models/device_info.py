@@ -62,7 +62,7 @@ def torch_accelerator() -> str | None:
 def _assigned(text: str, name: str) -> bool:
     """Whether ``version.py`` sets ``name`` to a string (``cuda = '12.8'``) rather than None."""
     match = re.search(rf"^{name}\s*(?::[^=]*)?=\s*(.+)$", text, flags=re.MULTILINE)
-    return bool(match) and match.group(1).strip() not in ("None", "''", '""')
+    return match is not None and match.group(1).strip() not in ("None", "''", '""')
 
 
 def cuda_capabilities() -> list[tuple[int, int]] | None:

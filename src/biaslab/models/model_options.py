@@ -12,7 +12,7 @@ from typing import Any
 from biaslab.errors import ConfigError
 
 # The names only; each backend checks the values (local.identity.parse_options, vllm.options.parse_options,
-# openai.options._parse_options, batch.options.split_batch_options).
+# openai.options.parse_options, batch.options.split_batch_options).
 _OPENAI = ("tokenizer", "likelihood")
 _DESCRIBED = {"hf": "local models (smollm2, gemma3-270m, hf/..., gguf/...)", "vllm": "vllm/ models",
               "openai": "openai/ models", "anthropic": "anthropic/ models"}

@@ -39,7 +39,9 @@ def register_backend(prefix: str, target: str, *, extra: str, summary: str, iden
     BACKENDS[prefix] = BackendEntry(prefix, target, extra, summary, identity)
 
 
-def _import(target: str, entry: BackendEntry):
+def import_target(target: str, entry: BackendEntry):
+    """The object named by ``target`` ("module:attr") of a backend entry; a ConfigError naming the extra to
+    install when its optional dependency is missing."""
     module_name, _, attr = target.partition(":")
     try:
         module = importlib.import_module(module_name)
@@ -112,7 +114,7 @@ def check_spec(spec: str, *, base_url: str | None = None) -> None:
     prefix, name = split_spec(spec)
     entry = BACKENDS[prefix]
     if entry.identity:
-        _import(entry.identity, entry)(name, base_url=base_url, options={})
+        import_target(entry.identity, entry)(name, base_url=base_url, options={})
 
 
 def load_model(spec: str | None = None, *, base_url: str | None = None, lazy: bool = True,
@@ -127,17 +129,18 @@ def load_model(spec: str | None = None, *, base_url: str | None = None, lazy: bo
     spec = spec or DEFAULT_MODEL
     prefix, name = split_spec(spec)
     entry = BACKENDS[prefix]
-    factory = _import(entry.target, entry) if not (lazy and entry.identity) else None
+    factory = import_target(entry.target, entry) if not (lazy and entry.identity) else None
 
     def build() -> ModelBackend:
-        return (factory or _import(entry.target, entry))(name, base_url=base_url, options=options)
+        return (factory or import_target(entry.target, entry))(name, base_url=base_url, options=options)
 
     def build_float32() -> ModelBackend:  # the reference twin of a model with bfloat16/float16 weights
         opts = {k: v for k, v in options.items() if k != "precision"}
-        return (factory or _import(entry.target, entry))(name, base_url=base_url, options={**opts, "dtype": "float32"})
+        return (factory or import_target(entry.target, entry))(name, base_url=base_url,
+                                                               options={**opts, "dtype": "float32"})
 
     if lazy and entry.identity:
-        ident = _import(entry.identity, entry)(name, base_url=base_url, options=options)
+        ident = import_target(entry.identity, entry)(name, base_url=base_url, options=options)
         if ident is not None:
             return LazyBackend(spec, ident, build, kind=prefix, on_load=on_load, build_float32=build_float32)
     return build()

@@ -70,7 +70,8 @@ class ScriptedBackend(ModelBackend):
             self.name = name or "canned"
             self._rule: Rule = lambda r: answers.get(r.display(), "")
         elif callable(rule):
-            self.name = name or getattr(rule, "__name__", "custom")
+            rule_name: str = getattr(rule, "__name__", "custom")
+            self.name = name or rule_name
             self._rule = rule
         else:
             if rule not in RULES:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from biaslab.models.cache import model_cache_key
-from biaslab.models.registry import BACKENDS, _import, split_spec
+from biaslab.models.registry import BACKENDS, import_target, split_spec
 
 
 @dataclass(frozen=True)
@@ -47,8 +47,8 @@ def spec_identity(spec: str, *, base_url: str | None = None, model_options: dict
         return SpecIdentity(spec, prefix, name, anthropic_identity(name.strip(), base_url),
                             normalize_base_url(base_url))
     if entry.identity:
-        ident = _import(entry.identity, entry)(name, base_url=base_url, options=dict(model_options or {}))
+        ident = import_target(entry.identity, entry)(name, base_url=base_url, options=dict(model_options or {}))
         return SpecIdentity(spec, prefix, name, ident, None)
-    backend = _import(entry.target, entry)(name, base_url=base_url, options=dict(model_options or {}))
+    backend = import_target(entry.target, entry)(name, base_url=base_url, options=dict(model_options or {}))
     return SpecIdentity(spec, prefix, name, backend.identity(), backend.base_url,
                         getattr(backend, "loglikelihood_rule", None))

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+
+if TYPE_CHECKING:
+    from rich.console import JustifyMethod
 
 
 def _num(v: float | None, digits: int = 3) -> str:
@@ -69,8 +72,9 @@ def _pm(d: dict[str, Any]) -> str:
 
 def _print_groups(res: dict[str, Any], out: Console, level: str, name: str) -> None:
     t = Table(title=f"By {res['by']} (estimate ± half-width of the {level} interval)", title_justify="left")
-    for col, just in (("group", "left"), ("judged", "right"), ("gold", "right"), (name, "right"),
-                      ("humans only", "right"), ("eff. n", "right")):
+    columns: tuple[tuple[str, JustifyMethod], ...] = (("group", "left"), ("judged", "right"), ("gold", "right"),
+                                                      (name, "right"), ("humans only", "right"), ("eff. n", "right"))
+    for col, just in columns:
         t.add_column(escape(col), justify=just)
     for g in res["groups"]:
         t.add_row(escape(g["group"]), str(g["n_pred"]), str(g["n_gold"]), _pm(g), _pm(g["classical"]),

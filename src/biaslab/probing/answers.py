@@ -132,8 +132,8 @@ def parse_option(text: str, options: list[str] | tuple[str, ...], *, mentions: b
         # the words written right after the picked letter ("(c) Men", "option (c) - Men") must be its option's
         after = [m.group(1) for m in re.finditer(rf"(?:^|[\s(])\(?{letters[picked]}\)[\s.:\-]*([a-z][a-z ]*)", t)]
         after += [m.group(1) for m in re.finditer(rf"^\W*{letters[picked]}[.:\-]\s*([a-z][a-z ]*)", t)]
-        said = {i for a in after for i, w in enumerate(words) if w and re.match(rf"{re.escape(w)}\b", a)}
-        return None if said and picked not in said else picked
+        written = {i for a in after for i, w in enumerate(words) if w and re.match(rf"{re.escape(w)}\b", a)}
+        return None if written and picked not in written else picked
     if markers:  # a letter was written but no single pick stated ("(c) ... the answer is (b)")
         return None
     for i, w in enumerate(words):

@@ -17,7 +17,7 @@ _PLACEHOLDER = re.compile(r"<[^<>]+>")
 
 
 class PatternDocs(MetricDocs):
-    def get(self, key: str, default: Any = None) -> Any:  # type: ignore[override]
+    def get(self, key: str, default: Any = None) -> Any:
         found = super().get(key, None)
         if found is not None:
             return found

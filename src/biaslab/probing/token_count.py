@@ -34,7 +34,7 @@ def approximate_tokens(request: Any) -> int:
     return sum(math.ceil(len(c) / CHARS_PER_TOKEN) + PER_MESSAGE for _, c in turns) + PER_REPLY
 
 
-def _tokenizer_dir(prefix: str, name: str) -> tuple[Path | None, tuple[str, str | None] | None]:
+def _tokenizer_dir(prefix: str, name: str) -> tuple[Path | None, tuple[str, str | None]]:
     """(a folder with tokenizer.json, or None; the (source, gguf file) transformers would read)."""
     from biaslab.models.local.identity import gguf_source, hf_source
 

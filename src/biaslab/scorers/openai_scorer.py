@@ -53,14 +53,14 @@ class OpenAIModerationScorer:
         from biaslab.models.openai.options import (
             OPENAI_BASE_URL,
             PLACEHOLDER_KEY,
-            _api_key_from_env,
-            _import_openai,
+            api_key_from_env,
+            import_openai,
         )
 
-        openai = _import_openai()
+        openai = import_openai()
         self._openai = openai
         self.base_url = (base_url or "").strip().rstrip("/") or OPENAI_BASE_URL
-        key = _api_key_from_env()
+        key = api_key_from_env()
         if key is None and not base_url:
             raise ConfigError("set OPENAI_API_KEY (or BIASLAB_API_KEY) to use the OpenAI moderation endpoint, "
                               "or pass --base-url for a compatible local server")

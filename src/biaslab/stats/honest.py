@@ -59,6 +59,7 @@ def honest_metric(metric: Mapping[str, Any], *, scale: float | None = None, inde
     value = out.get("value")
     if not _finite(value):
         return _no_interval(out, out.get("reason") or "no value: the metric is undefined on these data")
+    assert value is not None  # _finite(None) is False
     value = float(value)
     n = out.get("n")
     k = n_clusters if n_clusters is not None else out.get("n_clusters")
@@ -90,6 +91,7 @@ def honest_metric(metric: Mapping[str, Any], *, scale: float | None = None, inde
     at_high = scale is not None and abs(value - scale) <= tol
     trials = (int(n) if n is not None else None) if independent else k
     if (at_low or at_high) and trials:
+        assert scale is not None  # at_low and at_high need a scale
         c_lo, c_hi = clopper_pearson(trials if at_high else 0, trials, confidence)
         out.update(ci_low=c_lo * scale, ci_high=c_hi * scale, interval="clopper-pearson")
         out.pop("reason", None)

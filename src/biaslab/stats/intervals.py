@@ -104,6 +104,7 @@ def honest_interval(value: float | None, lo: float | None, hi: float | None, *, 
         return out
     at_zero = scale is not None and math.isclose(value, 0.0, abs_tol=tol)
     if at_zero or (scale is not None and math.isclose(value, scale, rel_tol=1e-12)):
+        assert scale is not None  # both tests above need a scale
         k = 0 if at_zero else n
         low, high = clopper_pearson(k, n, confidence)
         out.update(ci_low=low * scale, ci_high=high * scale, interval="clopper-pearson")

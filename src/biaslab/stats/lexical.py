@@ -39,7 +39,7 @@ def pmi_by_group(texts: Sequence[str], groups: Sequence, *, min_count: int = 1) 
     by_group: dict = {}
     for text, g in zip(texts, groups):
         by_group.setdefault(g, Counter()).update(tokenize(text))
-    total = Counter()
+    total: Counter[str] = Counter()
     for c in by_group.values():
         total.update(c)
     n_total = sum(total.values())

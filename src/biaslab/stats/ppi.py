@@ -40,8 +40,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from statistics import NormalDist
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 TARGETS = ("items", "population")
 
@@ -125,7 +129,7 @@ def _check_target(target: str) -> None:
         raise ValueError(f"target must be one of {TARGETS}, got {target!r}")
 
 
-def classical_mean(y: Sequence[float], *, n_pred: int | None = None, target: str = "items",
+def classical_mean(y: ArrayLike, *, n_pred: int | None = None, target: str = "items",
                    confidence: float = 0.95) -> Interval:
     """The humans-only mean of the gold scores ``y`` with its normal interval; with target ``items``
     the finite-population correction ``1 - n / n_pred`` (``n_pred``: the judged items)."""
@@ -144,7 +148,7 @@ def _fpc(n: int, n_pred: int | None, target: str) -> float:
     return 1.0 - n / n_pred
 
 
-def tuned_lambda(y_gold: Sequence[float], f_gold: Sequence[float], f_unlabelled: Sequence[float], *,
+def tuned_lambda(y_gold: ArrayLike, f_gold: ArrayLike, f_unlabelled: ArrayLike, *,
                  target: str = "items") -> float:
     """PPI++'s variance-minimising weight ``(1 - p) * cov_gold(y, f) / var_all(f)``; 0 where the judge
     does not vary or there are no unlabelled items (fewer than 2 with target ``population``)."""

@@ -14,14 +14,14 @@ from fake_sdk import SDK, APIStatusError, FakeClient, echo_answer
 from biaslab.errors import BackendError
 from biaslab.models.base import LoglikelihoodRequest
 from biaslab.models.openai.echo import EchoLoglikelihood
-from biaslab.models.openai.options import _Secret
+from biaslab.models.openai.options import Secret
 from biaslab.models.openai.retry import Retrier
 
 URL = "http://127.0.0.1:9/v1"
 
 
 def scorer() -> EchoLoglikelihood:
-    retrier = Retrier(SDK, _Secret("EMPTY"), model="m", base_url=URL, timeout=5.0, max_retries=0,
+    retrier = Retrier(SDK, Secret("EMPTY"), model="m", base_url=URL, timeout=5.0, max_retries=0,
                       retry_base_delay=0.0, retry_max_delay=0.0, max_retry_after=0.0)
     return EchoLoglikelihood(retrier, "m")
 

@@ -13,8 +13,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fake_sdk import SDK, APIConnectionError, APIStatusError, APITimeoutError
 
 from biaslab.errors import BackendError
-from biaslab.models.openai.options import _Secret
-from biaslab.models.openai.retry import Retrier, _retry_after_seconds, _Unsupported
+from biaslab.models.openai.options import Secret
+from biaslab.models.openai.retry import Retrier, Unsupported, _retry_after_seconds
 
 KEY = "sk-test-SECRET-0123456789"
 URL = "http://127.0.0.1:9/v1"
@@ -23,7 +23,7 @@ URL = "http://127.0.0.1:9/v1"
 def retrier(**options: Any) -> Retrier:
     settings = dict(timeout=5.0, max_retries=3, retry_base_delay=0.0, retry_max_delay=1.0, max_retry_after=0.05)
     settings.update(options)
-    return Retrier(SDK, _Secret(KEY), model="m", base_url=URL, **settings)
+    return Retrier(SDK, Secret(KEY), model="m", base_url=URL, **settings)
 
 
 def run(r: Retrier, failures: list[Exception], endpoint: str = "chat") -> tuple[Any, int]:
@@ -64,7 +64,7 @@ def test_other_errors_fail_at_once_without_the_key():
     exc, calls = run(retrier(), [APIStatusError(400, body={"error": {"message": f"no {KEY} here"}})])
     assert calls == 1 and str(exc) == f"{URL} rejected the request for model 'm' (HTTP 400: no *** here)"
     exc, _ = run(retrier(), [APIStatusError(404, body={"error": {"message": "Not Found"}})], "completions-echo")
-    assert isinstance(exc, _Unsupported) and exc.detail == f"HTTP 404 on {URL}/completions"
+    assert isinstance(exc, Unsupported) and exc.detail == f"HTTP 404 on {URL}/completions"
     exc, _ = run(retrier(), [APIStatusError(400, body={"error": {"message": "context length exceeded"}})],
                  "completions-echo")
     assert isinstance(exc, BackendError)  # a too-long text is the request's problem, not the server's

@@ -39,7 +39,7 @@ from biaslab.models.base import (
     OnResult,
 )
 from biaslab.models.batch.options import split_batch_options
-from biaslab.models.openai.options import PLACEHOLDER_KEY, _Secret
+from biaslab.models.openai.options import PLACEHOLDER_KEY, Secret
 from biaslab.models.openai.retry import Retrier
 
 T = TypeVar("T")
@@ -143,6 +143,7 @@ def message_result(message: Any) -> GenerateResult:
 class AnthropicBackend(ModelBackend):
     kind = "anthropic"
     supports_loglikelihood = False
+    base_url: str  # always set by __init__
 
     def __init__(self, model: str, *, base_url: str | None = None, **options: Any) -> None:
         model = (model or "").strip()
@@ -167,7 +168,7 @@ class AnthropicBackend(ModelBackend):
                 raise ConfigError(f"set {API_KEY_ENV} to use Anthropic's API (or pass --base-url for another "
                                   "server speaking it)")
             key = PLACEHOLDER_KEY
-        self._api_key = _Secret(key)
+        self._api_key = Secret(key)
         self.max_concurrency: int = opts["max_concurrency"]
         self.timeout: float = opts["timeout"]
         self._retrier = AnthropicRetrier(

@@ -14,6 +14,7 @@ time (its lines have other custom ids, so ours come back missing and are submitt
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Coroutine
 from datetime import datetime
@@ -99,7 +100,7 @@ class AnthropicBatchProvider(BatchProvider):
         after: str | None = None
         for _ in range(MAX_LIST_PAGES):
             kw: dict[str, Any] = {"limit": 100} | ({"after_id": after} if after else {})
-            page = await self.retrier.call(lambda kw=kw: self.client.messages.batches.list(**kw),
+            page = await self.retrier.call(functools.partial(self.client.messages.batches.list, **kw),
                                            endpoint="batches-list")
             data = list(_get(page, "data") or [])
             for b in data:

@@ -96,7 +96,7 @@ class Journal:
     def records(self, *, provider: str | None = None, base_url: str | None = None,
                 model: str | None = None) -> list[BatchRecord]:
         """Every record (oldest first), or those of one provider, server and model."""
-        out = []
+        out: list[BatchRecord] = []
         if not self.directory.is_dir():
             return out
         for path in self.directory.glob("*.json"):

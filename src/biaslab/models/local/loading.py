@@ -93,7 +93,7 @@ def _quiet_loading(gguf: bool = False):
 
     was = hf_logging.is_progress_bar_enabled()
     hf_logging.disable_progress_bar()
-    gguf_utils = None
+    gguf_utils: Any = None
     try:
         if gguf:
             from transformers import modeling_gguf_pytorch_utils as gguf_utils

@@ -89,10 +89,10 @@ from biaslab.models.openai.options import (  # noqa: F401 (re-exported)
     DEFAULTS,
     OPENAI_BASE_URL,
     PLACEHOLDER_KEY,
-    _api_key_from_env,
-    _import_openai,
-    _parse_options,
-    _Secret,
+    Secret,
+    api_key_from_env,
+    import_openai,
+    parse_options,
 )
 from biaslab.models.openai.prompt_logprobs import TokenLoglikelihood
 from biaslab.models.openai.retry import CONNECT_RETRIES, RETRYABLE_STATUS, Retrier  # noqa: F401 (re-exported)
@@ -107,19 +107,20 @@ class OpenAIBackend(ModelBackend):
     """Chat / completion requests (and echo log-likelihoods) against an OpenAI-compatible server."""
 
     kind = "openai"
+    base_url: str  # always set by __init__
 
     def __init__(self, model: str, *, base_url: str | None = None, **options: Any) -> None:
         model = (model or "").strip()
         if not model:
             raise ConfigError("the openai backend needs a model name: openai/<model>, e.g. openai/gpt-4o-mini")
-        self._openai = _import_openai()
+        self._openai = import_openai()
         self.batch_settings, options = split_batch_options(options)
-        opts = _parse_options(options)
+        opts = parse_options(options)
         self.model = model
         self.base_url = (base_url or "").strip().rstrip("/") or OPENAI_BASE_URL
         if base_url and not re.match(r"^https?://", self.base_url):
             raise ConfigError(f"--base-url must start with http:// or https://, got {self.base_url!r}")
-        key = _api_key_from_env()
+        key = api_key_from_env()
         if key is None:
             if not base_url:
                 raise ConfigError(
@@ -127,7 +128,7 @@ class OpenAIBackend(ModelBackend):
                     "or pass --base-url for a local OpenAI-compatible server"
                 )
             key = PLACEHOLDER_KEY  # local servers (vLLM, llama.cpp, Ollama) need no key
-        self._api_key = _Secret(key)
+        self._api_key = Secret(key)
         self.max_concurrency: int = opts["max_concurrency"]
         self.timeout: float = opts["timeout"]
         self._retrier = Retrier(

@@ -14,6 +14,7 @@ backend's retry policy; the creation of a batch, which is not idempotent, looks 
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -131,7 +132,7 @@ class OpenAIBatchProvider(BatchProvider):
         after: str | None = None
         for _ in range(MAX_LIST_PAGES):
             kw: dict[str, Any] = {"limit": 100} | ({"after": after} if after else {})
-            page = await self.retrier.call(lambda kw=kw: self.client.batches.list(**kw), endpoint="batches-list")
+            page = await self.retrier.call(functools.partial(self.client.batches.list, **kw), endpoint="batches-list")
             data = list(_get(page, "data") or [])
             for b in data:
                 if _get(b, "id") in claimed:
@@ -182,7 +183,7 @@ class OpenAIBatchProvider(BatchProvider):
             if not file_id:
                 continue
             try:
-                content = await self.retrier.call(lambda f=file_id: self.client.files.content(f),
+                content = await self.retrier.call(functools.partial(self.client.files.content, file_id),
                                                   endpoint="batch-files")
             except BackendError as exc:  # e.g. deleted after 30 days: its lines are missing, hence retried
                 from biaslab import progress

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from biaslab.errors import BackendError
 from biaslab.models.base import LoglikelihoodRequest, LoglikelihoodResult
-from biaslab.models.openai.retry import Retrier, _Unsupported
+from biaslab.models.openai.retry import Retrier, Unsupported
 
 if TYPE_CHECKING:  # pragma: no cover
     from openai import AsyncOpenAI
@@ -59,7 +59,7 @@ class EchoLoglikelihood:
         try:
             resp = await self._echo_call(client, prompt)
             return self._parse_echo(resp, prompt, len(req.context))
-        except _Unsupported as exc:
+        except Unsupported as exc:
             self.unsupported_reason = exc.detail
             raise BackendError(self._unsupported_message(exc.detail)) from None
 
@@ -75,7 +75,7 @@ class EchoLoglikelihood:
         max_tokens = self._max_tokens
         try:
             return await call(max_tokens)
-        except _Unsupported as exc:
+        except Unsupported as exc:
             # vLLM refuses max_tokens=0: ask for one token, which _parse_echo ignores.
             if max_tokens != 0 or "max_tokens" not in exc.detail:
                 raise
@@ -89,11 +89,11 @@ class EchoLoglikelihood:
         offsets = getattr(lp, "text_offset", None) if lp is not None else None
         tops = getattr(lp, "top_logprobs", None) if lp is not None else None
         if not tokens or len(values) != len(tokens):
-            raise _Unsupported("the completions answer has no prompt logprobs")
+            raise Unsupported("the completions answer has no prompt logprobs")
         if offsets is None or len(offsets) != len(tokens):
             offsets = _offsets_from_tokens(tokens, prompt)
             if offsets is None:
-                raise _Unsupported("the completions answer has no text_offset")
+                raise Unsupported("the completions answer has no text_offset")
         offsets = list(offsets)
         n = len(tokens)
         # Token i covers [offsets[i], end_i) with end_i the next token's offset (robust to
@@ -101,7 +101,7 @@ class EchoLoglikelihood:
         ends = [offsets[i + 1] if i + 1 < n else offsets[i] + len(tokens[i]) for i in range(n)]
         picked = [i for i in range(n) if offsets[i] < len(prompt) and ends[i] > cont_start]
         if not picked:
-            raise _Unsupported("the echoed tokens do not cover the prompt")
+            raise Unsupported("the echoed tokens do not cover the prompt")
         out_lp: list[float] = []
         out_tok: list[str] = []
         out_off: list[int] = []

@@ -27,7 +27,7 @@ DEFAULTS: dict[str, Any] = {
 LIKELIHOOD_MODES = ("token-ids", "text-echo")
 
 
-def _import_openai() -> Any:
+def import_openai() -> Any:
     try:
         import openai
     except ImportError:
@@ -38,7 +38,7 @@ def _import_openai() -> Any:
     return openai
 
 
-class _Secret:
+class Secret:
     """Holds the API key; prints as ``'***'`` so it cannot leak through repr/vars()."""
 
     __slots__ = ("_value",)
@@ -55,7 +55,7 @@ class _Secret:
     __str__ = __repr__
 
 
-def _api_key_from_env() -> str | None:
+def api_key_from_env() -> str | None:
     for var in API_KEY_ENV:
         value = os.environ.get(var, "").strip()
         if value:
@@ -63,7 +63,7 @@ def _api_key_from_env() -> str | None:
     return None
 
 
-def _parse_options(options: dict[str, Any]) -> dict[str, Any]:
+def parse_options(options: dict[str, Any]) -> dict[str, Any]:
     opts = dict(DEFAULTS)
     for key, value in options.items():
         if value is None:  # unset CLI flag: keep the default

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from biaslab.errors import BackendError, ConfigError
 from biaslab.models.base import LoglikelihoodRequest, LoglikelihoodResult
 from biaslab.models.likelihood_rule import chat_messages, chat_span, check_chat, plain_ids
-from biaslab.models.openai.retry import Retrier, _Unsupported
+from biaslab.models.openai.retry import Retrier, Unsupported
 from biaslab.models.openai.server_tokens import ServerTokenizer
 from biaslab.models.openai.tokenizer_source import LocalTokenizer
 
@@ -62,7 +62,7 @@ class TokenLoglikelihood:
     async def prepare(self, client: AsyncOpenAI) -> None:
         try:
             await self.tokens.prepare(client)
-        except _Unsupported as exc:
+        except Unsupported as exc:
             raise self._unsupported(exc.detail) from None
 
     # -- one request ------------------------------------------------------------------------
@@ -74,11 +74,11 @@ class TokenLoglikelihood:
             if n >= len(ids):
                 return LoglikelihoodResult(token_logprobs=[], tokens=[], is_greedy=True, token_ids=[])
             values, texts, greedy = await self._prompt_logprobs(client, ids)
-        except _Unsupported as exc:
+        except Unsupported as exc:
             raise self._unsupported(exc.detail) from None
         if any(v is None for v in values[n:]):
             raise BackendError(f"{self.base_url} returned no log-probability for some prompt tokens; cannot score")
-        return LoglikelihoodResult(token_logprobs=[float(v) for v in values[n:]], tokens=texts[n:],
+        return LoglikelihoodResult(token_logprobs=[float(v) for v in values[n:] if v is not None], tokens=texts[n:],
                                    is_greedy=all(greedy[n:]) if None not in greedy[n:] else None,
                                    token_ids=ids[n:])
 
@@ -123,9 +123,11 @@ def _from_prompt_logprobs(plp: list[Any], ids: list[int]) -> tuple[list[float | 
         info = entry.get(str(tid), entry.get(tid)) if isinstance(entry, dict) else None
         if info is None:
             if i == 0:
-                values.append(None), texts.append(""), greedy.append(None)
+                values.append(None)
+                texts.append("")
+                greedy.append(None)
                 continue
-            raise _Unsupported(f"its prompt_logprobs lack prompt token {i}")
+            raise Unsupported(f"its prompt_logprobs lack prompt token {i}")
         values.append(float(info["logprob"]) if info.get("logprob") is not None else None)
         texts.append(str(info.get("decoded_token") or ""))
         rank = info.get("rank")
@@ -138,7 +140,7 @@ def _from_echo(lp: Any, ids: list[int]) -> tuple[list[float | None], list[str], 
     values = list(getattr(lp, "token_logprobs", None) or []) if lp is not None else []
     tops = getattr(lp, "top_logprobs", None) if lp is not None else None
     if len(values) < len(ids) or len(tokens) < len(ids):
-        raise _Unsupported("the completions answer has no prompt logprobs")
+        raise Unsupported("the completions answer has no prompt logprobs")
     greedy: list[bool | None] = []
     for i in range(len(ids)):
         top = tops[i] if tops is not None and i < len(tops) else None

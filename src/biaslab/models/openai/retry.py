@@ -2,7 +2,7 @@
 
 :meth:`Retrier.call` runs one SDK call under the backend's retry policy (see :mod:`.backend`)
 and turns the SDK's exceptions into one-line :class:`BackendError` messages that never show the
-API key, or into :class:`_Unsupported` when the server cannot return prompt logprobs;
+API key, or into :class:`Unsupported` when the server cannot return prompt logprobs;
 :meth:`Retrier.first_choice` rejects answers that do not look like the OpenAI API's.
 """
 
@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from biaslab.errors import BackendError
-from biaslab.models.openai.options import PLACEHOLDER_KEY, _Secret
+from biaslab.models.openai.options import PLACEHOLDER_KEY, Secret
 
 log = logging.getLogger(__name__.rpartition(".")[0] + ".backend")  # the backend's logger
 
@@ -27,7 +27,7 @@ CONNECT_RETRIES = 2
 T = TypeVar("T")
 
 
-class _Unsupported(Exception):
+class Unsupported(Exception):
     """The server cannot return prompt logprobs (converted to a BackendError by the caller)."""
 
     def __init__(self, detail: str) -> None:
@@ -42,7 +42,7 @@ class Retrier:
     messages must never show; the other settings are the backend's options.
     """
 
-    def __init__(self, openai: Any, api_key: _Secret, *, model: str, base_url: str, timeout: float,
+    def __init__(self, openai: Any, api_key: Secret, *, model: str, base_url: str, timeout: float,
                  max_retries: int, retry_base_delay: float, retry_max_delay: float, max_retry_after: float) -> None:
         self._openai = openai
         self._api_key = api_key
@@ -184,9 +184,9 @@ class Retrier:
                     f"(the server lists its models at {self.base_url}/models)"
                 )
             if endpoint == "completions-echo":
-                return _Unsupported(f"HTTP 404 on {self.base_url}/completions")
+                return Unsupported(f"HTTP 404 on {self.base_url}/completions")
             if endpoint == "tokenize":
-                return _Unsupported("no /tokenize endpoint (HTTP 404)")
+                return Unsupported("no /tokenize endpoint (HTTP 404)")
             path = "chat/completions" if endpoint == "chat" else "completions"
             return BackendError(
                 f"{self.base_url}/{path} answered HTTP 404 ({self._server_message(exc)}); check --base-url "
@@ -194,11 +194,11 @@ class Retrier:
                 + ("" if endpoint == "chat" else "; raw-prompt requests need a server with the completions API")
             )
         if endpoint == "tokenize" and status in (400, 405, 422, 501):
-            return _Unsupported(f"/tokenize answered HTTP {status}: {self._server_message(exc)}")
+            return Unsupported(f"/tokenize answered HTTP {status}: {self._server_message(exc)}")
         if endpoint == "completions-echo" and status in (400, 422, 501):
             detail = self._server_message(exc)
             if not _is_too_long(detail):  # a too-long text is this request's problem, not the server's
-                return _Unsupported(f"HTTP {status}: {detail}")
+                return Unsupported(f"HTTP {status}: {detail}")
         return BackendError(
             f"{self.base_url} rejected the request for model {self.model!r} "
             f"(HTTP {status}: {self._server_message(exc)})"

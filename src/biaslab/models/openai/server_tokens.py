@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from biaslab.errors import BackendError
-from biaslab.models.openai.retry import Retrier, _Unsupported
+from biaslab.models.openai.retry import Retrier, Unsupported
 
 if TYPE_CHECKING:  # pragma: no cover
     from openai import AsyncOpenAI
@@ -46,7 +46,7 @@ class ServerTokenizer:
                                          endpoint="tokenize")
         tokens = answer.get("tokens") if isinstance(answer, dict) else None
         if not isinstance(tokens, list) or not all(isinstance(t, int) for t in tokens):
-            raise _Unsupported(f"{url} did not answer with token ids")
+            raise Unsupported(f"{url} did not answer with token ids")
         return tokens
 
     async def tokenize(self, client: AsyncOpenAI, text: str, *, special: bool) -> list[int]:
@@ -62,7 +62,7 @@ class ServerTokenizer:
                                          "add_special_tokens": False})
 
     async def prepare(self, client: AsyncOpenAI) -> None:
-        """Find the BOS (else EOS) id once; an _Unsupported when the server has no /tokenize."""
+        """Find the BOS (else EOS) id once; an Unsupported when the server has no /tokenize."""
         if self.prefix_id is not None:
             return
         empty = await self.tokenize(client, "", special=True)
@@ -71,7 +71,7 @@ class ServerTokenizer:
             return
         try:
             info = await self._tokenizer_info(client)
-        except _Unsupported:  # a stock server: the token's text from the model's own files (tokenizer_source)
+        except Unsupported:  # a stock server: the token's text from the model's own files (tokenizer_source)
             from biaslab.models.openai.tokenizer_source import served_bos_text
 
             text = await served_bos_text(self.retrier, client, self.model)
@@ -89,12 +89,12 @@ class ServerTokenizer:
                                        "cannot condition on it")
                 self.prefix_id = ids[0]
                 return
-        raise _Unsupported(NO_BOS)
+        raise Unsupported(NO_BOS)
 
     async def _tokenizer_info(self, client: AsyncOpenAI) -> dict[str, Any]:
         url = f"{self.root}/tokenizer_info"
         try:
             info = await self.retrier.call(lambda: client.get(url, cast_to=object), endpoint="tokenize")
-        except _Unsupported:
-            raise _Unsupported(NO_BOS) from None
+        except Unsupported:
+            raise Unsupported(NO_BOS) from None
         return info if isinstance(info, dict) else {}

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from biaslab.errors import ConfigError
-from biaslab.models.openai.retry import Retrier, _Unsupported
+from biaslab.models.openai.retry import Retrier, Unsupported
 
 if TYPE_CHECKING:  # pragma: no cover
     from openai import AsyncOpenAI
@@ -70,7 +70,7 @@ async def served_bos_text(retrier: Retrier, client: AsyncOpenAI, model: str) -> 
     try:
         listing = await retrier.call(lambda: client.get(f"{retrier.base_url}/models", cast_to=object),
                                      endpoint="tokenize")
-    except _Unsupported:
+    except Unsupported:
         return None
     entries = listing.get("data") if isinstance(listing, dict) else None
     for entry in entries if isinstance(entries, list) else []:
@@ -138,7 +138,7 @@ class LocalTokenizer:
 
         try:
             served = await ServerTokenizer(self.retrier, self.model).tokenize(client, CHECK_TEXT, special=False)
-        except _Unsupported:
+        except Unsupported:
             return  # no /tokenize: the named tokenizer is trusted
         if list(tok(CHECK_TEXT, add_special_tokens=False)["input_ids"]) != served:
             raise ConfigError(f"the tokenizer hf/{self.name} tokenizes differently from the model {self.model} at "

@@ -85,7 +85,8 @@ def load_scenarios() -> list[dict[str, Any]]:
     except json.JSONDecodeError as exc:
         raise DataError(f"{path}: not JSON lines ({exc})") from None
     rows = [r for r in rows if float(r["age"]) < MAX_AGE]
-    scenarios, groups = [], {}
+    scenarios = []
+    groups: dict[tuple[int, float, str], dict[str, str]] = {}
     for r in rows:
         key = (int(r["decision_question_id"]), float(r["age"]), str(r["race"]))
         groups.setdefault(key, {})[str(r["gender"])] = _clean(str(r["filled_template"]))

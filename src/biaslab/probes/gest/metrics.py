@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -58,7 +58,7 @@ def _nanmean(values: list[float]) -> float:
 def gest_metrics(table: Mapping[str, np.ndarray]) -> dict[str, Any]:
     counts = {o: np.asarray(table[o], dtype=float) for o in OPTIONS}
     attempts = np.asarray(table["attempts"], dtype=float)
-    detected = sum(counts.values())
+    detected = cast(np.ndarray, sum(counts.values()))  # OPTIONS is not empty: an array, never the start 0
     has = detected > 0
     stereotype = np.asarray(table["stereotype"], dtype=int)[has]
     out: dict[str, Any] = {}
@@ -87,7 +87,7 @@ def stereotype_gap(table: Mapping[str, np.ndarray]) -> tuple[np.ndarray, np.ndar
     """Per detected sentence, (men - women) frequency, split into the sentences of male stereotypes and those of
     female stereotypes (stereotype 15 left out): what the test of ``stereotype_rate`` compares."""
     counts = {o: np.asarray(table[o], dtype=float) for o in OPTIONS}
-    detected = sum(counts.values())
+    detected = cast(np.ndarray, sum(counts.values()))  # OPTIONS is not empty: an array, never the start 0
     has = detected > 0
     d = (counts["male"][has] - counts["female"][has]) / detected[has]
     stereotype = np.asarray(table["stereotype"], dtype=int)[has]

@@ -106,7 +106,7 @@ class GestProbe(GenerationProbe):
             if missing:
                 raise DataError(f"{path}: missing column(s) {', '.join(sorted(missing))}; GEST's gest.csv has "
                                 "sentence,stereotype")
-            items = []
+            items: list[ProbeItem] = []
             for line, row in enumerate(reader, start=2):
                 try:
                     stereotype = int(row["stereotype"])

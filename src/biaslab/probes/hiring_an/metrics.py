@@ -192,8 +192,9 @@ SPANS = {"male_acceptance_rate": (0.0, 1.0), "female_acceptance_rate": (0.0, 1.0
 PROPORTIONS = ("male_acceptance_rate", "female_acceptance_rate", "undetected_rate_attempts", "undetected_rate_items")
 
 
-RESAMPLING = {"occupations+names": ({"role": None, "name_pair": "race"}, "occupations x name pairs (pigeonhole)"),
-              "occupations": ({"role": None}, "occupations")}
+RESAMPLING: dict[str, tuple[dict[str, str | None], str]] = {
+    "occupations+names": ({"role": None, "name_pair": "race"}, "occupations x name pairs (pigeonhole)"),
+    "occupations": ({"role": None}, "occupations")}
 
 
 def summarize_table(t: Mapping[str, np.ndarray], *, seed: int = 0, n_resamples: int = 1000,

@@ -171,7 +171,8 @@ class HiringAnProbe(GenerationProbe):
             rng.shuffle(slots[race])
         templates = [i % len(TEMPLATES) for i in range(len(jobs) * len(cells))]
         rng.shuffle(templates)
-        items, used = [], Counter()
+        items: list[ProbeItem] = []
+        used: Counter[str] = Counter()
         for j, (role, score) in enumerate(jobs.items()):
             for c, (q, race) in enumerate(cells):
                 k = slots[race][used[race]]

@@ -120,11 +120,11 @@ def validate(comps: Components) -> None:
                                 "<identity noun> or <identity>), so its two sentences would be identical")
     forms = {f.name for f in comps.forms}
     for g in comps.groups:
-        for form in g.identities:
-            if form not in forms:
-                raise DataError(f"group {g.name!r} has an identity for form {form!r}, which has no templates")
-            if not g.counterfactuals.get(form):
-                raise DataError(f"group {g.name!r} has no counterfactual for form {form!r}; give at least one")
+        for form_name in g.identities:
+            if form_name not in forms:
+                raise DataError(f"group {g.name!r} has an identity for form {form_name!r}, which has no templates")
+            if not g.counterfactuals.get(form_name):
+                raise DataError(f"group {g.name!r} has no counterfactual for form {form_name!r}; give at least one")
     groups = {g.name for g in comps.groups}
     for p in comps.predicates:
         if p.group not in groups:

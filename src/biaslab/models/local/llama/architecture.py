@@ -95,8 +95,9 @@ class Architecture:
         if self.fused_projections:
             return ("input_layernorm", "self_attn.qkv_proj", "self_attn.o_proj", "post_attention_layernorm",
                     "mlp.gate_up_proj", "mlp.down_proj")
-        names = ("input_layernorm", "self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj",
-                 "post_attention_layernorm", "mlp.gate_proj", "mlp.up_proj", "mlp.down_proj")
+        names: tuple[str, ...] = ("input_layernorm", "self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj",
+                                  "self_attn.o_proj", "post_attention_layernorm", "mlp.gate_proj", "mlp.up_proj",
+                                  "mlp.down_proj")
         if self.qk_norm:
             names += ("self_attn.q_norm", "self_attn.k_norm")
         if self.sandwich_norms:
@@ -198,7 +199,7 @@ def _gemma3(cfg: Any, n_layers: int) -> Architecture | None:
         return None
     types = getattr(cfg, "layer_types", None)
     if types is None:
-        every = int(getattr(cfg, "sliding_window_pattern", None) or getattr(cfg, "_sliding_window_pattern", 6))
+        every = int(getattr(cfg, "sliding_window_pattern", 0) or getattr(cfg, "_sliding_window_pattern", 6))
         types = [_SLIDING if (i + 1) % every else _FULL for i in range(n_layers)]
     types = list(types)[:n_layers]
     if len(types) != n_layers or not set(types) <= {_FULL, _SLIDING}:

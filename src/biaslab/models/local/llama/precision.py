@@ -34,6 +34,8 @@ keep their bfloat16 values. The flag "target is the argmax" comes from the recom
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -42,8 +44,8 @@ REDUCED_DTYPES = {"bf16": torch.bfloat16}  # the matrix-product dtype of each re
 TOP_K = 16  # logits per row recomputed exactly in the reduced head
 PACK_ROWS = 512  # the batch size oneDNN's weight layout is chosen for (any number of rows works)
 _MKLDNN = getattr(torch.ops, "mkldnn", None)
-_REORDER = getattr(_MKLDNN, "_reorder_linear_weight", None)
-_LINEAR_POINTWISE = getattr(_MKLDNN, "_linear_pointwise", None)
+_REORDER: Callable[..., Any] | None = getattr(_MKLDNN, "_reorder_linear_weight", None)
+_LINEAR_POINTWISE: Callable[..., Any] | None = getattr(_MKLDNN, "_linear_pointwise", None)
 
 
 def pack_weight(w: torch.Tensor) -> torch.Tensor:
@@ -53,6 +55,7 @@ def pack_weight(w: torch.Tensor) -> torch.Tensor:
     weight as it is where torch lacks these internal ops or they do not give F.linear's numbers."""
     if w.device.type != "cpu" or not _packing_works(w.dtype):
         return w
+    assert _REORDER is not None  # _packing_works checked it
     return _REORDER(w, PACK_ROWS)
 
 
@@ -73,6 +76,7 @@ def _packing_works(dtype: torch.dtype) -> bool:
 def reduced_linear(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
     """``x @ w.T`` for ``x`` already in ``w``'s (reduced) dtype, ``w`` plain or from :func:`pack_weight`."""
     if w.is_mkldnn:
+        assert _LINEAR_POINTWISE is not None  # only pack_weight makes such weights, after _packing_works
         return _LINEAR_POINTWISE(x, w, None, "none", [], "")
     return F.linear(x, w)
 
