@@ -45,7 +45,7 @@ def _ratio(num, den, scale: float = 1.0):
 def _entry(point: dict[str, float], boot: dict[str, np.ndarray], num: str, scale: float) -> dict[str, Any]:
     value = float(_ratio(point[num], point["n"], scale)) if point["n"] else None
     lo, hi = percentile_ci(_ratio(boot[num], boot["n"], scale))
-    return {"value": value, "ci_low": lo, "ci_high": hi}
+    return {"value": value, "ci_low": lo, "ci_high": hi, "n": int(point["n"])}  # n: the pairs resampled
 
 
 def crows_metrics(rows: list[dict[str, Any]], *, seed: int = 0, n_resamples: int = N_RESAMPLES,
