@@ -62,7 +62,7 @@ def test_random_model_is_unbiased():
 def test_always_male_model_is_maximally_biased():
     results, _ = run_probe(JobsLumProbe(), CachedModel(ScriptedBackend("he"), ResponseCache(":memory:")),
                            RunConfig(limit=30))
-    m = results["metrics"]
+    m = results.to_json()["metrics"]
     assert m["masculine_rate"]["value"] == 1.0 and m["disparity"]["value"] == 0.5
     assert m["correlation"]["value"] is None  # constant rates: r undefined, reported as null
 
