@@ -105,6 +105,27 @@ def test_sigkill_then_same_command_completes_without_loss_or_duplicates(tmp_path
     assert second.returncode == 0
 
 
+def test_ctrl_c_says_how_to_resume_exits_130_and_the_same_command_resumes(tmp_path):
+    out, cache = tmp_path / "run", tmp_path / "c"
+    args = ["run", "jobs-lum", "--model", "scripted/random-gender:delay=0.01", "--limit", "100",
+            "--repetitions", "3", "--out", out]  # the progress bar on: it must not swallow the message
+    env = {**os.environ, "BIASLAB_CACHE_DIR": str(cache)}
+    proc = subprocess.Popen([sys.executable, "-m", "biaslab.cli", *map(str, args)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    done = wait_for_cached_answers(cache, 40, timeout=60)
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert 0 < done < 300, "the run should have been interrupted midway"
+    assert proc.returncode == 130, (proc.returncode, stderr)
+    assert "interrupted" in stderr and "run the same command again to resume" in stderr, stderr
+    assert "Traceback" not in stderr and "Aborted" not in stderr
+    assert not (out / "results.json").exists()
+
+    biaslab(*args, "--quiet", cache=cache)
+    run = json.loads((out / "results.json").read_text())["run"]
+    assert run["cache_hits"] >= done and run["cache_hits"] + run["model_calls"] == 300
+
+
 @pytest.mark.parametrize("args, needle", [
     (["--limit", "0"], "--limit must be a positive"),
     (["--repetitions", "-2"], "--repetitions must be at least 1"),

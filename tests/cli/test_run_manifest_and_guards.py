@@ -52,14 +52,49 @@ def test_another_models_run_into_a_finished_run_is_refused_and_the_first_kept(tm
     assert len(second.stderr.strip().splitlines()) == 1
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
 
-    again = biaslab("run", "jobs-lum", "-m", "scripted/he", "-n", "3", "--out", out, "-q", "--temperature", "0.5",
-                    tmp_path=tmp_path)  # the same model again: allowed (a resume or a re-run)
-    assert again.returncode == 0, again.stderr
+    again = biaslab("run", "jobs-lum", "-m", "scripted/he", "-n", "3", "--out", out, "-q", tmp_path=tmp_path)
+    assert again.returncode == 0, again.stderr  # the same run again: allowed (a resume or a re-run)
+    assert again.stdout.count("model calls 0, cache hits 3") == 1
+    kept = {p.name: p.read_bytes() for p in out.iterdir()}
+
+    hotter = biaslab("run", "jobs-lum", "-m", "scripted/he", "-n", "3", "--out", out, "-q", "--temperature", "0.5",
+                     tmp_path=tmp_path)  # the same model with other settings: refused like another model
+    assert hotter.returncode != 0 and len(hotter.stderr.strip().splitlines()) == 1
+    assert ("already holds a finished run of jobs-lum on he with other settings "
+            "(generation.temperature: not set there, 0.5 here)") in hotter.stderr, hotter.stderr
+    more = biaslab("run", "jobs-lum", "-m", "scripted/he", "-n", "4", "--out", out, "-q", "--temperature", "0.5",
+                   "-r", "2", tmp_path=tmp_path)
+    assert "(generation.temperature: not set there, 0.5 here; limit: 3 there, 4 here; repetitions: 1 there, " \
+           "2 here)" in more.stderr, more.stderr
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == kept  # a refused run changes nothing
+    hotter = biaslab("run", "jobs-lum", "-m", "scripted/he", "-n", "3", "--out", out, "-q", "--temperature", "0.5",
+                     "--overwrite", tmp_path=tmp_path)
+    assert hotter.returncode == 0, hotter.stderr
     assert json.loads((out / "results.json").read_text())["manifest"]["decoding"][0]["temperature"] == 0.5
     forced = biaslab("run", "jobs-lum", "-m", "scripted/she", "-n", "3", "--out", out, "-q", "--overwrite",
                      tmp_path=tmp_path)
     assert forced.returncode == 0, forced.stderr
     assert json.loads((out / "results.json").read_text())["model"]["model"] == "she"
+
+
+@requires_data
+def test_the_same_model_with_another_scoring_is_refused_naming_what_differs(tmp_path):
+    out = tmp_path / "run"
+    first = biaslab("run", "crows-pairs", "-m", "scripted/echo", "-n", "4", "--out", out, "-q", tmp_path=tmp_path)
+    assert first.returncode == 0, first.stderr
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    other = biaslab("run", "crows-pairs", "-m", "scripted/echo", "-n", "4", "--out", out, "-q",
+                    "--scoring", "shared-tokens", tmp_path=tmp_path)
+    assert other.returncode != 0 and "Traceback" not in other.stderr
+    assert other.stderr.strip().splitlines() == [
+        f"error: --out {out} already holds a finished run of crows-pairs on echo with other settings (rule: "
+        "full-sentence there, shared-tokens here; scoring: auto there, shared-tokens here); give another --out, "
+        "or add --overwrite to replace it"]
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    forced = biaslab("run", "crows-pairs", "-m", "scripted/echo", "-n", "4", "--out", out, "-q",
+                     "--scoring", "shared-tokens", "--overwrite", tmp_path=tmp_path)
+    assert forced.returncode == 0, forced.stderr
+    assert json.loads((out / "results.json").read_text())["parameters"]["scoring"] == "shared-tokens"
 
 
 @pytest.mark.parametrize("spec, needle", [

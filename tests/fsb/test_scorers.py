@@ -173,7 +173,7 @@ def test_scatter_puts_the_scorer_across_the_human_score_up_and_the_fit_through_a
     assert len(dots) == 3  # the text without a score is not drawn
     assert dots[0][0] < dots[1][0] < dots[2][0] and dots[0][1] > dots[1][1] > dots[2][1]  # SVG y grows down
     x1, y1, x2, y2 = map(float, re.search(r'<line x1="([\d.-]+)" y1="([\d.-]+)" x2="([\d.-]+)" y2="([\d.-]+)" '
-                                          r'stroke="#c0392b"', svg).groups())
+                                          r'stroke="#1d2330"', svg).groups())
     for x, y in dots:  # human = -0.5 + 0.05 * scorer holds exactly: every dot lies on the line
         assert abs((y2 - y1) * (x - x1) - (y - y1) * (x2 - x1)) / math.hypot(x2 - x1, y2 - y1) < 0.2
     assert "x&lt;y" in svg and "<script" not in svg and "style=" not in svg

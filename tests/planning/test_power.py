@@ -9,12 +9,23 @@ import subprocess
 import sys
 from math import comb
 
+import numpy as np
 import pytest
 from scipy.stats import binom, binomtest
 
 from biaslab.errors import ConfigError
 from biaslab.planning.plan import plan
-from biaslab.planning.power import binomial_detectable_effect, binomial_n, binomial_power, critical_count, fisher_n
+from biaslab.planning.power import (
+    _normal_binomial_n,
+    _power_floors,
+    _randomized_powers,
+    binomial_detectable_effect,
+    binomial_n,
+    binomial_power,
+    critical_count,
+    exact_powers,
+    fisher_n,
+)
 
 
 def test_binomial_power_by_hand():
@@ -47,6 +58,47 @@ def test_bias_score_60_vs_50_needs_199_pairs_and_the_sawtooth():
     assert all(powers[n] >= 0.8 for n in range(210, 216)) and powers[209] < 0.8
     # and the minimum detectable effect at 199 pairs is at most 10 points
     assert binomial_detectable_effect(199) <= 0.1 + 1e-9 < binomial_detectable_effect(198)
+
+
+def scan_every_n(p1: float, alpha: float, power: float) -> dict[str, int]:
+    """binomial_n by brute force: exact power at every n of a window around the normal n, widened until its
+    last 60 ns all reach the target (how biaslab searched before it bracketed the search)."""
+    approx = _normal_binomial_n(p1, alpha, power)
+    ns = np.arange(max(1, int(approx * 0.75) - 20), int(approx * 1.3) + 61)
+    pw = exact_powers(ns, p1, alpha)
+    while not (pw[-60:] >= power).all():
+        ns = np.arange(ns[0], ns[-1] + 61)
+        pw = exact_powers(ns, p1, alpha)
+    below = np.flatnonzero(pw < power)
+    return {"n": int(ns[np.argmax(pw >= power)]), "n_all_larger": int(ns[below[-1] + 1]) if below.size else 1,
+            "n_normal": math.ceil(approx)}
+
+
+@pytest.mark.parametrize("p1, alpha, power", [(0.6, 0.05, 0.8), (0.55, 0.01, 0.95), (0.42, 0.1, 0.5),
+                                              (0.9, 0.05, 0.8), (0.52, 0.2, 0.9), (0.35, 0.01, 0.3),
+                                              (0.97, 0.05, 0.99)])
+def test_the_bracketed_search_finds_what_scanning_every_n_finds(p1, alpha, power):
+    assert binomial_n(p1, alpha, power) == scan_every_n(p1, alpha, power)
+
+
+def test_the_bracket_bounds_hold_and_never_fall():
+    ns = np.arange(1, 3000)
+    for p1, alpha in ((0.6, 0.05), (0.45, 0.01), (0.53, 0.1)):
+        exact, upper = exact_powers(ns, p1, alpha), _randomized_powers(ns, p1, alpha)
+        floor = _power_floors(ns, p1, alpha)
+        assert (upper >= exact - 1e-12).all() and (np.diff(upper) >= -1e-12).all()
+        assert (np.diff(floor) >= -1e-12).all()
+        # the floor at n bounds the exact power at every n from there on
+        assert (floor <= np.minimum.accumulate(exact[::-1])[::-1] + 1e-12).all()
+    assert [binomial_power(n, 0.6) for n in (10, 199, 200)] == [float(x) for x in exact_powers([10, 199, 200], 0.6)]
+
+
+def test_a_tiny_effect_is_planned_exactly_near_the_normal_n():
+    # bias score 50.1 vs 50: about two million pairs (scanning every n near it took minutes)
+    res = binomial_n(0.501)
+    assert res == {"n": 1962509, "n_all_larger": 1963684, "n_normal": 1962218}
+    assert binomial_power(res["n"], 0.501) >= 0.8 > binomial_power(res["n_all_larger"] - 1, 0.501)
+    assert all(exact_powers(np.arange(res["n"] - 300, res["n"]), 0.501) < 0.8)
 
 
 def test_fisher_z_by_hand():
@@ -118,7 +170,13 @@ def test_pilot_with_predicate_clusters_reports_the_design_effect(tmp_path):
     # about 1: 20 predicates hold at most about 20 independent pairs' worth, fewer than 199
     res = plan("pairs", 10, pilot=_pilot(tmp_path, True))
     assert 7 < res["design_effect"] < 13 and res["icc"] > 0.6
-    assert res["n_pairs"] is None and any("add predicates" in a for a in res["assumptions"])
+    assert res["n_pairs"] is None and res["design_effect_planned"] is None
+    # how many predicates of the pilot's 10 pairs would do: K x 10 pairs >= n0 (1 + 9 icc)
+    # (a correlation above 1, noise of this extreme pilot, counts as 1: a predicate is worth one pair)
+    n0, rho, needed = res["n_independent"] / (1 - res["tie_rate"]), min(res["icc"], 1), res["n_predicates_needed"]
+    assert needed * 10 >= n0 * (1 + 9 * rho) > (needed - 1) * 10 and needed > 20
+    assert res["n_pairs_with_more_predicates"] == needed * 10
+    assert any(f"add predicates: {needed} predicates in all" in a for a in res["assumptions"])
     # pairs that vary within their predicate: no inflation (design effect about 1 or below, n stays 199)
     flat = plan("pairs", 10, pilot=_pilot(tmp_path, False))
     assert flat["design_effect"] < 1.3 and flat["n_pairs"] <= math.ceil(199 * 1.3)
@@ -148,5 +206,20 @@ def test_pilot_plan_solves_the_growing_design_effect(tmp_path):
     assert n == math.ceil(n0 * (1 - icc) / (1 - n0 * icc / 40)) and n > n0
     # n is the smallest whole number with n >= n0 * (1 + (n/k - 1) icc)
     assert n - 1 < n0 * (1 + (n / k - 1) * icc) <= n
+    # the planned design effect is the one at n pairs over the 40 predicates, not the pilot's
+    assert res["design_effect_planned"] == pytest.approx(1 + (n / 40 - 1) * icc)
+    assert abs(res["design_effect_planned"] - res["design_effect"]) > 0.2  # fewer pairs per predicate than the pilot
+    proc = subprocess.run([sys.executable, "-m", "biaslab.cli", "plan", "pairs", "--effect", "20", "--pilot", str(d)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    said = " ".join(proc.stdout.split())
+    assert (f"design effect of predicate clusters at the planned {n} pairs: {res['design_effect_planned']:.2f} "
+            f"(the pilot's: {res['design_effect']:.2f})") in said, said
     # at 10 points the 40 predicates are not enough (at most k / icc independent pairs' worth)
-    assert plan("pairs", 10, pilot=d)["n_pairs"] is None
+    short = plan("pairs", 10, pilot=d)
+    assert short["n_pairs"] is None and short["n_predicates_needed"] > 40
+    k_needed, n0 = short["n_predicates_needed"], short["n_independent"]
+    assert k_needed * 5 >= n0 * (1 + 4 * short["icc"]) > (k_needed - 1) * 5
+    # at that many predicates the plan's own formula (pairs spread over them) is finite, and needs no more pairs
+    assert 1 - n0 * short["icc"] / k_needed > 0
+    assert math.ceil(n0 * (1 - short["icc"]) / (1 - n0 * short["icc"] / k_needed)) <= k_needed * 5

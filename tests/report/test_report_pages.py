@@ -13,7 +13,7 @@ from html.parser import HTMLParser
 import pytest
 
 from biaslab.probes.paired_sentences.report import readable
-from biaslab.report.attempts_table import attempts_table
+from biaslab.report.attempts_table import attempts_table, nice_bins
 from tests.conftest import requires_data
 
 
@@ -92,10 +92,40 @@ def test_attempts_table_bins_groups_and_spread():
     rows = [{"prompt": f"p{i}", "text": "x" * (500 if i == 0 else 5), "evaluation": "male" if i % 2 else "female",
              "group": "ab"[i % 2], "score": i / 9} for i in range(10)]
     t = attempts_table(rows, ["group", "evaluation", "score"], likelihood=False)
-    assert t["group_field"] == "group" and t["score_field"] == "score" and t["shown"] == 10
-    assert [b["count"] for b in t["bins"]] == [2, 2, 2, 2, 2]
+    assert t["categories"] == ["group"] and t["score_field"] == "score" and t["shown"] == 10
+    bins = next(d for d in t["dims"] if d["key"] == "fs")["options"]
+    assert [(b["label"], b["count"]) for b in bins] == [("0 to 0.2", 2), ("0.2 to 0.4", 2), ("0.4 to 0.6", 2),
+                                                       ("0.6 to 0.8", 2), ("0.8 to 1", 2)]
     assert t["rows"][0]["b"]["short"] is not None and t["rows"][1]["b"]["short"] is None  # long texts fold
     assert t["rows"][9]["classes"].split() == ["g1", "d1", "s4"]  # decisions sorted: female d0, male d1
+
+
+def test_attempts_filters_offer_labels_and_round_ranges_never_indices_or_raw_floats():
+    # BBQ-like: option indices and whole numbers are no filter; the answer's kind is
+    kinds = ["biased", "counter-biased", "unknown"]
+    rows = [{"prompt": "q", "text": "a", "evaluation": "correct" if i % 2 else "wrong", "category": "Age",
+             "context_condition": "ambig" if i < 6 else "disambig", "answer_kind": kinds[i % 3], "answer": i % 3,
+             "label": 2, "year": 1988 + 4 * i} for i in range(12)]
+    t = attempts_table(rows, ["category", "context_condition", "answer_kind", "answer", "label", "year"],
+                       likelihood=False)
+    dims = {d["name"]: [o["label"] for o in d["options"]] for d in t["dims"]}
+    assert dims == {"context_condition": ["ambig", "disambig"], "answer_kind": kinds,
+                    "decision": ["correct", "wrong"]}  # one category (Age) is no filter either
+    # HolisticBias-like: the numeric evaluation is the score, in round ranges, and no decision filter
+    rows = [{"prompt": "p", "text": "t", "evaluation": -3.1234567 + 0.37 * i, "axis": "ability" if i % 2 else "age"}
+            for i in range(9)]
+    t = attempts_table(rows, ["axis", "evaluation"], likelihood=True)
+    assert t["decided"] is False and t["score_field"] == "evaluation"
+    labels = [o["label"] for d in t["dims"] if d["key"] == "fs" for o in d["options"]]
+    assert labels == ["-4 to -3", "-3 to -2", "-2 to -1", "-1 to 0"]  # -3.12 .. -0.16: steps of 1
+    assert [d["key"] for d in t["dims"]] == ["fg", "fs"]
+
+
+def test_nice_bins_have_round_edges_covering_the_values():
+    # a span of 0.074 in 5: 0.0148 a range, rounded up to 0.02; edges on its multiples
+    assert nice_bins([0.013, 0.087]) == [(0.0, 0.02), (0.02, 0.04), (0.04, 0.06), (0.06, 0.08), (0.08, 0.1)]
+    assert nice_bins([-7.0, 23.0]) == [(-10.0, 0.0), (0.0, 10.0), (10.0, 20.0), (20.0, 30.0)]
+    assert nice_bins([2.5, 2.5]) == []
 
 
 @pytest.mark.parametrize("text, shown", [("sticks to <reflexive>", "sticks to themselves"),

@@ -8,7 +8,9 @@ mounted from there as ``biaslab <probe> ...``.
 
 from __future__ import annotations
 
+import signal
 import sys
+from types import FrameType
 
 import typer
 
@@ -42,6 +44,8 @@ GROUPS: dict[str, str] = {
     "wino": "biaslab.cli.wino:app",
 }
 _mounted: list[bool] = []
+INTERRUPTED_EXIT = 130  # 128 + SIGINT, what a shell reports for Ctrl-C
+_INTERRUPT_MESSAGE = "[yellow]interrupted[/]: finished attempts are cached; run the same command again to resume"
 
 
 def _print_version(value: bool) -> None:
@@ -78,6 +82,7 @@ def mount() -> typer.Typer:
 def main() -> None:
     """Entry point: one-line errors for user mistakes, no tracebacks."""
     err = console(stderr=True, soft_wrap=True)
+    interrupted = _note_interrupts()
     try:
         args = sys.argv[1:]
         if args[:1] == ["run"]:  # a probe's own flags (--pairs FILE) become -P key=value
@@ -85,14 +90,16 @@ def main() -> None:
 
             args = ["run", *preprocess(args[1:])]
         rv = mount()(args, standalone_mode=False)
+        if rv == INTERRUPTED_EXIT and interrupted:  # Typer turns Ctrl-C into a plain exit code 130
+            raise KeyboardInterrupt
         if isinstance(rv, int) and rv:
             sys.exit(rv)
     except BiaslabError as exc:
         err.print(f"[bold red]error:[/] {exc}")
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
-        err.print("[yellow]interrupted[/]: finished attempts are cached; run the same command again to resume")
-        sys.exit(130)
+        err.print(_INTERRUPT_MESSAGE)
+        sys.exit(INTERRUPTED_EXIT)
     except typer.Abort:
         sys.exit(1)
     except Exception as exc:  # usage errors from click (or the copy of click that Typer vendors)
@@ -103,6 +110,26 @@ def main() -> None:
         if type(exc).__name__ == "Exit" and isinstance(code, int):
             sys.exit(code)
         raise
+
+
+def _note_interrupts() -> list[bool]:
+    """A list that gets an entry on each Ctrl-C (SIGINT), which still raises KeyboardInterrupt as usual.
+
+    Typer catches the KeyboardInterrupt of a command and returns exit code 130 in its place, so without
+    this :func:`main` could not tell an interrupted command from one that returned 130."""
+    seen: list[bool] = []
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        return seen  # SIGINT ignored or handled by the caller (an embedding program): leave it so
+
+    def on_sigint(signum: int, frame: FrameType | None) -> None:
+        seen.append(True)
+        signal.default_int_handler(signum, frame)
+
+    try:
+        signal.signal(signal.SIGINT, on_sigint)
+    except ValueError:  # not the main thread (main() called from a thread): signals cannot be set there
+        pass
+    return seen
 
 
 def entry() -> None:

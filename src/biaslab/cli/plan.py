@@ -37,8 +37,15 @@ def plan(
     con.print(f"[bold]{count}[/] {res['counts']} to detect {res['metric']} {res['unbiased']:g} {effect:+g} with "
               f"power {power:g} at alpha {alpha:g}")
     con.print(f"method: {res['method']}")
-    if "design_effect" in res:
-        con.print(f"design effect of predicate clusters: {res['design_effect']:.2f} "
-                  f"({res['n_independent']} independent pairs would do)")
+    if res.get("design_effect_planned") is not None:
+        con.print(f"design effect of predicate clusters at the planned {res[key]} pairs: "
+                  f"{res['design_effect_planned']:.2f} (the pilot's: {res['design_effect']:.2f}); "
+                  f"{res['n_independent']} independent pairs would do")
+    elif "design_effect" in res:
+        con.print(f"design effect of predicate clusters in the pilot: {res['design_effect']:.2f}; "
+                  f"{res['n_independent']} independent pairs would do")
+    if res.get("n_predicates_needed"):
+        con.print(f"add predicates: {res['n_predicates_needed']} in all (the pilot has {res['n_predicates_pilot']}), "
+                  f"{res['n_pairs_with_more_predicates']} pairs")
     for a in res["assumptions"]:
         con.print(f"  - {a}")

@@ -139,8 +139,8 @@ def run(
     cache_dir: Path | None = typer.Option(None, "--cache-dir", help="Where the response cache lives (default: user "
                                           "cache; env BIASLAB_CACHE_DIR)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
-    overwrite: bool = typer.Option(False, "--overwrite", help="Replace a finished run of another probe or model "
-                                   "in --out (refused without it)."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace a finished run in --out of another probe "
+                                   "or model, or with other settings (refused without it)."),
     probe_option: list[str] | None = typer.Option(None, "--probe-option", "-P", metavar="KEY=VALUE",
                                                   help="A probe-specific option, a local model's option such as "
                                                        "precision=bf16, or a hosted API's batch option such as "

@@ -15,6 +15,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from biaslab.io import atomic_write_text, json_safe
+from biaslab.report.style import CSS
 
 HEADER = ["metric", "A", "B", "B - A", "95% CI", "p", "q"]
 
@@ -89,7 +90,7 @@ def render_page(title: str, sections: Sequence[dict[str, Any]], meta: Sequence[s
     from jinja2 import Environment, PackageLoader, select_autoescape
 
     env = Environment(loader=PackageLoader("biaslab.compare", "templates"), autoescape=select_autoescape(["j2"]))
-    return env.get_template("page.html.j2").render(title=title, sections=list(sections), meta=list(meta))
+    return env.get_template("page.html.j2").render(title=title, sections=list(sections), meta=list(meta), css=CSS)
 
 
 def html_sections(cmp: dict[str, Any]) -> list[dict[str, Any]]:

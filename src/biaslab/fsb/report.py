@@ -56,7 +56,7 @@ def _histogram_figure(hist: pd.DataFrame, thresholds) -> str:
     for i, c in enumerate(hist["count"]):
         ax.text(i, c, str(int(c)), ha="center", va="bottom", fontsize=8)
     for t in thresholds:  # bin thresholds, in histogram-bar units
-        ax.axvline(t * len(hist) - 0.5, color="#b03a2e", ls="--", lw=1.2, zorder=3)
+        ax.axvline(t * len(hist) - 0.5, color="#1d2330", ls="--", lw=1.2, zorder=3)
     ax.set_xlabel("normalised score (bins of 0.1; dashed: thresholds of the score bins)")
     ax.set_ylabel("texts")
     return fig_to_base64(fig)

@@ -72,7 +72,7 @@ def scatter_svg(human: Sequence[float], scores: Sequence[float], *, label: str, 
     if intercept is not None and slope is not None:
         ends = [(x, intercept + slope * x) for x in (xlo, xhi)]
         parts.append(f'<line x1="{px(ends[0][0]):.1f}" y1="{py(ends[0][1]):.1f}" x2="{px(ends[1][0]):.1f}" '
-                     f'y2="{py(ends[1][1]):.1f}" stroke="#c0392b" stroke-width="1.5"/>')
+                     f'y2="{py(ends[1][1]):.1f}" stroke="#1d2330" stroke-width="1.5"/>')
     parts.append("</svg>")
     return Markup("".join(parts))
 

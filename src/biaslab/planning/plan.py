@@ -142,6 +142,8 @@ def _from_pilot(probe: str, h: Headline, effect: float, power: float, alpha: flo
         # n = n0 * that design effect solves to n0 (1 - icc) / (1 - n0 icc / k)
         denom = 1 - n0 * icc / k
         n = math.ceil(n0 * (1 - icc) / denom) if icc > 0 and denom > 0 else (math.ceil(n0) if icc == 0 else None)
+        per_predicate = float(sizes.sum()) / k  # the pilot's pairs per predicate
+        planned_deff = None if n is None else 1 + (n / k - 1) * icc
         assumptions = [f"{res['n']} independent pairs would do (exact binomial, smallest n with power >= {power:g})",
                        f"the pilot's design effect {deff:.2f} (variance of the bias score over predicate resamples / "
                        f"over pair resamples, {N_BOOT} resamples each) at {m_pilot:.2f} pairs per predicate gives an "
@@ -149,15 +151,24 @@ def _from_pilot(probe: str, h: Headline, effect: float, power: float, alpha: flo
                        f"the planned pairs are spread over the pilot's {k} predicates: design effect "
                        f"1 + (n/{k} - 1) x {icc:.3f}",
                        f"ties at the pilot's rate ({tie:.3f}) decide nothing"]
-        out = {key: n, "n_independent": res["n"], "design_effect": deff, "icc": icc, "tie_rate": tie,
+        out = {key: n, "n_independent": res["n"], "design_effect": deff, "design_effect_planned": planned_deff,
+               "icc": icc, "tie_rate": tie,
                "n_pilot": n_pilot, "n_predicates_pilot": k, "pilot": str(pilot),
                "method": "exact binomial power x the design effect of predicate clusters (intra-predicate "
                          "correlation from the pilot's cluster bootstrap, clusters grown to the planned size) "
                          "/ (1 - the pilot's tie rate)",
                "assumptions": assumptions}
         if n is None:
+            # K predicates of the pilot's size m: K m pairs with design effect 1 + (m - 1) icc reach the power
+            # when K m >= n0 (1 + (m - 1) icc); a correlation above 1 (noise of a small pilot) counts as 1,
+            # each predicate worth one independent pair
+            rho = min(icc, 1.0)
+            needed = math.ceil(n0 * (1 + (per_predicate - 1) * rho) / per_predicate - 1e-9)
+            out.update(n_predicates_needed=needed, n_pairs_with_more_predicates=math.ceil(needed * per_predicate))
             assumptions.append(f"not reachable with {k} predicates: even infinitely many pairs per predicate "
-                               f"give at most {k / icc:.0f} independent pairs' worth; add predicates")
+                               f"give at most {k / icc:.0f} independent pairs' worth; add predicates: "
+                               f"{needed} predicates in all with the pilot's {per_predicate:.1f} pairs each "
+                               f"({out['n_pairs_with_more_predicates']} pairs) reach power {power:g}")
         elif deff < 1:
             assumptions.append("a design effect below 1 (the stratification by target group) is not used "
                                "to lower n")

@@ -16,11 +16,11 @@ from biaslab.models.base import GenerationParams
 from biaslab.models.open import open_cached_model
 from biaslab.models.registry import DEFAULT_MODEL, check_spec
 from biaslab.probes import create_probe
-from biaslab.probing.config import RunConfig, validate_config
+from biaslab.probing.config import RunConfig, RunContext, validate_config
 from biaslab.probing.options import probe_kwargs, split_model_options
 from biaslab.probing.results import write_run
 from biaslab.probing.runner import plan_run, run_probe
-from biaslab.probing.schema import RunResults
+from biaslab.probing.schema import SCHEMA_VERSION, RunResults
 from biaslab.progress import attempt_progress
 
 
@@ -39,8 +39,8 @@ def execute_run(probe_name: str, *, model: str | None, base_url: str | None, rep
     ``probe_options``: the probe's options by name (``-P`` values; strings are converted), and options of a
     local model (``-P precision=bf16``: those the probe does not take, :func:`.options.split_model_options`);
     ``option_flags``: the flag each came from, for error messages. The model spec is resolved
-    before the data loads (a bad spec fails at once); a finished run of another probe or model in
-    ``out`` is refused unless ``overwrite``.
+    before the data loads (a bad spec fails at once); a finished run in ``out`` of another probe or model,
+    or with other settings, is refused unless ``overwrite`` (:func:`refuse_other_run`).
     """
     cfg = RunConfig(repetitions=repetitions, limit=limit, seed=seed, params=params)
     validate_config(cfg)  # fail on nonsense flags before loading anything heavy
@@ -57,6 +57,9 @@ def execute_run(probe_name: str, *, model: str | None, base_url: str | None, rep
         if not overwrite:
             refuse_other_run(out_dir, probe_name, cached.identity())
         items = probe.load_items()  # validates data before the model loads
+        if not overwrite:  # the settings are known once the data is (a probe may record what it loaded)
+            settings = probe.parameters(cfg, RunContext(model=cached.identity()))
+            refuse_other_run(out_dir, probe_name, cached.identity(), parameters=settings)
         planned = plan_run(probe, probe.select_items(items, cfg), cfg)
         generates = any(p.kind == "generate" for p in planned)
         with attempt_progress(len(planned), f"{probe_name} on {spec}", console=console, enabled=not quiet,
@@ -68,8 +71,11 @@ def execute_run(probe_name: str, *, model: str | None, base_url: str | None, rep
     return results, out_dir
 
 
-def refuse_other_run(out_dir: Path, probe_name: str, identity: dict[str, Any]) -> None:
-    """A ConfigError when ``out_dir`` holds a finished run of another probe or model (its results.json)."""
+def refuse_other_run(out_dir: Path, probe_name: str, identity: dict[str, Any],
+                     parameters: dict[str, Any] | None = None) -> None:
+    """A ConfigError when ``out_dir`` holds a finished run (its results.json) of another probe or model, or,
+    given this run's ``parameters`` (as results.json records them), of the same probe and model with other
+    settings (another ``--scoring``, ``--limit``, ...): its message names what differs."""
     path = Path(out_dir) / "results.json"
     if not path.is_file():
         return
@@ -77,8 +83,43 @@ def refuse_other_run(out_dir: Path, probe_name: str, identity: dict[str, Any]) -
         earlier = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         earlier = {}
-    if earlier.get("probe") == probe_name and earlier.get("model") == json_safe(identity):
-        return  # the same run again: resumes from the cache and refreshes its files
+    if not isinstance(earlier, dict):
+        earlier = {}
     what = f"{earlier.get('probe', '?')} on {(earlier.get('model') or {}).get('model', '?')}"
-    raise ConfigError(f"--out {out_dir} already holds a finished run ({what}); give another --out, "
-                      "or add --overwrite to replace it")
+    if earlier.get("probe") != probe_name or earlier.get("model") != json_safe(identity):
+        raise ConfigError(f"--out {out_dir} already holds a finished run ({what}); give another --out, "
+                          "or add --overwrite to replace it")
+    if parameters is None or not isinstance(earlier.get("parameters"), dict):
+        return
+    # an older results.json may lack settings recorded since: then only the settings both record count
+    both_only = earlier.get("schema_version") != SCHEMA_VERSION
+    differ = settings_differences(earlier["parameters"], json_safe(parameters), both_only=both_only)
+    if differ:
+        raise ConfigError(f"--out {out_dir} already holds a finished run of {what} with other settings "
+                          f"({'; '.join(differ)}); give another --out, or add --overwrite to replace it")
+    # the same run again: it resumes from the cache and refreshes its files
+
+
+def settings_differences(there: dict[str, Any], here: dict[str, Any], *, both_only: bool = False,
+                         prefix: str = "") -> list[str]:
+    """``["scoring: shared-tokens there, full-sentence here", ...]``: the settings (nested ones as
+    ``build.seed``) in which a finished run (``there``) and this one (``here``) differ."""
+    out: list[str] = []
+    for key in sorted(set(there) | set(here)):
+        name = f"{prefix}{key}"
+        if key not in there or key not in here:
+            if not both_only:
+                out.append(f"{name}: {_shown(there.get(key), key in there)} there, "
+                           f"{_shown(here.get(key), key in here)} here")
+        elif isinstance(there[key], dict) and isinstance(here[key], dict):
+            out += settings_differences(there[key], here[key], both_only=both_only, prefix=f"{name}.")
+        elif there[key] != here[key]:
+            out.append(f"{name}: {_shown(there[key])} there, {_shown(here[key])} here")
+    return out
+
+
+def _shown(value: Any, present: bool = True) -> str:
+    if not present:
+        return "not set"
+    text = "none" if value is None else value if isinstance(value, str) else json.dumps(value)
+    return text if len(text) <= 40 else text[:37] + "..."

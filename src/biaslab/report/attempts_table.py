@@ -1,14 +1,18 @@
 """Every attempt of a run as a static, filterable table in report.html (no script).
 
-Filters by group, decision and score range are radio buttons; CSS hides the rows that do not
-match (``#f-g3:checked ~ table tr.r:not(.g3) {display: none}``), so the table works offline,
-from a file, and under the report's Content-Security-Policy, which allows no script at all.
+Each filter is a row of radio buttons; CSS hides the rows that do not match
+(``#f-g3:checked ~ table tr.r:not(.g3) {display: none}``), so the table works offline, from a
+file, and under the report's Content-Security-Policy, which allows no script at all. Filters are
+offered only on columns whose values mean something to a reader:
 
-* group: the first of the probe's example fields with at most :data:`MAX_GROUPS` distinct text
-  values (``target_ID``, ``Discipline``...);
-* decision: the attempt's ``evaluation``;
+* up to :data:`MAX_CATEGORIES` categories: the first of the probe's example fields whose values
+  are text labels, 2 to :data:`MAX_GROUPS` of them (``target_ID``, ``category``, ``context_condition``);
+  numbers are never offered as labels (an option index or a year is not a category a reader filters by);
+* decision: the attempt's ``evaluation``, when it is a label (a number is a score, below);
 * score: ``score_more - score_less`` (log-likelihood difference) where both exist, else the first
-  numeric example field; five equal-width ranges between its minimum and maximum.
+  example field (``evaluation`` included) holding measurements (numbers, not all whole: whole numbers
+  are counts, indices or years), in ranges with round edges (steps of 1, 2 or 5 times a power of
+  ten, about :data:`N_BINS` of them); ranges no attempt falls in are left out.
 
 Runs with more than :data:`MAX_ROWS` attempts show that many, evenly spread (attempts.jsonl
 holds them all).
@@ -22,6 +26,8 @@ from typing import Any
 
 MAX_ROWS = 20_000
 MAX_GROUPS = 40
+MAX_CATEGORIES = 3
+PREFIXES = "gck"  # the CSS class letter of each category filter, in order
 N_BINS = 5
 LONG_TEXT = 400  # characters: longer texts are folded into <details>
 
@@ -32,25 +38,58 @@ def _number(v: Any) -> float | None:
     return float(v)
 
 
+def _is_label(v: Any) -> bool:
+    return isinstance(v, str) or v is None
+
+
 def _score(rows: list[dict[str, Any]], fields: list[str]) -> tuple[str, list[float | None]] | None:
+    """The score column: its name and its value per row (None where there is none)."""
     if any("score_more" in r and "score_less" in r for r in rows):
         pairs = [(_number(r.get("score_more")), _number(r.get("score_less"))) for r in rows]
         return "log-lik. difference", [a - b if a is not None and b is not None else None for a, b in pairs]
     for f in fields:
         vals = [_number(r.get(f)) for r in rows]
-        if any(v is not None for v in vals):
+        present = [v for v in vals if v is not None]
+        measured = any(not v.is_integer() for v in present)
+        if measured and all(v is not None or r.get(f) is None for v, r in zip(vals, rows, strict=True)):
             return f, vals
     return None
 
 
-def _group_field(rows: list[dict[str, Any]], fields: list[str]) -> str | None:
+def _categories(rows: list[dict[str, Any]], fields: list[str]) -> list[str]:
+    """The example fields offered as label filters (see the module)."""
+    out = []
     for f in fields:
         if f == "evaluation":
             continue
         values = {r.get(f) for r in rows}
         if all(isinstance(v, str) for v in values) and 1 < len(values) <= MAX_GROUPS:
-            return f
-    return None
+            out.append(f)
+        if len(out) == MAX_CATEGORIES:
+            break
+    return out
+
+
+def nice_bins(values: list[float], target: int = N_BINS) -> list[tuple[float, float]]:
+    """Ranges with round edges covering ``values``: a step of 1, 2 or 5 times a power of ten giving about
+    ``target`` ranges, edges on multiples of it (none when every value is the same)."""
+    lo, hi = min(values), max(values)
+    if not hi > lo:
+        return []
+    raw = (hi - lo) / target
+    mag = 10 ** math.floor(math.log10(raw))
+    step = next(m * mag for m in (1, 2, 5, 10) if m * mag >= raw * (1 - 1e-9))
+    first, last = math.floor(lo / step + 1e-9), math.ceil(hi / step - 1e-9)
+    last = max(last, first + 1)
+    edges = [round(k * step, 12) + 0.0 for k in range(first, last + 1)]  # + 0.0: no "-0"
+    return list(zip(edges[:-1], edges[1:]))
+
+
+def _bin_of(value: float, bins: list[tuple[float, float]]) -> int:
+    for k, (_, b) in enumerate(bins):
+        if value < b or k == len(bins) - 1:
+            return k
+    return len(bins) - 1  # pragma: no cover
 
 
 def _spread(rows: list[dict[str, Any]], n: int) -> list[dict[str, Any]]:
@@ -68,48 +107,55 @@ def _text(value: Any) -> dict[str, Any]:
     return {"full": text, "short": text[:160] + "…" if len(text) > LONG_TEXT else None}
 
 
+def _label(value: Any) -> str:
+    return "none" if value is None else str(value)
+
+
 def attempts_table(rows: list[dict[str, Any]], fields: list[str], *, likelihood: bool) -> dict[str, Any] | None:
-    """What the report's attempts section shows: filters, rows and their CSS classes."""
+    """What the report's attempts section shows: the filters (``dims``), rows and their CSS classes."""
     if not rows:
         return None
     shown = _spread(rows, MAX_ROWS)
-    group = _group_field(shown, fields)
+    cats = _categories(shown, fields)
     score = _score(shown, fields)
     if likelihood:
         paired = any("sent_more" in r for r in shown)
         labels = ("stereotypical sentence", "counterfactual sentence") if paired else ("scored text", "compared text")
     else:
         labels = ("prompt", "output")
-    groups = sorted({str(r.get(group)) for r in shown}) if group else []
-    decisions = sorted({str(r.get("evaluation")) for r in shown})
-    bins: list[tuple[float, float]] = []
-    if score:
-        present = [v for v in score[1] if v is not None]
-        if present:
-            lo, hi = min(present), max(present)
-            width = (hi - lo) / N_BINS or 1.0
-            bins = [(lo + i * width, lo + (i + 1) * width) for i in range(N_BINS)] if hi > lo else [(lo, hi)]
+    decided = all(_is_label(r.get("evaluation")) for r in shown)  # a numeric evaluation is the score instead
+    options = [sorted({str(r.get(f)) for r in shown}) for f in cats]
+    decisions = sorted({str(r.get("evaluation")) for r in shown}) if decided else []
+    values = score[1] if score else [None] * len(shown)
+    present = [v for v in values if v is not None]
+    bins = nice_bins(present) if present else []
     out_rows = []
     for i, r in enumerate(shown):
-        classes = []
-        if group:
-            classes.append(f"g{groups.index(str(r.get(group)))}")
-        classes.append(f"d{decisions.index(str(r.get('evaluation')))}")
-        value = score[1][i] if score else None
-        if value is not None and bins:
-            k = min(int((value - bins[0][0]) / ((bins[-1][1] - bins[0][0]) / len(bins) or 1.0)), len(bins) - 1)
-            classes.append(f"s{k}")
-        out_rows.append({"classes": " ".join(classes), "n": i + 1, "group": r.get(group) if group else None,
-                         "decision": r.get("evaluation"), "score": value,
+        classes = [f"{PREFIXES[j]}{options[j].index(str(r.get(f)))}" for j, f in enumerate(cats)]
+        if decided:
+            classes.append(f"d{decisions.index(str(r.get('evaluation')))}")
+        if values[i] is not None and bins:
+            classes.append(f"s{_bin_of(values[i], bins)}")
+        out_rows.append({"classes": " ".join(classes), "n": i + 1, "cats": [r.get(f) for f in cats],
+                         "decision": r.get("evaluation"), "score": values[i],
                          "a": _text(r.get("prompt")), "b": _text(r.get("text"))})
-    count = lambda cls: sum(cls in str(row["classes"]).split() for row in out_rows)  # noqa: E731
+    counts: dict[str, int] = {}
+    for row in out_rows:
+        for cls in row["classes"].split():
+            counts[cls] = counts.get(cls, 0) + 1
+    dims = [{"name": f, "key": f"f{PREFIXES[j]}", "options": [{"id": f"{PREFIXES[j]}{k}", "label": v,
+                                                         "count": counts.get(f"{PREFIXES[j]}{k}", 0)}
+                                                        for k, v in enumerate(options[j])]}
+            for j, f in enumerate(cats)]
+    if len(decisions) > 1:
+        dims.append({"name": "decision", "key": "fd", "options": [
+            {"id": f"d{k}", "label": "undetected" if d == "None" else d, "count": counts.get(f"d{k}", 0)}
+            for k, d in enumerate(decisions)]})
+    if score and len(bins) > 1:
+        dims.append({"name": score[0], "key": "fs", "options": [
+            {"id": f"s{k}", "label": f"{a:g} to {b:g}", "count": counts[f"s{k}"]}
+            for k, (a, b) in enumerate(bins) if counts.get(f"s{k}")]})
     return {
-        "total": len(rows), "shown": len(shown), "labels": labels, "group_field": group,
-        "score_field": score[0] if score else None,
-        "groups": [{"id": f"g{i}", "label": g, "count": count(f"g{i}")} for i, g in enumerate(groups)],
-        "decisions": [{"id": f"d{i}", "label": "undetected" if d == "None" else d, "count": count(f"d{i}")}
-                      for i, d in enumerate(decisions)],
-        "bins": [{"id": f"s{i}", "label": f"{a:.3g} to {b:.3g}", "count": count(f"s{i}")}
-                 for i, (a, b) in enumerate(bins)],
-        "rows": out_rows,
+        "total": len(rows), "shown": len(shown), "labels": labels, "categories": cats, "decided": decided,
+        "score_field": score[0] if score else None, "dims": dims, "rows": out_rows,
     }

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import Markup, escape
 
 from biaslab.io import atomic_write_text
 from biaslab.probing.core import Probe
@@ -16,6 +18,7 @@ from biaslab.probing.likelihood import LikelihoodProbe
 from biaslab.probing.results import read_attempts, read_results
 from biaslab.probing.schema import RunResults
 from biaslab.report.attempts_table import attempts_table
+from biaslab.report.style import CSS
 
 
 def _fmt(value: Any, digits: int = 3) -> str:
@@ -53,11 +56,18 @@ def ci_text(m: dict[str, Any], digits: int = 3) -> str:
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
 
 
+def breakable(name: str) -> Markup:
+    """``name`` escaped, with a line break allowed after each ``_`` and ``:`` (metric names wrap between their
+    words, never inside one)."""
+    return Markup(re.sub(r"([_:])", r"\1<wbr>", str(escape(name))))
+
+
 def _env() -> Environment:
     env = Environment(loader=PackageLoader("biaslab.report", "templates"), autoescape=select_autoescape(["html", "j2"]))
     env.filters["fmt"] = _fmt
     env.filters["tag"] = _tag
     env.filters["ci"] = ci_text
+    env.filters["breakable"] = breakable
     return env
 
 
@@ -76,20 +86,39 @@ def pick_examples(rows: list[dict[str, Any]], n: int = 8, seed: int = 0) -> list
     return picked
 
 
+FOLD_METRICS = 16  # a run with more metrics shows those by group or category (name:group) folded
+
+
+def _pairs_file(results: RunResults) -> dict[str, str] | None:
+    """The pairs file a paired-sentence run scored (``-P pairs=`` / ``--pairs``), as its parameters record it."""
+    path = results.parameters.get("pairs")
+    if not isinstance(path, str) or not path:
+        return None
+    return {"name": Path(path).name, "path": path, "sha256": str(results.parameters.get("pairs_sha256") or "")}
+
+
 def render_report(results: RunResults, rows: list[dict[str, Any]], probe: Probe) -> str:
     metrics = []
     for name, m in results.metric_dicts().items():
         doc = probe.metric_docs.get(name)
-        metrics.append({"name": name, **m, "doc": doc})
+        metrics.append({"p": None, "q": None, "n": None, **m, "name": name, "doc": doc})
+    fold = len(metrics) > FOLD_METRICS and any(":" in m["name"] for m in metrics)
     extra_sections = probe.report_sections(results, rows)
     likelihood = isinstance(probe, LikelihoodProbe)
+    pairs = _pairs_file(results)
+    title = probe.title or probe.name
     return _env().get_template("report.html.j2").render(
         csp=CSP,
+        css=CSS,
         likelihood=likelihood,
         attempts=attempts_table(rows, probe.example_fields(), likelihood=likelihood),
         r=results,
-        title=probe.title or probe.name,
-        metrics=metrics,
+        title=f"{title}: {pairs['name']}" if pairs else title,
+        pairs_file=pairs,
+        main_metrics=[m for m in metrics if not (fold and ":" in m["name"])],
+        more_metrics=[m for m in metrics if fold and ":" in m["name"]],
+        has_q=any("q" in m for m in results.metric_dicts().values()),
+        has_small=any(m.get("too_small") for m in metrics),
         figures=probe.figures(results, rows),
         examples=pick_examples(rows),
         example_fields=probe.example_fields(),

@@ -24,7 +24,7 @@ class Marker:
     """An extra mark on a row (e.g. the value after a correction), drawn as a cross."""
 
     value: float
-    color: str = "#c0392b"
+    color: str = "#c0392b"  # red: the marks the charts draw are results with q < 0.05
 
 
 @dataclass(frozen=True)

@@ -99,7 +99,8 @@ def bbq_metrics(rows: list[dict[str, Any]], *, generated: bool = False, seed: in
         out = {}
         for name in names:
             lo, hi = percentile_ci(dist[name])
-            out[f"{name}{suffix}"] = {"value": _value(point[name]), "ci_low": lo, "ci_high": hi}
+            out[f"{name}{suffix}"] = {"value": _value(point[name]), "ci_low": lo, "ci_high": hi,
+                                      "n": int(mask.sum())}  # n: the templates resampled
         for cond in CONDITIONS:
             d = 2 * cols[f"biased_{cond}"][mask] - cols[f"nu_{cond}"][mask]
             test = cluster_sign_flip_test(d[cols[f"nu_{cond}"][mask] > 0], n_permutations=n_permutations, seed=seed)

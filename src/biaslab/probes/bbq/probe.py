@@ -89,6 +89,19 @@ def _categories(text: str | list[str] | None) -> list[str] | None:
     return names
 
 
+def answer_kind(choice: int | None, meta: dict[str, Any]) -> str:
+    """What the picked answer is, as a reader filters by it: ``unknown`` (the "can't be determined" option),
+    ``biased`` (the stereotype-consistent one), ``counter-biased``, ``unresolved`` (no biased answer could be
+    resolved for the question) or ``unparsed`` (no option read from a generation)."""
+    if choice is None:
+        return "unparsed"
+    if choice == meta["unknown_answer"]:
+        return "unknown"
+    if meta["biased_answer"] is None:
+        return "unresolved"
+    return "biased" if choice == meta["biased_answer"] else "counter-biased"
+
+
 class BbqProbe(LikelihoodProbe):
     name = "bbq"
     version = "2"
@@ -204,7 +217,7 @@ class BbqProbe(LikelihoodProbe):
         a = Attempt(item_id=item.id, prompt_index=0, repetition=rep, seed=seed, prompt=item.prompts[0].text,
                     text=text, metadata={k: m[k] for k in keep},
                     evaluation=None if choice is None else ("correct" if choice == m["label"] else "wrong"))
-        a.extra = {"answer": choice, **{k: m[k] for k in keep}, **extra}
+        a.extra = {"answer": choice, "answer_kind": answer_kind(choice, m), **{k: m[k] for k in keep}, **extra}
         return a
 
     # -- results ------------------------------------------------------------------------------
@@ -223,7 +236,7 @@ class BbqProbe(LikelihoodProbe):
         return Summary(metrics, {"ci_note": CI_NOTE, "mode": self.mode, "categories": table})
 
     def example_fields(self) -> list[str]:
-        return ["category", "context_condition", "question_polarity", "answer", "label", "biased_answer"]
+        return ["category", "context_condition", "answer_kind", "question_polarity"]
 
     def report_sections(self, results: RunResults, attempts: list[dict[str, Any]]) -> list[dict[str, str]]:
         from biaslab.probes.bbq.report import sections

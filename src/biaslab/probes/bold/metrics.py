@@ -114,9 +114,11 @@ def bold_metrics(rows: Sequence[Mapping[str, Any]], *, threshold: float, seed: i
     tot = {c: cl.sums[c].sum() for c in COLUMNS}
     boot_tot = {c: sum(boot[g][c] for g in boot) for c in COLUMNS}
     for name, col in (("mean_sentiment", "sum"), ("positive_share", "pos"), ("negative_share", "neg")):
-        metrics[name] = _metric(float(_ratio(tot[col], tot["n"])), _ratio(boot_tot[col], boot_tot["n"]))
+        metrics[name] = {**_metric(float(_ratio(tot[col], tot["n"])), _ratio(boot_tot[col], boot_tot["n"])),
+                         "n": int(cl.group.size)}  # n: the clusters (people or topics) resampled
     groups: list[dict[str, Any]] = []
     domain_ranges: list[tuple[str, float, np.ndarray | None, float | None]] = []
+    domain_clusters: dict[str, int] = {}
     for domain in sorted(set(cl.domain.tolist())):
         in_domain = cl.domain == domain
         names = sorted(set(cl.group[in_domain].tolist()))
@@ -136,6 +138,7 @@ def bold_metrics(rows: Sequence[Mapping[str, Any]], *, threshold: float, seed: i
             stacked = np.vstack([samples[g] for g in names])
             domain_ranges.append((domain, max(means.values()) - min(means.values()),
                                   np.nanmax(stacked, axis=0) - np.nanmin(stacked, axis=0), p_range))
+            domain_clusters[domain] = int(in_domain.sum())
         for row in groups:
             if row["domain"] == domain:
                 row["p"] = p_diff.get(row["group"])
@@ -146,19 +149,21 @@ def bold_metrics(rows: Sequence[Mapping[str, Any]], *, threshold: float, seed: i
         row["q"] = None if not math.isfinite(q) else float(q)
         g = row["group"]
         metrics[f"mean_sentiment:{g}"] = {"value": row["mean_sentiment"], "ci_low": row["ci_low"],
-                                          "ci_high": row["ci_high"], "p": row["p"], "q": row["q"]}
+                                          "ci_high": row["ci_high"], "n": row["n_clusters"], "p": row["p"],
+                                          "q": row["q"]}
         metrics[f"positive_share:{g}"] = {"value": row["positive_share"], "ci_low": row["positive_ci"][0],
-                                          "ci_high": row["positive_ci"][1]}
+                                          "ci_high": row["positive_ci"][1], "n": row["n_clusters"]}
         metrics[f"negative_share:{g}"] = {"value": row["negative_share"], "ci_low": row["negative_ci"][0],
-                                          "ci_high": row["negative_ci"][1]}
+                                          "ci_high": row["negative_ci"][1], "n": row["n_clusters"]}
     ranges: dict[str, dict[str, Any]] = {}
     if domain_ranges:  # the headline: the largest range of any domain (its p Bonferroni-corrected over domains)
         widest = np.nanmax(np.vstack([r[2] for r in domain_ranges if r[2] is not None]), axis=0)
         p_min = min((r[3] for r in domain_ranges if r[3] is not None), default=None)
         ranges["sentiment_range"] = {**_metric(max(r[1] for r in domain_ranges), widest),
+                                     "n": sum(domain_clusters.values()),
                                      "p": None if p_min is None else min(1.0, p_min * len(domain_ranges))}
     for (domain, value, samples_, p), q in zip(domain_ranges, bh_qvalues([r[3] for r in domain_ranges]), strict=True):
-        ranges[f"sentiment_range:{domain}"] = {**_metric(value, samples_), "p": p,
+        ranges[f"sentiment_range:{domain}"] = {**_metric(value, samples_), "n": domain_clusters[domain], "p": p,
                                                "q": None if not math.isfinite(q) else float(q)}
     overall = {k: metrics.pop(k) for k in ("mean_sentiment", "positive_share", "negative_share")}
     return {**overall, **ranges, **metrics}, groups

@@ -44,7 +44,7 @@ def group_figure(results: RunResults) -> Figure | None:
     if not groups:
         return None
     domains = list(dict.fromkeys(g["domain"] for g in groups))
-    palette = ["#3b6ea8", "#2e8b57", "#8e44ad", "#d35400", "#7f8c8d"]
+    palette = ["#3b6ea8", "#2e8b57", "#7b5ea7", "#b8860b", "#5f6672"]  # no red: red marks q < 0.05
     title = "Mean sentiment by group"
     chart = [IntervalRow(f"{g['group']} ({g['domain']})", g["mean_sentiment"], g.get("ci_low"), g.get("ci_high"),
                          "#c0392b" if (g.get("q") or 1) < 0.05 else palette[domains.index(g["domain"]) % len(palette)])

@@ -49,7 +49,7 @@ def _entry(point: dict[str, float], boot: dict[str, np.ndarray], num: str, scale
            den: str = "n") -> dict[str, Any]:
     value = float(_ratio(point[num], point[den], scale)) if point[den] else None
     lo, hi = percentile_ci(_ratio(boot[num], boot[den], scale))
-    return {"value": value, "ci_low": lo, "ci_high": hi}
+    return {"value": value, "ci_low": lo, "ci_high": hi, "n": int(point["n"])}  # n: the pairs resampled
 
 
 def crows_metrics(rows: list[dict[str, Any]], *, seed: int = 0, n_resamples: int = N_RESAMPLES,

@@ -219,7 +219,7 @@ class FsbJudgeProbe(GenerationProbe):
         fig, ax = new_figure(5.6, 5.0)
         ax.scatter([a["human_score"] for a in det], [a["judge_score"] for a in det], s=12, alpha=0.45,
                    color="#3b6ea8", edgecolor="none")
-        ax.plot([0, 1], [0, 1], color="#c0392b", linewidth=1, label="identity (judge = people)")
+        ax.plot([0, 1], [0, 1], color="#1d2330", linewidth=1, label="identity (judge = people)")
         ax.set_xlim(-0.02, 1.02)
         ax.set_ylim(-0.02, 1.02)
         ax.set_xlabel("human BWS score (normalised)")
@@ -227,7 +227,7 @@ class FsbJudgeProbe(GenerationProbe):
         ax.legend(loc="upper left", frameon=False)
         figs.append(Figure("Judge score against human score", fig_to_base64(fig),
                            f"One dot per answer with a usable score ({len(det)} of {len(attempts)}), all "
-                           "repetitions. A judge that agrees with people puts its dots on the red line."))
+                           "repetitions. A judge that agrees with people puts its dots on the diagonal line."))
         metrics = results.metric_dicts()
         vals = [metrics.get(name, {}).get("value") for name in BIN_METRICS]
         if any(v is not None for v in vals):

@@ -143,6 +143,7 @@ def likelihood_bias(rows: Sequence[Mapping[str, Any]], *, seed: int = 0,
     draws = [rng.integers(0, len(templates), len(templates)) for _ in range(n_resamples)]
     metrics: dict[str, dict[str, Any]] = {}
     per_axis: dict[str, dict[str, Any]] = {a: {"axis": a} for a in axes}
+    used = {a: int(np.isfinite(grids["share"][a]).sum()) for a in axes}  # the templates each axis has pairs in
     for kind, name in (("share", "likelihood_bias"), ("share_bh", "likelihood_bias_bh")):
         point = _summary(grids[kind])
         boot = [_summary({a: v[idx] for a, v in grids[kind].items()}) for idx in draws]
@@ -150,7 +151,7 @@ def likelihood_bias(rows: Sequence[Mapping[str, Any]], *, seed: int = 0,
             lo, hi = percentile_ci(np.array([b[key] for b in boot])) if len(templates) > 1 else (None, None)
             ok = math.isfinite(value)
             entry = honest_interval(value if ok else None, lo if ok else None, hi if ok else None,
-                                    n=len(templates), scale=1.0)
+                                    n=len(templates) if key == "" else used[key], scale=1.0)  # n: templates resampled
             if key == "":
                 if not ok:
                     entry["reason"] = ("no axis other than a control (" + ", ".join(CONTROL_AXES) + ") has a pair of "
@@ -161,7 +162,7 @@ def likelihood_bias(rows: Sequence[Mapping[str, Any]], *, seed: int = 0,
                 if kind == "share":
                     metrics[f"{name}:{key}"] = entry
     for a in axes:
-        per_axis[a]["n_templates"] = int(np.isfinite(grids["share"][a]).sum())
+        per_axis[a]["n_templates"] = used[a]
         per_axis[a]["n_pairs"] = sum(cell["n_pairs"] for (_, ax), cell in tests.items() if ax == a)
         per_axis[a]["n_descriptors"] = len({r["descriptor"] for r in rows if r["axis"] == a})
     return metrics, [per_axis[a] for a in axes]

@@ -137,8 +137,8 @@ class InventoriesProbe(GenerationProbe):
 
     def validate(self, cfg: RunConfig) -> None:
         if cfg.limit is not None and cfg.limit < self.min_limit:
-            raise ConfigError(f"--limit for inventories must be at least {self.min_limit} (one male- and one female-coded "
-                              f"description of each of the 3 inventories); got {cfg.limit}")
+            raise ConfigError(f"--limit for inventories must be at least {self.min_limit} (one male- and one "
+                              f"female-coded description of each of the 3 inventories); got {cfg.limit}")
 
     def evaluate(self, attempt: Attempt) -> None:
         evaluate_character(attempt)

@@ -186,7 +186,7 @@ class JobsLumProbe(GenerationProbe):
         a, b = bounded_fit(x, y)
         if np.isfinite(a):
             xs = np.linspace(0, 1, 50)
-            ax.plot(xs, a * xs + b, color="#c0392b", label=f"fit: slope {a:.2f}")
+            ax.plot(xs, a * xs + b, color="#1d2330", label=f"fit: slope {a:.2f}")
         ax.axhline(0.5, color="grey", linestyle=":", linewidth=1, label="balanced (0.5)")
         ax.set_xlim(-0.02, 1.02)
         ax.set_ylim(-0.05, 1.05)

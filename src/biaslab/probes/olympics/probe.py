@@ -180,14 +180,17 @@ class OlympicsProbe(GenerationProbe):
         fig, ax = new_figure(7.0, 0.45 * len(rows) + 1.2)
         names = [r["Discipline"] for r in rows]
         vals = [r["mean_score"] for r in rows]
-        ax.barh(names, vals, color=["#3b6ea8" if v >= 0 else "#c0392b" for v in vals])
+        from biaslab.report.style import BLUE, PURPLE
+
+        ax.barh(names, vals, color=[BLUE if v >= 0 else PURPLE for v in vals])
         ax.axvline(0, color="grey", linewidth=1)
         ax.set_xlim(-1, 1)
         ax.set_xlabel("mean bias score on gender-ambiguous prompts (+ favours men, - favours women)")
         ax.invert_yaxis()
         return [Figure("Bias by discipline (paper Table 2)", fig_to_base64(fig),
                        "Per discipline, the mean per-answer bias score on underspecified prompts: explicit "
-                       "answers score +1/-1/0, implicit ones F1(men) - F1(women).")]
+                       "answers score +1/-1/0, implicit ones F1(men) - F1(women). Blue: favours men; purple: favours "
+                       "women.")]
 
     def report_sections(self, results: RunResults, attempts: list[dict[str, Any]]) -> list[dict[str, str]]:
         flagged = [a for a in attempts if a.get("flags")]

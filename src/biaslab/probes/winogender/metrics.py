@@ -61,9 +61,10 @@ def occupation_table(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def _entry(point: float, samples: np.ndarray) -> dict[str, Any]:
+def _entry(point: float, samples: np.ndarray, n: int) -> dict[str, Any]:
+    """A share with its interval over the ``n`` occupations resampled."""
     lo, hi = percentile_ci(samples)
-    return {"value": float(point), "ci_low": lo, "ci_high": hi}
+    return {"value": float(point), "ci_low": lo, "ci_high": hi, "n": int(n)}
 
 
 def winogender_metrics(rows: list[dict[str, Any]], *, seed: int = 0, n_resamples: int = N_RESAMPLES,
@@ -98,14 +99,15 @@ def winogender_metrics(rows: list[dict[str, Any]], *, seed: int = 0, n_resamples
     tot = {k: sum_arrays(b[k] for b in boot.values()) for k in cols}
     n = cols["n"].sum()
     agree_test = cluster_sign_flip_test(2 * cols["agree"] - cols["n"], seed=seed)
-    metrics["majority_gender_agreement"] = {**_entry(cols["agree"].sum() / n, tot["agree"] / tot["n"]),
+    metrics["majority_gender_agreement"] = {**_entry(cols["agree"].sum() / n, tot["agree"] / tot["n"], len(occs)),
                                             "p": agree_test.p, "n_sets": int(n)}
-    metrics["female_share"] = _entry(cols["share"].sum() / n, tot["share"] / tot["n"])
-    metrics["neutral_probability"] = _entry(cols["neutral"].sum() / n, tot["neutral"] / tot["n"])
+    metrics["female_share"] = _entry(cols["share"].sum() / n, tot["share"] / tot["n"], len(occs))
+    metrics["neutral_probability"] = _entry(cols["neutral"].sum() / n, tot["neutral"] / tot["n"], len(occs))
     for g, b in boot.items():
         mask = majority == g
         metrics[f"female_share:{g}"] = {**_entry(cols["share"][mask].sum() / cols["n"][mask].sum(),
-                                                 b["share"] / b["n"]), "n_occupations": int(mask.sum())}
+                                                 b["share"] / b["n"], int(mask.sum())),
+                                          "n_occupations": int(mask.sum())}
     gaps = []
     for suffix, keep in (("", None), (":occupation", "0"), (":participant", "1")):
         per_occ: dict[str, list[float]] = defaultdict(list)
@@ -116,7 +118,7 @@ def winogender_metrics(rows: list[dict[str, Any]], *, seed: int = 0, n_resamples
         mal = [float(np.mean(v)) for o, v in per_occ.items() if majority[index[o]] == "male-majority"]
         test = permutation_test_means(fem, mal, seed=seed)
         value = float(np.mean(fem) - np.mean(mal)) if fem and mal else None
-        metrics[f"majority_gap{suffix}"] = {"value": value, "ci_low": None, "ci_high": None,
+        metrics[f"majority_gap{suffix}"] = {"value": value, "ci_low": None, "ci_high": None, "n": len(fem) + len(mal),
                                             "p": None if not np.isfinite(test.p) else float(test.p)}
         gaps.append((f"majority_gap{suffix}", fem, mal))
     for name, fem, mal in gaps:  # CIs: occupations resampled within each majority group
