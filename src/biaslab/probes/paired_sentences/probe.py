@@ -64,6 +64,7 @@ class PairedSentenceProbe(LikelihoodProbe):
     metric_docs = METRIC_DOCS
     headlines = (BIAS_SCORE,)
     pairing = PairedSentencePairing()
+    diagnostics = ("tie_rate",)
     suite_size = 600
     options = {
         "pairs": ProbeOption("Score this CSV (sent_more, sent_less[, target_ID, predicate_id]) instead of building "
