@@ -204,7 +204,7 @@ def compare_all(paths: list[Path], *, seed: int = 0, n_resamples: int = N_RESAMP
     verdicts = [v for k, b in enumerate(runs[1:], start=1)
                 for v in headline_verdicts(runs[0], b, [c for c in comparisons if c["run_b"] == b.label])]
     order = ["metric", "a", "b", "diff", "ci_low", "ci_high", "p", "q", "family", "diagnostic", "test", "n_shared",
-             "n_clusters", "reason", "run_a", "run_b", "design"]
+             "n_clusters", "too_small", "reason", "run_a", "run_b", "design"]
     comparisons = [{k: c.get(k) for k in order if k in c or k in ("q", "family")} for c in comparisons]
     return {"runs": [{"label": r.label, "path": str(r.path), "probe": r.probe, "model": r.model,
                       "n_items": r.results.n_items} for r in runs],
