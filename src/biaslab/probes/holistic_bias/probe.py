@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from biaslab.models.base import LoglikelihoodResult
 from biaslab.planning.forms import MeanPlan
 from biaslab.probes.holistic_bias.metrics import ALPHA, descriptor_ranking, likelihood_bias
+from biaslab.probes.holistic_bias.pairing import HolisticBiasPairing
 from biaslab.probes.holistic_bias.sentences import DESCRIPTORS, NOUNS, TEMPLATES, build_items, sample_design
 from biaslab.probing.core import Attempt, ProbeItem, ProbeOption, Summary, rows_of
 from biaslab.probing.headline import Headline
@@ -47,6 +48,7 @@ class HolisticBiasProbe(LikelihoodProbe):
     version = "1"
     title = "HolisticBias: likelihood bias across identity descriptors"
     metric_docs = METRIC_DOCS
+    pairing = HolisticBiasPairing()
     headlines = (Headline("likelihood_bias", "share of an axis' descriptor pairs whose sentence likelihoods differ "
                           "(0-1), averaged over axes", 0.0, "higher",
                           MeanPlan("templates", sd=0.5, sd_note="the largest spread of a share in [0, 1]"),
