@@ -171,17 +171,17 @@ def _clusters_for(pdata: PairedData, metric: str, clusters: np.ndarray | None) -
     if clusters is None:
         return None
     base, sep, group = metric.partition(":")
-    if sep and "group" in pdata.a:
-        return int(np.unique(clusters[np.asarray(pdata.a["group"]) == group]).size)
-    return int(np.unique(clusters).size)
+    in_group = np.asarray(pdata.a["group"]) == group if sep and "group" in pdata.a else None
+    if in_group is not None and in_group.any():
+        return int(np.unique(clusters[in_group]).size)
+    return int(np.unique(clusters).size)  # an overall metric, or one whose suffix is no group (a domain)
 
 
 def _n_for(pdata: Any, metric: str) -> int:
     """Shared items behind a metric: those of its group for ``<metric>:<group>`` of paired-sentence probes."""
     base, sep, group = metric.partition(":")
-    if sep and "group" in pdata.a:
-        return int(np.count_nonzero(pdata.a["group"] == group))
-    return pdata.n_shared
+    count = int(np.count_nonzero(np.asarray(pdata.a["group"]) == group)) if sep and "group" in pdata.a else 0
+    return count or pdata.n_shared
 
 
 def compare_all(paths: list[Path], *, seed: int = 0, n_resamples: int = N_RESAMPLES,
