@@ -26,3 +26,8 @@ def test_zero_width_intervals_are_replaced_and_others_kept():
     assert out["pct_stereotype"] == metrics["pct_stereotype"]
     for m in out.values():
         assert m["ci_low"] is None or m["ci_high"] - m["ci_low"] > 0
+
+
+def test_a_metric_without_n_takes_the_runs_items():
+    out = no_zero_width({"tie_rate": {"value": 0.0, "ci_low": 0.0, "ci_high": 0.0}}, 300)
+    assert out["tie_rate"]["ci_high"] == pytest.approx(1 - 0.025 ** (1 / 300)) and out["tie_rate"]["n"] == 300

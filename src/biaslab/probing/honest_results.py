@@ -29,8 +29,9 @@ def _scale(name: str, value: Any) -> float | None:
     return None
 
 
-def no_zero_width(metrics: Mapping[str, Any]) -> dict[str, Any]:
-    """``metrics`` with every zero-width interval replaced (module docstring); other metrics untouched."""
+def no_zero_width(metrics: Mapping[str, Any], n_items: int | None = None) -> dict[str, Any]:
+    """``metrics`` with every zero-width interval replaced (module docstring); other metrics untouched.
+    ``n_items``: the run's items (the units a probe's intervals resample), for a metric that states no ``n``."""
     out = dict(metrics)
     for name, m in metrics.items():
         if not isinstance(m, Mapping):
@@ -40,6 +41,8 @@ def no_zero_width(metrics: Mapping[str, Any]) -> dict[str, Any]:
                 1.0, abs(float(v))):
             continue
         clustered = isinstance(m.get("n_clusters"), int) and m.get("n_clusters") != m.get("n")
+        if m.get("n") is None and not clustered:
+            m = {**m, "n": m.get("n_pairs") or m.get("n_questions") or n_items}
         fixed = honest_metric(m, scale=_scale(name, v), independent=not clustered,
                               label=str(m.get("cluster_unit") or "clusters"))
         if fixed.get("ci_low") is None and fixed.get("p") is not None and fixed["p"] < 0.05:

@@ -82,7 +82,7 @@ def run_probe(
     run["seconds"] = round(time.time() - started, 2)
     results = build_results(
         probe=probe.name, probe_version=probe.version, model=model.identity(), parameters=probe.parameters(cfg, ctx),
-        data=checksums(probe.data_files), metrics=no_zero_width(summary.metrics), n_items=len(items),
+        data=checksums(probe.data_files), metrics=no_zero_width(summary.metrics, len(items)), n_items=len(items),
         n_attempts=len(attempts),
         run=run, manifest=run_manifest([p.request for p in planned], model.identity()), details=summary.details)
     return results, attempts
