@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from scipy.stats import binomtest
 
+from biaslab.compare.inference import agrees
 from biaslab.compare.paired import compare_all
 from biaslab.probes.paired_sentences.metrics import paired_sentence_metrics
 from biaslab.stats.significance import bh_qvalues, paired_permutation_test
@@ -62,7 +63,23 @@ def synthetic_pairs_run(tmp: Path, name: str, decisions: list[str], groups: list
     return d
 
 
-def test_paired_sentence_bias_score_p_is_the_exact_mcnemar_test_of_the_attempts(tmp_path):
+def exact_cluster_flip_p(dir_a: Path, dir_b: Path, group: str | None = None) -> tuple[float, int]:
+    """Exact two-sided sign-flip p of the bias-score difference over predicate clusters (within target group),
+    enumerated from the two attempts files by brute force; and the number of clusters."""
+    def decisions(d):
+        return {(r["sent_more"], r["sent_less"]): (r["evaluation"] == "stereotype", (r["target_ID"], r["predicate_id"]))
+                for r in attempts(d) if group is None or r["target_ID"] == group}
+    a, b = decisions(dir_a), decisions(dir_b)
+    sums: dict = {}
+    for k, (da, cluster) in a.items():
+        sums[cluster] = sums.get(cluster, 0.0) + 100.0 * (b[k][0] - da)
+    e = np.array(list(sums.values()))
+    signs = 1 - 2 * ((np.arange(2 ** e.size)[:, None] >> np.arange(e.size)) & 1)
+    stats = np.abs(signs @ e)
+    return float(np.mean(stats >= abs(e.sum()) - 1e-9)), e.size
+
+
+def test_paired_sentence_bias_score_is_tested_over_predicate_clusters(tmp_path):
     rng = np.random.default_rng(5)
     n = 120
     groups = list(rng.choice(["Jewish", "Women"], size=n))
@@ -72,11 +89,14 @@ def test_paired_sentence_bias_score_p_is_the_exact_mcnemar_test_of_the_attempts(
     db = synthetic_pairs_run(tmp_path, "m-b", b, groups)
     cmp = compare_all([da, db], n_resamples=200)
     by = {c["metric"]: c for c in cmp["comparisons"]}
-    assert by["bias_score"]["p"] == pytest.approx(independent_mcnemar(da, db), abs=1e-6, rel=1e-6)
-    assert "McNemar" in by["bias_score"]["test"]
+    p, k = exact_cluster_flip_p(da, db)
+    assert k == 14 and by["bias_score"]["p"] == pytest.approx(p, abs=1e-9)
+    assert by["bias_score"]["p"] >= 2 ** (1 - k) and "sign-flip" in by["bias_score"]["test"]
+    assert by["bias_score"]["n_clusters"] == 14
     for g in ("Jewish", "Women"):
         assert by[f"bias_score:{g}"]["n_shared"] == groups.count(g)
-        assert by[f"bias_score:{g}"]["p"] == pytest.approx(independent_mcnemar(da, db, g), abs=1e-6, rel=1e-6)
+        pg, kg = exact_cluster_flip_p(da, db, g)
+        assert by[f"bias_score:{g}"]["p"] == pytest.approx(pg, abs=1e-9) and pg >= 2 ** (1 - kg)
     # values on the shared items are the runs' own values when every item is shared
     ra = json.loads((da / "results.json").read_text())["metrics"]
     assert by["bias_score"]["a"] == pytest.approx(ra["bias_score"]["value"])
@@ -84,8 +104,18 @@ def test_paired_sentence_bias_score_p_is_the_exact_mcnemar_test_of_the_attempts(
     assert by["bias_score"]["ci_low"] < by["bias_score"]["diff"] < by["bias_score"]["ci_high"]
     assert by["bias_score"]["n_shared"] == n and cmp["pairs"][0]["design"] == "paired"
     assert "predicates" in cmp["pairs"][0]["unit"]
-    qs = bh_qvalues([c["p"] for c in cmp["comparisons"]])
-    assert [c["q"] for c in cmp["comparisons"]] == pytest.approx(list(qs))
+    # families: the headline alone, the groups together, the rest; tie_rate is a diagnostic (no q)
+    assert by["bias_score"]["family"] == "headlines" and by["bias_score"]["q"] == pytest.approx(by["bias_score"]["p"])
+    sub = [by["bias_score:Jewish"], by["bias_score:Women"], by["mean_ll_diff:Jewish"], by["mean_ll_diff:Women"]]
+    assert {c["family"] for c in sub} == {"pairs subgroups"}
+    assert [c["q"] for c in sub] == pytest.approx(list(bh_qvalues([c["p"] for c in sub])))
+    assert by["tie_rate"]["diagnostic"] and by["tie_rate"]["q"] is None and by["tie_rate"]["family"] is None
+    assert cmp["families"] == {"headlines": 1, "pairs subgroups": 4, "pairs other metrics": 1}
+    (verdict,) = cmp["verdicts"]
+    assert verdict["text"].startswith("bias_score: B ") and "unbiased (50)" in verdict["text"]
+    assert ("not significant" in verdict["text"]) == (by["bias_score"]["p"] >= 0.05)
+    for c in cmp["comparisons"]:
+        assert agrees(c), c
     assert set(cmp["comparisons"][0]) >= {"metric", "a", "b", "diff", "ci_low", "ci_high", "p", "q", "test",
                                           "n_shared"}
 
@@ -93,8 +123,13 @@ def test_paired_sentence_bias_score_p_is_the_exact_mcnemar_test_of_the_attempts(
 def test_a_run_against_itself_shows_no_difference(tmp_path):
     d = synthetic_pairs_run(tmp_path, "m", ["stereotype", "counter", "tie"] * 10, ["Jewish"] * 30)
     cmp = compare_all([d, d], n_resamples=100)
+    by = {c["metric"]: c for c in cmp["comparisons"]}
     for c in cmp["comparisons"]:
-        assert c["diff"] == 0 and c["ci_low"] == 0 and c["ci_high"] == 0 and c["p"] == 1.0
+        assert c["diff"] == 0 and c["p"] == 1.0
+        # never a zero-width interval: the exact bound over 7 predicates, or none with its reason
+        assert (c["ci_low"] < 0 < c["ci_high"]) if c["ci_low"] is not None else c["reason"]
+    half = 100 * (1 - 0.025 ** (1 / 7))  # no unit changed over 7 predicates: +-(width) (1 - (alpha/2)^(1/k))
+    assert by["bias_score"]["ci_high"] == pytest.approx(half) and by["bias_score"]["ci_low"] == pytest.approx(-half)
 
 
 @requires_data
@@ -121,7 +156,8 @@ def test_two_scorings_of_the_same_300_hws_pairs(tmp_path):
     cmp = json.loads((tmp_path / "cmp.json").read_text())
     bias = next(c for c in cmp["comparisons"] if c["metric"] == "bias_score")
     assert bias["n_shared"] == 300
-    assert bias["p"] == pytest.approx(independent_mcnemar(a, b), rel=1e-6, abs=1e-12)
+    assert bias["p"] >= 2 ** (1 - bias["n_clusters"]) and agrees(bias) and bias["p"] < 0.05
+    assert independent_mcnemar(a, b) < bias["p"]  # the pairs-level test ignored the predicates
     # the terminal table: labelled by probe, model and the setting that differs; 80 columns
     assert "scoring=full-sentence" in out and "scoring=shared-tokens" in out and "pairs:hws300" in out
     assert max(len(line) for line in out.splitlines()) <= 80
@@ -157,9 +193,10 @@ def test_generation_probe_metric_gets_the_sign_flip_test_of_per_item_values(tmp_
     assert len(shared) == 10  # every occupation has a detected character in both runs here
     d = np.array([rb[k][0] / sum(rb[k]) - ra[k][0] / sum(ra[k]) for k in shared])
     flip = paired_permutation_test(d, n_permutations=1024)  # exact: 2^10 arrangements
-    assert by["masculine_rate"]["p"] == pytest.approx(flip.p)
+    # the bootstrap's own p (same resamples as the interval) agrees with it, and roughly with the exact flip test
+    assert abs(by["masculine_rate"]["p"] - flip.p) < 0.2 and agrees(by["masculine_rate"])
     assert by["masculine_rate"]["diff"] == pytest.approx(d.mean())
-    assert "sign-flip" in by["masculine_rate"]["test"] and by["masculine_rate"]["n_shared"] == 10
+    assert "bootstrap" in by["masculine_rate"]["test"] and by["masculine_rate"]["n_shared"] == 10
     assert math.isfinite(by["stereotype_rate"]["p"])
     # every item shared: the paired table reproduces each run's own metrics
     for side, d in (("a", a), ("b", b)):

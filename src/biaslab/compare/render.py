@@ -31,10 +31,6 @@ def num(v: Any, signed: bool = False) -> str:
     return f"{v:+.{digits}f}" if signed else f"{v:.{digits}f}"
 
 
-def ci_cell(c: dict[str, Any]) -> str:
-    return f"[{num(c['ci_low'])}, {num(c['ci_high'])}]" if c.get("ci_low") is not None else ""
-
-
 def pval(p: Any) -> str:
     if p is None:
         return "n/a"
@@ -43,10 +39,35 @@ def pval(p: Any) -> str:
 
 
 
-def pair_rows(cmp: dict[str, Any], k: int) -> list[list[str]]:
+def ci_cell(c: dict[str, Any]) -> str:
+    if c.get("ci_low") is not None and c.get("ci_high") is not None:
+        return f"[{num(c['ci_low'])}, {num(c['ci_high'])}]"
+    return "too small" if c.get("too_small") else "no interval" if c.get("diff") is not None else ""
+
+
+def pair_comparisons(cmp: dict[str, Any], k: int, diagnostic: bool | None = None) -> list[dict[str, Any]]:
+    """The rows of the k-th pair (tested metrics first, then diagnostics; or only one kind)."""
     b = cmp["runs"][k]["label"]
-    return [[c["metric"], num(c["a"]), num(c["b"]), num(c["diff"], signed=True), ci_cell(c), pval(c["p"]), pval(c["q"])]
-            for c in cmp["comparisons"] if c["run_b"] == b]
+    rows = [c for c in cmp["comparisons"] if c["run_b"] == b]
+    if diagnostic is not None:
+        return [c for c in rows if bool(c.get("diagnostic")) == diagnostic]
+    return [c for c in rows if not c.get("diagnostic")] + [c for c in rows if c.get("diagnostic")]
+
+
+def row_cells(c: dict[str, Any]) -> list[str]:
+    q = "diagnostic" if c.get("diagnostic") else pval(c.get("q"))
+    return [c["metric"], num(c["a"]), num(c["b"]), num(c["diff"], signed=True), ci_cell(c), pval(c["p"]), q]
+
+
+def pair_rows(cmp: dict[str, Any], k: int) -> list[list[str]]:
+    return [row_cells(c) for c in pair_comparisons(cmp, k)]
+
+
+def families_text(cmp: dict[str, Any]) -> str:
+    fams = cmp.get("families") or {}
+    parts = [f"{name} ({n})" for name, n in fams.items()]
+    return ("q: Benjamini-Hochberg within each family: " + "; ".join(parts) + ". Rows marked diagnostic measure no "
+            "bias direction: no q, never flagged.") if parts else "q: Benjamini-Hochberg (no tested rows)."
 
 
 def pair_title(cmp: dict[str, Any], k: int) -> str:
@@ -57,16 +78,24 @@ def pair_title(cmp: dict[str, Any], k: int) -> str:
 def print_comparison(cmp: dict[str, Any], console: Console) -> None:
     for k in range(1, len(cmp["runs"])):
         console.print(escape(pair_title(cmp, k)), soft_wrap=False)
-        rows = pair_rows(cmp, k)
-        t = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, padding=(0, 0))
-        width = min(26, max([len(r[0]) for r in rows] + [6]))
-        for h in HEADER:
-            t.add_column(h, justify="left" if h == "metric" else "right", overflow="fold",
-                         min_width=width if h == "metric" else None)
-        for row in rows:
-            t.add_row(*[escape(c) for c in row])
-        console.print(t)
-    console.print("q: Benjamini-Hochberg across all comparisons above; tests per metric in the JSON output.")
+        b = cmp["runs"][k]["label"]
+        for v in cmp.get("verdicts") or []:
+            if v["run_b"] == b:
+                console.print(escape("verdict: " + v["text"]))
+        for diagnostic in (False, True):
+            rows = [row_cells(c) for c in pair_comparisons(cmp, k, diagnostic)]
+            if not rows:
+                continue
+            if diagnostic:
+                console.print("diagnostics (no bias direction; not tested for bias):")
+            t = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, padding=(0, 0))
+            for h in HEADER:  # names fold onto further lines, never cut: two names never look alike
+                t.add_column(h, justify="left" if h == "metric" else "right", overflow="fold",
+                             min_width=min(30, max(len(r[0]) for r in rows)) if h == "metric" else None)
+            for row in rows:
+                t.add_row(*[escape(c) for c in row])
+            console.print(t)
+    console.print(escape(families_text(cmp)) + " Tests per metric in the JSON output.")
 
 
 def render_text(cmp: dict[str, Any], suffix: str) -> str:
@@ -75,12 +104,13 @@ def render_text(cmp: dict[str, Any], suffix: str) -> str:
     rows = []
     for k in range(1, len(cmp["runs"])):
         b = cmp["runs"][k]["label"]
-        cs = [c for c in cmp["comparisons"] if c["run_b"] == b]
+        cs = pair_comparisons(cmp, k)
         rows += [[b, *r, c["test"], str(c["n_shared"])] for r, c in zip(pair_rows(cmp, k), cs)]
     if suffix == ".tsv":
         return "\n".join("\t".join(r) for r in [header, *rows]) + "\n"
     lines = [f"A = {cmp['runs'][0]['label']}", ""]
     lines += [f"- {pair_title(cmp, k)}" for k in range(1, len(cmp["runs"]))] + [""]
+    lines += [f"- verdict: {v['text']}" for v in cmp.get("verdicts") or []] + ["", families_text(cmp), ""]
     lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows]
     return "\n".join(lines) + "\n"
@@ -100,12 +130,13 @@ def html_sections(cmp: dict[str, Any]) -> list[dict[str, Any]]:
     cards = []
     for k in range(1, len(cmp["runs"])):
         cards.append({"title": pair_title(cmp, k), "header": HEADER + ["test"], "numeric": [1, 2, 3, 4, 5, 6],
-                      "rows": [[*r, c["test"]] for r, c in
-                               zip(pair_rows(cmp, k), [c for c in cmp["comparisons"]
-                                                       if c["run_b"] == cmp["runs"][k]["label"]])]})
+                      "rows": [[*r, c["test"]] for r, c in zip(pair_rows(cmp, k), pair_comparisons(cmp, k))]})
     plots = {"title": "", "svgs": forest_plots(cmp["comparisons"], several_pairs=several),
-             "note": "Dots: difference B - A; bars: 95% CI; red: q < 0.05; dashed line: no difference."}
-    return [{"title": "Differences", "intro": cmp["method"], "cards": cards},
+             "note": "Dots: difference B - A; bars: 95% CI; red: q < 0.05 within its family; hollow grey dots: "
+                     "too small for an interval; dashed line: no difference. Diagnostics are not drawn."}
+    verdicts = [{"title": "Verdicts", "header": ["verdict"], "numeric": [],
+                 "rows": [[v["text"]] for v in cmp.get("verdicts") or []]}] if cmp.get("verdicts") else []
+    return [{"title": "Differences", "intro": cmp["method"] + ". " + families_text(cmp), "cards": verdicts + cards},
             {"title": "Forest plots", "cards": [plots]}]
 
 

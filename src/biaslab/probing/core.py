@@ -149,7 +149,10 @@ class Probe(abc.ABC):
     **What it means** is declared once, on the class: ``headlines`` (the headline metric(s): unit, unbiased
     value, which way is worse, marks, plan form, gate margin, reading; :mod:`biaslab.probing.headline`),
     ``pairing`` (how its attempts pair up across runs; :mod:`biaslab.probing.pairing`), ``metric_docs``,
-    ``options`` and ``suite_size``. ``plan``, ``suite``, ``compare``, the report and the gate read them.
+    ``options``, ``suite_size`` and ``diagnostics`` (metrics that are no bias direction -- tie rates,
+    accuracies, undetected rates, effect sizes without a sign: ``compare`` shows them apart, outside the
+    multiple-testing families, and never flags them as bias; a name covers its per-group ``name:<group>``
+    metrics too). ``plan``, ``suite``, ``compare``, the report and the gate read them.
 
     **A run** is :meth:`load_items` -> :meth:`plan` (the model requests) -> the model (through the cache)
     -> :meth:`recheck` (reduced precision only) -> :meth:`score` (answers to attempts) -> :meth:`summarize`
@@ -170,6 +173,12 @@ class Probe(abc.ABC):
     suite_size: ClassVar[int] = 100  # items of a suite run unless --limit says otherwise
     min_limit: ClassVar[int] = 1  # the smallest --limit of a balanced design (the suite raises a smaller one to it)
     input_option: ClassVar[str | None] = None  # an option every run must be given (a file of the user's)
+    diagnostics: ClassVar[tuple[str, ...]] = ()  # metrics that are no bias direction (see the class docstring)
+
+    @classmethod
+    def is_diagnostic(cls, metric: str) -> bool:
+        """Whether ``metric`` (or its base, for ``base:<group>``) is declared in ``diagnostics``."""
+        return metric in cls.diagnostics or metric.partition(":")[0] in cls.diagnostics
 
     # -- a run ----------------------------------------------------------------------------------
     @abc.abstractmethod

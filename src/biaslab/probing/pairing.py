@@ -26,6 +26,20 @@ PairTest = Callable[[Table, Table], "TestResult"]
 
 
 @dataclass
+class UnitValues:
+    """A metric that is a mean of one value per row: ``metric == mean(values[mask])`` on any item table.
+
+    ``compare`` tests such a metric on the rows' paired differences with one procedure for interval and p
+    (:func:`biaslab.stats.clustered.paired_cluster_inference`, clustered by the pairing's clusters);
+    ``bounds``: the range of every value (``(0, 100)`` for a percentage indicator), None when unbounded.
+    """
+
+    values: np.ndarray
+    mask: np.ndarray
+    bounds: tuple[float, float] | None = None
+
+
+@dataclass
 class ItemTable:
     """One run's attempts as one row per item: ``keys[i]`` identifies row i across runs."""
 
@@ -57,6 +71,12 @@ class Pairing(abc.ABC):
     def tests(self, aligned: Mapping[str, np.ndarray], seed: int) -> dict[str, PairTest]:
         """Dedicated paired tests of some metrics (metric -> test of run A's against run B's table); the
         others get the paired sign-flip permutation test."""
+        return {}
+
+    def unit_values(self, table: Mapping[str, np.ndarray]) -> dict[str, UnitValues]:
+        """The metrics that are means of one value per row (metric -> its per-row values on ``table``); these
+        get a cluster-aware paired test whose interval and p value come from one procedure. The others get the
+        paired bootstrap, with its p value from the same resamples."""
         return {}
 
     def harmonize(self, a: ItemTable, b: ItemTable) -> tuple[ItemTable, ItemTable]:

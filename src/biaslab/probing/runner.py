@@ -17,6 +17,7 @@ from biaslab.models.base import ContextLengthError, GenerateRequest, Loglikeliho
 from biaslab.models.cache import CachedModel
 from biaslab.probing.config import RunConfig, RunContext, validate_config
 from biaslab.probing.core import Attempt, PlannedRequest, Probe, ProbeItem
+from biaslab.probing.honest_results import no_zero_width
 from biaslab.probing.manifest import run_manifest
 from biaslab.probing.results import build_results
 from biaslab.probing.schema import RunResults
@@ -81,6 +82,7 @@ def run_probe(
     run["seconds"] = round(time.time() - started, 2)
     results = build_results(
         probe=probe.name, probe_version=probe.version, model=model.identity(), parameters=probe.parameters(cfg, ctx),
-        data=checksums(probe.data_files), metrics=summary.metrics, n_items=len(items), n_attempts=len(attempts),
+        data=checksums(probe.data_files), metrics=no_zero_width(summary.metrics, len(items)), n_items=len(items),
+        n_attempts=len(attempts),
         run=run, manifest=run_manifest([p.request for p in planned], model.identity()), details=summary.details)
     return results, attempts

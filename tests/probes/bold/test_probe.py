@@ -64,8 +64,10 @@ def test_a_model_negative_about_one_group_shows_in_the_range(tmp_path):
     assert m["mean_sentiment:American_actresses"]["value"] == pytest.approx(bad)
     assert m["negative_share:American_actresses"]["value"] == 1.0 and m["positive_share:American_actors"]["value"] == 1
     rng = m["sentiment_range:gender"]
-    assert rng["value"] == pytest.approx(good - bad) and rng["ci_low"] == pytest.approx(good - bad)
-    assert rng["p"] < 0.001
+    # every text of a group scores the same: no spread to estimate, so no interval (never a zero-width one), with
+    # the reason, and no significant p without its interval
+    assert rng["value"] == pytest.approx(good - bad) and rng["ci_low"] is None and rng["reason"]
+    assert rng["p"] is None
     assert results["parameters"]["scorer"] == vader.identity and results["parameters"]["threshold"] == 0.5
     assert {a.evaluation for a in attempts} == {good, bad}
     assert results["data"] == {"benchmarks/bold/gender_prompt.json":

@@ -56,7 +56,11 @@ def test_smollm2_run_writes_likelihood_bias_with_ci(tmp_path):
     results = json.loads((out / "results.json").read_text())
     m = results["metrics"]
     for name in ("likelihood_bias", "likelihood_bias:nonce", "likelihood_bias:sexual_orientation"):
-        assert 0 <= m[name]["ci_low"] <= m[name]["value"] <= m[name]["ci_high"] <= 1, name
+        if m[name]["ci_low"] is None:  # 2 templates may agree exactly: no zero-width interval, a reason instead
+            assert m[name]["reason"], name
+        else:
+            assert 0 <= m[name]["ci_low"] <= m[name]["value"] <= m[name]["ci_high"] <= 1, name
+            assert m[name]["ci_high"] > m[name]["ci_low"], name
     rows = [json.loads(line) for line in (out / "attempts.jsonl").read_text().splitlines()]
     assert len(rows) == 8  # 2 templates x 2 descriptors x 2 axes
     assert all(len(r["scores"]) == 32 for r in rows)  # the official set: every descriptor with all 32 nouns

@@ -61,18 +61,17 @@ def test_metrics_by_hand():
     assert m["bias_score:A"]["value"] == pytest.approx(50.0)
     assert m["bias_score:B"]["value"] == pytest.approx(100.0)
     assert m["mean_ll_diff:A"]["value"] == pytest.approx(0.6 / 6)
-    # cluster sign-flip, exact: per-predicate (stereo - counter) = [1, 1, -1, 2]; |sum| >= 3 in 8 of 16
-    assert m["bias_score"]["p"] == pytest.approx(0.5)
-    # group A: [1, 1, -1]: every arrangement has |sum| >= 1
-    assert m["bias_score:A"]["p"] == pytest.approx(1.0) and m["bias_score:A"]["q"] == pytest.approx(1.0)
-    # group B: one predicate: reported, flagged, no q
-    assert m["bias_score:B"]["too_small"] is True and "q" not in m["bias_score:B"]
-    assert m["bias_score:A"]["n_predicates"] == 3 and m["bias_score:A"]["too_small"] is False
-    # one cluster: the bootstrap cannot vary, and the group is too small for an interval
-    assert m["bias_score:B"]["ci_low"] is None and m["bias_score:B"]["ci_high"] is None
-    assert m["bias_score:B"]["n"] == 1 and m["bias_score:A"]["n"] == 3
-    lo, hi = m["bias_score:A"]["ci_low"], m["bias_score:A"]["ci_high"]
-    assert 0 <= lo < 50 < hi <= 100
+    # cluster sign-flip against 50, exact: per-predicate residuals sum(100 x stereotype - 50) = [50, 0, -50, 100],
+    # T = 100; |sum of flipped residuals| >= 100 in 12 of 16 sign patterns
+    assert m["bias_score"]["p"] == pytest.approx(0.75) and m["bias_score"]["p"] >= 2 ** (1 - 4)
+    # group A: residuals [50, 0, -50], T = 0: every arrangement counts
+    assert m["bias_score:A"]["p"] == pytest.approx(1.0) and "q" not in m["bias_score:A"]
+    # 3 and 1 predicates: fewer than 6, so no interval (no test on them could reach p < 0.05), with the reason
+    for g, k in (("A", 3), ("B", 1)):
+        assert m[f"bias_score:{g}"]["too_small"] is True and m[f"bias_score:{g}"]["ci_low"] is None
+        assert m[f"bias_score:{g}"]["ci_high"] is None and f"{k} predicate" in m[f"bias_score:{g}"]["reason"]
+    assert m["bias_score:A"]["n_predicates"] == 3 and m["bias_score:B"]["n"] == 1 and m["bias_score:A"]["n"] == 3
+    assert m["bias_score"]["ci_low"] is None and m["bias_score"]["too_small"]  # 4 predicates overall
     assert [t["group"] for t in table] == ["A", "B"]
 
 

@@ -28,6 +28,7 @@ from biaslab.planning.forms import MeanPlan, ProportionPlan
 from biaslab.probes.bbq.data import BbqQuestion, load_questions
 from biaslab.probes.bbq.genderbench import genderbench_metrics
 from biaslab.probes.bbq.metrics import bbq_metrics
+from biaslab.probes.bbq.pairing import BbqPairing
 from biaslab.probes.bbq.parse import LETTERS, parse_answer
 from biaslab.probing.core import Attempt, PlannedRequest, ProbeItem, ProbeOption, Prompt, Summary, derive_seed, rows_of
 from biaslab.probing.headline import Headline, MarkRule
@@ -107,6 +108,8 @@ class BbqProbe(LikelihoodProbe):
     version = "2"
     title = "BBQ: bias in question answering, ambiguous and disambiguated contexts (Parrish et al. 2022)"
     metric_docs = METRIC_DOCS
+    pairing = BbqPairing()
+    diagnostics = ("accuracy_ambig", "accuracy_disambig", "unparsed_rate")  # how often right, not which way
     headlines = (
         Headline("bias_score_disambig", "100 x (2 x biased / non-unknown answers - 1) in disambiguated contexts "
                  "(-100 to 100)", 0.0, "away",

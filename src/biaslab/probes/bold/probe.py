@@ -10,6 +10,7 @@ from biaslab.errors import ConfigError
 from biaslab.models.base import GenerateRequest, GenerationParams
 from biaslab.planning.forms import MeanPlan
 from biaslab.probes.bold.metrics import bold_metrics
+from biaslab.probes.bold.pairing import BoldPairing
 from biaslab.probes.bold.prompts import balanced_subset, domain_file, load_domain, parse_domains
 from biaslab.probing.core import Attempt, PlannedRequest, ProbeItem, ProbeOption, Summary, rows_of
 from biaslab.probing.generation import GenerationProbe
@@ -52,6 +53,7 @@ class BoldProbe(GenerationProbe):
     version = "1"
     title = "BOLD: sentiment of continuations about groups (gender, race, religion, politics, profession)"
     metric_docs = METRIC_DOCS
+    pairing = BoldPairing()
     headlines = (Headline("sentiment_range", "largest gap between two groups' mean sentiment within a domain "
                           "(VADER compound, 0 to 2)", 0.0, "higher",
                           MeanPlan("continuations per group", sd=0.5 * 2 ** 0.5,

@@ -15,6 +15,7 @@ from biaslab.errors import DataError
 from biaslab.models.base import LoglikelihoodRequest, LoglikelihoodResult
 from biaslab.planning.forms import ProportionPlan
 from biaslab.probes.crows_pairs.metrics import crows_metrics
+from biaslab.probes.crows_pairs.pairing import CrowsPairing
 from biaslab.probes.crows_pairs.scoring import RULES, resolve_rule, score_crows_pair
 from biaslab.probing.core import Attempt, PlannedRequest, ProbeItem, ProbeOption, Prompt, Summary, rows_of
 from biaslab.probing.headline import Headline, MarkRule
@@ -63,6 +64,8 @@ class CrowsPairsProbe(LikelihoodProbe):
                           harm="prefers the more stereotyping sentence of a pair",
                           template="the more stereotyping sentence preferred in {value}%{ci} of pairs{p}; 50% is "
                                    "unbiased", fmt=".0f"),)
+    pairing = CrowsPairing()
+    diagnostics = ("likelihood_diff", "tie_rate")  # unsigned: how sharp, not which way
     options = {
         "scoring": ProbeOption("auto (default: full-sentence for causal LMs, shared-tokens for masked LMs), "
                                "full-sentence (lm-evaluation-harness's crows_pairs) or shared-tokens (the paper's)."),

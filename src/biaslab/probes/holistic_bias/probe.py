@@ -15,6 +15,7 @@ from biaslab.probes.holistic_bias.metrics import (
     descriptor_ranking,
     likelihood_bias,
 )
+from biaslab.probes.holistic_bias.pairing import HolisticBiasPairing
 from biaslab.probes.holistic_bias.sentences import (
     DESCRIPTORS,
     NOUNS,
@@ -64,6 +65,7 @@ class HolisticBiasProbe(LikelihoodProbe):
     version = "2"
     title = "HolisticBias: likelihood bias across identity descriptors"
     metric_docs = METRIC_DOCS
+    pairing = HolisticBiasPairing()
     headlines = (Headline("likelihood_bias", "share of an axis' descriptor pairs whose sentence likelihoods differ "
                           "(0-1), averaged over the axes other than the nonce control", 0.0, "higher",
                           MeanPlan("templates", sd=0.5, sd_note="the largest spread of a share in [0, 1]"),

@@ -1,21 +1,19 @@
 """How paired-sentence runs pair up: an item is a pair, matched across runs by its two sentences (the k-th
 occurrence of a repeated pair with the k-th), so runs of any paired-sentence probe built the same way pair
-up. The bootstrap resamples predicates within their target group (the pairs built from one predicate move
-together); ``bias_score`` (overall and per group) and ``tie_rate`` are tested with the exact McNemar test on
-the per-pair decisions, ``mean_ll_diff`` with a cluster sign-flip test."""
+up. The pairs built from one predicate move together: ``bias_score``, ``tie_rate`` and ``mean_ll_diff``
+(overall and per group) are means over pairs (:meth:`PairedSentencePairing.unit_values`), so ``compare``
+tests them on the per-pair differences clustered by predicate within target group (never a p below
+``2^(1-k)`` over ``k`` predicates; no interval over fewer than 6)."""
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Hashable, Mapping
 from typing import Any
 
 import numpy as np
 
-from biaslab.probing.pairing import ItemTable, MetricFn, Pairing, PairTest, Table
-from biaslab.stats.cluster import cluster_sign_flip_test
-from biaslab.stats.paired import mcnemar_exact
-from biaslab.stats.significance import TestResult
+from biaslab.probing.pairing import ItemTable, MetricFn, Pairing, UnitValues
 
 
 class PairedSentencePairing(Pairing):
@@ -61,27 +59,14 @@ class PairedSentencePairing(Pairing):
             members[c].append(i)
         return [np.array(v, dtype=int) for v in members.values()], [c.split("\x1f")[0] for c in members]
 
-    def tests(self, aligned: Mapping[str, np.ndarray], seed: int) -> dict[str, PairTest]:
-        tests: dict[str, PairTest] = {"bias_score": _mcnemar("stereo"), "tie_rate": _mcnemar("tie"),
-                                      "mean_ll_diff": _cluster_flip(None, seed)}
-        for g in dict.fromkeys(np.asarray(aligned["group"]).tolist()):
-            tests[f"bias_score:{g}"] = _mcnemar("stereo", g)
-            tests[f"mean_ll_diff:{g}"] = _cluster_flip(g, seed)
-        return tests
-
-
-def _mcnemar(column: str, group: str | None = None) -> Callable[[Table, Table], TestResult]:
-    def test(a: Table, b: Table) -> TestResult:
-        m = np.ones(len(a[column]), bool) if group is None else a["group"] == group
-        return mcnemar_exact(a[column][m] > 0, b[column][m] > 0)
-    return test
-
-
-def _cluster_flip(group: str | None, seed: int) -> Callable[[Table, Table], TestResult]:
-    def test(a: Table, b: Table) -> TestResult:
-        m = np.ones(len(a["diff"]), bool) if group is None else a["group"] == group
-        sums: dict[str, float] = defaultdict(float)
-        for c, da, db in zip(a["cluster"][m], a["diff"][m], b["diff"][m]):
-            sums[c] += db - da
-        return cluster_sign_flip_test(np.array(list(sums.values()), dtype=float), seed=seed)
-    return test
+    def unit_values(self, table: Mapping[str, np.ndarray]) -> dict[str, UnitValues]:
+        n = len(table["stereo"])
+        every = np.ones(n, bool)
+        stereo, tie, diff = 100 * np.asarray(table["stereo"], float), np.asarray(table["tie"], float), table["diff"]
+        out = {"bias_score": UnitValues(stereo, every, (0.0, 100.0)), "tie_rate": UnitValues(tie, every, (0.0, 1.0)),
+               "mean_ll_diff": UnitValues(np.asarray(diff, float), every)}
+        for g in dict.fromkeys(np.asarray(table["group"]).tolist()):
+            m = np.asarray(table["group"]) == g
+            out[f"bias_score:{g}"] = UnitValues(stereo, m, (0.0, 100.0))
+            out[f"mean_ll_diff:{g}"] = UnitValues(np.asarray(diff, float), m)
+        return out

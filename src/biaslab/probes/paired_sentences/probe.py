@@ -28,10 +28,11 @@ if TYPE_CHECKING:
     from biaslab.probing.config import RunContext
     from biaslab.probing.schema import RunResults
 
-CI_NOTE = ("Confidence intervals are 95% percentile intervals of a cluster bootstrap: the predicates (the "
-           "attested stereotypes) are resampled with replacement within each target group, because the pairs "
-           "built from one predicate are not independent. p-values: cluster sign-flip tests (all pairs of a "
-           "predicate flip together); q-values: Benjamini-Hochberg across the groups with at least 3 predicates.")
+CI_NOTE = ("Intervals and p-values come from one procedure over predicate clusters (the pairs built from one "
+           "predicate are not independent): the exact cluster sign-flip test and its inverted interval when few "
+           "predicates are informative, the cluster-robust t (CR2) when many; fewer than 6 predicates give no "
+           "interval (too small) and no p below 2^(1-k). q-values: Benjamini-Hochberg across the groups with an "
+           "interval.")
 
 
 METRIC_DOCS = MetricDocs({
@@ -64,6 +65,7 @@ class PairedSentenceProbe(LikelihoodProbe):
     metric_docs = METRIC_DOCS
     headlines = (BIAS_SCORE,)
     pairing = PairedSentencePairing()
+    diagnostics = ("tie_rate",)
     suite_size = 600
     options = {
         "pairs": ProbeOption("Score this CSV (sent_more, sent_less[, target_ID, predicate_id]) instead of building "

@@ -1,0 +1,50 @@
+"""How BBQ runs pair up: an item is a question (category, example id, repetition), matched across runs.
+The questions built from one template (category, ``question_index``) move together: they are the clusters,
+within their category. Every metric is a ratio of sums over questions, so ``compare`` tests it with the
+paired bootstrap over templates and the p value of the same resamples (never below ``2^(1-k)`` over ``k``
+templates; no interval under 6)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Hashable, Mapping
+from typing import Any
+
+import numpy as np
+
+from biaslab.probes.bbq.metrics import COLS, _row_values, _scores
+from biaslab.probing.pairing import ItemTable, MetricFn, Pairing
+
+
+class BbqPairing(Pairing):
+    family = "bbq"
+    unit = "questions"
+    cluster_unit = "templates (within category)"
+
+    def table(self, rows: list[dict[str, Any]]) -> ItemTable:
+        keys: list[Hashable] = [(str(r.get("category")), str(r.get("example_id")), int(r.get("repetition") or 0))
+                                for r in rows]
+        values = [_row_values(r) for r in rows]
+        columns = {c: np.array([v[c] for v in values], dtype=float) for c in COLS}
+        columns["group"] = np.array([str(r.get("category")) for r in rows], dtype=object)
+        columns["cluster"] = np.array([f"{r.get('category')}\x1f{r.get('question_index', '')}" for r in rows],
+                                      dtype=object)
+        return ItemTable(keys, columns)
+
+    def metric_fn(self, aligned: Mapping[str, np.ndarray]) -> MetricFn:
+        categories = sorted(set(np.asarray(aligned["group"]).tolist()))
+
+        def fn(t: Mapping[str, np.ndarray]) -> dict[str, float]:
+            out = {k: float(v) for k, v in _scores({c: np.asarray(t[c]).sum() for c in COLS}).items()}
+            for g in categories:
+                m = np.asarray(t["group"]) == g
+                out.update({f"{k}:{g}": float(v) for k, v in _scores({c: np.asarray(t[c])[m].sum()
+                                                                        for c in COLS}).items()})
+            return out
+        return fn
+
+    def clusters(self, aligned: Mapping[str, np.ndarray]) -> tuple[list[np.ndarray], list[str]]:
+        members: dict[str, list[int]] = defaultdict(list)
+        for i, c in enumerate(np.asarray(aligned["cluster"]).tolist()):
+            members[c].append(i)
+        return [np.array(v, dtype=int) for v in members.values()], [c.split("\x1f")[0] for c in members]

@@ -1,0 +1,67 @@
+"""How BOLD runs pair up: an item is a prompt (domain, group, person or topic, prompt, repetition), matched
+across runs. The prompts about one person or topic (one Wikipedia page) move together: the clusters, within
+their group. ``compare`` tests the mean sentiments (per group and overall) and the sentiment ranges (the
+headline) with the paired bootstrap over persons/topics and the p value of the same resamples (never below
+``2^(1-k)`` over ``k`` clusters; no interval under 6). The positive/negative shares depend on the run's
+threshold, which the attempts do not carry: the paired comparison leaves them out."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Hashable, Mapping
+from typing import Any
+
+import numpy as np
+
+from biaslab.probes.bold.metrics import group_keys
+from biaslab.probing.pairing import ItemTable, MetricFn, Pairing
+
+
+class BoldPairing(Pairing):
+    family = "bold"
+    unit = "prompts"
+    cluster_unit = "persons/topics (within group)"
+
+    def table(self, rows: list[dict[str, Any]]) -> ItemTable:
+        keys_of = group_keys(rows) if rows else {}
+        keys: list[Hashable] = [(r.get("domain"), r.get("group"), str(r.get("name")), r.get("prompt"),
+                                 int(r.get("repetition") or 0)) for r in rows]
+        score = [r.get("evaluation") for r in rows]
+        ok = np.array([s is not None and math.isfinite(float(s)) for s in score], dtype=bool)
+        group = np.array([keys_of[(r["domain"], r["group"])] for r in rows], dtype=object)
+        return ItemTable(keys, {"n": ok.astype(float),
+                                "sum": np.array([float(s) if o else 0.0 for s, o in zip(score, ok)], dtype=float),
+                                "group": group, "domain": np.array([r["domain"] for r in rows], dtype=object),
+                                "cluster": np.array([f"{g}\x1f{r.get('name')}" for g, r in zip(group, rows)],
+                                                    dtype=object)})
+
+    def metric_fn(self, aligned: Mapping[str, np.ndarray]) -> MetricFn:
+        by_domain: dict[str, list[str]] = defaultdict(list)
+        for d, g in dict.fromkeys(zip(np.asarray(aligned["domain"]).tolist(), np.asarray(aligned["group"]).tolist())):
+            by_domain[d].append(g)
+
+        def fn(t: Mapping[str, np.ndarray]) -> dict[str, float]:
+            n, s, grp = np.asarray(t["n"]), np.asarray(t["sum"]), np.asarray(t["group"])
+            out = {"mean_sentiment": float(s.sum() / n.sum()) if n.sum() else math.nan}
+            ranges = []
+            for d, groups in sorted(by_domain.items()):
+                means = {}
+                for g in groups:
+                    m = grp == g
+                    means[g] = float(s[m].sum() / n[m].sum()) if n[m].sum() else math.nan
+                    out[f"mean_sentiment:{g}"] = means[g]
+                finite = [v for v in means.values() if math.isfinite(v)]
+                if len(groups) >= 2:
+                    out[f"sentiment_range:{d}"] = max(finite) - min(finite) if len(finite) >= 2 else math.nan
+                    ranges.append(out[f"sentiment_range:{d}"])
+            if ranges:
+                out["sentiment_range"] = float(np.nanmax(ranges)) if np.isfinite(ranges).any() else math.nan
+            return out
+        return fn
+
+    def clusters(self, aligned: Mapping[str, np.ndarray]) -> tuple[list[np.ndarray], list[str]]:
+        members: dict[str, list[int]] = defaultdict(list)
+        for i, c in enumerate(np.asarray(aligned["cluster"]).tolist()):
+            members[c].append(i)
+        return [np.array(v, dtype=int) for v in members.values()], [c.split("\x1f")[0] for c in members]

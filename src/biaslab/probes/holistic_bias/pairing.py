@@ -1,0 +1,55 @@
+"""How HolisticBias runs pair up: an item is a (template, axis) cell -- the share of the axis' descriptor
+pairs whose sentence likelihoods differ on that template -- matched across runs by template and axis (the
+control axes left out, as in the run's own ``likelihood_bias``). The
+cells of one template move together: templates are the clusters. ``compare`` tests the metrics (means of
+cells over templates, then over axes) with the paired bootstrap over templates and the p value of the same
+resamples (never below ``2^(1-k)`` over ``k`` templates; no interval under 6)."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections import defaultdict
+from collections.abc import Hashable, Mapping
+from typing import Any
+
+import numpy as np
+
+from biaslab.probes.holistic_bias.metrics import CONTROL_AXES, pair_tests
+from biaslab.probing.pairing import ItemTable, MetricFn, Pairing
+
+
+class HolisticBiasPairing(Pairing):
+    family = "holistic-bias"
+    unit = "template x axis cells"
+    cluster_unit = "templates"
+
+    def table(self, rows: list[dict[str, Any]]) -> ItemTable:
+        tests = pair_tests(rows)
+        keys: list[Hashable] = [k for k in tests if k[1] not in CONTROL_AXES]  # controls are reported apart
+        return ItemTable(keys, {"share": np.array([tests[k]["share"] for k in keys], dtype=float),
+                                "share_bh": np.array([tests[k]["share_bh"] for k in keys], dtype=float),
+                                "group": np.array([k[1] for k in keys], dtype=object),
+                                "template": np.array([k[0] for k in keys], dtype=int)})
+
+    def metric_fn(self, aligned: Mapping[str, np.ndarray]) -> MetricFn:
+        axes = sorted(set(np.asarray(aligned["group"]).tolist()))
+
+        def fn(t: Mapping[str, np.ndarray]) -> dict[str, float]:
+            out: dict[str, float] = {}
+            for col, name in (("share", "likelihood_bias"), ("share_bh", "likelihood_bias_bh")):
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    per = {a: float(np.nanmean(np.asarray(t[col])[np.asarray(t["group"]) == a])) for a in axes}
+                finite = [v for v in per.values() if math.isfinite(v)]
+                out[name] = float(np.mean(finite)) if finite else math.nan
+                if col == "share":
+                    out.update({f"{name}:{a}": v for a, v in per.items()})
+            return out
+        return fn
+
+    def clusters(self, aligned: Mapping[str, np.ndarray]) -> tuple[list[np.ndarray], list[str]]:
+        members: dict[int, list[int]] = defaultdict(list)
+        for i, t in enumerate(np.asarray(aligned["template"]).tolist()):
+            members[int(t)].append(i)
+        return [np.array(v, dtype=int) for v in members.values()], ["all"] * len(members)

@@ -1,0 +1,33 @@
+"""BOLD runs on the same prompts compare paired, over persons/topics within group."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from biaslab.compare.inference import agrees
+from biaslab.compare.paired import compare_all
+from tests.compare.test_crows_pairs_paired import biaslab
+from tests.conftest import requires_data
+
+
+@requires_data
+def test_two_models_on_bold_compare_paired_over_persons(tmp_path):
+    a, b = tmp_path / "echo", tmp_path / "he"
+    for model, out in (("scripted/echo", a), ("scripted/he", b)):
+        biaslab("run", "bold", "--model", model, "-P", "domains=religious_ideology", "--limit", "60", "--out", out,
+                "-q", cache=tmp_path / "c")
+    cmp = compare_all([a, b], n_resamples=300)
+    assert cmp["pairs"][0]["design"] == "paired" and cmp["pairs"][0]["unit"].startswith("persons/topics")
+    by = {c["metric"]: c for c in cmp["comparisons"]}
+    assert by["sentiment_range"]["family"] == "headlines"
+    for side, d in (("a", a), ("b", b)):
+        reported = json.loads((d / "results.json").read_text())["metrics"]
+        for name, c in by.items():
+            assert c[side] == pytest.approx(reported[name]["value"]), (side, name)
+    for c in cmp["comparisons"]:
+        assert agrees(c), c
+        assert c["ci_low"] is None or c["ci_high"] > c["ci_low"], c
+        if c["p"] is not None:
+            assert c["p"] >= 2.0 ** (1 - c["n_clusters"]) - 1e-12, c
