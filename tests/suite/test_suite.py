@@ -57,9 +57,14 @@ def test_suite_limit_6_writes_a_report_card(tmp_path):
     assert res["probes"] == default_probes(["scripted/echo"]) and len(res["runs"]) == len(res["probes"])
     for r in res["runs"]:
         # holistic-bias samples a crossed design whose smallest size (2 templates x 2 descriptors of
-        # every axis) is above 6, and says so; every other probe takes exactly --limit items
-        assert r["n_items"] == 6 or (r["probe"] == "holistic-bias" and 6 < r["n_items"] <= 60)
+        # every axis) is above 6, a probe with a larger smallest balanced design (min_limit) takes that,
+        # and both say so; every other probe takes exactly --limit items
+        least = get_probe_class(r["probe"]).min_limit
+        assert r["n_items"] == max(6, least) or (r["probe"] == "holistic-bias" and 6 < r["n_items"] <= 60)
         assert (r["selection_note"] is None) == (r["n_items"] <= 6)
+        if least > 6:
+            assert r["selection_note"] == (f"{least} items where 6 were asked: its smallest balanced design has "
+                                           f"{least} (every group in every stratum once).")
         assert (out / r["dir"] / "report.html").exists() and r["reading"]
         for h in r["headlines"]:  # every headline: a reading, and a reason wherever it is undefined
             assert h["reading"] and (h["value"] is not None or "not defined on this run (" in h["reading"])
