@@ -140,6 +140,24 @@ def test_every_probe_plans_without_a_pilot():
             assert isinstance(n, int) and n > 1 and res["assumptions"], (name, h.metric)
 
 
+def test_without_an_effect_the_headline_margin_is_planned_towards_worse():
+    from biaslab.planning.plan import default_effect
+    from biaslab.probes import PROBES, get_probe_class
+
+    res = plan("winosemitism")  # margin 3 bias-score points, worse away from 50: +3
+    assert res["effect"] == 3.0 and res["effect_default"] and res["n_pairs"] == plan("winosemitism", 3.0)["n_pairs"]
+    assert plan("fsb-judge")["effect"] == -get_probe_class("fsb-judge").headlines[0].margin  # worse lower
+    for name in PROBES:
+        h = get_probe_class(name).headlines[0]
+        size = h.margin if h.margin is not None else h.marks.b if h.marks is not None else None
+        if size is None:
+            with pytest.raises(ConfigError, match="give --effect"):
+                plan(name)
+            continue
+        assert default_effect(h) == (-size if h.worse == "lower" else size)
+        assert not plan(name, 2 * size)["effect_default"]
+
+
 def test_olympics_plans_from_its_stated_spread():
     res = plan("olympics", 0.2)  # explicit_score: per-answer values in [-1, 1], SD at most 1
     assert res["metric"] == "explicit_score" and res["sd_assumed"] == 1.0

@@ -13,9 +13,10 @@ from biaslab.cli.common import console
 def plan(
     probe: str = typer.Argument(..., help="The probe to plan (any probe `biaslab probes` lists, e.g. winosemitism, "
                                           "jobs-lum, crows-pairs)."),
-    effect: float = typer.Option(..., "--effect", help="The effect to detect, in the headline metric's units "
-                                 "(bias-score points for paired-sentence probes, a rate for jobs-lum, r for "
-                                 "fsb-judge; `biaslab probes --json` gives each headline's unit)."),
+    effect: float | None = typer.Option(None, "--effect", help="The effect to detect, in the headline metric's units "
+                                        "(bias-score points for paired-sentence probes, a rate for jobs-lum, r for "
+                                        "fsb-judge; `biaslab probes --json` gives each headline's unit). Default: "
+                                        "the headline's release-gate margin (else where its mark B begins)."),
     metric: str | None = typer.Option(None, "--metric", help="Plan another of the probe's headline metrics "
                                       "(default: its first)."),
     power: float = typer.Option(0.8, "--power", help="The chance of detecting the effect."),
@@ -34,8 +35,9 @@ def plan(
     key = "n_pairs" if "n_pairs" in res else "n_items"
     con = console()
     count = res[key] if res[key] is not None else "no number of"
-    con.print(f"[bold]{count}[/] {res['counts']} to detect {res['metric']} {res['unbiased']:g} {effect:+g} with "
-              f"power {power:g} at alpha {alpha:g}")
+    chosen = " (the headline's default effect; --effect to choose)" if res.get("effect_default") else ""
+    con.print(f"[bold]{count}[/] {res['counts']} to detect {res['metric']} {res['unbiased']:g} {res['effect']:+g} "
+              f"with power {power:g} at alpha {alpha:g}{chosen}")
     con.print(f"method: {res['method']}")
     if res.get("design_effect_planned") is not None:
         con.print(f"design effect of predicate clusters at the planned {res[key]} pairs: "

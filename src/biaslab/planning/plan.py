@@ -67,12 +67,27 @@ def count_key(h: Headline) -> str:
     return "n_pairs" if h.plan.noun == "pairs" else "n_items"
 
 
-def plan(probe: str, effect: float, *, power: float = 0.8, alpha: float = 0.05, pilot: Path | None = None,
-         seed: int = 0, metric: str | None = None) -> dict[str, Any]:
-    _check(effect, power, alpha)
+def default_effect(h: Headline) -> float | None:
+    """The effect planned for when none is given: the headline's release-gate margin, else the harm at which
+    its mark B begins, towards worse (None when it declares neither)."""
+    size = h.margin if h.margin is not None else h.marks.b if h.marks is not None else None
+    if size is None:
+        return None
+    return -size if h.worse == "lower" else size
+
+
+def plan(probe: str, effect: float | None = None, *, power: float = 0.8, alpha: float = 0.05,
+         pilot: Path | None = None, seed: int = 0, metric: str | None = None) -> dict[str, Any]:
+    """The items ``probe`` needs to detect ``effect`` on its headline metric (None: :func:`default_effect`)."""
     h = headline(probe, metric)
+    chosen = effect is None
+    if effect is None:
+        effect = default_effect(h)
+        if effect is None:
+            raise ConfigError(f"{probe}'s {h.metric} declares no default effect; give --effect in its units ({h.unit})")
+    _check(effect, power, alpha)
     base = {"probe": probe, "metric": h.metric, "unit": h.unit, "unbiased": h.unbiased, "effect": effect,
-            "power": power, "alpha": alpha, "counts": h.plan.noun}
+            "effect_default": chosen, "power": power, "alpha": alpha, "counts": h.plan.noun}
     if pilot is None:
         res = h.plan.closed(h.metric, h.unbiased, effect, power, alpha)
         return {**base, count_key(h): res.pop("n"), **res}
