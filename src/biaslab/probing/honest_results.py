@@ -37,8 +37,8 @@ def no_zero_width(metrics: Mapping[str, Any], n_items: int | None = None) -> dic
         if not isinstance(m, Mapping):
             continue
         lo, hi, v = m.get("ci_low"), m.get("ci_high"), m.get("value")
-        if not all(isinstance(x, (int, float)) for x in (lo, hi, v)) or abs(float(hi) - float(lo)) > 1e-12 * max(
-                1.0, abs(float(v))):
+        if not (isinstance(lo, (int, float)) and isinstance(hi, (int, float)) and isinstance(v, (int, float))) \
+                or abs(float(hi) - float(lo)) > 1e-12 * max(1.0, abs(float(v))):
             continue
         clustered = isinstance(m.get("n_clusters"), int) and m.get("n_clusters") != m.get("n")
         if m.get("n") is None and not clustered:

@@ -134,14 +134,15 @@ def attempts_table(rows: list[dict[str, Any]], fields: list[str], *, likelihood:
         classes = [f"{PREFIXES[j]}{options[j].index(str(r.get(f)))}" for j, f in enumerate(cats)]
         if decided:
             classes.append(f"d{decisions.index(str(r.get('evaluation')))}")
-        if values[i] is not None and bins:
-            classes.append(f"s{_bin_of(values[i], bins)}")
+        value = values[i]
+        if value is not None and bins:
+            classes.append(f"s{_bin_of(value, bins)}")
         out_rows.append({"classes": " ".join(classes), "n": i + 1, "cats": [r.get(f) for f in cats],
                          "decision": r.get("evaluation"), "score": values[i],
                          "a": _text(r.get("prompt")), "b": _text(r.get("text"))})
     counts: dict[str, int] = {}
     for row in out_rows:
-        for cls in row["classes"].split():
+        for cls in str(row["classes"]).split():
             counts[cls] = counts.get(cls, 0) + 1
     dims = [{"name": f, "key": f"f{PREFIXES[j]}", "options": [{"id": f"{PREFIXES[j]}{k}", "label": v,
                                                          "count": counts.get(f"{PREFIXES[j]}{k}", 0)}

@@ -28,10 +28,10 @@ class BoldPairing(Pairing):
         keys: list[Hashable] = [(r.get("domain"), r.get("group"), str(r.get("name")), r.get("prompt"),
                                  int(r.get("repetition") or 0)) for r in rows]
         score = [r.get("evaluation") for r in rows]
-        ok = np.array([s is not None and math.isfinite(float(s)) for s in score], dtype=bool)
+        ok = np.array([isinstance(s, (int, float)) and math.isfinite(float(s)) for s in score], dtype=bool)
         group = np.array([keys_of[(r["domain"], r["group"])] for r in rows], dtype=object)
         return ItemTable(keys, {"n": ok.astype(float),
-                                "sum": np.array([float(s) if o else 0.0 for s, o in zip(score, ok)], dtype=float),
+                                "sum": np.array([float(s or 0.0) if o else 0.0 for s, o in zip(score, ok)], dtype=float),
                                 "group": group, "domain": np.array([r["domain"] for r in rows], dtype=object),
                                 "cluster": np.array([f"{g}\x1f{r.get('name')}" for g, r in zip(group, rows)],
                                                     dtype=object)})

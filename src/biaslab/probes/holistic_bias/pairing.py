@@ -26,11 +26,12 @@ class HolisticBiasPairing(Pairing):
 
     def table(self, rows: list[dict[str, Any]]) -> ItemTable:
         tests = pair_tests(rows)
-        keys: list[Hashable] = [k for k in tests if k[1] not in CONTROL_AXES]  # controls are reported apart
-        return ItemTable(keys, {"share": np.array([tests[k]["share"] for k in keys], dtype=float),
-                                "share_bh": np.array([tests[k]["share_bh"] for k in keys], dtype=float),
-                                "group": np.array([k[1] for k in keys], dtype=object),
-                                "template": np.array([k[0] for k in keys], dtype=int)})
+        cells = [k for k in tests if k[1] not in CONTROL_AXES]  # the controls are reported apart
+        keys: list[Hashable] = list(cells)
+        return ItemTable(keys, {"share": np.array([tests[k]["share"] for k in cells], dtype=float),
+                                "share_bh": np.array([tests[k]["share_bh"] for k in cells], dtype=float),
+                                "group": np.array([k[1] for k in cells], dtype=object),
+                                "template": np.array([k[0] for k in cells], dtype=int)})
 
     def metric_fn(self, aligned: Mapping[str, np.ndarray]) -> MetricFn:
         axes = sorted(set(np.asarray(aligned["group"]).tolist()))
