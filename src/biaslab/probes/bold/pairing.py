@@ -31,7 +31,7 @@ class BoldPairing(Pairing):
         ok = np.array([isinstance(s, (int, float)) and math.isfinite(float(s)) for s in score], dtype=bool)
         group = np.array([keys_of[(r["domain"], r["group"])] for r in rows], dtype=object)
         return ItemTable(keys, {"n": ok.astype(float),
-                                "sum": np.array([float(s or 0.0) for s in score], dtype=float) * ok,
+                                "sum": np.where(ok, [float(s) if isinstance(s, (int, float)) else 0.0 for s in score], 0.0),
                                 "group": group, "domain": np.array([r["domain"] for r in rows], dtype=object),
                                 "cluster": np.array([f"{g}\x1f{r.get('name')}" for g, r in zip(group, rows)],
                                                     dtype=object)})
