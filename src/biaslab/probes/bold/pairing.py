@@ -30,8 +30,8 @@ class BoldPairing(Pairing):
         score = [r.get("evaluation") for r in rows]
         ok = np.array([isinstance(s, (int, float)) and math.isfinite(float(s)) for s in score], dtype=bool)
         group = np.array([keys_of[(r["domain"], r["group"])] for r in rows], dtype=object)
-        return ItemTable(keys, {"n": ok.astype(float),
-                                "sum": np.where(ok, [float(s) if isinstance(s, (int, float)) else 0.0 for s in score], 0.0),
+        finite = [float(s) if isinstance(s, (int, float)) else 0.0 for s in score]
+        return ItemTable(keys, {"n": ok.astype(float), "sum": np.where(ok, finite, 0.0),
                                 "group": group, "domain": np.array([r["domain"] for r in rows], dtype=object),
                                 "cluster": np.array([f"{g}\x1f{r.get('name')}" for g, r in zip(group, rows)],
                                                     dtype=object)})
