@@ -78,8 +78,12 @@ def why_not(name: str, model_specs: list[str]) -> str | None:
         return f"it scores log-likelihoods, which {served[0]} does not give"
     missing = [f for f in probe.data_files if not data_available([f])]
     if missing:
-        return (f"its data ({', '.join(missing)}) is not available offline: set BIASLAB_DATA_DIR or run "
-                f"biaslab data --fetch")
+        from biaslab.data.registry import FILES
+
+        supplied = [f for f in missing if f in FILES and FILES[f].sha256 is None]  # never downloaded: yours to put
+        how = ("put it under BIASLAB_DATA_DIR (its card says where to get it)" if supplied == missing else
+               "set BIASLAB_DATA_DIR or run biaslab data --fetch")
+        return f"its data ({', '.join(missing)}) is not available offline: {how}"
     return None
 
 
