@@ -10,6 +10,7 @@ import shutil
 import pytest
 
 from tests.conftest import requires_data
+from tests.probes.interval_agreement import checked, disagreements
 from tests.probes.paired_sentences.test_probe_run import attempts, biaslab
 
 pytestmark = requires_data
@@ -78,6 +79,10 @@ def test_generated_answers_parsed_and_both_bias_scores_recomputed_from_attempts(
             assert (got is None and value is None) or got == pytest.approx(value), (name, suffix)
     assert 0 < m["unparsed_rate"]["value"] < 1 and m["bias_score_disambig"]["value"] != 0
     assert m["bias_score_ambig"]["ci_low"] is not None and "q" in m["bias_score_ambig:Age"]
+    # the bias scores' intervals and p values from one procedure over templates: excludes 0 iff p < 0.05
+    assert checked(m) >= 2 and disagreements(m, lambda name: {"bias_score_ambig": 0.0, "bias_score_disambig": 0.0}[
+        name.partition(":")[0]]) == []
+    assert "templates" in m["bias_score_disambig"]["method"] or m["bias_score_disambig"]["n"] > 1
     assert "By category" in (out / "report.html").read_text()
     # the names templates of gender identity are a category of their own (question_index above 25)
     assert {"Gender_identity", "Gender_identity (names)"} <= {r["subcategory"] for r in rows}

@@ -29,8 +29,12 @@ def test_group_means_shares_and_range_by_hand():
     assert metrics["positive_share"]["value"] == pytest.approx(2 / 6)
     # permuting whole people: 6 ways to put 2 of the 4 in A; 4 of them give a range >= the observed one
     # ({a1,a2}: .233, {a1,b1}: .05, {a1,b2}: .767, {a2,b1}: .767, {a2,b2}: .05, {b1,b2}: .233)
-    assert metrics["sentiment_range:gender"]["p"] == pytest.approx(4 / 6, abs=0.015)
-    assert metrics["mean_sentiment:A"]["p"] == pytest.approx(4 / 6, abs=0.015)  # two groups: the same test
+    assert metrics["sentiment_range:gender"]["p_permutation"] == pytest.approx(4 / 6, abs=0.015)
+    assert metrics["mean_sentiment:A"]["p_vs_rest"] == pytest.approx(4 / 6, abs=0.015)  # two groups: the same test
+    # the tests are not the intervals' procedure: no metric gives them as its p
+    assert all("p" not in m for m in metrics.values())
+    # two people per group: too few for an interval of a group mean (the smallest p on 2 clusters is 0.5)
+    assert metrics["mean_sentiment:A"]["ci_low"] is None and metrics["mean_sentiment:A"]["too_small"]
     assert [g["group"] for g in groups] == ["A", "B"]
     assert groups[0]["n_attempts"] == 3 and groups[0]["n_clusters"] == 2
 
@@ -51,15 +55,15 @@ def test_a_clear_gap_is_significant_with_a_tight_interval():
     rng = metrics["sentiment_range:race"]
     assert rng["value"] == pytest.approx(1.6) and rng["ci_low"] == pytest.approx(1.6)
     assert rng["ci_high"] == pytest.approx(1.6)
-    assert rng["p"] == pytest.approx(1 / 2001) and rng["q"] == pytest.approx(1 / 2001)
-    assert metrics["mean_sentiment:X"]["q"] < 0.01 and metrics["negative_share:Y"]["value"] == 1.0
+    assert rng["p_permutation"] == pytest.approx(1 / 2001) and rng["q_permutation"] == pytest.approx(1 / 2001)
+    assert metrics["mean_sentiment:X"]["q_vs_rest"] < 0.01 and metrics["mean_sentiment:X"]["n"] == 30
+    assert metrics["negative_share:Y"]["value"] == 1.0
 
 
 def test_intervals_cover_the_resampled_range():
     metrics, _ = bold_metrics(SMALL, threshold=0.5, n_permutations=10)
-    a = metrics["mean_sentiment:A"]
-    # resampling A's two people gives means among -0.6, 0.0667 (both) and 0.4 (a1 twice)
-    assert -0.6 <= a["ci_low"] <= a["value"] <= a["ci_high"] <= 0.4
+    rng = metrics["sentiment_range:gender"]  # the range keeps its bootstrap interval (A's and B's people resampled)
+    assert rng["ci_low"] <= rng["ci_high"] and 0 <= rng["ci_high"] <= 1.5
 
 
 def test_unscored_attempts_and_single_group_domains():
@@ -67,7 +71,7 @@ def test_unscored_attempts_and_single_group_domains():
     metrics, groups = bold_metrics(data, threshold=0.5, n_permutations=10)
     assert metrics["mean_sentiment:B"]["value"] == pytest.approx(0.3)  # None left out
     assert "sentiment_range:race" not in metrics  # a range needs two groups
-    assert metrics["mean_sentiment:Only"]["p"] is None
+    assert metrics["mean_sentiment:Only"]["p_vs_rest"] is None
 
 
 def test_a_group_name_in_two_domains_is_qualified():

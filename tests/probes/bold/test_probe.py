@@ -17,6 +17,7 @@ from biaslab.probing.runner import run_probe
 from biaslab.probing.schema import validate_results
 from biaslab.scorers import get_scorer
 from tests.conftest import requires_data
+from tests.probes.interval_agreement import checked, disagreements
 
 pytestmark = requires_data
 GOOD, BAD = "She is a wonderful, brilliant and beloved actor.", "He was a terrible, hated and awful failure."
@@ -67,7 +68,9 @@ def test_a_model_negative_about_one_group_shows_in_the_range(tmp_path):
     # every text of a group scores the same: no spread to estimate, so no interval (never a zero-width one), with
     # the reason, and no significant p without its interval
     assert rng["value"] == pytest.approx(good - bad) and rng["ci_low"] is None and rng["reason"]
-    assert rng["p"] is None
+    assert "p" not in rng and rng["p_permutation"] < 0.05  # its permutation test, not the interval's procedure
+    # no metric of the run gives a p value its interval could contradict
+    assert checked(m) == 0 and disagreements(m, lambda name: 0.0) == []
     assert results["parameters"]["scorer"] == vader.identity and results["parameters"]["threshold"] == 0.5
     assert {a.evaluation for a in attempts} == {good, bad}
     assert results["data"] == {"benchmarks/bold/gender_prompt.json":

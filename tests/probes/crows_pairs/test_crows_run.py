@@ -8,6 +8,7 @@ import json
 import pytest
 
 from tests.conftest import requires_data
+from tests.probes.interval_agreement import checked, disagreements
 from tests.probes.paired_sentences.test_probe_run import attempts, biaslab
 
 pytestmark = requires_data
@@ -38,6 +39,10 @@ def test_cli_run_on_the_scripted_backend(tmp_path):
     assert m["pct_stereotype"]["value"] == pytest.approx(100 * stereo / 60)
     assert m["likelihood_diff"]["value"] == pytest.approx(
         sum(abs(r["score_more"] - r["score_less"]) for r in rows) / 60)
+    # every share's interval and p from one exact binomial procedure: the interval excludes 50 iff p < 0.05
+    nulls = {"pct_stereotype": 50.0, "stereo_score": 50.0, "antistereo_score": 50.0}
+    assert checked(m) >= 3 and disagreements(m, lambda name: nulls[name.partition(":")[0]]) == []
+    assert "binomial" in m["pct_stereotype"]["method"] and "p" not in m["tie_rate"]
     for t in {r["bias_type"] for r in rows}:
         sub = [r for r in rows if r["bias_type"] == t]
         assert m[f"pct_stereotype:{t}"]["value"] == pytest.approx(

@@ -82,3 +82,19 @@ def test_a_clear_preference_is_significant_and_its_ci_excludes_50():
     m, _ = crows_metrics(many, n_resamples=500, n_permutations=2000)
     assert m["pct_stereotype"]["value"] == pytest.approx(90.0)
     assert m["pct_stereotype"]["ci_low"] > 50 and m["pct_stereotype"]["p"] < 0.01
+
+
+def test_exact_binomial_interval_and_p_by_hand():
+    # 9 stereotypical of 10 independent pairs: two-sided exact p = 2 x (1 + 10) / 2^10; Clopper-Pearson [55.50, 99.75]
+    ten = [{"bias_type": "x", "stereo_antistereo": "stereo", "evaluation": "stereotype" if i else "counter",
+            "score_more": -1.0, "score_less": -2.0} for i in range(10)]
+    m, _ = crows_metrics(ten)
+    s = m["pct_stereotype"]
+    assert s["value"] == 90.0 and s["p"] == pytest.approx(22 / 1024) and s["n"] == 10
+    assert s["ci_low"] == pytest.approx(55.498, abs=1e-3) and s["ci_high"] == pytest.approx(99.747, abs=1e-3)
+    # 8 of 10: p = 2 x 56 / 1024 = 0.109 and the interval [44.39, 97.48] holds 50 -- the two agree
+    m8, _ = crows_metrics([dict(r, evaluation="counter") if i < 2 else r for i, r in enumerate(ten)])
+    s8 = m8["pct_stereotype"]
+    assert s8["p"] == pytest.approx(112 / 1024) and s8["ci_low"] == pytest.approx(44.390, abs=1e-3)
+    assert s8["ci_low"] < 50
+    assert m["tie_rate"]["ci_low"] == 0.0 and m["tie_rate"]["ci_high"] == pytest.approx(30.85 / 100, abs=1e-4)

@@ -66,9 +66,14 @@ def test_likelihood_bias_by_hand():
     assert metrics["likelihood_bias:X"]["value"] == pytest.approx(1 / 3)  # mean over the two templates
     assert metrics["likelihood_bias:Y"]["value"] == 1.0
     assert metrics["likelihood_bias"]["value"] == pytest.approx((1 / 3 + 1) / 2)  # mean over axes
-    # resampling two templates: X is 2/3 (t0 twice), 1/3 or 0 (t1 twice)
+    # two templates are too few for an interval (no test on 2 units gets below p = 0.5): none, with the reason
     x = metrics["likelihood_bias:X"]
-    assert x["ci_low"] == 0.0 and x["ci_high"] == pytest.approx(2 / 3)
+    assert x["ci_low"] is None and x["too_small"] and "2 templates" in x["reason"] and "p" not in x
+    # six templates whose one pair always differs: exact over the templates as trials, 6 of 6 -> [0.025^(1/6), 1]
+    six = likelihood_bias([row(t, "X", d, s) for t in range(6) for d, s in (("d1", LOW), ("d2", HIGH))])[0]
+    assert six["likelihood_bias:X"]["value"] == 1.0 and six["likelihood_bias:X"]["n"] == 6
+    assert six["likelihood_bias:X"]["ci_low"] == pytest.approx(0.025 ** (1 / 6)) and six["likelihood_bias:X"][
+        "ci_high"] == 1.0
     assert [a["axis"] for a in axes] == ["X", "Y"] and axes[0]["n_pairs"] == 6 and axes[0]["n_descriptors"] == 3
 
 

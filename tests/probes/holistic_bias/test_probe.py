@@ -20,6 +20,7 @@ from biaslab.probing.runner import run_probe
 from biaslab.probing.schema import validate_results
 from tests.conftest import requires_data
 from tests.models.openai.openai_test_server import OpenAITestServer, fake_logprob, fake_tokenize
+from tests.probes.interval_agreement import checked, disagreements
 
 pytestmark = requires_data
 
@@ -67,11 +68,10 @@ def test_scripted_run_matches_an_independent_computation(tmp_path):
     assert m["likelihood_bias"]["value"] == pytest.approx(sum(orientation) / len(orientation))
     head = m["likelihood_bias"]
     assert head["n"] == 4  # templates, the unit of the interval
-    # the scripted model gives every template the same share: no zero-width interval, but none (or an exact one)
-    if head.get("degenerate"):
-        assert head["ci_low"] is None and len({round(v, 12) for v in orientation}) == 1
-    else:
-        assert head["ci_low"] <= head["value"] <= head["ci_high"] and head["ci_low"] < head["ci_high"]
+    # four templates are too few for an interval (no test on 4 units gets below p = 0.125): none, with the reason
+    assert head["ci_low"] is None and head["too_small"] and "4 templates" in head["reason"]
+    # no metric carries a p value its interval could contradict (the scan of the other probes' runs finds none)
+    assert checked(m) == 0 and disagreements(m, lambda name: 0.05) == []
     assert results["parameters"]["axes"] == ["nonce", "sexual_orientation"]
     assert results["parameters"]["phrases"] == "official" and results["details"]["control_axes"] == ["nonce"]
     assert set(results["data"]) == {"benchmarks/holistic_bias/descriptors.json", "benchmarks/holistic_bias/nouns.json",

@@ -1,10 +1,16 @@
 """BOLD metrics from scored attempts: group means, shares of clearly positive / negative texts,
 the range of group means within a domain, with cluster-bootstrap CIs and permutation tests.
 
-The cluster is a person or topic (BOLD's prompts about one person come from one Wikipedia page):
-clusters are resampled with replacement within their group for the CIs, and the group labels of
-whole clusters are permuted within a domain for the tests. Every statistic is a ratio of sums
-over attempts (a mean or a share), so a cluster is kept as its sums.
+The cluster is a person or topic (BOLD's prompts about one person come from one Wikipedia page).
+Means and shares (overall and per group) have no null of their own (a group is unbiased when it
+equals the rest of its domain, not at a fixed value): their intervals come from
+:func:`biaslab.stats.clustered.cluster_inference` over the group's persons/topics (sign-flip test
+inverted with few, cluster-robust t with many, none under 6: ``too_small``), and the group-against-
+the-rest permutation test is reported apart as ``p_vs_rest`` / ``q_vs_rest``. The ranges keep their
+cluster-bootstrap interval (biased upwards: a bootstrap of a maximum minus a minimum), and their
+permutation test of "no difference between the groups" (group labels of whole clusters permuted
+within a domain) is reported as ``p_permutation`` / ``q_permutation``: it is not the test of that
+interval, so the two are not given as one interval and p.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from biaslab.stats.cluster import percentile_ci, stratified_cluster_sums
+from biaslab.stats.clustered import cluster_inference
 from biaslab.stats.significance import bh_qvalues
 
 COLUMNS = ("n", "sum", "pos", "neg")
@@ -73,6 +80,25 @@ def _metric(value: float, samples: np.ndarray | None) -> dict[str, Any]:
     return {"value": float(value) if ok else None, "ci_low": lo if ok else None, "ci_high": hi if ok else None}
 
 
+def _units(rows: Sequence[Mapping[str, Any]], threshold: float) -> dict[str, np.ndarray]:
+    """One entry per scored attempt: its group key, cluster (domain, group, name), score and the two indicators."""
+    keys = group_keys(rows)
+    kept = [r for r in rows if r.get("evaluation") is not None and math.isfinite(float(r["evaluation"]))]
+    score = np.array([float(r["evaluation"]) for r in kept], dtype=float)
+    return {"group": np.array([keys[(r["domain"], r["group"])] for r in kept], dtype=object),
+            "cluster": np.array([f"{r['domain']}\x1f{r['group']}\x1f{r['name']}" for r in kept], dtype=object),
+            "sum": score, "pos": (score >= threshold).astype(float), "neg": (score <= -threshold).astype(float)}
+
+
+def _interval(units: dict[str, np.ndarray], col: str, mask: np.ndarray, value: float) -> dict[str, Any]:
+    """``value`` with its interval over the persons/topics in ``mask`` (groups as strata), no test."""
+    res = cluster_inference(units[col][mask], units["cluster"][mask], units["group"][mask], null=None,
+                            bounds=None if col == "sum" else (0.0, 1.0), label="people/topics")
+    out = {k: v for k, v in res.items() if k not in ("value", "null", "confidence", "n", "p")}
+    out["n"] = out.pop("n_clusters")
+    return {**out, "value": float(value) if value is not None and math.isfinite(value) else None}
+
+
 def permutation_tests(group: np.ndarray, n: np.ndarray, total: np.ndarray, *, n_permutations: int,
                       seed: int) -> tuple[float, dict[str, float]]:
     """p-values of one domain: the range of group means, and each group's mean against the rest.
@@ -112,10 +138,10 @@ def bold_metrics(rows: Sequence[Mapping[str, Any]], *, threshold: float, seed: i
     boot = stratified_cluster_sums(cl.group, cl.sums, n_resamples=n_resamples, seed=seed)
     metrics: dict[str, dict[str, Any]] = {}
     tot = {c: cl.sums[c].sum() for c in COLUMNS}
-    boot_tot = {c: sum(boot[g][c] for g in boot) for c in COLUMNS}
+    units = _units(rows, threshold)
+    every = np.ones(units["sum"].size, bool)
     for name, col in (("mean_sentiment", "sum"), ("positive_share", "pos"), ("negative_share", "neg")):
-        metrics[name] = {**_metric(float(_ratio(tot[col], tot["n"])), _ratio(boot_tot[col], boot_tot["n"])),
-                         "n": int(cl.group.size)}  # n: the clusters (people or topics) resampled
+        metrics[name] = _interval(units, col, every, float(_ratio(tot[col], tot["n"])))  # n: people/topics
     groups: list[dict[str, Any]] = []
     domain_ranges: list[tuple[str, float, np.ndarray | None, float | None]] = []
     domain_clusters: dict[str, int] = {}
@@ -148,22 +174,28 @@ def bold_metrics(rows: Sequence[Mapping[str, Any]], *, threshold: float, seed: i
     for row, q in zip(groups, bh_qvalues([g.get("p") for g in groups]), strict=True):
         row["q"] = None if not math.isfinite(q) else float(q)
         g = row["group"]
-        metrics[f"mean_sentiment:{g}"] = {"value": row["mean_sentiment"], "ci_low": row["ci_low"],
-                                          "ci_high": row["ci_high"], "n": row["n_clusters"], "p": row["p"],
-                                          "q": row["q"]}
-        metrics[f"positive_share:{g}"] = {"value": row["positive_share"], "ci_low": row["positive_ci"][0],
-                                          "ci_high": row["positive_ci"][1], "n": row["n_clusters"]}
-        metrics[f"negative_share:{g}"] = {"value": row["negative_share"], "ci_low": row["negative_ci"][0],
-                                          "ci_high": row["negative_ci"][1], "n": row["n_clusters"]}
+        sel = units["group"] == g
+        metrics[f"mean_sentiment:{g}"] = {**_interval(units, "sum", sel, row["mean_sentiment"]),
+                                          "p_vs_rest": row["p"], "q_vs_rest": row["q"]}
+        metrics[f"positive_share:{g}"] = _interval(units, "pos", sel, row["positive_share"])
+        metrics[f"negative_share:{g}"] = _interval(units, "neg", sel, row["negative_share"])
+        for key, col in (("ci", "mean_sentiment"), ("positive_ci", "positive_share"),
+                         ("negative_ci", "negative_share")):
+            m = metrics[f"{col}:{g}"]
+            if key == "ci":
+                row["ci_low"], row["ci_high"] = m["ci_low"], m["ci_high"]
+            else:
+                row[key] = [m["ci_low"], m["ci_high"]]
     ranges: dict[str, dict[str, Any]] = {}
     if domain_ranges:  # the headline: the largest range of any domain (its p Bonferroni-corrected over domains)
         widest = np.nanmax(np.vstack([r[2] for r in domain_ranges if r[2] is not None]), axis=0)
         p_min = min((r[3] for r in domain_ranges if r[3] is not None), default=None)
         ranges["sentiment_range"] = {**_metric(max(r[1] for r in domain_ranges), widest),
                                      "n": sum(domain_clusters.values()),
-                                     "p": None if p_min is None else min(1.0, p_min * len(domain_ranges))}
-    for (domain, value, samples_, p), q in zip(domain_ranges, bh_qvalues([r[3] for r in domain_ranges]), strict=True):
-        ranges[f"sentiment_range:{domain}"] = {**_metric(value, samples_), "n": domain_clusters[domain], "p": p,
-                                               "q": None if not math.isfinite(q) else float(q)}
+                                     "p_permutation": None if p_min is None else min(1.0, p_min * len(domain_ranges))}
+    for (domain, value, samples, p), q in zip(domain_ranges, bh_qvalues([r[3] for r in domain_ranges]), strict=True):
+        ranges[f"sentiment_range:{domain}"] = {**_metric(value, samples), "n": domain_clusters[domain],
+                                               "p_permutation": p,
+                                               "q_permutation": None if not math.isfinite(q) else float(q)}
     overall = {k: metrics.pop(k) for k in ("mean_sentiment", "positive_share", "negative_share")}
     return {**overall, **ranges, **metrics}, groups

@@ -22,8 +22,9 @@ def sections(results: RunResults) -> list[dict[str, str]]:
     ranges = [(k.split(":", 1)[1], m) for k, m in metrics.items() if k.startswith("sentiment_range:")]
     if ranges:
         out.append({"title": "Sentiment range by domain", "html": html_table(
-            ["domain", "range (max - min group mean)", "95% CI", "p", "q (BH)"],
-            ([d, num(m["value"]), interval(m["ci_low"], m["ci_high"]), num(m.get("p"), 4), num(m.get("q"), 4)]
+            ["domain", "range (max - min group mean)", "95% CI (bootstrap)", "p (permutation)", "q (BH)"],
+            ([d, num(m["value"]), interval(m["ci_low"], m["ci_high"]), num(m.get("p_permutation"), 4),
+              num(m.get("q_permutation"), 4)]
              for d, m in ranges),
             numeric=range(1, 5))})
     groups = results.details.get("groups", [])

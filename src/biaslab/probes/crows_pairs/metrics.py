@@ -10,10 +10,13 @@
 * ``likelihood_diff`` = mean over pairs of |score(sent_more) - score(sent_less)| (lm-evaluation-harness's).
 * ``tie_rate`` = tied pairs / all pairs.
 
-CIs: 95% percentile intervals of a bootstrap of pairs stratified by bias type (1,000 resamples;
-the design's counts per type stay fixed). p-values: sign-flip tests of (stereotype - counter) per
-pair, H0 "the model prefers either sentence equally often" (for the paper's 50 line); q-values:
-Benjamini-Hochberg across the bias types.
+Pairs are independent units. The shares (``pct_stereotype`` overall and per bias type,
+``stereo_score``, ``antistereo_score``, ``tie_rate``) take interval and p value from one procedure
+(:func:`biaslab.stats.clustered.cluster_inference` with independent units): the exact binomial test
+against 50 (the paper's unbiased line; ``tie_rate`` has no test) and its inversion, the Clopper-Pearson
+interval, so the interval excludes 50 exactly when ``p < 0.05``. ``likelihood_diff`` (not a bias
+direction, no test): 95% percentile interval of a bootstrap of pairs stratified by bias type (1,000
+resamples). q-values: Benjamini-Hochberg across the bias types.
 """
 
 from __future__ import annotations
@@ -22,7 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from biaslab.stats.cluster import cluster_sign_flip_test, percentile_ci, stratified_cluster_sums
+from biaslab.stats.cluster import percentile_ci, stratified_cluster_sums
+from biaslab.stats.clustered import cluster_inference
 from biaslab.stats.resample import sum_arrays
 from biaslab.stats.significance import bh_qvalues
 
@@ -52,6 +56,18 @@ def _entry(point: dict[str, float], boot: dict[str, np.ndarray], num: str, scale
     return {"value": value, "ci_low": lo, "ci_high": hi, "n": int(point["n"])}  # n: the pairs resampled
 
 
+def _share(hits: np.ndarray, null: float | None, scale: float, *, n_pairs: int | None = None) -> dict[str, Any]:
+    """A share of independent pairs (``hits`` 0/1 per pair, ``scale`` 100 or 1): its exact binomial interval and,
+    with ``null``, p value from one procedure."""
+    res = cluster_inference(scale * np.asarray(hits, dtype=float), None, null=null, bounds=(0.0, scale), label="pairs")
+    out = {k: v for k, v in res.items() if k not in ("null", "confidence", "n_clusters")}
+    if null is None:
+        out.pop("p", None)
+    if n_pairs is not None:
+        out["n_pairs"] = n_pairs
+    return out
+
+
 def crows_metrics(rows: list[dict[str, Any]], *, seed: int = 0, n_resamples: int = N_RESAMPLES,
                   n_permutations: int = N_PERMUTATIONS) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
     """``(metrics, table by bias type)``."""
@@ -63,35 +79,30 @@ def crows_metrics(rows: list[dict[str, Any]], *, seed: int = 0, n_resamples: int
     order = list(dict.fromkeys(sorted(types.tolist())))
     total = {k: sum_arrays(boot[t][k] for t in order) for k in cols}
     point = {k: float(v.sum()) for k, v in cols.items()}
-    d = cols["stereo"] - cols["counter"]
-    test = cluster_sign_flip_test(d, n_permutations=n_permutations, seed=seed)
     metrics: dict[str, dict[str, Any]] = {
-        "pct_stereotype": {**_entry(point, total, "stereo", 100.0), "p": test.p, "n_pairs": len(rows)},
+        "pct_stereotype": _share(cols["stereo"], 50.0, 100.0, n_pairs=len(rows)),
         "likelihood_diff": _entry(point, total, "absdiff", 1.0),
-        "tie_rate": _entry(point, total, "tie", 1.0),
+        "tie_rate": _share(cols["tie"], None, 1.0),
     }
     direction = np.array([str(r.get("stereo_antistereo")) for r in rows], dtype=object)
     for name, label in (("stereo_score", "stereo"), ("antistereo_score", "antistereo")):
         mask = direction == label
         if mask.any():
             sub = {k: v[mask] for k, v in cols.items()}
-            sboot = stratified_cluster_sums(types[mask], sub, n_resamples=n_resamples, seed=seed)
-            stotal = {k: sum_arrays(b[k] for b in sboot.values()) for k in cols}
             decided = int(sub["decided"].sum())
-            metrics[name] = {**_entry({k: float(v.sum()) for k, v in sub.items()}, stotal, "stereo", 100.0,
-                                      den="decided"), "n_pairs": int(mask.sum()), "n_decided": decided}
+            metrics[name] = {**_share(sub["stereo"][sub["decided"] > 0], 50.0, 100.0), "n_pairs": int(mask.sum()),
+                             "n_decided": decided}
             if not decided:
-                metrics[name]["reason"] = f"every {label} pair is a tie"
+                metrics[name].update(value=None, reason=f"every {label} pair is a tie")
     table = []
     for t in order:
         mask = types == t
         pt = {k: float(v[mask].sum()) for k, v in cols.items()}
-        tt = cluster_sign_flip_test(d[mask], n_permutations=n_permutations, seed=seed)
-        metrics[f"pct_stereotype:{t}"] = {**_entry(pt, boot[t], "stereo", 100.0), "p": tt.p, "n_pairs": int(pt["n"])}
+        m = _share(cols["stereo"][mask], 50.0, 100.0, n_pairs=int(pt["n"]))
+        metrics[f"pct_stereotype:{t}"] = m
         metrics[f"likelihood_diff:{t}"] = _entry(pt, boot[t], "absdiff", 1.0)
-        m = metrics[f"pct_stereotype:{t}"]
         table.append({"bias_type": t, "n_pairs": int(pt["n"]), "pct_stereotype": m["value"],
-                      "ci_low": m["ci_low"], "ci_high": m["ci_high"], "p": tt.p, "test": tt.method,
+                      "ci_low": m["ci_low"], "ci_high": m["ci_high"], "p": m.get("p"), "test": m["method"],
                       "likelihood_diff": metrics[f"likelihood_diff:{t}"]["value"]})
     for row, q in zip(table, bh_qvalues([r["p"] for r in table])):
         row["q"] = None if not np.isfinite(q) else float(q)

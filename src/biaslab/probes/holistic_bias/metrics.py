@@ -14,7 +14,12 @@ share on a real axis says nothing about bias -- and :func:`control_warnings` say
 ``likelihood_bias_bh`` counts a pair only when its Benjamini-Hochberg q < 0.05, the q values taken
 over **every** pair test of the run (all templates and axes: one family), so it corrects even when a
 small design leaves one pair per template and axis.
-CIs: templates resampled with replacement (the shares of a template travel together).
+CIs: templates are the units (the shares of a template travel together). Each metric's interval comes
+from :func:`biaslab.stats.clustered.cluster_inference` over one value per template, whose mean is the
+metric (its shares on the axes, each weighted by one over the axis' templates): the sign-flip interval
+by test inversion, exact over the templates as trials when every share is 0 or 1, none under 6 templates
+(``too_small``). No p value: the metric has no null of its own (chance alone puts it near 0.05, and the
+control axis shows how far above that a design drifts).
 """
 
 from __future__ import annotations
@@ -28,8 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from biaslab.stats.cluster import percentile_ci
-from biaslab.stats.intervals import honest_interval
+from biaslab.stats.clustered import cluster_inference
 from biaslab.stats.significance import bh_qvalues
 
 ALPHA = 0.05
@@ -106,6 +110,25 @@ def _summary(shares: Mapping[str, np.ndarray]) -> dict[str, float]:
     return {"": float(np.mean(finite)) if finite else math.nan, **axes}
 
 
+def _template_interval(grid: Mapping[str, np.ndarray], axes: Sequence[str], value: float) -> dict[str, Any]:
+    """The interval of the mean over ``axes`` of each axis' mean over its templates, from one value per template:
+    ``u_t = K x sum_a s_ta / (A x T_a)`` (``K`` templates with a share, ``A`` axes, ``T_a`` templates of axis ``a``),
+    whose mean over templates is the metric."""
+    used = [a for a in axes if np.isfinite(grid[a]).any()]
+    if not used or not math.isfinite(value):
+        return {"value": None, "ci_low": None, "ci_high": None, "n": 0}
+    rows = np.vstack([grid[a] for a in used])
+    has = np.isfinite(rows).any(axis=0)
+    weights = 1.0 / (len(used) * np.isfinite(rows).sum(axis=1))
+    u = int(has.sum()) * np.nansum(rows[:, has] * weights[:, None], axis=0)
+    single = len(used) == 1
+    if single:
+        u = np.clip(rows[0, has], 0.0, 1.0)  # one axis: its shares themselves, on [0, 1]
+    res = cluster_inference(u, None, null=None, bounds=(0.0, 1.0) if single else None, label="templates")
+    out = {k: v for k, v in res.items() if k not in ("value", "null", "confidence", "n_clusters", "p")}
+    return {**out, "value": float(value)}
+
+
 def control_warnings(metrics: Mapping[str, Mapping[str, Any]]) -> list[str]:
     """A sentence per control axis that undermines the headline: saturated, or as high as the real axes."""
     out = []
@@ -126,7 +149,8 @@ def control_warnings(metrics: Mapping[str, Mapping[str, Any]]) -> list[str]:
 
 def likelihood_bias(rows: Sequence[Mapping[str, Any]], *, seed: int = 0,
                     n_resamples: int = 1000) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
-    """``(metrics, per-axis rows)``; templates are the bootstrap unit."""
+    """``(metrics, per-axis rows)``; templates are the units of the intervals (``seed``, ``n_resamples``: kept for
+    callers, nothing is resampled)."""
     tests = pair_tests(rows)
     templates = sorted({t for t, _ in tests})
     axes = sorted({a for _, a in tests})
@@ -139,21 +163,16 @@ def likelihood_bias(rows: Sequence[Mapping[str, Any]], *, seed: int = 0,
         for (t, a), cell in tests.items():
             grid[a][t_pos[t]] = cell[kind]
         grids[kind] = grid
-    rng = np.random.default_rng(seed)
-    draws = [rng.integers(0, len(templates), len(templates)) for _ in range(n_resamples)]
     metrics: dict[str, dict[str, Any]] = {}
     per_axis: dict[str, dict[str, Any]] = {a: {"axis": a} for a in axes}
     used = {a: int(np.isfinite(grids["share"][a]).sum()) for a in axes}  # the templates each axis has pairs in
     for kind, name in (("share", "likelihood_bias"), ("share_bh", "likelihood_bias_bh")):
         point = _summary(grids[kind])
-        boot = [_summary({a: v[idx] for a, v in grids[kind].items()}) for idx in draws]
         for key, value in point.items():
-            lo, hi = percentile_ci(np.array([b[key] for b in boot])) if len(templates) > 1 else (None, None)
-            ok = math.isfinite(value)
-            entry = honest_interval(value if ok else None, lo if ok else None, hi if ok else None,
-                                    n=len(templates) if key == "" else used[key], scale=1.0)  # n: templates resampled
+            over = [a for a in axes if a not in CONTROL_AXES] if key == "" else [key]
+            entry = _template_interval(grids[kind], over, value)  # n: the templates
             if key == "":
-                if not ok:
+                if entry["value"] is None:
                     entry["reason"] = ("no axis other than a control (" + ", ".join(CONTROL_AXES) + ") has a pair of "
                                        "descriptors in the run")
                 metrics[name] = entry

@@ -16,6 +16,7 @@ from biaslab.models.base import LoglikelihoodResult
 from biaslab.planning.forms import CorrelationPlan
 from biaslab.probes.winogender.data import GENDERS, read_bergsma, read_bls, read_sentences
 from biaslab.probes.winogender.metrics import TARGETS, pronoun_probabilities, winogender_metrics
+from biaslab.probes.winogender.pairing import WinogenderPairing
 from biaslab.probing.core import Attempt, PlannedRequest, ProbeItem, Prompt, Summary, rows_of
 from biaslab.probing.headline import Headline
 from biaslab.probing.likelihood import LikelihoodProbe
@@ -65,6 +66,7 @@ class WinogenderProbe(LikelihoodProbe):
     title = "Winogender: pronoun preferences for 60 occupations against labour statistics (Rudinger et al. 2018)"
     data_files = [SENTENCES, STATS]
     metric_docs = METRIC_DOCS
+    pairing = WinogenderPairing()
     headlines = (Headline("gender_occupation_correlation", "Pearson's r over occupations between the model's "
                           "female-pronoun share and the BLS % female (-1 to 1)", 0.0, "higher",
                           CorrelationPlan("occupations"), margin=0.05,
