@@ -1,6 +1,6 @@
 """How BBQ runs pair up: an item is a question (category, example id, repetition), matched across runs.
 The questions built from one template (category, ``question_index``) move together: they are the clusters,
-within their category. Every metric is a ratio of sums over questions, so ``compare`` tests it with the
+within their category (the ``subcategory`` the run's metrics use: ``<Category> (names)`` apart). Every metric is a ratio of sums over questions, so ``compare`` tests it with the
 paired bootstrap over templates and the p value of the same resamples (never below ``2^(1-k)`` over ``k``
 templates; no interval under 6)."""
 
@@ -26,8 +26,9 @@ class BbqPairing(Pairing):
                                 for r in rows]
         values = [_row_values(r) for r in rows]
         columns = {c: np.array([v[c] for v in values], dtype=float) for c in COLS}
-        columns["group"] = np.array([str(r.get("category")) for r in rows], dtype=object)
-        columns["cluster"] = np.array([f"{r.get('category')}\x1f{r.get('question_index', '')}" for r in rows],
+        group = [str(r.get("subcategory") or r.get("category")) for r in rows]  # as the run's own metrics
+        columns["group"] = np.array(group, dtype=object)
+        columns["cluster"] = np.array([f"{g}\x1f{r.get('question_index', '')}" for g, r in zip(group, rows)],
                                       dtype=object)
         return ItemTable(keys, columns)
 
