@@ -1,6 +1,7 @@
 """How BBQ runs pair up: an item is a question (category, example id, repetition), matched across runs.
-The questions built from one template (category, ``question_index``) move together: they are the clusters,
-within their category (the ``subcategory`` the run's metrics use: ``<Category> (names)`` apart). Every metric is a ratio of sums over questions, so ``compare`` tests it with the
+The questions built from one template (category, ``question_index``) move together: they are the
+clusters, within their category (the ``subcategory`` the run's metrics use: ``<Category> (names)``
+apart). Every metric is a ratio of sums over questions, so ``compare`` tests it with the
 paired bootstrap over templates and the p value of the same resamples (never below ``2^(1-k)`` over ``k``
 templates; no interval under 6)."""
 
