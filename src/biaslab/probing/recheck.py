@@ -140,7 +140,8 @@ Contrasts = Callable[["list[ProbeItem]", "list[list[LoglikelihoodResult]]"], "li
 
 
 def recheck_items(planned: list[PlannedRequest], answers: list[Any], reference: CachedModel,
-                  contrasts: Contrasts) -> tuple[list[Any], Recheck | None, set[str]]:
+                  contrasts: Contrasts, *, min_checked: int = MIN_CHECKED,
+                  safety: float = SAFETY) -> tuple[list[Any], Recheck | None, set[str]]:
     """:func:`recheck_close` over a likelihood probe's decisions: ``contrasts(items, results)`` gives them
     from the reduced-precision results; a contrast chosen is re-scored by re-scoring every request of its
     items on ``reference`` (each item once). Returns the answers with the re-scored items' replaced by the
@@ -168,6 +169,6 @@ def recheck_items(planned: list[PlannedRequest], answers: list[Any], reference: 
         done.update(todo)
         return [found[c].value([results(i) for i in found[c].items]) for c in indices]
 
-    outcome = recheck_close(diffs, rescore, margins=margins)
+    outcome = recheck_close(diffs, rescore, margins=margins, min_checked=min_checked, safety=safety)
     outcome.items = done
     return answers, outcome, {groups[i][0].id for i in done}
