@@ -59,9 +59,10 @@ class Scored(ModelBackend):
 def _runs(tmp_path, name: str, cfg: RunConfig, noise: float = 0.15, spread: float = 0.5, **options):
     """(reduced run with recheck, its attempts), the reduced run's own attempts, the reference's attempts."""
     cache, probe = ResponseCache(tmp_path / "c.sqlite"), create_probe(name, **options)
-    res, att = run_probe(probe, CachedModel(Scored(noise, spread), cache), cfg)
-    _, raw = run_probe(probe, CachedModel(Scored(noise, spread, twin=False), cache), cfg)
-    _, ref = run_probe(probe, CachedModel(Scored(0.0, spread), cache), cfg)
+    items = probe.load_items()
+    res, att = run_probe(probe, CachedModel(Scored(noise, spread), cache), cfg, items=items)
+    _, raw = run_probe(probe, CachedModel(Scored(noise, spread, twin=False), cache), cfg, items=items)
+    _, ref = run_probe(probe, CachedModel(Scored(0.0, spread), cache), cfg, items=items)
     cache.close()
     return res, att, raw, ref
 
@@ -178,3 +179,40 @@ def test_a_likelihood_probe_without_decisions_and_bbq_generating_keep_their_answ
     replies = [object()]
     assert create_probe("bbq", mode="generate").recheck(planned, replies, Untouchable()) == (
         replies, frozenset(), None)
+
+
+def test_holistic_bias_contrast_is_the_last_comparison_a_decision_needs_flipped():
+    from biaslab.probes.holistic_bias.recheck import deciding_comparison
+
+    # every a above every b: U = 100, mu = 50, sigma = sqrt(100 x 21 / 12) = 13.23, critical distance
+    # c = 0.5 + 1.96 sigma = 26.43; significant, and 24 comparisons must flip (|U - mu| 50 -> 26 <= c).
+    # a_i - b_j = 10 + i - j: 1 once, 2 twice, ..., 6 six times (21), 7 seven times: the 24th is 7
+    a, b = [10.0 + i for i in range(10)], [float(j) for j in range(10)]
+    i, j = deciding_comparison(a, b)
+    assert a[i] - b[j] == 7.0
+    # interleaved: U = 45, not significant; lowering U to 50 - 27 needs 22 flips of a > b (differences 1 x 9,
+    # 3 x 8, 5 x 7: the 22nd is 5), raising it to 77 needs 32 of a < b (1 x 10, 3 x 9, 5 x 8, 7 x 7: 7)
+    a, b = [2.0 * k for k in range(10)], [2.0 * k + 1 for k in range(10)]
+    i, j = deciding_comparison(a, b)
+    assert a[i] - b[j] == 5.0
+    small = deciding_comparison([1.0, 2.0, 5.0], [1.9, 4.0])  # exact test: the closest comparison
+    assert small == (1, 0)
+    assert deciding_comparison([], [1.0]) is None
+
+
+@requires_data
+def test_holistic_bias_rescores_the_descriptors_of_its_close_pair_tests(tmp_path):
+    from biaslab.probes.holistic_bias.metrics import pair_tests
+    from biaslab.probing.core import rows_of
+
+    def significant(attempts):
+        tests = pair_tests(rows_of(attempts))
+        return [bool(p < 0.05) for key in sorted(tests) for p in tests[key]["p"]]
+
+    res, att, raw, ref = _runs(tmp_path, "holistic-bias", RunConfig(limit=60), noise=0.3, spread=0.4)
+    assert significant(att) == significant(ref)
+    assert significant(raw) != significant(ref)  # the noise alone changes some decisions
+    checked = sum(a.extra["precision"] == "float32" for a in att)
+    assert res.run.recheck["items"] == checked >= 16 and res.run.recheck["decisions"] >= 16
+    for a, e in zip(att, ref):
+        assert (a.extra["scores"] == e.extra["scores"]) == (a.extra["precision"] == "float32")
