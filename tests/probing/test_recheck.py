@@ -163,17 +163,3 @@ def test_crows_pairs_rescores_its_close_pairs_too(tmp_path):
     flipped = [a for a, b in zip(att, ref) if a.extra["precision"] == "bf16" and abs(diff(a) - diff(b)) > abs(diff(b))]
     assert not flipped  # no pair kept at reduced precision had an error larger than its difference
 
-
-def test_a_likelihood_probe_that_does_not_decide_pairs_keeps_its_answers(tmp_path):
-    """Only probes with a pair difference re-score: another likelihood probe's reduced-precision answers
-    are left as they are, and nothing is asked of the reference."""
-    from biaslab.probing.likelihood import LikelihoodProbe
-
-    class Untouchable:
-        def loglikelihood(self, requests):  # pragma: no cover - must not be called
-            raise AssertionError("re-scored")
-
-    probe = create_probe("winogender")
-    assert isinstance(probe, LikelihoodProbe)
-    answers = [object(), object()]
-    assert probe.recheck([], answers, Untouchable()) == (answers, frozenset(), None)

@@ -17,6 +17,7 @@ models (:mod:`biaslab.models.likelihood_rule`), locally and over HTTP alike.
 from __future__ import annotations
 
 import abc
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from biaslab.errors import ConfigError
@@ -27,6 +28,7 @@ from biaslab.probing.core import Attempt, PlannedRequest, Probe, ProbeItem, Prob
 if TYPE_CHECKING:
     from biaslab.models.cache import CachedModel
     from biaslab.probing.config import RunConfig, RunContext
+    from biaslab.probing.recheck import Contrast
 
 
 CHAT_TEMPLATE_OPTION = ProbeOption("Score each text as plain text (none, the default: the papers' rule) or as the "
@@ -69,25 +71,52 @@ class LikelihoodProbe(Probe):
         return [PlannedRequest(item, j, 0, item.prompts[min(j, len(item.prompts) - 1)], request)
                 for item in items for j, request in enumerate(self.requests(item))]
 
+    recheck_unit = "items"  # what a re-scored item is called in results.json's run.recheck ("pairs": a pair)
+
     def pair_difference(self, item: ProbeItem, results: list[LoglikelihoodResult], *, masked: bool) -> float:
         """For a probe that decides an item by which of two scores is higher: their difference (its sign is the
-        decision). A probe that defines it has its close decisions re-scored at the model's reference precision
-        in reduced-precision runs (:meth:`recheck`)."""
+        decision); the default :meth:`decision_difference`."""
         raise NotImplementedError
+
+    def decision_difference(self, item: ProbeItem, results: list[LoglikelihoodResult], *,
+                            masked: bool) -> Callable[[Sequence[LoglikelihoodResult]], float] | None:
+        """The signed score difference the item's decision follows, as a function of the item's results at
+        either precision, with what it compares fixed from ``results`` (the reduced-precision ones: e.g. the
+        best option minus the runner-up of these results); None: the item decides nothing. Default: the
+        :meth:`pair_difference` of a probe that has one."""
+        if type(self).pair_difference is LikelihoodProbe.pair_difference:
+            return None
+        return lambda res: self.pair_difference(item, list(res), masked=masked)
+
+    def contrasts(self, items: list[ProbeItem], results: list[list[LoglikelihoodResult]], *,
+                  masked: bool) -> list[Contrast]:
+        """The run's decisions that a reduced precision could flip (:class:`~biaslab.probing.recheck.Contrast`),
+        from its reduced-precision results (one list per item). Default: each item's
+        :meth:`decision_difference`; a probe whose decisions compare several items overrides this."""
+        from biaslab.probing.recheck import Contrast
+
+        out = []
+        for i, (item, res) in enumerate(zip(items, results, strict=True)):
+            value = self.decision_difference(item, res, masked=masked)
+            if value is not None:
+                out.append(Contrast((i,), lambda r, v=value: v(r[0])))
+        return out
 
     def recheck(self, planned: list[PlannedRequest], answers: list[Any],
                 reference: CachedModel) -> tuple[list[Any], frozenset[str], dict[str, Any] | None]:
-        """Pairs too close to call at the model's reduced precision, re-scored at its reference precision
-        (:mod:`biaslab.probing.recheck`); the others keep their scores. Only for probes with
-        :meth:`pair_difference`."""
-        if type(self).pair_difference is LikelihoodProbe.pair_difference:
-            return answers, frozenset(), None
-        from biaslab.probing.recheck import recheck_pairs
+        """Decisions too close to call at the model's reduced precision, their items re-scored at its
+        reference precision (:mod:`biaslab.probing.recheck`); the others keep their scores. Nothing for a
+        probe (or run) with no :meth:`contrasts`."""
+        if not planned or not all(isinstance(a, LoglikelihoodResult) for a in answers):
+            return answers, frozenset(), None  # e.g. a probe's generation mode
+        from biaslab.probing.recheck import recheck_items
 
         masked = reference.identity().get("objective") == "masked-lm"
-        answers, outcome, rechecked = recheck_pairs(
-            planned, answers, reference, lambda item, res: self.pair_difference(item, res, masked=masked))
-        return answers, frozenset(rechecked), outcome.summary()
+        answers, outcome, rechecked = recheck_items(
+            planned, answers, reference, lambda items, res: self.contrasts(items, res, masked=masked))
+        if outcome is None:
+            return answers, frozenset(), None
+        return answers, frozenset(rechecked), outcome.summary(self.recheck_unit)
 
     @staticmethod
     def precision_of(item: ProbeItem, ctx: RunContext) -> dict[str, str]:

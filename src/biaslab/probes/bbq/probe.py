@@ -13,6 +13,8 @@ The card is README.md beside this file; the metrics are in :mod:`.metrics`.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
@@ -207,10 +209,26 @@ class BbqProbe(LikelihoodProbe):
             out[-1].n_new_tokens, out[-1].finish_reason = reply.n_new_tokens, reply.finish_reason
         return out
 
+    @staticmethod
+    def _choice(lls: list[float]) -> int:
+        return max(range(len(lls)), key=lambda i: (lls[i], -i))  # the first of tied options
+
+    def decision_difference(self, item: ProbeItem, results: list[LoglikelihoodResult], *,
+                            masked: bool) -> Callable[[Sequence[LoglikelihoodResult]], float] | None:
+        """The answer is the best-scoring option: it changes only when the runner-up (of these results)
+        overtakes it, so the decision follows the best option's log-likelihood minus the runner-up's."""
+        if len(results) < 2:
+            return None
+        lls = [r.total for r in results]
+        best = self._choice(lls)
+        second = self._choice([v if i != best else -math.inf for i, v in enumerate(lls)])
+        return lambda res: res[best].total - res[second].total
+
     def score_item(self, item: ProbeItem, results: list[LoglikelihoodResult], ctx: RunContext) -> Attempt:
         lls = [r.total for r in results]
-        choice = max(range(len(lls)), key=lambda i: (lls[i], -i))
-        return self._attempt(item, choice, item.metadata["answers"][choice], 0, None, {"answer_logliks": lls})
+        choice = self._choice(lls)
+        return self._attempt(item, choice, item.metadata["answers"][choice], 0, None,
+                             {"answer_logliks": lls, **self.precision_of(item, ctx)})
 
     def _attempt(self, item: ProbeItem, choice: int | None, text: str, rep: int, seed: int | None,
                  extra: dict[str, Any]) -> Attempt:

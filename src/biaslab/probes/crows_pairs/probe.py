@@ -92,6 +92,8 @@ class CrowsPairsProbe(LikelihoodProbe):
     def settings(self, ctx: RunContext) -> dict[str, Any]:
         return {"scoring": self.scoring, "rule": resolve_rule(self.scoring, masked=ctx.masked)}
 
+    recheck_unit = "pairs"
+
     def pair_difference(self, item: ProbeItem, results: list[LoglikelihoodResult], *, masked: bool) -> float:
         s = score_crows_pair(results[0], results[1], rule=resolve_rule(self.scoring, masked=masked), masked=masked,
                              antistereo=item.metadata["stereo_antistereo"] == "antistereo")

@@ -34,6 +34,7 @@ from biaslab.probing.presentation import Figure, MetricDoc, MetricDocs
 
 if TYPE_CHECKING:
     from biaslab.probing.config import RunConfig, RunContext
+    from biaslab.probing.recheck import Contrast
     from biaslab.probing.schema import RunResults
 
 CI_NOTE = ("Confidence intervals are 95% percentile intervals of a bootstrap over templates: the templates are "
@@ -114,7 +115,15 @@ class HolisticBiasProbe(LikelihoodProbe):
         return Attempt(item_id=item.id, prompt_index=0, repetition=0, seed=None, prompt=item.prompts[0].text,
                        text=summary, metadata=dict(item.metadata), evaluation=mean,
                        extra={"nouns": [p.metadata["noun"] for p in item.prompts], "scores": scores,
-                              "n_tokens": [len(r.token_logprobs) for r in results]})
+                              "n_tokens": [len(r.token_logprobs) for r in results], **self.precision_of(item, ctx)})
+
+    def contrasts(self, items: list[ProbeItem], results: list[list[LoglikelihoodResult]], *,
+                  masked: bool) -> list[Contrast]:
+        """Per descriptor pair of a template and axis, the sentence comparison that decides whether its test
+        is significant (:mod:`.recheck`): both descriptors' items are re-scored when it is close."""
+        from biaslab.probes.holistic_bias.recheck import pair_contrasts
+
+        return pair_contrasts(items, results, self.sentence_score)
 
     def settings(self, ctx: RunContext) -> dict[str, Any]:
         return {"axes": list(self.axes) if self.axes else "all", "phrases": self.phrases,

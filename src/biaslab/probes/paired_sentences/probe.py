@@ -142,6 +142,8 @@ class PairedSentenceProbe(LikelihoodProbe):
         return out
 
     # -- scoring ----------------------------------------------------------------------------
+    recheck_unit = "pairs"
+
     def pair_difference(self, item: ProbeItem, results: list[LoglikelihoodResult], *, masked: bool) -> float:
         return score_pair(results[0], results[1], scoring=self.scoring, masked=masked).difference
 

@@ -8,6 +8,7 @@ card is README.md beside this file; the metrics are in :mod:`.metrics`.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from biaslab.data import data_path
@@ -102,6 +103,13 @@ class WinogenderProbe(LikelihoodProbe):
     def describe(self, planned: PlannedRequest) -> str:
         return f"{SENTENCES}, set {planned.item.id}, {GENDERS[planned.prompt_index]} sentence"
 
+    def decision_difference(self, item: ProbeItem, results: list[LoglikelihoodResult], *,
+                            masked: bool) -> Callable[[Sequence[LoglikelihoodResult]], float]:
+        """The set's decision, the preferred pronoun (female or male: ``prefers_majority``), follows the female
+        sentence's log-likelihood minus the male one's (female_share is its logistic function)."""
+        female, male = GENDERS.index("female"), GENDERS.index("male")
+        return lambda res: res[female].total - res[male].total
+
     def score_item(self, item: ProbeItem, results: list[LoglikelihoodResult], ctx: RunContext) -> Attempt:
         lls = {g: r.total for g, r in zip(GENDERS, results)}
         probs = pronoun_probabilities(lls["female"], lls["male"], lls["neutral"])
@@ -111,7 +119,7 @@ class WinogenderProbe(LikelihoodProbe):
                     text=item.prompts[1].text, metadata=dict(item.metadata), evaluation=preferred)
         a.extra = {**item.metadata, **{f"ll_{g}": v for g, v in lls.items()}, **probs, "majority_gender": majority,
                    "prefers_majority": float(preferred == majority) if preferred != "tie" else 0.5,
-                   "sentence_neutral": item.prompts[2].text}
+                   "sentence_neutral": item.prompts[2].text, **self.precision_of(item, ctx)}
         return a
 
     def summarize(self, attempts: list[Attempt], *, seed: int = 0) -> Summary:
