@@ -99,7 +99,7 @@ class LikelihoodProbe(Probe):
         for i, (item, res) in enumerate(zip(items, results, strict=True)):
             value = self.decision_difference(item, res, masked=masked)
             if value is not None:
-                out.append(Contrast((i,), lambda r, v=value: v(r[0])))
+                out.append(Contrast((i,), _of_first(value)))
         return out
 
     def recheck(self, planned: list[PlannedRequest], answers: list[Any],
@@ -141,3 +141,8 @@ class LikelihoodProbe(Probe):
     def parameters(self, cfg: RunConfig, ctx: RunContext) -> dict[str, Any]:
         chat = {} if self.chat_template == "none" else {"chat_template": self.chat_template}  # none: as before
         return {"limit": cfg.limit, **chat, **self.settings(ctx)}
+
+
+def _of_first(value: Callable[[Sequence[LoglikelihoodResult]], float]) -> Callable[[Sequence[Any]], float]:
+    """A one-item contrast's value: ``value`` of the first (only) item's results."""
+    return lambda results: value(results[0])

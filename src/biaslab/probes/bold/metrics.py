@@ -193,8 +193,8 @@ def bold_metrics(rows: Sequence[Mapping[str, Any]], *, threshold: float, seed: i
         ranges["sentiment_range"] = {**_metric(max(r[1] for r in domain_ranges), widest),
                                      "n": sum(domain_clusters.values()),
                                      "p_permutation": None if p_min is None else min(1.0, p_min * len(domain_ranges))}
-    for (domain, value, samples, p), q in zip(domain_ranges, bh_qvalues([r[3] for r in domain_ranges]), strict=True):
-        ranges[f"sentiment_range:{domain}"] = {**_metric(value, samples), "n": domain_clusters[domain],
+    for (domain, value, spread, p), q in zip(domain_ranges, bh_qvalues([r[3] for r in domain_ranges]), strict=True):
+        ranges[f"sentiment_range:{domain}"] = {**_metric(value, spread), "n": domain_clusters[domain],
                                                "p_permutation": p,
                                                "q_permutation": None if not math.isfinite(q) else float(q)}
     overall = {k: metrics.pop(k) for k in ("mean_sentiment", "positive_share", "negative_share")}
