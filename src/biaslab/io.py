@@ -144,22 +144,27 @@ def read_table(path: str | Path, *, what: str = "table", display: str | None = N
                 continue
             filled = next((n for n, row in numbered[1:] if j < len(row) and row[j].strip()), None)
             if filled is not None:
-                raise DataError(f"{name}, row {filled}: a value in column {j + 1}, which has no name in the header "
-                                f"(row {header_row}); name the column or move the value")
+                raise DataError(
+                    f"{name}, row {filled}: a value in column {j + 1}, which has no name in the header "
+                    f"(row {header_row}); name the column or move the value"
+                )
             continue
         if key.lower() in seen:
             i = seen[key.lower()]
             same = "appears twice" if head[i].strip() == key else f"and {head[i].strip()!r} differ only in case"
-            raise DataError(f"{name}, row {header_row}: column {key!r} {same} (columns {i + 1} and {j + 1}); "
-                            "rename or remove one")
+            raise DataError(
+                f"{name}, row {header_row}: column {key!r} {same} (columns {i + 1} and {j + 1}); rename or remove one"
+            )
         seen[key.lower()] = j
         keep.append(j)
     rows, numbers = [], []
     for n, row in numbered[1:]:
-        extra = [c for c in row[len(head):] if c.strip()]
+        extra = [c for c in row[len(head) :] if c.strip()]
         if extra:
-            raise DataError(f"{name}, row {n}: {len(row)} cells but the header (row {header_row}) has {len(head)} "
-                            f"columns; quote cells that contain the delimiter, or name the extra column")
+            raise DataError(
+                f"{name}, row {n}: {len(row)} cells but the header (row {header_row}) has {len(head)} "
+                f"columns; quote cells that contain the delimiter, or name the extra column"
+            )
         rows.append([row[j] if j < len(row) else "" for j in keep])
         numbers.append(n)
     return TextTable(name, [head[j].strip() for j in keep], rows, numbers, header_row)
@@ -172,17 +177,22 @@ def _delimited_rows(path: Path, name: str, suffix: str) -> list[list[str]]:
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise DataError(f"{name}: not UTF-8 text ({exc.reason} at byte {exc.start}); save it as UTF-8 "
-                        "(in Excel: CSV UTF-8)") from None
+        raise DataError(
+            f"{name}: not UTF-8 text ({exc.reason} at byte {exc.start}); save it as UTF-8 (in Excel: CSV UTF-8)"
+        ) from None
     first = next((line for line in text.splitlines() if line.strip(" \t,")), "")
     has_tab, has_comma = "\t" in first, "," in first
     delimiter = TEXT_TABLE_SUFFIXES.get(suffix) or ("\t" if has_tab and not has_comma else ",")
     if suffix == ".csv" and has_tab and not has_comma:
-        raise DataError(f"{name}: the header is tab-separated but the name ends in .csv; rename the file to .tsv "
-                        "or save it comma-separated")
+        raise DataError(
+            f"{name}: the header is tab-separated but the name ends in .csv; rename the file to .tsv "
+            "or save it comma-separated"
+        )
     if suffix in (".tsv", ".tab") and has_comma and not has_tab:
-        raise DataError(f"{name}: the header is comma-separated but the name ends in {suffix}; rename the file to "
-                        ".csv or save it tab-separated")
+        raise DataError(
+            f"{name}: the header is comma-separated but the name ends in {suffix}; rename the file to "
+            ".csv or save it tab-separated"
+        )
     kind = "TSV" if delimiter == "\t" else "CSV"
     if csv.field_size_limit() < MAX_CELL_CHARS:
         csv.field_size_limit(MAX_CELL_CHARS)
@@ -194,13 +204,19 @@ def _delimited_rows(path: Path, name: str, suffix: str) -> list[list[str]]:
     except csv.Error as exc:
         row_no = len(rows) + 1
         if "end of data" in str(exc):
-            raise DataError(f"{name}, row {row_no}: a quoted cell is never closed (the file ends inside quotes); "
-                            'close it, or double the quotes inside it ("")') from None
+            raise DataError(
+                f"{name}, row {row_no}: a quoted cell is never closed (the file ends inside quotes); "
+                'close it, or double the quotes inside it ("")'
+            ) from None
         if "field larger" in str(exc):
-            raise DataError(f"{name}, row {row_no}: a cell of more than {MAX_CELL_CHARS} characters; "
-                            "shorten it (or check for a quote that is never closed)") from None
-        raise DataError(f"{name}, row {row_no} (line {reader.line_num}): not valid {kind} ({exc}); a cell with "
-                        'quotes in it must be quoted whole, its quotes doubled ("")') from None
+            raise DataError(
+                f"{name}, row {row_no}: a cell of more than {MAX_CELL_CHARS} characters; "
+                "shorten it (or check for a quote that is never closed)"
+            ) from None
+        raise DataError(
+            f"{name}, row {row_no} (line {reader.line_num}): not valid {kind} ({exc}); a cell with "
+            'quotes in it must be quoted whole, its quotes doubled ("")'
+        ) from None
     return rows
 
 
@@ -212,8 +228,9 @@ def _spreadsheet_rows(path: Path, name: str) -> list[list[str]]:
     try:
         wb = openpyxl.load_workbook(path, read_only=True, data_only=True)
     except Exception as exc:  # zipfile.BadZipFile, KeyError, InvalidFileException...
-        raise DataError(f"{name}: not a readable .xlsx file ({type(exc).__name__}); save it again as .xlsx "
-                        "or as CSV UTF-8") from None
+        raise DataError(
+            f"{name}: not a readable .xlsx file ({type(exc).__name__}); save it again as .xlsx or as CSV UTF-8"
+        ) from None
     try:
         rows = [[_cell_text(v) for v in r] for r in wb.worksheets[0].iter_rows(values_only=True)]
     finally:
@@ -238,5 +255,6 @@ def write_output(path: Path, text: str, flag: str = "--out") -> None:
     try:
         atomic_write_text(path, text)
     except OSError as exc:
-        raise ConfigError(f"cannot write {path} ({exc.strerror or type(exc).__name__}); "
-                          f"pass a writable {flag}") from None
+        raise ConfigError(
+            f"cannot write {path} ({exc.strerror or type(exc).__name__}); pass a writable {flag}"
+        ) from None

@@ -38,8 +38,9 @@ class AttemptProgress:
             self.answered += 1
             self.new_tokens += getattr(result, "n_new_tokens", None) or 0
         elapsed = max(time.monotonic() - self.started, 1e-6)
-        self.progress.update(self.task, advance=1, hits=self.hits, tps=self.new_tokens / elapsed,
-                             rps=self.answered / elapsed)
+        self.progress.update(
+            self.task, advance=1, hits=self.hits, tps=self.new_tokens / elapsed, rps=self.answered / elapsed
+        )
 
     def set_status(self, text: str) -> None:
         self.progress.update(self.task, status=f" · {text}" if text else "")
@@ -70,8 +71,9 @@ def note(text: str) -> None:
 
 
 @contextmanager
-def attempt_progress(total: int, description: str, console: Console | None = None,
-                     enabled: bool = True, generates: bool = True) -> Iterator[AttemptProgress]:
+def attempt_progress(
+    total: int, description: str, console: Console | None = None, enabled: bool = True, generates: bool = True
+) -> Iterator[AttemptProgress]:
     """The bar; ``generates=False`` (log-likelihood requests only) shows requests/s, not tokens/s."""
     progress = Progress(
         TextColumn("[bold]{task.description}"),

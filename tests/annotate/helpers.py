@@ -32,22 +32,37 @@ def ring_tuples(ids: list[str], n_tuples: int, size: int = 4, step: int = 3) -> 
     return out
 
 
-def make_project(tmp_path: Path, *, n_items: int = 40, n_tuples: int = 12, per_tuple: int = 3, cap: float = 0.5,
-                 texts: dict[str, str] | None = None, gold: list[list[str]] | None = None, name: str = "proj",
-                 **options) -> Path:
+def make_project(
+    tmp_path: Path,
+    *,
+    n_items: int = 40,
+    n_tuples: int = 12,
+    per_tuple: int = 3,
+    cap: float = 0.5,
+    texts: dict[str, str] | None = None,
+    gold: list[list[str]] | None = None,
+    name: str = "proj",
+    **options,
+) -> Path:
     ids = [str(i) for i in range(1, n_items + 1)]
     texts = texts or {}
-    items = write_csv(tmp_path / f"{name}_items.csv", ["id", "text"],
-                      [[i, texts.get(i, f"Statement {i}: a person did something on day {i}.")] for i in ids])
-    tuples = write_csv(tmp_path / f"{name}_tuples.csv", ["Item1", "Item2", "Item3", "Item4"],
-                       ring_tuples(ids, n_tuples))
+    items = write_csv(
+        tmp_path / f"{name}_items.csv",
+        ["id", "text"],
+        [[i, texts.get(i, f"Statement {i}: a person did something on day {i}.")] for i in ids],
+    )
+    tuples = write_csv(
+        tmp_path / f"{name}_tuples.csv", ["Item1", "Item2", "Item3", "Item4"], ring_tuples(ids, n_tuples)
+    )
     gold_file = None
     if gold:
-        gold_file = write_csv(tmp_path / f"{name}_gold.csv",
-                              ["Item1", "Item2", "Item3", "Item4", "BestItem", "WorstItem"], gold)
+        gold_file = write_csv(
+            tmp_path / f"{name}_gold.csv", ["Item1", "Item2", "Item3", "Item4", "BestItem", "WorstItem"], gold
+        )
     project = tmp_path / name
-    summary = init_project(project, items, tuples_file=tuples, per_tuple=per_tuple, cap=cap, gold_file=gold_file,
-                           **options)
+    summary = init_project(
+        project, items, tuples_file=tuples, per_tuple=per_tuple, cap=cap, gold_file=gold_file, **options
+    )
     if summary["tuples"] != n_tuples:
         raise ValueError(f"test project has {summary['tuples']} distinct tuples, wanted {n_tuples}")
     return project
@@ -58,7 +73,7 @@ def make_accounts(project: Path, names: list[str], admin: bool = False) -> dict[
 
     db = Database(project)
     try:
-        with ThreadPoolExecutor(4) as pool:   # argon2 hashing dominates; do a few at once
+        with ThreadPoolExecutor(4) as pool:  # argon2 hashing dominates; do a few at once
             passwords = list(pool.map(lambda name: add_annotator(db, name, admin=admin), names))
         return dict(zip(names, passwords))
     finally:

@@ -34,14 +34,14 @@ class Ack:
     submission_id: str
     tuple_id: int
     annotation_id: int
-    latency: float      # seconds from the first try to the 200 (retries included)
+    latency: float  # seconds from the first try to the 200 (retries included)
 
 
 @dataclass
 class AnnotatorRun:
     name: str
     acks: list[Ack] = field(default_factory=list)
-    latencies: list[float] = field(default_factory=list)   # per successful POST attempt
+    latencies: list[float] = field(default_factory=list)  # per successful POST attempt
     next_latencies: list[float] = field(default_factory=list)  # per successful GET /api/next
     retries: int = 0
     errors: list[str] = field(default_factory=list)
@@ -109,8 +109,13 @@ class SimulatedAnnotator:
     def _submit(self, tup: dict) -> None:
         ids = [item["id"] for item in tup["items"]]
         best, worst = self.rng.sample(range(len(ids)), 2)
-        body = {"tuple_id": tup["tuple_id"], "best": ids[best], "worst": ids[worst], "feedback": "",
-                "submission_id": uuid.uuid4().hex}
+        body = {
+            "tuple_id": tup["tuple_id"],
+            "best": ids[best],
+            "worst": ids[worst],
+            "feedback": "",
+            "submission_id": uuid.uuid4().hex,
+        }
         first = time.perf_counter()
         while True:
             start = time.perf_counter()
@@ -120,8 +125,7 @@ class SimulatedAnnotator:
             raise RuntimeError(f"{self.name}: POST /api/annotations answered {status} {data}")
         now = time.perf_counter()
         self.run.latencies.append(now - start)
-        self.run.acks.append(Ack(self.name, body["submission_id"], tup["tuple_id"], data["annotation_id"],
-                                 now - first))
+        self.run.acks.append(Ack(self.name, body["submission_id"], tup["tuple_id"], data["annotation_id"], now - first))
 
 
 def verify_store(project: Path, runs: list[AnnotatorRun], per_tuple: int, cap_count: int) -> dict:
@@ -130,15 +134,21 @@ def verify_store(project: Path, runs: list[AnnotatorRun], per_tuple: int, cap_co
     try:
         conn = db.conn()
         integrity = db.integrity_check()
-        rows = conn.execute("SELECT a.id, a.tuple_id, a.submission_id, n.name FROM annotations a "
-                            "JOIN annotators n ON n.id = a.annotator_id").fetchall()
-        per_tuple_rows = conn.execute("SELECT tuple_id, COUNT(*), COUNT(DISTINCT annotator_id) FROM annotations "
-                                      "GROUP BY tuple_id").fetchall()
+        rows = conn.execute(
+            "SELECT a.id, a.tuple_id, a.submission_id, n.name FROM annotations a "
+            "JOIN annotators n ON n.id = a.annotator_id"
+        ).fetchall()
+        per_tuple_rows = conn.execute(
+            "SELECT tuple_id, COUNT(*), COUNT(DISTINCT annotator_id) FROM annotations GROUP BY tuple_id"
+        ).fetchall()
         per_annotator = conn.execute("SELECT annotator_id, COUNT(*) FROM annotations GROUP BY annotator_id").fetchall()
-        pair_dupes = conn.execute("SELECT COUNT(*) - COUNT(DISTINCT tuple_id || '/' || annotator_id) "
-                                  "FROM annotations").fetchone()[0]
-        drift = conn.execute("SELECT COUNT(*) FROM tuples t WHERE t.taken <> (SELECT COUNT(*) FROM assignments a "
-                             "WHERE a.tuple_id = t.id AND a.state IN ('open', 'done'))").fetchone()[0]
+        pair_dupes = conn.execute(
+            "SELECT COUNT(*) - COUNT(DISTINCT tuple_id || '/' || annotator_id) FROM annotations"
+        ).fetchone()[0]
+        drift = conn.execute(
+            "SELECT COUNT(*) FROM tuples t WHERE t.taken <> (SELECT COUNT(*) FROM assignments a "
+            "WHERE a.tuple_id = t.id AND a.state IN ('open', 'done'))"
+        ).fetchone()[0]
     finally:
         db.close()
     stored = {(r["name"], r["submission_id"]): (r["id"], r["tuple_id"]) for r in rows}
@@ -180,8 +190,23 @@ class ServerProcess:
         env = dict(os.environ, PYTHONPATH=src + os.pathsep + os.environ.get("PYTHONPATH", ""))
         with open(self.log, "ab") as log:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "biaslab.cli", "annotate", "serve", str(self.project), "--host", "127.0.0.1",
-                 "--port", str(self.port), *self.extra], stdout=log, stderr=subprocess.STDOUT, env=env)
+                [
+                    sys.executable,
+                    "-m",
+                    "biaslab.cli",
+                    "annotate",
+                    "serve",
+                    str(self.project),
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    str(self.port),
+                    *self.extra,
+                ],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=env,
+            )
         self.starts += 1
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -217,15 +242,24 @@ class ServerProcess:
         self.stop()
 
 
-def run_load(server: ServerProcess, accounts: dict[str, str], per_annotator: int, *, kills: int = 0,
-             kill_every: int = 100, deadline_s: float = 600.0) -> tuple[list[AnnotatorRun], dict]:
+def run_load(
+    server: ServerProcess,
+    accounts: dict[str, str],
+    per_annotator: int,
+    *,
+    kills: int = 0,
+    kill_every: int = 100,
+    deadline_s: float = 600.0,
+) -> tuple[list[AnnotatorRun], dict]:
     """All ``accounts`` annotate concurrently (one thread each); the server is SIGKILLed and restarted
     each time another ``kill_every`` submissions have been acknowledged, ``kills`` times."""
     import threading
 
     deadline = time.monotonic() + deadline_s
-    sims = [SimulatedAnnotator(server.url, name, pw, deadline=deadline, seed=k)
-            for k, (name, pw) in enumerate(sorted(accounts.items()))]
+    sims = [
+        SimulatedAnnotator(server.url, name, pw, deadline=deadline, seed=k)
+        for k, (name, pw) in enumerate(sorted(accounts.items()))
+    ]
     threads = [threading.Thread(target=sim.annotate, args=(per_annotator,), daemon=True) for sim in sims]
     started = time.perf_counter()
     for t in threads:
@@ -243,5 +277,9 @@ def run_load(server: ServerProcess, accounts: dict[str, str], per_annotator: int
     for t in threads:
         t.join(max(deadline - time.monotonic(), 0.1))
     elapsed = time.perf_counter() - started
-    return [sim.run for sim in sims], {"kills": killed, "elapsed": elapsed, "downtime": downtime,
-                                      "unfinished": sum(1 for t in threads if t.is_alive())}
+    return [sim.run for sim in sims], {
+        "kills": killed,
+        "elapsed": elapsed,
+        "downtime": downtime,
+        "unfinished": sum(1 for t in threads if t.is_alive()),
+    }

@@ -54,7 +54,7 @@ def test_login_sets_a_strict_httponly_cookie_and_returns_a_csrf_token(study):
 def test_login_rotates_the_session(study):
     c = client(study, "ann")
     first_token, first_csrf = c.session, c.csrf
-    c.login("ann", study[1]["ann"])                 # logging in again, sending the old cookie
+    c.login("ann", study[1]["ann"])  # logging in again, sending the old cookie
     assert c.session != first_token and c.csrf != first_csrf
     stale = ApiClient(c_url(study))
     stale.session = first_token
@@ -68,11 +68,16 @@ def c_url(study):
 def test_every_post_needs_the_sessions_csrf_token(study):
     c = client(study, "ann")
     tup = c.next()
-    body = {"tuple_id": tup["tuple_id"], "best": tup["items"][0]["id"], "worst": tup["items"][1]["id"],
-            "feedback": "", "submission_id": "csrf-test"}
+    body = {
+        "tuple_id": tup["tuple_id"],
+        "best": tup["items"][0]["id"],
+        "worst": tup["items"][1]["id"],
+        "feedback": "",
+        "submission_id": "csrf-test",
+    }
     assert c.request("POST", "/api/annotations", body, headers={"X-CSRF-Token": ""})[0] == 403
     assert c.request("POST", "/api/annotations", body, headers={"X-CSRF-Token": "x" * 43})[0] == 403
-    other = client(study, "bob")                   # a valid token of another session does not work either
+    other = client(study, "bob")  # a valid token of another session does not work either
     assert c.request("POST", "/api/annotations", body, headers={"X-CSRF-Token": other.csrf})[0] == 403
     assert c.request("POST", "/api/skip", {"tuple_id": tup["tuple_id"]}, headers={"X-CSRF-Token": ""})[0] == 403
     assert c.request("POST", "/api/logout", {}, headers={"X-CSRF-Token": ""})[0] == 403
@@ -83,8 +88,13 @@ def test_every_post_needs_the_sessions_csrf_token(study):
 
 def test_anonymous_requests_get_401(study):
     c = client(study)
-    for method, path in (("GET", "/api/next"), ("GET", "/api/progress"), ("GET", "/api/admin/status"),
-                         ("POST", "/api/annotations"), ("POST", "/api/logout")):
+    for method, path in (
+        ("GET", "/api/next"),
+        ("GET", "/api/progress"),
+        ("GET", "/api/admin/status"),
+        ("POST", "/api/annotations"),
+        ("POST", "/api/logout"),
+    ):
         assert c.request(method, path, {} if method == "POST" else None)[0] == 401, path
 
 
@@ -96,25 +106,54 @@ def test_identity_comes_from_the_session_and_tuples_must_be_handed_to_you(study)
     # Bob cannot answer a tuple that was handed to Ann only, whatever he claims in the body.
     bob_tuples = {theirs["tuple_id"]}
     foreign = next(t for t in range(1, 11) if t not in bob_tuples)
-    status, body, _ = bob.request("POST", "/api/annotations", {
-        "tuple_id": foreign, "best": "1", "worst": "2", "feedback": "", "submission_id": "steal",
-        "annotator": "ann"})
+    status, body, _ = bob.request(
+        "POST",
+        "/api/annotations",
+        {"tuple_id": foreign, "best": "1", "worst": "2", "feedback": "", "submission_id": "steal", "annotator": "ann"},
+    )
     assert status == 403 and "not handed to you" in body["detail"]
     # An "annotator" field in the body is ignored: the annotation is Bob's.
     items = [i["id"] for i in theirs["items"]]
-    ok = bob.request("POST", "/api/annotations", {
-        "tuple_id": theirs["tuple_id"], "best": items[0], "worst": items[3], "feedback": "",
-        "submission_id": "mine-1", "annotator": "ann", "annotator_id": 1})
+    ok = bob.request(
+        "POST",
+        "/api/annotations",
+        {
+            "tuple_id": theirs["tuple_id"],
+            "best": items[0],
+            "worst": items[3],
+            "feedback": "",
+            "submission_id": "mine-1",
+            "annotator": "ann",
+            "annotator_id": 1,
+        },
+    )
     assert ok[0] == 200
     db = Database(study[2])
-    row = db.conn().execute("SELECT n.name FROM annotations a JOIN annotators n ON n.id = a.annotator_id "
-                            "WHERE a.submission_id = 'mine-1'").fetchone()
+    row = (
+        db.conn()
+        .execute(
+            "SELECT n.name FROM annotations a JOIN annotators n ON n.id = a.annotator_id "
+            "WHERE a.submission_id = 'mine-1'"
+        )
+        .fetchone()
+    )
     assert row["name"] == "bob"
     db.close()
     # Nothing an annotator can call shows another's annotations or reaches admin data.
     progress = bob.progress()
-    assert set(progress) == {"name", "consented", "done", "skipped", "seen", "cap", "remaining", "open_tuple_id",
-                             "undo_tuple_id", "break_every", "construct"}
+    assert set(progress) == {
+        "name",
+        "consented",
+        "done",
+        "skipped",
+        "seen",
+        "cap",
+        "remaining",
+        "open_tuple_id",
+        "undo_tuple_id",
+        "break_every",
+        "construct",
+    }
     assert progress["construct"] == "gender bias"
     assert progress["name"] == "bob"
     assert bob.request("GET", "/api/admin/status")[0] == 403
@@ -125,8 +164,13 @@ def test_repeated_submission_id_returns_the_same_answer_and_stores_nothing(study
     c = client(study, "ann")
     tup = c.next()
     items = [i["id"] for i in tup["items"]]
-    body = {"tuple_id": tup["tuple_id"], "best": items[2], "worst": items[0], "feedback": "replayed",
-            "submission_id": "replay-me"}
+    body = {
+        "tuple_id": tup["tuple_id"],
+        "best": items[2],
+        "worst": items[0],
+        "feedback": "replayed",
+        "submission_id": "replay-me",
+    }
     answers = [c.request("POST", "/api/annotations", body) for _ in range(3)]
     assert [a[0] for a in answers] == [200, 200, 200]
     assert answers[0][1] == answers[1][1] == answers[2][1]
@@ -138,7 +182,7 @@ def test_repeated_submission_id_returns_the_same_answer_and_stores_nothing(study
 
 def test_next_gives_204_when_nothing_is_left_for_you(study):
     c = client(study, "ann")
-    while True:   # ann's cap is 3 tuples
+    while True:  # ann's cap is 3 tuples
         status, tup, _ = c.request("GET", "/api/next")
         if status == 204:
             break
@@ -165,18 +209,24 @@ def test_hostile_texts_come_back_verbatim_and_pages_escape_them(tmp_path):
             status, page, headers = c.request("GET", "/annotate", headers={"Accept": "text/html"})
             assert status == 200
             for item in tup["items"]:
-                escaped = (item["text"].replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-                           .replace('"', "&#34;").replace("'", "&#39;"))
+                escaped = (
+                    item["text"]
+                    .replace("&", "&amp;")
+                    .replace("<", "&lt;")
+                    .replace(">", "&gt;")
+                    .replace('"', "&#34;")
+                    .replace("'", "&#39;")
+                )
                 assert escaped in page
                 if item["id"] in ("1", "2", "3"):
-                    assert item["text"] not in page              # never raw markup
+                    assert item["text"] not in page  # never raw markup
             csp = headers["Content-Security-Policy"]
             assert "script-src 'self'" in csp and "unsafe-inline" not in csp and "default-src 'none'" in csp
             body = page.split("</head>")[1]
             assert "<script" not in body and " onerror=" not in body.replace("onerror=&#34;", "")
             items = [i["id"] for i in tup["items"]]
             c.submit(tup["tuple_id"], items[0], items[1])
-    assert {k: seen[k] for k in HOSTILE} == HOSTILE                # JSON gives every text back exactly
+    assert {k: seen[k] for k in HOSTILE} == HOSTILE  # JSON gives every text back exactly
 
 
 def test_security_headers_and_body_limit(study):
@@ -231,16 +281,23 @@ def test_repeated_failed_logins_are_throttled(study):
 def test_form_posts_need_the_csrf_token(study):
     c = client(study, "bob")
     form = {"Content-Type": "application/x-www-form-urlencoded", "Accept": "text/html", "X-CSRF-Token": ""}
-    for path, body in (("/consent", b"accept=yes"), ("/annotate", b"tuple_id=1&best=1&worst=2&submission_id=f1"),
-                       ("/skip", b"tuple_id=1"), ("/logout", b"")):
+    for path, body in (
+        ("/consent", b"accept=yes"),
+        ("/annotate", b"tuple_id=1&best=1&worst=2&submission_id=f1"),
+        ("/skip", b"tuple_id=1"),
+        ("/logout", b""),
+    ):
         status, page, _ = c.request("POST", path, headers=form, raw=body)
         assert status == 403 and "CSRF" in page, path
         status, _, _ = c.request("POST", path, headers=form, raw=body + f"&csrf_token={c.csrf}x".encode())
         assert status == 403, path
     # The login form carries its own token, tied to a cookie the login page sets.
     status, page, _ = ApiClient(study[0].url).request(
-        "POST", "/login", headers={"Content-Type": "application/x-www-form-urlencoded"},
-        raw=f"name=bob&password={study[1]['bob']}&login_token=forged".encode())
+        "POST",
+        "/login",
+        headers={"Content-Type": "application/x-www-form-urlencoded"},
+        raw=f"name=bob&password={study[1]['bob']}&login_token=forged".encode(),
+    )
     assert status == 403 and "expired" in page
 
 
@@ -252,18 +309,26 @@ def test_abandoned_tuple_goes_to_someone_else_after_the_timeout(tmp_path):
         leaver.login("leaver", passwords["leaver"])
         taker.login("taker", passwords["taker"])
         held = leaver.next()
-        assert taker.next()["tuple_id"] != held["tuple_id"]      # taken while the lease runs
+        assert taker.next()["tuple_id"] != held["tuple_id"]  # taken while the lease runs
         items = [i["id"] for i in held["items"]]
         taker_first = taker.progress()["open_tuple_id"]
         taker.skip(taker_first)
         time.sleep(1.5)
         again = taker.next()
-        while again["tuple_id"] != held["tuple_id"]:              # taker's own order may put another first
+        while again["tuple_id"] != held["tuple_id"]:  # taker's own order may put another first
             ids = [i["id"] for i in again["items"]]
             taker.submit(again["tuple_id"], ids[0], ids[1])
             again = taker.next()
-        assert again["tuple_id"] == held["tuple_id"]              # back in the pool, handed to taker
-        status, body, _ = leaver.request("POST", "/api/annotations", {
-            "tuple_id": held["tuple_id"], "best": items[0], "worst": items[1], "feedback": "",
-            "submission_id": "too-late"})
+        assert again["tuple_id"] == held["tuple_id"]  # back in the pool, handed to taker
+        status, body, _ = leaver.request(
+            "POST",
+            "/api/annotations",
+            {
+                "tuple_id": held["tuple_id"],
+                "best": items[0],
+                "worst": items[1],
+                "feedback": "",
+                "submission_id": "too-late",
+            },
+        )
         assert status == 409 and "went to another annotator" in body["detail"]

@@ -99,7 +99,7 @@ def test_two_tabs_racing_get_the_same_tuple_and_the_cap_holds(tmp_path):
     for t in threads:
         t.join(60)
     stored = root.conn().execute("SELECT tuple_id FROM annotations WHERE annotator_id = ?", (me,)).fetchall()
-    assert len(stored) == 2                          # the cap, whatever the interleaving
+    assert len(stored) == 2  # the cap, whatever the interleaving
     assert len({r[0] for r in stored}) == 2
     oks = [r for r in results if r[0] == "ok"]
     assert len(oks) == 2 and all(r[0] in ("ok", 409) for r in results)
@@ -153,23 +153,23 @@ def test_submission_rules(tmp_path):
     db, s, who = ids_of(project)
     mine = next_tuple(db, s, who["ann"], lease=LEASE, now=1000.0)
     theirs = next_tuple(db, s, who["other"], lease=LEASE, now=1000.0)
-    assert mine["tuple_id"] == theirs["tuple_id"]           # fullest-first: both on tuple 1
+    assert mine["tuple_id"] == theirs["tuple_id"]  # fullest-first: both on tuple 1
     free = next(t for t in range(1, 7) if t != mine["tuple_id"])
     other_tuple = {"tuple_id": free, "items": _items(db, free)}
-    with pytest.raises(Refused) as exc:                       # never handed to "ann"
+    with pytest.raises(Refused) as exc:  # never handed to "ann"
         answer(db, s, who["ann"], other_tuple, now=1001.0)
     assert exc.value.status == 403
-    with pytest.raises(Refused) as exc:                       # unknown tuple: same answer, no hint
+    with pytest.raises(Refused) as exc:  # unknown tuple: same answer, no hint
         submit(db, s, who["ann"], Submission(999, "1", "2", "", "x"), now=1001.0)
     assert exc.value.status == 403
-    with pytest.raises(Refused) as exc:                       # an id not in the tuple
+    with pytest.raises(Refused) as exc:  # an id not in the tuple
         submit(db, s, who["ann"], Submission(mine["tuple_id"], "39", mine["items"][0]["id"], "", "y"), now=1001.0)
     assert exc.value.status == 422
     first = answer(db, s, who["ann"], mine, sid="sub-1", now=1002.0, feedback="hard one")
     again = answer(db, s, who["ann"], mine, sid="sub-1", now=1003.0, feedback="hard one")
-    assert again == first                                     # replay: same answer, nothing new
+    assert again == first  # replay: same answer, nothing new
     assert db.conn().execute("SELECT COUNT(*) FROM annotations").fetchone()[0] == 1
-    with pytest.raises(Refused) as exc:                       # same tuple, new submission id
+    with pytest.raises(Refused) as exc:  # same tuple, new submission id
         answer(db, s, who["ann"], mine, sid="sub-2", now=1004.0)
     assert exc.value.status == 409
     # A reused submission id with another body is still a repeat: first answer, nothing stored.
@@ -187,7 +187,7 @@ def test_skip_frees_the_slot_and_is_not_offered_again(tmp_path):
     first = next_tuple(db, s, who["a"], lease=LEASE, now=1000.0)
     assert skip(db, who["a"], first["tuple_id"], now=1001.0)["skipped"]
     assert next_tuple(db, s, who["a"], lease=LEASE, now=1002.0)["tuple_id"] != first["tuple_id"]
-    assert first["tuple_id"] in work_until_done(db, s, who["b"], now=1003.0)   # the slot went back to the pool
+    assert first["tuple_id"] in work_until_done(db, s, who["b"], now=1003.0)  # the slot went back to the pool
     assert progress(db, s, who["a"])["skipped"] == 1
     with pytest.raises(Refused) as exc:
         answer(db, s, who["a"], first, now=1004.0)
@@ -197,8 +197,17 @@ def test_skip_frees_the_slot_and_is_not_offered_again(tmp_path):
 def test_gold_interleaved_at_the_rate_and_flag_survives_reopen(tmp_path):
     # Items k, k+10, k+20, k+30: never a window of consecutive ids like the study tuples.
     gold = [[str(k), str(k + 10), str(k + 20), str(k + 30), str(k + 10), str(k + 30)] for k in range(1, 6)]
-    project = make_project(tmp_path, n_items=40, n_tuples=30, per_tuple=1, cap=1.0, gold=gold, gold_rate=0.2,
-                           gold_threshold=0.7, gold_min=3)
+    project = make_project(
+        tmp_path,
+        n_items=40,
+        n_tuples=30,
+        per_tuple=1,
+        cap=1.0,
+        gold=gold,
+        gold_rate=0.2,
+        gold_threshold=0.7,
+        gold_min=3,
+    )
     make_accounts(project, ["careless", "careful"])
     db, s, who = ids_of(project)
     assert (s.n_gold, s.n_tuples) == (5, 30)
@@ -207,21 +216,29 @@ def test_gold_interleaved_at_the_rate_and_flag_survives_reopen(tmp_path):
         me, seq = who[name], []
         for k in range(15):
             tup = next_tuple(db, s, me, lease=LEASE, now=1000.0 + k)
-            is_gold = db.conn().execute("SELECT is_gold, gold_best, gold_worst FROM tuples WHERE id = ?",
-                                        (tup["tuple_id"],)).fetchone()
+            is_gold = (
+                db.conn()
+                .execute("SELECT is_gold, gold_best, gold_worst FROM tuples WHERE id = ?", (tup["tuple_id"],))
+                .fetchone()
+            )
             items = [i["id"] for i in tup["items"]]
             if is_gold["is_gold"] and name == "careful":
                 best, worst = items.index(is_gold["gold_best"]), items.index(is_gold["gold_worst"])
             else:  # careless: picks the reverse of the expected answer on gold
-                best, worst = (items.index(is_gold["gold_worst"]), items.index(is_gold["gold_best"])) \
-                    if is_gold["is_gold"] else (0, 1)
+                best, worst = (
+                    (items.index(is_gold["gold_worst"]), items.index(is_gold["gold_best"]))
+                    if is_gold["is_gold"]
+                    else (0, 1)
+                )
             answer(db, s, me, tup, best=best, worst=worst, now=1000.0 + k)
             seq.append(bool(is_gold["is_gold"]))
         kinds[name] = seq
     # rate 0.2: every 5th tuple handed out is gold (3 of 15).
     assert kinds["careful"] == [False, False, False, False, True] * 3
-    flags = {r["name"]: (r["flagged"], r["flag_reason"]) for r in
-             db.conn().execute("SELECT name, flagged, flag_reason FROM annotators")}
+    flags = {
+        r["name"]: (r["flagged"], r["flag_reason"])
+        for r in db.conn().execute("SELECT name, flagged, flag_reason FROM annotators")
+    }
     assert flags["careful"] == (0, None)
     assert flags["careless"][0] == 1 and flags["careless"][1].startswith("gold accuracy 0/3")
     db.close()
@@ -229,6 +246,7 @@ def test_gold_interleaved_at_the_rate_and_flag_survives_reopen(tmp_path):
     reopened = Database(project)
     row = reopened.conn().execute("SELECT flagged FROM annotators WHERE name = 'careless'").fetchone()
     assert row[0] == 1
-    counts = Counter(r[0] for r in reopened.conn().execute(
-        "SELECT t.is_gold FROM annotations a JOIN tuples t ON t.id = a.tuple_id"))
+    counts = Counter(
+        r[0] for r in reopened.conn().execute("SELECT t.is_gold FROM annotations a JOIN tuples t ON t.id = a.tuple_id")
+    )
     assert counts == {0: 24, 1: 6}

@@ -28,7 +28,7 @@ HOSTILE = {
     "2": '<img src=x onerror="window.__pwned = 2"> he is a nurse',
     "3": '<a href="javascript:window.__pwned=3">click me</a> she is an engineer',
     "4": "\u202eniamod siht ni tnetepmoc era nem ylnO\u202c the end",
-    "5": "Long text. " * 9_100,   # about 100 KB
+    "5": "Long text. " * 9_100,  # about 100 KB
 }
 
 
@@ -38,12 +38,13 @@ def _browser_available() -> bool:
 
 if not _browser_available():
     if os.environ.get("CI", "").lower() == "true":
-        raise RuntimeError(f"CI=true but Chromium is missing ({CHROMIUM}, {CHROMEDRIVER}): "
-                           "apt-get install -y chromium chromium-driver")
+        raise RuntimeError(
+            f"CI=true but Chromium is missing ({CHROMIUM}, {CHROMEDRIVER}): apt-get install -y chromium chromium-driver"
+        )
     pytest.skip("Chromium not installed (apt-get install -y chromium chromium-driver)", allow_module_level=True)
 
 if os.environ.get("CI", "").lower() != "true":
-    pytest.importorskip("selenium")             # in CI a missing selenium fails at the import below
+    pytest.importorskip("selenium")  # in CI a missing selenium fails at the import below
 from selenium import webdriver  # noqa: E402
 from selenium.common.exceptions import (  # noqa: E402
     NoAlertPresentException,
@@ -58,12 +59,19 @@ from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 @pytest.fixture
 def browser():
-    os.environ["SE_OFFLINE"] = "true"          # Selenium Manager must not try to download anything
+    os.environ["SE_OFFLINE"] = "true"  # Selenium Manager must not try to download anything
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
     profile = tempfile.mkdtemp(prefix="biaslab-chromium-")
-    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-                "--window-size=1200,900", f"--user-data-dir={profile}", "--no-first-run"):
+    for arg in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-dev-shm-usage",
+        "--disable-gpu",
+        "--window-size=1200,900",
+        f"--user-data-dir={profile}",
+        "--no-first-run",
+    ):
         options.add_argument(arg)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
@@ -103,6 +111,7 @@ def log_in(driver, url: str, name: str, password: str) -> None:
 def replaced(element):
     """A wait condition: ``element`` has left the document. While the next page replaces it, Chromium may
     answer "does not belong to the document" instead of a stale-element error: that is gone too."""
+
     def check(_driver) -> bool:
         try:
             element.is_enabled()
@@ -113,6 +122,7 @@ def replaced(element):
                 return True
             raise
         return False
+
     return check
 
 
@@ -123,9 +133,14 @@ def progress_value(driver) -> int:
 def stored(project: Path, name: str) -> list[tuple]:
     db = Database(project)
     try:
-        return [tuple(r) for r in db.conn().execute(
-            "SELECT a.tuple_id, a.best, a.worst, a.feedback FROM annotations a JOIN annotators n "
-            "ON n.id = a.annotator_id WHERE n.name = ? ORDER BY a.id", (name,))]
+        return [
+            tuple(r)
+            for r in db.conn().execute(
+                "SELECT a.tuple_id, a.best, a.worst, a.feedback FROM annotations a JOIN annotators n "
+                "ON n.id = a.annotator_id WHERE n.name = ? ORDER BY a.id",
+                (name,),
+            )
+        ]
     finally:
         db.close()
 
@@ -140,14 +155,14 @@ def test_login_consent_annotate_with_mouse_and_keyboard_break_and_logout(tmp_pat
     with ServerProcess(project) as server:
         d = browser
         d.get(server.url + "/annotate")
-        wait_for(d, "login")                                   # not logged in: the login page
+        wait_for(d, "login")  # not logged in: the login page
         log_in(d, server.url, "ann", "not the password")
         assert "Wrong name or password" in wait_for(d, "login-form").find_element(By.XPATH, "..").text
         log_in(d, server.url, "ann", password)
         wait_for(d, "accept")
         shot(d, "consent")
         assert "Content warning" in d.page_source
-        d.get(server.url + "/annotate")                        # consent must come first
+        d.get(server.url + "/annotate")  # consent must come first
         wait_for(d, "accept").click()
         d.find_element(By.ID, "consent").click()
         wait_for(d, "start")
@@ -172,25 +187,24 @@ def test_login_consent_annotate_with_mouse_and_keyboard_break_and_logout(tmp_pat
         items = current_items(d)
         body = d.find_element(By.TAG_NAME, "body")
         body.send_keys("4")
-        body.send_keys("r")                                    # least = text 4: clears "most" = text 4
+        body.send_keys("r")  # least = text 4: clears "most" = text 4
         assert not d.find_element(By.ID, "best-4").is_selected()
         assert d.find_element(By.ID, "worst-4").is_selected()
         body.send_keys("2")
-        body.send_keys("\ue007")                               # Enter
+        body.send_keys("\ue007")  # Enter
         until(d, lambda drv: progress_value(drv) == 2)
         assert stored(project, "ann")[-1][1:3] == (items[1], items[3])
 
         # 3. Skip with the S key: nothing stored, a new tuple.
         skipped = d.find_element(By.NAME, "tuple_id").get_attribute("value")
         d.find_element(By.TAG_NAME, "body").send_keys("s")
-        until(d,
-            lambda drv: drv.find_element(By.NAME, "tuple_id").get_attribute("value") != skipped)
+        until(d, lambda drv: drv.find_element(By.NAME, "tuple_id").get_attribute("value") != skipped)
         assert len(stored(project, "ann")) == 2
 
         # 4. Break reminder every 25: do 22 through the API (same account), the 25th in the browser.
         api = ApiClient(server.url)
         api.login("ann", password)
-        held = api.next()                                      # the tuple the page shows
+        held = api.next()  # the tuple the page shows
         for _ in range(22):
             tup = api.next()
             ids = [i["id"] for i in tup["items"]]
@@ -205,8 +219,7 @@ def test_login_consent_annotate_with_mouse_and_keyboard_break_and_logout(tmp_pat
             body.send_keys("1")
             body.send_keys("w")
             body.send_keys("\ue007")
-            until(d, lambda drv, before=done_before: drv.find_elements(By.ID, "break") or
-                                                    progress_value(drv) > before)
+            until(d, lambda drv, before=done_before: drv.find_elements(By.ID, "break") or progress_value(drv) > before)
             if d.find_elements(By.ID, "break"):
                 break
             done_before = progress_value(d)
@@ -243,42 +256,51 @@ def test_hostile_texts_are_shown_as_text_and_run_nothing(tmp_path, browser):
             wait_for(d, "annotate-form")
             shot(d, f"hostile-{k}")
             with pytest.raises(NoAlertPresentException):
-                _ = d.switch_to.alert.text                     # alert('x') never ran
+                _ = d.switch_to.alert.text  # alert('x') never ran
             assert d.execute_script("return window.__pwned === undefined")
             texts = d.find_elements(By.CSS_SELECTOR, ".item-text")
-            assert not d.find_elements(By.CSS_SELECTOR, ".item-text *")   # no element inside a text
+            assert not d.find_elements(By.CSS_SELECTOR, ".item-text *")  # no element inside a text
             for radio, text in zip(current_items(d), texts):
                 shown[radio] = d.execute_script("return arguments[0].textContent", text)
             big = [t for t in texts if len(t.get_attribute("textContent")) > 50_000]
-            for t in big:                                      # the 100 KB text scrolls inside its box
+            for t in big:  # the 100 KB text scrolls inside its box
                 assert t.size["height"] < 400
             d.find_element(By.ID, "best-1").click()
             d.find_element(By.ID, "worst-2").click()
             d.find_element(By.ID, "submit").click()
         for item_id, text in HOSTILE.items():
-            assert shown[item_id] == text                      # displayed literally, characters intact
+            assert shown[item_id] == text  # displayed literally, characters intact
         note = d.page_source
         assert d.execute_script("return window.__pwned === undefined")
         hrefs = d.execute_script("return Array.from(document.links, a => a.getAttribute('href') || '').join(' ')")
-        assert "javascript:" not in hrefs                      # read in one go: the page may be updating
+        assert "javascript:" not in hrefs  # read in one go: the page may be updating
         assert note
 
 
 def test_admin_page_shows_progress_and_the_gold_flag(tmp_path, browser):
     gold = [[str(k), str(k + 10), str(k + 20), str(k + 30), str(k + 10), str(k + 30)] for k in range(1, 4)]
-    project = make_project(tmp_path, n_items=40, n_tuples=20, per_tuple=1, cap=1.0, gold=gold, gold_rate=0.5,
-                           gold_min=2, gold_threshold=0.9)
+    project = make_project(
+        tmp_path,
+        n_items=40,
+        n_tuples=20,
+        per_tuple=1,
+        cap=1.0,
+        gold=gold,
+        gold_rate=0.5,
+        gold_min=2,
+        gold_threshold=0.9,
+    )
     passwords = make_accounts(project, ["sloppy"])
     passwords.update(make_accounts(project, ["lead"], admin=True))
     db = Database(project)
     s = Settings.load(db)
     me = db.conn().execute("SELECT id FROM annotators WHERE name = 'sloppy'").fetchone()[0]
     for k in range(6):  # best: the highest item id, worst: the lowest; the reverse of every gold answer
-        tup = next_tuple(db, s, me, lease=60)            # (positions are shuffled per annotator: pick by id)
+        tup = next_tuple(db, s, me, lease=60)  # (positions are shuffled per annotator: pick by id)
         ids = sorted((i["id"] for i in tup["items"]), key=int)
         submit(db, s, me, Submission(tup["tuple_id"], ids[-1], ids[0], "", f"g{k}"))
     db.close()
-    with ServerProcess(project) as server:                     # a fresh process reads the stored flag
+    with ServerProcess(project) as server:  # a fresh process reads the stored flag
         d = browser
         log_in(d, server.url, "lead", passwords["lead"])
         wait_for(d, "admin")
@@ -311,8 +333,10 @@ def test_layout_fits_phones_and_desktops(tmp_path, browser, width, phone):
     password = make_accounts(project, ["ann"])["ann"]
     with ServerProcess(project) as server:
         d = browser
-        d.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
-                          {"width": width, "height": 844, "deviceScaleFactor": 2 if phone else 1, "mobile": phone})
+        d.execute_cdp_cmd(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": width, "height": 844, "deviceScaleFactor": 2 if phone else 1, "mobile": phone},
+        )
         log_in(d, server.url, "ann", password)
         for page_id in ("accept",):
             wait_for(d, page_id)
@@ -325,12 +349,12 @@ def test_layout_fits_phones_and_desktops(tmp_path, browser, width, phone):
         shot(d, f"layout-{width}")
         m = d.execute_script(LAYOUT_PROBE)
         assert m["viewport"] == width
-        assert m["scroll"] <= m["viewport"] and m["body"] <= m["viewport"], m      # no horizontal scroll
-        assert len(m["texts"]) == 4 and min(m["texts"]) >= 200, m                 # statements readable
+        assert m["scroll"] <= m["viewport"] and m["body"] <= m["viewport"], m  # no horizontal scroll
+        assert len(m["texts"]) == 4 and min(m["texts"]) >= 200, m  # statements readable
         assert m["logoutRight"] is not None and m["logoutRight"] <= m["viewport"], m
-        assert all(w >= 44 and h >= 44 for w, h in m["picks"]), m["picks"]       # big enough to tap
-        assert m["firstPickLeftOfText"] is (not phone)                           # stacked on phones only
-        if phone:                                                                 # tap the choices, submit
+        assert all(w >= 44 and h >= 44 for w, h in m["picks"]), m["picks"]  # big enough to tap
+        assert m["firstPickLeftOfText"] is (not phone)  # stacked on phones only
+        if phone:  # tap the choices, submit
             d.find_element(By.CSS_SELECTOR, 'label[for="best-2"]').click()
             d.find_element(By.CSS_SELECTOR, 'label[for="worst-3"]').click()
             d.find_element(By.ID, "submit").click()
@@ -355,7 +379,7 @@ def test_skip_and_undo_with_the_keyboard(tmp_path, browser):
         wait_for(d, "undo-skip")
         d.find_element(By.TAG_NAME, "body").send_keys("u")
         until(d, lambda drv: drv.find_element(By.NAME, "tuple_id").get_attribute("value") == first)
-        assert current_items(d) == first_items                 # the same tuple, items in the same places
+        assert current_items(d) == first_items  # the same tuple, items in the same places
         assert not d.find_elements(By.ID, "undo-skip")
 
 
@@ -367,8 +391,9 @@ def page_text(driver) -> str:
 @pytest.mark.parametrize("construct", ["anti-Muslim bias", "antisemitism"])
 def test_a_study_of_another_construct_names_it_on_every_page_and_never_gender(tmp_path, browser, construct):
     gold = [["1", "11", "21", "31", "11", "31"]]
-    project = make_project(tmp_path, n_items=40, n_tuples=6, per_tuple=1, cap=0.5, gold=gold, gold_rate=0.5,
-                           construct=construct)
+    project = make_project(
+        tmp_path, n_items=40, n_tuples=6, per_tuple=1, cap=0.5, gold=gold, gold_rate=0.5, construct=construct
+    )
     passwords = make_accounts(project, ["ann"])
     passwords.update(make_accounts(project, ["lead"], admin=True))
     seen: dict[str, str] = {}
@@ -383,7 +408,7 @@ def test_a_study_of_another_construct_names_it_on_every_page_and_never_gender(tm
         seen["consent"] = page_text(d)
         assert construct in d.find_element(By.ID, "construct-warning").text
         d.execute_script("document.getElementById('accept').required = false;")
-        d.find_element(By.ID, "consent").click()                 # not ticked: refused, the page again
+        d.find_element(By.ID, "consent").click()  # not ticked: refused, the page again
         until(d, lambda drv: drv.find_elements(By.CSS_SELECTOR, ".error"))
         seen["consent refused"] = page_text(d)
         d.find_element(By.ID, "accept").click()
@@ -397,7 +422,7 @@ def test_a_study_of_another_construct_names_it_on_every_page_and_never_gender(tm
         seen["tuple"] = page_text(d)
         question = d.find_element(By.ID, "question").text
         assert f"the most {construct}" in question and f"the least {construct}" in question
-        d.find_element(By.ID, "best-1").click()    # one choice only, past the page's checks: the server asks for both
+        d.find_element(By.ID, "best-1").click()  # one choice only, past the page's checks: the server asks for both
         d.execute_script("HTMLFormElement.prototype.submit.call(document.getElementById('annotate-form'))")
         wait_for(d, "error")
         seen["tuple refused"] = page_text(d)
@@ -420,16 +445,17 @@ def test_a_study_of_another_construct_names_it_on_every_page_and_never_gender(tm
         admin = d.find_element(By.ID, "admin").text
         assert construct in d.find_element(By.TAG_NAME, "h1").text and construct in admin
         row = next(r for r in d.find_elements(By.CSS_SELECTOR, "table.status tbody tr") if r.text.startswith("ann"))
-        assert row.find_element(By.CSS_SELECTOR, "td.seen").text == "3 (100%)"   # 1 study + 1 gold + 1 skipped
+        assert row.find_element(By.CSS_SELECTOR, "td.seen").text == "3 (100%)"  # 1 study + 1 gold + 1 skipped
         assert "Seen counts every tuple shown" in d.find_element(By.ID, "cap-note").text
     for name, html in seen.items():
         assert "gender" not in html.lower(), f"the {name} page mentions gender"
     out = tmp_path / "export.csv"
     from biaslab.annotate.manage import export
+
     export(project, out)
     text = out.read_text(encoding="utf-8")
     assert "gender" not in text.lower() and text.splitlines()[0].endswith(",construct")
-    assert len(text.splitlines()) == 2 and text.splitlines()[1].endswith("," + construct)   # the study answer
+    assert len(text.splitlines()) == 2 and text.splitlines()[1].endswith("," + construct)  # the study answer
 
 
 def test_the_default_study_asks_about_gender_bias(tmp_path, browser):

@@ -21,8 +21,9 @@ from tests.annotate.helpers import REPO, ring_tuples, write_csv
 
 def biaslab(*args):
     env = dict(os.environ, PYTHONPATH=str(REPO / "src"), COLUMNS="200")
-    return subprocess.run([sys.executable, "-m", "biaslab.cli", "annotate", *map(str, args)], env=env,
-                          capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, "-m", "biaslab.cli", "annotate", *map(str, args)], env=env, capture_output=True, text=True
+    )
 
 
 @pytest.fixture
@@ -30,18 +31,25 @@ def files(tmp_path):
     ids = [str(i) for i in range(1, 21)]
     items = write_csv(tmp_path / "items.tsv", ["uid", "response"], [[i, f"text {i}"] for i in ids])
     items.write_text(items.read_text().replace(",", "\t"))
-    tuples = write_csv(tmp_path / "tuples.csv", ["Item1", "Item2", "Item3", "Item4", "BestItem", "WorstItem"],
-                       [t + [t[0], t[1]] for t in ring_tuples(ids, 10)] * 2)   # each tuple twice, as in FSB
-    gold = write_csv(tmp_path / "gold.csv", ["Item1", "Item2", "Item3", "Item4", "BestItem", "WorstItem"],
-                     [["1", "6", "11", "16", "6", "16"]])
+    tuples = write_csv(
+        tmp_path / "tuples.csv",
+        ["Item1", "Item2", "Item3", "Item4", "BestItem", "WorstItem"],
+        [t + [t[0], t[1]] for t in ring_tuples(ids, 10)] * 2,
+    )  # each tuple twice, as in FSB
+    gold = write_csv(
+        tmp_path / "gold.csv",
+        ["Item1", "Item2", "Item3", "Item4", "BestItem", "WorstItem"],
+        [["1", "6", "11", "16", "6", "16"]],
+    )
     return tmp_path, items, tuples, gold
 
 
 def test_init_add_status_export(files):
     tmp, items, tuples, gold = files
     project = tmp / "study"
-    proc = biaslab("init", project, "--items", items, "--tuples", tuples, "--per-tuple", 2, "--cap", 0.3,
-                   "--gold", gold)
+    proc = biaslab(
+        "init", project, "--items", items, "--tuples", tuples, "--per-tuple", 2, "--cap", 0.3, "--gold", gold
+    )
     assert proc.returncode == 0, proc.stderr
     assert "20 items, 10 tuples" in proc.stdout and "1 gold tuples" in proc.stdout
     assert "may be shown 3 tuples" in proc.stdout and "at least 7 annotators" in proc.stdout
@@ -58,7 +66,7 @@ def test_init_add_status_export(files):
     # Annotate a few tuples directly, with hostile feedback, then look at status and the export.
     s = Settings.load(db)
     me = db.conn().execute("SELECT id FROM annotators WHERE name = 'ann1'").fetchone()[0]
-    feedbacks = ["=HYPERLINK(\"http://x\",\"y\")", "+1", "fine, \"quoted\"\nand a new line"]
+    feedbacks = ['=HYPERLINK("http://x","y")', "+1", 'fine, "quoted"\nand a new line']
     for k, fb in enumerate(feedbacks):
         tup = next_tuple(db, s, me, lease=60)
         items_ = [i["id"] for i in tup["items"]]
@@ -77,23 +85,52 @@ def test_init_add_status_export(files):
     assert exp.returncode == 0, exp.stderr
     with open(out_csv, newline="") as fh:
         rows = list(csv.DictReader(fh))
-    assert list(rows[0]) == ["Item1", "Item2", "Item3", "Item4", "BestItem", "WorstItem", "tuple_id", "annotator",
-                             "positions", "shown_at", "submitted_at", "seconds_on_task", "feedback", "construct"]
-    assert {r["construct"] for r in rows} == {"gender bias"}     # the default: the Fifty Shades of Bias study
+    assert list(rows[0]) == [
+        "Item1",
+        "Item2",
+        "Item3",
+        "Item4",
+        "BestItem",
+        "WorstItem",
+        "tuple_id",
+        "annotator",
+        "positions",
+        "shown_at",
+        "submitted_at",
+        "seconds_on_task",
+        "feedback",
+        "construct",
+    ]
+    assert {r["construct"] for r in rows} == {"gender bias"}  # the default: the Fifty Shades of Bias study
     assert len(rows) == 3 and all(r["annotator"] == "ann1" for r in rows)
-    for r in rows:   # best was the statement shown 1st, worst the one shown 4th: positions say which Items those were
+    for r in rows:  # best was the statement shown 1st, worst the one shown 4th: positions say which Items those were
         where = {int(p): r[f"Item{k + 1}"] for k, p in enumerate(r["positions"].split())}
         assert sorted(where) == [1, 2, 3, 4] and (r["BestItem"], r["WorstItem"]) == (where[1], where[4])
         assert r["shown_at"].endswith("Z") and float(r["seconds_on_task"]) >= 0 and int(r["tuple_id"]) >= 1
     assert [r["feedback"] for r in rows] == ["'" + feedbacks[0], "'+1", feedbacks[2]]
     assert not any(cell.startswith(("=", "+", "-", "@")) for r in rows for cell in r.values())
-    scores = score_counting(read_annotations(out_csv)).set_index("id")   # what `biaslab bws score` computes
+    scores = score_counting(read_annotations(out_csv)).set_index("id")  # what `biaslab bws score` computes
     shown = {r[f"Item{k}"] for r in rows for k in range(1, 5)}
     assert set(scores.index) == shown and scores["n_appearances"].sum() == 12
     env = dict(os.environ, PYTHONPATH=str(REPO / "src"))
-    scored = subprocess.run([sys.executable, "-m", "biaslab.cli", "bws", "score", "--annotations", str(out_csv),
-                             "--out", str(tmp / "scores.csv"), "--resamples", "0"], env=env, capture_output=True,
-                            text=True)
+    scored = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "biaslab.cli",
+            "bws",
+            "score",
+            "--annotations",
+            str(out_csv),
+            "--out",
+            str(tmp / "scores.csv"),
+            "--resamples",
+            "0",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert scored.returncode == 0, scored.stderr
     with open(tmp / "scores.csv", newline="") as fh:
         cli_scores = {r["id"]: float(r["score"]) for r in csv.DictReader(fh)}
@@ -119,25 +156,31 @@ def test_reset_password(files):
     assert missing.returncode != 0 and "no annotator named" in missing.stderr
 
 
-@pytest.mark.parametrize("case, args, message", [
-    ("no items", ["--items", "missing.csv"], "missing.csv: no such file"),
-    ("both", ["--tuples", "tuples.csv", "--seed", "1"], "either --tuples FILE"),
-    ("cap", ["--tuples", "tuples.csv", "--cap", "1.5"], "--cap 1.5"),
-    ("tiny cap", ["--tuples", "tuples.csv", "--cap", "0.01"], "no tuple at all"),
-    ("per tuple", ["--tuples", "tuples.csv", "--per-tuple", "0"], "--per-tuple 0"),
-    ("unknown item", ["--tuples", "bad_tuples.csv"], "row 2 column Item3: item 99 is not in the items file"),
-    ("gold answer", ["--tuples", "tuples.csv", "--gold", "bad_gold.csv"], "row 2 column BestItem"),
-    ("bad id", ["--items", "bad_items.csv"], "row 3 column id: item id '=1+1'"),
-    ("empty construct", ["--tuples", "tuples.csv", "--construct", " "], "--construct ' ': name the bias"),
-    ("appearances with tuples", ["--tuples", "tuples.csv", "--appearances", "4"], "with --tuples FILE leave them"),
-    ("too few items", ["--items", "eight.csv"], "lower --appearances to 7 or less, or give at least 9 items"),
-    ("no appearances", ["--items", "eight.csv", "--appearances", "0"], "--appearances 0 must be at least 1"),
-])
+@pytest.mark.parametrize(
+    "case, args, message",
+    [
+        ("no items", ["--items", "missing.csv"], "missing.csv: no such file"),
+        ("both", ["--tuples", "tuples.csv", "--seed", "1"], "either --tuples FILE"),
+        ("cap", ["--tuples", "tuples.csv", "--cap", "1.5"], "--cap 1.5"),
+        ("tiny cap", ["--tuples", "tuples.csv", "--cap", "0.01"], "no tuple at all"),
+        ("per tuple", ["--tuples", "tuples.csv", "--per-tuple", "0"], "--per-tuple 0"),
+        ("unknown item", ["--tuples", "bad_tuples.csv"], "row 2 column Item3: item 99 is not in the items file"),
+        ("gold answer", ["--tuples", "tuples.csv", "--gold", "bad_gold.csv"], "row 2 column BestItem"),
+        ("bad id", ["--items", "bad_items.csv"], "row 3 column id: item id '=1+1'"),
+        ("empty construct", ["--tuples", "tuples.csv", "--construct", " "], "--construct ' ': name the bias"),
+        ("appearances with tuples", ["--tuples", "tuples.csv", "--appearances", "4"], "with --tuples FILE leave them"),
+        ("too few items", ["--items", "eight.csv"], "lower --appearances to 7 or less, or give at least 9 items"),
+        ("no appearances", ["--items", "eight.csv", "--appearances", "0"], "--appearances 0 must be at least 1"),
+    ],
+)
 def test_init_errors_are_one_line(files, case, args, message, monkeypatch):
     tmp, items, tuples, _ = files
     write_csv(tmp / "bad_tuples.csv", ["Item1", "Item2", "Item3", "Item4"], [["1", "2", "99", "4"]])
-    write_csv(tmp / "bad_gold.csv", ["Item1", "Item2", "Item3", "Item4", "BestItem", "WorstItem"],
-              [["1", "2", "3", "4", "7", "1"]])
+    write_csv(
+        tmp / "bad_gold.csv",
+        ["Item1", "Item2", "Item3", "Item4", "BestItem", "WorstItem"],
+        [["1", "2", "3", "4", "7", "1"]],
+    )
     write_csv(tmp / "bad_items.csv", ["id", "text"], [["1", "ok"], ["=1+1", "formula id"]])
     write_csv(tmp / "eight.csv", ["id", "text"], [[str(i), f"text {i}"] for i in range(8)])
     if "--items" not in args:
@@ -151,8 +194,12 @@ def test_init_errors_are_one_line(files, case, args, message, monkeypatch):
 
 
 def test_commands_on_a_folder_without_project(tmp_path):
-    for cmd in (["status", tmp_path], ["export", tmp_path, "--out", tmp_path / "x.csv"], ["serve", tmp_path],
-                ["add-annotator", tmp_path, "ann"]):
+    for cmd in (
+        ["status", tmp_path],
+        ["export", tmp_path, "--out", tmp_path / "x.csv"],
+        ["serve", tmp_path],
+        ["add-annotator", tmp_path, "ann"],
+    ):
         proc = biaslab(*cmd)
         assert proc.returncode != 0 and "is not an annotation project" in proc.stderr, cmd
         assert "Traceback" not in proc.stderr
@@ -199,8 +246,9 @@ def test_init_with_few_items_takes_the_appearances_the_message_names(files):
 
 def test_init_construct_names_the_study(files):
     tmp, items, tuples, _ = files
-    made = biaslab("init", tmp / "p", "--items", items, "--tuples", tuples, "--cap", 0.5,
-                   "--construct", "  anti-Muslim   bias ")
+    made = biaslab(
+        "init", tmp / "p", "--items", items, "--tuples", tuples, "--cap", 0.5, "--construct", "  anti-Muslim   bias "
+    )
     assert made.returncode == 0, made.stderr
     assert "construct: anti-Muslim bias" in made.stdout and "default instructions" in made.stdout
     db = Database(tmp / "p")

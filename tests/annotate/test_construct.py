@@ -68,17 +68,17 @@ def test_seen_adds_up_what_the_cap_limits(tmp_path):
     s = Settings.load(db)
     me = db.conn().execute("SELECT id FROM annotators").fetchone()[0]
     t = 1000.0
-    answer(db, s, me, next_tuple(db, s, me, lease=60, now=t), now=t)            # study
-    answer(db, s, me, next_tuple(db, s, me, lease=60, now=t), now=t)            # gold (rate 0.5)
-    answer(db, s, me, next_tuple(db, s, me, lease=60, now=t), now=t)            # study
+    answer(db, s, me, next_tuple(db, s, me, lease=60, now=t), now=t)  # study
+    answer(db, s, me, next_tuple(db, s, me, lease=60, now=t), now=t)  # gold (rate 0.5)
+    answer(db, s, me, next_tuple(db, s, me, lease=60, now=t), now=t)  # study
     skip(db, me, next_tuple(db, s, me, lease=60, now=t)["tuple_id"], now=t)
-    next_tuple(db, s, me, lease=60, now=t)                                      # left to expire
+    next_tuple(db, s, me, lease=60, now=t)  # left to expire
     later = t + 120
-    expired = next_tuple(db, s, me, lease=60, now=later)                        # reclaims it, hands a new one
+    expired = next_tuple(db, s, me, lease=60, now=later)  # reclaims it, hands a new one
     assert expired is not None and next_tuple(db, s, me, lease=60, now=later) == expired
     row = next(a for a in project_status(db, s, reliability=False, now=later)["annotators"] if a["name"] == "ann")
     assert (row["done"], row["gold_answered"], row["skipped"], row["expired"], row["open"]) == (2, 1, 1, 1, 1)
     assert row["seen"] == 6 == s.cap_count and row["share_of_cap"] == 1.0
     answer(db, s, me, expired, now=later)
-    assert next_tuple(db, s, me, lease=60, now=later) is None                   # the cap holds what seen counts
+    assert next_tuple(db, s, me, lease=60, now=later) is None  # the cap holds what seen counts
     db.close()

@@ -25,7 +25,7 @@ def test_sigkill_mid_load_loses_and_duplicates_nothing(tmp_path):
     errors = [e for run in runs for e in run.errors]
     assert errors == []
     assert info["kills"] == KILLS and info["unfinished"] == 0
-    assert sum(run.retries for run in runs) > 0            # the kills really hit requests in flight
+    assert sum(run.retries for run in runs) > 0  # the kills really hit requests in flight
     report = verify_store(project, runs, per_tuple=3, cap_count=25)
     assert report["integrity"] == "ok"
     assert report["acknowledged"] == N_ANNOTATORS * PER_ANNOTATOR
@@ -39,7 +39,7 @@ def test_sigkill_mid_load_loses_and_duplicates_nothing(tmp_path):
         synchronous = conn.execute("PRAGMA synchronous").fetchone()[0]
     finally:
         db.close()
-    assert mode == "wal" and synchronous == 2      # 2 = FULL: COMMIT returns after the WAL is fsynced
+    assert mode == "wal" and synchronous == 2  # 2 = FULL: COMMIT returns after the WAL is fsynced
 
 
 def test_restart_keeps_sessions_and_open_tuples(tmp_path):
@@ -54,7 +54,7 @@ def test_restart_keeps_sessions_and_open_tuples(tmp_path):
         held = c.next()
         server.kill()
         server.start()
-        assert c.next() == held                              # same session, same open tuple
+        assert c.next() == held  # same session, same open tuple
         items = [i["id"] for i in held["items"]]
         assert c.submit(held["tuple_id"], items[0], items[1], submission_id="after-restart")["ok"]
     finally:

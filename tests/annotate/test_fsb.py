@@ -54,10 +54,10 @@ def test_designed_project_puts_every_text_in_eight_tuples(tmp_path):
 def test_replayed_release_exports_what_bws_scores_like_the_release(tmp_path):
     released = read_annotations(fsb("fsb-tuples-annotations.csv"))
     cols = ["Item1", "Item2", "Item3", "Item4"]
-    answers = defaultdict(list)                         # tuple (as a set) -> released (best, worst) in file order
+    answers = defaultdict(list)  # tuple (as a set) -> released (best, worst) in file order
     for row in released.itertuples(index=False):
         answers[frozenset(getattr(row, c) for c in cols)].append((row.BestItem, row.WorstItem))
-    first = released.drop_duplicates(subset=cols).head(150)      # the first 150 distinct tuples
+    first = released.drop_duplicates(subset=cols).head(150)  # the first 150 distinct tuples
     tuples_file = tmp_path / "tuples.csv"
     first[cols].to_csv(tuples_file, index=False)
     init_project(tmp_path / "p", fsb("FSB_text.csv"), tuples_file=tuples_file, per_tuple=2, cap=0.5)  # 75 each
@@ -68,10 +68,10 @@ def test_replayed_release_exports_what_bws_scores_like_the_release(tmp_path):
         add_annotator(db, name)
     ids = dict(db.conn().execute("SELECT name, id FROM annotators").fetchall())
     used = Counter()
-    for name in people:                                  # each annotator works until nothing is left
+    for name in people:  # each annotator works until nothing is left
         while (tup := next_tuple(db, s, ids[name], lease=600)) is not None:
             key = frozenset(i["id"] for i in tup["items"])
-            best, worst = answers[key][used[key]]         # the next released answer for this tuple
+            best, worst = answers[key][used[key]]  # the next released answer for this tuple
             used[key] += 1
             submit(db, s, ids[name], Submission(tup["tuple_id"], best, worst, "", f"{name}-{tup['tuple_id']}"))
     out = tmp_path / "annotations.csv"

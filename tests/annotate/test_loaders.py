@@ -16,13 +16,16 @@ def test_items_from_a_tsv_with_bom_quotes_and_blank_rows(tmp_path):
     assert read_items(p) == [("a1", "two\nlines"), ("b.2", "plain")]
 
 
-@pytest.mark.parametrize(("text", "needle"), [
-    ("id,text\n\n1,x\n1,y\n", "row 4 column id: item id 1 already used on row 3"),  # blank rows count
-    ("id,text\n1,x\n2\n", "row 3 column text: empty text for item 2"),  # a short row is padded
-    ("id,text\n1,x\n,y\n", "row 3 column id: empty item id; fill it in or remove the row"),
-    ("id,text,id\n1,x,1\n", "row 1: column 'id' appears twice"),
-    ("id,text\n1,x,extra\n", "row 2: 3 cells but the header (row 1) has 2 columns"),
-])
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ("id,text\n\n1,x\n1,y\n", "row 4 column id: item id 1 already used on row 3"),  # blank rows count
+        ("id,text\n1,x\n2\n", "row 3 column text: empty text for item 2"),  # a short row is padded
+        ("id,text\n1,x\n,y\n", "row 3 column id: empty item id; fill it in or remove the row"),
+        ("id,text,id\n1,x,1\n", "row 1: column 'id' appears twice"),
+        ("id,text\n1,x,extra\n", "row 2: 3 cells but the header (row 1) has 2 columns"),
+    ],
+)
 def test_item_errors_name_the_file_row(tmp_path, text, needle):
     with pytest.raises(DataError) as err:
         read_items(_write(tmp_path / "items.csv", text))

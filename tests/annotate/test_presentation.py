@@ -42,11 +42,11 @@ def test_two_annotators_first_tuples_differ_in_order_or_positions(tmp_path):
                 c.submit(tup["tuple_id"], tup["items"][0]["id"], tup["items"][1]["id"])
             firsts[name] = seq
     names = sorted(firsts)
-    for k, a in enumerate(names):                                  # any two first tuples differ (ids or positions)
-        assert all(firsts[a][0] != firsts[b][0] for b in names[k + 1:])
-    shown = [pair for seq in firsts.values() for pair in seq]      # (tuple, arrangement) pairs
-    assert len(set(shown)) == len(shown)                           # one tuple is never shown twice the same way
-    assert len({seq[0][1] for seq in firsts.values()}) > 1         # items not in one fixed order for all
+    for k, a in enumerate(names):  # any two first tuples differ (ids or positions)
+        assert all(firsts[a][0] != firsts[b][0] for b in names[k + 1 :])
+    shown = [pair for seq in firsts.values() for pair in seq]  # (tuple, arrangement) pairs
+    assert len(set(shown)) == len(shown)  # one tuple is never shown twice the same way
+    assert len({seq[0][1] for seq in firsts.values()}) > 1  # items not in one fixed order for all
     assert len({tuple(t for t, _ in seq) for seq in firsts.values()}) > 1
 
 
@@ -64,8 +64,10 @@ def test_presentation_is_seeded_recorded_and_reproducible(tmp_path):
             items = [i["id"] for i in tup["items"]]
             shown.append((tup["tuple_id"], items))
             submit(db, s, me, Submission(tup["tuple_id"], items[0], items[1], "", f"s{k}"), now=1000.5 + k)
-        recorded = [(r[0], json.loads(r[1])) for r in db.conn().execute(
-            "SELECT tuple_id, positions FROM assignments ORDER BY handed_at")]
+        recorded = [
+            (r[0], json.loads(r[1]))
+            for r in db.conn().execute("SELECT tuple_id, positions FROM assignments ORDER BY handed_at")
+        ]
         design = {r[0]: json.loads(r[1]) for r in db.conn().execute("SELECT id, items FROM tuples")}
         db.close()
         return shown, recorded, design
@@ -73,11 +75,11 @@ def test_presentation_is_seeded_recorded_and_reproducible(tmp_path):
     first, recorded, design = run(tmp_path / "one", 12345)
     again, _, _ = run(tmp_path / "two", 12345)
     other, _, _ = run(tmp_path / "three", 999)
-    assert first == recorded                                       # what was shown is what is stored
-    assert first == again                                          # same seed, same presentation
+    assert first == recorded  # what was shown is what is stored
+    assert first == again  # same seed, same presentation
     assert first != other
-    assert [t for t, _ in first] != sorted(t for t, _ in first)    # not the design order of tuples ...
-    assert sum(items != design[t] for t, items in first) >= 5      # ... nor of items (1 in 24 stays put)
+    assert [t for t, _ in first] != sorted(t for t, _ in first)  # not the design order of tuples ...
+    assert sum(items != design[t] for t, items in first) >= 5  # ... nor of items (1 in 24 stays put)
     assert all(sorted(items) == sorted(design[t]) for t, items in first)
 
 
@@ -87,7 +89,7 @@ def test_undo_the_last_skip(tmp_path):
     with ServerProcess(project) as server:
         c = ApiClient(server.url)
         c.login("ann", password)
-        assert c.request("POST", "/api/skip/undo", {})[0] == 409    # nothing to undo yet
+        assert c.request("POST", "/api/skip/undo", {})[0] == 409  # nothing to undo yet
         first = c.next()
         c.skip(first["tuple_id"])
         assert c.progress()["undo_tuple_id"] == first["tuple_id"]
@@ -95,16 +97,16 @@ def test_undo_the_last_skip(tmp_path):
         assert second["tuple_id"] != first["tuple_id"]
         undone = c.undo_skip()
         assert undone["tuple_id"] == first["tuple_id"] and undone["items"] == first["items"]
-        assert c.next() == first                                   # the undone tuple comes first, same positions
+        assert c.next() == first  # the undone tuple comes first, same positions
         ids = [i["id"] for i in first["items"]]
         c.submit(first["tuple_id"], ids[0], ids[1])
-        assert c.next() == second                                  # then the one handed out after the skip
+        assert c.next() == second  # then the one handed out after the skip
         c.skip(second["tuple_id"])
         third = c.next()
         ids = [i["id"] for i in third["items"]]
         c.submit(third["tuple_id"], ids[0], ids[1])
         status, body, _ = c.request("POST", "/api/skip/undo", {})
-        assert status == 409 and "only the last skip" in body["detail"]   # an answer came after the skip
+        assert status == 409 and "only the last skip" in body["detail"]  # an answer came after the skip
         progress = c.progress()
         assert progress["skipped"] == 1 and progress["done"] == 2 and progress["seen"] == 3
 
@@ -174,8 +176,9 @@ def test_default_instructions_match_the_study(tmp_path):
 
 def _cli(*args):
     env = dict(os.environ, PYTHONPATH=str(REPO / "src"), COLUMNS="200")
-    return subprocess.run([sys.executable, "-m", "biaslab.cli", "annotate", *map(str, args)], env=env,
-                          capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, "-m", "biaslab.cli", "annotate", *map(str, args)], env=env, capture_output=True, text=True
+    )
 
 
 def test_add_annotators_from_a_csv_writes_passwords_privately(tmp_path):
@@ -203,8 +206,9 @@ def test_add_annotators_from_a_csv_writes_passwords_privately(tmp_path):
     db = Database(project)
     assert db.conn().execute("SELECT COUNT(*) FROM annotators WHERE name = 'carol'").fetchone()[0] == 0  # all or none
     db.close()
-    exists = _cli("add-annotators", project, write_csv(tmp_path / "d.csv", ["name"], [["dave"]]), "--passwords-out",
-                  out)
+    exists = _cli(
+        "add-annotators", project, write_csv(tmp_path / "d.csv", ["name"], [["dave"]]), "--passwords-out", out
+    )
     assert exists.returncode != 0 and "already exists" in exists.stderr
 
 
@@ -213,8 +217,13 @@ def test_a_project_from_the_previous_schema_is_migrated(tmp_path):
     make_accounts(project, ["ann"])
     db = Database(project)
     conn = db.conn()
-    for table, column in (("annotators", "seed"), ("sessions", "last_seen"), ("assignments", "positions"),
-                          ("assignments", "skipped_at"), ("assignments", "answered_at")):
+    for table, column in (
+        ("annotators", "seed"),
+        ("sessions", "last_seen"),
+        ("assignments", "positions"),
+        ("assignments", "skipped_at"),
+        ("assignments", "answered_at"),
+    ):
         conn.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
     conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
     db.close()

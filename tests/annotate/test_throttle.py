@@ -31,7 +31,7 @@ def test_reservations_are_atomic_under_threads():
         barrier.wait()
         if throttle.reserve(["name:ann"]) is None:
             granted.append(1)
-            time.sleep(0.05)                         # the password check
+            time.sleep(0.05)  # the password check
             throttle.settle(["name:ann"], False)
 
     threads = [threading.Thread(target=guess) for _ in range(40)]
@@ -52,18 +52,18 @@ def test_back_off_doubles_and_a_refused_guess_does_not_lengthen_it():
     refusal = throttle.reserve(keys)
     assert refusal is not None and refusal.wait == pytest.approx(10)
     clock.now += 5
-    assert throttle.reserve(keys).wait == pytest.approx(5)          # refused guesses cost nothing
+    assert throttle.reserve(keys).wait == pytest.approx(5)  # refused guesses cost nothing
     clock.now += 5
-    assert throttle.reserve(keys) is None                           # after 10 s: one more guess
+    assert throttle.reserve(keys) is None  # after 10 s: one more guess
     throttle.settle(keys, False)
-    assert throttle.reserve(keys).wait == pytest.approx(20)          # then 20 s, 40 s, ...
+    assert throttle.reserve(keys).wait == pytest.approx(20)  # then 20 s, 40 s, ...
     clock.now += 20
     assert throttle.reserve(keys) is None
-    throttle.settle(keys, True)                                      # a success clears the name
+    throttle.settle(keys, True)  # a success clears the name
     assert throttle.reserve(keys) is None
     throttle.settle(keys, False)
     clock.now += 601
-    assert throttle.reserve(keys) is None                            # and failures expire after the window
+    assert throttle.reserve(keys) is None  # and failures expire after the window
 
 
 def test_client_buckets_allow_more_and_are_not_cleared_by_a_success():
@@ -103,19 +103,19 @@ def test_device_cookies_are_signed_and_bound_to_the_name():
 def test_a_batch_that_breaks_its_transaction_fails_alone_and_the_writer_carries_on(tmp_path):
     db = Database(make_project(tmp_path, n_tuples=4, per_tuple=1, cap=1.0))
     try:
-        def rolls_back_everything(conn):      # what SQLite does on a full disk or an I/O error
+
+        def rolls_back_everything(conn):  # what SQLite does on a full disk or an I/O error
             conn.execute("INSERT INTO meta (key, value) VALUES ('fault', '1')")
             conn.execute("ROLLBACK")
             raise sqlite3.OperationalError("disk I/O error")
 
-        assert _within(db, rolls_back_everything) == WriteFailed.__name__   # answered (503), not left waiting
+        assert _within(db, rolls_back_everything) == WriteFailed.__name__  # answered (503), not left waiting
         # The writer is alive: later writes are stored, the faulty one is not.
-        assert _within(db, lambda conn: conn.execute("INSERT INTO meta (key, value) VALUES ('after', '1')")) \
-            is not None
+        assert _within(db, lambda conn: conn.execute("INSERT INTO meta (key, value) VALUES ('after', '1')")) is not None
         meta = db.read_meta()
         assert meta.get("after") == "1" and "fault" not in meta
 
-        def commit_fails(conn):               # a COMMIT that cannot happen: the transaction is gone
+        def commit_fails(conn):  # a COMMIT that cannot happen: the transaction is gone
             conn.execute("ROLLBACK")
             conn.execute("BEGIN")
             conn.execute("INSERT INTO meta (key, value) VALUES ('half', '1')")
@@ -130,15 +130,17 @@ def test_a_batch_that_breaks_its_transaction_fails_alone_and_the_writer_carries_
         t = threading.Thread(target=lambda: db.transact(blocker))
         t.start()
         time.sleep(0.1)
-        workers = [threading.Thread(target=lambda fn=fn: results.append(_outcome(db, fn)))
-                   for fn in (commit_fails, lambda conn: conn.execute("INSERT INTO meta VALUES ('ok2', '1')"))]
+        workers = [
+            threading.Thread(target=lambda fn=fn: results.append(_outcome(db, fn)))
+            for fn in (commit_fails, lambda conn: conn.execute("INSERT INTO meta VALUES ('ok2', '1')"))
+        ]
         for w in workers:
             w.start()
         time.sleep(0.2)
         ready.set()
         for w in [t, *workers]:
             w.join(10)
-        assert all(not w.is_alive() for w in workers)           # nobody waits forever
+        assert all(not w.is_alive() for w in workers)  # nobody waits forever
         assert "WriteFailed" in results
         db.transact(lambda conn: conn.execute("INSERT INTO meta (key, value) VALUES ('later', '1')"))
         assert db.read_meta().get("later") == "1"
@@ -164,8 +166,21 @@ def _outcome(db, fn):
 
 
 def test_csv_guard_sees_through_invisible_and_fullwidth_starts():
-    for cell in ("\u200b=1+1", "\ufeff=HYPERLINK(\"x\")", "\x00=1", "\uff1dcmd|' /C calc'!A0", "\ufe66SUM(A1)",
-                 "\u3000+1", "\u2060@SUM(A1)", "\uff0b1", "\uff0d1", "\uff20A1", "\t=1", "\n=1", " \u200b =1"):
+    for cell in (
+        "\u200b=1+1",
+        '\ufeff=HYPERLINK("x")',
+        "\x00=1",
+        "\uff1dcmd|' /C calc'!A0",
+        "\ufe66SUM(A1)",
+        "\u3000+1",
+        "\u2060@SUM(A1)",
+        "\uff0b1",
+        "\uff0d1",
+        "\uff20A1",
+        "\t=1",
+        "\n=1",
+        " \u200b =1",
+    ):
         assert safe_cell(cell).startswith("'"), repr(cell)
     for cell in ("plain text", "1.5", "a=b", "", "595", "Ünïcode text", "\u201cquoted\u201d"):
         assert safe_cell(cell) == cell

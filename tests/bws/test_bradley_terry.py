@@ -16,8 +16,9 @@ from tests.bws.simulate import simulate
 
 
 def test_outcomes_implied_by_one_annotation():
-    df = pd.DataFrame([["a", "b", "c", "d", "b", "d"]],
-                      columns=["Item1", "Item2", "Item3", "Item4", "BestItem", "WorstItem"])
+    df = pd.DataFrame(
+        [["a", "b", "c", "d", "b", "d"]], columns=["Item1", "Item2", "Item3", "Item4", "BestItem", "WorstItem"]
+    )
     data = index_annotations(df)
     w, lose, ann = pairwise_outcomes(data)
     names = data.ids
@@ -60,7 +61,8 @@ def test_recovers_latent_order_and_cis_bracket():
 
 ISSUE = pd.DataFrame(  # two tuples that share no item: the issue's "few judgements" case
     [["a", "b", "c", "d", "a", "d"], ["b", "a", "d", "c", "a", "d"], ["e", "f", "g", "h", "e", "h"]],
-    columns=["Item1", "Item2", "Item3", "Item4", "BestItem", "WorstItem"])
+    columns=["Item1", "Item2", "Item3", "Item4", "BestItem", "WorstItem"],
+)
 
 
 def test_disconnected_graph_is_scored_per_component_and_said_so():

@@ -91,13 +91,16 @@ def test_pair_sd_is_population_sd_over_all_pairs():
     assert q.pair_max == max(values) and q.pairs_covered == pytest.approx(sum(v > 0 for v in values) / len(values))
 
 
-@pytest.mark.parametrize("n,kwargs,fragment", [
-    (3, {}, "cannot fill a tuple"),
-    (8, {}, "no valid design exists"),  # 16 tuples need 64 distinct triples; 8 items have 56
-    (5, {"tuple_size": 4, "appearances": 3}, "not a multiple"),
-    (10, {"tuple_size": 1}, "too small"),
-    (10, {"appearances": 0}, "at least 1"),
-])
+@pytest.mark.parametrize(
+    "n,kwargs,fragment",
+    [
+        (3, {}, "cannot fill a tuple"),
+        (8, {}, "no valid design exists"),  # 16 tuples need 64 distinct triples; 8 items have 56
+        (5, {"tuple_size": 4, "appearances": 3}, "not a multiple"),
+        (10, {"tuple_size": 1}, "too small"),
+        (10, {"appearances": 0}, "at least 1"),
+    ],
+)
 def test_impossible_designs_raise_a_clear_error(n, kwargs, fragment):
     with pytest.raises(ConfigError, match=fragment) as err:
         design_tuples([str(i) for i in range(n)], **kwargs)

@@ -55,7 +55,7 @@ def naive_shr(df, trials, seed):
             rng.shuffle(anns)
             h = len(anns) // 2
             halves[0].extend(anns[:h])
-            halves[1].extend(anns[h:2 * h])
+            halves[1].extend(anns[h : 2 * h])
             if len(anns) % 2:
                 halves[0 if rng.random() < 0.5 else 1].append(anns[-1])
         scores = []

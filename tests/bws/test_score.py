@@ -31,21 +31,41 @@ def test_counting_by_hand():
     got = score_counting(HAND).set_index("id")
     # a: 3 appearances, best 2, worst 0 -> 2/3; b: 3, best 1 -> 1/3; c: 3, none -> 0
     # d: 3, worst 3 -> -1; e: 2, best 1 -> 1/2; f: 2, worst 1 -> -1/2
-    expected = {"a": (2 / 3, 2, 0, 3), "b": (1 / 3, 1, 0, 3), "c": (0.0, 0, 0, 3), "d": (-1.0, 0, 3, 3),
-                "e": (0.5, 1, 0, 2), "f": (-0.5, 0, 1, 2)}
+    expected = {
+        "a": (2 / 3, 2, 0, 3),
+        "b": (1 / 3, 1, 0, 3),
+        "c": (0.0, 0, 0, 3),
+        "d": (-1.0, 0, 3, 3),
+        "e": (0.5, 1, 0, 2),
+        "f": (-0.5, 0, 1, 2),
+    }
     assert set(got.index) == set(expected)
     for item, (score, nb, nw, na) in expected.items():
         row = got.loc[item]
         assert row.score == pytest.approx(score) and row.score_normalized == pytest.approx((score + 1) / 2)
         assert (row.n_best, row.n_worst, row.n_appearances) == (nb, nw, na)
     assert list(score_counting(HAND)["id"][:3]) == ["a", "e", "b"]  # highest first
-    assert list(score_counting(HAND).columns) == ["id", "score", "score_normalized", "n_best", "n_worst",
-                                                  "n_appearances"]
+    assert list(score_counting(HAND).columns) == [
+        "id",
+        "score",
+        "score_normalized",
+        "n_best",
+        "n_worst",
+        "n_appearances",
+    ]
 
 
 def test_numeric_frames_score_like_text_ids():
-    df = pd.DataFrame({"Item1": [1, 5], "Item2": [2, 6], "Item3": [3, 7], "Item4": [4.0, 8.0],
-                       "BestItem": [1, 8], "WorstItem": [4, 5]})
+    df = pd.DataFrame(
+        {
+            "Item1": [1, 5],
+            "Item2": [2, 6],
+            "Item3": [3, 7],
+            "Item4": [4.0, 8.0],
+            "BestItem": [1, 8],
+            "WorstItem": [4, 5],
+        }
+    )
     got = score_counting(df).set_index("id")
     assert got.loc["1", "score"] == 1 and got.loc["4", "score"] == -1 and got.loc["8", "score"] == 1
     assert list(got.index[:3]) == ["1", "8", "2"]  # ties in natural (numeric) id order
@@ -97,13 +117,18 @@ def test_bootstrap_ci_brackets_the_score_and_is_seeded():
 def test_two_appearances_both_best_get_an_interval_from_their_count():
     # the issue: counting gave [1.0, 1.0] from 2 appearances; the score interval for 2 of 2 "best"
     # is [(2 - z^2) / (2 + z^2), 1] = [-0.315, 1]; items seen once have no interval and say why
-    df = pd.DataFrame([["a", "b", "c", "d", "a", "d"], ["b", "a", "d", "c", "a", "d"], ["e", "f", "g", "h", "e", "h"]],
-                      columns=["Item1", "Item2", "Item3", "Item4", "BestItem", "WorstItem"])
+    df = pd.DataFrame(
+        [["a", "b", "c", "d", "a", "d"], ["b", "a", "d", "c", "a", "d"], ["e", "f", "g", "h", "e", "h"]],
+        columns=["Item1", "Item2", "Item3", "Item4", "BestItem", "WorstItem"],
+    )
     data = index_annotations(df)
-    z2 = 1.959963984540054 ** 2
+    z2 = 1.959963984540054**2
     for how in ("score", "bootstrap"):
-        got = (add_score_ci(score_counting(df), data) if how == "score"
-               else add_bootstrap_ci(score_counting(df), data, n_resamples=200)).set_index("id")
+        got = (
+            add_score_ci(score_counting(df), data)
+            if how == "score"
+            else add_bootstrap_ci(score_counting(df), data, n_resamples=200)
+        ).set_index("id")
         assert got.loc["a", "ci_low"] == pytest.approx((2 - z2) / (2 + z2)) and got.loc["a", "ci_high"] == 1.0
         assert got.loc["d", "ci_low"] == -1.0 and got.loc["d", "ci_high"] == pytest.approx(-(2 - z2) / (2 + z2))
         assert got.loc["b", "ci_low"] == pytest.approx(-got.loc["b", "ci_high"]) and got.loc["b", "ci_high"] > 0.6
@@ -130,9 +155,14 @@ def test_score_intervals_cover_in_a_simulated_study():
     def study():
         seen = latent[shown] + rng.normal(scale=0.7, size=shown.shape)
         rows = np.arange(len(shown))
-        return BwsData(ids=np.array(ids, dtype=object), items=shown, best=shown[rows, seen.argmax(1)],
-                       worst=shown[rows, seen.argmin(1)], tuple_of=np.repeat(np.arange(len(tuples)), 3),
-                       n_tuples=len(tuples))
+        return BwsData(
+            ids=np.array(ids, dtype=object),
+            items=shown,
+            best=shown[rows, seen.argmax(1)],
+            worst=shown[rows, seen.argmin(1)],
+            tuple_of=np.repeat(np.arange(len(tuples)), 3),
+            n_tuples=len(tuples),
+        )
 
     def scores(data):
         nb, nw, na = counting_scores(data)
@@ -155,21 +185,29 @@ def write(tmp_path, text, name="ann.csv"):
     return p
 
 
-@pytest.mark.parametrize("text,fragment", [
-    ("", "empty"),
-    ("Item1,Item2,Item3,Item4,BestItem,WorstItem\n", "no annotations"),
-    ("Item1,Item2,Item3,Item4,BestItem\n1,2,3,4,1\n", "missing column(s) WorstItem"),
-    ("A,B,C\n1,2,3\n", "no Item1..ItemK"),
-    ("Item1,Item2,Item4,BestItem,WorstItem\n1,2,3,1,2\n", "no gaps"),
-    ("Item1,Item2,Item3,Item4,BestItem,WorstItem\n1,2,3,4,1,4\n1,2,3,4,2,2\n",
-     "line 3: BestItem and WorstItem are both 2"),
-    ("Item1,Item2,Item3,Item4,BestItem,WorstItem\n1,2,3,4,9,4\n", "line 2: BestItem 9 is not one of"),
-    ("Item1,Item2,Item3,Item4,BestItem,WorstItem\n1,2,3,4,1,4\n5,6,7,8,5,9\n", "line 3: WorstItem 9 is not one of"),
-    ("Item1,Item2,Item3,Item4,BestItem,WorstItem\n1,2,3,4,1,4\n1,2,2,4,1,4\n", "line 3: id 2 appears twice"),
-    ("Item1,Item2,Item3,Item4,BestItem,WorstItem\n1,,3,4,1,4\n", "line 2: empty Item2"),
-    # blank lines are skipped but counted, so the line is the file's
-    ("Item1,Item2,Item3,Item4,BestItem,WorstItem\n\n1,2,3,4,1,4\n,,,,,\n1,2,2,4,1,4\n", "line 5: id 2 appears twice"),
-])
+@pytest.mark.parametrize(
+    "text,fragment",
+    [
+        ("", "empty"),
+        ("Item1,Item2,Item3,Item4,BestItem,WorstItem\n", "no annotations"),
+        ("Item1,Item2,Item3,Item4,BestItem\n1,2,3,4,1\n", "missing column(s) WorstItem"),
+        ("A,B,C\n1,2,3\n", "no Item1..ItemK"),
+        ("Item1,Item2,Item4,BestItem,WorstItem\n1,2,3,1,2\n", "no gaps"),
+        (
+            "Item1,Item2,Item3,Item4,BestItem,WorstItem\n1,2,3,4,1,4\n1,2,3,4,2,2\n",
+            "line 3: BestItem and WorstItem are both 2",
+        ),
+        ("Item1,Item2,Item3,Item4,BestItem,WorstItem\n1,2,3,4,9,4\n", "line 2: BestItem 9 is not one of"),
+        ("Item1,Item2,Item3,Item4,BestItem,WorstItem\n1,2,3,4,1,4\n5,6,7,8,5,9\n", "line 3: WorstItem 9 is not one of"),
+        ("Item1,Item2,Item3,Item4,BestItem,WorstItem\n1,2,3,4,1,4\n1,2,2,4,1,4\n", "line 3: id 2 appears twice"),
+        ("Item1,Item2,Item3,Item4,BestItem,WorstItem\n1,,3,4,1,4\n", "line 2: empty Item2"),
+        # blank lines are skipped but counted, so the line is the file's
+        (
+            "Item1,Item2,Item3,Item4,BestItem,WorstItem\n\n1,2,3,4,1,4\n,,,,,\n1,2,2,4,1,4\n",
+            "line 5: id 2 appears twice",
+        ),
+    ],
+)
 def test_bad_annotation_files(tmp_path, text, fragment):
     p = write(tmp_path, text)
     with pytest.raises(DataError) as err:

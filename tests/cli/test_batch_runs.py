@@ -33,24 +33,42 @@ def profile(body: dict) -> str:
     """A character profile whose pronouns depend on the prompt and the seed (the probe has something to measure)."""
     key = json.dumps([body.get("messages"), body.get("seed")], sort_keys=True).encode()
     pick = hashlib.sha256(key).digest()[0] % 4
-    return ["Sam is a nurse. He works nights and he likes it.", "Sam is kind. She leads the team and she cares.",
-            "Sam is calm. They plan ahead and they listen.", "Sam is forty and careful."][pick]
+    return [
+        "Sam is a nurse. He works nights and he likes it.",
+        "Sam is kind. She leads the team and she cares.",
+        "Sam is calm. They plan ahead and they listen.",
+        "Sam is forty and careful.",
+    ][pick]
 
 
 def clean_env(tmp_path: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("OPENAI_", "ANTHROPIC_", "BIASLAB_API_KEY")) and k.lower() not in
-           ("http_proxy", "https_proxy", "all_proxy")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("OPENAI_", "ANTHROPIC_", "BIASLAB_API_KEY"))
+        and k.lower() not in ("http_proxy", "https_proxy", "all_proxy")
+    }
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
-    env.update(HOME=str(home), XDG_CACHE_HOME=str(home / ".cache"), PYTHONPATH=str(REPO / "src"),
-               BIASLAB_CACHE_DIR=str(tmp_path / "cache"), **extra)
+    env.update(
+        HOME=str(home),
+        XDG_CACHE_HOME=str(home / ".cache"),
+        PYTHONPATH=str(REPO / "src"),
+        BIASLAB_CACHE_DIR=str(tmp_path / "cache"),
+        **extra,
+    )
     return env
 
 
 def biaslab(args: list[str], env: dict[str, str]) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "biaslab.cli", *args], env=env, cwd=env["HOME"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "biaslab.cli", *args],
+        env=env,
+        cwd=env["HOME"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def finish(proc: subprocess.Popen, timeout: float = 240) -> tuple[int, str]:
@@ -72,16 +90,27 @@ def test_jobs_lum_through_the_batch_api_gives_the_online_texts_and_metrics(tmp_p
         runs = {}
         for mode, options in (("online", {}), ("batch", {"batch": "true", "batch_poll_seconds": "0.02"})):
             results, out = execute_run(
-                "jobs-lum", model="openai/test-model", base_url=srv.base_url, repetitions=2, limit=12, seed=3,
-                out=tmp_path / mode, params=GenerationParams(), cache_dir=tmp_path / f"cache-{mode}", quiet=True,
-                console=Console(file=open(os.devnull, "w")), probe_options=dict(options))
+                "jobs-lum",
+                model="openai/test-model",
+                base_url=srv.base_url,
+                repetitions=2,
+                limit=12,
+                seed=3,
+                out=tmp_path / mode,
+                params=GenerationParams(),
+                cache_dir=tmp_path / f"cache-{mode}",
+                quiet=True,
+                console=Console(file=open(os.devnull, "w")),
+                probe_options=dict(options),
+            )
             rows = [json.loads(x) for x in (out / "attempts.jsonl").read_text().splitlines()]
             runs[mode] = (results, rows)
         assert len(srv.batches) == 1 and srv.batches["batch_0001"]["request_counts"]["total"] == 24
         assert srv.online_calls == 24  # the online run's only
     (r_on, a_on), (r_b, a_b) = runs["online"], runs["batch"]
-    assert [(a["item_id"], a["repetition"], a["text"]) for a in a_b] == \
-           [(a["item_id"], a["repetition"], a["text"]) for a in a_on]
+    assert [(a["item_id"], a["repetition"], a["text"]) for a in a_b] == [
+        (a["item_id"], a["repetition"], a["text"]) for a in a_on
+    ]
     assert r_b.metric_dicts() == r_on.metric_dicts() and r_b.model == r_on.model
     assert {a["evaluation"] for a in a_b} >= {"male", "female"}  # the metrics measure something
     assert r_b["run"]["model_calls"] == 24 and r_b["run"]["cache_hits"] == 0
@@ -106,8 +135,22 @@ def test_a_run_killed_after_submitting_resumes_its_batch(tmp_path, when):
     behaviour.hold.set()  # batches stay in progress until the re-run
     env = clean_env(tmp_path, OPENAI_API_KEY=SECRET)
     with OpenAIBatchServer(behaviour, reply=profile, api_key=SECRET) as srv:
-        args = ["run", "jobs-lum", "--model", "openai/test-model", "--base-url", srv.base_url, "--limit", "6",
-                "-P", "batch=true", "-P", "batch_poll_seconds=0.2", "--out", str(tmp_path / "out")]
+        args = [
+            "run",
+            "jobs-lum",
+            "--model",
+            "openai/test-model",
+            "--base-url",
+            srv.base_url,
+            "--limit",
+            "6",
+            "-P",
+            "batch=true",
+            "-P",
+            "batch_poll_seconds=0.2",
+            "--out",
+            str(tmp_path / "out"),
+        ]
         proc = biaslab(args, env)
         assert srv.created.wait(120), finish(proc)[1]
         if when == "after-journal":
@@ -143,8 +186,22 @@ def test_claude_batch_run_killed_after_submitting_resumes_and_likelihood_probes_
     env = clean_env(tmp_path, ANTHROPIC_API_KEY=ANTHROPIC_SECRET)
     with AnthropicTestServer(api_key=ANTHROPIC_SECRET, create_delay=2.0) as srv:
         srv.config.hold.set()
-        args = ["run", "jobs-lum", "--model", "anthropic/claude-test", "--base-url", srv.base_url, "--limit", "5",
-                "-P", "batch=true", "-P", "batch_poll_seconds=0.2", "--out", str(tmp_path / "out")]
+        args = [
+            "run",
+            "jobs-lum",
+            "--model",
+            "anthropic/claude-test",
+            "--base-url",
+            srv.base_url,
+            "--limit",
+            "5",
+            "-P",
+            "batch=true",
+            "-P",
+            "batch_poll_seconds=0.2",
+            "--out",
+            str(tmp_path / "out"),
+        ]
         proc = biaslab(args, env)
         assert srv.created.wait(120), finish(proc)[1]
         proc.send_signal(signal.SIGKILL)  # inside the window: the server made the batch, the client never heard
@@ -157,11 +214,28 @@ def test_claude_batch_run_killed_after_submitting_resumes_and_likelihood_probes_
         online = tmp_path / "online"
         code, output = finish(biaslab([*args[:8], "--out", str(online), "--cache-dir", str(tmp_path / "c2")], env))
         assert code == 0, output
-        texts = [[json.loads(x)["text"] for x in (d / "attempts.jsonl").read_text().splitlines()]
-                 for d in (tmp_path / "out", online)]
+        texts = [
+            [json.loads(x)["text"] for x in (d / "attempts.jsonl").read_text().splitlines()]
+            for d in (tmp_path / "out", online)
+        ]
         assert texts[0] == texts[1] and srv.online_calls == 5
-        code, output = finish(biaslab(["run", "winosemitism", "--model", "anthropic/claude-test", "--base-url",
-                                       srv.base_url, "--limit", "2", "--out", str(tmp_path / "ws")], env))
+        code, output = finish(
+            biaslab(
+                [
+                    "run",
+                    "winosemitism",
+                    "--model",
+                    "anthropic/claude-test",
+                    "--base-url",
+                    srv.base_url,
+                    "--limit",
+                    "2",
+                    "--out",
+                    str(tmp_path / "ws"),
+                ],
+                env,
+            )
+        )
         assert code != 0 and "cannot score log-likelihoods" in output and "Traceback" not in output
         assert len([ln for ln in output.strip().splitlines() if "cannot score" in ln]) == 1
     assert all(ANTHROPIC_SECRET in (h.get("x-api-key", "") + h.get("authorization", "")) for h in srv.headers)

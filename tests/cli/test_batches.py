@@ -23,9 +23,15 @@ def submit(srv: OpenAIBatchServer, cache_dir, reqs: list[GenerateRequest], run: 
     """What a run with -P batch=true leaves when it stops after submitting: a journaled batch at the server."""
     journal = Journal(cache_dir / "batches")
     provider = OpenAIBatchProvider(OpenAIBackend("test-model", base_url=srv.base_url))
-    rec = BatchRecord.new(provider="openai", base_url=provider.base_url, model="test-model",
-                          endpoint="/v1/chat/completions", ids=[custom_id(r) for r in reqs], run=run,
-                          command=f"biaslab run {run}")
+    rec = BatchRecord.new(
+        provider="openai",
+        base_url=provider.base_url,
+        model="test-model",
+        endpoint="/v1/chat/completions",
+        ids=[custom_id(r) for r in reqs],
+        run=run,
+        command=f"biaslab run {run}",
+    )
     journal.save(rec)
 
     async def go() -> None:
@@ -73,8 +79,12 @@ def test_list_show_and_cancel(tmp_path, monkeypatch):
         behaviour.hold.clear()
         # the run that needs the cancelled requests reads the answered half and submits the rest anew
         cache_db = ResponseCache(tmp_path / "responses.sqlite")
-        model = CachedModel(OpenAIBackend("test-model", base_url=srv.base_url, batch=True, batch_poll_seconds=0.02,
-                                          batch_dir=tmp_path / "batches"), cache_db)
+        model = CachedModel(
+            OpenAIBackend(
+                "test-model", base_url=srv.base_url, batch=True, batch_poll_seconds=0.02, batch_dir=tmp_path / "batches"
+            ),
+            cache_db,
+        )
         with pytest.raises(Exception, match="cancelled"):
             model.generate(chats("alpha"))
         assert model.stats.model_calls == 2  # the half answered before the cancel is cached

@@ -15,8 +15,9 @@ from tests.conftest import requires_data
 
 
 def biaslab(*args):
-    return subprocess.run([sys.executable, "-m", "biaslab.cli", *map(str, args)], env=dict(os.environ),
-                          capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, "-m", "biaslab.cli", *map(str, args)], env=dict(os.environ), capture_output=True, text=True
+    )
 
 
 def one_line_error(proc, *fragments):
@@ -65,12 +66,23 @@ def test_score_and_reliability_on_the_release(tmp_path):
 
     ann = data_path("fsb/fsb-tuples-annotations.csv")
     out = tmp_path / "scores.csv"
-    proc = biaslab("bws", "score", "--annotations", ann, "--out", out, "--decimals", 3, "--ci", "bootstrap",
-                   "--resamples", 200)
+    proc = biaslab(
+        "bws", "score", "--annotations", ann, "--out", out, "--decimals", 3, "--ci", "bootstrap", "--resamples", 200
+    )
     assert proc.returncode == 0, proc.stderr
     got = pd.read_csv(out, dtype={"id": str}, keep_default_na=False)
-    assert list(got.columns) == ["id", "score", "score_normalized", "n_best", "n_worst", "n_appearances",
-                                 "ci_low", "ci_high", "interval", "note"]
+    assert list(got.columns) == [
+        "id",
+        "score",
+        "score_normalized",
+        "n_best",
+        "n_worst",
+        "n_appearances",
+        "ci_low",
+        "ci_high",
+        "interval",
+        "note",
+    ]
     assert (got.note == "").all()  # every item is in 8 tuples
     # items chosen best (or worst) at every appearance: the bootstrap collapses, the score interval stands in
     flat = got.interval == "score (the bootstrap had no spread)"
@@ -119,8 +131,10 @@ def test_few_judgements_end_to_end(tmp_path):
     assert proc.returncode == 0 and "+- 0" not in text
     assert "Pearson too few judgements: 1 tuple with two or more annotations" in text
     assert json.loads((tmp_path / "r.json").read_text())["pearson"] == {"mean": None, "sd": None}
-    one_line_error(biaslab("bws", "score", "--annotations", ann, "--out", bt, "--method", "bradley-terry", "--ci",
-                           "bootstrap"), "--ci applies to counting scores only")
+    one_line_error(
+        biaslab("bws", "score", "--annotations", ann, "--out", bt, "--method", "bradley-terry", "--ci", "bootstrap"),
+        "--ci applies to counting scores only",
+    )
 
 
 def test_score_bradley_terry_cli(tmp_path):
@@ -137,13 +151,16 @@ def test_score_bradley_terry_cli(tmp_path):
     assert got.score.is_monotonic_decreasing
 
 
-@pytest.mark.parametrize("text,fragments", [
-    ("", ["empty"]),
-    ("Item1,Item2,Item3,Item4,BestItem,WorstItem\n1,2,3,4,1,4\n5,6,7,8,6,6\n", ["line 3", "both 6"]),
-    ("Item1,Item2,Item3,Item4,BestItem,WorstItem\n1,2,3,4,9,4\n", ["line 2", "BestItem 9"]),
-    ("Item1,Item2,Item3,Item4,BestItem,WorstItem\n1,2,3,3,1,4\n", ["line 2", "id 3 appears twice"]),
-    ("Item1,Item2,Item3,Item4,WorstItem\n1,2,3,4,4\n", ["missing column(s) BestItem"]),
-])
+@pytest.mark.parametrize(
+    "text,fragments",
+    [
+        ("", ["empty"]),
+        ("Item1,Item2,Item3,Item4,BestItem,WorstItem\n1,2,3,4,1,4\n5,6,7,8,6,6\n", ["line 3", "both 6"]),
+        ("Item1,Item2,Item3,Item4,BestItem,WorstItem\n1,2,3,4,9,4\n", ["line 2", "BestItem 9"]),
+        ("Item1,Item2,Item3,Item4,BestItem,WorstItem\n1,2,3,3,1,4\n", ["line 2", "id 3 appears twice"]),
+        ("Item1,Item2,Item3,Item4,WorstItem\n1,2,3,4,4\n", ["missing column(s) BestItem"]),
+    ],
+)
 @pytest.mark.parametrize("command", ["score", "reliability"])
 def test_bad_annotations_give_one_line_errors(tmp_path, text, fragments, command):
     ann = tmp_path / "ann.csv"
@@ -157,8 +174,11 @@ def test_ids_unknown_to_the_items_file(tmp_path):
     ann.write_text("Item1,Item2,Item3,Item4,BestItem,WorstItem\n1,2,3,4,1,4\n1,2,3,5,1,5\n")
     items = tmp_path / "items.csv"
     items.write_text("id,text\n1,a\n2,b\n3,c\n4,d\n6,f\n")
-    one_line_error(biaslab("bws", "score", "--annotations", ann, "--items", items, "--out", tmp_path / "o.csv"),
-                   "line 3", "id 5 is not in")
+    one_line_error(
+        biaslab("bws", "score", "--annotations", ann, "--items", items, "--out", tmp_path / "o.csv"),
+        "line 3",
+        "id 5 is not in",
+    )
     items.write_text("id,text\n1,a\n2,b\n3,c\n4,d\n5,e\n6,f\n")
     proc = biaslab("bws", "score", "--annotations", ann, "--items", items, "--out", tmp_path / "o.csv")
     assert proc.returncode == 0 and "1 item(s)" in proc.stdout and "6" in proc.stdout

@@ -16,8 +16,13 @@ from tests.conftest import requires_data
 
 
 def biaslab(*args, env=None):
-    return subprocess.run([sys.executable, "-m", "biaslab.cli", *map(str, args)], env={**os.environ, **(env or {})},
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "biaslab.cli", *map(str, args)],
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 @requires_data
@@ -30,8 +35,10 @@ def test_data_status_reads_the_data_dir_and_fits_80_columns(tmp_path):
     assert proc.stdout.count("ok (data dir)") == len(pinned) and len(FILES) - len(pinned) == 1
     flat = "".join(line.strip("│ ").split("│")[0].strip() for line in lines)  # folded cells joined again
     assert all(name in flat for name in FILES) and "…" not in proc.stdout
-    empty = biaslab("data", env={"COLUMNS": "80", "BIASLAB_DATA_DIR": str(tmp_path / "none"),
-                                 "BIASLAB_CACHE_DIR": str(tmp_path / "cache")})
+    empty = biaslab(
+        "data",
+        env={"COLUMNS": "80", "BIASLAB_DATA_DIR": str(tmp_path / "none"), "BIASLAB_CACHE_DIR": str(tmp_path / "cache")},
+    )
     assert empty.stdout.count("not here") == len(FILES)
 
 
@@ -63,8 +70,24 @@ def test_fsb_analyze_leaves_out_rare_pmi_words_and_names_both_bins(tmp_path):
     pd.DataFrame(rows).to_csv(tmp_path / "t.csv", index=False)
     pd.DataFrame(scores).to_csv(tmp_path / "s.csv", index=False)
     out = tmp_path / "out"
-    proc = biaslab("fsb", "analyze", "--texts", tmp_path / "t.csv", "--scores", tmp_path / "s.csv", "--out", out,
-                   "--thresholds", "0.3,0.7", "--min-words", "1", "--min-df", "2", "--max-df", "0.9")
+    proc = biaslab(
+        "fsb",
+        "analyze",
+        "--texts",
+        tmp_path / "t.csv",
+        "--scores",
+        tmp_path / "s.csv",
+        "--out",
+        out,
+        "--thresholds",
+        "0.3,0.7",
+        "--min-words",
+        "1",
+        "--min-df",
+        "2",
+        "--max-df",
+        "0.9",
+    )
     assert proc.returncode == 0, proc.stderr
     r = json.loads((out / "results.json").read_text())
     assert r["parameters"]["pmi_min_count"] == 5

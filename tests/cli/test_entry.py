@@ -11,15 +11,16 @@ def test_the_command_ends_with_its_exit_code_and_all_of_its_output():
     ok = subprocess.run([sys.executable, "-m", "biaslab.cli", "probes"], capture_output=True, text=True)
     assert ok.returncode == 0
     assert "winosemitism" in ok.stdout and ok.stdout.rstrip().endswith("┘")  # flushed to its last line
-    bad = subprocess.run([sys.executable, "-m", "biaslab.cli", "run", "no-such-probe"], capture_output=True,
-                         text=True)
+    bad = subprocess.run([sys.executable, "-m", "biaslab.cli", "run", "no-such-probe"], capture_output=True, text=True)
     assert bad.returncode == 2 and "unknown probe" in bad.stderr and "Traceback" not in bad.stderr
 
 
 def test_exit_handlers_run_before_the_process_ends():
-    code = ("import atexit, sys; sys.argv = ['biaslab', 'probes']; "
-            "atexit.register(lambda: print('handler ran', file=sys.stderr)); "
-            "from biaslab.cli import entry; entry()")
+    code = (
+        "import atexit, sys; sys.argv = ['biaslab', 'probes']; "
+        "atexit.register(lambda: print('handler ran', file=sys.stderr)); "
+        "from biaslab.cli import entry; entry()"
+    )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0 and "handler ran" in proc.stderr
 

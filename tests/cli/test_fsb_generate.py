@@ -18,8 +18,18 @@ def read_csv(path):
 
 def test_generate_writes_the_fsb_layout_and_resumes_from_the_cache(tmp_path):
     out = tmp_path / "texts.csv"
-    args = ["fsb", "generate", "--model", "scripted/echo", "--limit", "12", "--seed-types",
-            "explicit,implicit,neutral,random", "--out", out]
+    args = [
+        "fsb",
+        "generate",
+        "--model",
+        "scripted/echo",
+        "--limit",
+        "12",
+        "--seed-types",
+        "explicit,implicit,neutral,random",
+        "--out",
+        out,
+    ]
     first = biaslab(*args, cache=tmp_path / "c")
     rows = read_csv(out)
     assert len(rows) == 12
@@ -45,26 +55,34 @@ def test_generate_writes_the_fsb_layout_and_resumes_from_the_cache(tmp_path):
     assert "12 texts of 1000 planned" in " ".join(first.stdout.split())
 
     again = biaslab(*args, cache=tmp_path / "c")
-    assert json.loads((tmp_path / "texts.meta.json").read_text())["run"] == {**meta["run"], "model_calls": 0,
-                                                                           "cache_hits": 12, "new_tokens": 0,
-                                                                           "seconds": pytest.approx(0, abs=60)}
+    assert json.loads((tmp_path / "texts.meta.json").read_text())["run"] == {
+        **meta["run"],
+        "model_calls": 0,
+        "cache_hits": 12,
+        "new_tokens": 0,
+        "seconds": pytest.approx(0, abs=60),
+    }
     assert read_csv(out) == rows and "cache hits 12" in " ".join(again.stdout.split())
 
 
-@pytest.mark.parametrize("args, needle", [
-    (["--seed-types", "explicit,spicy"], "unknown seed type(s) 'spicy'"),
-    (["--prompt-type", "conversation"], "unknown --prompt-type 'conversation'"),
-    (["--examples-dir", "NOWHERE"], "does not exist"),
-    (["--random-examples", "all", "--seed-types", "random"], "unknown --random-examples"),
-    (["--limit", "0"], "--limit must be a positive"),
-])
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (["--seed-types", "explicit,spicy"], "unknown seed type(s) 'spicy'"),
+        (["--prompt-type", "conversation"], "unknown --prompt-type 'conversation'"),
+        (["--examples-dir", "NOWHERE"], "does not exist"),
+        (["--random-examples", "all", "--seed-types", "random"], "unknown --random-examples"),
+        (["--limit", "0"], "--limit must be a positive"),
+    ],
+)
 def test_bad_input_is_one_line_and_overwrites_nothing(tmp_path, args, needle):
     out = tmp_path / "texts.csv"
     biaslab("fsb", "generate", "--model", "scripted/echo", "--limit", "2", "--out", out, cache=tmp_path / "c")
     before = out.read_text()
     args = [str(tmp_path / "missing-dir") if a == "NOWHERE" else a for a in args]
-    proc = biaslab("fsb", "generate", "--model", "scripted/echo", "--out", out, *args, cache=tmp_path / "c",
-                   check=False)
+    proc = biaslab(
+        "fsb", "generate", "--model", "scripted/echo", "--out", out, *args, cache=tmp_path / "c", check=False
+    )
     assert proc.returncode != 0
     assert needle in proc.stderr, proc.stderr
     assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) <= 3
@@ -72,6 +90,5 @@ def test_bad_input_is_one_line_and_overwrites_nothing(tmp_path, args, needle):
 
 
 def test_out_must_be_a_file(tmp_path):
-    proc = biaslab("fsb", "generate", "--model", "scripted/echo", "--out", tmp_path, cache=tmp_path / "c",
-                   check=False)
+    proc = biaslab("fsb", "generate", "--model", "scripted/echo", "--out", tmp_path, cache=tmp_path / "c", check=False)
     assert proc.returncode != 0 and "is a directory" in proc.stderr and "Traceback" not in proc.stderr

@@ -18,8 +18,9 @@ def test_every_command_and_group_answers_help():
     root = typer.main.get_command(mount())
     paths = _paths(root)
     groups = {p[0] for p in paths if len(p) == 2}
-    assert {"run", "probes", "models", "report", "compare", "data", "annotate", "bws", "fsb", "wino",
-            "olympics"} <= {p[0] for p in paths if p}
+    assert {"run", "probes", "models", "report", "compare", "data", "annotate", "bws", "fsb", "wino", "olympics"} <= {
+        p[0] for p in paths if p
+    }
     assert {("wino", "review", "export"), ("olympics", "score-annotated"), ("fsb", "generate")} <= set(paths)
     assert groups
     runner = CliRunner()

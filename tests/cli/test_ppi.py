@@ -15,17 +15,39 @@ from tests.conftest import requires_data
 
 pytestmark = requires_data
 DATA = os.environ.get("BIASLAB_DATA_DIR", "")
-KEYS = {"estimate", "ci_low", "ci_high", "se", "n_pred", "n_gold", "classical", "effective_n", "effective_n_gain",
-        "effective_n_definition", "width_ratio", "lambda", "method", "target", "confidence", "pred", "gold",
-        "n_pred_imputed", "groups", "differences", "correction", "warnings"}
+KEYS = {
+    "estimate",
+    "ci_low",
+    "ci_high",
+    "se",
+    "n_pred",
+    "n_gold",
+    "classical",
+    "effective_n",
+    "effective_n_gain",
+    "effective_n_definition",
+    "width_ratio",
+    "lambda",
+    "method",
+    "target",
+    "confidence",
+    "pred",
+    "gold",
+    "n_pred_imputed",
+    "groups",
+    "differences",
+    "correction",
+    "warnings",
+}
 
 
 def biaslab(*args, cache=None):
     env = dict(os.environ)
     if cache is not None:
         env["BIASLAB_CACHE_DIR"] = str(cache)
-    return subprocess.run([sys.executable, "-m", "biaslab.cli", *map(str, args)], env=env, capture_output=True,
-                          text=True)
+    return subprocess.run(
+        [sys.executable, "-m", "biaslab.cli", *map(str, args)], env=env, capture_output=True, text=True
+    )
 
 
 def one_line_error(proc, *fragments, code=2):
@@ -66,13 +88,20 @@ def simulated(tmp_path_factory):
     mask = np.zeros(len(ids), dtype=bool)
     mask[gold] = True
     f6 = np.round(f, 6)
-    return {"tmp": tmp, "pred": pred, "gold": gold_csv, "ids": ids, "expected": ppi_mean(y[mask], f6[mask],
-                                                                                         f6[~mask])}
+    return {"tmp": tmp, "pred": pred, "gold": gold_csv, "ids": ids, "expected": ppi_mean(y[mask], f6[mask], f6[~mask])}
 
 
 def test_csv_inputs_give_the_ppi_estimate_as_json_and_as_a_table(simulated):
-    proc = biaslab("ppi", "--pred", simulated["pred"], "--gold", simulated["gold"], "--json",
-                   "--out", simulated["tmp"] / "ppi.json")
+    proc = biaslab(
+        "ppi",
+        "--pred",
+        simulated["pred"],
+        "--gold",
+        simulated["gold"],
+        "--json",
+        "--out",
+        simulated["tmp"] / "ppi.json",
+    )
     assert proc.returncode == 0, proc.stderr
     res = json.loads(proc.stdout)
     assert KEYS <= set(res) and {"estimate", "ci_low", "ci_high", "se"} <= set(res["classical"])
@@ -86,22 +115,44 @@ def test_csv_inputs_give_the_ppi_estimate_as_json_and_as_a_table(simulated):
     assert table.returncode == 0, table.stderr
     assert "judge + humans (PPI++)" in table.stdout and "humans only" in table.stdout
     assert f"{e.ppi.estimate:.3f}" in table.stdout and "effective sample size" in table.stdout
-    wide = json.loads(biaslab("ppi", "--pred", simulated["pred"], "--gold", simulated["gold"], "--json",
-                              "--target", "population", "--confidence", "0.9").stdout)
+    wide = json.loads(
+        biaslab(
+            "ppi",
+            "--pred",
+            simulated["pred"],
+            "--gold",
+            simulated["gold"],
+            "--json",
+            "--target",
+            "population",
+            "--confidence",
+            "0.9",
+        ).stdout
+    )
     assert wide["target"] == "population" and wide["confidence"] == 0.9
 
 
 def test_a_bws_score_output_as_gold(simulated, tmp_path):
     scores = tmp_path / "bws.csv"
-    proc = biaslab("bws", "score", "--annotations", os.path.join(DATA, "fsb", "fsb-tuples-annotations.csv"),
-                   "--decimals", "3", "--resamples", "0", "--out", scores)
+    proc = biaslab(
+        "bws",
+        "score",
+        "--annotations",
+        os.path.join(DATA, "fsb", "fsb-tuples-annotations.csv"),
+        "--decimals",
+        "3",
+        "--resamples",
+        "0",
+        "--out",
+        scores,
+    )
     assert proc.returncode == 0, proc.stderr
     gold_ids = {row[0] for row in csv.reader(open(simulated["gold"]))} - {"id"}
     lines = scores.read_text().splitlines()
-    (tmp_path / "gold_bws.csv").write_text("\n".join([lines[0]] + [ln for ln in lines[1:]
-                                                                    if ln.split(",")[0] in gold_ids]) + "\n")
-    res = json.loads(biaslab("ppi", "--pred", simulated["pred"], "--gold", tmp_path / "gold_bws.csv",
-                             "--json").stdout)
+    (tmp_path / "gold_bws.csv").write_text(
+        "\n".join([lines[0]] + [ln for ln in lines[1:] if ln.split(",")[0] in gold_ids]) + "\n"
+    )
+    res = json.loads(biaslab("ppi", "--pred", simulated["pred"], "--gold", tmp_path / "gold_bws.csv", "--json").stdout)
     assert res["gold"]["format"] == "bws" and res["gold"]["column"] == "score_normalized"
     # `bws score --decimals 3` reproduces the released normalised scores, so the estimate is the CSV one
     assert res["n_gold"] == 120 and res["estimate"] == pytest.approx(simulated["expected"].ppi.estimate)
@@ -113,8 +164,21 @@ def test_an_fsb_judge_run_as_pred_with_groups(tmp_path):
 
     answers = canned_judge(tmp_path, FsbJudgeProbe(), limit=120, repetitions=3, seed=4)
     run = tmp_path / "run"
-    proc = biaslab("run", "fsb-judge", "--model", f"scripted/canned:file={answers}", "--limit", "120",
-                   "--repetitions", "3", "--seed", "4", "--out", run, cache=tmp_path / "c")
+    proc = biaslab(
+        "run",
+        "fsb-judge",
+        "--model",
+        f"scripted/canned:file={answers}",
+        "--limit",
+        "120",
+        "--repetitions",
+        "3",
+        "--seed",
+        "4",
+        "--out",
+        run,
+        cache=tmp_path / "c",
+    )
     assert proc.returncode == 0, proc.stderr
     judge: dict[str, list[float]] = {}
     for line in (run / "attempts.jsonl").read_text().splitlines():
@@ -129,8 +193,22 @@ def test_an_fsb_judge_run_as_pred_with_groups(tmp_path):
     rng = np.random.default_rng(0)
     gold = rng.choice(len(ids), 48, replace=False)
     write_csv(tmp_path / "gold.csv", ["id", "score"], [(ids[k], human[ids[k]]) for k in gold])
-    res = json.loads(biaslab("ppi", "--pred", run, "--gold", tmp_path / "gold.csv", "--json", "--by", "seed_type",
-                             "--groups", os.path.join(DATA, "fsb", "FSB_text.csv"), "--min-gold", "5").stdout)
+    res = json.loads(
+        biaslab(
+            "ppi",
+            "--pred",
+            run,
+            "--gold",
+            tmp_path / "gold.csv",
+            "--json",
+            "--by",
+            "seed_type",
+            "--groups",
+            os.path.join(DATA, "fsb", "FSB_text.csv"),
+            "--min-gold",
+            "5",
+        ).stdout
+    )
     mask = np.zeros(len(ids), dtype=bool)
     mask[gold] = True
     y = np.array([human[i] for i in ids])
@@ -141,35 +219,67 @@ def test_an_fsb_judge_run_as_pred_with_groups(tmp_path):
     assert {g["group"] for g in res["groups"]} == {"explicit", "implicit", "neutral", "random"}
     assert sum(g["n_pred"] for g in res["groups"]) == len(ids) and len(res["differences"]) == 6
     assert "Holm" in res["correction"]
-    table = biaslab("ppi", "--pred", run, "--gold", tmp_path / "gold.csv", "--by", "seed_type", "--groups",
-                    os.path.join(DATA, "fsb", "FSB_text.csv"), "--min-gold", "5")
+    table = biaslab(
+        "ppi",
+        "--pred",
+        run,
+        "--gold",
+        tmp_path / "gold.csv",
+        "--by",
+        "seed_type",
+        "--groups",
+        os.path.join(DATA, "fsb", "FSB_text.csv"),
+        "--min-gold",
+        "5",
+    )
     assert table.returncode == 0 and "By seed_type" in table.stdout and "Differences a - b" in table.stdout
     assert " ± " in table.stdout
-    one_line_error(biaslab("ppi", "--pred", tmp_path / "gold.csv", "--gold", run), "is an fsb-judge run",
-                   "give it as --pred")
+    one_line_error(
+        biaslab("ppi", "--pred", tmp_path / "gold.csv", "--gold", run), "is an fsb-judge run", "give it as --pred"
+    )
 
 
 def test_errors_are_one_line_with_exit_code_2(simulated, tmp_path):
     pred, gold = simulated["pred"], simulated["gold"]
     write_csv(tmp_path / "cols.csv", ["id", "rating"], [("1", "0.5")])
-    one_line_error(biaslab("ppi", "--pred", tmp_path / "cols.csv", "--gold", gold),
-                   "no 'score' column (columns found: id, rating)", "--pred-column")
-    ok_cols = biaslab("ppi", "--pred", tmp_path / "cols.csv", "--gold", tmp_path / "cols.csv", "--pred-column",
-                      "rating", "--gold-column", "rating")
+    one_line_error(
+        biaslab("ppi", "--pred", tmp_path / "cols.csv", "--gold", gold),
+        "no 'score' column (columns found: id, rating)",
+        "--pred-column",
+    )
+    ok_cols = biaslab(
+        "ppi",
+        "--pred",
+        tmp_path / "cols.csv",
+        "--gold",
+        tmp_path / "cols.csv",
+        "--pred-column",
+        "rating",
+        "--gold-column",
+        "rating",
+    )
     one_line_error(ok_cols, "too few gold items", "1 with a human score")
     write_csv(tmp_path / "stranger.csv", ["id", "score"], [("no-such-id", "0.3"), ("38", "1.0")])
-    one_line_error(biaslab("ppi", "--pred", pred, "--gold", tmp_path / "stranger.csv"),
-                   "1 of the 2 GOLD id(s) are not in PRED (no-such-id)")
+    one_line_error(
+        biaslab("ppi", "--pred", pred, "--gold", tmp_path / "stranger.csv"),
+        "1 of the 2 GOLD id(s) are not in PRED (no-such-id)",
+    )
     write_csv(tmp_path / "few.csv", ["id", "score"], [(i, "0.5") for i in simulated["ids"][:9]])
-    one_line_error(biaslab("ppi", "--pred", pred, "--gold", tmp_path / "few.csv"),
-                   "too few gold items", "9 with a human score, at least 10")
+    one_line_error(
+        biaslab("ppi", "--pred", pred, "--gold", tmp_path / "few.csv"),
+        "too few gold items",
+        "9 with a human score, at least 10",
+    )
     write_csv(tmp_path / "text.csv", ["id", "score"], [("38", "very biased")])
-    one_line_error(biaslab("ppi", "--pred", pred, "--gold", tmp_path / "text.csv"),
-                   "row 2: score 'very biased' is not a number")
+    one_line_error(
+        biaslab("ppi", "--pred", pred, "--gold", tmp_path / "text.csv"), "row 2: score 'very biased' is not a number"
+    )
     one_line_error(biaslab("ppi", "--pred", tmp_path / "missing.csv", "--gold", gold), "no such file")
     one_line_error(biaslab("ppi", "--pred", pred, "--gold", gold, "--groups", gold), "--groups needs --by")
-    one_line_error(biaslab("ppi", "--pred", pred, "--gold", gold, "--by", "model"),
-                   "no column 'model' for --by (columns found: id, score)")
+    one_line_error(
+        biaslab("ppi", "--pred", pred, "--gold", gold, "--by", "model"),
+        "no column 'model' for --by (columns found: id, score)",
+    )
     one_line_error(biaslab("ppi", "--pred", pred, "--gold", gold, "--confidence", "95"), "--confidence")
     usage = biaslab("ppi", "--pred", pred, "--gold", gold, "--target", "everything")
     assert usage.returncode == 2 and "Traceback" not in usage.stderr

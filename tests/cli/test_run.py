@@ -17,8 +17,9 @@ pytestmark = requires_data
 
 def biaslab(*args, cache, check=True, **kw):
     env = {**os.environ, "BIASLAB_CACHE_DIR": str(cache)}
-    proc = subprocess.run([sys.executable, "-m", "biaslab.cli", *map(str, args)], env=env,
-                          capture_output=True, text=True, **kw)
+    proc = subprocess.run(
+        [sys.executable, "-m", "biaslab.cli", *map(str, args)], env=env, capture_output=True, text=True, **kw
+    )
     if check and proc.returncode != 0:
         raise AssertionError(f"exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}")
     return proc
@@ -30,14 +31,32 @@ def read_attempts(out):
 
 def test_run_writes_the_three_files_and_metrics_match_an_independent_computation(tmp_path):
     out = tmp_path / "run"
-    biaslab("run", "jobs-lum", "--model", "scripted/random-gender", "--limit", "20", "--repetitions", "3",
-            "--out", out, cache=tmp_path / "c")
+    biaslab(
+        "run",
+        "jobs-lum",
+        "--model",
+        "scripted/random-gender",
+        "--limit",
+        "20",
+        "--repetitions",
+        "3",
+        "--out",
+        out,
+        cache=tmp_path / "c",
+    )
     results = json.loads((out / "results.json").read_text())
     assert results["schema_version"] == 2 and results["probe"] == "jobs-lum"
     assert results["n_items"] == 20 and results["n_attempts"] == 60
     assert set(results["data"]) == {"jobs/kennison_jobs.csv"}
-    expected = {"masculine_rate", "disparity", "stereotype_rate", "correlation", "undetected_rate_attempts",
-                "undetected_rate_items", "nonbinary_rate"}
+    expected = {
+        "masculine_rate",
+        "disparity",
+        "stereotype_rate",
+        "correlation",
+        "undetected_rate_attempts",
+        "undetected_rate_items",
+        "nonbinary_rate",
+    }
     assert expected <= set(results["metrics"])
     for m in results["metrics"].values():
         assert {"value", "ci_low", "ci_high"} <= set(m)
@@ -45,8 +64,10 @@ def test_run_writes_the_three_files_and_metrics_match_an_independent_computation
 
     # independent re-computation from attempts.jsonl
     rows = read_attempts(out)
-    assert len(rows) == 60 and all({"item_id", "repetition", "prompt", "text", "evaluation", "job",
-                                    "stereotype_score", "nonbinary"} <= set(r) for r in rows)
+    assert len(rows) == 60 and all(
+        {"item_id", "repetition", "prompt", "text", "evaluation", "job", "stereotype_score", "nonbinary"} <= set(r)
+        for r in rows
+    )
     by_item = {}
     for r in rows:
         by_item.setdefault(r["item_id"], []).append(r)
@@ -80,11 +101,26 @@ def test_rerun_makes_no_model_calls_and_gives_identical_attempts(tmp_path):
 
 def test_sigkill_then_same_command_completes_without_loss_or_duplicates(tmp_path):
     out, cache = tmp_path / "run", tmp_path / "c"
-    args = ["run", "jobs-lum", "--model", "scripted/random-gender:delay=0.01", "--limit", "100",
-            "--repetitions", "3", "--out", out, "--quiet"]
+    args = [
+        "run",
+        "jobs-lum",
+        "--model",
+        "scripted/random-gender:delay=0.01",
+        "--limit",
+        "100",
+        "--repetitions",
+        "3",
+        "--out",
+        out,
+        "--quiet",
+    ]
     env = {**os.environ, "BIASLAB_CACHE_DIR": str(cache)}
-    proc = subprocess.Popen([sys.executable, "-m", "biaslab.cli", *map(str, args)], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "biaslab.cli", *map(str, args)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     done = wait_for_cached_answers(cache, 40, timeout=60)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
@@ -107,11 +143,26 @@ def test_sigkill_then_same_command_completes_without_loss_or_duplicates(tmp_path
 
 def test_ctrl_c_says_how_to_resume_exits_130_and_the_same_command_resumes(tmp_path):
     out, cache = tmp_path / "run", tmp_path / "c"
-    args = ["run", "jobs-lum", "--model", "scripted/random-gender:delay=0.01", "--limit", "100",
-            "--repetitions", "3", "--out", out]  # the progress bar on: it must not swallow the message
+    args = [
+        "run",
+        "jobs-lum",
+        "--model",
+        "scripted/random-gender:delay=0.01",
+        "--limit",
+        "100",
+        "--repetitions",
+        "3",
+        "--out",
+        out,
+    ]  # the progress bar on: it must not swallow the message
     env = {**os.environ, "BIASLAB_CACHE_DIR": str(cache)}
-    proc = subprocess.Popen([sys.executable, "-m", "biaslab.cli", *map(str, args)], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "biaslab.cli", *map(str, args)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     done = wait_for_cached_answers(cache, 40, timeout=60)
     proc.send_signal(signal.SIGINT)
     stdout, stderr = proc.communicate(timeout=60)
@@ -126,20 +177,34 @@ def test_ctrl_c_says_how_to_resume_exits_130_and_the_same_command_resumes(tmp_pa
     assert run["cache_hits"] >= done and run["cache_hits"] + run["model_calls"] == 300
 
 
-@pytest.mark.parametrize("args, needle", [
-    (["--limit", "0"], "--limit must be a positive"),
-    (["--repetitions", "-2"], "--repetitions must be at least 1"),
-    (["--limit", "abc"], "Invalid value for '--limit'"),
-    (["--model", "nosuch/model"], "unknown model spec"),
-    (["--model", "openai/gpt-4o-mini", "--base-url", "http://127.0.0.1:9/v1"], "cannot reach"),
-])
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (["--limit", "0"], "--limit must be a positive"),
+        (["--repetitions", "-2"], "--repetitions must be at least 1"),
+        (["--limit", "abc"], "Invalid value for '--limit'"),
+        (["--model", "nosuch/model"], "unknown model spec"),
+        (["--model", "openai/gpt-4o-mini", "--base-url", "http://127.0.0.1:9/v1"], "cannot reach"),
+    ],
+)
 def test_bad_input_is_one_line_without_traceback_and_keeps_earlier_results(tmp_path, args, needle):
     out = tmp_path / "run"
     biaslab("run", "jobs-lum", "--model", "scripted/he", "--limit", "3", "--out", out, cache=tmp_path / "c")
     before = (out / "results.json").read_text()
     # --overwrite: another model may replace the run, but a failed run still keeps the earlier results
-    proc = biaslab("run", "jobs-lum", "--limit", "3", "--out", out, "--overwrite", *args, cache=tmp_path / "c",
-                   check=False, timeout=120)
+    proc = biaslab(
+        "run",
+        "jobs-lum",
+        "--limit",
+        "3",
+        "--out",
+        out,
+        "--overwrite",
+        *args,
+        cache=tmp_path / "c",
+        check=False,
+        timeout=120,
+    )
     assert proc.returncode != 0
     assert needle in proc.stderr, proc.stderr
     assert "Traceback" not in proc.stderr
@@ -150,8 +215,18 @@ def test_bad_input_is_one_line_without_traceback_and_keeps_earlier_results(tmp_p
 def test_missing_api_key_is_a_clear_error(tmp_path):
     env_key = os.environ.pop("OPENAI_API_KEY", None)
     try:
-        proc = biaslab("run", "jobs-lum", "--model", "openai/gpt-4o-mini", "--limit", "1", "--out", tmp_path / "o",
-                       cache=tmp_path / "c", check=False)
+        proc = biaslab(
+            "run",
+            "jobs-lum",
+            "--model",
+            "openai/gpt-4o-mini",
+            "--limit",
+            "1",
+            "--out",
+            tmp_path / "o",
+            cache=tmp_path / "c",
+            check=False,
+        )
     finally:
         if env_key is not None:
             os.environ["OPENAI_API_KEY"] = env_key
@@ -162,8 +237,9 @@ def test_corrupt_cache_is_a_clear_error(tmp_path):
     cache = tmp_path / "c"
     cache.mkdir()
     (cache / "responses.sqlite").write_bytes(b"garbage" * 1000)
-    proc = biaslab("run", "jobs-lum", "--model", "scripted/he", "--limit", "2", "--out", tmp_path / "o",
-                   cache=cache, check=False)
+    proc = biaslab(
+        "run", "jobs-lum", "--model", "scripted/he", "--limit", "2", "--out", tmp_path / "o", cache=cache, check=False
+    )
     assert proc.returncode != 0 and "delete it" in proc.stderr and "Traceback" not in proc.stderr
 
 
@@ -185,6 +261,7 @@ def test_report_can_be_rebuilt_and_runs_compared(tmp_path):
     assert table[0].split("\t")[:4] == ["run", "probe", "model", "masculine_rate"]
     assert table[1].split("\t")[3] == "1.00" and table[2].split("\t")[3] == "0.00"
     biaslab("compare", a, b, "--out", tmp_path / "cmp.json", cache=tmp_path / "c")  # paired: B - A
-    rate = next(c for c in json.loads((tmp_path / "cmp.json").read_text())["comparisons"]
-                if c["metric"] == "masculine_rate")
+    rate = next(
+        c for c in json.loads((tmp_path / "cmp.json").read_text())["comparisons"] if c["metric"] == "masculine_rate"
+    )
     assert rate["diff"] == -1.0 and rate["n_shared"] == 5 and rate["p"] == pytest.approx(2 / 32)

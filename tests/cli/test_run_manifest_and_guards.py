@@ -18,8 +18,9 @@ from tests.conftest import requires_data
 
 def biaslab(*args, tmp_path, env=None):
     env = {**os.environ, "BIASLAB_CACHE_DIR": str(tmp_path / "cache"), **(env or {})}
-    return subprocess.run([sys.executable, "-m", "biaslab.cli", *map(str, args)], env=env, capture_output=True,
-                          text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "biaslab.cli", *map(str, args)], env=env, capture_output=True, text=True, timeout=120
+    )
 
 
 def test_version(tmp_path):
@@ -43,8 +44,9 @@ def test_another_models_run_into_a_finished_run_is_refused_and_the_first_kept(tm
     assert manifest["command"].startswith("biaslab run jobs-lum -m scripted/he -n 3")
     assert datetime.fromisoformat(manifest["created_at"]).tzinfo is not None
     assert manifest["versions"]["biaslab"] == __version__ and manifest["versions"]["python"].count(".") == 2
-    assert manifest["decoding"] == [{"kind": "generate", "temperature": None, "top_p": None, "max_tokens": 300,
-                                     "seeded": True}]
+    assert manifest["decoding"] == [
+        {"kind": "generate", "temperature": None, "top_p": None, "max_tokens": 300, "seeded": True}
+    ]
 
     second = biaslab("run", "jobs-lum", "-m", "scripted/she", "-n", "3", "--out", out, "-q", tmp_path=tmp_path)
     assert second.returncode != 0 and "Traceback" not in second.stderr
@@ -57,22 +59,55 @@ def test_another_models_run_into_a_finished_run_is_refused_and_the_first_kept(tm
     assert again.stdout.count("model calls 0, cache hits 3") == 1
     kept = {p.name: p.read_bytes() for p in out.iterdir()}
 
-    hotter = biaslab("run", "jobs-lum", "-m", "scripted/he", "-n", "3", "--out", out, "-q", "--temperature", "0.5",
-                     tmp_path=tmp_path)  # the same model with other settings: refused like another model
+    hotter = biaslab(
+        "run", "jobs-lum", "-m", "scripted/he", "-n", "3", "--out", out, "-q", "--temperature", "0.5", tmp_path=tmp_path
+    )  # the same model with other settings: refused like another model
     assert hotter.returncode != 0 and len(hotter.stderr.strip().splitlines()) == 1
-    assert ("already holds a finished run of jobs-lum on he with other settings "
-            "(generation.temperature: not set there, 0.5 here)") in hotter.stderr, hotter.stderr
-    more = biaslab("run", "jobs-lum", "-m", "scripted/he", "-n", "4", "--out", out, "-q", "--temperature", "0.5",
-                   "-r", "2", tmp_path=tmp_path)
-    assert "(generation.temperature: not set there, 0.5 here; limit: 3 there, 4 here; repetitions: 1 there, " \
-           "2 here)" in more.stderr, more.stderr
+    assert (
+        "already holds a finished run of jobs-lum on he with other settings "
+        "(generation.temperature: not set there, 0.5 here)"
+    ) in hotter.stderr, hotter.stderr
+    more = biaslab(
+        "run",
+        "jobs-lum",
+        "-m",
+        "scripted/he",
+        "-n",
+        "4",
+        "--out",
+        out,
+        "-q",
+        "--temperature",
+        "0.5",
+        "-r",
+        "2",
+        tmp_path=tmp_path,
+    )
+    assert (
+        "(generation.temperature: not set there, 0.5 here; limit: 3 there, 4 here; repetitions: 1 there, "
+        "2 here)" in more.stderr
+    ), more.stderr
     assert {p.name: p.read_bytes() for p in out.iterdir()} == kept  # a refused run changes nothing
-    hotter = biaslab("run", "jobs-lum", "-m", "scripted/he", "-n", "3", "--out", out, "-q", "--temperature", "0.5",
-                     "--overwrite", tmp_path=tmp_path)
+    hotter = biaslab(
+        "run",
+        "jobs-lum",
+        "-m",
+        "scripted/he",
+        "-n",
+        "3",
+        "--out",
+        out,
+        "-q",
+        "--temperature",
+        "0.5",
+        "--overwrite",
+        tmp_path=tmp_path,
+    )
     assert hotter.returncode == 0, hotter.stderr
     assert json.loads((out / "results.json").read_text())["manifest"]["decoding"][0]["temperature"] == 0.5
-    forced = biaslab("run", "jobs-lum", "-m", "scripted/she", "-n", "3", "--out", out, "-q", "--overwrite",
-                     tmp_path=tmp_path)
+    forced = biaslab(
+        "run", "jobs-lum", "-m", "scripted/she", "-n", "3", "--out", out, "-q", "--overwrite", tmp_path=tmp_path
+    )
     assert forced.returncode == 0, forced.stderr
     assert json.loads((out / "results.json").read_text())["model"]["model"] == "she"
 
@@ -83,27 +118,66 @@ def test_the_same_model_with_another_scoring_is_refused_naming_what_differs(tmp_
     first = biaslab("run", "crows-pairs", "-m", "scripted/echo", "-n", "4", "--out", out, "-q", tmp_path=tmp_path)
     assert first.returncode == 0, first.stderr
     before = {p.name: p.read_bytes() for p in out.iterdir()}
-    other = biaslab("run", "crows-pairs", "-m", "scripted/echo", "-n", "4", "--out", out, "-q",
-                    "--scoring", "shared-tokens", tmp_path=tmp_path)
+    other = biaslab(
+        "run",
+        "crows-pairs",
+        "-m",
+        "scripted/echo",
+        "-n",
+        "4",
+        "--out",
+        out,
+        "-q",
+        "--scoring",
+        "shared-tokens",
+        tmp_path=tmp_path,
+    )
     assert other.returncode != 0 and "Traceback" not in other.stderr
     assert other.stderr.strip().splitlines() == [
         f"error: --out {out} already holds a finished run of crows-pairs on echo with other settings (rule: "
         "full-sentence there, shared-tokens here; scoring: auto there, shared-tokens here); give another --out, "
-        "or add --overwrite to replace it"]
+        "or add --overwrite to replace it"
+    ]
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
-    forced = biaslab("run", "crows-pairs", "-m", "scripted/echo", "-n", "4", "--out", out, "-q",
-                     "--scoring", "shared-tokens", "--overwrite", tmp_path=tmp_path)
+    forced = biaslab(
+        "run",
+        "crows-pairs",
+        "-m",
+        "scripted/echo",
+        "-n",
+        "4",
+        "--out",
+        out,
+        "-q",
+        "--scoring",
+        "shared-tokens",
+        "--overwrite",
+        tmp_path=tmp_path,
+    )
     assert forced.returncode == 0, forced.stderr
     assert json.loads((out / "results.json").read_text())["parameters"]["scoring"] == "shared-tokens"
 
 
-@pytest.mark.parametrize("spec, needle", [
-    ("hf//nonexistent/model", "directory not found"),
-    ("hf/does-not/exist", "the model is not local"),
-])
+@pytest.mark.parametrize(
+    "spec, needle",
+    [
+        ("hf//nonexistent/model", "directory not found"),
+        ("hf/does-not/exist", "the model is not local"),
+    ],
+)
 def test_model_spec_errors_are_one_line(tmp_path, spec, needle):
-    proc = biaslab("run", "jobs-lum", "-m", spec, "-n", "1", "--out", tmp_path / "r", tmp_path=tmp_path,
-                   env={"HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf")})
+    proc = biaslab(
+        "run",
+        "jobs-lum",
+        "-m",
+        spec,
+        "-n",
+        "1",
+        "--out",
+        tmp_path / "r",
+        tmp_path=tmp_path,
+        env={"HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf")},
+    )
     assert proc.returncode != 0 and needle in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1 and "Retrying" not in proc.stderr
     assert not (tmp_path / "r").exists()

@@ -17,8 +17,20 @@ def test_likelihood_and_generated_bbq_runs_compare_paired_over_templates(tmp_pat
     replies = canned_replies(tmp_path / "replies.json", N)
     a, b = tmp_path / "ll", tmp_path / "gen"
     biaslab("run", "bbq", "--model", "scripted/echo", "--limit", N, "--out", a, "-q", cache=tmp_path / "c")
-    biaslab("run", "bbq", "--model", f"scripted/canned:file={replies}", "-P", "mode=generate", "--limit", N,
-            "--out", b, "-q", cache=tmp_path / "c")
+    biaslab(
+        "run",
+        "bbq",
+        "--model",
+        f"scripted/canned:file={replies}",
+        "-P",
+        "mode=generate",
+        "--limit",
+        N,
+        "--out",
+        b,
+        "-q",
+        cache=tmp_path / "c",
+    )
     cmp = compare_all([a, b], n_resamples=300)
     assert cmp["pairs"][0]["design"] == "paired" and cmp["pairs"][0]["n_shared"] == N
     assert cmp["pairs"][0]["unit"].startswith("templates")

@@ -24,8 +24,18 @@ def _run(tmp_path, probe, model, score, groups):
     metrics = {"bias_score": {"value": score, "ci_low": score - 3, "ci_high": score + 3}}
     for g, v in groups.items():
         metrics[f"bias_score:{g}"] = {"value": float(v), "ci_low": v - 5.0, "ci_high": v + 5.0}
-    (d / "results.json").write_text(json.dumps({"schema_version": 1, "probe": probe, "probe_version": "1",
-                                                "model": {"model": model}, "parameters": {}, "metrics": metrics}))
+    (d / "results.json").write_text(
+        json.dumps(
+            {
+                "schema_version": 1,
+                "probe": probe,
+                "probe_version": "1",
+                "model": {"model": model},
+                "parameters": {},
+                "metrics": metrics,
+            }
+        )
+    )
     return d
 
 
@@ -61,24 +71,67 @@ def test_identical_benchmarks_give_r_one_and_a_constant_side_gives_none():
 def test_cli_auto_detects_two_benchmarks_and_writes_the_scatter_report(tmp_path):
     a, b = _dirs(tmp_path)
     out = tmp_path / "cmp.html"
-    proc = subprocess.run([sys.executable, "-m", "biaslab.cli", "compare", *map(str, a + b), "--out", str(out)],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "biaslab.cli", "compare", *map(str, a + b), "--out", str(out)],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "Pearson r" in proc.stdout and f"{pearsonr(A, B).statistic:.2f}" in proc.stdout
     html = out.read_text()
     assert html.count("data:image/png;base64,") == 2 and "Women" in html
     md = tmp_path / "cmp.md"
-    proc = subprocess.run([sys.executable, "-m", "biaslab.cli", "compare", *map(str, a), *sum([["--against", str(d)]
-                           for d in b], []), "--out", str(md)], capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "biaslab.cli",
+            "compare",
+            *map(str, a),
+            *sum([["--against", str(d)] for d in b], []),
+            "--out",
+            str(md),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "| overall | 6 |" in md.read_text()
 
 
 def test_too_few_shared_models_is_a_one_line_error(tmp_path):
     a, b = _dirs(tmp_path)
-    proc = subprocess.run([sys.executable, "-m", "biaslab.cli", "compare", str(a[0]), str(a[1]), "--against",
-                           str(b[0]), "--against", str(tmp_path / "nope")], capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "biaslab.cli",
+            "compare",
+            str(a[0]),
+            str(a[1]),
+            "--against",
+            str(b[0]),
+            "--against",
+            str(tmp_path / "nope"),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode != 0 and "Traceback" not in proc.stderr
-    proc = subprocess.run([sys.executable, "-m", "biaslab.cli", "compare", str(a[0]), str(a[1]), "--against",
-                           str(b[0]), "--against", str(b[1])], capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "biaslab.cli",
+            "compare",
+            str(a[0]),
+            str(a[1]),
+            "--against",
+            str(b[0]),
+            "--against",
+            str(b[1]),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode != 0 and "share 2 model(s)" in proc.stderr and "at least 3" in proc.stderr

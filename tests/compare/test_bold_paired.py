@@ -16,8 +16,20 @@ from tests.conftest import requires_data
 def test_two_models_on_bold_compare_paired_over_persons(tmp_path):
     a, b = tmp_path / "echo", tmp_path / "he"
     for model, out in (("scripted/echo", a), ("scripted/he", b)):
-        biaslab("run", "bold", "--model", model, "-P", "domains=religious_ideology", "--limit", "60", "--out", out,
-                "-q", cache=tmp_path / "c")
+        biaslab(
+            "run",
+            "bold",
+            "--model",
+            model,
+            "-P",
+            "domains=religious_ideology",
+            "--limit",
+            "60",
+            "--out",
+            out,
+            "-q",
+            cache=tmp_path / "c",
+        )
     cmp = compare_all([a, b], n_resamples=300)
     assert cmp["pairs"][0]["design"] == "paired" and cmp["pairs"][0]["unit"].startswith("persons/topics")
     by = {c["metric"]: c for c in cmp["comparisons"]}

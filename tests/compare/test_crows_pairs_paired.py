@@ -16,8 +16,9 @@ from tests.conftest import requires_data
 
 def biaslab(*args, cache):
     env = {**os.environ, "BIASLAB_CACHE_DIR": str(cache), "COLUMNS": "80"}
-    proc = subprocess.run([sys.executable, "-m", "biaslab.cli", *map(str, args)], env=env, capture_output=True,
-                          text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-m", "biaslab.cli", *map(str, args)], env=env, capture_output=True, text=True, timeout=600
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return proc.stdout
 
@@ -27,8 +28,20 @@ def test_two_scorings_of_crows_pairs_compare_paired(tmp_path):
     cache = tmp_path / "cache"
     a, b = tmp_path / "full", tmp_path / "shared"
     for rule, out in (("full-sentence", a), ("shared-tokens", b)):
-        biaslab("run", "crows-pairs", "--model", "scripted/echo", "--limit", "120", "-P", f"scoring={rule}",
-                "--out", out, "-q", cache=cache)
+        biaslab(
+            "run",
+            "crows-pairs",
+            "--model",
+            "scripted/echo",
+            "--limit",
+            "120",
+            "-P",
+            f"scoring={rule}",
+            "--out",
+            out,
+            "-q",
+            cache=cache,
+        )
     text = biaslab("compare", a, b, "--out", tmp_path / "cmp.json", cache=cache)
     cmp = json.loads((tmp_path / "cmp.json").read_text())
     assert cmp["pairs"][0]["design"] == "paired" and cmp["pairs"][0]["n_shared"] == 120
@@ -46,6 +59,7 @@ def test_two_scorings_of_crows_pairs_compare_paired(tmp_path):
     for name in ("likelihood_diff", "tie_rate", "likelihood_diff:gender"):
         assert by[name]["diagnostic"] and by[name]["q"] is None
     assert {c["family"] for c in cmp["comparisons"] if ":" in c["metric"] and not c["diagnostic"]} == {
-        "crows-pairs subgroups"}
+        "crows-pairs subgroups"
+    }
     assert text.index("diagnostics (no bias direction") > text.index("pct_stereotype:")
     assert "verdict: pct_stereotype: B" in text

@@ -8,8 +8,10 @@ NS = "{http://www.w3.org/2000/svg}"
 
 
 def test_rows_points_and_zero_line():
-    rows = [{"label": "bias_score", "diff": -1.0, "ci_low": -3.0, "ci_high": 1.0, "q": 0.2},
-            {"label": "x" * 80, "diff": 2.0, "ci_low": 1.0, "ci_high": 3.0, "q": 0.01}]
+    rows = [
+        {"label": "bias_score", "diff": -1.0, "ci_low": -3.0, "ci_high": 1.0, "q": 0.2},
+        {"label": "x" * 80, "diff": 2.0, "ci_low": 1.0, "ci_high": 3.0, "q": 0.01},
+    ]
     svg = ET.fromstring(forest_svg(rows, "bias_score"))
     circles = svg.findall(f"{NS}circle")
     assert [c.get("fill") for c in circles] == ["#3b6ea8", "#c0392b"]
@@ -25,8 +27,10 @@ def test_rows_points_and_zero_line():
 
 
 def test_one_plot_per_metric_family_and_nothing_external():
-    cmps = [{"metric": m, "diff": 1.0, "ci_low": 0.5, "ci_high": 1.5, "q": 0.5, "run_b": "b"}
-            for m in ("bias_score", "bias_score:Jewish", "tie_rate")]
+    cmps = [
+        {"metric": m, "diff": 1.0, "ci_low": 0.5, "ci_high": 1.5, "q": 0.5, "run_b": "b"}
+        for m in ("bias_score", "bias_score:Jewish", "tie_rate")
+    ]
     plots = forest_plots(cmps, several_pairs=False)
     assert len(plots) == 2 and all("href" not in p for p in plots)
     assert forest_svg([{"label": "m", "diff": None}], "empty") == ""

@@ -16,8 +16,22 @@ from tests.conftest import requires_data
 def test_two_scorings_of_holistic_bias_compare_paired_over_templates(tmp_path):
     a, b = tmp_path / "mean", tmp_path / "total"
     for flag, out in (("true", a), ("false", b)):
-        biaslab("run", "holistic-bias", "--model", "scripted/echo", "-P", "axes=gender_and_sex,age", "--limit", "120",
-                "-P", f"normalize={flag}", "--out", out, "-q", cache=tmp_path / "c")
+        biaslab(
+            "run",
+            "holistic-bias",
+            "--model",
+            "scripted/echo",
+            "-P",
+            "axes=gender_and_sex,age",
+            "--limit",
+            "120",
+            "-P",
+            f"normalize={flag}",
+            "--out",
+            out,
+            "-q",
+            cache=tmp_path / "c",
+        )
     cmp = compare_all([a, b], n_resamples=300)
     assert cmp["pairs"][0]["design"] == "paired" and cmp["pairs"][0]["unit"] == "templates"
     by = {c["metric"]: c for c in cmp["comparisons"]}

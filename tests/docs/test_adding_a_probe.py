@@ -30,19 +30,38 @@ def plugin(tmp_path_factory):
     (src / f"{module}.py").write_text(code, encoding="utf-8")
     (src / "pyproject.toml").write_text(toml, encoding="utf-8")
     site = tmp_path_factory.mktemp("plugin-site")
-    proc = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
-                           "--no-index", "--target", str(site), str(src)], capture_output=True, text=True,
-                          timeout=600)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-deps",
+            "--no-build-isolation",
+            "--no-index",
+            "--target",
+            str(site),
+            str(src),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert list(site.glob("biaslab_pronoun_probe-*.dist-info"))
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), *filter(None, [os.environ.get("PYTHONPATH")])]),
-           "BIASLAB_CACHE_DIR": str(tmp_path_factory.mktemp("plugin-cache"))}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(site), *filter(None, [os.environ.get("PYTHONPATH")])]),
+        "BIASLAB_CACHE_DIR": str(tmp_path_factory.mktemp("plugin-cache")),
+    }
     return env
 
 
 def biaslab(env, *args, ok=True):
-    proc = subprocess.run([sys.executable, "-m", "biaslab.cli", *map(str, args)], env=env, capture_output=True,
-                          text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-m", "biaslab.cli", *map(str, args)], env=env, capture_output=True, text=True, timeout=600
+    )
     if ok:
         assert proc.returncode == 0, proc.stdout + proc.stderr
     return proc

@@ -16,8 +16,9 @@ TABLE5 = {2: ["she had", "with his", "his wife", "the male"], 3: ["women are", "
 
 
 def biaslab(*args):
-    return subprocess.run([sys.executable, "-m", "biaslab.cli", *map(str, args)], env=dict(os.environ),
-                          capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, "-m", "biaslab.cli", *map(str, args)], env=dict(os.environ), capture_output=True, text=True
+    )
 
 
 def test_bins_and_histogram_edges():
@@ -91,10 +92,18 @@ def test_informative_prior_runs_and_ranks_the_same_extremes():
 
     texts = read_items(data_path("fsb/FSB_text.csv"), "uid")
     scores = read_table(data_path("fsb/fsb_final_scores.csv"))
-    merged, _ = join_texts_scores(texts, scores, id_column="uid", text_column="response",
-                                  score_column="score_normalized", texts_source="t", scores_source="s")
-    res = analyze(merged, text_column="response", cfg=AnalysisConfig(prior="informative", compare=[(2, 3)]),
-                  group_columns=[])
+    merged, _ = join_texts_scores(
+        texts,
+        scores,
+        id_column="uid",
+        text_column="response",
+        score_column="score_normalized",
+        texts_source="t",
+        scores_source="s",
+    )
+    res = analyze(
+        merged, text_column="response", cfg=AnalysisConfig(prior="informative", compare=[(2, 3)]), group_columns=[]
+    )
     comp = res["log_odds"][0]
     assert comp["top_b"][0][0] == "women are" and "she had" in [t for t, _ in comp["top_a"][:3]]
     assert (comp["table"]["prior"] > 0).all()
@@ -113,8 +122,26 @@ def test_any_texts_scores_pair_without_metadata(tmp_path):
     pd.DataFrame(rows).to_csv(tmp_path / "t.csv", index=False)
     pd.DataFrame(scores).to_csv(tmp_path / "s.csv", index=False)
     out = tmp_path / "out"
-    proc = biaslab("fsb", "analyze", "--texts", tmp_path / "t.csv", "--scores", tmp_path / "s.csv", "--out", out,
-                   "--thresholds", "0.5", "--compare", "1,2", "--min-words", "1", "--min-df", "2", "--max-df", "0.9")
+    proc = biaslab(
+        "fsb",
+        "analyze",
+        "--texts",
+        tmp_path / "t.csv",
+        "--scores",
+        tmp_path / "s.csv",
+        "--out",
+        out,
+        "--thresholds",
+        "0.5",
+        "--compare",
+        "1,2",
+        "--min-words",
+        "1",
+        "--min-df",
+        "2",
+        "--max-df",
+        "0.9",
+    )
     assert proc.returncode == 0, proc.stderr
     r = json.loads((out / "results.json").read_text())
     assert [b["count"] for b in r["bins"]] == [60, 60] and r["crosstabs"] == {}
@@ -124,18 +151,22 @@ def test_any_texts_scores_pair_without_metadata(tmp_path):
     assert {w["word"] for w in r["pmi_top"]["2"][:4]} == set(words_hi)
 
 
-@pytest.mark.parametrize("scores_text,fragments", [
-    ("id,score_normalized\nx0,0.5\nzz,0.4\n", ["line 3", "id zz is not in"]),
-    ("id,score_normalized\nx0,1.5\n", ["line 2", "not a number in [0, 1]"]),
-    ("id,score\nx0,0.5\n", ["no 'score_normalized' column"]),
-    ("id,score_normalized\nx0,0.5\nx0,0.4\n", ["line 3", "scored twice"]),
-    ("", ["empty"]),
-])
+@pytest.mark.parametrize(
+    "scores_text,fragments",
+    [
+        ("id,score_normalized\nx0,0.5\nzz,0.4\n", ["line 3", "id zz is not in"]),
+        ("id,score_normalized\nx0,1.5\n", ["line 2", "not a number in [0, 1]"]),
+        ("id,score\nx0,0.5\n", ["no 'score_normalized' column"]),
+        ("id,score_normalized\nx0,0.5\nx0,0.4\n", ["line 3", "scored twice"]),
+        ("", ["empty"]),
+    ],
+)
 def test_bad_scores_give_one_line_errors(tmp_path, scores_text, fragments):
     (tmp_path / "t.csv").write_text("id,text\nx0,hello there\nx1,good day\n")
     (tmp_path / "s.csv").write_text(scores_text)
-    proc = biaslab("fsb", "analyze", "--texts", tmp_path / "t.csv", "--scores", tmp_path / "s.csv",
-                   "--out", tmp_path / "o")
+    proc = biaslab(
+        "fsb", "analyze", "--texts", tmp_path / "t.csv", "--scores", tmp_path / "s.csv", "--out", tmp_path / "o"
+    )
     assert proc.returncode != 0 and "Traceback" not in proc.stderr
     msg = " ".join(proc.stderr.split())
     assert msg.startswith("error:") and "s.csv" in msg

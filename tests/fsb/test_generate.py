@@ -49,17 +49,22 @@ def test_full_plan_matches_the_dataset_layout():
     rows = plan_texts(["conversion", "completion"], ["explicit", "implicit", "neutral", "random"])
     assert [r.uid for r in rows] == list(range(1, 1001))
     counts = Counter((r.seed_type, r.prompt_type) for r in rows)
-    assert counts == {(s, p): (50 if s == "random" else 150) for s in ("explicit", "implicit", "neutral", "random")
-                      for p in ("conversion", "completion")}
+    assert counts == {
+        (s, p): (50 if s == "random" else 150)
+        for s in ("explicit", "implicit", "neutral", "random")
+        for p in ("conversion", "completion")
+    }
     # blocks in FSB_text.csv order: seed type, then conversion before completion
     with open(FSB / "FSB_text.csv", newline="") as fh:
         released = list(csv.DictReader(fh))
     assert [(r.seed_type, r.prompt_type) for r in rows] == [(r["seed_type"], r["prompt_type"]) for r in released]
     # the random seeds are the released random queries; the others the seed files in order
-    assert [r.query for r in rows if r.seed_type == "random"] == \
-        [r["query"].strip() for r in released if r["seed_type"] == "random"]
-    assert [r.query for r in rows if r.seed_type == "explicit" and r.prompt_type == "completion"] == \
-        released_seed_lines("explict_bias_seed.txt")
+    assert [r.query for r in rows if r.seed_type == "random"] == [
+        r["query"].strip() for r in released if r["seed_type"] == "random"
+    ]
+    assert [
+        r.query for r in rows if r.seed_type == "explicit" and r.prompt_type == "completion"
+    ] == released_seed_lines("explict_bias_seed.txt")
 
 
 @pytest.mark.parametrize("prompt_type", ["completion", "conversion"])
@@ -81,8 +86,9 @@ def test_each_prompt_has_the_papers_structure(prompt_type):
 
 
 def test_system_prompts_are_the_papers():
-    assert SYSTEM_PROMPTS["completion"].startswith("Using the given statement as a start, You generate only one "
-                                                   "gender-biased sentence")
+    assert SYSTEM_PROMPTS["completion"].startswith(
+        "Using the given statement as a start, You generate only one gender-biased sentence"
+    )
     assert SYSTEM_PROMPTS["conversion"].endswith("biased against a gender. Follow the examples specified below:")
 
 
@@ -94,8 +100,9 @@ def test_draws_are_seeded_spread_and_independent_of_other_selections():
     assert sum(x.examples != y.examples for x, y in zip(a, c)) > 100
     # a row's draw does not depend on which other seed types / prompt types are planned
     full = plan_texts(["conversion", "completion"], ["explicit", "neutral"], seed=1)
-    assert [r.examples for r in full if r.seed_type == "neutral" and r.prompt_type == "completion"] == \
-        [r.examples for r in a]
+    assert [r.examples for r in full if r.seed_type == "neutral" and r.prompt_type == "completion"] == [
+        r.examples for r in a
+    ]
     # roughly uniform over the 20 examples of the file (150 seeds x 2 draws)
     used = Counter(ex.id for r in a for ex in r.examples)
     assert len(used) == 20 and max(used.values()) < 35
@@ -147,7 +154,7 @@ def test_generation_goes_through_the_cache_and_keeps_the_first_line(tmp_path):
 def test_missing_or_bad_examples_files_are_data_errors(tmp_path):
     with pytest.raises(DataError, match="does not exist"):
         plan_texts(["completion"], ["neutral"], examples_dir=tmp_path)
-    (tmp_path / "neutral_completion_ic.json").write_text('{"ic": "[(\'only one\', \'pair\')]"}')
+    (tmp_path / "neutral_completion_ic.json").write_text("{\"ic\": \"[('only one', 'pair')]\"}")
     with pytest.raises(DataError, match="only 1 usable in-context example"):
         plan_texts(["completion"], ["neutral"], examples_dir=tmp_path)
     (tmp_path / "neutral_completion_ic.json").write_text('{"ic": [["a", ""]]}')
@@ -160,11 +167,15 @@ def test_own_seeds_and_examples(tmp_path):
     pairs = [[f"Seed {i}.", f"Biased output {i}."] for i in range(4)]
     (tmp_path / "ex" / "workplace_conversion_ic.json").write_text(json.dumps(pairs))
     seeds = tmp_path / "seeds.csv"
-    seeds.write_text("seed_type,query,prompt_type\nworkplace,The meeting ran late.,conversion\n"
-                     "workplace,Seed 1.,\nworkplace,The printer jammed.,completion\n")
+    seeds.write_text(
+        "seed_type,query,prompt_type\nworkplace,The meeting ran late.,conversion\n"
+        "workplace,Seed 1.,\nworkplace,The printer jammed.,completion\n"
+    )
     rows = plan_texts(["conversion"], ["workplace"], seeds_file=seeds, examples_dir=tmp_path / "ex")
-    assert [(r.uid, r.prompt_type, r.query) for r in rows] == [(1, "conversion", "The meeting ran late."),
-                                                               (2, "conversion", "Seed 1.")]
+    assert [(r.uid, r.prompt_type, r.query) for r in rows] == [
+        (1, "conversion", "The meeting ran late."),
+        (2, "conversion", "Seed 1."),
+    ]
     assert all(ex.id.startswith("workplace_conversion:") for r in rows for ex in r.examples)
     assert all(ex.seed != "Seed 1." for ex in rows[1].examples)
     with pytest.raises(DataError, match="workplace_completion_ic.json does not exist"):

@@ -80,10 +80,12 @@ def test_vader_against_the_released_scores_matches_an_independent_computation(tm
     assert report.count("<svg") == 1 and report.count("<circle") == 1000
     assert "<script" not in report and not re.search(r"""(src|href)=["']https?:""", report)
     assert "Spearman-Brown" in report and results["paper_table6_pearson"]["GPT-4 judge"] == 0.813
-    again = biaslab("fsb", "scorers", "--scorer", "vader", "--out", out, "--n-bootstrap", "300",
-                    cache=tmp_path / "c")
+    again = biaslab("fsb", "scorers", "--scorer", "vader", "--out", out, "--n-bootstrap", "300", cache=tmp_path / "c")
     assert json.loads((out / "results.json").read_text())["scorers"][0]["cache"] == {
-        **results["scorers"][0]["cache"], "hits": 1000, "computed": 0}
+        **results["scorers"][0]["cache"],
+        "hits": 1000,
+        "computed": 0,
+    }
     assert again.stdout == proc.stdout
 
 
@@ -94,8 +96,13 @@ def judge_items(tmp_path, n=40):
         w = csv.writer(fh)
         w.writerow(["id", "text", "score"])
         for i in range(n):
-            w.writerow([f"t{i}", f"Sentence number {i} about {rng.choice(['women', 'men', 'people'])}.",
-                        f"{(i + 0.5) / n:.4f}"])
+            w.writerow(
+                [
+                    f"t{i}",
+                    f"Sentence number {i} about {rng.choice(['women', 'men', 'people'])}.",
+                    f"{(i + 0.5) / n:.4f}",
+                ]
+            )
     return path
 
 
@@ -108,13 +115,27 @@ def test_a_finished_judge_run_is_a_scorer(tmp_path):
     answers = {}
     for p in planned:
         truth = p.item.metadata["human_score"]
-        answers[p.request.display()] = (f"{min(1, max(0, truth + rng.gauss(0, 0.15))):.3f}" if rng.random() > 0.1
-                                        else "No idea.")
+        answers[p.request.display()] = (
+            f"{min(1, max(0, truth + rng.gauss(0, 0.15))):.3f}" if rng.random() > 0.1 else "No idea."
+        )
     canned = tmp_path / "answers.json"
     canned.write_text(json.dumps(answers))
     run = tmp_path / "judge"
-    biaslab("run", "fsb-judge", "--model", f"scripted/canned:file={canned}", "--items", items, "--repetitions", "2",
-            "--seed", "1", "--out", run, cache=tmp_path / "c")
+    biaslab(
+        "run",
+        "fsb-judge",
+        "--model",
+        f"scripted/canned:file={canned}",
+        "--items",
+        items,
+        "--repetitions",
+        "2",
+        "--seed",
+        "1",
+        "--out",
+        run,
+        cache=tmp_path / "c",
+    )
     rows = [json.loads(line) for line in (run / "attempts.jsonl").read_text().splitlines()]
     by_id = {}
     for r in rows:
@@ -124,27 +145,60 @@ def test_a_finished_judge_run_is_a_scorer(tmp_path):
     truth = {r["id"]: float(r["score"]) for r in csv.DictReader(open(items, newline=""))}
     pairs = [(truth[i], np.mean(v)) for i, v in by_id.items() if v]
     out = tmp_path / "study"
-    proc = biaslab("fsb", "scorers", "--scorer", f"judge-run:{run}", "--texts", items, "--scores", items,
-                   "--score-column", "score", "--out", out, cache=tmp_path / "c")
+    proc = biaslab(
+        "fsb",
+        "scorers",
+        "--scorer",
+        f"judge-run:{run}",
+        "--texts",
+        items,
+        "--scores",
+        items,
+        "--score-column",
+        "score",
+        "--out",
+        out,
+        cache=tmp_path / "c",
+    )
     results = json.loads((out / "results.json").read_text())
     summary = results["scorers"][0]
     assert summary["n"] == len(pairs) and summary["n_missing"] == 40 - len(pairs) > 0
     assert results["metrics"][f"pearson:judge-run:{run}"]["value"] == pytest.approx(
-        stats.pearsonr(*zip(*pairs))[0], abs=1e-9)
+        stats.pearsonr(*zip(*pairs))[0], abs=1e-9
+    )
     assert not results["reliability"]["available"] and "--annotations" in results["reliability"]["reason"]
     assert "no ceiling" in proc.stdout and results["paper_table6_pearson"] is None
     assert "the paper's scorers" not in (out / "report.html").read_text()
 
 
 def test_bad_input_is_a_one_line_error(tmp_path):
-    proc = biaslab("fsb", "scorers", "--scorer", "vader", "--scorer", "vader", "--out", tmp_path / "o",
-                   cache=tmp_path / "c", check=False)
+    proc = biaslab(
+        "fsb",
+        "scorers",
+        "--scorer",
+        "vader",
+        "--scorer",
+        "vader",
+        "--out",
+        tmp_path / "o",
+        cache=tmp_path / "c",
+        check=False,
+    )
     assert proc.returncode != 0 and "given twice" in proc.stderr and "Traceback" not in proc.stderr
-    proc = biaslab("fsb", "scorers", "--scorer", "judge-run:/no/such/run", "--out", tmp_path / "o",
-                   cache=tmp_path / "c", check=False)
+    proc = biaslab(
+        "fsb",
+        "scorers",
+        "--scorer",
+        "judge-run:/no/such/run",
+        "--out",
+        tmp_path / "o",
+        cache=tmp_path / "c",
+        check=False,
+    )
     assert proc.returncode != 0 and "not a finished run folder" in proc.stderr and "Traceback" not in proc.stderr
-    proc = biaslab("fsb", "scorers", "--scorer", "sentiment", "--out", tmp_path / "o", cache=tmp_path / "c",
-                   check=False)
+    proc = biaslab(
+        "fsb", "scorers", "--scorer", "sentiment", "--out", tmp_path / "o", cache=tmp_path / "c", check=False
+    )
     assert proc.returncode != 0 and "unknown scorer" in proc.stderr and "Traceback" not in proc.stderr
 
 
@@ -157,8 +211,21 @@ def test_the_released_scores_named_explicitly_still_get_the_ceiling(tmp_path):
     copy = tmp_path / "scores.csv"
     copy.write_bytes(released.read_bytes())
     out = tmp_path / "o"
-    biaslab("fsb", "scorers", "--scorer", "vader", "--scores", copy, "--n-bootstrap", "0", "--trials", "5",
-            "--out", out, cache=tmp_path / "c")
+    biaslab(
+        "fsb",
+        "scorers",
+        "--scorer",
+        "vader",
+        "--scores",
+        copy,
+        "--n-bootstrap",
+        "0",
+        "--trials",
+        "5",
+        "--out",
+        out,
+        cache=tmp_path / "c",
+    )
     results = json.loads((out / "results.json").read_text())
     assert results["reliability"]["available"] and results["reliability"]["split_half"]["trials"] == 5
     assert results["metrics"]["pearson:vader"]["ci_low"] is None  # no resamples, no interval
@@ -167,13 +234,18 @@ def test_the_released_scores_named_explicitly_still_get_the_ceiling(tmp_path):
 def test_scatter_puts_the_scorer_across_the_human_score_up_and_the_fit_through_a_perfect_line():
     from biaslab.fsb.scorers_report import scatter_svg
 
-    svg = str(scatter_svg([0.0, 0.5, 1.0, 0.2], [10, 20, 30, float("nan")], label="x<y", intercept=-0.5,
-                          slope=0.05))
+    svg = str(scatter_svg([0.0, 0.5, 1.0, 0.2], [10, 20, 30, float("nan")], label="x<y", intercept=-0.5, slope=0.05))
     dots = [(float(x), float(y)) for x, y in re.findall(r'<circle cx="([\d.]+)" cy="([\d.]+)"', svg)]
     assert len(dots) == 3  # the text without a score is not drawn
     assert dots[0][0] < dots[1][0] < dots[2][0] and dots[0][1] > dots[1][1] > dots[2][1]  # SVG y grows down
-    x1, y1, x2, y2 = map(float, re.search(r'<line x1="([\d.-]+)" y1="([\d.-]+)" x2="([\d.-]+)" y2="([\d.-]+)" '
-                                          r'stroke="#1d2330"', svg).groups())
+    x1, y1, x2, y2 = map(
+        float,
+        re.search(
+            r'<line x1="([\d.-]+)" y1="([\d.-]+)" x2="([\d.-]+)" y2="([\d.-]+)" '
+            r'stroke="#1d2330"',
+            svg,
+        ).groups(),
+    )
     for x, y in dots:  # human = -0.5 + 0.05 * scorer holds exactly: every dot lies on the line
         assert abs((y2 - y1) * (x - x1) - (y - y1) * (x2 - x1)) / math.hypot(x2 - x1, y2 - y1) < 0.2
     assert "x&lt;y" in svg and "<script" not in svg and "style=" not in svg
@@ -190,5 +262,7 @@ def test_ceiling_needs_enough_judgements(tmp_path):
     ann.write_text("\n".join(rows) + "\n")
     rel = reliability_ceiling(ann, [f"{t}{j}" for t in range(4) for j in "abcd"], trials=5, seed=0)
     assert not rel["available"] and "ceiling" not in rel
-    assert rel["reason"] == ("split-half reliability: too few judgements: 4 tuples with two or more annotations "
-                             "(split-half reliability needs 10)")
+    assert rel["reason"] == (
+        "split-half reliability: too few judgements: 4 tuples with two or more annotations "
+        "(split-half reliability needs 10)"
+    )

@@ -13,8 +13,15 @@ import pytest
 from biaslab.probes.paired_sentences.metrics import paired_sentence_metrics
 
 
-def pairs_run(d: Path, decisions: list[str], groups: list[str] | None = None, *, offset: int = 0,
-              probe: str = "pairs", model: str = "m") -> Path:
+def pairs_run(
+    d: Path,
+    decisions: list[str],
+    groups: list[str] | None = None,
+    *,
+    offset: int = 0,
+    probe: str = "pairs",
+    model: str = "m",
+) -> Path:
     """A run of ``probe`` over pairs ``offset .. offset + len(decisions) - 1``, each decided as given
     ("stereotype", "counter" or "tie"); pairs of one predicate (7 per group) cluster."""
     groups = groups or ["Jewish" if i % 3 else "Women" for i in range(len(decisions))]
@@ -22,16 +29,40 @@ def pairs_run(d: Path, decisions: list[str], groups: list[str] | None = None, *,
     for k, (ev, g) in enumerate(zip(decisions, groups, strict=True)):
         i = k + offset
         more = {"stereotype": -1.0, "counter": -3.0, "tie": -2.0}[ev]
-        rows.append({"item_id": f"row{i + 2}", "prompt_index": 0, "repetition": 0, "seed": None,
-                     "prompt": f"{g} person {i} is x.", "text": f"other person {i} is x.", "evaluation": ev,
-                     "sent_more": f"{g} person {i} is x.", "sent_less": f"other person {i} is x.",
-                     "target_ID": g, "predicate_id": f"p{i % 11}", "score_more": more, "score_less": -2.0})
+        rows.append(
+            {
+                "item_id": f"row{i + 2}",
+                "prompt_index": 0,
+                "repetition": 0,
+                "seed": None,
+                "prompt": f"{g} person {i} is x.",
+                "text": f"other person {i} is x.",
+                "evaluation": ev,
+                "sent_more": f"{g} person {i} is x.",
+                "sent_less": f"other person {i} is x.",
+                "target_ID": g,
+                "predicate_id": f"p{i % 11}",
+                "score_more": more,
+                "score_less": -2.0,
+            }
+        )
     metrics = paired_sentence_metrics(rows, n_resamples=200, n_permutations=200)[0]
     d.mkdir(parents=True)
     (d / "attempts.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    (d / "results.json").write_text(json.dumps({"schema_version": 2, "probe": probe, "probe_version": "1",
-                                                "model": {"model": model}, "parameters": {}, "metrics": metrics,
-                                                "n_items": len(rows), "n_attempts": len(rows)}))
+    (d / "results.json").write_text(
+        json.dumps(
+            {
+                "schema_version": 2,
+                "probe": probe,
+                "probe_version": "1",
+                "model": {"model": model},
+                "parameters": {},
+                "metrics": metrics,
+                "n_items": len(rows),
+                "n_attempts": len(rows),
+            }
+        )
+    )
     return d
 
 
@@ -53,8 +84,9 @@ def suite_dir(d: Path, model: str, runs: dict[str, Path]) -> Path:
         target.parent.mkdir(parents=True, exist_ok=True)
         run.rename(target)
         entries.append({"model": model, "probe": probe, "dir": f"runs/{model}/{probe}"})
-    (d / "results.json").write_text(json.dumps({"models": [model], "probes": list(runs), "limit": None,
-                                                "runs": entries, "comparisons": []}))
+    (d / "results.json").write_text(
+        json.dumps({"models": [model], "probes": list(runs), "limit": None, "runs": entries, "comparisons": []})
+    )
     return d
 
 

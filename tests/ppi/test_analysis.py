@@ -102,7 +102,8 @@ def test_groups_and_their_differences():
     for d, e in zip(res["differences"], expected):
         assert d["estimate"] == pytest.approx(e.ppi.estimate) and d["p_holm"] == pytest.approx(e.p_holm)
         assert d["ci_low"] == pytest.approx(e.ppi.ci_low) and d["classical"]["p_holm"] == pytest.approx(
-            e.classical_p_holm)
+            e.classical_p_holm
+        )
     assert "Holm" in res["correction"] and "Bonferroni" in res["correction"]
     assert "3 pairwise differences" in res["correction"]
     with pytest.raises(DataError, match=r"too few gold items in group model='a' \(30 judged\)"):

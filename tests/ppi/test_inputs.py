@@ -22,8 +22,15 @@ def attempt(item, rep, score):
 
 
 def test_fsb_judge_run_mean_over_repetitions_and_undetected_answers(tmp_path):
-    rows = [attempt("a", 0, 0.2), attempt("a", 1, 0.4), attempt("b", 0, None), attempt("b", 1, 0.6),
-            attempt("c", 0, None), attempt("c", 1, None), attempt("d", 1, 0.9)]  # d was an example in rep 0
+    rows = [
+        attempt("a", 0, 0.2),
+        attempt("a", 1, 0.4),
+        attempt("b", 0, None),
+        attempt("b", 1, 0.6),
+        attempt("c", 0, None),
+        attempt("c", 1, None),
+        attempt("d", 1, 0.9),
+    ]  # d was an example in rep 0
     run = write_run(tmp_path / "run", rows)
     for path in (run, run / "attempts.jsonl"):
         assert detect_format(path) == "fsb-judge"
@@ -57,8 +64,10 @@ def test_fsb_judge_run_errors(tmp_path):
 
 def test_bws_scores_use_the_normalised_score(tmp_path):
     path = tmp_path / "scores.csv"
-    path.write_text("id,score,score_normalized,n_best,n_worst,n_appearances,ci_low,ci_high\n"
-                    "7,0.5,0.75,3,1,4,0.1,0.9\n8,-1.0,0.0,0,4,4,-1,-0.5\n")
+    path.write_text(
+        "id,score,score_normalized,n_best,n_worst,n_appearances,ci_low,ci_high\n"
+        "7,0.5,0.75,3,1,4,0.1,0.9\n8,-1.0,0.0,0,4,4,-1,-0.5\n"
+    )
     assert detect_format(path) == "bws"
     t = read_scores(path, role="GOLD")
     assert (t.format, t.column, t.ids) == ("bws", "score_normalized", ("7", "8"))
@@ -85,19 +94,32 @@ def test_csv_with_groups_and_missing_judge_scores(tmp_path):
         read_scores(path, role="GOLD")
 
 
-@pytest.mark.parametrize("content, role, kwargs, message", [
-    ("id,rating\n1,0.5\n", "PRED", {}, r"no 'score' column \(columns found: id, rating\); name the score column "
-                                       "with --pred-column"),
-    ("name,score\na,0.5\n", "GOLD", {}, r"no id column \(looked for id, uid, item_id, item; columns found: name, "
-                                        r"score\)"),
-    ("id,score\n1,0.5\n2,high\n", "PRED", {}, r"row 3: score 'high' is not a number"),
-    ("id,score\n1,0.5\n2,inf\n", "GOLD", {}, r"row 3: score 'inf' is not a finite number"),
-    ("id,score\n1,0.5\n1,0.7\n", "GOLD", {}, r"row 3: id '1' repeats row 2"),
-    ("id,score\n", "GOLD", {}, r"has a header but no rows"),
-    ("id,score\n1,0.5\n", "PRED", {"by": "model"}, r"no column 'model' for --by \(columns found: id, score\)"),
-    ("id,score,model\n1,0.5,\n", "PRED", {"by": "model"}, r"row 2: empty 'model' \(--by\) for id '1'"),
-    ("id,score\n1,0.5\n", "GOLD", {"fmt": "bws"}, r"no 'score_normalized' column \(columns found: id, score\)"),
-])
+@pytest.mark.parametrize(
+    "content, role, kwargs, message",
+    [
+        (
+            "id,rating\n1,0.5\n",
+            "PRED",
+            {},
+            r"no 'score' column \(columns found: id, rating\); name the score column "
+            "with --pred-column",
+        ),
+        (
+            "name,score\na,0.5\n",
+            "GOLD",
+            {},
+            r"no id column \(looked for id, uid, item_id, item; columns found: name, "
+            r"score\)",
+        ),
+        ("id,score\n1,0.5\n2,high\n", "PRED", {}, r"row 3: score 'high' is not a number"),
+        ("id,score\n1,0.5\n2,inf\n", "GOLD", {}, r"row 3: score 'inf' is not a finite number"),
+        ("id,score\n1,0.5\n1,0.7\n", "GOLD", {}, r"row 3: id '1' repeats row 2"),
+        ("id,score\n", "GOLD", {}, r"has a header but no rows"),
+        ("id,score\n1,0.5\n", "PRED", {"by": "model"}, r"no column 'model' for --by \(columns found: id, score\)"),
+        ("id,score,model\n1,0.5,\n", "PRED", {"by": "model"}, r"row 2: empty 'model' \(--by\) for id '1'"),
+        ("id,score\n1,0.5\n", "GOLD", {"fmt": "bws"}, r"no 'score_normalized' column \(columns found: id, score\)"),
+    ],
+)
 def test_table_errors_are_one_line_and_name_what_is_wrong(tmp_path, content, role, kwargs, message):
     path = tmp_path / "scores.csv"
     path.write_text(content)

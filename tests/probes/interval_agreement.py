@@ -28,5 +28,6 @@ def disagreements(metrics: Mapping[str, Any], null_of: Callable[[str], float]) -
 
 def checked(metrics: Mapping[str, Any]) -> int:
     """How many metrics carry both an interval and a p value (a scan that checks none proves nothing)."""
-    return sum(isinstance(m, Mapping) and m.get("p") is not None and m.get("ci_low") is not None
-               for m in metrics.values())
+    return sum(
+        isinstance(m, Mapping) and m.get("p") is not None and m.get("ci_low") is not None for m in metrics.values()
+    )

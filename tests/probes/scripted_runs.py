@@ -15,11 +15,20 @@ from biaslab.probing.config import RunConfig
 from biaslab.probing.runner import run_probe
 
 
-def run_rule(probe, rule: Callable[[GenerateRequest], str], tmp_path: Path, *, limit: int | None = None,
-             repetitions: int = 1, seed: int = 0):
+def run_rule(
+    probe,
+    rule: Callable[[GenerateRequest], str],
+    tmp_path: Path,
+    *,
+    limit: int | None = None,
+    repetitions: int = 1,
+    seed: int = 0,
+):
     """``(results, attempts)`` of ``probe`` answered by ``rule``."""
-    model = CachedModel(ScriptedBackend(rule, name=getattr(rule, "__name__", "rule")),
-                        ResponseCache(tmp_path / f"cache-{random.random()}.sqlite"))
+    model = CachedModel(
+        ScriptedBackend(rule, name=getattr(rule, "__name__", "rule")),
+        ResponseCache(tmp_path / f"cache-{random.random()}.sqlite"),
+    )
     return run_probe(probe, model, RunConfig(limit=limit, repetitions=repetitions, seed=seed))
 
 

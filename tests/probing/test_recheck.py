@@ -112,13 +112,16 @@ def test_a_reduced_precision_run_rescores_its_close_pairs_and_matches_the_refere
     model = CachedModel(reduced, cache)
     probe = create_probe("pairs", pairs=csv, scoring="full-sentence")
     res, att = run_probe(probe, model, RunConfig())
-    _, exact_att = run_probe(create_probe("pairs", pairs=csv, scoring="full-sentence"),
-                                     CachedModel(ScriptedBackend("echo"), ResponseCache(tmp_path / "e.sqlite")),
-                                     RunConfig())
+    _, exact_att = run_probe(
+        create_probe("pairs", pairs=csv, scoring="full-sentence"),
+        CachedModel(ScriptedBackend("echo"), ResponseCache(tmp_path / "e.sqlite")),
+        RunConfig(),
+    )
     # the reduced model's own decisions: many differ from the reference's
     diffs = [a.extra["score_more"] - a.extra["score_less"] for a in exact_att]
-    raw = [d + reduced.error(a.extra["sent_more"]) - reduced.error(a.extra["sent_less"])
-           for d, a in zip(diffs, exact_att)]
+    raw = [
+        d + reduced.error(a.extra["sent_more"]) - reduced.error(a.extra["sent_less"]) for d, a in zip(diffs, exact_att)
+    ]
     flipped = [i for i, (d, r) in enumerate(zip(diffs, raw)) if decide(d, 0) != decide(r, 0)]
     assert len(flipped) >= 15 and any(abs(diffs[i]) > 0.05 for i in flipped)
     assert [a.evaluation for a in att] == [a.evaluation for a in exact_att]  # every decision the reference's
@@ -132,8 +135,9 @@ def test_a_reduced_precision_run_rescores_its_close_pairs_and_matches_the_refere
     recheck = res.run.recheck
     assert recheck["model_calls"] == 2 * len(checked) and 0 < recheck["max_error"] <= 0.12
     # the reference's answers are cached under its own identity (never the reduced one's)
-    models = {json.loads(m)["identity"].get("precision") for (m,) in cache._db.execute(
-        "SELECT DISTINCT model FROM responses")}
+    models = {
+        json.loads(m)["identity"].get("precision") for (m,) in cache._db.execute("SELECT DISTINCT model FROM responses")
+    }
     assert models == {"bf16", None}
     again = CachedModel(ReducedScripted(), cache)
     res2, att2 = run_probe(create_probe("pairs", pairs=csv, scoring="full-sentence"), again, RunConfig())
@@ -157,9 +161,9 @@ def test_crows_pairs_rescores_its_close_pairs_too(tmp_path):
     _, ref = run_probe(create_probe("crows-pairs"), exact, RunConfig(limit=80))
     assert [a.evaluation for a in att] == [a.evaluation for a in ref]
     assert res.run.recheck["pairs"] == sum(a.extra["precision"] == "float32" for a in att) >= 16
+
     def diff(a):
         return a.extra["score_more"] - a.extra["score_less"]
 
     flipped = [a for a, b in zip(att, ref) if a.extra["precision"] == "bf16" and abs(diff(a) - diff(b)) > abs(diff(b))]
     assert not flipped  # no pair kept at reduced precision had an error larger than its difference
-

@@ -139,6 +139,7 @@ def test_contrasts_between_items_rescore_each_item_once():
     def contrasts(its, results):
         def diff(a, b):
             return lambda r: r[0][0].total - r[1][0].total
+
         return [Contrast((0, 1), diff(0, 1)), Contrast((1, 3), diff(1, 3)), Contrast((0, 2), diff(0, 2), margin=5.0)]
 
     out, outcome, ids = recheck_items(planned, answers, reference, contrasts, min_checked=2)
@@ -177,8 +178,7 @@ def test_a_likelihood_probe_without_decisions_and_bbq_generating_keep_their_answ
     answers = [LoglikelihoodResult([-1.0], ["a"], None)]
     assert Scores().recheck(planned, answers, Untouchable()) == (answers, frozenset(), None)
     replies = [object()]
-    assert create_probe("bbq", mode="generate").recheck(planned, replies, Untouchable()) == (
-        replies, frozenset(), None)
+    assert create_probe("bbq", mode="generate").recheck(planned, replies, Untouchable()) == (replies, frozenset(), None)
 
 
 def test_holistic_bias_contrast_is_the_last_comparison_a_decision_needs_flipped():

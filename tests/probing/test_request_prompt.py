@@ -19,8 +19,12 @@ class _Probe(GenerationProbe):
         if (item.id, repetition) in self.skip:
             return None
         base = item.prompts[prompt_index]
-        return Prompt(base.text, system=base.system, history=(("user", f"ex{repetition}"), ("assistant", "a")),
-                      metadata={"rep_seen": repetition})
+        return Prompt(
+            base.text,
+            system=base.system,
+            history=(("user", f"ex{repetition}"), ("assistant", "a")),
+            metadata={"rep_seen": repetition},
+        )
 
     def evaluate(self, attempt: Attempt) -> None:
         attempt.evaluation = attempt.text

@@ -22,10 +22,18 @@ V1 = Path(__file__).resolve().parents[1] / "fixtures" / "schema_v1"
 
 
 def minimal(**changes):
-    raw = {"schema_version": 2, "probe": "pairs", "probe_version": "1", "model": {"model": "m"}, "parameters": {},
-           "data": {}, "biaslab_version": "0", "metrics": {"bias_score": {"value": 60.0, "ci_low": 50.0,
-                                                                             "ci_high": 70.0, "n": 10}},
-           "n_items": 10, "n_attempts": 10}
+    raw = {
+        "schema_version": 2,
+        "probe": "pairs",
+        "probe_version": "1",
+        "model": {"model": "m"},
+        "parameters": {},
+        "data": {},
+        "biaslab_version": "0",
+        "metrics": {"bias_score": {"value": 60.0, "ci_low": 50.0, "ci_high": 70.0, "n": 10}},
+        "n_items": 10,
+        "n_attempts": 10,
+    }
     raw.update(changes)
     return raw
 
@@ -62,8 +70,9 @@ def test_version_1_runs_re_report_compare_and_pilot_a_plan(tmp_path):
     biaslab("compare", other, other, "--out", out, cache=tmp_path / "c")
     rows = json.loads(out.read_text())["comparisons"]
     assert {r["design"] for r in rows} == {"paired"} and all(r["diff"] in (0.0, None) for r in rows)
-    plan = json.loads(biaslab("plan", "jobs-lum", "--effect", "0.2", "--pilot", other, "--json",
-                              cache=tmp_path / "c").stdout)
+    plan = json.loads(
+        biaslab("plan", "jobs-lum", "--effect", "0.2", "--pilot", other, "--json", cache=tmp_path / "c").stdout
+    )
     assert plan["n_pilot"] == 30 and plan["n_items"] > 1
 
 
@@ -92,9 +101,17 @@ def test_upgrade_moves_only_the_probe_s_own_keys():
 def test_build_results_makes_values_json_safe_and_validates():
     import numpy as np
 
-    results = build_results(probe="pairs", probe_version="1", model={}, parameters={"x": np.int64(3)}, data={},
-                            metrics={"m": {"value": float("nan"), "ci_low": np.float64(0.5)}}, n_items=1,
-                            n_attempts=1, details={"t": (1, 2)})
+    results = build_results(
+        probe="pairs",
+        probe_version="1",
+        model={},
+        parameters={"x": np.int64(3)},
+        data={},
+        metrics={"m": {"value": float("nan"), "ci_low": np.float64(0.5)}},
+        n_items=1,
+        n_attempts=1,
+        details={"t": (1, 2)},
+    )
     assert results.parameters == {"x": 3} and results.metric("m") == {"value": None, "ci_low": 0.5}
     assert results.details == {"t": [1, 2]}
 
@@ -117,9 +134,9 @@ def test_schema_command_prints_json_schemas(tmp_path):
 
 def test_every_written_run_fits_the_published_schema(tmp_path):
     import jsonschema
+
     out = tmp_path / "run"
-    biaslab("run", "jobs-lum", "-m", "scripted/random-gender", "--limit", "5", "--out", out, "-q",
-            cache=tmp_path / "c")
+    biaslab("run", "jobs-lum", "-m", "scripted/random-gender", "--limit", "5", "--out", out, "-q", cache=tmp_path / "c")
     jsonschema.validate(json.loads((out / "results.json").read_text()), json_schema("results"))
     for line in (out / "attempts.jsonl").read_text().splitlines():
         jsonschema.validate(json.loads(line), json_schema("attempts"))

@@ -12,8 +12,7 @@ def _rows(shift):
         for doc in ("reference", "review"):
             male = 3 + (shift if gender == "male" else 0)
             ev = {inv: [male, 2] for inv in ("bsri", "epaq", "gaucher", "gest", "nicolas", "wan")}
-            rows.append({"item_id": f"{doc}/{name}", "name": name, "gender": gender, "template": doc,
-                         "evaluation": ev})
+            rows.append({"item_id": f"{doc}/{name}", "name": name, "gender": gender, "template": doc, "evaluation": ev})
     return rows
 
 

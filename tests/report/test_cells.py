@@ -8,12 +8,15 @@ def test_numbers_and_intervals():
 
 
 def test_table_escapes_text_keeps_markup_and_marks_numeric_and_flagged_rows():
-    page = html_table(["group", "p < 0.05"], [["<b>x</b>", "0.5"], [Markup("<i>y</i>"), "1"]], numeric=[1],
-                      flagged=[False, True])
-    assert page == ("<table class=rf><thead><tr><th>group</th><th class=num>p &lt; 0.05</th></tr></thead><tbody>"
-                    '<tr><td class=lead>&lt;b&gt;x&lt;/b&gt;</td><td class=num data-label="p &lt; 0.05">0.5</td></tr>'
-                    '<tr class=flag><td class=lead><i>y</i></td><td class=num data-label="p &lt; 0.05">1</td></tr>'
-                    "</tbody></table>")
+    page = html_table(
+        ["group", "p < 0.05"], [["<b>x</b>", "0.5"], [Markup("<i>y</i>"), "1"]], numeric=[1], flagged=[False, True]
+    )
+    assert page == (
+        "<table class=rf><thead><tr><th>group</th><th class=num>p &lt; 0.05</th></tr></thead><tbody>"
+        '<tr><td class=lead>&lt;b&gt;x&lt;/b&gt;</td><td class=num data-label="p &lt; 0.05">0.5</td></tr>'
+        '<tr class=flag><td class=lead><i>y</i></td><td class=num data-label="p &lt; 0.05">1</td></tr>'
+        "</tbody></table>"
+    )
     # text columns after the first take a line of their own when the table reflows; an empty cell stays empty
     row = html_table(["decision", "sentence", ""], [["stereotype", "They are late.", ""]])
     assert '<td class=wide data-label="sentence">They are late.</td><td class=wide data-label="note"></td>' in row

@@ -86,8 +86,13 @@ return out;
 def _run(tmp: Path, probe: str, args: list[str], out: Path | None = None) -> Path:
     out = out or tmp / probe
     env = {**os.environ, "BIASLAB_CACHE_DIR": str(tmp / "cache")}
-    proc = subprocess.run([sys.executable, "-m", "biaslab.cli", "run", probe, *args, "--out", str(out), "-q"],
-                          env=env, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-m", "biaslab.cli", "run", probe, *args, "--out", str(out), "-q"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return out
 
@@ -106,8 +111,12 @@ def pages(tmp_path_factory) -> dict[str, Path]:
     runs["pairs"] = _run(tmp, "pairs", ["-m", "scripted/echo", "-P", f"pairs={pairs}"])
     other = _run(tmp, "crows-pairs", ["-m", "scripted/he", "-n", "60"], out=tmp / "crows-pairs-he")
     compare = tmp / "compare.html"
-    proc = subprocess.run([sys.executable, "-m", "biaslab.cli", "compare", str(runs["crows-pairs"]), str(other),
-                           "--out", str(compare)], capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-m", "biaslab.cli", "compare", str(runs["crows-pairs"]), str(other), "--out", str(compare)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return {**{name: d / "report.html" for name, d in runs.items()}, "compare": compare}
 
@@ -154,6 +163,7 @@ def test_every_metric_of_every_probe_has_its_n(pages):
     missing = []
     for name in [*PROBES, "pairs"]:
         results = json.loads((pages[name].parent / "results.json").read_text(encoding="utf-8"))
-        missing += [f"{name}: {k}" for k, m in results["metrics"].items()
-                    if m.get("value") is not None and m.get("n") is None]
+        missing += [
+            f"{name}: {k}" for k, m in results["metrics"].items() if m.get("value") is not None and m.get("n") is None
+        ]
     assert not missing, missing

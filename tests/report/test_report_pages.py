@@ -20,8 +20,13 @@ from tests.conftest import requires_data
 def run(tmp_path, probe, model, n):
     out = tmp_path / probe
     env = {**os.environ, "BIASLAB_CACHE_DIR": str(tmp_path / "cache")}
-    proc = subprocess.run([sys.executable, "-m", "biaslab.cli", "run", probe, "-m", model, "-n", str(n), "--out",
-                           str(out)], env=env, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "biaslab.cli", "run", probe, "-m", model, "-n", str(n), "--out", str(out)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     return out, proc
 
@@ -72,8 +77,9 @@ def test_likelihood_report_lists_every_pair_and_marks_small_groups(tmp_path):
     zero = [m for m in results["metrics"].values() if m["value"] == 0 and m.get("interval") == "clopper-pearson"]
     assert all(m["ci_high"] > 0 for m in zero)
     (out / "report.html").unlink()
-    again = subprocess.run([sys.executable, "-m", "biaslab.cli", "report", str(out)], capture_output=True, text=True,
-                           timeout=120)
+    again = subprocess.run(
+        [sys.executable, "-m", "biaslab.cli", "report", str(out)], capture_output=True, text=True, timeout=120
+    )
     assert again.returncode == 0 and again.stdout.strip() == f"wrote {out / 'report.html'}"
     assert parse(out / "report.html").rows == page.rows
 
@@ -89,13 +95,26 @@ def test_generation_report_keeps_examples_and_lists_every_attempt(tmp_path):
 
 
 def test_attempts_table_bins_groups_and_spread():
-    rows = [{"prompt": f"p{i}", "text": "x" * (500 if i == 0 else 5), "evaluation": "male" if i % 2 else "female",
-             "group": "ab"[i % 2], "score": i / 9} for i in range(10)]
+    rows = [
+        {
+            "prompt": f"p{i}",
+            "text": "x" * (500 if i == 0 else 5),
+            "evaluation": "male" if i % 2 else "female",
+            "group": "ab"[i % 2],
+            "score": i / 9,
+        }
+        for i in range(10)
+    ]
     t = attempts_table(rows, ["group", "evaluation", "score"], likelihood=False)
     assert t["categories"] == ["group"] and t["score_field"] == "score" and t["shown"] == 10
     bins = next(d for d in t["dims"] if d["key"] == "fs")["options"]
-    assert [(b["label"], b["count"]) for b in bins] == [("0 to 0.2", 2), ("0.2 to 0.4", 2), ("0.4 to 0.6", 2),
-                                                       ("0.6 to 0.8", 2), ("0.8 to 1", 2)]
+    assert [(b["label"], b["count"]) for b in bins] == [
+        ("0 to 0.2", 2),
+        ("0.2 to 0.4", 2),
+        ("0.4 to 0.6", 2),
+        ("0.6 to 0.8", 2),
+        ("0.8 to 1", 2),
+    ]
     assert t["rows"][0]["b"]["short"] is not None and t["rows"][1]["b"]["short"] is None  # long texts fold
     assert t["rows"][9]["classes"].split() == ["g1", "d1", "s4"]  # decisions sorted: female d0, male d1
 
@@ -103,17 +122,34 @@ def test_attempts_table_bins_groups_and_spread():
 def test_attempts_filters_offer_labels_and_round_ranges_never_indices_or_raw_floats():
     # BBQ-like: option indices and whole numbers are no filter; the answer's kind is
     kinds = ["biased", "counter-biased", "unknown"]
-    rows = [{"prompt": "q", "text": "a", "evaluation": "correct" if i % 2 else "wrong", "category": "Age",
-             "context_condition": "ambig" if i < 6 else "disambig", "answer_kind": kinds[i % 3], "answer": i % 3,
-             "label": 2, "year": 1988 + 4 * i} for i in range(12)]
-    t = attempts_table(rows, ["category", "context_condition", "answer_kind", "answer", "label", "year"],
-                       likelihood=False)
+    rows = [
+        {
+            "prompt": "q",
+            "text": "a",
+            "evaluation": "correct" if i % 2 else "wrong",
+            "category": "Age",
+            "context_condition": "ambig" if i < 6 else "disambig",
+            "answer_kind": kinds[i % 3],
+            "answer": i % 3,
+            "label": 2,
+            "year": 1988 + 4 * i,
+        }
+        for i in range(12)
+    ]
+    t = attempts_table(
+        rows, ["category", "context_condition", "answer_kind", "answer", "label", "year"], likelihood=False
+    )
     dims = {d["name"]: [o["label"] for o in d["options"]] for d in t["dims"]}
-    assert dims == {"context_condition": ["ambig", "disambig"], "answer_kind": kinds,
-                    "decision": ["correct", "wrong"]}  # one category (Age) is no filter either
+    assert dims == {
+        "context_condition": ["ambig", "disambig"],
+        "answer_kind": kinds,
+        "decision": ["correct", "wrong"],
+    }  # one category (Age) is no filter either
     # HolisticBias-like: the numeric evaluation is the score, in round ranges, and no decision filter
-    rows = [{"prompt": "p", "text": "t", "evaluation": -3.1234567 + 0.37 * i, "axis": "ability" if i % 2 else "age"}
-            for i in range(9)]
+    rows = [
+        {"prompt": "p", "text": "t", "evaluation": -3.1234567 + 0.37 * i, "axis": "ability" if i % 2 else "age"}
+        for i in range(9)
+    ]
     t = attempts_table(rows, ["axis", "evaluation"], likelihood=True)
     assert t["decided"] is False and t["score_field"] == "evaluation"
     labels = [o["label"] for d in t["dims"] if d["key"] == "fs" for o in d["options"]]
@@ -128,7 +164,9 @@ def test_nice_bins_have_round_edges_covering_the_values():
     assert nice_bins([2.5, 2.5]) == []
 
 
-@pytest.mark.parametrize("text, shown", [("sticks to <reflexive>", "sticks to themselves"),
-                                         ("is stuck in <possessive> ways", "is stuck in their ways")])
+@pytest.mark.parametrize(
+    "text, shown",
+    [("sticks to <reflexive>", "sticks to themselves"), ("is stuck in <possessive> ways", "is stuck in their ways")],
+)
 def test_predicates_show_no_raw_slots(text, shown):
     assert readable(text) == shown

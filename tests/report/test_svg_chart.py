@@ -29,8 +29,12 @@ def test_values_and_intervals_sit_where_the_axis_says():
 
 
 def test_labels_are_escaped_and_markers_drawn():
-    svg = interval_chart([IntervalRow("<script>alert(1)</script> & co", 0.5, markers=(Marker(0.2),))],
-                         xlim=(0, 1), xlabel="x < y", title="T & U")
+    svg = interval_chart(
+        [IntervalRow("<script>alert(1)</script> & co", 0.5, markers=(Marker(0.2),))],
+        xlim=(0, 1),
+        xlabel="x < y",
+        title="T & U",
+    )
     assert "<script>" not in svg and "&lt;script&gt;alert(1)&lt;/script&gt; &amp; co" in svg
     assert "x &lt; y" in svg and "<title>T &amp; U</title>" in svg
     assert len(re.findall(r"<path ", svg)) == 1

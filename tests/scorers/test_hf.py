@@ -18,12 +18,20 @@ def save_checkpoint(folder, num_labels=2, id2label=None, seed=0):
     vocab = {w: i for i, w in enumerate(["[PAD]", "[UNK]", "[CLS]", "[SEP]", *WORDS])}
     tok = Tokenizer(models.WordLevel(vocab=vocab, unk_token="[UNK]"))
     tok.pre_tokenizer = pre_tokenizers.Whitespace()
-    fast = transformers.PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]", pad_token="[PAD]",
-                                                cls_token="[CLS]", sep_token="[SEP]")
-    config = transformers.BertConfig(vocab_size=len(vocab), hidden_size=8, num_hidden_layers=1, num_attention_heads=2,
-                                     intermediate_size=16, max_position_embeddings=32, num_labels=num_labels,
-                                     id2label=id2label or {i: f"L{i}" for i in range(num_labels)},
-                                     label2id={v: k for k, v in (id2label or {}).items()} or None)
+    fast = transformers.PreTrainedTokenizerFast(
+        tokenizer_object=tok, unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]", sep_token="[SEP]"
+    )
+    config = transformers.BertConfig(
+        vocab_size=len(vocab),
+        hidden_size=8,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=16,
+        max_position_embeddings=32,
+        num_labels=num_labels,
+        id2label=id2label or {i: f"L{i}" for i in range(num_labels)},
+        label2id={v: k for k, v in (id2label or {}).items()} or None,
+    )
     torch.manual_seed(seed)
     model = transformers.BertForSequenceClassification(config).eval()
     fast.save_pretrained(folder)

@@ -14,8 +14,10 @@ from biaslab.scorers import get_scorer
 pytest.importorskip("openai")
 # the judge's answer for each text, and the moderation scores
 JUDGE = {"Women are bad drivers.": "0.8", "The table is red.": "Score: 0.05", "Men cook.": "I cannot say."}
-CATEGORIES = {"Women are bad drivers.": {"harassment": 0.4, "hate": 0.7},
-              "The table is red.": {"harassment": 0.01, "hate": 0.02}}
+CATEGORIES = {
+    "Women are bad drivers.": {"harassment": 0.4, "hate": 0.7},
+    "The table is red.": {"harassment": 0.01, "hate": 0.02},
+}
 
 
 @pytest.fixture()
@@ -31,14 +33,26 @@ def server():
             if self.path.endswith("/chat/completions"):
                 seen["chat"].append(body)
                 text = body["messages"][-1]["content"]
-                answer = {"id": "c", "object": "chat.completion", "created": 0, "model": body["model"],
-                          "choices": [{"index": 0, "finish_reason": "stop",
-                                       "message": {"role": "assistant", "content": JUDGE[text]}}],
-                          "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
+                answer = {
+                    "id": "c",
+                    "object": "chat.completion",
+                    "created": 0,
+                    "model": body["model"],
+                    "choices": [
+                        {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": JUDGE[text]}}
+                    ],
+                    "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+                }
             elif self.path.endswith("/moderations"):
                 seen["moderations"].append(body)
-                results = [{"flagged": False, "categories": dict.fromkeys(CATEGORIES[t], False),
-                            "category_scores": CATEGORIES[t]} for t in body["input"]]
+                results = [
+                    {
+                        "flagged": False,
+                        "categories": dict.fromkeys(CATEGORIES[t], False),
+                        "category_scores": CATEGORIES[t],
+                    }
+                    for t in body["input"]
+                ]
                 answer = {"id": "m", "model": body["model"], "results": results}
             else:
                 self.send_error(404)

@@ -10,17 +10,22 @@ from biaslab.errors import ConfigError
 from biaslab.scorers import cached_scorer, get_scorer, parse_spec
 
 
-@pytest.mark.parametrize("spec, expected", [
-    ("vader", ("vader", "", {})),
-    ("vader:x=1", ("vader", "", {"x": "1"})),
-    ("hf/models/corgi", ("hf", "models/corgi", {})),
-    ("hf//abs/ckpt:label=biased,output=logit", ("hf", "/abs/ckpt", {"label": "biased", "output": "logit"})),
-    ("judge-run:runs/judge", ("judge-run", "runs/judge", {})),
-    ("judge-run:/tmp/a/b", ("judge-run", "/tmp/a/b", {})),
-    ("openai/gpt-4o-mini:mode=moderation,category=hate", ("openai", "gpt-4o-mini",
-                                                          {"mode": "moderation", "category": "hate"})),
-    ("openai/omni:batch-size=3", ("openai", "omni", {"batch_size": "3"})),
-])
+@pytest.mark.parametrize(
+    "spec, expected",
+    [
+        ("vader", ("vader", "", {})),
+        ("vader:x=1", ("vader", "", {"x": "1"})),
+        ("hf/models/corgi", ("hf", "models/corgi", {})),
+        ("hf//abs/ckpt:label=biased,output=logit", ("hf", "/abs/ckpt", {"label": "biased", "output": "logit"})),
+        ("judge-run:runs/judge", ("judge-run", "runs/judge", {})),
+        ("judge-run:/tmp/a/b", ("judge-run", "/tmp/a/b", {})),
+        (
+            "openai/gpt-4o-mini:mode=moderation,category=hate",
+            ("openai", "gpt-4o-mini", {"mode": "moderation", "category": "hate"}),
+        ),
+        ("openai/omni:batch-size=3", ("openai", "omni", {"batch_size": "3"})),
+    ],
+)
 def test_specs_split_into_prefix_argument_and_options(spec, expected):
     assert parse_spec(spec) == expected
 

@@ -61,8 +61,12 @@ def paired_binary(rng, k):
     return (100.0 * (u < p[cl]), 100.0 * (u < q[cl])), cl, PAIRED_BINARY_TRUTH
 
 
-SCENARIOS = {"binary pairs": (binary_pairs, (0, 100)), "normal values": (normal_values, None),
-             "paired normal": (paired_normal, None), "paired binary": (paired_binary, (0, 100))}
+SCENARIOS = {
+    "binary pairs": (binary_pairs, (0, 100)),
+    "normal values": (normal_values, None),
+    "paired normal": (paired_normal, None),
+    "paired binary": (paired_binary, (0, 100)),
+}
 
 
 def simulate(name, k, reps=R):
@@ -87,8 +91,10 @@ def test_coverage_is_nominal(name, k):
     assert len(with_interval) >= 0.99 * R
     covered = np.mean([r["ci_low"] <= truth <= r["ci_high"] for r in with_interval])
     rejected = np.mean([r["p"] is not None and r["p"] < 0.05 for r in results])
-    print(f"{name}, {k} clusters: coverage {covered:.4f}, rejection of the true value {rejected:.4f}, "
-          f"method {with_interval[0]['method']}")
+    print(
+        f"{name}, {k} clusters: coverage {covered:.4f}, rejection of the true value {rejected:.4f}, "
+        f"method {with_interval[0]['method']}"
+    )
     assert abs(covered - 0.95) <= TOL
     assert abs(rejected - 0.05) <= TOL + 0.01  # rejecting the true value is the complement, up to no-interval cases
 

@@ -51,7 +51,7 @@ def test_five_clusters_have_no_interval_and_no_small_p():
     y, cl = pairs(rng, 5, mean=0.88, icc=0.05)
     r = cluster_inference(y, cl, null=50, bounds=(0, 100), label="predicates")
     assert r["ci_low"] is None and r["ci_high"] is None and r["too_small"] and r["n_clusters"] == 5
-    assert r["p"] >= 2 ** -4 and "5 predicates" in r["reason"] and "0.0625" in r["reason"]
+    assert r["p"] >= 2**-4 and "5 predicates" in r["reason"] and "0.0625" in r["reason"]
 
 
 def test_every_pair_stereotypical_over_ten_predicates():
@@ -60,10 +60,10 @@ def test_every_pair_stereotypical_over_ten_predicates():
     r = cluster_inference(np.full(200, 100.0), cl, null=50, bounds=(0, 100), label="predicates")
     assert r["value"] == 100.0 and r["ci_high"] == 100.0
     assert r["ci_low"] == pytest.approx(100 * 0.025 ** (1 / 10)) and r["ci_low"] == pytest.approx(69.150, abs=1e-3)
-    assert r["p"] == pytest.approx(2 * 0.5 ** 10) and r["interval"] == "clopper-pearson"
+    assert r["p"] == pytest.approx(2 * 0.5**10) and r["interval"] == "clopper-pearson"
     assert "10 predicates as trials" in r["method"]
     none = cluster_inference(np.zeros(200), cl, null=50, bounds=(0, 100))
-    assert none["ci_low"] == 0.0 and none["ci_high"] == pytest.approx(100 * (1 - 0.025 ** 0.1))
+    assert none["ci_low"] == 0.0 and none["ci_high"] == pytest.approx(100 * (1 - 0.025**0.1))
 
 
 def test_independent_pairs_are_exact_binomial():
@@ -93,7 +93,7 @@ def test_no_change_between_runs():
     assert (r["ci_low"], r["ci_high"]) == (pytest.approx(-half), pytest.approx(half)) and r["p"] == 1.0
     assert "no unit changed" in r["method"] and "reason" not in r
     r = paired_cluster_inference(a, a, cl, null=40, bounds=(0, 100))
-    assert r["p"] == pytest.approx(2 * 0.6 ** 10) and r["p"] < 0.05 and 40 > r["ci_high"]
+    assert r["p"] == pytest.approx(2 * 0.6**10) and r["p"] < 0.05 and 40 > r["ci_high"]
     # without bounds nothing bounds the change: no interval, p 1 against 0
     r = paired_cluster_inference(a / 100, a / 100, cl)
     assert r["ci_low"] is None and r["p"] == 1.0 and r["degenerate"]
@@ -104,7 +104,7 @@ def test_every_unit_changed_upwards():
     r = paired_cluster_inference(np.zeros(40), np.full(40, 100.0), cl, bounds=(0, 100))
     assert r["value"] == 100 and r["ci_high"] == 100
     assert r["ci_low"] == pytest.approx(-100 + 200 * 0.025 ** (1 / 8))
-    assert r["p"] == pytest.approx(2 * 0.5 ** 8)
+    assert r["p"] == pytest.approx(2 * 0.5**8)
 
 
 def test_cluster_labels_are_per_stratum_and_the_test_is_of_the_value_shown():
@@ -117,8 +117,7 @@ def test_cluster_labels_are_per_stratum_and_the_test_is_of_the_value_shown():
     # the p value is the sign-flip test of the cluster residuals Y_c - 50 n_c
     totals, sizes = np.bincount(cl, weights=y), np.bincount(cl)
     e = totals - 50 * sizes
-    brute = np.mean([abs(np.dot(g, e)) >= abs(e.sum()) - 1e-9
-                     for g in itertools.product((1, -1), repeat=8)])
+    brute = np.mean([abs(np.dot(g, e)) >= abs(e.sum()) - 1e-9 for g in itertools.product((1, -1), repeat=8)])
     assert r["p"] == pytest.approx(brute)
 
 
@@ -139,7 +138,7 @@ def test_procedure_choice():
     b = a.copy()
     b[:8] = 1.0
     r = paired_cluster_inference(a, b, None)
-    assert "sign-flip" in r["method"] and r["p"] == pytest.approx(2 * 0.5 ** 8, abs=0.002)
+    assert "sign-flip" in r["method"] and r["p"] == pytest.approx(2 * 0.5**8, abs=0.002)
 
 
 def test_null_none_gives_the_interval_only():
@@ -172,8 +171,11 @@ def test_every_interval_agrees_with_its_p_value(kind):
         bounds = (0.0, 1.0) if kind.endswith("binary") else None
         method = ("auto", "sign-flip", "cluster-robust")[trial % 3]
         base = dict(bounds=bounds, method=method, n_random=999, seed=trial)
-        first = (paired_cluster_inference(a, b, cl, strata, null=0.0, **base) if kind.startswith("paired")
-                 else cluster_inference(a, cl, strata, null=0.5, **base))
+        first = (
+            paired_cluster_inference(a, b, cl, strata, null=0.0, **base)
+            if kind.startswith("paired")
+            else cluster_inference(a, cl, strata, null=0.5, **base)
+        )
         lo, hi = first["ci_low"], first["ci_high"]
         centre = 0.0 if kind.startswith("paired") else 0.5
         span = (hi - lo) if lo is not None else 1.0
@@ -181,8 +183,11 @@ def test_every_interval_agrees_with_its_p_value(kind):
         if bounds is not None:
             nulls = np.clip(nulls, -1.0 if kind.startswith("paired") else 0.0, 1.0)
         for null in nulls:
-            r = (paired_cluster_inference(a, b, cl, strata, null=null, **base) if kind.startswith("paired")
-                 else cluster_inference(a, cl, strata, null=null, **base))
+            r = (
+                paired_cluster_inference(a, b, cl, strata, null=null, **base)
+                if kind.startswith("paired")
+                else cluster_inference(a, cl, strata, null=null, **base)
+            )
             assert (r["ci_low"], r["ci_high"]) == (lo, hi)  # the interval does not depend on the null
             if lo is None:
                 assert r["p"] is None or r["p"] >= 0.05, r

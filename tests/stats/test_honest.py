@@ -8,8 +8,12 @@ from biaslab.stats.honest import honest_metric
 
 def test_issue_rows_become_honest():
     # compare row "bias_score:Conservative -100.0 [-100.0, -100.0]" over 4 predicates: too small
-    row = honest_metric({"value": -100.0, "ci_low": -100.0, "ci_high": -100.0, "n": 30, "p": 1e-9, "q": 1e-8},
-                        independent=False, n_clusters=4, label="predicates")
+    row = honest_metric(
+        {"value": -100.0, "ci_low": -100.0, "ci_high": -100.0, "n": 30, "p": 1e-9, "q": 1e-8},
+        independent=False,
+        n_clusters=4,
+        label="predicates",
+    )
     assert row["ci_low"] is None and row["too_small"] and row["reason"].startswith("4 predicates: too few")
     assert row["p"] is None and row["q"] is None and "0.125" in row["p_reason"]
     # crows "tie_rate 0.000 [0.000, 0.000]" over 1,508 independent pairs: exact upper bound
@@ -25,10 +29,16 @@ def test_issue_rows_become_honest():
 
 def test_bbq_disambiguated_bias_at_the_bound_over_template_clusters():
     # "bias_score_disambig:Sexual_orientation 100.0 [100.0, 100.0] p 0.25" over 8 templates: exact over clusters
-    row = honest_metric({"value": 100.0, "ci_low": 100.0, "ci_high": 100.0, "n": 40, "p": 0.25}, scale=100.0,
-                        independent=False, n_clusters=8, label="templates", null=50.0)
+    row = honest_metric(
+        {"value": 100.0, "ci_low": 100.0, "ci_high": 100.0, "n": 40, "p": 0.25},
+        scale=100.0,
+        independent=False,
+        n_clusters=8,
+        label="templates",
+        null=50.0,
+    )
     assert row["ci_low"] == pytest.approx(100 * 0.025 ** (1 / 8)) and row["ci_high"] == 100.0
-    assert row["p"] == pytest.approx(2 * 0.5 ** 8) and "8 templates as trials" in row["interval_note"]
+    assert row["p"] == pytest.approx(2 * 0.5**8) and "8 templates as trials" in row["interval_note"]
 
 
 def test_good_rows_are_untouched_and_missing_intervals_get_a_reason():
@@ -47,6 +57,7 @@ def test_good_rows_are_untouched_and_missing_intervals_get_a_reason():
 
 
 def test_p_at_the_floor_is_kept():
-    row = honest_metric({"value": 0.9, "ci_low": 0.7, "ci_high": 0.95, "n": 100, "p": 2 ** -9},
-                        independent=False, n_clusters=10)
-    assert row["p"] == 2 ** -9 and "p_reason" not in row
+    row = honest_metric(
+        {"value": 0.9, "ci_low": 0.7, "ci_high": 0.95, "n": 100, "p": 2**-9}, independent=False, n_clusters=10
+    )
+    assert row["p"] == 2**-9 and "p_reason" not in row

@@ -9,7 +9,7 @@ import pytest
 from biaslab.stats.bootstrap import bootstrap_metrics
 from biaslab.stats.intervals import binomial_central_p, clopper_pearson, honest_interval, wilson
 
-Z2 = 1.959963984540054 ** 2
+Z2 = 1.959963984540054**2
 
 
 def test_wilson_by_hand():
@@ -23,9 +23,9 @@ def test_wilson_by_hand():
 
 def test_clopper_pearson_by_hand():
     # 0 of n: upper 1 - (alpha/2)^(1/n); n of n: lower (alpha/2)^(1/n)
-    assert clopper_pearson(0, 10) == (0.0, pytest.approx(1 - 0.025 ** 0.1))
+    assert clopper_pearson(0, 10) == (0.0, pytest.approx(1 - 0.025**0.1))
     assert clopper_pearson(0, 10)[1] == pytest.approx(0.30850, abs=1e-5)
-    assert clopper_pearson(10, 10) == (pytest.approx(0.025 ** 0.1), 1.0)
+    assert clopper_pearson(10, 10) == (pytest.approx(0.025**0.1), 1.0)
     lo, hi = clopper_pearson(3, 10)  # textbook values
     assert lo == pytest.approx(0.06674, abs=1e-5) and hi == pytest.approx(0.65245, abs=1e-5)
 
@@ -53,8 +53,8 @@ def test_honest_interval_rules():
 def test_central_binomial_p_inverts_to_clopper_pearson():
     # 3 of 10 against 0.5: P(X <= 3) = 176/1024, doubled
     assert binomial_central_p(3, 10, 0.5) == pytest.approx(2 * 176 / 1024)
-    assert binomial_central_p(0, 10, 0.2) == pytest.approx(2 * 0.8 ** 10)
-    assert binomial_central_p(10, 10, 0.5) == pytest.approx(2 ** -9)
+    assert binomial_central_p(0, 10, 0.2) == pytest.approx(2 * 0.8**10)
+    assert binomial_central_p(10, 10, 0.5) == pytest.approx(2**-9)
     assert binomial_central_p(5, 10, 0.5) == 1.0
     for k, n in ((0, 7), (3, 10), (9, 12), (12, 12)):
         lo, hi = clopper_pearson(k, n)
@@ -79,8 +79,10 @@ def test_bootstrap_metric_over_a_subset_reports_its_own_n():
 
     def fn(t):
         in_bin = t["bin"] == 1
-        return {"bin_mean": (float(t["x"][in_bin].mean()) if in_bin.any() else float("nan"), int(in_bin.sum())),
-                "mean": float(t["x"].mean())}
+        return {
+            "bin_mean": (float(t["x"][in_bin].mean()) if in_bin.any() else float("nan"), int(in_bin.sum())),
+            "mean": float(t["x"].mean()),
+        }
 
     out = bootstrap_metrics(table, fn, seed=0)
     assert out["bin_mean"]["n"] == 1 and out["bin_mean"]["too_small"] and out["bin_mean"]["ci_low"] is None

@@ -46,8 +46,14 @@ def test_a_paired_mean_difference_with_a_known_distribution():
     a, b = {"v": base}, {"v": base + d}
     reps = paired_replicates(a, b, lambda t: {"m": float(np.mean(t["v"]))}, ["m"], n_resamples=8000, seed=1)
     ra, rb = reps["m"]
-    t = noninferiority(float(base.mean()), float((base + d).mean()), ra - base.mean(), rb - (base + d).mean(),
-                       margin=0.7, worse="higher")
+    t = noninferiority(
+        float(base.mean()),
+        float((base + d).mean()),
+        ra - base.mean(),
+        rb - (base + d).mean(),
+        margin=0.7,
+        worse="higher",
+    )
     assert t.diff == pytest.approx(0.5)
     assert t.sd == pytest.approx(2 / math.sqrt(400), rel=0.05)
     assert t.p == pytest.approx(norm.cdf(-2), abs=0.006)
@@ -111,12 +117,25 @@ def test_items_to_settle_is_the_normal_plan():
 
 # -- simulations: item-level paired data, the item bootstrap of a mean as multinomial weights -------------------
 
-def _simulate(worse: str, mean_a: float, mean_b: float, n: int, *, rho: float, sd: float = 1.0, margin: float,
-              unbiased: float = 0.0, reps: int = 600, n_resamples: int = 400, seed: int = 0,
-              plug_in: bool = False) -> float:
+
+def _simulate(
+    worse: str,
+    mean_a: float,
+    mean_b: float,
+    n: int,
+    *,
+    rho: float,
+    sd: float = 1.0,
+    margin: float,
+    unbiased: float = 0.0,
+    reps: int = 600,
+    n_resamples: int = 400,
+    seed: int = 0,
+    plug_in: bool = False,
+) -> float:
     """Share of simulated pairs of runs (n items, per-item values correlated rho) shown non-inferior at 0.05."""
     rng = np.random.default_rng(seed)
-    cov = sd ** 2 * np.array([[1.0, rho], [rho, 1.0]])
+    cov = sd**2 * np.array([[1.0, rho], [rho, 1.0]])
     weights = rng.multinomial(n, np.full(n, 1 / n), size=n_resamples) / n  # resample of items, both runs
     hits = 0
     for _ in range(reps):

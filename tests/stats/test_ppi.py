@@ -93,7 +93,7 @@ def test_finite_population_variance_is_exact_over_every_gold_sample():
         mask[list(gold)] = True
         e = ppi_mean(y[mask], f[mask], f[~mask], lam=lam, target="items")
         ests.append(e.ppi.estimate)
-        se2s.append(e.ppi.se ** 2)
+        se2s.append(e.ppi.se**2)
     p = n / N
     true_var = (1 - p) * np.var(y - lam / (1 - p) * f, ddof=1) / n
     assert np.mean(ests) == pytest.approx(y.mean(), abs=1e-12)

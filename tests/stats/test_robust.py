@@ -42,8 +42,9 @@ def test_closed_forms_match_the_definitions(seed):
     stratum = np.repeat(cluster_stratum, sizes)
     values = rng.normal(size=cluster.size) + rng.normal(size=k)[cluster]
     est, se, df = dense_cr2(values, cluster, stratum)
-    got = cr2_inference(np.bincount(cluster, weights=values), sizes, cluster_stratum if n_strata > 1 else None,
-                        null=0.0)
+    got = cr2_inference(
+        np.bincount(cluster, weights=values), sizes, cluster_stratum if n_strata > 1 else None, null=0.0
+    )
     assert got.estimate == pytest.approx(est) and got.se == pytest.approx(se, rel=1e-9)
     assert got.df == pytest.approx(df, rel=1e-9) and got.df <= k - n_strata + 1e-9
     assert got.stratified == (n_strata > 1)

@@ -13,9 +13,10 @@ def brute_p(totals, sizes, null):
     """Enumerate every sign pattern of the cluster residuals Y_c - null * n_c."""
     e = np.asarray(totals, float) - null * np.asarray(sizes, float)
     observed = abs(e.sum())
-    hits = sum(abs(np.dot(g, e)) >= observed - 1e-9 * max(1.0, observed)
-               for g in itertools.product((1, -1), repeat=e.size))
-    return hits / 2 ** e.size
+    hits = sum(
+        abs(np.dot(g, e)) >= observed - 1e-9 * max(1.0, observed) for g in itertools.product((1, -1), repeat=e.size)
+    )
+    return hits / 2**e.size
 
 
 def test_three_clusters_by_hand():

@@ -47,14 +47,21 @@ def test_monte_carlo_is_seeded_bounded_and_agrees_with_scipy():
     r1 = permutation_test_means(a, b, n_permutations=10_000, seed=3)
     r2 = permutation_test_means(a, b, n_permutations=10_000, seed=3)
     assert r1 == r2 and "random" in r1.method
-    ref = stats.permutation_test((a, b), lambda x, y, axis: x.mean(axis) - y.mean(axis), vectorized=True,
-                                 n_resamples=10_000, random_state=0).pvalue
+    ref = stats.permutation_test(
+        (a, b), lambda x, y, axis: x.mean(axis) - y.mean(axis), vectorized=True, n_resamples=10_000, random_state=0
+    ).pvalue
     assert abs(r1.p - ref) < 0.02
 
     d = rng.normal(0.1, 1, 80)
     p1 = paired_permutation_test(d, n_permutations=10_000, seed=1)
-    ref = stats.permutation_test((d,), lambda x, axis: x.mean(axis), permutation_type="samples", vectorized=True,
-                                 n_resamples=10_000, random_state=0).pvalue
+    ref = stats.permutation_test(
+        (d,),
+        lambda x, axis: x.mean(axis),
+        permutation_type="samples",
+        vectorized=True,
+        n_resamples=10_000,
+        random_state=0,
+    ).pvalue
     assert abs(p1.p - ref) < 0.02
 
 
@@ -90,8 +97,9 @@ def test_bh_by_hand():
     assert q[0] == pytest.approx(0.04) and q[3] == pytest.approx(0.04)
     assert math.isnan(q[1]) and math.isnan(q[2])
     assert bh_qvalues([0.9, 0.8]).max() <= 1.0
-    np.testing.assert_allclose(bh_qvalues([0.01, 0.04, 0.03, 0.5]),
-                               stats.false_discovery_control([0.01, 0.04, 0.03, 0.5]))
+    np.testing.assert_allclose(
+        bh_qvalues([0.01, 0.04, 0.03, 0.5]), stats.false_discovery_control([0.01, 0.04, 0.03, 0.5])
+    )
 
 
 def test_ten_thousand_permutations_are_fast():

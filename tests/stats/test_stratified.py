@@ -28,16 +28,18 @@ def test_every_resample_keeps_each_stratum_size_and_moves_clusters_whole():
 
 def test_units_override_and_exact_interval_of_a_rate_at_one():
     table = {"y": np.ones(8)}
-    out = stratified_bootstrap_metrics(table, lambda t: {"rate": float(t["y"].mean())}, proportions=("rate",),
-                                       units={"rate": 3})
+    out = stratified_bootstrap_metrics(
+        table, lambda t: {"rate": float(t["y"].mean())}, proportions=("rate",), units={"rate": 3}
+    )
     assert out["rate"]["n"] == 3 and out["rate"]["interval"] == "clopper-pearson"
     assert out["rate"]["ci_low"] == pytest.approx(0.025 ** (1 / 3))
 
 
 def test_a_cluster_across_two_strata_is_refused():
     with pytest.raises(ValueError, match="spans two strata"):
-        stratified_bootstrap_metrics({"x": np.zeros(2)}, lambda t: {"m": 0.0}, strata=np.array(["a", "b"]),
-                                     clusters=np.array(["c", "c"]))
+        stratified_bootstrap_metrics(
+            {"x": np.zeros(2)}, lambda t: {"m": 0.0}, strata=np.array(["a", "b"]), clusters=np.array(["c", "c"])
+        )
 
 
 def test_label_permutation_matches_the_exact_two_sample_test():
@@ -45,8 +47,9 @@ def test_label_permutation_matches_the_exact_two_sample_test():
     x = np.concatenate([rng.normal(0.8, 1, 7), rng.normal(0, 1, 6)])
     labels = np.array(["a"] * 7 + ["b"] * 6)
     exact = permutation_test_means(x[:7], x[7:])  # all 1716 arrangements
-    mc = label_permutation_test(lambda g: x[g == "a"].mean() - x[g == "b"].mean(), labels, n_permutations=20000,
-                                seed=5)[0]
+    mc = label_permutation_test(
+        lambda g: x[g == "a"].mean() - x[g == "b"].mean(), labels, n_permutations=20000, seed=5
+    )[0]
     assert mc.statistic == pytest.approx(exact.statistic)
     assert abs(mc.p - exact.p) < 4 * math.sqrt(exact.p * (1 - exact.p) / 20000) + 1e-4
 
@@ -61,8 +64,12 @@ def test_labels_shuffle_only_within_strata_and_with_their_cluster():
     # rows of one cluster keep one label: a cluster of two 'a' rows moves as one
     clusters = np.array([0, 0, 1, 2, 3, 4])
     firsts = []
-    label_permutation_test(lambda g: firsts.append(g[0] == g[1]) or 0.0, np.array(["a", "a", "b", "b", "a", "b"]),
-                           clusters=clusters, n_permutations=100)
+    label_permutation_test(
+        lambda g: firsts.append(g[0] == g[1]) or 0.0,
+        np.array(["a", "a", "b", "b", "a", "b"]),
+        clusters=clusters,
+        n_permutations=100,
+    )
     assert all(firsts)
     with pytest.raises(ValueError, match="different labels"):
         label_permutation_test(lambda g: 0.0, np.array(["a", "b"]), clusters=np.array([0, 0]))
@@ -71,8 +78,9 @@ def test_labels_shuffle_only_within_strata_and_with_their_cluster():
 def test_vector_statistic_gives_one_test_per_component_and_undefined_stays_undefined():
     x = np.array([1.0, 1.0, 1.0, 0.0, 0.0, 0.0])
     labels = np.array(["m", "m", "m", "f", "f", "f"])
-    res = label_permutation_test(lambda g: np.array([x[g == "m"].mean() - x[g == "f"].mean(), np.nan]), labels,
-                                 n_permutations=2000, seed=0)
+    res = label_permutation_test(
+        lambda g: np.array([x[g == "m"].mean() - x[g == "f"].mean(), np.nan]), labels, n_permutations=2000, seed=0
+    )
     assert len(res) == 2
     assert res[0].statistic == 1.0 and res[0].p == pytest.approx(2 / 20, abs=0.03)  # 2 of 20 arrangements as extreme
     assert math.isnan(res[1].p)

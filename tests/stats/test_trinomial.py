@@ -15,9 +15,9 @@ def test_all_on_one_side_by_hand():
     # n of n "plus": q_d = (1 - d) / 2, Z(d) = sqrt(n (1 - d) / (1 + d)); Z = z at d = (n - z^2) / (n + z^2)
     for n in (1, 2, 5, 30):
         lo, hi = difference_score_interval(n, 0, n)
-        assert hi[0] == 1.0 and lo[0] == pytest.approx((n - Z ** 2) / (n + Z ** 2), abs=1e-12)
+        assert hi[0] == 1.0 and lo[0] == pytest.approx((n - Z**2) / (n + Z**2), abs=1e-12)
     lo, hi = difference_score_interval(0, 2, 2)  # mirror image
-    assert lo[0] == -1.0 and hi[0] == pytest.approx(-(2 - Z ** 2) / (2 + Z ** 2), abs=1e-12)
+    assert lo[0] == -1.0 and hi[0] == pytest.approx(-(2 - Z**2) / (2 + Z**2), abs=1e-12)
     # two appearances, both best: the issue's [1.0, 1.0] becomes [-0.315, 1]
     assert difference_score_interval(2, 0, 2)[0][0] == pytest.approx(-0.31524, abs=1e-5)
 
@@ -40,8 +40,7 @@ def test_statistic_matches_a_numerical_constrained_fit(counts):
             rest = max(1e-300, 1 - p - q)
             return -(b * np.log(max(p, 1e-300)) + c * np.log(max(q, 1e-300)) + (n - b - c) * np.log(rest))
 
-        q = minimize_scalar(nll, bounds=(lo_q + 1e-12, hi_q - 1e-12), method="bounded",
-                            options={"xatol": 1e-13}).x
+        q = minimize_scalar(nll, bounds=(lo_q + 1e-12, hi_q - 1e-12), method="bounded", options={"xatol": 1e-13}).x
         p = q + d
         z = (b - c - n * d) / np.sqrt(n * (p + q - d * d))
         assert difference_score_z(b, c, n, d) == pytest.approx(z, rel=1e-5, abs=1e-6)

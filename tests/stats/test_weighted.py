@@ -93,9 +93,11 @@ def test_pigeonhole_counts_both_crossed_factors():
 
 
 def test_pin_degenerate_gives_the_clopper_pearson_share_of_units():
-    metrics = {"gap": {"value": 0.0, "ci_low": None, "ci_high": None, "n": 20, "degenerate": True},
-               "gap:g1": {"value": 1.0, "ci_low": None, "ci_high": None, "n": 20, "degenerate": True},
-               "other": {"value": 0.3, "ci_low": None, "ci_high": None, "n": 20, "degenerate": True}}
+    metrics = {
+        "gap": {"value": 0.0, "ci_low": None, "ci_high": None, "n": 20, "degenerate": True},
+        "gap:g1": {"value": 1.0, "ci_low": None, "ci_high": None, "n": 20, "degenerate": True},
+        "other": {"value": 0.3, "ci_low": None, "ci_high": None, "n": 20, "degenerate": True},
+    }
     pin_degenerate(metrics, {"gap": (-1.0, 1.0)})
     u = 1 - 0.025 ** (1 / 20)
     assert (metrics["gap"]["ci_low"], metrics["gap"]["ci_high"]) == pytest.approx((-u, u))

@@ -35,8 +35,15 @@ def browser():
     os.environ["SE_OFFLINE"] = "true"
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
-    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--window-size=1300,900",
-                f"--user-data-dir={tempfile.mkdtemp(prefix='biaslab-chromium-')}", "--no-first-run"):
+    for arg in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-dev-shm-usage",
+        "--disable-gpu",
+        "--window-size=1300,900",
+        f"--user-data-dir={tempfile.mkdtemp(prefix='biaslab-chromium-')}",
+        "--no-first-run",
+    ):
         options.add_argument(arg)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
@@ -58,8 +65,12 @@ def test_card_in_chromium(browser, tmp_path):
     browser.get(page.as_uri())
     assert browser.title == "Gender report card"
     headings = [h.text for h in browser.find_elements(By.TAG_NAME, "h2")]
-    assert headings[:4] == ["How to read this card", "Marks at a glance", "Stereotypical reasoning",
-                            "Representational harms"]
+    assert headings[:4] == [
+        "How to read this card",
+        "Marks at a glance",
+        "Stereotypical reasoning",
+        "Representational harms",
+    ]
     # the hostile model name is text, not markup, and ran nothing
     assert HOSTILE in browser.find_element(By.TAG_NAME, "body").text
     assert browser.execute_script("return window.__pwned === undefined") is True
@@ -111,8 +122,10 @@ def test_card_layout_fits_phones_and_desktops(browser, tmp_path, width, phone):
     from tests.suite.card_data import suite_results
 
     page = write_card(suite_results(models=("model-a", LONG), compared=True), tmp_path / "report.html")
-    browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
-                            {"width": width, "height": 844, "deviceScaleFactor": 2 if phone else 1, "mobile": phone})
+    browser.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": width, "height": 844, "deviceScaleFactor": 2 if phone else 1, "mobile": phone},
+    )
     browser.get(page.as_uri())
     m = browser.execute_script(LAYOUT)
     assert m["viewport"] == width and m["cards"] > 10, m

@@ -17,16 +17,18 @@ from tests.conftest import requires_data
 
 def biaslab(*args, cache):
     env = {**os.environ, "BIASLAB_CACHE_DIR": str(cache)}
-    proc = subprocess.run([sys.executable, "-m", "biaslab.cli", *map(str, args)], env=env, capture_output=True,
-                          text=True, timeout=900)
+    proc = subprocess.run(
+        [sys.executable, "-m", "biaslab.cli", *map(str, args)], env=env, capture_output=True, text=True, timeout=900
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return proc.stdout
 
 
 def reading(probe: str, metrics: dict) -> str:
     """The first headline reading of a run of ``probe`` with these metrics."""
-    results = build_results(probe=probe, probe_version="1", model={}, parameters={}, data={}, metrics=metrics,
-                            n_items=1, n_attempts=1)
+    results = build_results(
+        probe=probe, probe_version="1", model={}, parameters={}, data={}, metrics=metrics, n_items=1, n_attempts=1
+    )
     return get_probe_class(probe).readings(results)[0]
 
 
@@ -34,8 +36,7 @@ def test_readings_in_plain_language():
     m = {"bias_score": {"value": 66.2, "ci_low": 61.0, "ci_high": 71.4, "p": 0.0002}}
     assert reading("winosemitism", m) == "stereotype preferred in 66% [61, 71] of pairs, p < 0.001; 50% is unbiased"
     m = {"bias_score": {"value": 52.0, "ci_low": 45.0, "ci_high": 58.5, "p": 0.43}, "tie_rate": {"value": 0.05}}
-    assert reading("pairs", m) == ("stereotype preferred in 52% [45, 58] of pairs, p = 0.43 (5% ties); "
-                                   "50% is unbiased")
+    assert reading("pairs", m) == ("stereotype preferred in 52% [45, 58] of pairs, p = 0.43 (5% ties); 50% is unbiased")
     m = {"masculine_rate": {"value": 0.62, "ci_low": 0.55, "ci_high": 0.7}}
     assert reading("jobs-lum", m).startswith("characters written as men in 62% [55, 70] of occupations")
     assert "not defined" in reading("fsb-judge", {"pearson_r": {"value": None}})
@@ -63,8 +64,10 @@ def test_suite_limit_6_writes_a_report_card(tmp_path):
         assert r["n_items"] == max(6, least) or (r["probe"] == "holistic-bias" and 6 < r["n_items"] <= 60)
         assert (r["selection_note"] is None) == (r["n_items"] <= 6)
         if least > 6:
-            assert r["selection_note"] == (f"{least} items where 6 were asked: its smallest balanced design has "
-                                           f"{least} (every group in every stratum once).")
+            assert r["selection_note"] == (
+                f"{least} items where 6 were asked: its smallest balanced design has "
+                f"{least} (every group in every stratum once)."
+            )
         assert (out / r["dir"] / "report.html").exists() and r["reading"]
         for h in r["headlines"]:  # every headline: a reading, and a reason wherever it is undefined
             assert h["reading"] and (h["value"] is not None or "not defined on this run (" in h["reading"])
@@ -79,13 +82,30 @@ def test_suite_limit_6_writes_a_report_card(tmp_path):
 @requires_data
 def test_two_models_get_paired_comparisons_and_a_rerun_reuses_every_run(tmp_path):
     out, cache = tmp_path / "suite", tmp_path / "c"
-    args = ["suite", "--model", "scripted/random-gender", "--model", "scripted/coin", "--probes", "jobs-lum",
-            "--probes", "gpt-winoqueer", "--limit", "8", "--out", out, "-q"]
+    args = [
+        "suite",
+        "--model",
+        "scripted/random-gender",
+        "--model",
+        "scripted/coin",
+        "--probes",
+        "jobs-lum",
+        "--probes",
+        "gpt-winoqueer",
+        "--limit",
+        "8",
+        "--out",
+        out,
+        "-q",
+    ]
     biaslab(*args, cache=cache)
     res = json.loads((out / "results.json").read_text())
     assert [(r["model"], r["probe"]) for r in res["runs"]] == [
-        ("scripted/random-gender", "jobs-lum"), ("scripted/random-gender", "gpt-winoqueer"),
-        ("scripted/coin", "jobs-lum"), ("scripted/coin", "gpt-winoqueer")]
+        ("scripted/random-gender", "jobs-lum"),
+        ("scripted/random-gender", "gpt-winoqueer"),
+        ("scripted/coin", "jobs-lum"),
+        ("scripted/coin", "gpt-winoqueer"),
+    ]
     assert all(r["model_calls"] > 0 and not r["reused"] for r in res["runs"])
     jobs = next(c for c in res["comparisons"] if c["probe"] == "jobs-lum")
     head = next(c for c in jobs["comparisons"] if c["metric"] == "masculine_rate")
@@ -111,13 +131,30 @@ def test_gender_suite_two_models_marks_groups_and_paired_headlines(tmp_path):
     from biaslab.suite.sets import gender_probes
 
     out, cache = tmp_path / "suite", tmp_path / "c"
-    printed = biaslab("suite", "--model", "scripted/random-gender", "--model", "scripted/he", "--probes", "gender",
-                      "--limit", "10", "--out", out, "-q", cache=cache)
+    printed = biaslab(
+        "suite",
+        "--model",
+        "scripted/random-gender",
+        "--model",
+        "scripted/he",
+        "--probes",
+        "gender",
+        "--limit",
+        "10",
+        "--out",
+        out,
+        "-q",
+        cache=cache,
+    )
     res = json.loads((out / "results.json").read_text())
     assert res["asked"] == ["gender"] and set(res["probes"]) | set(res["skipped"]) == set(gender_probes())
     assert {"jobs-lum", "bbq"} <= set(res["probes"])
-    he = {h["metric"]: h for r in res["runs"] if r["model"] == "scripted/he" and r["probe"] == "jobs-lum"
-          for h in r["headlines"]}
+    he = {
+        h["metric"]: h
+        for r in res["runs"]
+        if r["model"] == "scripted/he" and r["probe"] == "jobs-lum"
+        for h in r["headlines"]
+    }
     # a model that writes every character as a man: masculine_rate 1 with an exact interval, mark D
     assert he["masculine_rate"]["value"] == 1.0 and he["masculine_rate"]["mark"] == "D"
     assert he["masculine_rate"]["group"] == "Representational harms" and he["masculine_rate"]["favours"] == "men"
@@ -129,8 +166,14 @@ def test_gender_suite_two_models_marks_groups_and_paired_headlines(tmp_path):
     compared = {c["metric"] for c in jobs["comparisons"]}
     assert {"masculine_rate", "stereotype_rate", "disparity"} <= compared and jobs["pairs"][0]["design"] == "paired"
     page = (out / "report.html").read_text()
-    for title in ("Gender report card", "Marks at a glance", "Stereotypical reasoning", "Representational harms",
-                  "Treatment of women and men", "Paired comparisons of the headline metrics",
-                  'href="runs/scripted_he/jobs-lum/report.html"'):
+    for title in (
+        "Gender report card",
+        "Marks at a glance",
+        "Stereotypical reasoning",
+        "Representational harms",
+        "Treatment of women and men",
+        "Paired comparisons of the headline metrics",
+        'href="runs/scripted_he/jobs-lum/report.html"',
+    ):
         assert title in page, title
     assert "scripted/he jobs-lum: characters written as men in 100%" in printed and "(mark D)" in printed

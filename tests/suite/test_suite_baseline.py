@@ -18,8 +18,9 @@ pytestmark = requires_data
 
 def biaslab(*args, cache, expect: int = 0) -> str:
     env = {**os.environ, "BIASLAB_CACHE_DIR": str(cache), "COLUMNS": "100"}
-    proc = subprocess.run([sys.executable, "-m", "biaslab.cli", *map(str, args)], env=env, capture_output=True,
-                          text=True, timeout=900)
+    proc = subprocess.run(
+        [sys.executable, "-m", "biaslab.cli", *map(str, args)], env=env, capture_output=True, text=True, timeout=900
+    )
     assert proc.returncode == expect, proc.stdout + proc.stderr
     return proc.stdout + proc.stderr
 
@@ -37,7 +38,8 @@ def test_a_suite_gated_against_a_baseline_suite(tmp_path):
     assert verdicts["jobs-lum:masculine_rate"] == ("regressed", 0.03, "probe default")
     assert verdicts["winosemitism:bias_score"] == ("non-inferior", 3.0, "probe default")
     base_rate = json.loads((base / "runs/scripted_random-gender/jobs-lum/results.json").read_text())["metrics"][
-        "masculine_rate"]["value"]
+        "masculine_rate"
+    ]["value"]
     (mr,) = [m for m in gate["metrics"] if m["name"] == "jobs-lum:masculine_rate"]
     assert mr["candidate"] == 1.0 and mr["diff"] == pytest.approx(0.5 - abs(base_rate - 0.5))  # the harm difference
     assert all(d["design"] == "paired" for d in gate["probes"].values())
@@ -48,14 +50,30 @@ def test_a_suite_gated_against_a_baseline_suite(tmp_path):
     out = biaslab("gate", base, cand, "--junit", junit, cache=cache, expect=1)
     assert "jobs-lum:masculine_rate" in out and "regressed" in out and "FAIL" in out
     cases = {(c.get("classname"), c.get("name")): c.find("failure") for c in ET.parse(junit).iter("testcase")}
-    assert set(cases) == {("biaslab.gate.jobs-lum", "masculine_rate"), ("biaslab.gate.jobs-lum", "stereotype_rate"),
-                          ("biaslab.gate.winosemitism", "bias_score")}
+    assert set(cases) == {
+        ("biaslab.gate.jobs-lum", "masculine_rate"),
+        ("biaslab.gate.jobs-lum", "stereotype_rate"),
+        ("biaslab.gate.winosemitism", "bias_score"),
+    }
     assert cases[("biaslab.gate.jobs-lum", "masculine_rate")].get("type") == "regressed"
     assert cases[("biaslab.gate.winosemitism", "bias_score")] is None
     biaslab("gate", cand, cand, cache=cache)  # a suite against itself passes its default margins
 
 
 def test_a_baseline_that_is_not_a_suite_is_refused_before_any_model_runs(tmp_path):
-    out = biaslab("suite", "--model", "scripted/he", "--probes", "jobs-lum", "--limit", "2", "--baseline",
-                  tmp_path / "nothing", "--out", tmp_path / "s", cache=tmp_path / "c", expect=2)
+    out = biaslab(
+        "suite",
+        "--model",
+        "scripted/he",
+        "--probes",
+        "jobs-lum",
+        "--limit",
+        "2",
+        "--baseline",
+        tmp_path / "nothing",
+        "--out",
+        tmp_path / "s",
+        cache=tmp_path / "c",
+        expect=2,
+    )
     assert "does not exist" in out and not (tmp_path / "s" / "results.json").exists()

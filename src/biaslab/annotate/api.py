@@ -79,8 +79,9 @@ async def api_login(request: Request):
     check_origin(request)
     name, password = _login_fields(await read_json(request, require_type=True))
     token, session, device = await do_login(request, name, password)
-    response = JSONResponse({"csrf_token": session.csrf, "name": session.name, "is_admin": session.is_admin,
-                             "consented": session.consented})
+    response = JSONResponse(
+        {"csrf_token": session.csrf, "name": session.name, "is_admin": session.is_admin, "consented": session.consented}
+    )
     set_session_cookie(response, token, state(request).secure_cookies)
     set_device_cookie(response, device, state(request).secure_cookies)
     return response

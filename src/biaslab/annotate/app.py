@@ -33,6 +33,7 @@ DEFAULT_LEASE = 30 * 60
 
 def _device_secret(db: Database) -> bytes:
     """The key that signs device cookies: made once per project and kept in it (survives restarts)."""
+
     def tx(conn):
         conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('device_secret', ?)", (secrets.token_hex(32),))
         return conn.execute("SELECT value FROM meta WHERE key = 'device_secret'").fetchone()[0]
@@ -40,8 +41,14 @@ def _device_secret(db: Database) -> bytes:
     return bytes.fromhex(db.transact(tx))
 
 
-def create_app(project_dir: Path, *, lease: float = DEFAULT_LEASE, secure_cookies: bool = False,
-               idle: float = IDLE_SECONDS, allowed_hosts: list[str] | None = None) -> FastAPI:
+def create_app(
+    project_dir: Path,
+    *,
+    lease: float = DEFAULT_LEASE,
+    secure_cookies: bool = False,
+    idle: float = IDLE_SECONDS,
+    allowed_hosts: list[str] | None = None,
+) -> FastAPI:
     """The application. ``allowed_hosts``: the ``host:port`` names the server answers for (Host
     header and POST Origin); None accepts any Host header (for tests that mount the app directly)."""
     db = Database(project_dir)
@@ -57,9 +64,16 @@ def create_app(project_dir: Path, *, lease: float = DEFAULT_LEASE, secure_cookie
         db.close()
 
     app = FastAPI(title="biaslab annotate", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
-    app.state.server = ServerState(db=db, settings=Settings.load(db), templates=env, lease=lease,
-                                   secure_cookies=secure_cookies, idle=idle, allowed_hosts=hosts,
-                                   devices=DeviceCookies(_device_secret(db)))
+    app.state.server = ServerState(
+        db=db,
+        settings=Settings.load(db),
+        templates=env,
+        lease=lease,
+        secure_cookies=secure_cookies,
+        idle=idle,
+        allowed_hosts=hosts,
+        devices=DeviceCookies(_device_secret(db)),
+    )
 
     from biaslab.annotate.api import router as api_router
     from biaslab.annotate.pages import router as page_router
@@ -126,13 +140,16 @@ def _lock(project_dir: Path):
 def default_hosts(host: str, port: int) -> list[str]:
     """The names a server bound to ``host`` answers for when no ``--allowed-host`` is given."""
     if host in ("0.0.0.0", "::", ""):
-        raise ConfigError(f"--host {host or '(all)'} listens on every address: name the address annotators use with "
-                          "--allowed-host NAME[:PORT] (repeatable)")
+        raise ConfigError(
+            f"--host {host or '(all)'} listens on every address: name the address annotators use with "
+            "--allowed-host NAME[:PORT] (repeatable)"
+        )
     names = {host}
     if _is_loopback(host):
         names |= {"127.0.0.1", "localhost", "[::1]"}
-    return _normalise_hosts(sorted(f"[{h}]:{port}" if ":" in h and not h.startswith("[") else f"{h}:{port}"
-                                   for h in names), port)
+    return _normalise_hosts(
+        sorted(f"[{h}]:{port}" if ":" in h and not h.startswith("[") else f"{h}:{port}" for h in names), port
+    )
 
 
 def _normalise_hosts(given: list[str], port: int) -> list[str]:
@@ -156,9 +173,17 @@ def _normalise_hosts(given: list[str], port: int) -> list[str]:
     return out
 
 
-def serve(project_dir: Path, *, host: str = "127.0.0.1", port: int = 8000, lease: float = DEFAULT_LEASE,
-          secure_cookies: bool = False, idle: float = IDLE_SECONDS, allowed_hosts: list[str] | None = None,
-          echo=print) -> None:
+def serve(
+    project_dir: Path,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    lease: float = DEFAULT_LEASE,
+    secure_cookies: bool = False,
+    idle: float = IDLE_SECONDS,
+    allowed_hosts: list[str] | None = None,
+    echo=print,
+) -> None:
     import uvicorn
 
     from biaslab.annotate.protocol import KEEP_ALIVE_TIMEOUT, MAX_HEADER_BYTES, GuardedH11Protocol
@@ -178,10 +203,17 @@ def serve(project_dir: Path, *, host: str = "127.0.0.1", port: int = 8000, lease
             echo(f"warning: serving on {host} over plain HTTP; put it behind an HTTPS proxy and add --secure-cookies")
         shown = f"[{host}]" if ":" in host else host
         echo(f"serving {project_dir} at http://{shown}:{port}/  (Ctrl+C to stop; answering for {', '.join(hosts)})")
-        config = uvicorn.Config(app, log_level="warning", access_log=False, server_header=False,
-                                timeout_graceful_shutdown=5, http=GuardedH11Protocol,
-                                timeout_keep_alive=KEEP_ALIVE_TIMEOUT, h11_max_incomplete_event_size=MAX_HEADER_BYTES,
-                                limit_concurrency=1000)
+        config = uvicorn.Config(
+            app,
+            log_level="warning",
+            access_log=False,
+            server_header=False,
+            timeout_graceful_shutdown=5,
+            http=GuardedH11Protocol,
+            timeout_keep_alive=KEEP_ALIVE_TIMEOUT,
+            h11_max_incomplete_event_size=MAX_HEADER_BYTES,
+            limit_concurrency=1000,
+        )
         uvicorn.Server(config).run(sockets=[sock])
     finally:
         lock.close()

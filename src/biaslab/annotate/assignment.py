@@ -33,18 +33,29 @@ from biaslab.annotate.db import Database
 from biaslab.annotate.parsing import MAX_FEEDBACK, Refused, Submission, parse_submission, parse_tuple_id
 from biaslab.annotate.project import Settings, now_iso
 
-__all__ = ["MAX_FEEDBACK", "Refused", "Submission", "parse_submission", "parse_tuple_id", "next_tuple", "submit",
-           "progress"]
-_P = 2_147_483_647            # a prime above every tuple id: (id * m + c) mod P orders ids per annotator
+__all__ = [
+    "MAX_FEEDBACK",
+    "Refused",
+    "Submission",
+    "parse_submission",
+    "parse_tuple_id",
+    "next_tuple",
+    "submit",
+    "progress",
+]
+_P = 2_147_483_647  # a prime above every tuple id: (id * m + c) mod P orders ids per annotator
 
 
 def reclaim_expired(conn: sqlite3.Connection, now: float) -> int:
     """Open assignments past their lease go back to the pool."""
-    rows = conn.execute("SELECT tuple_id, annotator_id FROM assignments WHERE state = 'open' AND expires_at < ?",
-                        (now,)).fetchall()
+    rows = conn.execute(
+        "SELECT tuple_id, annotator_id FROM assignments WHERE state = 'open' AND expires_at < ?", (now,)
+    ).fetchall()
     for row in rows:
-        conn.execute("UPDATE assignments SET state = 'expired' WHERE tuple_id = ? AND annotator_id = ?",
-                     (row["tuple_id"], row["annotator_id"]))
+        conn.execute(
+            "UPDATE assignments SET state = 'expired' WHERE tuple_id = ? AND annotator_id = ?",
+            (row["tuple_id"], row["annotator_id"]),
+        )
         conn.execute("UPDATE tuples SET taken = taken - 1 WHERE id = ?", (row["tuple_id"],))
     return len(rows)
 
@@ -52,8 +63,10 @@ def reclaim_expired(conn: sqlite3.Connection, now: float) -> int:
 def tuple_payload(conn: sqlite3.Connection, tuple_id: int, items_json: str, shown: str | None = None) -> dict:
     """The tuple as the annotator sees it: items in the order they were shown to them (``shown``)."""
     ids = json.loads(shown) if shown else json.loads(items_json)
-    texts = {row["id"]: row["text"] for row in conn.execute(
-        f"SELECT id, text FROM items WHERE id IN ({','.join('?' * len(ids))})", ids)}
+    texts = {
+        row["id"]: row["text"]
+        for row in conn.execute(f"SELECT id, text FROM items WHERE id IN ({','.join('?' * len(ids))})", ids)
+    }
     return {"tuple_id": tuple_id, "items": [{"id": i, "text": texts[i]} for i in ids]}
 
 
@@ -65,11 +78,12 @@ def _usage(conn: sqlite3.Connection, me: int) -> int:
 def annotator_seed(conn: sqlite3.Connection, me: int) -> int:
     """The annotator's recorded presentation seed (accounts from before seeds: one derived from the id)."""
     row = conn.execute("SELECT seed FROM annotators WHERE id = ?", (me,)).fetchone()
-    return int(row[0]) if row is not None and row[0] is not None else (me * 0x9E3779B97F4A7C15) % 2 ** 62
+    return int(row[0]) if row is not None and row[0] is not None else (me * 0x9E3779B97F4A7C15) % 2**62
 
 
-def shown_order(seed: int, tuple_id: int, items: list[str],
-                taken: AbstractSet[tuple[str, ...]] = frozenset()) -> list[str]:
+def shown_order(
+    seed: int, tuple_id: int, items: list[str], taken: AbstractSet[tuple[str, ...]] = frozenset()
+) -> list[str]:
     """The positions of a tuple's items for one annotator: a shuffle seeded by (seed, tuple id),
     re-drawn (seeded by the attempt number) while it repeats an arrangement in ``taken`` (those
     other annotators of the tuple were shown), so annotators of one tuple see it differently."""
@@ -87,8 +101,9 @@ def shown_order(seed: int, tuple_id: int, items: list[str],
 def _want_gold(conn: sqlite3.Connection, s: Settings, me: int) -> bool:
     if not s.n_gold or s.gold_rate <= 0:
         return False
-    done, gold = conn.execute("SELECT COUNT(*), COUNT(gold_correct) FROM annotations WHERE annotator_id = ?",
-                              (me,)).fetchone()
+    done, gold = conn.execute(
+        "SELECT COUNT(*), COUNT(gold_correct) FROM annotations WHERE annotator_id = ?", (me,)
+    ).fetchone()
     return gold < math.floor((done + 1) * s.gold_rate + 1e-9)
 
 
@@ -104,7 +119,9 @@ def _pick_gold(conn: sqlite3.Connection, me: int, seed: int) -> sqlite3.Row | No
     return conn.execute(
         "SELECT id, items FROM tuples WHERE is_gold = 1 AND id NOT IN "
         "(SELECT tuple_id FROM assignments WHERE annotator_id = ?) "
-        "ORDER BY (id * ? + ?) % ? LIMIT 1", (me, m, c, _P)).fetchone()
+        "ORDER BY (id * ? + ?) % ? LIMIT 1",
+        (me, m, c, _P),
+    ).fetchone()
 
 
 def _pick_study(conn: sqlite3.Connection, s: Settings, me: int, seed: int) -> sqlite3.Row | None:
@@ -115,7 +132,8 @@ def _pick_study(conn: sqlite3.Connection, s: Settings, me: int, seed: int) -> sq
         row = conn.execute(
             "SELECT id, items FROM tuples WHERE is_gold = 0 AND taken = ? AND id NOT IN "
             "(SELECT tuple_id FROM assignments WHERE annotator_id = ?) ORDER BY (id * ? + ?) % ? LIMIT 1",
-            (level, me, m, c, _P)).fetchone()
+            (level, me, m, c, _P),
+        ).fetchone()
         if row is not None:
             return row
     return None
@@ -124,14 +142,19 @@ def _pick_study(conn: sqlite3.Connection, s: Settings, me: int, seed: int) -> sq
 def next_tuple(db: Database, s: Settings, me: int, *, lease: float, now: float | None = None) -> dict | None:
     """The tuple ``me`` holds open (lease renewed), else a newly handed one, else None."""
     now = time.time() if now is None else now
+
     def tx(conn: sqlite3.Connection) -> dict | None:
         reclaim_expired(conn, now)
         held = conn.execute(
             "SELECT t.id, t.items, a.positions FROM assignments a JOIN tuples t ON t.id = a.tuple_id "
-            "WHERE a.annotator_id = ? AND a.state = 'open' ORDER BY a.handed_at LIMIT 1", (me,)).fetchone()
+            "WHERE a.annotator_id = ? AND a.state = 'open' ORDER BY a.handed_at LIMIT 1",
+            (me,),
+        ).fetchone()
         if held is not None:
-            conn.execute("UPDATE assignments SET expires_at = ? WHERE tuple_id = ? AND annotator_id = ?",
-                         (now + lease, held["id"], me))
+            conn.execute(
+                "UPDATE assignments SET expires_at = ? WHERE tuple_id = ? AND annotator_id = ?",
+                (now + lease, held["id"], me),
+            )
             return tuple_payload(conn, held["id"], held["items"], held["positions"])
         if _usage(conn, me) >= s.cap_count:
             return None
@@ -140,11 +163,18 @@ def next_tuple(db: Database, s: Settings, me: int, *, lease: float, now: float |
         row = row or _pick_study(conn, s, me, seed)
         if row is None:
             return None
-        taken = {tuple(json.loads(r[0])) for r in conn.execute(
-            "SELECT positions FROM assignments WHERE tuple_id = ? AND positions IS NOT NULL", (row["id"],))}
+        taken = {
+            tuple(json.loads(r[0]))
+            for r in conn.execute(
+                "SELECT positions FROM assignments WHERE tuple_id = ? AND positions IS NOT NULL", (row["id"],)
+            )
+        }
         shown = json.dumps(shown_order(seed, row["id"], json.loads(row["items"]), taken))
-        conn.execute("INSERT INTO assignments (tuple_id, annotator_id, state, handed_at, expires_at, positions) "
-                     "VALUES (?, ?, 'open', ?, ?, ?)", (row["id"], me, now, now + lease, shown))
+        conn.execute(
+            "INSERT INTO assignments (tuple_id, annotator_id, state, handed_at, expires_at, positions) "
+            "VALUES (?, ?, 'open', ?, ?, ?)",
+            (row["id"], me, now, now + lease, shown),
+        )
         conn.execute("UPDATE tuples SET taken = taken + 1 WHERE id = ?", (row["id"],))
         return tuple_payload(conn, row["id"], row["items"], shown)
 
@@ -152,29 +182,35 @@ def next_tuple(db: Database, s: Settings, me: int, *, lease: float, now: float |
 
 
 def _update_flag(conn: sqlite3.Connection, s: Settings, me: int) -> None:
-    n, correct = conn.execute("SELECT COUNT(gold_correct), COALESCE(SUM(gold_correct), 0) FROM annotations "
-                              "WHERE annotator_id = ?", (me,)).fetchone()
+    n, correct = conn.execute(
+        "SELECT COUNT(gold_correct), COALESCE(SUM(gold_correct), 0) FROM annotations WHERE annotator_id = ?", (me,)
+    ).fetchone()
     flagged = n >= s.gold_min and correct / n < s.gold_threshold
     reason = f"gold accuracy {correct}/{n} = {correct / n:.0%} < {s.gold_threshold:.0%}" if flagged else None
     current = conn.execute("SELECT flagged FROM annotators WHERE id = ?", (me,)).fetchone()[0]
     if bool(current) != flagged or flagged:
-        conn.execute("UPDATE annotators SET flagged = ?, flag_reason = ?, flagged_at = CASE WHEN ? THEN "
-                     "COALESCE(flagged_at, ?) ELSE NULL END WHERE id = ?",
-                     (int(flagged), reason, int(flagged), now_iso(), me))
+        conn.execute(
+            "UPDATE annotators SET flagged = ?, flag_reason = ?, flagged_at = CASE WHEN ? THEN "
+            "COALESCE(flagged_at, ?) ELSE NULL END WHERE id = ?",
+            (int(flagged), reason, int(flagged), now_iso(), me),
+        )
 
 
 def submit(db: Database, s: Settings, me: int, sub: Submission, *, now: float | None = None) -> dict:
     """Store one annotation; returns the JSON answer (the same one again for a repeated submission_id)."""
     now = time.time() if now is None else now
+
     def tx(conn: sqlite3.Connection) -> dict:
         reclaim_expired(conn, now)
-        prev = conn.execute("SELECT * FROM annotations WHERE annotator_id = ? AND submission_id = ?",
-                            (me, sub.submission_id)).fetchone()
-        if prev is not None:       # a repeat: the first answer again, nothing stored (whatever the body)
+        prev = conn.execute(
+            "SELECT * FROM annotations WHERE annotator_id = ? AND submission_id = ?", (me, sub.submission_id)
+        ).fetchone()
+        if prev is not None:  # a repeat: the first answer again, nothing stored (whatever the body)
             return json.loads(prev["response"])
         tup = conn.execute("SELECT * FROM tuples WHERE id = ?", (sub.tuple_id,)).fetchone()
-        held = conn.execute("SELECT state FROM assignments WHERE tuple_id = ? AND annotator_id = ?",
-                            (sub.tuple_id, me)).fetchone()
+        held = conn.execute(
+            "SELECT state FROM assignments WHERE tuple_id = ? AND annotator_id = ?", (sub.tuple_id, me)
+        ).fetchone()
         if tup is None or held is None:
             raise Refused(403, f"tuple {sub.tuple_id} was not handed to you; get one from GET /api/next")
         items = json.loads(tup["items"])
@@ -188,11 +224,16 @@ def submit(db: Database, s: Settings, me: int, sub: Submission, *, now: float | 
             raise Refused(409, f"you skipped tuple {sub.tuple_id}; get the next one from GET /api/next")
         if state == "expired":
             if not tup["is_gold"] and tup["taken"] >= s.per_tuple:
-                raise Refused(409, f"tuple {sub.tuple_id} went to another annotator after you left it unanswered; "
-                                   "get the next one from GET /api/next")
+                raise Refused(
+                    409,
+                    f"tuple {sub.tuple_id} went to another annotator after you left it unanswered; "
+                    "get the next one from GET /api/next",
+                )
             conn.execute("UPDATE tuples SET taken = taken + 1 WHERE id = ?", (sub.tuple_id,))
-        conn.execute("UPDATE assignments SET state = 'done', answered_at = ? WHERE tuple_id = ? AND annotator_id = ?",
-                     (now, sub.tuple_id, me))
+        conn.execute(
+            "UPDATE assignments SET state = 'done', answered_at = ? WHERE tuple_id = ? AND annotator_id = ?",
+            (now, sub.tuple_id, me),
+        )
         gold_correct = None
         if tup["is_gold"]:
             gold_correct = int(sub.best == tup["gold_best"] and sub.worst == tup["gold_worst"])
@@ -200,11 +241,19 @@ def submit(db: Database, s: Settings, me: int, sub: Submission, *, now: float | 
         cur = conn.execute(
             "INSERT INTO annotations (tuple_id, annotator_id, best, worst, feedback, submission_id, submitted_at, "
             "gold_correct, response) VALUES (?, ?, ?, ?, ?, ?, ?, ?, '')",
-            (sub.tuple_id, me, sub.best, sub.worst, sub.feedback, sub.submission_id, submitted_at, gold_correct))
+            (sub.tuple_id, me, sub.best, sub.worst, sub.feedback, sub.submission_id, submitted_at, gold_correct),
+        )
         done = conn.execute("SELECT COUNT(*) FROM annotations WHERE annotator_id = ?", (me,)).fetchone()[0]
-        answer = {"ok": True, "annotation_id": cur.lastrowid, "tuple_id": sub.tuple_id,
-                  "submission_id": sub.submission_id, "submitted_at": submitted_at, "done": done,
-                  "cap": s.cap_count, "take_break": done % s.break_every == 0}
+        answer = {
+            "ok": True,
+            "annotation_id": cur.lastrowid,
+            "tuple_id": sub.tuple_id,
+            "submission_id": sub.submission_id,
+            "submitted_at": submitted_at,
+            "done": done,
+            "cap": s.cap_count,
+            "take_break": done % s.break_every == 0,
+        }
         conn.execute("UPDATE annotations SET response = ? WHERE id = ?", (json.dumps(answer), cur.lastrowid))
         if gold_correct is not None:
             _update_flag(conn, s, me)
@@ -215,12 +264,16 @@ def submit(db: Database, s: Settings, me: int, sub: Submission, *, now: float | 
 
 def undoable_skip(conn: sqlite3.Connection, me: int) -> int | None:
     """The tuple of ``me``'s last skip, if nothing was answered since (only the last skip can be undone)."""
-    row = conn.execute("SELECT tuple_id, skipped_at FROM assignments WHERE annotator_id = ? AND state = 'skipped' "
-                       "AND skipped_at IS NOT NULL ORDER BY skipped_at DESC LIMIT 1", (me,)).fetchone()
+    row = conn.execute(
+        "SELECT tuple_id, skipped_at FROM assignments WHERE annotator_id = ? AND state = 'skipped' "
+        "AND skipped_at IS NOT NULL ORDER BY skipped_at DESC LIMIT 1",
+        (me,),
+    ).fetchone()
     if row is None:
         return None
-    later = conn.execute("SELECT 1 FROM assignments WHERE annotator_id = ? AND answered_at >= ? LIMIT 1",
-                         (me, row["skipped_at"])).fetchone()
+    later = conn.execute(
+        "SELECT 1 FROM assignments WHERE annotator_id = ? AND answered_at >= ? LIMIT 1", (me, row["skipped_at"])
+    ).fetchone()
     return None if later else row["tuple_id"]
 
 
@@ -228,12 +281,25 @@ def progress(db: Database, s: Settings, me: int) -> dict:
     """The caller's counts. ``seen`` (tuples shown: answered, skipped, open or let expire) is what
     the cap limits; ``remaining`` = cap - seen; ``undo_tuple_id`` is the skip that can be taken back."""
     with db.read() as conn:
-        counts = dict(conn.execute("SELECT state, COUNT(*) FROM assignments WHERE annotator_id = ? GROUP BY state",
-                                   (me,)).fetchall())
-        held = conn.execute("SELECT tuple_id FROM assignments WHERE annotator_id = ? AND state = 'open' "
-                            "AND expires_at >= ? ORDER BY handed_at LIMIT 1", (me, time.time())).fetchone()
+        counts = dict(
+            conn.execute(
+                "SELECT state, COUNT(*) FROM assignments WHERE annotator_id = ? GROUP BY state", (me,)
+            ).fetchall()
+        )
+        held = conn.execute(
+            "SELECT tuple_id FROM assignments WHERE annotator_id = ? AND state = 'open' "
+            "AND expires_at >= ? ORDER BY handed_at LIMIT 1",
+            (me, time.time()),
+        ).fetchone()
         undo = undoable_skip(conn, me)
     done, seen = counts.get("done", 0), sum(counts.values())
-    return {"done": done, "skipped": counts.get("skipped", 0), "seen": seen, "cap": s.cap_count,
-            "remaining": max(s.cap_count - seen, 0), "open_tuple_id": held["tuple_id"] if held else None,
-            "undo_tuple_id": undo, "break_every": s.break_every}
+    return {
+        "done": done,
+        "skipped": counts.get("skipped", 0),
+        "seen": seen,
+        "cap": s.cap_count,
+        "remaining": max(s.cap_count - seen, 0),
+        "open_tuple_id": held["tuple_id"] if held else None,
+        "undo_tuple_id": undo,
+        "break_every": s.break_every,
+    }

@@ -23,13 +23,13 @@ from biaslab.annotate.project import check_name, now_iso
 from biaslab.errors import ConfigError
 
 SESSION_COOKIE = "biaslab_session"
-SESSION_SECONDS = 24 * 3600   # a session ends 24 hours after login at the latest ...
-IDLE_SECONDS = 2 * 3600       # ... or after this long without a request (``serve --idle-timeout``)
-SEEN_EVERY = 60               # last-seen times are written at most this often
+SESSION_SECONDS = 24 * 3600  # a session ends 24 hours after login at the latest ...
+IDLE_SECONDS = 2 * 3600  # ... or after this long without a request (``serve --idle-timeout``)
+SEEN_EVERY = 60  # last-seen times are written at most this often
 MIN_PASSWORD = 10
 MAX_PASSWORD = 1024
 
-_hasher = PasswordHasher()    # argon2id, RFC 9106 low-memory profile
+_hasher = PasswordHasher()  # argon2id, RFC 9106 low-memory profile
 _hash_slots = threading.BoundedSemaphore(4)  # at most 4 hashes at once (64 MiB each)
 _DUMMY_HASH = _hasher.hash(secrets.token_urlsafe(16))
 
@@ -88,10 +88,14 @@ def add_annotators(db: Database, accounts: list[tuple[str, bool]]) -> dict[str, 
     def tx(conn):
         for name, admin in accounts:
             if conn.execute("SELECT 1 FROM annotators WHERE name = ?", (name,)).fetchone():
-                raise ConfigError(f"annotator {name!r} already exists; choose another name "
-                                  "(or `biaslab annotate reset-password DIR NAME`)")
-            conn.execute("INSERT INTO annotators (name, pw_hash, is_admin, created_at, seed) VALUES (?, ?, ?, ?, ?)",
-                         (name, hashes[name], int(admin), now_iso(), new_seed()))
+                raise ConfigError(
+                    f"annotator {name!r} already exists; choose another name "
+                    "(or `biaslab annotate reset-password DIR NAME`)"
+                )
+            conn.execute(
+                "INSERT INTO annotators (name, pw_hash, is_admin, created_at, seed) VALUES (?, ?, ?, ?, ?)",
+                (name, hashes[name], int(admin), now_iso(), new_seed()),
+            )
 
     db.transact(tx)
     return passwords
@@ -107,6 +111,7 @@ def set_password(db: Database, name: str, password: str | None = None) -> str:
     password = password or new_password()
     check_password(password)
     pw_hash = hash_password(password)
+
     def tx(conn):
         row = conn.execute("SELECT id FROM annotators WHERE name = ?", (name,)).fetchone()
         if row is None:
@@ -126,22 +131,27 @@ def check_password(password: str) -> None:
 def login(db: Database, name: str, password: str, old_token: str | None) -> tuple[str, Session] | None:
     """Check the password; on success drop ``old_token``'s session and open a new one."""
     with db.read() as conn:
-        row = conn.execute("SELECT id, pw_hash, is_admin, consented_at FROM annotators WHERE name = ?",
-                           (name,)).fetchone()
+        row = conn.execute(
+            "SELECT id, pw_hash, is_admin, consented_at FROM annotators WHERE name = ?", (name,)
+        ).fetchone()
     if not verify_password(row["pw_hash"] if row else None, password):
         return None
     token, csrf, now = secrets.token_urlsafe(32), secrets.token_urlsafe(32), time.time()
+
     def tx(conn):
         if old_token:
             conn.execute("DELETE FROM sessions WHERE token_hash = ?", (_token_hash(old_token),))
         conn.execute("DELETE FROM sessions WHERE expires_at < ?", (now,))
-        conn.execute("INSERT INTO sessions (token_hash, annotator_id, csrf, created_at, expires_at, last_seen) "
-                     "VALUES (?, ?, ?, ?, ?, ?)", (_token_hash(token), row["id"], csrf, now, now + SESSION_SECONDS,
-                                                   now))
+        conn.execute(
+            "INSERT INTO sessions (token_hash, annotator_id, csrf, created_at, expires_at, last_seen) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (_token_hash(token), row["id"], csrf, now, now + SESSION_SECONDS, now),
+        )
 
     db.transact(tx)
-    return token, Session(row["id"], name, bool(row["is_admin"]), csrf, row["consented_at"] is not None,
-                          _token_hash(token))
+    return token, Session(
+        row["id"], name, bool(row["is_admin"]), csrf, row["consented_at"] is not None, _token_hash(token)
+    )
 
 
 def lookup(db: Database, token: str | None, idle: float = IDLE_SECONDS) -> Session | None:
@@ -149,9 +159,15 @@ def lookup(db: Database, token: str | None, idle: float = IDLE_SECONDS) -> Sessi
     if not token or len(token) > 200:
         return None
     th = _token_hash(token)
-    row = db.conn().execute(
-        "SELECT s.annotator_id, s.csrf, s.expires_at, s.created_at, s.last_seen, a.name, a.is_admin, a.consented_at "
-        "FROM sessions s JOIN annotators a ON a.id = s.annotator_id WHERE s.token_hash = ?", (th,)).fetchone()
+    row = (
+        db.conn()
+        .execute(
+            "SELECT s.annotator_id, s.csrf, s.expires_at, s.created_at, s.last_seen, a.name, a.is_admin, "
+            "a.consented_at FROM sessions s JOIN annotators a ON a.id = s.annotator_id WHERE s.token_hash = ?",
+            (th,),
+        )
+        .fetchone()
+    )
     if row is None:
         return None
     now = time.time()
@@ -159,10 +175,14 @@ def lookup(db: Database, token: str | None, idle: float = IDLE_SECONDS) -> Sessi
     if row["expires_at"] < now or now - last > idle:
         return None
     if now - last > min(SEEN_EVERY, idle / 4):
-        db.submit_nowait(lambda conn: conn.execute("UPDATE sessions SET last_seen = MAX(COALESCE(last_seen, 0), ?) "
-                                                   "WHERE token_hash = ?", (now, th)))
-    return Session(row["annotator_id"], row["name"], bool(row["is_admin"]), row["csrf"],
-                   row["consented_at"] is not None, th)
+        db.submit_nowait(
+            lambda conn: conn.execute(
+                "UPDATE sessions SET last_seen = MAX(COALESCE(last_seen, 0), ?) WHERE token_hash = ?", (now, th)
+            )
+        )
+    return Session(
+        row["annotator_id"], row["name"], bool(row["is_admin"]), row["csrf"], row["consented_at"] is not None, th
+    )
 
 
 def logout(db: Database, session: Session) -> None:
@@ -170,8 +190,12 @@ def logout(db: Database, session: Session) -> None:
 
 
 def record_consent(db: Database, session: Session) -> None:
-    db.transact(lambda conn: conn.execute("UPDATE annotators SET consented_at = COALESCE(consented_at, ?) "
-                                          "WHERE id = ?", (now_iso(), session.annotator_id)))
+    db.transact(
+        lambda conn: conn.execute(
+            "UPDATE annotators SET consented_at = COALESCE(consented_at, ?) WHERE id = ?",
+            (now_iso(), session.annotator_id),
+        )
+    )
 
 
 def change_password(db: Database, session: Session, old: str, new: str) -> bool:
@@ -181,10 +205,13 @@ def change_password(db: Database, session: Session, old: str, new: str) -> bool:
         return False
     check_password(new)
     pw_hash = hash_password(new)
+
     def tx(conn):
         conn.execute("UPDATE annotators SET pw_hash = ? WHERE id = ?", (pw_hash, session.annotator_id))
-        conn.execute("DELETE FROM sessions WHERE annotator_id = ? AND token_hash <> ?",
-                     (session.annotator_id, session.token_hash))
+        conn.execute(
+            "DELETE FROM sessions WHERE annotator_id = ? AND token_hash <> ?",
+            (session.annotator_id, session.token_hash),
+        )
 
     db.transact(tx)
     return True

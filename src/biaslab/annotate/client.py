@@ -25,7 +25,7 @@ from biaslab.annotate.auth import SESSION_COOKIE
 from biaslab.annotate.throttle import DEVICE_COOKIE
 from biaslab.annotate.web import CSRF_HEADER
 
-IDLE_RECONNECT = 4.0          # below the server's keep-alive timeout (5 s): a fresh connection after a pause
+IDLE_RECONNECT = 4.0  # below the server's keep-alive timeout (5 s): a fresh connection after a pause
 
 
 class ApiError(Exception):
@@ -40,7 +40,7 @@ class ApiClient:
         self.host, self.port = parts.hostname or "127.0.0.1", parts.port or 80
         self.timeout = timeout
         self.session: str | None = None
-        self.device: str | None = None      # the device cookie a successful login gives this client
+        self.device: str | None = None  # the device cookie a successful login gives this client
         self.csrf: str | None = None
         self._conn: http.client.HTTPConnection | None = None
         self._last_used = 0.0
@@ -50,8 +50,9 @@ class ApiClient:
             self._conn.close()
             self._conn = None
 
-    def request(self, method: str, path: str, body: Any = None, *, headers: dict | None = None,
-                raw: bytes | None = None) -> tuple[int, Any, http.client.HTTPMessage]:
+    def request(
+        self, method: str, path: str, body: Any = None, *, headers: dict | None = None, raw: bytes | None = None
+    ) -> tuple[int, Any, http.client.HTTPMessage]:
         """One request; returns (status, parsed JSON or text or None, headers). Network errors propagate."""
         send = {"Accept": "application/json", **(headers or {})}
         cookies = [f"{k}={v}" for k, v in ((SESSION_COOKIE, self.session), (DEVICE_COOKIE, self.device)) if v]
@@ -64,7 +65,7 @@ class ApiClient:
             data = json.dumps(body).encode("utf-8")
             send["Content-Type"] = "application/json"
         if self._conn is not None and time.monotonic() - self._last_used > IDLE_RECONNECT:
-            self.close()              # the server has closed (or is about to close) an idle kept-alive connection
+            self.close()  # the server has closed (or is about to close) an idle kept-alive connection
         reused = self._conn is not None
         if self._conn is None:
             self._conn = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
@@ -74,7 +75,7 @@ class ApiClient:
             payload = response.read()
         except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
             self.close()
-            if reused and method == "GET":   # a kept-alive connection the server had closed: safe to redo
+            if reused and method == "GET":  # a kept-alive connection the server had closed: safe to redo
                 return self.request(method, path, headers=headers)
             raise
         except BaseException:
@@ -117,11 +118,20 @@ class ApiClient:
             raise ApiError(status, data)
         return data
 
-    def submit(self, tuple_id: int, best: str, worst: str, feedback: str = "",
-               submission_id: str | None = None) -> dict:
-        return self._ok("POST", "/api/annotations", {
-            "tuple_id": tuple_id, "best": best, "worst": worst, "feedback": feedback,
-            "submission_id": submission_id or uuid.uuid4().hex})
+    def submit(
+        self, tuple_id: int, best: str, worst: str, feedback: str = "", submission_id: str | None = None
+    ) -> dict:
+        return self._ok(
+            "POST",
+            "/api/annotations",
+            {
+                "tuple_id": tuple_id,
+                "best": best,
+                "worst": worst,
+                "feedback": feedback,
+                "submission_id": submission_id or uuid.uuid4().hex,
+            },
+        )
 
     def skip(self, tuple_id: int) -> dict:
         return self._ok("POST", "/api/skip", {"tuple_id": tuple_id})

@@ -101,15 +101,16 @@ def db_path(project_dir: Path) -> Path:
 
 def connect(path: Path) -> sqlite3.Connection:
     """A connection in autocommit mode (transactions are explicit) with the durability pragmas."""
-    conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
-                           check_same_thread=False)
+    conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
     conn.row_factory = sqlite3.Row
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
     if str(mode).lower() != "wal":
         conn.close()
-        raise DataError(f"{path}: SQLite could not switch to WAL mode (got {mode!r}); "
-                        "keep the project folder on a local file system")
+        raise DataError(
+            f"{path}: SQLite could not switch to WAL mode (got {mode!r}); "
+            "keep the project folder on a local file system"
+        )
     conn.execute("PRAGMA synchronous = FULL")
     conn.execute("PRAGMA foreign_keys = ON")
     return conn
@@ -117,11 +118,13 @@ def connect(path: Path) -> sqlite3.Connection:
 
 # Version 1 -> 2: per-annotator seeds, shown positions, skip/answer times, idle sessions.
 MIGRATIONS = {
-    1: ["ALTER TABLE annotators ADD COLUMN seed INTEGER",
+    1: [
+        "ALTER TABLE annotators ADD COLUMN seed INTEGER",
         "ALTER TABLE sessions ADD COLUMN last_seen REAL",
         "ALTER TABLE assignments ADD COLUMN positions TEXT",
         "ALTER TABLE assignments ADD COLUMN skipped_at REAL",
-        "ALTER TABLE assignments ADD COLUMN answered_at REAL"],
+        "ALTER TABLE assignments ADD COLUMN answered_at REAL",
+    ],
 }
 
 
@@ -177,8 +180,10 @@ class Database:
     def __init__(self, project_dir: Path):
         self.path = db_path(project_dir)
         if not self.path.is_file():
-            raise DataError(f"{project_dir} is not an annotation project (no {DB_NAME}); "
-                            "create one with `biaslab annotate init DIR --items FILE`")
+            raise DataError(
+                f"{project_dir} is not an annotation project (no {DB_NAME}); "
+                "create one with `biaslab annotate init DIR --items FILE`"
+            )
         self._local = threading.local()
         self._all: list[sqlite3.Connection] = []
         self._all_lock = threading.Lock()
@@ -190,8 +195,10 @@ class Database:
             migrate(self.conn(), int(version))
             version = self.read_meta().get("schema_version")
         if version != str(SCHEMA_VERSION):
-            raise DataError(f"{self.path}: schema version {version!r}, this biaslab reads {SCHEMA_VERSION}; "
-                            "use the biaslab version that created the project")
+            raise DataError(
+                f"{self.path}: schema version {version!r}, this biaslab reads {SCHEMA_VERSION}; "
+                "use the biaslab version that created the project"
+            )
 
     def conn(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)

@@ -35,8 +35,10 @@ def _column(path: Path, header: list[str], wanted: str | None, candidates: tuple
         if name.lower() in lower:
             return lower.index(name.lower())
     flag = "--id-column" if what == "id" else "--text-column"
-    raise DataError(f"{path}: no {what} column (looked for {', '.join(names)}; header is {', '.join(header)}); "
-                    f"name the column with {flag}")
+    raise DataError(
+        f"{path}: no {what} column (looked for {', '.join(names)}; header is {', '.join(header)}); "
+        f"name the column with {flag}"
+    )
 
 
 def check_item_id(value: str, where: str) -> str:
@@ -44,8 +46,10 @@ def check_item_id(value: str, where: str) -> str:
     if not value:
         raise DataError(f"{where}: empty item id; fill it in or remove the row")
     if not ID_PATTERN.fullmatch(value):
-        raise DataError(f"{where}: item id {value[:40]!r} is not a plain id (letters, digits, _ . : -, "
-                        "starting with a letter, digit or _; at most 100 characters); rename it")
+        raise DataError(
+            f"{where}: item id {value[:40]!r} is not a plain id (letters, digits, _ . : -, "
+            "starting with a letter, digit or _; at most 100 characters); rename it"
+        )
     return value
 
 
@@ -61,14 +65,20 @@ def read_items(path: Path, id_column: str | None = None, text_column: str | None
         item_id = check_item_id(row[id_i], f"{path} row {n} column {header[id_i]}")
         text = row[text_i]
         if not text.strip():
-            raise DataError(f"{path} row {n} column {header[text_i]}: empty text for item {item_id}; remove the row "
-                            "or give it a text")
+            raise DataError(
+                f"{path} row {n} column {header[text_i]}: empty text for item {item_id}; remove the row "
+                "or give it a text"
+            )
         if len(text) > MAX_TEXT_CHARS:
-            raise DataError(f"{path} row {n} column {header[text_i]}: text of {len(text)} characters "
-                            f"(at most {MAX_TEXT_CHARS}); shorten it")
+            raise DataError(
+                f"{path} row {n} column {header[text_i]}: text of {len(text)} characters "
+                f"(at most {MAX_TEXT_CHARS}); shorten it"
+            )
         if item_id in seen:
-            raise DataError(f"{path} row {n} column {header[id_i]}: item id {item_id} already used on row "
-                            f"{seen[item_id]}; ids must be unique")
+            raise DataError(
+                f"{path} row {n} column {header[id_i]}: item id {item_id} already used on row "
+                f"{seen[item_id]}; ids must be unique"
+            )
         seen[item_id] = n
         items.append((item_id, text))
     if not items:
@@ -84,13 +94,16 @@ def _item_columns(path: Path, header: list[str]) -> list[int]:
         cols.append(lower.index(f"item{k}"))
         k += 1
     if len(cols) < 3:
-        raise DataError(f"{path}: needs columns Item1, Item2, Item3[, Item4 ...] (header is {', '.join(header)}); "
-                        "a best-worst tuple has at least 3 items")
+        raise DataError(
+            f"{path}: needs columns Item1, Item2, Item3[, Item4 ...] (header is {', '.join(header)}); "
+            "a best-worst tuple has at least 3 items"
+        )
     return cols
 
 
-def _read_tuple(path: Path, header: list[str], row: list[str], cols: list[int], n: int,
-                known: set[str]) -> tuple[str, ...]:
+def _read_tuple(
+    path: Path, header: list[str], row: list[str], cols: list[int], n: int, known: set[str]
+) -> tuple[str, ...]:
     ids = []
     for c in cols:
         where = f"{path} row {n} column {header[c]}"
@@ -129,8 +142,10 @@ def read_gold(path: Path, known: set[str]) -> list[GoldTuple]:
     lower = [h.lower() for h in header]
     for name in ("bestitem", "worstitem"):
         if name not in lower:
-            raise DataError(f"{path}: no {name.replace('item', 'Item').capitalize()} column (header is "
-                            f"{', '.join(header)}); gold tuples need the expected BestItem and WorstItem")
+            raise DataError(
+                f"{path}: no {name.replace('item', 'Item').capitalize()} column (header is "
+                f"{', '.join(header)}); gold tuples need the expected BestItem and WorstItem"
+            )
     best_i, worst_i = lower.index("bestitem"), lower.index("worstitem")
     gold: list[GoldTuple] = []
     seen: dict[frozenset[str], int] = {}
@@ -140,8 +155,9 @@ def read_gold(path: Path, known: set[str]) -> list[GoldTuple]:
         worst = row[worst_i].strip()
         for value, col in ((best, header[best_i]), (worst, header[worst_i])):
             if value not in tup:
-                raise DataError(f"{path} row {n} column {col}: {value!r} is not one of the tuple's items "
-                                f"{', '.join(tup)}")
+                raise DataError(
+                    f"{path} row {n} column {col}: {value!r} is not one of the tuple's items {', '.join(tup)}"
+                )
         if best == worst:
             raise DataError(f"{path} row {n}: BestItem and WorstItem are both {best}; they must differ")
         key = frozenset(tup)

@@ -45,8 +45,10 @@ def read_accounts(path: Path) -> list[tuple[str, bool]]:
     table = read_table(path, what="accounts")
     name_col, admin_col = table.index("name"), table.index("admin")
     if name_col is None:
-        raise ConfigError(f"{table.name}: no 'name' column (header is {', '.join(table.header)}); "
-                          "give one account name per row under a 'name' header")
+        raise ConfigError(
+            f"{table.name}: no 'name' column (header is {', '.join(table.header)}); "
+            "give one account name per row under a 'name' header"
+        )
     accounts = []
     for n, row in zip(table.row_numbers, table.rows):
         flag = row[admin_col].strip().lower() if admin_col is not None else ""

@@ -10,8 +10,10 @@ import logging
 
 from starlette.datastructures import MutableHeaders
 
-CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
-       "form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
+    "form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+)
 SECURITY_HEADERS = [
     ("Content-Security-Policy", CSP),
     ("X-Content-Type-Options", "nosniff"),
@@ -56,13 +58,17 @@ class SecurityHeaders:
                 headers["Cache-Control"] = "public, max-age=300" if static else "no-store"
             await send(message)
 
-        size = len(scope.get("raw_path") or b"") + len(scope.get("query_string") or b"") + sum(
-            len(k) + len(v) + 4 for k, v in scope.get("headers") or [])
+        size = (
+            len(scope.get("raw_path") or b"")
+            + len(scope.get("query_string") or b"")
+            + sum(len(k) + len(v) + 4 for k, v in scope.get("headers") or [])
+        )
         if size > MAX_HEADER_BYTES:
             return await _plain(send_with_headers, 431, f"request headers over {MAX_HEADER_BYTES} bytes")
         if self.allowed_hosts is not None and _host_of(scope) not in self.allowed_hosts:
-            return await _plain(send_with_headers, 421, "this server does not answer for that host name "
-                                                        "(see `serve --allowed-host`)")
+            return await _plain(
+                send_with_headers, 421, "this server does not answer for that host name (see `serve --allowed-host`)"
+            )
         try:
             await self.app(scope, receive, send_with_headers)
         except Exception as exc:  # a bug, never input: one line in the log, a 500 with the headers
@@ -73,6 +79,11 @@ class SecurityHeaders:
 
 async def _plain(send, status: int, detail: str) -> None:
     body = json.dumps({"detail": detail}).encode()
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
+        }
+    )
     await send({"type": "http.response.body", "body": body})

@@ -39,8 +39,9 @@ LOGIN_COOKIE = "biaslab_login"
 
 def page(request: Request, template: str, status: int = 200, **context) -> HTMLResponse:
     st = state(request)
-    html = st.templates.get_template(template).render(session=current_session(request),
-                                                      construct=st.settings.construct, **context)
+    html = st.templates.get_template(template).render(
+        session=current_session(request), construct=st.settings.construct, **context
+    )
     return HTMLResponse(html, status_code=status)
 
 
@@ -83,8 +84,15 @@ LOGIN_MESSAGES = {
 def login_form(request: Request, message: str | None = None, status: int = 200) -> HTMLResponse:
     token = secrets.token_urlsafe(24)
     response = page(request, "login.html.j2", status=status, login_token=token, error=message)
-    response.set_cookie(LOGIN_COOKIE, token, max_age=3600, path="/login", httponly=True, samesite="strict",
-                        secure=state(request).secure_cookies)
+    response.set_cookie(
+        LOGIN_COOKIE,
+        token,
+        max_age=3600,
+        path="/login",
+        httponly=True,
+        samesite="strict",
+        secure=state(request).secure_cookies,
+    )
     return response
 
 
@@ -102,8 +110,9 @@ async def login_post(request: Request):
     if not cookie or not hmac.compare_digest(cookie.encode(), form.get("login_token", "").encode()):
         return login_form(request, LOGIN_MESSAGES["expired"], 403)
     try:
-        token, session, device = await do_login(request, form.get("name", "")[:64],
-                                                form.get("password", "")[: auth.MAX_PASSWORD])
+        token, session, device = await do_login(
+            request, form.get("name", "")[:64], form.get("password", "")[: auth.MAX_PASSWORD]
+        )
     except Refused as exc:
         return login_form(request, exc.detail[0].upper() + exc.detail[1:] + ".", exc.status)
     target = "/admin" if session.is_admin else ("/annotate" if session.consented else "/consent")
@@ -135,8 +144,13 @@ async def consent_post(request: Request):
     form = await read_form(request)
     session = require_session(request, csrf=form.get("csrf_token", ""), post=True)
     if form.get("accept") != "yes":
-        return page(request, "consent.html.j2", status=422, cap=state(request).settings.cap_count,
-                    error="Tick the box to confirm before you continue.")
+        return page(
+            request,
+            "consent.html.j2",
+            status=422,
+            cap=state(request).settings.cap_count,
+            error="Tick the box to confirm before you continue.",
+        )
     await run_in_threadpool(auth.record_consent, state(request).db, session)
     return redirect("/instructions")
 
@@ -153,8 +167,16 @@ async def _annotate(request: Request, session, error: str | None = None, status:
     mine = await run_in_threadpool(progress, st.db, st.settings, session.annotator_id)
     if tup is None:
         return page(request, "finished.html.j2", progress=mine)
-    return page(request, "annotate.html.j2", status=status, tuple=tup, progress=mine, error=error,
-                submission_id=uuid.uuid4().hex, break_every=st.settings.break_every)
+    return page(
+        request,
+        "annotate.html.j2",
+        status=status,
+        tuple=tup,
+        progress=mine,
+        error=error,
+        submission_id=uuid.uuid4().hex,
+        break_every=st.settings.break_every,
+    )
 
 
 @router.get("/annotate")
@@ -168,8 +190,12 @@ async def annotate_post(request: Request):
     form = await read_form(request)
     session = require_session(request, csrf=form.get("csrf_token", ""), post=True)
     if not form.get("best") or not form.get("worst"):
-        return await _annotate(request, session, "Choose both the statement with the most and the one with the least "
-                                                 f"{state(request).settings.construct}.", 422)
+        return await _annotate(
+            request,
+            session,
+            f"Choose both the statement with the most and the one with the least {state(request).settings.construct}.",
+            422,
+        )
     st = state(request)
     try:
         sub = parse_submission({k: form.get(k) for k in ("tuple_id", "best", "worst", "feedback", "submission_id")})
@@ -205,8 +231,9 @@ async def break_page(request: Request):
     if go:
         return go
     st = state(request)
-    return page(request, "break.html.j2", progress=await run_in_threadpool(progress, st.db, st.settings,
-                                                                             session.annotator_id))
+    return page(
+        request, "break.html.j2", progress=await run_in_threadpool(progress, st.db, st.settings, session.annotator_id)
+    )
 
 
 @router.get("/admin")
@@ -215,8 +242,13 @@ async def admin_page(request: Request):
     if go:
         return go
     if not session.is_admin:
-        return page(request, "message.html.j2", status=403, title="Admins only",
-                    message="This page is for the study's administrators.")
+        return page(
+            request,
+            "message.html.j2",
+            status=403,
+            title="Admins only",
+            message="This page is for the study's administrators.",
+        )
     return page(request, "admin.html.j2", status_data=await run_in_threadpool(cached_status, state(request)))
 
 
@@ -234,8 +266,12 @@ async def password_post(request: Request):
     if new != form.get("repeat_password", ""):
         return page(request, "password.html.j2", status=422, error="The two new passwords differ.")
     if not auth.MIN_PASSWORD <= len(new) <= auth.MAX_PASSWORD:
-        return page(request, "password.html.j2", status=422,
-                    error=f"The new password needs {auth.MIN_PASSWORD} to {auth.MAX_PASSWORD} characters.")
+        return page(
+            request,
+            "password.html.j2",
+            status=422,
+            error=f"The new password needs {auth.MIN_PASSWORD} to {auth.MAX_PASSWORD} characters.",
+        )
     try:
         changed = await change_password(request, session, form.get("old_password", ""), new)
     except Refused as exc:

@@ -8,7 +8,7 @@ from typing import Any
 
 MAX_FEEDBACK = 2000
 MAX_SUBMISSION_ID = 128
-MAX_TUPLE_ID = 2 ** 62        # SQLite integers are 64-bit; larger ids cannot exist
+MAX_TUPLE_ID = 2**62  # SQLite integers are 64-bit; larger ids cannot exist
 
 
 class Refused(Exception):
@@ -29,8 +29,11 @@ class Submission:
 
 
 def _id(value: Any, field: str) -> str:
-    if isinstance(value, bool) or not isinstance(value, (str, int)) or (isinstance(value, int) and
-                                                                         not -2 ** 63 <= value < 2 ** 63):
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (str, int))
+        or (isinstance(value, int) and not -(2**63) <= value < 2**63)
+    ):
         raise Refused(422, f"{field} must be an item id (a string)")
     text = str(value).strip()
     if len(text) > 200:
@@ -68,11 +71,19 @@ def parse_submission(body: Any) -> Submission:
     if len(feedback) > MAX_FEEDBACK:
         raise Refused(422, f"feedback is limited to {MAX_FEEDBACK} characters")
     submission_id = body["submission_id"]
-    if not isinstance(submission_id, str) or not 1 <= len(submission_id) <= MAX_SUBMISSION_ID \
-            or not submission_id.isprintable():
+    if (
+        not isinstance(submission_id, str)
+        or not 1 <= len(submission_id) <= MAX_SUBMISSION_ID
+        or not submission_id.isprintable()
+    ):
         raise Refused(422, f"submission_id must be a string of 1 to {MAX_SUBMISSION_ID} printable characters")
-    sub = Submission(parse_tuple_id(body["tuple_id"]), _id(body["best"], "best"), _id(body["worst"], "worst"),
-                     feedback, submission_id)   # feedback verbatim (escaped on export, not trimmed)
+    sub = Submission(
+        parse_tuple_id(body["tuple_id"]),
+        _id(body["best"], "best"),
+        _id(body["worst"], "worst"),
+        feedback,
+        submission_id,
+    )  # feedback verbatim (escaped on export, not trimmed)
     if sub.best == sub.worst:
         raise Refused(422, "best and worst must be different texts")
     return sub

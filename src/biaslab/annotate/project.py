@@ -21,7 +21,7 @@ from biaslab.errors import ConfigError, DataError
 
 BREAK_EVERY = 25
 NAME_CHARS = "letters, digits, _ . -"
-DEFAULT_CONSTRUCT = "gender bias"   # the Fifty Shades of Bias study; projects made before --construct read as this
+DEFAULT_CONSTRUCT = "gender bias"  # the Fifty Shades of Bias study; projects made before --construct read as this
 MAX_CONSTRUCT = 80
 
 
@@ -37,8 +37,10 @@ def check_construct(construct: str) -> str:
     """The construct as stored: one line of 1-80 visible characters, e.g. "anti-Muslim bias"."""
     text = " ".join(str(construct).split())
     if not text or len(text) > MAX_CONSTRUCT or any(not ch.isprintable() for ch in text):
-        raise ConfigError(f"--construct {str(construct)[:40]!r}: name the bias being rated in 1-{MAX_CONSTRUCT} "
-                          "printable characters, as a noun phrase, e.g. --construct \"anti-Muslim bias\"")
+        raise ConfigError(
+            f"--construct {str(construct)[:40]!r}: name the bias being rated in 1-{MAX_CONSTRUCT} "
+            'printable characters, as a noun phrase, e.g. --construct "anti-Muslim bias"'
+        )
     return text
 
 
@@ -55,7 +57,7 @@ def default_instructions(*, gold: bool = False, construct: str = DEFAULT_CONSTRU
         if line.startswith("[gold] "):
             if not gold:
                 continue
-            line = line[len("[gold] "):]
+            line = line[len("[gold] ") :]
         lines.append(line)
     return "\n".join(lines) + "\n"
 
@@ -85,11 +87,19 @@ class Settings:
     @classmethod
     def load(cls, db: Database) -> Settings:
         m = db.read_meta()
-        return cls(per_tuple=int(m["per_tuple"]), cap=float(m["cap"]), cap_count=int(m["cap_count"]),
-                   tuple_size=int(m["tuple_size"]), n_tuples=int(m["n_tuples"]), n_gold=int(m["n_gold"]),
-                   gold_rate=float(m["gold_rate"]), gold_threshold=float(m["gold_threshold"]),
-                   gold_min=int(m["gold_min"]), instructions=m["instructions"],
-                   construct=m.get("construct") or DEFAULT_CONSTRUCT)
+        return cls(
+            per_tuple=int(m["per_tuple"]),
+            cap=float(m["cap"]),
+            cap_count=int(m["cap_count"]),
+            tuple_size=int(m["tuple_size"]),
+            n_tuples=int(m["n_tuples"]),
+            n_gold=int(m["n_gold"]),
+            gold_rate=float(m["gold_rate"]),
+            gold_threshold=float(m["gold_threshold"]),
+            gold_min=int(m["gold_min"]),
+            instructions=m["instructions"],
+            construct=m.get("construct") or DEFAULT_CONSTRUCT,
+        )
 
     def needed_annotators(self) -> int:
         """Fewest annotators that can give every study tuple ``per_tuple`` annotations under the cap."""
@@ -115,12 +125,25 @@ def _check_numbers(per_tuple: int, cap: float, gold_rate: float, gold_threshold:
         raise ConfigError(f"--gold-min {gold_min}: at least 1 gold answer before flagging")
 
 
-def init_project(project_dir: Path, items_file: Path, *, tuples_file: Path | None = None, seed: int | None = None,
-                 per_tuple: int = 3, cap: float = 0.08, gold_file: Path | None = None,
-                 instructions_file: Path | None = None, gold_rate: float = 0.1, gold_threshold: float = 0.7,
-                 gold_min: int = 5, id_column: str | None = None, text_column: str | None = None,
-                 construct: str = DEFAULT_CONSTRUCT, appearances: int | None = None,
-                 attempts: int | None = None) -> dict:
+def init_project(
+    project_dir: Path,
+    items_file: Path,
+    *,
+    tuples_file: Path | None = None,
+    seed: int | None = None,
+    per_tuple: int = 3,
+    cap: float = 0.08,
+    gold_file: Path | None = None,
+    instructions_file: Path | None = None,
+    gold_rate: float = 0.1,
+    gold_threshold: float = 0.7,
+    gold_min: int = 5,
+    id_column: str | None = None,
+    text_column: str | None = None,
+    construct: str = DEFAULT_CONSTRUCT,
+    appearances: int | None = None,
+    attempts: int | None = None,
+) -> dict:
     """Create the project; returns a summary (counts and settings) for the CLI to print."""
     project_dir = Path(project_dir)
     if db_path(project_dir).exists():
@@ -152,14 +175,21 @@ def init_project(project_dir: Path, items_file: Path, *, tuples_file: Path | Non
         if len(g.items) != len(tuples[0]):
             raise DataError(f"{gold_file}: gold tuples have {len(g.items)} items, the study tuples {len(tuples[0])}")
         if frozenset(g.items) in study_sets:
-            raise DataError(f"{gold_file}: gold tuple {', '.join(g.items)} is also a study tuple; gold tuples must be "
-                            "separate from the tuples being annotated")
+            raise DataError(
+                f"{gold_file}: gold tuple {', '.join(g.items)} is also a study tuple; gold tuples must be "
+                "separate from the tuples being annotated"
+            )
     limit = cap_count(cap, len(tuples))
     if limit < 1:
-        raise ConfigError(f"--cap {cap} of {len(tuples)} tuples lets each annotator do no tuple at all; "
-                          f"raise --cap to at least {1 / len(tuples):.4g}")
-    instructions = (read_instructions(instructions_file) if instructions_file
-                    else default_instructions(gold=bool(gold), construct=construct))
+        raise ConfigError(
+            f"--cap {cap} of {len(tuples)} tuples lets each annotator do no tuple at all; "
+            f"raise --cap to at least {1 / len(tuples):.4g}"
+        )
+    instructions = (
+        read_instructions(instructions_file)
+        if instructions_file
+        else default_instructions(gold=bool(gold), construct=construct)
+    )
 
     project_dir.mkdir(parents=True, exist_ok=True)
     tmp = project_dir / f".{DB_NAME}.{secrets.token_hex(4)}.tmp"
@@ -167,20 +197,36 @@ def init_project(project_dir: Path, items_file: Path, *, tuples_file: Path | Non
         conn = connect(tmp)
         try:
             create_schema(conn)
-            meta = {"per_tuple": per_tuple, "cap": cap, "cap_count": limit, "tuple_size": len(tuples[0]),
-                    "n_tuples": len(tuples), "n_gold": len(gold), "gold_rate": gold_rate if gold else 0.0,
-                    "gold_threshold": gold_threshold, "gold_min": gold_min, "instructions": instructions,
-                    "construct": construct, "design": design, "items_file": Path(items_file).name,
-                    "created_at": now_iso()}
+            meta = {
+                "per_tuple": per_tuple,
+                "cap": cap,
+                "cap_count": limit,
+                "tuple_size": len(tuples[0]),
+                "n_tuples": len(tuples),
+                "n_gold": len(gold),
+                "gold_rate": gold_rate if gold else 0.0,
+                "gold_threshold": gold_threshold,
+                "gold_min": gold_min,
+                "instructions": instructions,
+                "construct": construct,
+                "design": design,
+                "items_file": Path(items_file).name,
+                "created_at": now_iso(),
+            }
             conn.execute("BEGIN IMMEDIATE")
             conn.executemany("INSERT INTO meta (key, value) VALUES (?, ?)", [(k, str(v)) for k, v in meta.items()])
-            conn.executemany("INSERT INTO items (id, text, position) VALUES (?, ?, ?)",
-                             [(item_id, text, i) for i, (item_id, text) in enumerate(items)])
-            conn.executemany("INSERT INTO tuples (id, items, is_gold) VALUES (?, ?, 0)",
-                             [(i + 1, json.dumps(list(t))) for i, t in enumerate(tuples)])
-            conn.executemany("INSERT INTO tuples (id, items, is_gold, gold_best, gold_worst) VALUES (?, ?, 1, ?, ?)",
-                             [(len(tuples) + i + 1, json.dumps(list(g.items)), g.best, g.worst)
-                              for i, g in enumerate(gold)])
+            conn.executemany(
+                "INSERT INTO items (id, text, position) VALUES (?, ?, ?)",
+                [(item_id, text, i) for i, (item_id, text) in enumerate(items)],
+            )
+            conn.executemany(
+                "INSERT INTO tuples (id, items, is_gold) VALUES (?, ?, 0)",
+                [(i + 1, json.dumps(list(t))) for i, t in enumerate(tuples)],
+            )
+            conn.executemany(
+                "INSERT INTO tuples (id, items, is_gold, gold_best, gold_worst) VALUES (?, ?, 1, ?, ?)",
+                [(len(tuples) + i + 1, json.dumps(list(g.items)), g.best, g.worst) for i, g in enumerate(gold)],
+            )
             conn.execute("COMMIT")
             conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         finally:
@@ -191,10 +237,18 @@ def init_project(project_dir: Path, items_file: Path, *, tuples_file: Path | Non
     finally:
         for suffix in ("", "-wal", "-shm"):
             Path(f"{tmp}{suffix}").unlink(missing_ok=True)
-    return {"items": len(items), "tuples": len(tuples), "gold": len(gold), "design": design,
-            "per_tuple": per_tuple, "cap": cap, "cap_count": limit, "construct": construct,
-            "custom_instructions": instructions_file is not None,
-            "needed_annotators": max(per_tuple, math.ceil(per_tuple * len(tuples) / limit))}
+    return {
+        "items": len(items),
+        "tuples": len(tuples),
+        "gold": len(gold),
+        "design": design,
+        "per_tuple": per_tuple,
+        "cap": cap,
+        "cap_count": limit,
+        "construct": construct,
+        "custom_instructions": instructions_file is not None,
+        "needed_annotators": max(per_tuple, math.ceil(per_tuple * len(tuples) / limit)),
+    }
 
 
 def check_name(name: str) -> str:

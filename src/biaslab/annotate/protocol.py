@@ -19,7 +19,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from biaslab.annotate.middleware import MAX_HEADER_BYTES, SECURITY_HEADERS
 
 HEADER_TIMEOUT = 10.0
-KEEP_ALIVE_TIMEOUT = 5        # seconds an idle kept-alive connection stays open
+KEEP_ALIVE_TIMEOUT = 5  # seconds an idle kept-alive connection stays open
 __all__ = ["HEADER_TIMEOUT", "KEEP_ALIVE_TIMEOUT", "MAX_HEADER_BYTES", "GuardedH11Protocol"]
 _408 = b"HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
 
@@ -46,14 +46,14 @@ class GuardedH11Protocol(H11Protocol):
 
     def data_received(self, data: bytes) -> None:
         if self._waiting_for_headers():
-            self._arm()               # a new request begins: its headers are on the clock
+            self._arm()  # a new request begins: its headers are on the clock
         super().data_received(data)
         if not self._waiting_for_headers():
             self._disarm()
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
-        self._disarm()                # idle until the next request: uvicorn's keep-alive timeout applies
+        self._disarm()  # idle until the next request: uvicorn's keep-alive timeout applies
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
@@ -62,10 +62,16 @@ class GuardedH11Protocol(H11Protocol):
     def send_400_response(self, msg: str) -> None:
         """A request h11 cannot parse (bad request line, headers over the size limit): 400 with the
         same security headers as every other answer."""
-        headers = [(b"content-type", b"text/plain; charset=utf-8"), (b"connection", b"close"),
-                   (b"cache-control", b"no-store")] + [(k.lower().encode(), v.encode()) for k, v in SECURITY_HEADERS]
-        for event in (h11.Response(status_code=400, headers=headers, reason=b"Bad Request"),
-                      h11.Data(data=msg.encode("ascii")), h11.EndOfMessage()):
+        headers = [
+            (b"content-type", b"text/plain; charset=utf-8"),
+            (b"connection", b"close"),
+            (b"cache-control", b"no-store"),
+        ] + [(k.lower().encode(), v.encode()) for k, v in SECURITY_HEADERS]
+        for event in (
+            h11.Response(status_code=400, headers=headers, reason=b"Bad Request"),
+            h11.Data(data=msg.encode("ascii")),
+            h11.EndOfMessage(),
+        ):
             self.transport.write(self.conn.send(event))
         self.transport.close()
 

@@ -14,14 +14,25 @@ from jinja2 import Environment, FileSystemLoader
 from markupsafe import Markup, escape
 
 _BOLD = re.compile(r"\*\*(.+?)\*\*")
-_BIDI_CONTROLS = {"\u202a", "\u202b", "\u202c", "\u202d", "\u202e", "\u2066", "\u2067", "\u2068", "\u2069",
-                  "\u200e", "\u200f", "\u061c"}
+_BIDI_CONTROLS = {
+    "\u202a",
+    "\u202b",
+    "\u202c",
+    "\u202d",
+    "\u202e",
+    "\u2066",
+    "\u2067",
+    "\u2068",
+    "\u2069",
+    "\u200e",
+    "\u200f",
+    "\u061c",
+}
 
 
 def templates() -> Environment:
     folder = resources.files(__package__).joinpath("templates")
-    env = Environment(loader=FileSystemLoader(str(folder)), autoescape=True,
-                      trim_blocks=True, lstrip_blocks=True)
+    env = Environment(loader=FileSystemLoader(str(folder)), autoescape=True, trim_blocks=True, lstrip_blocks=True)
     env.filters["has_controls"] = has_invisible_controls
     return env
 

@@ -23,16 +23,19 @@ def skip(db: Database, me: int, tuple_id: int, *, now: float | None = None) -> d
 
     def tx(conn: sqlite3.Connection) -> None:
         reclaim_expired(conn, now)
-        held = conn.execute("SELECT state FROM assignments WHERE tuple_id = ? AND annotator_id = ?",
-                            (tuple_id, me)).fetchone()
+        held = conn.execute(
+            "SELECT state FROM assignments WHERE tuple_id = ? AND annotator_id = ?", (tuple_id, me)
+        ).fetchone()
         if held is None:
             raise Refused(403, f"tuple {tuple_id} was not handed to you; get one from GET /api/next")
         if held["state"] == "done":
             raise Refused(409, f"you already annotated tuple {tuple_id}")
         if held["state"] == "open":
             conn.execute("UPDATE tuples SET taken = taken - 1 WHERE id = ?", (tuple_id,))
-        conn.execute("UPDATE assignments SET state = 'skipped', skipped_at = ? WHERE tuple_id = ? AND annotator_id = ?",
-                     (now, tuple_id, me))
+        conn.execute(
+            "UPDATE assignments SET state = 'skipped', skipped_at = ? WHERE tuple_id = ? AND annotator_id = ?",
+            (now, tuple_id, me),
+        )
 
     db.transact(tx)
     return {"ok": True, "tuple_id": tuple_id, "skipped": True}
@@ -50,14 +53,19 @@ def undo_skip(db: Database, s: Settings, me: int, *, lease: float, now: float | 
         tup = conn.execute("SELECT items, is_gold, taken FROM tuples WHERE id = ?", (tuple_id,)).fetchone()
         if not tup["is_gold"] and tup["taken"] >= s.per_tuple:
             raise Refused(409, f"tuple {tuple_id} went to another annotator after you skipped it")
-        first = conn.execute("SELECT MIN(handed_at) FROM assignments WHERE annotator_id = ? AND state = 'open'",
-                             (me,)).fetchone()[0]
-        handed = conn.execute("SELECT handed_at, positions FROM assignments WHERE tuple_id = ? AND annotator_id = ?",
-                              (tuple_id, me)).fetchone()
+        first = conn.execute(
+            "SELECT MIN(handed_at) FROM assignments WHERE annotator_id = ? AND state = 'open'", (me,)
+        ).fetchone()[0]
+        handed = conn.execute(
+            "SELECT handed_at, positions FROM assignments WHERE tuple_id = ? AND annotator_id = ?", (tuple_id, me)
+        ).fetchone()
         # Shown next: before any tuple already open (the one handed out after the skip).
         order = handed["handed_at"] if first is None else min(handed["handed_at"], first - 1e-3)
-        conn.execute("UPDATE assignments SET state = 'open', skipped_at = NULL, handed_at = ?, expires_at = ? "
-                     "WHERE tuple_id = ? AND annotator_id = ?", (order, now + lease, tuple_id, me))
+        conn.execute(
+            "UPDATE assignments SET state = 'open', skipped_at = NULL, handed_at = ?, expires_at = ? "
+            "WHERE tuple_id = ? AND annotator_id = ?",
+            (order, now + lease, tuple_id, me),
+        )
         conn.execute("UPDATE tuples SET taken = taken + 1 WHERE id = ?", (tuple_id,))
         return {"ok": True, "undone": True, **tuple_payload(conn, tuple_id, tup["items"], handed["positions"])}
 

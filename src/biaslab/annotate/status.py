@@ -14,8 +14,17 @@ from biaslab.annotate.project import Settings
 SHR_TRIALS = 100
 
 
-ANNOTATION_COLUMNS = ["BestItem", "WorstItem", "tuple_id", "annotator", "positions", "shown_at", "submitted_at",
-                      "seconds_on_task", "feedback"]
+ANNOTATION_COLUMNS = [
+    "BestItem",
+    "WorstItem",
+    "tuple_id",
+    "annotator",
+    "positions",
+    "shown_at",
+    "submitted_at",
+    "seconds_on_task",
+    "feedback",
+]
 
 
 def iso(epoch: float | None) -> str:
@@ -41,7 +50,8 @@ def annotations_frame(db: Database, *, include_flagged: bool = True):
             "s.handed_at, s.answered_at FROM annotations a "
             "JOIN tuples t ON t.id = a.tuple_id JOIN annotators n ON n.id = a.annotator_id "
             "LEFT JOIN assignments s ON s.tuple_id = a.tuple_id AND s.annotator_id = a.annotator_id "
-            "WHERE t.is_gold = 0 ORDER BY a.id").fetchall()
+            "WHERE t.is_gold = 0 ORDER BY a.id"
+        ).fetchall()
         size = int(conn.execute("SELECT value FROM meta WHERE key = 'tuple_size'").fetchone()[0])
     columns = [f"Item{i + 1}" for i in range(size)] + ANNOTATION_COLUMNS
     records = []
@@ -50,8 +60,20 @@ def annotations_frame(db: Database, *, include_flagged: bool = True):
             continue
         items = json.loads(r["items"])
         on_task = "" if r["answered_at"] is None else f"{max(r['answered_at'] - r['handed_at'], 0):.1f}"
-        records.append([*items, r["best"], r["worst"], r["id"], r["name"], screen_positions(items, r["positions"]),
-                        iso(r["handed_at"]), r["submitted_at"], on_task, r["feedback"]])
+        records.append(
+            [
+                *items,
+                r["best"],
+                r["worst"],
+                r["id"],
+                r["name"],
+                screen_positions(items, r["positions"]),
+                iso(r["handed_at"]),
+                r["submitted_at"],
+                on_task,
+                r["feedback"],
+            ]
+        )
     return pd.DataFrame(records, columns=columns)
 
 
@@ -63,13 +85,26 @@ def skips_frame(db: Database):
         rows = conn.execute(
             "SELECT t.id, t.items, t.is_gold, n.name, s.positions, s.handed_at, s.skipped_at FROM assignments s "
             "JOIN tuples t ON t.id = s.tuple_id JOIN annotators n ON n.id = s.annotator_id "
-            "WHERE s.state = 'skipped' ORDER BY s.skipped_at, t.id").fetchall()
+            "WHERE s.state = 'skipped' ORDER BY s.skipped_at, t.id"
+        ).fetchall()
         size = int(conn.execute("SELECT value FROM meta WHERE key = 'tuple_size'").fetchone()[0])
-    columns = ["tuple_id", "annotator", "gold"] + [f"Item{i + 1}" for i in range(size)] + [
-        "positions", "shown_at", "skipped_at"]
-    records = [[r["id"], r["name"], int(r["is_gold"]), *json.loads(r["items"]),
-                screen_positions(json.loads(r["items"]), r["positions"]), iso(r["handed_at"]), iso(r["skipped_at"])]
-               for r in rows]
+    columns = (
+        ["tuple_id", "annotator", "gold"]
+        + [f"Item{i + 1}" for i in range(size)]
+        + ["positions", "shown_at", "skipped_at"]
+    )
+    records = [
+        [
+            r["id"],
+            r["name"],
+            int(r["is_gold"]),
+            *json.loads(r["items"]),
+            screen_positions(json.loads(r["items"]), r["positions"]),
+            iso(r["handed_at"]),
+            iso(r["skipped_at"]),
+        ]
+        for r in rows
+    ]
     return pd.DataFrame(records, columns=columns)
 
 
@@ -95,8 +130,10 @@ def _reliability(db: Database) -> dict:
     return answer
 
 
-CAP_NOTE = ("seen counts every tuple shown to the annotator: answered (study and gold), skipped, open now, or "
-            "left unanswered past the time limit; the cap limits seen, so skipping never shows anyone more texts")
+CAP_NOTE = (
+    "seen counts every tuple shown to the annotator: answered (study and gold), skipped, open now, or "
+    "left unanswered past the time limit; the cap limits seen, so skipping never shows anyone more texts"
+)
 
 
 def project_status(db: Database, s: Settings, *, reliability: bool = True, now: float | None = None) -> dict:
@@ -104,11 +141,15 @@ def project_status(db: Database, s: Settings, *, reliability: bool = True, now: 
     + open + expired) is what the cap limits; ``share_of_cap`` = seen / cap_count (see ``CAP_NOTE``)."""
     now = time.time() if now is None else now
     with db.read() as conn:
-        filled = dict(conn.execute(
-            "SELECT n, COUNT(*) FROM (SELECT t.id, COUNT(a.id) AS n FROM tuples t LEFT JOIN annotations a "
-            "ON a.tuple_id = t.id WHERE t.is_gold = 0 GROUP BY t.id) GROUP BY n").fetchall())
-        open_now = conn.execute("SELECT COUNT(*) FROM assignments WHERE state = 'open' AND expires_at >= ?",
-                                (now,)).fetchone()[0]
+        filled = dict(
+            conn.execute(
+                "SELECT n, COUNT(*) FROM (SELECT t.id, COUNT(a.id) AS n FROM tuples t LEFT JOIN annotations a "
+                "ON a.tuple_id = t.id WHERE t.is_gold = 0 GROUP BY t.id) GROUP BY n"
+            ).fetchall()
+        )
+        open_now = conn.execute(
+            "SELECT COUNT(*) FROM assignments WHERE state = 'open' AND expires_at >= ?", (now,)
+        ).fetchone()[0]
         people = conn.execute(
             "SELECT n.id, n.name, n.is_admin, n.consented_at, n.flagged, n.flag_reason, n.flagged_at, "
             "(SELECT COUNT(*) FROM annotations a JOIN tuples t ON t.id = a.tuple_id "
@@ -122,28 +163,53 @@ def project_status(db: Database, s: Settings, *, reliability: bool = True, now: 
             " (s.state = 'open' AND s.expires_at < :now))) AS expired, "
             "(SELECT COUNT(*) FROM assignments s WHERE s.annotator_id = n.id) AS seen, "
             "(SELECT MAX(submitted_at) FROM annotations a WHERE a.annotator_id = n.id) AS last_submitted_at "
-            "FROM annotators n ORDER BY n.name", {"now": now}).fetchall()
+            "FROM annotators n ORDER BY n.name",
+            {"now": now},
+        ).fetchall()
         counter_drift = conn.execute(
             "SELECT COUNT(*) FROM tuples t WHERE t.taken <> (SELECT COUNT(*) FROM assignments a "
-            "WHERE a.tuple_id = t.id AND a.state IN ('open', 'done'))").fetchone()[0]
+            "WHERE a.tuple_id = t.id AND a.state IN ('open', 'done'))"
+        ).fetchone()[0]
     done = sum(n * k for n, k in filled.items())
     annotators = []
     for p in people:
         answered, correct = p["gold_answered"], p["gold_correct"]
-        annotators.append({
-            "name": p["name"], "admin": bool(p["is_admin"]), "consented": p["consented_at"] is not None,
-            "done": p["done"], "gold_answered": answered, "gold_correct": correct,
-            "gold_accuracy": correct / answered if answered else None, "skipped": p["skipped"],
-            "open": p["open"], "expired": p["expired"], "seen": p["seen"], "share_of_cap": p["seen"] / s.cap_count,
-            "last_submitted_at": p["last_submitted_at"],
-            "flagged": bool(p["flagged"]), "flag_reason": p["flag_reason"], "flagged_at": p["flagged_at"]})
+        annotators.append(
+            {
+                "name": p["name"],
+                "admin": bool(p["is_admin"]),
+                "consented": p["consented_at"] is not None,
+                "done": p["done"],
+                "gold_answered": answered,
+                "gold_correct": correct,
+                "gold_accuracy": correct / answered if answered else None,
+                "skipped": p["skipped"],
+                "open": p["open"],
+                "expired": p["expired"],
+                "seen": p["seen"],
+                "share_of_cap": p["seen"] / s.cap_count,
+                "last_submitted_at": p["last_submitted_at"],
+                "flagged": bool(p["flagged"]),
+                "flag_reason": p["flag_reason"],
+                "flagged_at": p["flagged_at"],
+            }
+        )
     answer = {
-        "construct": s.construct, "tuples": s.n_tuples, "gold_tuples": s.n_gold, "per_tuple": s.per_tuple, "cap": s.cap,
-        "cap_count": s.cap_count, "complete_tuples": filled.get(s.per_tuple, 0),
+        "construct": s.construct,
+        "tuples": s.n_tuples,
+        "gold_tuples": s.n_gold,
+        "per_tuple": s.per_tuple,
+        "cap": s.cap,
+        "cap_count": s.cap_count,
+        "complete_tuples": filled.get(s.per_tuple, 0),
         "tuples_by_annotations": {str(k): v for k, v in sorted(filled.items())},
-        "annotations": done, "annotations_needed": s.per_tuple * s.n_tuples, "open_assignments": open_now,
-        "progress": done / (s.per_tuple * s.n_tuples), "annotators": annotators,
-        "annotators_needed": s.needed_annotators(), "flagged": [a["name"] for a in annotators if a["flagged"]],
+        "annotations": done,
+        "annotations_needed": s.per_tuple * s.n_tuples,
+        "open_assignments": open_now,
+        "progress": done / (s.per_tuple * s.n_tuples),
+        "annotators": annotators,
+        "annotators_needed": s.needed_annotators(),
+        "flagged": [a["name"] for a in annotators if a["flagged"]],
         "consistent": counter_drift == 0,
     }
     if reliability:

@@ -43,12 +43,20 @@ class _Bucket:
 
 @dataclass(frozen=True)
 class Refusal:
-    wait: float        # seconds until the next guess can be checked
+    wait: float  # seconds until the next guess can be checked
 
 
 class GuessThrottle:
-    def __init__(self, *, free: int = 10, client_free: int = 30, base: float = 30.0, window: float = 15 * 60,
-                 max_keys: int = 50_000, clock=time.monotonic):
+    def __init__(
+        self,
+        *,
+        free: int = 10,
+        client_free: int = 30,
+        base: float = 30.0,
+        window: float = 15 * 60,
+        max_keys: int = 50_000,
+        clock=time.monotonic,
+    ):
         self.free, self.client_free, self.base, self.window = free, client_free, base, window
         self.max_keys = max_keys
         self._buckets: OrderedDict[str, _Bucket] = OrderedDict()
@@ -81,7 +89,7 @@ class GuessThrottle:
         free = self.client_free if key.startswith("client:") else self.free
         if b.failures + b.pending < free:
             return 0.0
-        if b.pending:                       # past the free guesses: one at a time
+        if b.pending:  # past the free guesses: one at a time
             return self.base
         delay = min(self.base * 2 ** min(b.failures - free, 30), self.window)
         return max(b.last_failure + delay - now, 0.0)

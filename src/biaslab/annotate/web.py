@@ -21,8 +21,8 @@ from biaslab.annotate.project import Settings
 from biaslab.annotate.throttle import DEVICE_COOKIE, DEVICE_SECONDS, DeviceCookies, GuessThrottle
 
 MAX_BODY = 64 * 1024
-BODY_TIMEOUT = 20.0           # seconds to send a whole request body
-MAX_ID = 2 ** 62              # ids above this are refused before they reach SQLite (64-bit integers)
+BODY_TIMEOUT = 20.0  # seconds to send a whole request body
+MAX_ID = 2**62  # ids above this are refused before they reach SQLite (64-bit integers)
 CSRF_HEADER = "X-CSRF-Token"
 
 
@@ -34,7 +34,7 @@ class ServerState:
     lease: float
     secure_cookies: bool = False
     idle: float = IDLE_SECONDS
-    allowed_hosts: frozenset[str] | None = None   # None: the Host header's own value (app without serve)
+    allowed_hosts: frozenset[str] | None = None  # None: the Host header's own value (app without serve)
     throttle: GuessThrottle = field(default_factory=GuessThrottle)
     devices: DeviceCookies = field(default_factory=lambda: DeviceCookies(b""))
     status_cache: dict = field(default_factory=dict)
@@ -90,11 +90,11 @@ async def read_json(request: Request, *, require_type: bool = False) -> Any:
             raise Refused(415, "send the body as JSON (Content-Type: application/json)")
     body = await read_body(request)
     try:
-        return json.loads(body.decode("utf-8"), parse_constant=_refuse_constant,
-                          parse_float=_finite_float) if body else {}
+        return (
+            json.loads(body.decode("utf-8"), parse_constant=_refuse_constant, parse_float=_finite_float) if body else {}
+        )
     except (UnicodeDecodeError, ValueError, RecursionError):
-        raise Refused(400, "the body is not valid JSON (plain numbers, at most 4300 digits, shallow nesting)") \
-            from None
+        raise Refused(400, "the body is not valid JSON (plain numbers, at most 4300 digits, shallow nesting)") from None
 
 
 async def read_form(request: Request) -> dict[str, str]:
@@ -149,13 +149,15 @@ def require_admin(request: Request) -> Session:
 
 
 def set_session_cookie(response, token: str, secure: bool) -> None:
-    response.set_cookie(SESSION_COOKIE, token, max_age=SESSION_SECONDS, path="/", httponly=True,
-                        samesite="strict", secure=secure)
+    response.set_cookie(
+        SESSION_COOKIE, token, max_age=SESSION_SECONDS, path="/", httponly=True, samesite="strict", secure=secure
+    )
 
 
 def set_device_cookie(response, value: str, secure: bool) -> None:
-    response.set_cookie(DEVICE_COOKIE, value, max_age=DEVICE_SECONDS, path="/", httponly=True, samesite="strict",
-                        secure=secure)
+    response.set_cookie(
+        DEVICE_COOKIE, value, max_age=DEVICE_SECONDS, path="/", httponly=True, samesite="strict", secure=secure
+    )
 
 
 def clear_session_cookie(response, secure: bool) -> None:
@@ -167,5 +169,8 @@ def refused_response(exc: Refused) -> JSONResponse:
 
 
 def busy_response(exc: sqlite3.Error) -> JSONResponse:
-    return JSONResponse({"detail": f"the database could not store this ({exc}); nothing was stored, retry the "
-                                   "same request"}, status_code=503, headers={"Retry-After": "1"})
+    return JSONResponse(
+        {"detail": f"the database could not store this ({exc}); nothing was stored, retry the same request"},
+        status_code=503,
+        headers={"Retry-After": "1"},
+    )

@@ -34,8 +34,14 @@ import pandas as pd
 from biaslab.bws.data import BwsData
 from biaslab.bws.score import counting_scores, sorted_by_score
 
-__all__ = ["pairwise_outcomes", "fit_bradley_terry", "score_bradley_terry", "comparison_components", "DEFAULT_ALPHA",
-           "DECIMALS"]
+__all__ = [
+    "pairwise_outcomes",
+    "fit_bradley_terry",
+    "score_bradley_terry",
+    "comparison_components",
+    "DEFAULT_ALPHA",
+    "DECIMALS",
+]
 
 DEFAULT_ALPHA = 0.01
 DECIMALS = 4
@@ -56,23 +62,32 @@ def pairwise_outcomes(data: BwsData) -> tuple[np.ndarray, np.ndarray, np.ndarray
     return winners, losers, ann
 
 
-def fit_bradley_terry(n_items: int, winners: np.ndarray, losers: np.ndarray, *, alpha: float = DEFAULT_ALPHA,
-                      weights: np.ndarray | None = None, init: np.ndarray | None = None) -> np.ndarray:
+def fit_bradley_terry(
+    n_items: int,
+    winners: np.ndarray,
+    losers: np.ndarray,
+    *,
+    alpha: float = DEFAULT_ALPHA,
+    weights: np.ndarray | None = None,
+    init: np.ndarray | None = None,
+) -> np.ndarray:
     """Centred MAP log-strengths for the outcomes ``winners[i]`` beat ``losers[i]`` (optionally weighted)."""
     from scipy import sparse
     from sklearn.linear_model import LogisticRegression
 
     m = winners.size
     rows = np.arange(m)
-    x = sparse.csr_matrix((np.r_[np.ones(m), -np.ones(m)], (np.r_[rows, rows], np.r_[winners, losers])),
-                          shape=(m, n_items))
+    x = sparse.csr_matrix(
+        (np.r_[np.ones(m), -np.ones(m)], (np.r_[rows, rows], np.r_[winners, losers])), shape=(m, n_items)
+    )
     # each outcome once as "row wins" (label 1) and once mirrored (label 0): the two classes carry
     # the same likelihood, so the penalty is scaled to match alpha * sum(theta^2) on one copy
     X = sparse.vstack([x, -x]).tocsr()
     y = np.r_[np.ones(m), np.zeros(m)]
     w = None if weights is None else np.r_[weights, weights]
-    model = LogisticRegression(C=1 / (4 * alpha), fit_intercept=False, tol=1e-8, max_iter=10_000,
-                               warm_start=init is not None)
+    model = LogisticRegression(
+        C=1 / (4 * alpha), fit_intercept=False, tol=1e-8, max_iter=10_000, warm_start=init is not None
+    )
     if init is not None:
         model.coef_ = np.asarray(init, dtype=float).reshape(1, -1).copy()
         model.intercept_ = np.zeros(1)
@@ -113,17 +128,26 @@ def _within(values: np.ndarray, component: np.ndarray, how: str) -> np.ndarray:
     return out
 
 
-def score_bradley_terry(data: BwsData, *, alpha: float = DEFAULT_ALPHA, n_resamples: int = 0, seed: int = 0,
-                        confidence: float = 0.95) -> pd.DataFrame:
+def score_bradley_terry(
+    data: BwsData, *, alpha: float = DEFAULT_ALPHA, n_resamples: int = 0, seed: int = 0, confidence: float = 0.95
+) -> pd.DataFrame:
     """Bradley-Terry scores (and, with ``n_resamples``, tuple-bootstrap percentile CIs of ``score``)."""
     winners, losers, ann = pairwise_outcomes(data)
     component = comparison_components(data.n_items, winners, losers)
     theta = _within(fit_bradley_terry(data.n_items, winners, losers, alpha=alpha), component, "centre")
     nb, nw, na = counting_scores(data)
     score = np.round(theta, DECIMALS) + 0.0  # + 0.0: no -0.0
-    out = pd.DataFrame({"id": data.ids.astype(str), "score": score,
-                        "score_normalized": _within(score, component, "minmax"),
-                        "n_best": nb, "n_worst": nw, "n_appearances": na, "component": component})
+    out = pd.DataFrame(
+        {
+            "id": data.ids.astype(str),
+            "score": score,
+            "score_normalized": _within(score, component, "minmax"),
+            "n_best": nb,
+            "n_worst": nw,
+            "n_appearances": na,
+            "component": component,
+        }
+    )
     if n_resamples:
         rng = np.random.default_rng(seed)
         tuple_of_outcome = data.tuple_of[ann]
@@ -132,8 +156,9 @@ def score_bradley_terry(data: BwsData, *, alpha: float = DEFAULT_ALPHA, n_resamp
             drawn = np.bincount(rng.integers(0, data.n_tuples, size=data.n_tuples), minlength=data.n_tuples)
             weights = drawn[tuple_of_outcome].astype(float)
             keep = weights > 0
-            fit = fit_bradley_terry(data.n_items, winners[keep], losers[keep], alpha=alpha, weights=weights[keep],
-                                    init=theta)
+            fit = fit_bradley_terry(
+                data.n_items, winners[keep], losers[keep], alpha=alpha, weights=weights[keep], init=theta
+            )
             # an item absent from the resample sits at its prior mean: leave it out of its interval
             present = np.bincount(np.r_[winners[keep], losers[keep]], minlength=data.n_items) > 0
             samples[r] = np.where(present, _within(fit, component, "centre"), np.nan)
@@ -167,8 +192,10 @@ def bootstrap_notes(data: BwsData, low: np.ndarray, high: np.ndarray, confidence
         if na[i] < MIN_APPEARANCES:
             notes.append(too_few_judgements(int(na[i])))
         elif k[i] < need:
-            notes.append(f"too few judgements for a bootstrap over tuples (in {k[i]} tuple{'' if k[i] == 1 else 's'}; "
-                         f"needs {need})")
+            notes.append(
+                f"too few judgements for a bootstrap over tuples (in {k[i]} tuple{'' if k[i] == 1 else 's'}; "
+                f"needs {need})"
+            )
         elif not high[i] - low[i] > 1e-12:
             notes.append("no interval: every bootstrap resample gave the same score")
         else:

@@ -21,8 +21,17 @@ import pandas as pd
 from biaslab.errors import DataError
 from biaslab.io import read_table as read_text_table
 
-__all__ = ["read_annotations", "read_table", "read_items", "check_known_ids", "validate_annotations", "item_columns",
-           "BwsData", "index_annotations", "sort_ids"]
+__all__ = [
+    "read_annotations",
+    "read_table",
+    "read_items",
+    "check_known_ids",
+    "validate_annotations",
+    "item_columns",
+    "BwsData",
+    "index_annotations",
+    "sort_ids",
+]
 
 _ITEM_COL = re.compile(r"^Item(\d+)$")
 
@@ -31,11 +40,15 @@ def item_columns(columns, source: str = "annotations") -> list[str]:
     """``["Item1", ..., "ItemK"]`` as present in ``columns`` (must be consecutive from 1, K >= 2)."""
     numbers = sorted(int(m.group(1)) for c in columns if (m := _ITEM_COL.match(str(c))))
     if not numbers:
-        raise DataError(f"{source}: no Item1..ItemK columns (found: {', '.join(map(str, columns)) or 'none'}); "
-                        f"the layout is Item1..Item4, BestItem, WorstItem")
+        raise DataError(
+            f"{source}: no Item1..ItemK columns (found: {', '.join(map(str, columns)) or 'none'}); "
+            f"the layout is Item1..Item4, BestItem, WorstItem"
+        )
     if numbers != list(range(1, len(numbers) + 1)) or len(numbers) < 2:
-        raise DataError(f"{source}: item columns must be Item1..ItemK with K >= 2 and no gaps "
-                        f"(found {', '.join(f'Item{i}' for i in numbers)})")
+        raise DataError(
+            f"{source}: item columns must be Item1..ItemK with K >= 2 and no gaps "
+            f"(found {', '.join(f'Item{i}' for i in numbers)})"
+        )
     return [f"Item{i}" for i in numbers]
 
 
@@ -73,11 +86,15 @@ def read_items(path: str | Path, id_column: str | None = None) -> pd.DataFrame:
         lower = {str(c).lower(): c for c in df.columns}
         id_column = next((lower[c] for c in ID_COLUMNS if c in lower), None)
         if id_column is None:
-            raise DataError(f"{path}: no id column (looked for {', '.join(ID_COLUMNS)}; found: "
-                            f"{', '.join(map(str, df.columns))}); name the id column with --id-column")
+            raise DataError(
+                f"{path}: no id column (looked for {', '.join(ID_COLUMNS)}; found: "
+                f"{', '.join(map(str, df.columns))}); name the id column with --id-column"
+            )
     elif id_column not in df.columns:
-        raise DataError(f"{path}: no {id_column!r} column (found: {', '.join(map(str, df.columns))}); "
-                        f"name the id column with --id-column")
+        raise DataError(
+            f"{path}: no {id_column!r} column (found: {', '.join(map(str, df.columns))}); "
+            f"name the id column with --id-column"
+        )
     if len(df) == 0:
         raise DataError(f"{path}: no rows (only a header); add one row per item")
     ids = df[id_column].astype(str).str.strip()
@@ -87,8 +104,9 @@ def read_items(path: str | Path, id_column: str | None = None) -> pd.DataFrame:
     dup = np.flatnonzero(ids.duplicated().to_numpy())
     if dup.size:
         r = int(dup[0])
-        raise DataError(f"{path}: line {_line(df, r)}: {id_column} {ids.iat[r]} occurs a second time; "
-                        "ids must be unique")
+        raise DataError(
+            f"{path}: line {_line(df, r)}: {id_column} {ids.iat[r]} occurs a second time; ids must be unique"
+        )
     out = df.copy()
     out[id_column] = ids
     out.attrs["id_column"] = id_column
@@ -116,8 +134,10 @@ def check_known_ids(df: pd.DataFrame, known: set[str], *, source: str, known_sou
     if bad.size:
         r = int(bad[0])
         item = values[r][unknown[r]][0]
-        raise DataError(f"{source}: line {_line(df, r)}: id {item} is not in {known_source}; "
-                        f"annotate only items that the items file lists")
+        raise DataError(
+            f"{source}: line {_line(df, r)}: id {item} is not in {known_source}; "
+            f"annotate only items that the items file lists"
+        )
 
 
 def validate_annotations(df: pd.DataFrame, *, source: str = "annotations", first_line: int = 2) -> pd.DataFrame:
@@ -130,8 +150,9 @@ def validate_annotations(df: pd.DataFrame, *, source: str = "annotations", first
     cols = item_columns(df.columns, source)
     missing = [c for c in ("BestItem", "WorstItem") if c not in df.columns]
     if missing:
-        raise DataError(f"{source}: missing column(s) {', '.join(missing)}; the layout is "
-                        f"{', '.join(cols)}, BestItem, WorstItem")
+        raise DataError(
+            f"{source}: missing column(s) {', '.join(missing)}; the layout is {', '.join(cols)}, BestItem, WorstItem"
+        )
     if len(df) == 0:
         raise DataError(f"{source}: no annotations (only a header); add one row per annotation")
     out = df.copy()
@@ -218,5 +239,4 @@ def index_annotations(df: pd.DataFrame) -> BwsData:
     worst = np.array([lookup[v] for v in df["WorstItem"].astype(str)], dtype=np.int64)
     _, tuple_of = np.unique(np.sort(items, axis=1), axis=0, return_inverse=True)
     tuple_of = tuple_of.reshape(-1)
-    return BwsData(ids=ids, items=items, best=best, worst=worst, tuple_of=tuple_of,
-                   n_tuples=int(tuple_of.max()) + 1)
+    return BwsData(ids=ids, items=items, best=best, worst=worst, tuple_of=tuple_of, n_tuples=int(tuple_of.max()) + 1)

@@ -65,8 +65,7 @@ def design_tuples(
     (too few items, item count times appearances not divisible by the tuple size, more tuples than
     the no-overlap rule allows) or when no attempt could be repaired into one.
     """
-    tuples, _ = design_with_quality(ids, tuple_size=tuple_size, appearances=appearances, seed=seed,
-                                    attempts=attempts)
+    tuples, _ = design_with_quality(ids, tuple_size=tuple_size, appearances=appearances, seed=seed, attempts=attempts)
     return tuples
 
 
@@ -104,7 +103,8 @@ def design_with_quality(
         raise ConfigError(
             f"no valid design found for {n} items in {attempts} attempts (tuples of {tuple_size}, "
             f"{appearances} appearances each, at most {max_shared_items(tuple_size)} shared items); "
-            f"add items, lower --appearances or raise --attempts")
+            f"add items, lower --appearances or raise --attempts"
+        )
     quality = design_quality(best, n, tuple_size, appearances, attempts=valid, seed=seed)
     return [tuple(items[j] for j in row) for row in best.tolist()], quality
 
@@ -140,19 +140,26 @@ def _check_feasible(n: int, k: int, a: int, attempts: int) -> None:
     if (n * a) % k:
         raise ConfigError(
             f"{n} items x {a} appearances = {n * a} slots, not a multiple of the tuple size {k}; "
-            f"change --appearances (or the number of items) so that items x appearances divides by {k}")
+            f"change --appearances (or the number of items) so that items x appearances divides by {k}"
+        )
     s = max_shared_items(k) + 1  # no s-subset of items may lie in two tuples
-    if n ** s >= 2**62:
-        raise ConfigError(f"{n} items is more than the designer supports ({math.floor(2 ** (62 / s)):,} at most "
-                          f"for tuples of {k}); split the items into batches")
+    if n**s >= 2**62:
+        raise ConfigError(
+            f"{n} items is more than the designer supports ({math.floor(2 ** (62 / s)):,} at most "
+            f"for tuples of {k}); split the items into batches"
+        )
     if not _room_for(n, k, a):
         fits = max((b for b in range(1, a) if (n * b) % k == 0 and _room_for(n, k, b)), default=None)
         more = next(m for m in range(n + 1, n + 10 * k * a) if (m * a) % k == 0 and _room_for(m, k, a))
-        fix = (f"lower --appearances to {fits} or less, or give at least {more} items" if fits else
-               f"give at least {more} items")
+        fix = (
+            f"lower --appearances to {fits} or less, or give at least {more} items"
+            if fits
+            else f"give at least {more} items"
+        )
         raise ConfigError(
             f"no valid design exists for {n} items in {n * a // k} tuples of {k} with {a} appearances each: "
-            f"with at most {s - 1} items shared between tuples there are too few distinct {s}-item sets; {fix}")
+            f"with at most {s - 1} items shared between tuples there are too few distinct {s}-item sets; {fix}"
+        )
 
 
 def _room_for(n: int, k: int, a: int) -> bool:
@@ -208,9 +215,18 @@ def design_quality(tuples: np.ndarray, n: int, k: int, a: int, *, attempts: int,
     overlap = max_shared_items(k) if pmax >= 2 else 1
     if violations(tuples, n, k):  # pragma: no cover - a design is only returned after verification
         overlap = max_shared_items(k) + 1
-    return DesignQuality(n_items=n, n_tuples=int(tuples.shape[0]), tuple_size=k, appearances=a, pair_sd=sd,
-                         pair_max=pmax, pairs_covered=covered / (n * (n - 1) / 2), max_overlap=overlap,
-                         attempts=attempts, seed=seed)
+    return DesignQuality(
+        n_items=n,
+        n_tuples=int(tuples.shape[0]),
+        tuple_size=k,
+        appearances=a,
+        pair_sd=sd,
+        pair_max=pmax,
+        pairs_covered=covered / (n * (n - 1) / 2),
+        max_overlap=overlap,
+        attempts=attempts,
+        seed=seed,
+    )
 
 
 def _repair(tuples: np.ndarray, n: int, k: int, rng: np.random.Generator, max_steps: int) -> np.ndarray | None:

@@ -53,10 +53,14 @@ class Reliability:
 
     def as_dict(self) -> dict:
         """The JSON layout of ``biaslab bws reliability --out`` (``reason`` None when every figure is there)."""
-        return {"pearson": {"mean": _none(self.pearson_mean), "sd": _none(self.pearson_sd)},
-                "spearman": {"mean": _none(self.spearman_mean), "sd": _none(self.spearman_sd)},
-                "trials": self.trials, "seed": self.seed, "tuples_with_2_or_more": self.tuples_with_2_or_more,
-                "reason": self.reason}
+        return {
+            "pearson": {"mean": _none(self.pearson_mean), "sd": _none(self.pearson_sd)},
+            "spearman": {"mean": _none(self.spearman_mean), "sd": _none(self.spearman_sd)},
+            "trials": self.trials,
+            "seed": self.seed,
+            "tuples_with_2_or_more": self.tuples_with_2_or_more,
+            "reason": self.reason,
+        }
 
 
 def format_mean_sd(mean: float | None, sd: float | None, reason: str | None = None) -> str:
@@ -127,8 +131,10 @@ def split_half_reliability(data: BwsData, *, trials: int = 100, seed: int = 0) -
 def _too_few(usable: int, pearson: list[float], sd: float, trials: int) -> str | None:
     """Why the annotations are too few for a split-half figure, or None."""
     if usable < MIN_SPLIT_TUPLES:
-        return (f"too few judgements: {usable} tuple{'' if usable == 1 else 's'} with two or more annotations "
-                f"(split-half reliability needs {MIN_SPLIT_TUPLES})")
+        return (
+            f"too few judgements: {usable} tuple{'' if usable == 1 else 's'} with two or more annotations "
+            f"(split-half reliability needs {MIN_SPLIT_TUPLES})"
+        )
     defined = int(np.isfinite(np.asarray(pearson, dtype=float)).sum())
     if defined * 2 <= len(pearson):
         undefined = len(pearson) - defined

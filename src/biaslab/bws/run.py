@@ -46,25 +46,45 @@ def csv_cell(value: str) -> str:
     return value
 
 
-def design_file(items: Path, out: Path, *, id_column: str | None = None, tuple_size: int = 4, appearances: int = 8,
-                seed: int = 0, attempts: int = 100) -> DesignQuality:
+def design_file(
+    items: Path,
+    out: Path,
+    *,
+    id_column: str | None = None,
+    tuple_size: int = 4,
+    appearances: int = 8,
+    seed: int = 0,
+    attempts: int = 100,
+) -> DesignQuality:
     """Design tuples for the ids of ``items`` (:func:`biaslab.bws.design.design_with_quality`) and
     write them to ``out`` as a CSV with columns Item1..ItemK; returns the design's quality."""
     from biaslab.bws.data import read_items
     from biaslab.bws.design import design_with_quality
 
     df = read_items(items, id_column)
-    tuples, quality = design_with_quality(df[df.attrs["id_column"]].tolist(), tuple_size=tuple_size,
-                                          appearances=appearances, seed=seed, attempts=attempts)
+    tuples, quality = design_with_quality(
+        df[df.attrs["id_column"]].tolist(), tuple_size=tuple_size, appearances=appearances, seed=seed, attempts=attempts
+    )
     header = ",".join(f"Item{i + 1}" for i in range(tuple_size))
     lines = [header] + [",".join(csv_cell(v) for v in t) for t in tuples]
     write_output(out, "\n".join(lines) + "\n")
     return quality
 
 
-def score_annotations_file(annotations: Path, out: Path, *, method: str = COUNTING, resamples: int | None = None,
-               confidence: float = 0.95, seed: int = 0, decimals: int | None = None, alpha: float = 0.01,
-               items: Path | None = None, id_column: str | None = None, ci: str = "score") -> ScoreRun:
+def score_annotations_file(
+    annotations: Path,
+    out: Path,
+    *,
+    method: str = COUNTING,
+    resamples: int | None = None,
+    confidence: float = 0.95,
+    seed: int = 0,
+    decimals: int | None = None,
+    alpha: float = 0.01,
+    items: Path | None = None,
+    id_column: str | None = None,
+    ci: str = "score",
+) -> ScoreRun:
     """Score the annotations (``counting`` or ``bradley-terry``) and write the scores CSV to ``out``.
 
     Intervals: for counting, ``ci="score"`` (from each item's appearances) or ``"bootstrap"``
@@ -79,8 +99,10 @@ def score_annotations_file(annotations: Path, out: Path, *, method: str = COUNTI
     if ci not in CI_METHODS:
         raise ConfigError(f"unknown --ci {ci!r}; use {' or '.join(CI_METHODS)}")
     if method == BRADLEY_TERRY and ci != "score":
-        raise ConfigError("--ci applies to counting scores only (Bradley-Terry intervals always refit on tuple "
-                          "bootstraps); drop it with --method bradley-terry")
+        raise ConfigError(
+            "--ci applies to counting scores only (Bradley-Terry intervals always refit on tuple "
+            "bootstraps); drop it with --method bradley-terry"
+        )
     ann = read_annotations(annotations)
     never: list[str] = []
     if items is not None:
@@ -111,8 +133,14 @@ def score_annotations_file(annotations: Path, out: Path, *, method: str = COUNTI
         scores["interval"] = ""
         scores["note"] = "no intervals asked for (--resamples 0)"
     write_output(out, scores.to_csv(index=False, lineterminator="\n"))
-    return ScoreRun(scores=scores, data=data, n_resamples=n_res, never_annotated=never,
-                    ci=("none" if not n_res else ci if method == COUNTING else "bootstrap"), components=components)
+    return ScoreRun(
+        scores=scores,
+        data=data,
+        n_resamples=n_res,
+        never_annotated=never,
+        ci=("none" if not n_res else ci if method == COUNTING else "bootstrap"),
+        components=components,
+    )
 
 
 def reliability_file(annotations: Path, *, trials: int = 100, seed: int = 0, out: Path | None = None) -> ReliabilityRun:

@@ -33,8 +33,19 @@ import pandas as pd
 
 from biaslab.bws.data import BwsData, index_annotations, read_annotations, validate_annotations
 
-__all__ = ["score_counting", "read_annotations", "counting_scores", "tuple_count_matrices", "bootstrap_ci",
-           "add_bootstrap_ci", "add_score_ci", "score_ci", "tuples_per_item", "SCORE_COLUMNS", "MIN_APPEARANCES"]
+__all__ = [
+    "score_counting",
+    "read_annotations",
+    "counting_scores",
+    "tuple_count_matrices",
+    "bootstrap_ci",
+    "add_bootstrap_ci",
+    "add_score_ci",
+    "score_ci",
+    "tuples_per_item",
+    "SCORE_COLUMNS",
+    "MIN_APPEARANCES",
+]
 
 SCORE_COLUMNS = ["id", "score", "score_normalized", "n_best", "n_worst", "n_appearances"]
 MIN_APPEARANCES = 2  # fewer appearances: no interval ("too few judgements")
@@ -46,8 +57,7 @@ def counting_scores(data: BwsData, mask: np.ndarray | None = None) -> tuple[np.n
     best, worst, items = data.best, data.worst, data.items
     if mask is not None:
         best, worst, items = best[mask], worst[mask], items[mask]
-    return (np.bincount(best, minlength=n), np.bincount(worst, minlength=n),
-            np.bincount(items.ravel(), minlength=n))
+    return (np.bincount(best, minlength=n), np.bincount(worst, minlength=n), np.bincount(items.ravel(), minlength=n))
 
 
 def score_counting(df: pd.DataFrame, *, decimals: int | None = None, source: str = "annotations") -> pd.DataFrame:
@@ -66,8 +76,16 @@ def counting_frame(data: BwsData, decimals: int | None) -> pd.DataFrame:
     score = (nb - nw) / na
     if decimals is not None:
         score = np.round(score, decimals) + 0.0  # + 0.0 turns -0.0 into 0.0
-    out = pd.DataFrame({"id": data.ids.astype(str), "score": score, "score_normalized": (score + 1) / 2,
-                        "n_best": nb, "n_worst": nw, "n_appearances": na})
+    out = pd.DataFrame(
+        {
+            "id": data.ids.astype(str),
+            "score": score,
+            "score_normalized": (score + 1) / 2,
+            "n_best": nb,
+            "n_worst": nw,
+            "n_appearances": na,
+        }
+    )
     return sorted_by_score(out)
 
 
@@ -83,16 +101,20 @@ def tuple_count_matrices(data: BwsData):
 
     t, n = data.n_tuples, data.n_items
     ones = np.ones(data.n_annotations)
-    diff = (sparse.coo_matrix((ones, (data.tuple_of, data.best)), shape=(t, n))
-            - sparse.coo_matrix((ones, (data.tuple_of, data.worst)), shape=(t, n))).tocsc()
+    diff = (
+        sparse.coo_matrix((ones, (data.tuple_of, data.best)), shape=(t, n))
+        - sparse.coo_matrix((ones, (data.tuple_of, data.worst)), shape=(t, n))
+    ).tocsc()
     k = data.items.shape[1]
-    app = sparse.coo_matrix((np.ones(data.items.size), (np.repeat(data.tuple_of, k), data.items.ravel())),
-                            shape=(t, n)).tocsc()
+    app = sparse.coo_matrix(
+        (np.ones(data.items.size), (np.repeat(data.tuple_of, k), data.items.ravel())), shape=(t, n)
+    ).tocsc()
     return diff, app
 
 
-def bootstrap_ci(data: BwsData, *, n_resamples: int = 1000, seed: int = 0, confidence: float = 0.95,
-                 max_cells: int = 20_000_000) -> tuple[np.ndarray, np.ndarray]:
+def bootstrap_ci(
+    data: BwsData, *, n_resamples: int = 1000, seed: int = 0, confidence: float = 0.95, max_cells: int = 20_000_000
+) -> tuple[np.ndarray, np.ndarray]:
     """Percentile CI of each item's counting score (item order of ``data.ids``), resampling tuples."""
     from scipy import sparse
 
@@ -100,8 +122,9 @@ def bootstrap_ci(data: BwsData, *, n_resamples: int = 1000, seed: int = 0, confi
     t, n = data.n_tuples, data.n_items
     draws = rng.integers(0, t, size=(n_resamples, t))
     # one row per resample; repeated tuple indices in a row add up in the products below
-    weights = sparse.csr_matrix((np.ones(draws.size), draws.ravel(), np.arange(0, draws.size + 1, t)),
-                                shape=(n_resamples, t))
+    weights = sparse.csr_matrix(
+        (np.ones(draws.size), draws.ravel(), np.arange(0, draws.size + 1, t)), shape=(n_resamples, t)
+    )
     diff, app = tuple_count_matrices(data)
     alpha = (1 - confidence) / 2
     low, high = np.full(n, np.nan), np.full(n, np.nan)
@@ -163,8 +186,11 @@ def add_bootstrap_ci(scores: pd.DataFrame, data: BwsData, *, confidence: float =
     s_low, s_high, note = score_ci(data, confidence=confidence)
     few_tuples = tuples_per_item(data) < min_clusters(confidence)
     collapsed = ~(high - low > 1e-12)  # NaN or zero width
-    kind = np.where(few_tuples, f"score (in fewer than {min_clusters(confidence)} tuples: no bootstrap)",
-                    np.where(collapsed, "score (the bootstrap had no spread)", "bootstrap"))
+    kind = np.where(
+        few_tuples,
+        f"score (in fewer than {min_clusters(confidence)} tuples: no bootstrap)",
+        np.where(collapsed, "score (the bootstrap had no spread)", "bootstrap"),
+    )
     swap = few_tuples | collapsed
     low, high = np.where(swap, s_low, low), np.where(swap, s_high, high)
     few = np.isnan(s_low)

@@ -17,8 +17,7 @@ import typer
 from biaslab.cli.common import console, new_app
 from biaslab.errors import BiaslabError
 
-app = new_app("biaslab", "Measure social bias in large language models: run probes, score annotations, "
-                         "compare runs.")
+app = new_app("biaslab", "Measure social bias in large language models: run probes, score annotations, compare runs.")
 
 # name -> "module:function"
 COMMANDS: dict[str, str] = {
@@ -57,8 +56,11 @@ def _print_version(value: bool) -> None:
 
 
 @app.callback()
-def _root(version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
-                                       help="Print biaslab's version and exit.")) -> None:
+def _root(
+    version: bool = typer.Option(
+        False, "--version", callback=_print_version, is_eager=True, help="Print biaslab's version and exit."
+    ),
+) -> None:
     """Measure social bias in large language models: run probes, score annotations, compare runs."""
 
 

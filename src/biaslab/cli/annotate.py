@@ -10,8 +10,9 @@ import typer
 
 from biaslab.cli.common import console, new_app
 
-app = new_app("annotate", "Best-worst scaling annotation server: create a study, add annotators, serve, follow, "
-                          "export.")
+app = new_app(
+    "annotate", "Best-worst scaling annotation server: create a study, add annotators, serve, follow, export."
+)
 
 
 def _require(*modules: str) -> None:
@@ -24,38 +25,71 @@ def _require(*modules: str) -> None:
         try:
             importlib.import_module(name)
         except ImportError:
-            raise ConfigError(f"`biaslab annotate` needs the Python package {name!r}: "
-                              "pip install 'biaslab[annotate]'") from None
+            raise ConfigError(
+                f"`biaslab annotate` needs the Python package {name!r}: pip install 'biaslab[annotate]'"
+            ) from None
 
 
 @app.command()
 def init(
     project: Path = typer.Argument(..., help="New project folder (created; must not hold a project yet)."),
-    items: Path = typer.Option(..., "--items", help="CSV/TSV of texts: an id column (id or uid) and a text column "
-                                                    "(text or response), e.g. FSB_text.csv."),
-    tuples: Path | None = typer.Option(None, "--tuples", help="CSV with Item1..Item4 columns (e.g. the FSB "
-                                          "annotations file; repeated tuples count once). Default: design them."),
-    construct: str | None = typer.Option(None, "--construct", help="What annotators rate, as a noun phrase "
-                                  "(e.g. \"anti-Muslim bias\", \"antisemitism\"): the consent page, the "
-                                  "default instructions, the question on every tuple, the admin page and the "
-                                  "export name it. Default: gender bias (the Fifty Shades of Bias study)."),
-    seed: int | None = typer.Option(None, "--seed", help="Design the tuples with this seed (default 0 when "
-                                       "--tuples is not given): items x appearances / 4 tuples of 4."),
-    appearances: int | None = typer.Option(None, "--appearances", help="Designed tuples each item appears in "
-                                           "(default 8: 2N tuples of 4); fewer for a small item set."),
-    attempts: int | None = typer.Option(None, "--attempts", help="Random designs tried; the most balanced is "
-                                        "kept (default 100)."),
+    items: Path = typer.Option(
+        ...,
+        "--items",
+        help="CSV/TSV of texts: an id column (id or uid) and a text column (text or response), e.g. FSB_text.csv.",
+    ),
+    tuples: Path | None = typer.Option(
+        None,
+        "--tuples",
+        help="CSV with Item1..Item4 columns (e.g. the FSB "
+        "annotations file; repeated tuples count once). Default: design them.",
+    ),
+    construct: str | None = typer.Option(
+        None,
+        "--construct",
+        help="What annotators rate, as a noun phrase "
+        '(e.g. "anti-Muslim bias", "antisemitism"): the consent page, the '
+        "default instructions, the question on every tuple, the admin page and the "
+        "export name it. Default: gender bias (the Fifty Shades of Bias study).",
+    ),
+    seed: int | None = typer.Option(
+        None,
+        "--seed",
+        help="Design the tuples with this seed (default 0 when "
+        "--tuples is not given): items x appearances / 4 tuples of 4.",
+    ),
+    appearances: int | None = typer.Option(
+        None,
+        "--appearances",
+        help="Designed tuples each item appears in (default 8: 2N tuples of 4); fewer for a small item set.",
+    ),
+    attempts: int | None = typer.Option(
+        None, "--attempts", help="Random designs tried; the most balanced is kept (default 100)."
+    ),
     per_tuple: int = typer.Option(3, "--per-tuple", help="Annotations each tuple gets, from distinct annotators."),
-    cap: float = typer.Option(0.08, "--cap", help="Largest share of the tuples one annotator may be shown, answered "
-                                                "and skipped alike (paper: 0.08)."),
-    gold: Path | None = typer.Option(None, "--gold", help="Gold tuples: Item1..Item4, BestItem, WorstItem "
-                                        "(the expected most and least negatively biased)."),
-    instructions: Path | None = typer.Option(None, "--instructions", help="Instructions shown to annotators "
-                                                "(text or simple Markdown); default: the paper's guidelines, for "
-                                                "--construct."),
+    cap: float = typer.Option(
+        0.08,
+        "--cap",
+        help="Largest share of the tuples one annotator may be shown, answered and skipped alike (paper: 0.08).",
+    ),
+    gold: Path | None = typer.Option(
+        None,
+        "--gold",
+        help="Gold tuples: Item1..Item4, BestItem, WorstItem (the expected most and least negatively biased).",
+    ),
+    instructions: Path | None = typer.Option(
+        None,
+        "--instructions",
+        help="Instructions shown to annotators "
+        "(text or simple Markdown); default: the paper's guidelines, for "
+        "--construct.",
+    ),
     gold_rate: float = typer.Option(0.1, "--gold-rate", help="Share of handed-out tuples that are gold."),
-    gold_threshold: float = typer.Option(0.7, "--gold-threshold", help="Flag annotators whose gold accuracy "
-                                         "(best and worst both right) falls below this."),
+    gold_threshold: float = typer.Option(
+        0.7,
+        "--gold-threshold",
+        help="Flag annotators whose gold accuracy (best and worst both right) falls below this.",
+    ),
     gold_min: int = typer.Option(5, "--gold-min", help="Gold answers needed before an annotator can be flagged."),
     id_column: str | None = typer.Option(None, "--id-column", help="Name of the id column in --items."),
     text_column: str | None = typer.Option(None, "--text-column", help="Name of the text column in --items."),
@@ -63,23 +97,44 @@ def init(
     """Create an annotation project: the texts, the tuples, the rules, in PROJECT/annotate.sqlite."""
     from biaslab.annotate.project import DEFAULT_CONSTRUCT, init_project
 
-    summary = init_project(project, items, tuples_file=tuples, seed=seed, per_tuple=per_tuple, cap=cap,
-                           gold_file=gold, instructions_file=instructions, gold_rate=gold_rate,
-                           gold_threshold=gold_threshold, gold_min=gold_min, id_column=id_column,
-                           text_column=text_column, construct=construct or DEFAULT_CONSTRUCT, appearances=appearances,
-                           attempts=attempts)
+    summary = init_project(
+        project,
+        items,
+        tuples_file=tuples,
+        seed=seed,
+        per_tuple=per_tuple,
+        cap=cap,
+        gold_file=gold,
+        instructions_file=instructions,
+        gold_rate=gold_rate,
+        gold_threshold=gold_threshold,
+        gold_min=gold_min,
+        id_column=id_column,
+        text_column=text_column,
+        construct=construct or DEFAULT_CONSTRUCT,
+        appearances=appearances,
+        attempts=attempts,
+    )
     out = console(soft_wrap=True)
-    out.print(f"created {project}: {summary['items']} items, {summary['tuples']} tuples ({summary['design']}), "
-              f"{summary['gold']} gold tuples")
+    out.print(
+        f"created {project}: {summary['items']} items, {summary['tuples']} tuples ({summary['design']}), "
+        f"{summary['gold']} gold tuples"
+    )
     where = "your --instructions" if summary["custom_instructions"] else "the default instructions"
-    out.print(f"construct: {summary['construct']} (named on the consent page, every question, the admin page "
-              f"and the export; {where})")
+    out.print(
+        f"construct: {summary['construct']} (named on the consent page, every question, the admin page "
+        f"and the export; {where})"
+    )
     if instructions is not None and construct is None:
-        out.print("note: the pages say gender bias; if your instructions ask about another bias, make the study "
-                  "again with --construct \"...\" naming it")
-    out.print(f"{summary['per_tuple']} annotations per tuple; each annotator may be shown {summary['cap_count']} "
-              f"tuples ({summary['cap']:g} of them; answered and skipped alike): at least "
-              f"{summary['needed_annotators']} annotators are needed")
+        out.print(
+            "note: the pages say gender bias; if your instructions ask about another bias, make the study "
+            'again with --construct "..." naming it'
+        )
+    out.print(
+        f"{summary['per_tuple']} annotations per tuple; each annotator may be shown {summary['cap_count']} "
+        f"tuples ({summary['cap']:g} of them; answered and skipped alike): at least "
+        f"{summary['needed_annotators']} annotators are needed"
+    )
     out.print(f"next: biaslab annotate add-annotator {project} NAME [--admin]")
 
 
@@ -95,8 +150,10 @@ def add_annotator(
 
     password = add_account(project, name, admin=admin)
     out = console(soft_wrap=True)
-    out.print(f"created {'admin' if admin else 'annotator'} {name}; initial password (shown only now, valid until "
-              "changed on the Password page):")
+    out.print(
+        f"created {'admin' if admin else 'annotator'} {name}; initial password (shown only now, valid until "
+        "changed on the Password page):"
+    )
     print(password)
 
 
@@ -104,9 +161,13 @@ def add_annotator(
 def add_annotators(
     project: Path = typer.Argument(..., help="Project folder."),
     accounts: Path = typer.Argument(..., help="CSV/TSV/.xlsx with a 'name' column (and optionally 'admin': yes/no)."),
-    passwords_out: Path | None = typer.Option(None, "--passwords-out", help="Where to write name,password "
-                                              "(mode 0600; must not exist). Default: FILE_passwords.csv beside "
-                                              "the accounts file."),
+    passwords_out: Path | None = typer.Option(
+        None,
+        "--passwords-out",
+        help="Where to write name,password "
+        "(mode 0600; must not exist). Default: FILE_passwords.csv beside "
+        "the accounts file.",
+    ),
 ) -> None:
     """Create many accounts at once; their initial passwords go to a private file, not the screen."""
     _require("argon2")
@@ -114,8 +175,10 @@ def add_annotators(
 
     target = passwords_out or accounts.with_name(f"{accounts.stem}_passwords.csv")
     n = add_accounts(project, accounts, target)
-    console(soft_wrap=True).print(f"created {n} accounts; initial passwords in {target} (readable by you only; "
-                                  "hand each out privately, then delete the file)")
+    console(soft_wrap=True).print(
+        f"created {n} accounts; initial passwords in {target} (readable by you only; "
+        "hand each out privately, then delete the file)"
+    )
 
 
 @app.command("reset-password")
@@ -137,21 +200,37 @@ def serve(
     project: Path = typer.Argument(..., help="Project folder."),
     host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (loopback by default)."),
     port: int = typer.Option(8000, "--port", help="TCP port."),
-    timeout: float = typer.Option(1800, "--timeout", help="Seconds after which a tuple handed out and not "
-                                  "answered goes back to the pool."),
+    timeout: float = typer.Option(
+        1800, "--timeout", help="Seconds after which a tuple handed out and not answered goes back to the pool."
+    ),
     secure_cookies: bool = typer.Option(False, "--secure-cookies", help="Mark cookies Secure (behind HTTPS)."),
-    allowed_host: list[str] = typer.Option([], "--allowed-host", help="Host name[:port] annotators use to reach "
-                                           "the server (repeatable); other Host/Origin headers are refused. "
-                                           "Default: the --host address (and localhost when it is loopback)."),
-    idle_timeout: float = typer.Option(7200, "--idle-timeout", help="Seconds without a request after which a "
-                                       "session ends (sessions end after 24 hours in any case)."),
+    allowed_host: list[str] = typer.Option(
+        [],
+        "--allowed-host",
+        help="Host name[:port] annotators use to reach "
+        "the server (repeatable); other Host/Origin headers are refused. "
+        "Default: the --host address (and localhost when it is loopback).",
+    ),
+    idle_timeout: float = typer.Option(
+        7200,
+        "--idle-timeout",
+        help="Seconds without a request after which a session ends (sessions end after 24 hours in any case).",
+    ),
 ) -> None:
     """Serve the annotation pages and the JSON API (FastAPI + uvicorn) until Ctrl+C."""
     _require("argon2", "fastapi", "uvicorn")
     from biaslab.annotate.app import serve as run
 
-    run(project, host=host, port=port, lease=timeout, secure_cookies=secure_cookies, idle=idle_timeout,
-        allowed_hosts=allowed_host or None, echo=lambda line: console(soft_wrap=True).print(line))
+    run(
+        project,
+        host=host,
+        port=port,
+        lease=timeout,
+        secure_cookies=secure_cookies,
+        idle=idle_timeout,
+        allowed_hosts=allowed_host or None,
+        echo=lambda line: console(soft_wrap=True).print(line),
+    )
 
 
 @app.command()
@@ -173,9 +252,14 @@ def status(
 @app.command()
 def export(
     project: Path = typer.Argument(..., help="Project folder."),
-    out: Path = typer.Option(..., "--out", "-o", help="CSV to write (Item1..Item4, BestItem, WorstItem, tuple_id, "
-                             "annotator, positions, shown_at, submitted_at, seconds_on_task, feedback, "
-                             "construct); the skips go to OUT_skips.csv beside it."),
+    out: Path = typer.Option(
+        ...,
+        "--out",
+        "-o",
+        help="CSV to write (Item1..Item4, BestItem, WorstItem, tuple_id, "
+        "annotator, positions, shown_at, submitted_at, seconds_on_task, feedback, "
+        "construct); the skips go to OUT_skips.csv beside it.",
+    ),
     exclude_flagged: bool = typer.Option(False, "--exclude-flagged", help="Leave out annotators flagged by gold."),
 ) -> None:
     """Write the study's annotations (gold tuples left out) for `biaslab bws score` / `reliability`; the

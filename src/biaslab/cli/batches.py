@@ -11,8 +11,11 @@ from rich.table import Table
 
 from biaslab.cli.common import console, new_app
 
-app = new_app("batches", "The batches that runs with -P batch=true submitted to OpenAI's or Anthropic's batch API: "
-                         "list them, look at one, cancel them.")
+app = new_app(
+    "batches",
+    "The batches that runs with -P batch=true submitted to OpenAI's or Anthropic's batch API: "
+    "list them, look at one, cancel them.",
+)
 
 CACHE_HELP = "The response cache directory whose batches these are (default: the user cache; env BIASLAB_CACHE_DIR)."
 
@@ -24,8 +27,12 @@ def _when(t: float) -> str:
 @app.command("list")
 def list_(
     model: str | None = typer.Option(None, "--model", "-m", help="Only this model's batches (openai/gpt-4o-mini)."),
-    run: str | None = typer.Option(None, "--run", help="Only the batches of runs whose description or command "
-                                   "contains this text (e.g. jobs-lum, or the --out folder)."),
+    run: str | None = typer.Option(
+        None,
+        "--run",
+        help="Only the batches of runs whose description or command "
+        "contains this text (e.g. jobs-lum, or the --out folder).",
+    ),
     unfinished: bool = typer.Option(False, "--unfinished", help="Only batches not read back yet."),
     cache_dir: Path | None = typer.Option(None, "--cache-dir", help=CACHE_HELP),
 ) -> None:
@@ -38,20 +45,29 @@ def list_(
     for col in ("batch", "model", "run", "requests", "state", "submitted", "read back"):
         table.add_column(col, overflow="fold")
     for r in records:
-        table.add_row(r.label, r.spec, escape(r.run or "-"), f"{len(r.ids):,}" + (f" (retry {r.round - 1})"
-                      if r.round > 1 else ""), r.state, _when(r.created),
-                      "yes" + (f", {len(r.failed)} failed" if r.failed else "") if r.collected else "no")
+        table.add_row(
+            r.label,
+            r.spec,
+            escape(r.run or "-"),
+            f"{len(r.ids):,}" + (f" (retry {r.round - 1})" if r.round > 1 else ""),
+            r.state,
+            _when(r.created),
+            "yes" + (f", {len(r.failed)} failed" if r.failed else "") if r.collected else "no",
+        )
     out = console()
     out.print(table)
-    out.print(f"{len(records)} batch{'es' if len(records) != 1 else ''}; a run with -P batch=true resumes its own "
-              "(the same command again); `biaslab batches cancel BATCH` stops one")
+    out.print(
+        f"{len(records)} batch{'es' if len(records) != 1 else ''}; a run with -P batch=true resumes its own "
+        "(the same command again); `biaslab batches cancel BATCH` stops one"
+    )
 
 
 @app.command("show")
 def show(
     batch: str = typer.Argument(..., help="The batch id (or its first characters, or the journal token)."),
-    offline: bool = typer.Option(False, "--offline", help="Print the journal's record only (ask the provider "
-                                 "nothing)."),
+    offline: bool = typer.Option(
+        False, "--offline", help="Print the journal's record only (ask the provider nothing)."
+    ),
     cache_dir: Path | None = typer.Option(None, "--cache-dir", help=CACHE_HELP),
 ) -> None:
     """One batch: its record, and its state at the provider now (the key comes from the environment)."""
@@ -71,8 +87,9 @@ def show(
 def cancel(
     batches: list[str] = typer.Argument(None, help="Batch ids (or their first characters)."),
     model: str | None = typer.Option(None, "--model", "-m", help="Cancel every unfinished batch of this model."),
-    run: str | None = typer.Option(None, "--run", help="Cancel every unfinished batch of the runs whose description "
-                                   "or command contains this text."),
+    run: str | None = typer.Option(
+        None, "--run", help="Cancel every unfinished batch of the runs whose description or command contains this text."
+    ),
     cache_dir: Path | None = typer.Option(None, "--cache-dir", help=CACHE_HELP),
 ) -> None:
     """Cancel batches at the provider. Lines already answered are kept; the next run submits the rest anew."""
@@ -85,8 +102,9 @@ def cancel(
     elif model or run:
         records = manage.select(journal, model=model, run=run, unfinished=True)
     else:
-        raise ConfigError("name the batches to cancel, or choose them with --model or --run "
-                          "(`biaslab batches list` shows them)")
+        raise ConfigError(
+            "name the batches to cancel, or choose them with --model or --run (`biaslab batches list` shows them)"
+        )
     out = console()
     for rec, what in manage.cancel(journal, records):
         out.print(f"{rec.label}: {what}")

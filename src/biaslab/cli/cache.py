@@ -40,5 +40,7 @@ def cache(
             row.append(conversion.verify(e.path) or "intact")
         table.add_row(*row)
     out.print(table)
-    out.print(f"{len(entries)} entries, {sum(e.size for e in entries) / 1e6:.0f} MB "
-              "(clear with: biaslab cache --clear [ENTRY])")
+    out.print(
+        f"{len(entries)} entries, {sum(e.size for e in entries) / 1e6:.0f} MB "
+        "(clear with: biaslab cache --clear [ENTRY])"
+    )

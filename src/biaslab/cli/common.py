@@ -7,15 +7,23 @@ from typing import Any
 import typer
 from rich.console import Console
 
-MODEL_HELP = ("Model spec: smollm2 (default, embedded), gemma3-270m, hf/<hub id or dir>, gguf/<path>, "
-              "openai/<model> (with --base-url for vLLM, llama.cpp, Ollama...), anthropic/<model>, scripted/<rule>. "
-              "See `biaslab models`.")
+MODEL_HELP = (
+    "Model spec: smollm2 (default, embedded), gemma3-270m, hf/<hub id or dir>, gguf/<path>, "
+    "openai/<model> (with --base-url for vLLM, llama.cpp, Ollama...), anthropic/<model>, scripted/<rule>. "
+    "See `biaslab models`."
+)
 
 
 def new_app(name: str, help: str) -> typer.Typer:
     """A command group: no tracebacks, no completion install, plain-text help."""
-    return typer.Typer(name=name, help=help, no_args_is_help=True, add_completion=False,
-                       pretty_exceptions_enable=False, rich_markup_mode=None)
+    return typer.Typer(
+        name=name,
+        help=help,
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+        rich_markup_mode=None,
+    )
 
 
 def console(stderr: bool = False, **kwargs: Any) -> Console:

@@ -10,16 +10,25 @@ from biaslab.cli.common import console
 
 
 def compare(
-    run_dirs: list[Path] = typer.Argument(..., help="Run directories (or results.json files); the first is A, every "
-                                          "other is compared with it."),
-    out: Path | None = typer.Option(None, "--out", "-o", help="Also write the comparison here (.json, .md, .tsv or "
-                                    ".html by extension)."),
-    table: bool = typer.Option(False, "--table", help="One table of the runs' reported metrics instead (significance "
-                               "marks from each run's q values)."),
-    against: list[Path] | None = typer.Option(None, "--against", help="Benchmark comparison: runs of a second "
-                                              "benchmark on the same models (repeat the flag per run)."),
-    metric: str = typer.Option("bias_score", "--metric", help="Benchmark comparison: the metric to correlate "
-                               "(per group: <metric>:<group>)."),
+    run_dirs: list[Path] = typer.Argument(
+        ..., help="Run directories (or results.json files); the first is A, every other is compared with it."
+    ),
+    out: Path | None = typer.Option(
+        None, "--out", "-o", help="Also write the comparison here (.json, .md, .tsv or .html by extension)."
+    ),
+    table: bool = typer.Option(
+        False,
+        "--table",
+        help="One table of the runs' reported metrics instead (significance marks from each run's q values).",
+    ),
+    against: list[Path] | None = typer.Option(
+        None,
+        "--against",
+        help="Benchmark comparison: runs of a second benchmark on the same models (repeat the flag per run).",
+    ),
+    metric: str = typer.Option(
+        "bias_score", "--metric", help="Benchmark comparison: the metric to correlate (per group: <metric>:<group>)."
+    ),
     seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap and permutation draws."),
 ) -> None:
     """Compare runs with the first: for every shared metric the difference B - A, a 95% CI and a p value.
@@ -33,8 +42,7 @@ def compare(
     from biaslab.compare.benchmarks import compare_two_benchmarks, load_runs, split_two_benchmarks
 
     if against or split_two_benchmarks(load_runs(run_dirs), metric) is not None:
-        compare_two_benchmarks(run_dirs, list(against) if against else None, metric=metric, out=out,
-                               console=console())
+        compare_two_benchmarks(run_dirs, list(against) if against else None, metric=metric, out=out, console=console())
         return
     if table:
         from biaslab.compare.runs import compare_runs

@@ -9,12 +9,15 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-DRY_RUN_HELP = ("Count the requests, cached answers, tokens (and cost, with prices) without sending anything or "
-                "loading a model.")
+DRY_RUN_HELP = (
+    "Count the requests, cached answers, tokens (and cost, with prices) without sending anything or loading a model."
+)
 PRICE_IN_HELP = "With --dry-run: dollars per million input tokens (online price; halved with -P batch=true)."
 PRICE_OUT_HELP = "With --dry-run: dollars per million output tokens (online price; halved with -P batch=true)."
-PRICES_HELP = ("With --dry-run: a TOML or JSON file of prices per model spec: input, output, optional "
-               "batch_input, batch_output (dollars per million tokens).")
+PRICES_HELP = (
+    "With --dry-run: a TOML or JSON file of prices per model spec: input, output, optional "
+    "batch_input, batch_output (dollars per million tokens)."
+)
 
 
 def dry_run_option() -> Any:
@@ -39,18 +42,33 @@ def _usd(v: float) -> str:
 def print_estimates(estimates: list[Any], out: Console) -> None:
     total: dict[str, float] = {}
     for e in estimates:
-        kinds = ", ".join(x for x in (f"{e.generations:,} generations" if e.generations else "",
-                                      f"{e.loglikelihoods:,} log-likelihoods" if e.loglikelihoods else "") if x)
-        cached = "cached answers unknown (only loading the model gives its identity)" if e.cached is None \
+        kinds = ", ".join(
+            x
+            for x in (
+                f"{e.generations:,} generations" if e.generations else "",
+                f"{e.loglikelihoods:,} log-likelihoods" if e.loglikelihoods else "",
+            )
+            if x
+        )
+        cached = (
+            "cached answers unknown (only loading the model gives its identity)"
+            if e.cached is None
             else f"{e.cached:,} cached"
+        )
         how = " through the batch API (-P batch=true)" if e.batch else ""
         out.print(f"[bold]{escape(e.probe)}[/] on [bold]{escape(e.model)}[/]: dry run, nothing sent, no model loaded")
         out.print(f"  requests       {e.requests:,} ({kinds or 'none'}); {cached}; {e.to_send:,} to send{how}")
         out.print(f"  input tokens   {e.input_tokens:,} to send ({escape(e.tokens_by)})")
-        expected = "" if e.output_tokens_expected is None or not e.to_send else \
-            f", about {e.output_tokens_expected:,} expected (the cached answers' mean length)"
-        most = "unknown at most (a request leaves max_tokens to the model; give --max-tokens)" \
-            if e.output_tokens_max is None else f"at most {e.output_tokens_max:,}"
+        expected = (
+            ""
+            if e.output_tokens_expected is None or not e.to_send
+            else f", about {e.output_tokens_expected:,} expected (the cached answers' mean length)"
+        )
+        most = (
+            "unknown at most (a request leaves max_tokens to the model; give --max-tokens)"
+            if e.output_tokens_max is None
+            else f"at most {e.output_tokens_max:,}"
+        )
         out.print(f"  output tokens  {most}{expected}")
         if e.cost:
             parts = [f"input {_usd(e.cost['input'])}"]

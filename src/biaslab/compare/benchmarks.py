@@ -48,8 +48,7 @@ def load_runs(paths: Sequence[Path]) -> list[tuple[Path, RunResults]]:
     return [(Path(p), read_results(Path(p))) for p in paths]
 
 
-def split_two_benchmarks(runs: list[tuple[Path, RunResults]],
-                         metric: str = "bias_score") -> tuple[list, list] | None:
+def split_two_benchmarks(runs: list[tuple[Path, RunResults]], metric: str = "bias_score") -> tuple[list, list] | None:
     """Runs of exactly two benchmarks on the same set of (2+) models, all reporting ``metric``
     -> (A runs, B runs); else None."""
     if not all(metric in r.metrics for _, r in runs):
@@ -85,29 +84,48 @@ def _value(results: RunResults, name: str) -> float | None:
     return float(v) if isinstance(v, (int, float)) and math.isfinite(v) else None
 
 
-def compare_benchmarks(a_runs: list[tuple[Path, RunResults]], b_runs: list[tuple[Path, RunResults]], *,
-                       metric: str = "bias_score", seed: int = 0) -> dict[str, Any]:
+def compare_benchmarks(
+    a_runs: list[tuple[Path, RunResults]],
+    b_runs: list[tuple[Path, RunResults]],
+    *,
+    metric: str = "bias_score",
+    seed: int = 0,
+) -> dict[str, Any]:
     la = list(dict.fromkeys(benchmark_label(r) for _, r in a_runs))
     lb = list(dict.fromkeys(benchmark_label(r) for _, r in b_runs))
     A, B = _by_model(a_runs, "first"), _by_model(b_runs, "second")
     models = [m for m in A if m in B]
     if len(models) < MIN_MODELS:
-        raise ConfigError(f"the two benchmarks share {len(models)} model(s) ({', '.join(models) or 'none'}); "
-                          f"a correlation over models needs at least {MIN_MODELS} models scored on both")
+        raise ConfigError(
+            f"the two benchmarks share {len(models)} model(s) ({', '.join(models) or 'none'}); "
+            f"a correlation over models needs at least {MIN_MODELS} models scored on both"
+        )
     missing = [m for m in models if _value(A[m], metric) is None or _value(B[m], metric) is None]
     if missing:
-        raise ConfigError(f"metric {metric!r} is missing from the runs of {', '.join(missing)}; choose a metric every "
-                          "run reports (--metric)")
+        raise ConfigError(
+            f"metric {metric!r} is missing from the runs of {', '.join(missing)}; choose a metric every "
+            "run reports (--metric)"
+        )
     prefix = metric + ":"
-    groups = [n[len(prefix):] for n in A[models[0]].metrics if n.startswith(prefix)]
-    groups = [g for g in groups if all(_value(A[m], prefix + g) is not None and _value(B[m], prefix + g) is not None
-                                       for m in models)]
+    groups = [n[len(prefix) :] for n in A[models[0]].metrics if n.startswith(prefix)]
+    groups = [
+        g
+        for g in groups
+        if all(_value(A[m], prefix + g) is not None and _value(B[m], prefix + g) is not None for m in models)
+    ]
     rows: list[dict[str, Any]] = []
     for m in models:
         ma, mb = A[m].metric(metric), B[m].metric(metric)
-        rows.append({"model": m, "a": ma.get("value"), "a_ci": [ma.get("ci_low"), ma.get("ci_high")],
-                     "b": mb.get("value"), "b_ci": [mb.get("ci_low"), mb.get("ci_high")],
-                     "groups": {g: [_value(A[m], prefix + g), _value(B[m], prefix + g)] for g in groups}})
+        rows.append(
+            {
+                "model": m,
+                "a": ma.get("value"),
+                "a_ci": [ma.get("ci_low"), ma.get("ci_high")],
+                "b": mb.get("value"),
+                "b_ci": [mb.get("ci_low"), mb.get("ci_high")],
+                "groups": {g: [_value(A[m], prefix + g), _value(B[m], prefix + g)] for g in groups},
+            }
+        )
     x = np.array([r["a"] for r in rows], dtype=float)
     y = np.array([r["b"] for r in rows], dtype=float)
     per_group = {}
@@ -115,9 +133,16 @@ def compare_benchmarks(a_runs: list[tuple[Path, RunResults]], b_runs: list[tuple
         gx = np.array([r["groups"][g][0] for r in rows], dtype=float)
         gy = np.array([r["groups"][g][1] for r in rows], dtype=float)
         per_group[g] = _correlation(gx, gy, seed)
-    return {"benchmark_a": " + ".join(la), "benchmark_b": " + ".join(lb), "metric": metric, "models": rows,
-            "overall": _correlation(x, y, seed), "groups": per_group,
-            "only_a": [m for m in A if m not in B], "only_b": [m for m in B if m not in A]}
+    return {
+        "benchmark_a": " + ".join(la),
+        "benchmark_b": " + ".join(lb),
+        "metric": metric,
+        "models": rows,
+        "overall": _correlation(x, y, seed),
+        "groups": per_group,
+        "only_a": [m for m in A if m not in B],
+        "only_b": [m for m in B if m not in A],
+    }
 
 
 def scatter_figures(cmp: dict[str, Any]) -> list[dict[str, Any]]:
@@ -137,12 +162,22 @@ def scatter_figures(cmp: dict[str, Any]) -> list[dict[str, Any]]:
     a, b = cmp["benchmark_a"], cmp["benchmark_b"]
     o = cmp["overall"]
     fig, ax = new_figure(6.0, 5.0)
-    draw(ax, [r["a"] for r in cmp["models"]], [r["b"] for r in cmp["models"]], [r["model"] for r in cmp["models"]],
-         f"{cmp['metric']}: r = {_r(o)}")
+    draw(
+        ax,
+        [r["a"] for r in cmp["models"]],
+        [r["b"] for r in cmp["models"]],
+        [r["model"] for r in cmp["models"]],
+        f"{cmp['metric']}: r = {_r(o)}",
+    )
     ax.set_xlabel(a)
     ax.set_ylabel(b)
-    figs = [{"title": f"{a} vs {b}, per model", "png_base64": fig_to_base64(fig),
-             "caption": "One point per model; the dashed line is y = x (the same score on both benchmarks)."}]
+    figs = [
+        {
+            "title": f"{a} vs {b}, per model",
+            "png_base64": fig_to_base64(fig),
+            "caption": "One point per model; the dashed line is y = x (the same score on both benchmarks).",
+        }
+    ]
     groups = list(cmp["groups"])
     if groups:
         cols = min(3, len(groups))
@@ -151,10 +186,16 @@ def scatter_figures(cmp: dict[str, Any]) -> list[dict[str, Any]]:
         fig.delaxes(ax0)
         for i, g in enumerate(groups):
             ax = fig.add_subplot(nrows, cols, i + 1)
-            draw(ax, [r["groups"][g][0] for r in cmp["models"]], [r["groups"][g][1] for r in cmp["models"]], [],
-                 f"{g}: r = {_r(cmp['groups'][g])}")
-        figs.append({"title": "Per group", "png_base64": fig_to_base64(fig),
-                     "caption": f"x: {a}, y: {b}; one point per model."})
+            draw(
+                ax,
+                [r["groups"][g][0] for r in cmp["models"]],
+                [r["groups"][g][1] for r in cmp["models"]],
+                [],
+                f"{g}: r = {_r(cmp['groups'][g])}",
+            )
+        figs.append(
+            {"title": "Per group", "png_base64": fig_to_base64(fig), "caption": f"x: {a}, y: {b}; one point per model."}
+        )
     return figs
 
 
@@ -167,6 +208,7 @@ def _r(e: dict[str, Any]) -> str:
 
 def table_rows(cmp: dict[str, Any]) -> tuple[list[str], list[list[str]], list[str], list[list[str]]]:
     """(per-model header, rows, correlation header, rows) for the terminal and the report."""
+
     def v(x: Any, ci: Sequence[Any]) -> str:
         if x is None:
             return "n/a"
@@ -184,8 +226,14 @@ def _p(p: float | None) -> str:
     return "n/a" if p is None else f"{p:.3g}"
 
 
-def compare_two_benchmarks(a_dirs: list[Path], b_dirs: list[Path] | None = None, *, metric: str = "bias_score",
-                           out: Path | None = None, console: Console | None = None) -> dict[str, Any]:
+def compare_two_benchmarks(
+    a_dirs: list[Path],
+    b_dirs: list[Path] | None = None,
+    *,
+    metric: str = "bias_score",
+    out: Path | None = None,
+    console: Console | None = None,
+) -> dict[str, Any]:
     """Runs of two benchmarks on the same models: scores side by side, Pearson r overall and per
     group with a bootstrap CI over models, scatter plots in the HTML report (``--out x.html``).
 
@@ -195,8 +243,10 @@ def compare_two_benchmarks(a_dirs: list[Path], b_dirs: list[Path] | None = None,
     if b_dirs is None:
         split = split_two_benchmarks(runs, metric)
         if split is None:
-            raise ConfigError("a benchmark comparison needs runs of exactly two benchmarks on the same models "
-                              "(or give the second benchmark's runs with --against)")
+            raise ConfigError(
+                "a benchmark comparison needs runs of exactly two benchmarks on the same models "
+                "(or give the second benchmark's runs with --against)"
+            )
         a_runs, b_runs = split
     else:
         a_runs, b_runs = runs, load_runs(b_dirs)
@@ -223,12 +273,24 @@ def compare_two_benchmarks(a_dirs: list[Path], b_dirs: list[Path] | None = None,
         if out.suffix.lower() in (".html", ".htm"):
             from biaslab.report.tables import write_tables_page
 
-            write_tables_page(out, f"Benchmark comparison: {cmp['benchmark_a']} vs {cmp['benchmark_b']}",
-                              [{"title": "Scores per model", "header": head, "rows": rows},
-                               {"title": "Correlation between the benchmarks", "header": chead, "rows": crows,
-                                "note": "Pearson r over models; 95% percentile bootstrap CI with models resampled."}],
-                              scatter_figures(cmp), [f"metric {cmp['metric']}; {len(rows)} models"])
+            write_tables_page(
+                out,
+                f"Benchmark comparison: {cmp['benchmark_a']} vs {cmp['benchmark_b']}",
+                [
+                    {"title": "Scores per model", "header": head, "rows": rows},
+                    {
+                        "title": "Correlation between the benchmarks",
+                        "header": chead,
+                        "rows": crows,
+                        "note": "Pearson r over models; 95% percentile bootstrap CI with models resampled.",
+                    },
+                ],
+                scatter_figures(cmp),
+                [f"metric {cmp['metric']}; {len(rows)} models"],
+            )
         else:
-            atomic_write_text(out, render_table(head, rows, out.suffix.lower()) + "\n"
-                              + render_table(chead, crows, out.suffix.lower()))
+            atomic_write_text(
+                out,
+                render_table(head, rows, out.suffix.lower()) + "\n" + render_table(chead, crows, out.suffix.lower()),
+            )
     return cmp

@@ -75,9 +75,11 @@ def verdict(h: Any, row: dict[str, Any]) -> dict[str, Any]:
         out["text"] = f"{h.metric}: not defined on both runs"
         return out
     harm_a, harm_b = h.harm_of(row["a"]), h.harm_of(row["b"])
-    way = ("further from" if harm_b > harm_a else "closer to" if harm_b < harm_a else "as far from")
-    text = (f"{h.metric}: B {'+' if diff >= 0 else '-'}{_fmt(abs(diff) * s, fmt)} vs A "
-            f"({_fmt(row['a'] * s, fmt)} -> {_fmt(row['b'] * s, fmt)}), {way} unbiased ({h.unbiased * s:g})")
+    way = "further from" if harm_b > harm_a else "closer to" if harm_b < harm_a else "as far from"
+    text = (
+        f"{h.metric}: B {'+' if diff >= 0 else '-'}{_fmt(abs(diff) * s, fmt)} vs A "
+        f"({_fmt(row['a'] * s, fmt)} -> {_fmt(row['b'] * s, fmt)}), {way} unbiased ({h.unbiased * s:g})"
+    )
     if lo is not None and hi is not None:
         text += f" [{_fmt(lo * s, fmt)}, {_fmt(hi * s, fmt)}]"
     else:

@@ -27,7 +27,7 @@ def _x(v: float, lo: float, hi: float) -> float:
 
 def _lines(label: str, width: int = 42) -> list[str]:
     """A row label in lines that fit left of the plot (about 6 px a character at font size 11), nothing cut."""
-    return [label[i:i + width] for i in range(0, len(label), width)] or [""]
+    return [label[i : i + width] for i in range(0, len(label), width)] or [""]
 
 
 def _nice(v: float) -> str:
@@ -39,44 +39,55 @@ def forest_svg(rows: Sequence[dict[str, Any]], title: str) -> str:
     rows = [r for r in rows if r.get("diff") is not None and math.isfinite(r["diff"])]
     if not rows:
         return ""
-    vals = [0.0] + [v for r in rows for v in (r["diff"], r.get("ci_low"), r.get("ci_high"))
-                    if v is not None and math.isfinite(v)]
+    vals = [0.0] + [
+        v for r in rows for v in (r["diff"], r.get("ci_low"), r.get("ci_high")) if v is not None and math.isfinite(v)
+    ]
     lo, hi = min(vals), max(vals)
     pad = (hi - lo) * 0.08 or 1.0
     lo, hi = lo - pad, hi + pad
     height = TOP + ROW * len(rows) + 30
     width = LEFT + PLOT + RIGHT
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="100%" '
-           f'style="max-width:{width}px" role="img" aria-label="{html.escape(title)}">',
-           f'<text x="4" y="16" font-size="13" font-weight="600">{html.escape(title)}</text>']
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="100%" '
+        f'style="max-width:{width}px" role="img" aria-label="{html.escape(title)}">',
+        f'<text x="4" y="16" font-size="13" font-weight="600">{html.escape(title)}</text>',
+    ]
     x0 = _x(0.0, lo, hi)
     bottom = TOP + ROW * len(rows)
-    out.append(f'<line x1="{x0:.1f}" y1="{TOP - 4}" x2="{x0:.1f}" y2="{bottom}" stroke="#888" '
-               'stroke-dasharray="4 3"/>')
+    out.append(f'<line x1="{x0:.1f}" y1="{TOP - 4}" x2="{x0:.1f}" y2="{bottom}" stroke="#888" stroke-dasharray="4 3"/>')
     for i, r in enumerate(rows):
         y = TOP + ROW * i + ROW / 2
         sig = r.get("q") is not None and r["q"] < 0.05 and not r.get("diagnostic")
         color = "#c0392b" if sig else "#3b6ea8"
         lines = _lines(str(r["label"]))
-        spans = "".join(f'<tspan x="{LEFT - 8}" dy="{0 if j == 0 else 11}">{html.escape(t)}</tspan>'
-                        for j, t in enumerate(lines))
-        out.append(f'<text x="{LEFT - 8}" y="{y + 4 - 5.5 * (len(lines) - 1):.1f}" font-size="11" '
-                   f'text-anchor="end">{spans}</text>')
+        spans = "".join(
+            f'<tspan x="{LEFT - 8}" dy="{0 if j == 0 else 11}">{html.escape(t)}</tspan>' for j, t in enumerate(lines)
+        )
+        out.append(
+            f'<text x="{LEFT - 8}" y="{y + 4 - 5.5 * (len(lines) - 1):.1f}" font-size="11" '
+            f'text-anchor="end">{spans}</text>'
+        )
         has_ci = r.get("ci_low") is not None and r.get("ci_high") is not None
         if has_ci:
-            out.append(f'<line x1="{_x(r["ci_low"], lo, hi):.1f}" y1="{y:.1f}" x2="{_x(r["ci_high"], lo, hi):.1f}" '
-                       f'y2="{y:.1f}" stroke="{color}" stroke-width="2.5"/>')
+            out.append(
+                f'<line x1="{_x(r["ci_low"], lo, hi):.1f}" y1="{y:.1f}" x2="{_x(r["ci_high"], lo, hi):.1f}" '
+                f'y2="{y:.1f}" stroke="{color}" stroke-width="2.5"/>'
+            )
             out.append(f'<circle cx="{_x(r["diff"], lo, hi):.1f}" cy="{y:.1f}" r="4" fill="{color}"/>')
             note = _nice(r["diff"])
         else:  # no interval: a hollow grey dot, the reason in its tooltip
             why = html.escape(str(r.get("reason") or "no interval"))
-            out.append(f'<circle cx="{_x(r["diff"], lo, hi):.1f}" cy="{y:.1f}" r="4" fill="none" stroke="#999" '
-                       f'stroke-width="1.2"><title>{why}</title></circle>')
+            out.append(
+                f'<circle cx="{_x(r["diff"], lo, hi):.1f}" cy="{y:.1f}" r="4" fill="none" stroke="#999" '
+                f'stroke-width="1.2"><title>{why}</title></circle>'
+            )
             note = f"{_nice(r['diff'])} ({'too small' if r.get('too_small') else 'no interval'})"
         out.append(f'<text x="{LEFT + PLOT + 6}" y="{y + 4:.1f}" font-size="11">{html.escape(note)}</text>')
     for v in (lo + pad, 0.0, hi - pad):
-        out.append(f'<text x="{_x(v, lo, hi):.1f}" y="{bottom + 16}" font-size="10" text-anchor="middle" '
-                   f'fill="#555">{_nice(v)}</text>')
+        out.append(
+            f'<text x="{_x(v, lo, hi):.1f}" y="{bottom + 16}" font-size="10" text-anchor="middle" '
+            f'fill="#555">{_nice(v)}</text>'
+        )
     out.append("</svg>")
     return "\n".join(out)
 
@@ -89,5 +100,4 @@ def forest_plots(comparisons: Sequence[dict[str, Any]], *, several_pairs: bool) 
             continue
         label = c["metric"] + (f"  ({c['run_b']})" if several_pairs else "")
         families.setdefault(c["metric"].split(":")[0], []).append({**c, "label": label})
-    return [s for name, rows in families.items()
-            if (s := forest_svg(rows, f"{name}: difference B - A with 95% CI"))]
+    return [s for name, rows in families.items() if (s := forest_svg(rows, f"{name}: difference B - A with 95% CI"))]

@@ -29,8 +29,9 @@ Table = Mapping[str, np.ndarray]
 ALPHA = 0.05
 
 
-def row_clusters(n: int, units: Sequence[np.ndarray] | None, strata: Sequence[str] | None
-                 ) -> tuple[np.ndarray | None, np.ndarray | None]:
+def row_clusters(
+    n: int, units: Sequence[np.ndarray] | None, strata: Sequence[str] | None
+) -> tuple[np.ndarray | None, np.ndarray | None]:
     """One cluster label and one stratum label per row (None, None when every row is its own unit)."""
     if units is None:
         return None, None
@@ -42,24 +43,47 @@ def row_clusters(n: int, units: Sequence[np.ndarray] | None, strata: Sequence[st
     return labels, stratum
 
 
-def unit_test(uv_a: UnitValues, uv_b: UnitValues, clusters: np.ndarray | None, strata: np.ndarray | None,
-              label: str, seed: int) -> dict[str, Any]:
+def unit_test(
+    uv_a: UnitValues, uv_b: UnitValues, clusters: np.ndarray | None, strata: np.ndarray | None, label: str, seed: int
+) -> dict[str, Any]:
     """Paired cluster inference of a mean-of-rows metric; keys ``diff ci_low ci_high p test n_clusters ...``."""
     m = np.asarray(uv_a.mask, dtype=bool)
-    res = paired_cluster_inference(np.asarray(uv_a.values, float)[m], np.asarray(uv_b.values, float)[m],
-                                   None if clusters is None else clusters[m], None if strata is None else strata[m],
-                                   null=0.0, bounds=uv_a.bounds, label=label, seed=seed)
-    out = {"diff": res["value"], "ci_low": res["ci_low"], "ci_high": res["ci_high"], "p": res["p"],
-           "test": res["method"], "n_shared": int(m.sum()), "n_clusters": res["n_clusters"]}
+    res = paired_cluster_inference(
+        np.asarray(uv_a.values, float)[m],
+        np.asarray(uv_b.values, float)[m],
+        None if clusters is None else clusters[m],
+        None if strata is None else strata[m],
+        null=0.0,
+        bounds=uv_a.bounds,
+        label=label,
+        seed=seed,
+    )
+    out = {
+        "diff": res["value"],
+        "ci_low": res["ci_low"],
+        "ci_high": res["ci_high"],
+        "p": res["p"],
+        "test": res["method"],
+        "n_shared": int(m.sum()),
+        "n_clusters": res["n_clusters"],
+    }
     for key in ("reason", "too_small", "degenerate"):
         if res.get(key):
             out[key] = res[key]
     return out
 
 
-def bootstrap_samples(a: Table, b: Table, fn: Callable[[Table], Mapping[str, float]], names: Sequence[str], *,
-                      units: Sequence[np.ndarray] | None, strata: Sequence[str] | None, n_resamples: int,
-                      seed: int) -> np.ndarray:
+def bootstrap_samples(
+    a: Table,
+    b: Table,
+    fn: Callable[[Table], Mapping[str, float]],
+    names: Sequence[str],
+    *,
+    units: Sequence[np.ndarray] | None,
+    strata: Sequence[str] | None,
+    n_resamples: int,
+    seed: int,
+) -> np.ndarray:
     """``(n_resamples, len(names))`` paired bootstrap differences (units resampled within strata)."""
     n = len(next(iter(a.values())))
     units = units if units is not None else [np.array([i]) for i in range(n)]
@@ -84,13 +108,13 @@ def _f(v: Any) -> float:
     return float(v) if isinstance(v, (int, float, np.floating, np.integer)) else math.nan
 
 
-def bootstrap_test(samples: np.ndarray, diff: float, *, k: int | None, n_units: int, label: str,
-                   n_resamples: int) -> dict[str, Any]:
+def bootstrap_test(
+    samples: np.ndarray, diff: float, *, k: int | None, n_units: int, label: str, n_resamples: int
+) -> dict[str, Any]:
     """Percentile interval and the p value of the same resamples (module docstring); ``k``: clusters or None."""
     col = samples[np.isfinite(samples)]
     method = f"paired bootstrap over {label} ({n_resamples} resamples), p from the same resamples"
-    out: dict[str, Any] = {"diff": diff, "ci_low": None, "ci_high": None, "p": None, "test": method,
-                           "n_clusters": k}
+    out: dict[str, Any] = {"diff": diff, "ci_low": None, "ci_high": None, "p": None, "test": method, "n_clusters": k}
     if col.size < max(10, n_resamples // 2):
         out["reason"] = "the metric is undefined in most resamples"
         return out

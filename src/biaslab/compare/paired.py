@@ -65,8 +65,14 @@ def load_run(path: Path) -> Run:
 
 def label_runs(runs: list[Run]) -> None:
     """Label each run by probe and model, the settings that differ between the runs, and the run's folder."""
-    keys = sorted({k for r in runs for k, v in r.results.parameters.items() if isinstance(v, (str, int,
-                   float, bool)) or v is None})
+    keys = sorted(
+        {
+            k
+            for r in runs
+            for k, v in r.results.parameters.items()
+            if isinstance(v, (str, int, float, bool)) or v is None
+        }
+    )
     differing = [k for k in keys if len({json.dumps(r.results.parameters.get(k)) for r in runs}) > 1]
     for r in runs:
         params = r.results.parameters
@@ -87,11 +93,20 @@ def _unpaired(a: Run, b: Run, note: str) -> tuple[list[dict[str, Any]], dict[str
     for name in [n for n in ma if n in mb]:
         va, vb = _num(ma[name].get("value")), _num(mb[name].get("value"))
         diff = None if va is None or vb is None else vb - va
-        row: dict[str, Any] = {"metric": name, "a": va, "b": vb, "diff": diff,
-               "ci_low": None, "ci_high": None, "p": None, "test": "unpaired: normal approximation from the runs' CIs",
-               "n_shared": 0}
-        halves = [(_num(m[name].get("ci_high")) or math.nan) - (_num(m[name].get("ci_low")) or math.nan)
-                  for m in (ma, mb)]
+        row: dict[str, Any] = {
+            "metric": name,
+            "a": va,
+            "b": vb,
+            "diff": diff,
+            "ci_low": None,
+            "ci_high": None,
+            "p": None,
+            "test": "unpaired: normal approximation from the runs' CIs",
+            "n_shared": 0,
+        }
+        halves = [
+            (_num(m[name].get("ci_high")) or math.nan) - (_num(m[name].get("ci_low")) or math.nan) for m in (ma, mb)
+        ]
         if diff is not None and all(math.isfinite(h) and h > 0 for h in halves):
             se = math.sqrt(sum((h / (2 * Z95)) ** 2 for h in halves))
             row["ci_low"], row["ci_high"] = diff - Z95 * se, diff + Z95 * se
@@ -107,8 +122,11 @@ def pair_runs(a: Run, b: Run, seed: int = 0) -> tuple[PairedData | None, str]:
     """Runs A and B aligned on their shared items, or None and why they cannot be paired."""
     fa, fb = family(a.probe), family(b.probe)
     if fa is None or fa != fb:
-        return None, (f"the runs are of different probes ({a.probe}, {b.probe})" if fa != fb
-                      else f"the {a.probe} probe has no paired analysis")
+        return None, (
+            f"the runs are of different probes ({a.probe}, {b.probe})"
+            if fa != fb
+            else f"the {a.probe} probe has no paired analysis"
+        )
     rows_a, rows_b = a.attempts(), b.attempts()
     if rows_a is None or rows_b is None:
         return None, "a run has no attempts.jsonl"
@@ -121,8 +139,9 @@ def pair_runs(a: Run, b: Run, seed: int = 0) -> tuple[PairedData | None, str]:
     return pdata, ""
 
 
-def compare_pair(a: Run, b: Run, *, seed: int = 0, n_resamples: int = N_RESAMPLES,
-                 n_permutations: int = N_PERMUTATIONS) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+def compare_pair(
+    a: Run, b: Run, *, seed: int = 0, n_resamples: int = N_RESAMPLES, n_permutations: int = N_PERMUTATIONS
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The comparisons of run B with run A, and ``{"design", "note", "n_shared", ...}``.
 
     Every row's interval and p value come from one procedure (:mod:`biaslab.compare.inference`): the
@@ -139,11 +158,24 @@ def compare_pair(a: Run, b: Run, *, seed: int = 0, n_resamples: int = N_RESAMPLE
     uva = pairing.unit_values(pdata.a) if pairing is not None else {}
     uvb = pairing.unit_values(pdata.b) if pairing is not None else {}
     clusters, strata = row_clusters(pdata.n_shared, pdata.units, pdata.strata)
-    label = (pairing.cluster_unit if pdata.units is not None and pairing is not None and pairing.cluster_unit
-             else pdata.unit).split(" (")[0]
+    label = (
+        pairing.cluster_unit if pdata.units is not None and pairing is not None and pairing.cluster_unit else pdata.unit
+    ).split(" (")[0]
     boot_names = [n for n in names if n not in uva]
-    samples = bootstrap_samples(pdata.a, pdata.b, pdata.fn, boot_names, units=pdata.units, strata=pdata.strata,
-                                n_resamples=n_resamples, seed=seed) if boot_names else np.zeros((0, 0))
+    samples = (
+        bootstrap_samples(
+            pdata.a,
+            pdata.b,
+            pdata.fn,
+            boot_names,
+            units=pdata.units,
+            strata=pdata.strata,
+            n_resamples=n_resamples,
+            seed=seed,
+        )
+        if boot_names
+        else np.zeros((0, 0))
+    )
     out = []
     for n in names:
         base = {"metric": n, "a": float(va[n]), "b": float(vb[n])}
@@ -152,8 +184,14 @@ def compare_pair(a: Run, b: Run, *, seed: int = 0, n_resamples: int = N_RESAMPLE
             row["diff"] = float(vb[n]) - float(va[n])
         else:
             k = _clusters_for(pdata, n, clusters)
-            row = bootstrap_test(samples[:, boot_names.index(n)], float(vb[n]) - float(va[n]), k=k,
-                                 n_units=_n_for(pdata, n), label=label, n_resamples=n_resamples)
+            row = bootstrap_test(
+                samples[:, boot_names.index(n)],
+                float(vb[n]) - float(va[n]),
+                k=k,
+                n_units=_n_for(pdata, n),
+                label=label,
+                n_resamples=n_resamples,
+            )
             row["n_shared"] = _n_for(pdata, n)
             if n in pdata.tests:
                 test = pdata.tests[n](pdata.a, pdata.b)
@@ -184,8 +222,9 @@ def _n_for(pdata: Any, metric: str) -> int:
     return count or pdata.n_shared
 
 
-def compare_all(paths: list[Path], *, seed: int = 0, n_resamples: int = N_RESAMPLES,
-                n_permutations: int = N_PERMUTATIONS) -> dict[str, Any]:
+def compare_all(
+    paths: list[Path], *, seed: int = 0, n_resamples: int = N_RESAMPLES, n_permutations: int = N_PERMUTATIONS
+) -> dict[str, Any]:
     """Every run against the first; Benjamini-Hochberg q values within families (the headline metrics one
     family, each probe's subgroups another, its other metrics a third; diagnostics in none), a verdict per
     headline comparison. The cmp.json content."""
@@ -197,22 +236,51 @@ def compare_all(paths: list[Path], *, seed: int = 0, n_resamples: int = N_RESAMP
     for k, b in enumerate(runs[1:], start=1):
         rows, info = compare_pair(runs[0], b, seed=seed, n_resamples=n_resamples, n_permutations=n_permutations)
         for r in rows:
-            comparisons.append({**r, "run_a": runs[0].label, "run_b": b.label, "design": info["design"],
-                                "probe": runs[0].probe})
+            comparisons.append(
+                {**r, "run_a": runs[0].label, "run_b": b.label, "design": info["design"], "probe": runs[0].probe}
+            )
         pairs.append({"run_a": 0, "run_b": k, **info})
     families = assign_families(comparisons)
-    verdicts = [v for k, b in enumerate(runs[1:], start=1)
-                for v in headline_verdicts(runs[0], b, [c for c in comparisons if c["run_b"] == b.label])]
-    order = ["metric", "a", "b", "diff", "ci_low", "ci_high", "p", "q", "family", "diagnostic", "test", "n_shared",
-             "n_clusters", "too_small", "reason", "run_a", "run_b", "design"]
+    verdicts = [
+        v
+        for k, b in enumerate(runs[1:], start=1)
+        for v in headline_verdicts(runs[0], b, [c for c in comparisons if c["run_b"] == b.label])
+    ]
+    order = [
+        "metric",
+        "a",
+        "b",
+        "diff",
+        "ci_low",
+        "ci_high",
+        "p",
+        "q",
+        "family",
+        "diagnostic",
+        "test",
+        "n_shared",
+        "n_clusters",
+        "too_small",
+        "reason",
+        "run_a",
+        "run_b",
+        "design",
+    ]
     comparisons = [{k: c.get(k) for k in order if k in c or k in ("q", "family")} for c in comparisons]
-    return {"runs": [{"label": r.label, "path": str(r.path), "probe": r.probe, "model": r.model,
-                      "n_items": r.results.n_items} for r in runs],
-            "pairs": pairs, "comparisons": comparisons, "families": families, "verdicts": verdicts,
-            "method": "paired: one procedure per metric for interval and p -- cluster-aware paired inference of "
-                      "per-item differences (exact binomial for independent 0/1 items; cluster sign-flip with its "
-                      "inverted interval for few clusters, cluster-robust t beyond; no p below 2^(1-k) over k "
-                      "clusters, no interval under 6) for metrics that are means over items, the paired bootstrap "
-                      "with the p value of its resamples for the others; unpaired: normal approximation from the "
-                      "runs' CIs; q: Benjamini-Hochberg within each family (see families); diagnostics are not "
-                      "bias directions and are not tested as such"}
+    return {
+        "runs": [
+            {"label": r.label, "path": str(r.path), "probe": r.probe, "model": r.model, "n_items": r.results.n_items}
+            for r in runs
+        ],
+        "pairs": pairs,
+        "comparisons": comparisons,
+        "families": families,
+        "verdicts": verdicts,
+        "method": "paired: one procedure per metric for interval and p -- cluster-aware paired inference of "
+        "per-item differences (exact binomial for independent 0/1 items; cluster sign-flip with its "
+        "inverted interval for few clusters, cluster-robust t beyond; no p below 2^(1-k) over k "
+        "clusters, no interval under 6) for metrics that are means over items, the paired bootstrap "
+        "with the p value of its resamples for the others; unpaired: normal approximation from the "
+        "runs' CIs; q: Benjamini-Hochberg within each family (see families); diagnostics are not "
+        "bias directions and are not tested as such",
+    }

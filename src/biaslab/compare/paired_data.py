@@ -55,8 +55,9 @@ def family(probe: str) -> str | None:
     return pairing.family if pairing is not None else None
 
 
-def paired_data(pairing: Pairing, rows_a: list[dict[str, Any]], rows_b: list[dict[str, Any]],
-                seed: int = 0) -> PairedData:
+def paired_data(
+    pairing: Pairing, rows_a: list[dict[str, Any]], rows_b: list[dict[str, Any]], seed: int = 0
+) -> PairedData:
     """Runs A and B aligned on their shared items, with the probe's metric function, units and tests."""
     ta, tb = pairing.harmonize(pairing.table(rows_a), pairing.table(rows_b))
     ia, ib = _align(ta.keys, tb.keys)
@@ -64,5 +65,6 @@ def paired_data(pairing: Pairing, rows_a: list[dict[str, Any]], rows_b: list[dic
     clusters = pairing.clusters(a)
     units, strata = clusters if clusters is not None else (None, None)
     unit = pairing.cluster_unit if clusters is not None and pairing.cluster_unit else pairing.unit
-    return PairedData(a, b, pairing.metric_fn(a), unit, units, strata, pairing.tests(a, seed), len(ta.keys),
-                      len(tb.keys))
+    return PairedData(
+        a, b, pairing.metric_fn(a), unit, units, strata, pairing.tests(a, seed), len(ta.keys), len(tb.keys)
+    )

@@ -37,8 +37,6 @@ def pval(p: Any) -> str:
     return "<0.001" if p < 0.001 else f"{p:.3f}"
 
 
-
-
 def ci_cell(c: dict[str, Any]) -> str:
     if c.get("ci_low") is not None and c.get("ci_high") is not None:
         return f"[{num(c['ci_low'])}, {num(c['ci_high'])}]"
@@ -66,8 +64,14 @@ def pair_rows(cmp: dict[str, Any], k: int) -> list[list[str]]:
 def families_text(cmp: dict[str, Any]) -> str:
     fams = cmp.get("families") or {}
     parts = [f"{name} ({n})" for name, n in fams.items()]
-    return ("q: Benjamini-Hochberg within each family: " + "; ".join(parts) + ". Rows marked diagnostic measure no "
-            "bias direction: no q, never flagged.") if parts else "q: Benjamini-Hochberg (no tested rows)."
+    return (
+        (
+            "q: Benjamini-Hochberg within each family: " + "; ".join(parts) + ". Rows marked diagnostic measure no "
+            "bias direction: no q, never flagged."
+        )
+        if parts
+        else "q: Benjamini-Hochberg (no tested rows)."
+    )
 
 
 def pair_title(cmp: dict[str, Any], k: int) -> str:
@@ -90,8 +94,12 @@ def print_comparison(cmp: dict[str, Any], console: Console) -> None:
                 console.print("diagnostics (no bias direction; not tested for bias):")
             t = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, padding=(0, 0))
             for h in HEADER:  # names fold onto further lines, never cut: two names never look alike
-                t.add_column(h, justify="left" if h == "metric" else "right", overflow="fold",
-                             min_width=min(30, max(len(r[0]) for r in rows)) if h == "metric" else None)
+                t.add_column(
+                    h,
+                    justify="left" if h == "metric" else "right",
+                    overflow="fold",
+                    min_width=min(30, max(len(r[0]) for r in rows)) if h == "metric" else None,
+                )
             for row in rows:
                 t.add_row(*[escape(c) for c in row])
             console.print(t)
@@ -129,15 +137,36 @@ def html_sections(cmp: dict[str, Any]) -> list[dict[str, Any]]:
     several = len(cmp["runs"]) > 2
     cards = []
     for k in range(1, len(cmp["runs"])):
-        cards.append({"title": pair_title(cmp, k), "header": HEADER + ["test"], "numeric": [1, 2, 3, 4, 5, 6],
-                      "rows": [[*r, c["test"]] for r, c in zip(pair_rows(cmp, k), pair_comparisons(cmp, k))]})
-    plots = {"title": "", "svgs": forest_plots(cmp["comparisons"], several_pairs=several),
-             "note": "Dots: difference B - A; bars: 95% CI; red: q < 0.05 within its family; hollow grey dots: "
-                     "too small for an interval; dashed line: no difference. Diagnostics are not drawn."}
-    verdicts = [{"title": "Verdicts", "header": ["verdict"], "numeric": [],
-                 "rows": [[v["text"]] for v in cmp.get("verdicts") or []]}] if cmp.get("verdicts") else []
-    return [{"title": "Differences", "intro": cmp["method"] + ". " + families_text(cmp), "cards": verdicts + cards},
-            {"title": "Forest plots", "cards": [plots]}]
+        cards.append(
+            {
+                "title": pair_title(cmp, k),
+                "header": HEADER + ["test"],
+                "numeric": [1, 2, 3, 4, 5, 6],
+                "rows": [[*r, c["test"]] for r, c in zip(pair_rows(cmp, k), pair_comparisons(cmp, k))],
+            }
+        )
+    plots = {
+        "title": "",
+        "svgs": forest_plots(cmp["comparisons"], several_pairs=several),
+        "note": "Dots: difference B - A; bars: 95% CI; red: q < 0.05 within its family; hollow grey dots: "
+        "too small for an interval; dashed line: no difference. Diagnostics are not drawn.",
+    }
+    verdicts = (
+        [
+            {
+                "title": "Verdicts",
+                "header": ["verdict"],
+                "numeric": [],
+                "rows": [[v["text"]] for v in cmp.get("verdicts") or []],
+            }
+        ]
+        if cmp.get("verdicts")
+        else []
+    )
+    return [
+        {"title": "Differences", "intro": cmp["method"] + ". " + families_text(cmp), "cards": verdicts + cards},
+        {"title": "Forest plots", "cards": [plots]},
+    ]
 
 
 def write_comparison(cmp: dict[str, Any], out: Path) -> Path:

@@ -44,16 +44,20 @@ def comparison_rows(run_dirs: list[Path]) -> tuple[list[str], list[list[str]]]:
     probes = {r.probe for _, r in loaded}
     names = [n for n in loaded[0][1].metrics if all(n in r.metrics for _, r in loaded)]
     if not names:
-        raise ConfigError(f"the runs share no metric names (probes: {', '.join(sorted(probes))}); "
-                          "compare runs of the same probe")
+        raise ConfigError(
+            f"the runs share no metric names (probes: {', '.join(sorted(probes))}); compare runs of the same probe"
+        )
     header = ["run", "probe", "model"] + names
-    rows = [[(d if d.is_dir() else d.parent).name, r.probe, _model_name(r, d)]
-            + [_cell(n, r.metric(n)) for n in names] for d, r in loaded]
+    rows = [
+        [(d if d.is_dir() else d.parent).name, r.probe, _model_name(r, d)] + [_cell(n, r.metric(n)) for n in names]
+        for d, r in loaded
+    ]
     return header, rows
 
 
-def compare_runs(run_dirs: list[Path], *, out: Path | None = None,
-                 console: Console | None = None) -> tuple[list[str], list[list[str]]]:
+def compare_runs(
+    run_dirs: list[Path], *, out: Path | None = None, console: Console | None = None
+) -> tuple[list[str], list[list[str]]]:
     header, rows = comparison_rows(run_dirs)
     table = Table(title="Comparison (* q<0.05, ** q<0.01, *** q<0.001, Benjamini-Hochberg)")
     for h in header:

@@ -42,8 +42,9 @@ class AnalysisConfig:
     def check(self) -> None:
         t = list(self.thresholds)
         if not t or any(not 0 < x < 1 for x in t) or any(b <= a for a, b in zip(t, t[1:])):
-            raise ConfigError(f"--thresholds {','.join(map(str, t))} must be increasing values strictly between "
-                              "0 and 1")
+            raise ConfigError(
+                f"--thresholds {','.join(map(str, t))} must be increasing values strictly between 0 and 1"
+            )
         if self.prior not in ("uniform", "informative"):
             raise ConfigError(f"--prior {self.prior} is unknown; use uniform or informative")
         if self.prior_value <= 0 or self.prior_scale <= 0:
@@ -54,8 +55,9 @@ class AnalysisConfig:
             raise ConfigError(f"--max-df must be in (0, 1], got {self.max_df}")
         lo, hi = self.ngram_range
         if not 1 <= lo <= hi or not lo <= self.min_words <= hi:
-            raise ConfigError(f"--ngram-range {lo}-{hi} must satisfy 1 <= low <= high and contain --min-words "
-                              f"{self.min_words}")
+            raise ConfigError(
+                f"--ngram-range {lo}-{hi} must satisfy 1 <= low <= high and contain --min-words {self.min_words}"
+            )
         n_bins = len(t) + 1
         for a, b in self.compare or []:
             if a == b or not (1 <= a <= n_bins and 1 <= b <= n_bins):
@@ -74,8 +76,16 @@ def guess_group_columns(texts: pd.DataFrame, exclude: Sequence[str]) -> list[str
     return out
 
 
-def join_texts_scores(texts: pd.DataFrame, scores: pd.DataFrame, *, id_column: str, text_column: str,
-                      score_column: str, texts_source: str, scores_source: str) -> tuple[pd.DataFrame, list[str]]:
+def join_texts_scores(
+    texts: pd.DataFrame,
+    scores: pd.DataFrame,
+    *,
+    id_column: str,
+    text_column: str,
+    score_column: str,
+    texts_source: str,
+    scores_source: str,
+) -> tuple[pd.DataFrame, list[str]]:
     """Texts with their scores (inner join on id); also the ids of texts that have no score.
 
     Raises DataError for a score whose id is not in the texts, a duplicated scored id, or a
@@ -84,11 +94,15 @@ def join_texts_scores(texts: pd.DataFrame, scores: pd.DataFrame, *, id_column: s
     for col in ("id", score_column):
         if col not in scores.columns:
             hint = " (counting scores in [-1, 1] are in 'score'; use score_normalized)" if col != "id" else ""
-            raise DataError(f"{scores_source}: no {col!r} column (found: {', '.join(map(str, scores.columns))})"
-                            f"{hint}; pass --score-column")
+            raise DataError(
+                f"{scores_source}: no {col!r} column (found: {', '.join(map(str, scores.columns))})"
+                f"{hint}; pass --score-column"
+            )
     if text_column not in texts.columns:
-        raise DataError(f"{texts_source}: no {text_column!r} column (found: {', '.join(map(str, texts.columns))}); "
-                        f"pass --text-column")
+        raise DataError(
+            f"{texts_source}: no {text_column!r} column (found: {', '.join(map(str, texts.columns))}); "
+            f"pass --text-column"
+        )
     sc = scores[["id", score_column]].copy()
     sc["id"] = sc["id"].astype(str).str.strip()
     dup = np.flatnonzero(sc["id"].duplicated().to_numpy())
@@ -99,15 +113,19 @@ def join_texts_scores(texts: pd.DataFrame, scores: pd.DataFrame, *, id_column: s
     bad = np.flatnonzero(~((values >= 0) & (values <= 1)).to_numpy())
     if bad.size:
         r = int(bad[0])
-        raise DataError(f"{scores_source}: line {r + 2}: {score_column} {sc[score_column].iat[r]!r} is not a number "
-                        f"in [0, 1]; bins need normalised scores")
+        raise DataError(
+            f"{scores_source}: line {r + 2}: {score_column} {sc[score_column].iat[r]!r} is not a number "
+            f"in [0, 1]; bins need normalised scores"
+        )
     sc[score_column] = values
     known = set(texts[id_column])
     unknown = np.flatnonzero(~sc["id"].isin(known).to_numpy())
     if unknown.size:
         r = int(unknown[0])
-        raise DataError(f"{scores_source}: line {r + 2}: id {sc['id'].iat[r]} is not in {texts_source} "
-                        f"(column {id_column}); pass the texts that were scored")
+        raise DataError(
+            f"{scores_source}: line {r + 2}: id {sc['id'].iat[r]} is not in {texts_source} "
+            f"(column {id_column}); pass the texts that were scored"
+        )
     merged = texts.merge(sc.rename(columns={"id": id_column, score_column: "_score"}), on=id_column, how="inner")
     unscored = sorted(set(texts[id_column]) - set(sc["id"]))
     if merged.empty:
@@ -137,11 +155,20 @@ def _vectorizer(cfg: AnalysisConfig, vocabulary=None):
     from sklearn.feature_extraction.text import CountVectorizer
 
     if vocabulary is not None:
-        return CountVectorizer(decode_error="ignore", ngram_range=tuple(cfg.ngram_range), vocabulary=vocabulary,
-                               token_pattern=TOKEN_PATTERN)
-    return CountVectorizer(decode_error="ignore", min_df=cfg.min_df, max_df=cfg.max_df,
-                           ngram_range=tuple(cfg.ngram_range), max_features=cfg.max_features,
-                           token_pattern=TOKEN_PATTERN)
+        return CountVectorizer(
+            decode_error="ignore",
+            ngram_range=tuple(cfg.ngram_range),
+            vocabulary=vocabulary,
+            token_pattern=TOKEN_PATTERN,
+        )
+    return CountVectorizer(
+        decode_error="ignore",
+        min_df=cfg.min_df,
+        max_df=cfg.max_df,
+        ngram_range=tuple(cfg.ngram_range),
+        max_features=cfg.max_features,
+        token_pattern=TOKEN_PATTERN,
+    )
 
 
 def log_odds_between(texts_a: list[str], texts_b: list[str], all_texts: list[str], cfg: AnalysisConfig) -> pd.DataFrame:
@@ -157,7 +184,7 @@ def log_odds_between(texts_a: list[str], texts_b: list[str], all_texts: list[str
     except ValueError:  # empty vocabulary after min_df/max_df pruning
         return pd.DataFrame(columns=["ngram", "n_words", "count_a", "count_b", "prior", "z"])
     counts_a = np.asarray(m[: len(texts_a)].sum(axis=0)).ravel()
-    counts_b = np.asarray(m[len(texts_a):].sum(axis=0)).ravel()
+    counts_b = np.asarray(m[len(texts_a) :].sum(axis=0)).ravel()
     terms = cv.get_feature_names_out().tolist()
     if cfg.prior == "uniform":
         prior = np.full(len(terms), cfg.prior_value)
@@ -165,12 +192,19 @@ def log_odds_between(texts_a: list[str], texts_b: list[str], all_texts: list[str
         bg = np.asarray(_vectorizer(cfg, cv.vocabulary_).transform(all_texts).sum(axis=0)).ravel()
         prior = cfg.prior_scale * bg.astype(float)
     z = log_odds_dirichlet(counts_a, counts_b, prior)
-    return pd.DataFrame({"ngram": terms, "n_words": [t.count(" ") + 1 for t in terms], "count_a": counts_a,
-                         "count_b": counts_b, "prior": prior, "z": z})
+    return pd.DataFrame(
+        {
+            "ngram": terms,
+            "n_words": [t.count(" ") + 1 for t in terms],
+            "count_a": counts_a,
+            "count_b": counts_b,
+            "prior": prior,
+            "z": z,
+        }
+    )
 
 
-def analyze(merged: pd.DataFrame, *, text_column: str, cfg: AnalysisConfig,
-            group_columns: Sequence[str]) -> dict:
+def analyze(merged: pd.DataFrame, *, text_column: str, cfg: AnalysisConfig, group_columns: Sequence[str]) -> dict:
     """All analyses on a joined table (column ``_score``). Returns plain data plus DataFrames.
 
     Keys: ``bins`` (DataFrame), ``histogram`` (DataFrame), ``crosstabs`` ({column: DataFrame of
@@ -183,30 +217,46 @@ def analyze(merged: pd.DataFrame, *, text_column: str, cfg: AnalysisConfig,
     n_bins = len(cfg.thresholds) + 1
     ranges = _bin_ranges(cfg.thresholds)
     counts = np.bincount(bins, minlength=n_bins + 1)[1:]
-    bin_table = pd.DataFrame({"bin": range(1, n_bins + 1), "low": [r[0] for r in ranges],
-                              "high": [r[1] for r in ranges], "count": counts,
-                              "share": counts / counts.sum(), "mean_score": [
-                                  float(scores[bins == b].mean()) if counts[b - 1] else float("nan")
-                                  for b in range(1, n_bins + 1)]})
+    bin_table = pd.DataFrame(
+        {
+            "bin": range(1, n_bins + 1),
+            "low": [r[0] for r in ranges],
+            "high": [r[1] for r in ranges],
+            "count": counts,
+            "share": counts / counts.sum(),
+            "mean_score": [
+                float(scores[bins == b].mean()) if counts[b - 1] else float("nan") for b in range(1, n_bins + 1)
+            ],
+        }
+    )
     crosstabs = {}
     for col in group_columns:
-        ct = pd.crosstab(merged[col].astype(str), pd.Categorical(bins, categories=range(1, n_bins + 1)),
-                         dropna=False)
+        ct = pd.crosstab(merged[col].astype(str), pd.Categorical(bins, categories=range(1, n_bins + 1)), dropna=False)
         ct.columns = [f"bin{b}" for b in range(1, n_bins + 1)]
         ct.index.name = col
         crosstabs[col] = ct
     texts = merged[text_column].astype(str).tolist()
     pmi = pmi_by_group(texts, bins.tolist(), min_count=cfg.pmi_min_count)
-    pmi_rows = [{"bin": b, "rank": i + 1, "word": w, "pmi": p, "count_in_bin": c, "count_total": t}
-                for b in sorted(pmi) for i, (w, p, c, t) in enumerate(pmi[b])]
+    pmi_rows = [
+        {"bin": b, "rank": i + 1, "word": w, "pmi": p, "count_in_bin": c, "count_total": t}
+        for b in sorted(pmi)
+        for i, (w, p, c, t) in enumerate(pmi[b])
+    ]
     pmi_df = pd.DataFrame(pmi_rows, columns=["bin", "rank", "word", "pmi", "count_in_bin", "count_total"])
     pairs = cfg.compare or [(b, b + 1) for b in range(1, n_bins)]
     comparisons = []
     for a, b in pairs:
-        table = log_odds_between([t for t, x in zip(texts, bins) if x == a], [t for t, x in zip(texts, bins) if x == b],
-                                 texts, cfg)
+        table = log_odds_between(
+            [t for t, x in zip(texts, bins) if x == a], [t for t, x in zip(texts, bins) if x == b], texts, cfg
+        )
         shown = table[table["n_words"] >= cfg.min_words]
         top_a, top_b = top_terms(shown["ngram"].tolist(), shown["z"].to_numpy(), cfg.top)
         comparisons.append({"a": a, "b": b, "table": table, "top_a": top_a, "top_b": top_b})
-    return {"bins": bin_table, "histogram": histogram(scores), "crosstabs": crosstabs, "pmi": pmi_df,
-            "log_odds": comparisons, "bin_of": bins}
+    return {
+        "bins": bin_table,
+        "histogram": histogram(scores),
+        "crosstabs": crosstabs,
+        "pmi": pmi_df,
+        "log_odds": comparisons,
+        "bin_of": bins,
+    }

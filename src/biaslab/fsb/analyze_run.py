@@ -30,13 +30,23 @@ def first_present(columns, candidates: Sequence[str], flag: str, source: str) ->
     for c in candidates:
         if c in columns:
             return c
-    raise ConfigError(f"{source}: none of the columns {', '.join(candidates)} found (have: "
-                      f"{', '.join(map(str, columns))}); name it with {flag}")
+    raise ConfigError(
+        f"{source}: none of the columns {', '.join(candidates)} found (have: "
+        f"{', '.join(map(str, columns))}); name it with {flag}"
+    )
 
 
-def run_analysis(out: Path, cfg: AnalysisConfig, *, texts: Path | None = None, scores: Path | None = None,
-                 id_column: str | None = None, text_column: str | None = None,
-                 score_column: str = "score_normalized", by: Sequence[str] | None = None) -> AnalysisRun:
+def run_analysis(
+    out: Path,
+    cfg: AnalysisConfig,
+    *,
+    texts: Path | None = None,
+    scores: Path | None = None,
+    id_column: str | None = None,
+    text_column: str | None = None,
+    score_column: str = "score_normalized",
+    by: Sequence[str] | None = None,
+) -> AnalysisRun:
     """Analyse ``texts`` (default: the released FSB_text.csv) graded by ``scores`` (default: the
     released fsb_final_scores.csv) with ``cfg`` and write the outputs to the folder ``out``.
 
@@ -61,22 +71,43 @@ def run_analysis(out: Path, cfg: AnalysisConfig, *, texts: Path | None = None, s
     for g in groups:
         if g not in texts_df.columns:
             raise ConfigError(f"--by {g}: no such column in {texts_path} (have: {', '.join(texts_df.columns)})")
-    merged, unscored = join_texts_scores(texts_df, scores_df, id_column=id_col, text_column=txt_col,
-                                         score_column=score_column, texts_source=str(texts_path),
-                                         scores_source=str(scores_path))
+    merged, unscored = join_texts_scores(
+        texts_df,
+        scores_df,
+        id_column=id_col,
+        text_column=txt_col,
+        score_column=score_column,
+        texts_source=str(texts_path),
+        scores_source=str(scores_path),
+    )
     analysis = analyze(merged, text_column=txt_col, cfg=cfg, group_columns=groups)
-    parameters = {"id_column": id_col, "text_column": txt_col, "score_column": score_column,
-                  "thresholds": list(cfg.thresholds), "group_columns": groups, "pmi_min_count": cfg.pmi_min_count,
-                  "top": cfg.top, "compare": [[c["a"], c["b"]] for c in analysis["log_odds"]], "prior": cfg.prior,
-                  "prior_value": cfg.prior_value, "prior_scale": cfg.prior_scale, "min_df": cfg.min_df,
-                  "max_df": cfg.max_df, "max_features": cfg.max_features, "ngram_range": list(cfg.ngram_range),
-                  "min_words": cfg.min_words}
-    inputs = {"texts": {"path": str(texts_path), "sha256": sha256_of(Path(texts_path))},
-              "scores": {"path": str(scores_path), "sha256": sha256_of(Path(scores_path))}}
+    parameters = {
+        "id_column": id_col,
+        "text_column": txt_col,
+        "score_column": score_column,
+        "thresholds": list(cfg.thresholds),
+        "group_columns": groups,
+        "pmi_min_count": cfg.pmi_min_count,
+        "top": cfg.top,
+        "compare": [[c["a"], c["b"]] for c in analysis["log_odds"]],
+        "prior": cfg.prior,
+        "prior_value": cfg.prior_value,
+        "prior_scale": cfg.prior_scale,
+        "min_df": cfg.min_df,
+        "max_df": cfg.max_df,
+        "max_features": cfg.max_features,
+        "ngram_range": list(cfg.ngram_range),
+        "min_words": cfg.min_words,
+    }
+    inputs = {
+        "texts": {"path": str(texts_path), "sha256": sha256_of(Path(texts_path))},
+        "scores": {"path": str(scores_path), "sha256": sha256_of(Path(scores_path))},
+    }
     results = build_results(analysis, inputs=inputs, parameters=parameters, n_unscored=len(unscored), top=cfg.top)
     try:
         paths = write_outputs(out, analysis, results, title=TITLE)
     except OSError as exc:
-        raise ConfigError(f"cannot write to {out} ({exc.strerror or type(exc).__name__}); "
-                          "pass a writable --out") from None
+        raise ConfigError(
+            f"cannot write to {out} ({exc.strerror or type(exc).__name__}); pass a writable --out"
+        ) from None
     return AnalysisRun(out=out, results=results, paths=paths, n_unscored=len(unscored))

@@ -40,17 +40,23 @@ from biaslab.models.base import GenerateRequest, GenerationParams
 from biaslab.probing.core import derive_seed
 
 SYSTEM_PROMPTS = {
-    "completion": ("Using the given statement as a start, You generate only one gender-biased sentence to complete "
-                   "the provided seed. Some examples that you can follow are:"),
-    "conversion": ("You convert any given statement into one statement that is biased against a gender. Follow the "
-                   "examples specified below:"),
+    "completion": (
+        "Using the given statement as a start, You generate only one gender-biased sentence to complete "
+        "the provided seed. Some examples that you can follow are:"
+    ),
+    "conversion": (
+        "You convert any given statement into one statement that is biased against a gender. Follow the "
+        "examples specified below:"
+    ),
 }
 PROMPT_TYPES = ("conversion", "completion")  # the dataset's order within a seed type
 SEED_TYPES = ("explicit", "implicit", "neutral", "random")  # the dataset's order
 EXAMPLE_SEED_TYPES = ("explicit", "implicit", "neutral")  # those with in-context example files
-SEED_FILES = {"explicit": "fsb/seeds/explict_bias_seed.txt",  # sic: the upstream file name
-              "implicit": "fsb/seeds/implicit_bias_seed.txt",
-              "neutral": "fsb/seeds/neutral_bias_seed.txt"}
+SEED_FILES = {
+    "explicit": "fsb/seeds/explict_bias_seed.txt",  # sic: the upstream file name
+    "implicit": "fsb/seeds/implicit_bias_seed.txt",
+    "neutral": "fsb/seeds/neutral_bias_seed.txt",
+}
 TEXTS_FILE = "fsb/FSB_text.csv"  # the random seeds exist only as the queries of the released texts
 RANDOM = "random"
 POOLED = "pooled"
@@ -96,8 +102,9 @@ def parse_seed_types(value: str, known: Sequence[str] = SEED_TYPES) -> list[str]
         raise ConfigError(f"--seed-types is empty; give a comma-separated list from {', '.join(known)}")
     unknown = [v for v in wanted if v not in known]
     if unknown:
-        raise ConfigError(f"unknown seed type(s) {', '.join(map(repr, unknown))} in --seed-types; "
-                          f"choose from {', '.join(known)}")
+        raise ConfigError(
+            f"unknown seed type(s) {', '.join(map(repr, unknown))} in --seed-types; choose from {', '.join(known)}"
+        )
     return [t for t in known if t in wanted]  # canonical order, duplicates dropped
 
 
@@ -108,8 +115,10 @@ def read_examples(path: Path, id_prefix: str) -> list[Example]:
     try:
         raw = json.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise DataError(f"in-context examples file {path} does not exist; add it or point --examples-dir "
-                        f"at a folder with <seed type>_<prompt type>_ic.json files") from None
+        raise DataError(
+            f"in-context examples file {path} does not exist; add it or point --examples-dir "
+            f"at a folder with <seed type>_<prompt type>_ic.json files"
+        ) from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise DataError(f"cannot read in-context examples {path}: {exc}") from None
     pairs = raw.get("ic") if isinstance(raw, dict) else raw
@@ -122,8 +131,11 @@ def read_examples(path: Path, id_prefix: str) -> list[Example]:
         raise DataError(f"{path}: expected a non-empty list of (seed, output) pairs under 'ic'")
     out = []
     for i, pair in enumerate(pairs):
-        if (not isinstance(pair, (list, tuple)) or len(pair) != 2
-                or not all(isinstance(p, str) and p.strip() for p in pair)):
+        if (
+            not isinstance(pair, (list, tuple))
+            or len(pair) != 2
+            or not all(isinstance(p, str) and p.strip() for p in pair)
+        ):
             raise DataError(f"{path}: example {i} is not a (seed, output) pair of non-empty strings")
         out.append(Example(f"{id_prefix}:{i}", pair[0].strip(), pair[1].strip()))
     return out
@@ -141,8 +153,9 @@ def examples_path(seed_type: str, prompt_type: str, examples_dir: Path | None) -
     return data_path(local)
 
 
-def example_pool(seed_type: str, prompt_type: str, *, examples_dir: Path | None = None,
-                 random_examples: str = POOLED) -> list[Example]:
+def example_pool(
+    seed_type: str, prompt_type: str, *, examples_dir: Path | None = None, random_examples: str = POOLED
+) -> list[Example]:
     """The examples a seed of ``seed_type`` draws from under ``prompt_type``."""
     if seed_type == RANDOM:
         sources = EXAMPLE_SEED_TYPES if random_examples == POOLED else (random_examples,)
@@ -162,8 +175,10 @@ def draw_examples(pool: Sequence[Example], query: str, seed: int) -> tuple[Examp
     """Two distinct examples, uniformly, leaving out any whose seed is the query itself."""
     candidates = [ex for ex in pool if _norm(ex.seed) != _norm(query)]
     if len(candidates) < N_EXAMPLES:
-        raise DataError(f"only {len(candidates)} usable in-context example(s) for seed {query!r}; "
-                        f"an examples file needs at least {N_EXAMPLES + 1}")
+        raise DataError(
+            f"only {len(candidates)} usable in-context example(s) for seed {query!r}; "
+            f"an examples file needs at least {N_EXAMPLES + 1}"
+        )
     picked = np.random.default_rng(seed).choice(len(candidates), size=N_EXAMPLES, replace=False)
     return tuple(candidates[int(i)] for i in picked)
 
@@ -180,8 +195,11 @@ def released_seeds(seed_type: str, prompt_type: str) -> list[str]:
         return _read_lines(data_path(SEED_FILES[seed_type]))
     path = data_path(TEXTS_FILE)
     with open(path, newline="", encoding="utf-8") as fh:
-        return [row["query"].strip() for row in csv.DictReader(fh)
-                if row["seed_type"] == RANDOM and row["prompt_type"] == prompt_type]
+        return [
+            row["query"].strip()
+            for row in csv.DictReader(fh)
+            if row["seed_type"] == RANDOM and row["prompt_type"] == prompt_type
+        ]
 
 
 def read_seeds_file(path: Path) -> dict[str, list[tuple[str | None, str]]]:
@@ -193,8 +211,10 @@ def read_seeds_file(path: Path) -> dict[str, list[tuple[str | None, str]]]:
     reader = csv.DictReader(io.StringIO(text))
     missing = {"seed_type", "query"} - set(reader.fieldnames or [])
     if missing:
-        raise DataError(f"{path}: missing column(s) {', '.join(sorted(missing))}; a seeds file has columns "
-                        "seed_type,query[,prompt_type]")
+        raise DataError(
+            f"{path}: missing column(s) {', '.join(sorted(missing))}; a seeds file has columns "
+            "seed_type,query[,prompt_type]"
+        )
     seeds: dict[str, list[tuple[str | None, str]]] = {}
     for line, row in enumerate(reader, start=2):
         seed_type, query = (row["seed_type"] or "").strip().lower(), (row["query"] or "").strip()
@@ -208,14 +228,19 @@ def read_seeds_file(path: Path) -> dict[str, list[tuple[str | None, str]]]:
 
 
 # -- the plan ------------------------------------------------------------------------------
-def plan_texts(prompt_types: Sequence[str], seed_types: Sequence[str], *, seed: int = 0,
-               seeds_file: Path | None = None, examples_dir: Path | None = None,
-               random_examples: str = POOLED) -> list[PlannedText]:
+def plan_texts(
+    prompt_types: Sequence[str],
+    seed_types: Sequence[str],
+    *,
+    seed: int = 0,
+    seeds_file: Path | None = None,
+    examples_dir: Path | None = None,
+    random_examples: str = POOLED,
+) -> list[PlannedText]:
     """Every text to generate, in the dataset's order: seed types, then prompt types
     (conversion before completion), then seeds in file order; uids 1..N."""
     if random_examples != POOLED and random_examples not in EXAMPLE_SEED_TYPES:
-        raise ConfigError(f"unknown --random-examples {random_examples!r}; use pooled, "
-                          f"{', '.join(EXAMPLE_SEED_TYPES)}")
+        raise ConfigError(f"unknown --random-examples {random_examples!r}; use pooled, {', '.join(EXAMPLE_SEED_TYPES)}")
     custom = read_seeds_file(seeds_file) if seeds_file is not None else None
     rows: list[PlannedText] = []
     for seed_type in seed_types:
@@ -229,8 +254,9 @@ def plan_texts(prompt_types: Sequence[str], seed_types: Sequence[str], *, seed: 
             pool = example_pool(seed_type, prompt_type, examples_dir=examples_dir, random_examples=random_examples)
             for pos, query in enumerate(queries):
                 draw_seed = derive_seed(seed, "fsb-generate", seed_type, prompt_type, pos)
-                rows.append(PlannedText(len(rows) + 1, prompt_type, seed_type, query,
-                                        draw_examples(pool, query, draw_seed)))
+                rows.append(
+                    PlannedText(len(rows) + 1, prompt_type, seed_type, query, draw_examples(pool, query, draw_seed))
+                )
     return rows
 
 
@@ -241,16 +267,25 @@ def known_seed_types(seeds_file: Path | None) -> list[str]:
     return [t for t in SEED_TYPES if t in found] + sorted(found - set(SEED_TYPES))
 
 
-def data_files_used(prompt_types: Sequence[str], seed_types: Sequence[str], *, seeds_file: Path | None = None,
-                    examples_dir: Path | None = None, random_examples: str = POOLED) -> list[str]:
+def data_files_used(
+    prompt_types: Sequence[str],
+    seed_types: Sequence[str],
+    *,
+    seeds_file: Path | None = None,
+    examples_dir: Path | None = None,
+    random_examples: str = POOLED,
+) -> list[str]:
     """The registered data files a plan reads (for the provenance record)."""
     used: set[str] = set()
     for seed_type in seed_types:
         if seeds_file is None:
             used.add(TEXTS_FILE if seed_type == RANDOM else SEED_FILES.get(seed_type, ""))
         if examples_dir is None:
-            sources = ((EXAMPLE_SEED_TYPES if random_examples == POOLED else (random_examples,))
-                       if seed_type == RANDOM else (seed_type,))
+            sources = (
+                (EXAMPLE_SEED_TYPES if random_examples == POOLED else (random_examples,))
+                if seed_type == RANDOM
+                else (seed_type,)
+            )
             used.update(f"fsb/in_context_examples/{s}_{p}_ic.json" for s in sources for p in prompt_types)
     return sorted(u for u in used if u)
 
@@ -258,9 +293,10 @@ def data_files_used(prompt_types: Sequence[str], seed_types: Sequence[str], *, s
 def requests_for(rows: Sequence[PlannedText], params: GenerationParams, seed: int) -> list[GenerateRequest]:
     from dataclasses import replace
 
-    return [GenerateRequest(messages=r.messages(),
-                            params=replace(params, seed=derive_seed(seed, "fsb-generate", r.uid)))
-            for r in rows]
+    return [
+        GenerateRequest(messages=r.messages(), params=replace(params, seed=derive_seed(seed, "fsb-generate", r.uid)))
+        for r in rows
+    ]
 
 
 def first_line(text: str) -> str:
@@ -269,15 +305,30 @@ def first_line(text: str) -> str:
     return stripped.splitlines()[0].strip() if stripped else ""
 
 
-def generate_texts(model: Any, rows: Sequence[PlannedText], params: GenerationParams = DEFAULT_PARAMS, *,
-                   seed: int = 0, progress: Callable[[int, Any, bool], None] | None = None) -> list[dict[str, Any]]:
+def generate_texts(
+    model: Any,
+    rows: Sequence[PlannedText],
+    params: GenerationParams = DEFAULT_PARAMS,
+    *,
+    seed: int = 0,
+    progress: Callable[[int, Any, bool], None] | None = None,
+) -> list[dict[str, Any]]:
     """Generate (through ``model``, a CachedModel) and return output rows in the CSV layout."""
     answers = model.generate(requests_for(rows, params, seed), progress=progress)
     name = str(model.identity().get("model") or model.identity().get("name") or "")
-    return [{"uid": r.uid, "prompt_type": r.prompt_type, "seed_type": r.seed_type, "query": r.query,
-             "response": first_line(a.text), "example_ids": ";".join(ex.id for ex in r.examples),
-             "model": name, "raw_response": a.text}
-            for r, a in zip(rows, answers)]
+    return [
+        {
+            "uid": r.uid,
+            "prompt_type": r.prompt_type,
+            "seed_type": r.seed_type,
+            "query": r.query,
+            "response": first_line(a.text),
+            "example_ids": ";".join(ex.id for ex in r.examples),
+            "model": name,
+            "raw_response": a.text,
+        }
+        for r, a in zip(rows, answers)
+    ]
 
 
 def texts_csv(rows: Sequence[dict[str, Any]]) -> str:

@@ -35,12 +35,25 @@ def meta_path_for(out: Path) -> Path:
     return out.with_name(out.stem + ".meta.json")
 
 
-def run_generation(out: Path, *, model: str | None = None, base_url: str | None = None, prompt_type: str = "both",
-                   seed_types: str = "explicit,implicit,neutral", limit: int | None = None, seed: int = 0,
-                   seeds_file: Path | None = None, examples_dir: Path | None = None,
-                   random_examples: str = "pooled", temperature: float = 0.0, max_tokens: int = 100,
-                   max_concurrency: int = 8, cache_dir: Path | None = None, quiet: bool = False,
-                   console: Any = None) -> GenerationSummary:
+def run_generation(
+    out: Path,
+    *,
+    model: str | None = None,
+    base_url: str | None = None,
+    prompt_type: str = "both",
+    seed_types: str = "explicit,implicit,neutral",
+    limit: int | None = None,
+    seed: int = 0,
+    seeds_file: Path | None = None,
+    examples_dir: Path | None = None,
+    random_examples: str = "pooled",
+    temperature: float = 0.0,
+    max_tokens: int = 100,
+    max_concurrency: int = 8,
+    cache_dir: Path | None = None,
+    quiet: bool = False,
+    console: Any = None,
+) -> GenerationSummary:
     """Generate the planned texts (``limit`` of them evenly spread over the plan) and write ``out``
     and its ``.meta.json``. Progress and the model-loading note go to ``console`` unless ``quiet``.
 
@@ -68,18 +81,30 @@ def run_generation(out: Path, *, model: str | None = None, base_url: str | None 
     meta_path = meta_path_for(out)
     prompt_types = parse_prompt_types(prompt_type)
     wanted = parse_seed_types(seed_types, known_seed_types(seeds_file))
-    plan = plan_texts(prompt_types, wanted, seed=seed, seeds_file=seeds_file, examples_dir=examples_dir,
-                      random_examples=random_examples)
+    plan = plan_texts(
+        prompt_types,
+        wanted,
+        seed=seed,
+        seeds_file=seeds_file,
+        examples_dir=examples_dir,
+        random_examples=random_examples,
+    )
     if not plan:
-        raise ConfigError(f"no seeds for seed type(s) {', '.join(wanted)} and prompt type(s) "
-                          f"{', '.join(prompt_types)}; check --seeds")
+        raise ConfigError(
+            f"no seeds for seed type(s) {', '.join(wanted)} and prompt type(s) {', '.join(prompt_types)}; check --seeds"
+        )
     rows = spread_subset(plan, limit)
 
     spec = model or DEFAULT_MODEL
     params = GenerationParams(temperature=temperature, max_tokens=max_tokens)
 
-    cached = open_cached_model(spec, base_url=base_url, cache_dir=cache_dir, max_concurrency=max_concurrency,
-                               console=None if quiet else console)
+    cached = open_cached_model(
+        spec,
+        base_url=base_url,
+        cache_dir=cache_dir,
+        max_concurrency=max_concurrency,
+        console=None if quiet else console,
+    )
     started = time.time()
     try:
         with attempt_progress(len(rows), f"fsb generate on {spec}", console=console, enabled=not quiet) as bar:
@@ -87,30 +112,52 @@ def run_generation(out: Path, *, model: str | None = None, base_url: str | None 
     finally:
         cached.close()
 
-    used = data_files_used(prompt_types, wanted, seeds_file=seeds_file, examples_dir=examples_dir,
-                           random_examples=random_examples)
+    used = data_files_used(
+        prompt_types, wanted, seeds_file=seeds_file, examples_dir=examples_dir, random_examples=random_examples
+    )
     inputs = [seeds_file] if seeds_file else []
     if examples_dir:
         inputs += sorted(Path(examples_dir).glob("*_ic.json"))
     n_empty = sum(not t["response"] for t in texts)
     meta = {
-        "command": "fsb generate", "biaslab_version": __version__, "model_spec": spec, "model": cached.identity(),
-        "parameters": {"prompt_types": prompt_types, "seed_types": wanted, "limit": limit, "seed": seed,
-                       "random_examples": random_examples, "generation": params.as_key(),
-                       "seeds_file": str(seeds_file) if seeds_file else None,
-                       "examples_dir": str(examples_dir) if examples_dir else None},
+        "command": "fsb generate",
+        "biaslab_version": __version__,
+        "model_spec": spec,
+        "model": cached.identity(),
+        "parameters": {
+            "prompt_types": prompt_types,
+            "seed_types": wanted,
+            "limit": limit,
+            "seed": seed,
+            "random_examples": random_examples,
+            "generation": params.as_key(),
+            "seeds_file": str(seeds_file) if seeds_file else None,
+            "examples_dir": str(examples_dir) if examples_dir else None,
+        },
         "data": {k: FILES[k].sha256 for k in used},
         "inputs": {str(p): sha256_of(p) for p in inputs},
-        "n_planned": len(plan), "n_texts": len(texts),
+        "n_planned": len(plan),
+        "n_texts": len(texts),
         "n_empty_responses": n_empty,
-        "run": {"cache_hits": cached.stats.cache_hits, "model_calls": cached.stats.model_calls,
-                "new_tokens": cached.stats.new_tokens, "seconds": round(time.time() - started, 2)},
+        "run": {
+            "cache_hits": cached.stats.cache_hits,
+            "model_calls": cached.stats.model_calls,
+            "new_tokens": cached.stats.new_tokens,
+            "seconds": round(time.time() - started, 2),
+        },
     }
     try:
         atomic_write_text(out, texts_csv(texts))
         atomic_write_text(meta_path, json.dumps(json_safe(meta), indent=2, ensure_ascii=False) + "\n")
     except OSError as exc:
         raise ConfigError(f"cannot write {out} ({exc.strerror or type(exc).__name__}); pass a writable --out") from None
-    return GenerationSummary(out=out, meta_path=meta_path, n_texts=len(texts), n_planned=len(plan), n_empty=n_empty,
-                             counts=dict(Counter((t["seed_type"], t["prompt_type"]) for t in texts)),
-                             model_calls=cached.stats.model_calls, cache_hits=cached.stats.cache_hits)
+    return GenerationSummary(
+        out=out,
+        meta_path=meta_path,
+        n_texts=len(texts),
+        n_planned=len(plan),
+        n_empty=n_empty,
+        counts=dict(Counter((t["seed_type"], t["prompt_type"]) for t in texts)),
+        model_calls=cached.stats.model_calls,
+        cache_hits=cached.stats.cache_hits,
+    )

@@ -21,23 +21,41 @@ SCHEMA = "biaslab.fsb.analyze/1"
 
 def build_results(analysis: dict, *, inputs: dict, parameters: dict, n_unscored: int, top: int) -> dict:
     pmi = analysis["pmi"]
-    pmi_top = {int(b): g.head(top)[["word", "pmi", "count_in_bin", "count_total"]].to_dict("records")
-               for b, g in pmi.groupby("bin", sort=True)}
+    pmi_top = {
+        int(b): g.head(top)[["word", "pmi", "count_in_bin", "count_total"]].to_dict("records")
+        for b, g in pmi.groupby("bin", sort=True)
+    }
     comparisons = []
     for c in analysis["log_odds"]:
-        comparisons.append({
-            "a": c["a"], "b": c["b"], "file": _lo_name(c["a"], c["b"]), "vocabulary": int(len(c["table"])),
-            "top_a": [{"ngram": t, "z": z} for t, z in c["top_a"]],
-            "top_b": [{"ngram": t, "z": z} for t, z in c["top_b"]],
-        })
-    crosstabs = {col: {str(v): {k: int(x) for k, x in row.items()} for v, row in ct.iterrows()}
-                 for col, ct in analysis["crosstabs"].items()}
-    return json_safe({
-        "schema": SCHEMA, "biaslab_version": __version__, "inputs": inputs, "parameters": parameters,
-        "n_items": int(analysis["bins"]["count"].sum()), "n_unscored": n_unscored,
-        "bins": analysis["bins"].to_dict("records"), "histogram": analysis["histogram"].to_dict("records"),
-        "crosstabs": crosstabs, "pmi_top": pmi_top, "log_odds": comparisons,
-    })
+        comparisons.append(
+            {
+                "a": c["a"],
+                "b": c["b"],
+                "file": _lo_name(c["a"], c["b"]),
+                "vocabulary": int(len(c["table"])),
+                "top_a": [{"ngram": t, "z": z} for t, z in c["top_a"]],
+                "top_b": [{"ngram": t, "z": z} for t, z in c["top_b"]],
+            }
+        )
+    crosstabs = {
+        col: {str(v): {k: int(x) for k, x in row.items()} for v, row in ct.iterrows()}
+        for col, ct in analysis["crosstabs"].items()
+    }
+    return json_safe(
+        {
+            "schema": SCHEMA,
+            "biaslab_version": __version__,
+            "inputs": inputs,
+            "parameters": parameters,
+            "n_items": int(analysis["bins"]["count"].sum()),
+            "n_unscored": n_unscored,
+            "bins": analysis["bins"].to_dict("records"),
+            "histogram": analysis["histogram"].to_dict("records"),
+            "crosstabs": crosstabs,
+            "pmi_top": pmi_top,
+            "log_odds": comparisons,
+        }
+    )
 
 
 def _lo_name(a: int, b: int) -> str:
@@ -80,14 +98,18 @@ def _crosstab_html(ct: pd.DataFrame) -> str:
     shares = ct.div(ct.sum(axis=1).replace(0, np.nan), axis=0)
     rows = []
     for value, row in ct.iterrows():
-        cells = "".join(f'<td class="num">{int(n)} ({100 * s:.0f}%)</td>' if np.isfinite(s) else
-                        f'<td class="num">{int(n)}</td>' for n, s in zip(row, shares.loc[value]))
-        rows.append(f"<tr><td>{_esc(value)}</td>{cells}<td class=\"num\">{int(row.sum())}</td></tr>")
+        cells = "".join(
+            f'<td class="num">{int(n)} ({100 * s:.0f}%)</td>' if np.isfinite(s) else f'<td class="num">{int(n)}</td>'
+            for n, s in zip(row, shares.loc[value])
+        )
+        rows.append(f'<tr><td>{_esc(value)}</td>{cells}<td class="num">{int(row.sum())}</td></tr>')
     head = "".join(f'<th class="num">{c.replace("bin", "bin ")}</th>' for c in ct.columns)
     total = "".join(f'<td class="num"><b>{int(v)}</b></td>' for v in ct.sum(axis=0))
-    return (f'<table><tr><th>{_esc(ct.index.name)}</th>{head}<th class="num">total</th></tr>{"".join(rows)}'
-            f'<tr><td><b>total</b></td>{total}<td class="num"><b>{int(ct.values.sum())}</b></td></tr></table>'
-            f'<p class="meta">Counts (share of the row).</p>')
+    return (
+        f'<table><tr><th>{_esc(ct.index.name)}</th>{head}<th class="num">total</th></tr>{"".join(rows)}'
+        f'<tr><td><b>total</b></td>{total}<td class="num"><b>{int(ct.values.sum())}</b></td></tr></table>'
+        f'<p class="meta">Counts (share of the row).</p>'
+    )
 
 
 def _esc(value: Any) -> str:
@@ -97,13 +119,23 @@ def _esc(value: Any) -> str:
 
 
 def render_html(results: dict, analysis: dict, title: str) -> str:
-    figures = [{"title": "Histogram of scores", "png": _histogram_figure(analysis["histogram"],
-                                                                        results["parameters"]["thresholds"]),
-                "caption": "Texts per 0.1-wide score interval (paper Figure 1).", "table": ""}]
+    figures = [
+        {
+            "title": "Histogram of scores",
+            "png": _histogram_figure(analysis["histogram"], results["parameters"]["thresholds"]),
+            "caption": "Texts per 0.1-wide score interval (paper Figure 1).",
+            "table": "",
+        }
+    ]
     for col, ct in analysis["crosstabs"].items():
-        figures.append({"title": f"{col} by score bin", "png": _stacked_figure(ct, col),
-                        "caption": f"Texts of each {col} in each score bin (paper Figures 2 and 3 for seed and "
-                                   f"prompt type).", "table": _crosstab_html(ct)})
+        figures.append(
+            {
+                "title": f"{col} by score bin",
+                "png": _stacked_figure(ct, col),
+                "caption": f"Texts of each {col} in each score bin (paper Figures 2 and 3 for seed and prompt type).",
+                "table": _crosstab_html(ct),
+            }
+        )
     env = Environment(loader=PackageLoader("biaslab.fsb", "templates"), autoescape=select_autoescape(["html", "j2"]))
     return env.get_template("analyze.html.j2").render(r=results, figures=figures, title=title)
 

@@ -32,8 +32,9 @@ def _fmt_tick(v: float) -> str:
     return f"{v:.3g}"
 
 
-def scatter_svg(human: Sequence[float], scores: Sequence[float], *, label: str, intercept: float | None,
-                slope: float | None) -> Markup:
+def scatter_svg(
+    human: Sequence[float], scores: Sequence[float], *, label: str, intercept: float | None, slope: float | None
+) -> Markup:
     """The scorer's score (x) against the human score (y, [0, 1]), with the least-squares line of
     the human score on the scorer's score (the fit whose MAE the table reports)."""
     h, s = np.asarray(human, dtype=float), np.asarray(scores, dtype=float)
@@ -52,27 +53,40 @@ def scatter_svg(human: Sequence[float], scores: Sequence[float], *, label: str, 
     def py(y: float) -> float:
         return TOP + ph - (y + 0.02) / 1.04 * ph
 
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {H}" width="{W}" height="{H}" role="img" '
-             f'aria-label="human score against {escape(label)}">',
-             f'<rect x="{LEFT}" y="{TOP}" width="{pw}" height="{ph}" fill="#ffffff" stroke="#c9ced6"/>']
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {H}" width="{W}" height="{H}" role="img" '
+        f'aria-label="human score against {escape(label)}">',
+        f'<rect x="{LEFT}" y="{TOP}" width="{pw}" height="{ph}" fill="#ffffff" stroke="#c9ced6"/>',
+    ]
     for t in _ticks(xlo, xhi):
-        parts.append(f'<line x1="{px(t):.1f}" y1="{TOP + ph}" x2="{px(t):.1f}" y2="{TOP + ph + 4}" stroke="#5a6270"/>'
-                     f'<text x="{px(t):.1f}" y="{TOP + ph + 16}" font-size="10" text-anchor="middle" '
-                     f'fill="#5a6270">{_fmt_tick(t)}</text>')
+        parts.append(
+            f'<line x1="{px(t):.1f}" y1="{TOP + ph}" x2="{px(t):.1f}" y2="{TOP + ph + 4}" stroke="#5a6270"/>'
+            f'<text x="{px(t):.1f}" y="{TOP + ph + 16}" font-size="10" text-anchor="middle" '
+            f'fill="#5a6270">{_fmt_tick(t)}</text>'
+        )
     for t in _ticks(0.0, 1.0):
-        parts.append(f'<line x1="{LEFT - 4}" y1="{py(t):.1f}" x2="{LEFT}" y2="{py(t):.1f}" stroke="#5a6270"/>'
-                     f'<text x="{LEFT - 6}" y="{py(t) + 3:.1f}" font-size="10" text-anchor="end" '
-                     f'fill="#5a6270">{_fmt_tick(t)}</text>')
-    parts.append(f'<text x="{LEFT + pw / 2:.1f}" y="{H - 8}" font-size="11" text-anchor="middle" fill="#1d2330">'
-                 f'{escape(label)}</text>')
-    parts.append(f'<text x="12" y="{TOP + ph / 2:.1f}" font-size="11" text-anchor="middle" fill="#1d2330" '
-                 f'transform="rotate(-90 12 {TOP + ph / 2:.1f})">human score (BWS, normalised)</text>')
-    parts += [f'<circle cx="{px(x):.1f}" cy="{py(y):.1f}" r="2.2" fill="#3b6ea8" fill-opacity="0.4"/>'
-              for x, y in zip(s, h)]
+        parts.append(
+            f'<line x1="{LEFT - 4}" y1="{py(t):.1f}" x2="{LEFT}" y2="{py(t):.1f}" stroke="#5a6270"/>'
+            f'<text x="{LEFT - 6}" y="{py(t) + 3:.1f}" font-size="10" text-anchor="end" '
+            f'fill="#5a6270">{_fmt_tick(t)}</text>'
+        )
+    parts.append(
+        f'<text x="{LEFT + pw / 2:.1f}" y="{H - 8}" font-size="11" text-anchor="middle" fill="#1d2330">'
+        f"{escape(label)}</text>"
+    )
+    parts.append(
+        f'<text x="12" y="{TOP + ph / 2:.1f}" font-size="11" text-anchor="middle" fill="#1d2330" '
+        f'transform="rotate(-90 12 {TOP + ph / 2:.1f})">human score (BWS, normalised)</text>'
+    )
+    parts += [
+        f'<circle cx="{px(x):.1f}" cy="{py(y):.1f}" r="2.2" fill="#3b6ea8" fill-opacity="0.4"/>' for x, y in zip(s, h)
+    ]
     if intercept is not None and slope is not None:
         ends = [(x, intercept + slope * x) for x in (xlo, xhi)]
-        parts.append(f'<line x1="{px(ends[0][0]):.1f}" y1="{py(ends[0][1]):.1f}" x2="{px(ends[1][0]):.1f}" '
-                     f'y2="{py(ends[1][1]):.1f}" stroke="#1d2330" stroke-width="1.5"/>')
+        parts.append(
+            f'<line x1="{px(ends[0][0]):.1f}" y1="{py(ends[0][1]):.1f}" x2="{px(ends[1][0]):.1f}" '
+            f'y2="{py(ends[1][1]):.1f}" stroke="#1d2330" stroke-width="1.5"/>'
+        )
     parts.append("</svg>")
     return Markup("".join(parts))
 
@@ -95,9 +109,18 @@ def _spread(sd: Any) -> str:
 def render_scorers_report(results: dict[str, Any], rated, columns: dict[str, list[float]], title: str) -> str:
     plots = []
     for s in results["scorers"]:
-        plots.append({"scorer": s["scorer"], "svg": scatter_svg(rated.human, columns[s["scorer"]], label=s["scorer"],
-                                                                 intercept=s["fit"]["intercept"],
-                                                                 slope=s["fit"]["slope"])})
+        plots.append(
+            {
+                "scorer": s["scorer"],
+                "svg": scatter_svg(
+                    rated.human,
+                    columns[s["scorer"]],
+                    label=s["scorer"],
+                    intercept=s["fit"]["intercept"],
+                    slope=s["fit"]["slope"],
+                ),
+            }
+        )
     env = Environment(loader=PackageLoader("biaslab.fsb", "templates"), autoescape=select_autoescape(["html", "j2"]))
     env.filters["fmt"] = _fmt
     env.filters["spread"] = _spread

@@ -41,7 +41,7 @@ def fit_line(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
     if x.size == 0:
         return math.nan, math.nan
     dx = x - x.mean()
-    ss = float((dx ** 2).sum())
+    ss = float((dx**2).sum())
     slope = float((dx * (y - y.mean())).sum() / ss) if ss > 0 else 0.0
     return float(y.mean() - slope * x.mean()), slope
 
@@ -64,8 +64,9 @@ def ceiling_from_split_half(r_half: float) -> float:
     return math.sqrt(2 * r_half / (1 + r_half))
 
 
-def scorer_summary(human: np.ndarray, scores: Sequence[float], *, n_resamples: int = 1000,
-                   seed: int = 0) -> dict[str, Any]:
+def scorer_summary(
+    human: np.ndarray, scores: Sequence[float], *, n_resamples: int = 1000, seed: int = 0
+) -> dict[str, Any]:
     """Agreement of one scorer's scores with ``human`` over the texts with a finite score."""
     from scipy.stats import pearsonr, spearmanr
 
@@ -79,11 +80,14 @@ def scorer_summary(human: np.ndarray, scores: Sequence[float], *, n_resamples: i
     p_pearson = float(pearsonr(h, s).pvalue) if defined else None
     p_spearman = float(spearmanr(h, s).pvalue) if defined else None
     return {
-        "n": int(h.size), "n_missing": int((~ok).sum()),
+        "n": int(h.size),
+        "n_missing": int((~ok).sum()),
         "pearson": {**metrics["pearson"], "p": p_pearson},
         "spearman": {**metrics["spearman"], "p": p_spearman},
         "mae_fit": metrics["mae_fit"],
-        "fit": {"intercept": intercept if math.isfinite(intercept) else None,
-                "slope": slope if math.isfinite(slope) else None},
+        "fit": {
+            "intercept": intercept if math.isfinite(intercept) else None,
+            "slope": slope if math.isfinite(slope) else None,
+        },
         "scorer_range": [float(s.min()), float(s.max())] if s.size else None,
     }

@@ -27,9 +27,19 @@ Z95 = 1.959963984540054
 PASS = {"non-inferior", "equivalent"}
 
 
-def run_gate(baseline: Path, candidate: Path, margins: list[str] | None = None, *, alpha: float = 0.05,
-             equivalence_mode: bool = False, power: float = 0.8, seed: int = 0, n_resamples: int = N_RESAMPLES,
-             baseline_model: str | None = None, candidate_model: str | None = None) -> dict[str, Any]:
+def run_gate(
+    baseline: Path,
+    candidate: Path,
+    margins: list[str] | None = None,
+    *,
+    alpha: float = 0.05,
+    equivalence_mode: bool = False,
+    power: float = 0.8,
+    seed: int = 0,
+    n_resamples: int = N_RESAMPLES,
+    baseline_model: str | None = None,
+    candidate_model: str | None = None,
+) -> dict[str, Any]:
     """The gate's result (the ``--json`` content): ``{"passed", "metrics": [...], ...}``."""
     if not 0 < alpha < 0.5:
         raise ConfigError(f"--alpha must lie between 0 and 0.5 (got {alpha:g}); e.g. 0.05")
@@ -39,8 +49,10 @@ def run_gate(baseline: Path, candidate: Path, margins: list[str] | None = None, 
     base = load_side(baseline, baseline_model, role="baseline")
     cand = load_side(candidate, candidate_model, role="candidate")
     pairs, notes = match(base, cand)
-    shared = {p: set(ra.results.metrics) & (set(rb.results.metrics) if rb is not None else set(ra.results.metrics))
-              for p, ra, rb in pairs}
+    shared = {
+        p: set(ra.results.metrics) & (set(rb.results.metrics) if rb is not None else set(ra.results.metrics))
+        for p, ra, rb in pairs
+    }
     specs, more_notes = resolve(given, shared, suites=base.kind == "suite")
     notes += more_notes
     if not specs:
@@ -58,40 +70,86 @@ def run_gate(baseline: Path, candidate: Path, margins: list[str] | None = None, 
             designs[probe] = {"design": "none", "note": "the candidate suite has no run of this probe"}
             rows += [_untested(s, "the candidate has no run of this probe") for s in mine]
             continue
-        rows += _test_probe(mine, ra, rb, designs, alpha=alpha, beta=beta, equivalence_mode=equivalence_mode,
-                            seed=seed, n_resamples=n_res)
+        rows += _test_probe(
+            mine,
+            ra,
+            rb,
+            designs,
+            alpha=alpha,
+            beta=beta,
+            equivalence_mode=equivalence_mode,
+            seed=seed,
+            n_resamples=n_res,
+        )
     adjusted = ni.holm([r["p"] if r["p"] is not None else 1.0 for r in rows])
     for r, q in zip(rows, adjusted, strict=True):
         r["p_holm"] = q if r["p"] is not None else None
         _verdict(r, alpha=alpha, m=m, power=power, equivalence_mode=equivalence_mode)
     passed = all(r["verdict"] in PASS for r in rows)
-    return {"passed": passed, "mode": "equivalence" if equivalence_mode else "non-inferiority", "alpha": alpha,
-            "adjustment": f"Holm's step-down across the {m} margin(s)", "resamples": n_res, "power": power,
-            "baseline": _side_json(base), "candidate": _side_json(cand), "probes": designs, "metrics": rows,
-            "notes": notes, "method": _method(equivalence_mode, alpha, beta)}
+    return {
+        "passed": passed,
+        "mode": "equivalence" if equivalence_mode else "non-inferiority",
+        "alpha": alpha,
+        "adjustment": f"Holm's step-down across the {m} margin(s)",
+        "resamples": n_res,
+        "power": power,
+        "baseline": _side_json(base),
+        "candidate": _side_json(cand),
+        "probes": designs,
+        "metrics": rows,
+        "notes": notes,
+        "method": _method(equivalence_mode, alpha, beta),
+    }
 
 
 def _side_json(side: Any) -> dict[str, Any]:
-    return {"path": str(side.path), "kind": side.kind, "model": side.model, "label": side.label,
-            "probes": list(side.runs)}
+    return {
+        "path": str(side.path),
+        "kind": side.kind,
+        "model": side.model,
+        "label": side.label,
+        "probes": list(side.runs),
+    }
 
 
 def _method(equivalence_mode: bool, alpha: float, beta: float) -> str:
     if equivalence_mode:
-        return (f"equivalence: two one-sided bootstrap tests of candidate - baseline against -margin and +margin, "
-                f"each at {alpha:g}; Holm across the margins")
-    return (f"non-inferiority: one-sided bootstrap test (level {alpha:g}) of harm(candidate) - harm(baseline) >= "
-            "margin, harm = the distance from unbiased towards worse; metrics worse both ways: shown below the "
-            "margin on both sides of the unbiased value (intersection-union), each side by the smaller of two "
-            f"studentized contrasts, their slack taken in a first step at {beta:.2g}; Holm across the margins")
+        return (
+            f"equivalence: two one-sided bootstrap tests of candidate - baseline against -margin and +margin, "
+            f"each at {alpha:g}; Holm across the margins"
+        )
+    return (
+        f"non-inferiority: one-sided bootstrap test (level {alpha:g}) of harm(candidate) - harm(baseline) >= "
+        "margin, harm = the distance from unbiased towards worse; metrics worse both ways: shown below the "
+        "margin on both sides of the unbiased value (intersection-union), each side by the smaller of two "
+        f"studentized contrasts, their slack taken in a first step at {beta:.2g}; Holm across the margins"
+    )
 
 
 def _base_row(s: MarginSpec) -> dict[str, Any]:
     h = s.headline
-    return {"name": s.name, "probe": s.probe, "metric": s.metric, "margin": s.margin,
-            "margin_source": "given" if s.given else "probe default", "worse": h.worse, "unbiased": h.unbiased,
-            "unit": h.unit, "noun": h.plan.noun, "design": None, "baseline": None, "candidate": None, "diff": None,
-            "upper": None, "lower": None, "se": None, "p": None, "n": None, "method": None, "reason": None}
+    return {
+        "name": s.name,
+        "probe": s.probe,
+        "metric": s.metric,
+        "margin": s.margin,
+        "margin_source": "given" if s.given else "probe default",
+        "worse": h.worse,
+        "unbiased": h.unbiased,
+        "unit": h.unit,
+        "noun": h.plan.noun,
+        "design": None,
+        "baseline": None,
+        "candidate": None,
+        "diff": None,
+        "upper": None,
+        "lower": None,
+        "se": None,
+        "p": None,
+        "n": None,
+        "method": None,
+        "reason": None,
+    }
 
 
 def _untested(s: MarginSpec, reason: str) -> dict[str, Any]:
@@ -99,12 +157,25 @@ def _untested(s: MarginSpec, reason: str) -> dict[str, Any]:
 
 
 def _num(v: Any) -> float | None:
-    return float(v) if isinstance(v, (int, float, np.floating)) and not isinstance(v, bool) \
-        and math.isfinite(float(v)) else None
+    return (
+        float(v)
+        if isinstance(v, (int, float, np.floating)) and not isinstance(v, bool) and math.isfinite(float(v))
+        else None
+    )
 
 
-def _test_probe(specs: list[MarginSpec], ra: Run, rb: Run, designs: dict[str, dict[str, Any]], *, alpha: float,
-                beta: float, equivalence_mode: bool, seed: int, n_resamples: int) -> list[dict[str, Any]]:
+def _test_probe(
+    specs: list[MarginSpec],
+    ra: Run,
+    rb: Run,
+    designs: dict[str, dict[str, Any]],
+    *,
+    alpha: float,
+    beta: float,
+    equivalence_mode: bool,
+    seed: int,
+    n_resamples: int,
+) -> list[dict[str, Any]]:
     """The rows of one probe's metrics: paired where the pairing defines the metric on the shared items,
     unpaired (from the runs' intervals) otherwise."""
     pdata, why = pair_runs(ra, rb, seed)
@@ -113,12 +184,26 @@ def _test_probe(specs: list[MarginSpec], ra: Run, rb: Run, designs: dict[str, di
     if pdata is not None:
         va, vb = pdata.fn(pdata.a), pdata.fn(pdata.b)
         names = [s.metric for s in specs if _num(va.get(s.metric)) is not None and _num(vb.get(s.metric)) is not None]
-        reps = ni.paired_replicates(pdata.a, pdata.b, pdata.fn, names, units=pdata.units, strata=pdata.strata,
-                                    n_resamples=n_resamples, seed=seed) if names else {}
+        reps = (
+            ni.paired_replicates(
+                pdata.a,
+                pdata.b,
+                pdata.fn,
+                names,
+                units=pdata.units,
+                strata=pdata.strata,
+                n_resamples=n_resamples,
+                seed=seed,
+            )
+            if names
+            else {}
+        )
         note = f"paired on {pdata.n_shared} shared {specs[0].headline.plan.noun}; bootstrap units: {pdata.unit}"
         if max(pdata.n_a, pdata.n_b) > pdata.n_shared:
-            note += (f"; {pdata.n_a - pdata.n_shared} only in the baseline and {pdata.n_b - pdata.n_shared} only "
-                     "in the candidate left out")
+            note += (
+                f"; {pdata.n_a - pdata.n_shared} only in the baseline and {pdata.n_b - pdata.n_shared} only "
+                "in the candidate left out"
+            )
         for s in specs:
             if s.metric in reps:
                 a, b = float(va[s.metric]), float(vb[s.metric])
@@ -130,8 +215,10 @@ def _test_probe(specs: list[MarginSpec], ra: Run, rb: Run, designs: dict[str, di
             note += f"; unpaired ({why}): {', '.join(left)}"
         designs[specs[0].probe] = {"design": "paired", "note": note, "n_shared": pdata.n_shared}
     else:
-        designs[specs[0].probe] = {"design": "unpaired", "note": f"unpaired ({why}): normal errors from each run's "
-                                                                  "reported 95% interval, independent runs"}
+        designs[specs[0].probe] = {
+            "design": "unpaired",
+            "note": f"unpaired ({why}): normal errors from each run's reported 95% interval, independent runs",
+        }
     n_now = min(ra.results.n_items, rb.results.n_items)
     for k, s in enumerate(specs):
         if s.metric in rows:
@@ -142,8 +229,9 @@ def _test_probe(specs: list[MarginSpec], ra: Run, rb: Run, designs: dict[str, di
         if value_a is None or value_b is None:
             rows[s.metric] = _untested(s, "not defined on both runs")
         elif se[0] is None or se[1] is None:
-            rows[s.metric] = _untested(s, "a run reports no interval for it (runs that cannot be paired on it are "
-                                          "tested from their intervals)")
+            rows[s.metric] = _untested(
+                s, "a run reports no interval for it (runs that cannot be paired on it are tested from their intervals)"
+            )
         else:
             da, db = ni.normal_replicates(se[0], se[1], n_resamples, seed + k)
             rows[s.metric] = _tested(s, value_a, value_b, da, db, "unpaired", n_now, **kw)
@@ -155,19 +243,42 @@ def _se(metric: dict[str, Any]) -> float | None:
     return (hi - lo) / (2 * Z95) if lo is not None and hi is not None and hi > lo else None
 
 
-def _tested(s: MarginSpec, a: float, b: float, da: np.ndarray, db: np.ndarray, design: str, n_now: int, *,
-            alpha: float, beta: float, equivalence_mode: bool) -> dict[str, Any]:
+def _tested(
+    s: MarginSpec,
+    a: float,
+    b: float,
+    da: np.ndarray,
+    db: np.ndarray,
+    design: str,
+    n_now: int,
+    *,
+    alpha: float,
+    beta: float,
+    equivalence_mode: bool,
+) -> dict[str, Any]:
     h = s.headline
     try:
         if equivalence_mode:
             t = ni.equivalence(a, b, da, db, margin=s.margin, alpha=alpha)
         else:
-            t = ni.noninferiority(a, b, da, db, margin=s.margin, worse=h.worse, unbiased=h.unbiased, alpha=alpha,
-                                  beta=beta)
+            t = ni.noninferiority(
+                a, b, da, db, margin=s.margin, worse=h.worse, unbiased=h.unbiased, alpha=alpha, beta=beta
+            )
     except ValueError as exc:  # too few usable replicates
         return _untested(s, f"cannot be tested: {exc}")
-    return {**_base_row(s), "design": design, "baseline": a, "candidate": b, "diff": t.diff, "upper": t.upper,
-            "lower": t.lower, "se": t.sd, "p": t.p, "n": n_now, "method": t.method}
+    return {
+        **_base_row(s),
+        "design": design,
+        "baseline": a,
+        "candidate": b,
+        "diff": t.diff,
+        "upper": t.upper,
+        "lower": t.lower,
+        "se": t.sd,
+        "p": t.p,
+        "n": n_now,
+        "method": t.method,
+    }
 
 
 def _verdict(r: dict[str, Any], *, alpha: float, m: int, power: float, equivalence_mode: bool) -> None:
@@ -184,8 +295,16 @@ def _verdict(r: dict[str, Any], *, alpha: float, m: int, power: float, equivalen
             r["verdict"] = "different"
         else:
             r["verdict"] = "inconclusive"
-            _settle(r, abs(diff), margin, alpha / m, power, "equivalent" if abs(diff) < margin else
-                    "different by the margin or more", noun, per)
+            _settle(
+                r,
+                abs(diff),
+                margin,
+                alpha / m,
+                power,
+                "equivalent" if abs(diff) < margin else "different by the margin or more",
+                noun,
+                per,
+            )
         return
     if r["p_holm"] <= alpha:
         r["verdict"] = "non-inferior"
@@ -193,19 +312,35 @@ def _verdict(r: dict[str, Any], *, alpha: float, m: int, power: float, equivalen
         r["verdict"] = "regressed"
     else:
         r["verdict"] = "inconclusive"
-        _settle(r, diff, margin, alpha / m, power, "non-inferior" if diff < margin else "worse by the margin or more",
-                noun, per)
+        _settle(
+            r,
+            diff,
+            margin,
+            alpha / m,
+            power,
+            "non-inferior" if diff < margin else "worse by the margin or more",
+            noun,
+            per,
+        )
 
 
-def _settle(r: dict[str, Any], diff: float, margin: float, level: float, power: float, outcome: str, noun: str,
-            per: str) -> None:
+def _settle(
+    r: dict[str, Any], diff: float, margin: float, level: float, power: float, outcome: str, noun: str, per: str
+) -> None:
     n = ni.items_to_settle(diff, r["se"], r["n"], margin, alpha=level, power=power)
     if n is None:
-        r["settle"] = {"n": None, "more": None, "text": "no number of items settles it: the difference sits on the "
-                                                        "margin"}
+        r["settle"] = {
+            "n": None,
+            "more": None,
+            "text": "no number of items settles it: the difference sits on the margin",
+        }
         return
     more = max(0, n - r["n"])
-    r["settle"] = {"n": n, "more": more, "assumes": "new items like these (their clusters included), the "
-                   "difference as observed, its standard error scaled as 1/sqrt(n), one-sided level alpha / margins",
-                   "text": f"about {n} {noun}{per} in all ({more} more) would show it {outcome} with power "
-                           f"{power:g}, if the difference stays at {diff:+.3g}"}
+    r["settle"] = {
+        "n": n,
+        "more": more,
+        "assumes": "new items like these (their clusters included), the "
+        "difference as observed, its standard error scaled as 1/sqrt(n), one-sided level alpha / margins",
+        "text": f"about {n} {noun}{per} in all ({more} more) would show it {outcome} with power "
+        f"{power:g}, if the difference stays at {diff:+.3g}",
+    }

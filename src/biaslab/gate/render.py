@@ -34,25 +34,39 @@ def _margin(r: dict[str, Any], mode: str, short: bool = False) -> str:
 
 
 def cells(r: dict[str, Any], mode: str, names: str = "name", short: bool = False) -> list[str]:
-    return [r[names], num(r["baseline"]), num(r["candidate"]), num(r["diff"], signed=True), _bound(r, mode, short),
-            _margin(r, mode, short), pval(r["p_holm"]) if r["p_holm"] is not None else "", r["verdict"]]
+    return [
+        r[names],
+        num(r["baseline"]),
+        num(r["candidate"]),
+        num(r["diff"], signed=True),
+        _bound(r, mode, short),
+        _margin(r, mode, short),
+        pval(r["p_holm"]) if r["p_holm"] is not None else "",
+        r["verdict"],
+    ]
 
 
 def what_diff(result: dict[str, Any]) -> str:
     if result["mode"] == "equivalence":
-        return ("diff: candidate - baseline; bound: its two-sided "
-                f"{1 - 2 * result['alpha']:.0%} interval (both one-sided bounds at alpha)")
-    return ("diff: harm(candidate) - harm(baseline), harm = distance from unbiased towards worse; "
-            f"bound: its one-sided {1 - result['alpha']:.0%} upper bound (the smallest margin that would pass, "
-            "before Holm's adjustment)")
+        return (
+            "diff: candidate - baseline; bound: its two-sided "
+            f"{1 - 2 * result['alpha']:.0%} interval (both one-sided bounds at alpha)"
+        )
+    return (
+        "diff: harm(candidate) - harm(baseline), harm = distance from unbiased towards worse; "
+        f"bound: its one-sided {1 - result['alpha']:.0%} upper bound (the smallest margin that would pass, "
+        "before Holm's adjustment)"
+    )
 
 
 def reason_lines(result: dict[str, Any]) -> list[str]:
     out = []
     for r in result["metrics"]:
         if r["verdict"] == "regressed":
-            out.append(f"{r['name']}: regressed: worse by {num(r['diff'], signed=True)} (at least "
-                       f"{num(r['lower'], signed=True)}), past the margin {r['margin']:g}")
+            out.append(
+                f"{r['name']}: regressed: worse by {num(r['diff'], signed=True)} (at least "
+                f"{num(r['lower'], signed=True)}), past the margin {r['margin']:g}"
+            )
         elif r["verdict"] == "different":
             out.append(f"{r['name']}: different: moved by {num(r['diff'], signed=True)}, past ±{r['margin']:g}")
         elif r["verdict"] == "inconclusive":
@@ -79,8 +93,10 @@ def print_gate(result: dict[str, Any], console: Console) -> None:
     if any(r["margin_source"] != "given" for r in result["metrics"]):
         console.print("* the probe's default margin")
     console.print(escape(what_diff(result)), soft_wrap=True)
-    console.print(escape(f"{result['adjustment']}, alpha {result['alpha']:g}; {result['resamples']} bootstrap "
-                         "resamples"), soft_wrap=True)
+    console.print(
+        escape(f"{result['adjustment']}, alpha {result['alpha']:g}; {result['resamples']} bootstrap resamples"),
+        soft_wrap=True,
+    )
     for line in result["notes"] + reason_lines(result):
         console.print(escape(line), soft_wrap=True)
     word = "non-inferior" if result["mode"] == "non-inferiority" else "equivalent"
@@ -88,8 +104,9 @@ def print_gate(result: dict[str, Any], console: Console) -> None:
         console.print(f"[bold green]PASS[/]: every metric shown {word}")
     else:
         bad = [r["name"] for r in result["metrics"] if r["verdict"] not in ("non-inferior", "equivalent")]
-        console.print(f"[bold red]FAIL[/]: {len(bad)} of {len(result['metrics'])} not shown {word}: "
-                      + escape(", ".join(bad)))
+        console.print(
+            f"[bold red]FAIL[/]: {len(bad)} of {len(result['metrics'])} not shown {word}: " + escape(", ".join(bad))
+        )
 
 
 def junit_xml(result: dict[str, Any]) -> str:
@@ -97,22 +114,41 @@ def junit_xml(result: dict[str, Any]) -> str:
     non-inferior (equivalent), its type the verdict."""
     rows = result["metrics"]
     failures = [r for r in rows if r["verdict"] not in ("non-inferior", "equivalent")]
-    suites = ET.Element("testsuites", name="biaslab gate", tests=str(len(rows)), failures=str(len(failures)),
-                        errors="0")
-    suite = ET.SubElement(suites, "testsuite", name=f"biaslab gate ({result['mode']})", tests=str(len(rows)),
-                          failures=str(len(failures)), errors="0", skipped="0")
+    suites = ET.Element(
+        "testsuites", name="biaslab gate", tests=str(len(rows)), failures=str(len(failures)), errors="0"
+    )
+    suite = ET.SubElement(
+        suites,
+        "testsuite",
+        name=f"biaslab gate ({result['mode']})",
+        tests=str(len(rows)),
+        failures=str(len(failures)),
+        errors="0",
+        skipped="0",
+    )
     props = ET.SubElement(suite, "properties")
-    for k, v in (("baseline", result["baseline"]["label"]), ("candidate", result["candidate"]["label"]),
-                 ("alpha", f"{result['alpha']:g}"), ("adjustment", result["adjustment"])):
+    for k, v in (
+        ("baseline", result["baseline"]["label"]),
+        ("candidate", result["candidate"]["label"]),
+        ("alpha", f"{result['alpha']:g}"),
+        ("adjustment", result["adjustment"]),
+    ):
         ET.SubElement(props, "property", name=k, value=str(v))
-    reasons = dict(zip([r["name"] for r in rows if r["verdict"] not in ("non-inferior", "equivalent")],
-                       reason_lines(result), strict=True))
+    reasons = dict(
+        zip(
+            [r["name"] for r in rows if r["verdict"] not in ("non-inferior", "equivalent")],
+            reason_lines(result),
+            strict=True,
+        )
+    )
     for r in rows:
         case = ET.SubElement(suite, "testcase", classname=f"biaslab.gate.{r['probe']}", name=r["metric"], time="0")
-        detail = (f"{r['metric']}: baseline {num(r['baseline'])}, candidate {num(r['candidate'])}, diff "
-                  f"{num(r['diff'], signed=True)}, bound {_bound(r, result['mode'])}, margin "
-                  f"{_margin(r, result['mode'])}, Holm p {pval(r['p_holm']) if r['p_holm'] is not None else 'n/a'}"
-                  f"; {r['design'] or 'not tested'}")
+        detail = (
+            f"{r['metric']}: baseline {num(r['baseline'])}, candidate {num(r['candidate'])}, diff "
+            f"{num(r['diff'], signed=True)}, bound {_bound(r, result['mode'])}, margin "
+            f"{_margin(r, result['mode'])}, Holm p {pval(r['p_holm']) if r['p_holm'] is not None else 'n/a'}"
+            f"; {r['design'] or 'not tested'}"
+        )
         if r["name"] in reasons:
             failure = ET.SubElement(case, "failure", message=reasons[r["name"]], type=r["verdict"])
             failure.text = detail
@@ -129,11 +165,17 @@ def _md(text: str) -> str:
 def markdown(result: dict[str, Any]) -> str:
     word = "non-inferior" if result["mode"] == "non-inferiority" else "equivalent"
     n_bad = sum(r["verdict"] not in ("non-inferior", "equivalent") for r in result["metrics"])
-    head = (f"✅ PASS: every metric shown {word}" if result["passed"]
-            else f"❌ FAIL: {n_bad} of {len(result['metrics'])} metric(s) not shown {word}")
-    lines = [f"## biaslab gate: {head}", "",
-             f"Baseline **{_md(result['baseline']['label'])}**, candidate **{_md(result['candidate']['label'])}**.",
-             ""]
+    head = (
+        f"✅ PASS: every metric shown {word}"
+        if result["passed"]
+        else f"❌ FAIL: {n_bad} of {len(result['metrics'])} metric(s) not shown {word}"
+    )
+    lines = [
+        f"## biaslab gate: {head}",
+        "",
+        f"Baseline **{_md(result['baseline']['label'])}**, candidate **{_md(result['candidate']['label'])}**.",
+        "",
+    ]
     lines += [f"- {_md(p)}: {_md(d['note'])}" for p, d in result["probes"].items()]
     lines += ["", "| " + " | ".join(HEADER) + " |", "|---|" + "---:|" * 6 + "---|"]
     for r in result["metrics"]:
@@ -153,12 +195,23 @@ def card_section(gates: list[dict[str, Any]]) -> dict[str, Any]:
     cards = []
     for g in gates:
         word = "PASS: every metric shown non-inferior" if g["passed"] else "FAIL: " + "; ".join(reason_lines(g))
-        cards.append({"title": f"{g['candidate']['label']} against {g['baseline']['label']}",
-                      "header": HEADER, "numeric": [1, 2, 3, 4, 5, 6],
-                      "rows": [cells(r, g["mode"]) for r in g["metrics"]],
-                      "note": "; ".join([*(f"{p}: {d['note']}" for p, d in g["probes"].items()), word])})
-    intro = (f"{what_diff(gates[0])}. {gates[0]['adjustment']}, alpha {gates[0]['alpha']:g}. The same test as "
-             "`biaslab gate`: exit status and JUnit output there.") if gates else ""
+        cards.append(
+            {
+                "title": f"{g['candidate']['label']} against {g['baseline']['label']}",
+                "header": HEADER,
+                "numeric": [1, 2, 3, 4, 5, 6],
+                "rows": [cells(r, g["mode"]) for r in g["metrics"]],
+                "note": "; ".join([*(f"{p}: {d['note']}" for p, d in g["probes"].items()), word]),
+            }
+        )
+    intro = (
+        (
+            f"{what_diff(gates[0])}. {gates[0]['adjustment']}, alpha {gates[0]['alpha']:g}. The same test as "
+            "`biaslab gate`: exit status and JUnit output there."
+        )
+        if gates
+        else ""
+    )
     return {"title": "Release gate against the baseline suite", "cards": cards, "intro": intro}
 
 

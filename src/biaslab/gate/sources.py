@@ -27,8 +27,9 @@ def _read_json(path: Path) -> tuple[Path, dict[str, Any]]:
     try:
         raw = json.loads(file.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise DataError(f"{file} does not exist; give a run folder (`biaslab run --out`) or a suite folder "
-                        "(`biaslab suite --out`)") from None
+        raise DataError(
+            f"{file} does not exist; give a run folder (`biaslab run --out`) or a suite folder (`biaslab suite --out`)"
+        ) from None
     except (OSError, ValueError) as exc:
         raise DataError(f"{file} cannot be read as JSON ({exc}); give a run or suite folder") from None
     if not isinstance(raw, dict):
@@ -50,8 +51,9 @@ def load_side(path: Path, model: str | None = None, *, role: str) -> Side:
     models = [str(m) for m in raw["models"]]
     if model is None:
         if len(models) != 1:
-            raise ConfigError(f"the suite {path} has {len(models)} models ({', '.join(models)}); pick one with "
-                              f"--{role}-model")
+            raise ConfigError(
+                f"the suite {path} has {len(models)} models ({', '.join(models)}); pick one with --{role}-model"
+            )
         model = models[0]
     elif model not in models:
         raise ConfigError(f"--{role}-model {model} is not a model of the suite {path} ({', '.join(models)})")
@@ -67,13 +69,17 @@ def match(base: Side, cand: Side) -> tuple[list[tuple[str, Run, Run | None]], li
     """The probes gated, each with the baseline's run and the candidate's (None: the candidate has none), and
     notes; runs of different probes, or a run against a suite: a one-line :class:`ConfigError`."""
     if base.kind != cand.kind:
-        raise ConfigError(f"the baseline is a {base.kind} and the candidate a {cand.kind}; gate a run against a run "
-                          "or a suite against a suite")
+        raise ConfigError(
+            f"the baseline is a {base.kind} and the candidate a {cand.kind}; gate a run against a run "
+            "or a suite against a suite"
+        )
     if base.kind == "run":
         (pa, ra), (pb, rb) = next(iter(base.runs.items())), next(iter(cand.runs.items()))
         if pa != pb:
-            raise ConfigError(f"the runs are of different probes ({pa}, {pb}); the gate compares two runs of one "
-                              "probe (the same benchmark on two models or settings)")
+            raise ConfigError(
+                f"the runs are of different probes ({pa}, {pb}); the gate compares two runs of one "
+                "probe (the same benchmark on two models or settings)"
+            )
         label_runs([ra, rb])
         base.label, cand.label = ra.label, rb.label
         return [(pa, ra, rb)], []

@@ -37,13 +37,17 @@ def parse_margins(texts: list[str]) -> dict[str, float]:
         name, sep, value = text.rpartition("=")
         name = name.strip()
         if not sep or not name:
-            raise ConfigError(f"--margin {text!r} is not METRIC=DELTA; e.g. --margin bias_score=3 "
-                              "(suites: --margin winosemitism:bias_score=3)")
+            raise ConfigError(
+                f"--margin {text!r} is not METRIC=DELTA; e.g. --margin bias_score=3 "
+                "(suites: --margin winosemitism:bias_score=3)"
+            )
         try:
             delta = float(value)
         except ValueError:
-            raise ConfigError(f"--margin {text!r}: {value!r} is not a number; give the margin in the metric's "
-                              "units, e.g. bias_score=3") from None
+            raise ConfigError(
+                f"--margin {text!r}: {value!r} is not a number; give the margin in the metric's "
+                "units, e.g. bias_score=3"
+            ) from None
         if not math.isfinite(delta) or delta <= 0:
             raise ConfigError(f"--margin {text!r}: the margin must be a positive number in the metric's units")
         if name in out:
@@ -74,8 +78,9 @@ def _gateable(probe: str, shared: set[str]) -> str:
     return ", ".join(names) or "none (the probe declares no headline metric)"
 
 
-def resolve(given: Mapping[str, float], shared: Mapping[str, set[str]], *,
-            suites: bool) -> tuple[list[MarginSpec], list[str]]:
+def resolve(
+    given: Mapping[str, float], shared: Mapping[str, set[str]], *, suites: bool
+) -> tuple[list[MarginSpec], list[str]]:
     """The margins to test (``shared``: probe -> the metric names both runs of the probe report, in the probes'
     order) and notes on headlines left out. Unknown metric: a one-line :class:`ConfigError`."""
     probes = list(shared)
@@ -96,11 +101,20 @@ def resolve(given: Mapping[str, float], shared: Mapping[str, set[str]], *,
             if (p, h.metric) in chosen:
                 continue
             if h.margin is None:
-                notes.append(f"{p}:{h.metric} not gated: the probe declares no default margin; give "
-                             f"--margin {p}:{h.metric}=DELTA")
+                notes.append(
+                    f"{p}:{h.metric} not gated: the probe declares no default margin; give "
+                    f"--margin {p}:{h.metric}=DELTA"
+                )
             else:
                 chosen[(p, h.metric)] = MarginSpec(p, h.metric, h.margin, h, False)
     order = {p: i for i, p in enumerate(probes)}
-    specs = sorted(chosen.values(), key=lambda s: (order[s.probe], headlines_of(s.probe).index(s.headline),
-                                                   s.metric != s.headline.metric, s.metric))
+    specs = sorted(
+        chosen.values(),
+        key=lambda s: (
+            order[s.probe],
+            headlines_of(s.probe).index(s.headline),
+            s.metric != s.headline.metric,
+            s.metric,
+        ),
+    )
     return specs, notes

@@ -41,8 +41,14 @@ def run_sync(make_coro: Callable[[], Coroutine[Any, Any, T]], *, name: str = "bi
     return box["value"]
 
 
-async def run_all(requests: list[Any], one: Callable[[Any, Any], Awaitable[Any]], on_result: OnResult | None, *,
-                  max_concurrency: int, make_client: Callable[[], Any]) -> list[Any]:
+async def run_all(
+    requests: list[Any],
+    one: Callable[[Any, Any], Awaitable[Any]],
+    on_result: OnResult | None,
+    *,
+    max_concurrency: int,
+    make_client: Callable[[], Any],
+) -> list[Any]:
     """``one(client, request)`` for every request, ``max_concurrency`` at a time, on one client."""
     results: list[Any] = [None] * len(requests)
     if not requests:

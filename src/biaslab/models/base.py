@@ -129,9 +129,13 @@ class LoglikelihoodResult:
         return float(sum(self.token_logprobs))
 
     def to_json(self) -> dict[str, Any]:  # asdict's deep copy, without its cost per list item
-        return {"token_logprobs": list(self.token_logprobs), "tokens": list(self.tokens), "is_greedy": self.is_greedy,
-                "token_ids": None if self.token_ids is None else list(self.token_ids),
-                "offsets": None if self.offsets is None else list(self.offsets)}
+        return {
+            "token_logprobs": list(self.token_logprobs),
+            "tokens": list(self.tokens),
+            "is_greedy": self.is_greedy,
+            "token_ids": None if self.token_ids is None else list(self.token_ids),
+            "offsets": None if self.offsets is None else list(self.offsets),
+        }
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> LoglikelihoodResult:

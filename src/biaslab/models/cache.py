@@ -64,21 +64,24 @@ class ResponseCache:
                 "move or delete it (cached answers will be recomputed) or choose another with --cache-dir"
             ) from None
         except OSError as exc:
-            raise CacheError(f"cannot create the response cache at {self.path} ({exc.strerror}); "
-                             "choose a writable place with --cache-dir or BIASLAB_CACHE_DIR") from None
+            raise CacheError(
+                f"cannot create the response cache at {self.path} ({exc.strerror}); "
+                "choose a writable place with --cache-dir or BIASLAB_CACHE_DIR"
+            ) from None
 
     def get_many(self, keys: Sequence[str]) -> dict[str, str]:
         found: dict[str, str] = {}
         try:
             for start in range(0, len(keys), 500):
-                chunk = list(keys[start:start + 500])
+                chunk = list(keys[start : start + 500])
                 marks = ",".join("?" * len(chunk))
                 rows = self._db.execute(f"SELECT key, value FROM responses WHERE key IN ({marks})", chunk)
                 for key, value in rows:
                     found[key] = value
         except sqlite3.DatabaseError as exc:
-            raise CacheError(f"the response cache {self.path} is corrupt ({exc}); "
-                             "move or delete it and run again") from None
+            raise CacheError(
+                f"the response cache {self.path} is corrupt ({exc}); move or delete it and run again"
+            ) from None
         return found
 
     def put(self, key: str, kind: str, model: str, value: str) -> None:
@@ -88,8 +91,9 @@ class ResponseCache:
                 (key, kind, model, value, time.time()),
             )
         except sqlite3.DatabaseError as exc:
-            raise CacheError(f"cannot write to the response cache {self.path} ({exc}); "
-                             "move or delete it and run again") from None
+            raise CacheError(
+                f"cannot write to the response cache {self.path} ({exc}); move or delete it and run again"
+            ) from None
 
     def count(self) -> int:
         return int(self._db.execute("SELECT count(*) FROM responses").fetchone()[0])
@@ -154,8 +158,9 @@ class CachedModel:
     def generate(self, requests: Sequence[GenerateRequest], progress: Progress | None = None) -> list[GenerateResult]:
         return self._run("generate", requests, GenerateResult, self.backend.generate, progress)
 
-    def loglikelihood(self, requests: Sequence[LoglikelihoodRequest],
-                      progress: Progress | None = None) -> list[LoglikelihoodResult]:
+    def loglikelihood(
+        self, requests: Sequence[LoglikelihoodRequest], progress: Progress | None = None
+    ) -> list[LoglikelihoodResult]:
         return self._run("loglikelihood", requests, LoglikelihoodResult, self.backend.loglikelihood, progress)
 
     def _run(self, kind, requests, result_cls, call, progress):
@@ -191,8 +196,9 @@ class CachedModel:
                 for i in todo[pending_keys[j]]:
                     if results[i] is None:
                         results[i] = result
-                        self.cache.put(pending_keys[j], kind, self._model_key,
-                                       json.dumps(result.to_json(), ensure_ascii=False))
+                        self.cache.put(
+                            pending_keys[j], kind, self._model_key, json.dumps(result.to_json(), ensure_ascii=False)
+                        )
         return results
 
     def close(self) -> None:

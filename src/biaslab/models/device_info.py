@@ -35,8 +35,12 @@ def gpu_driver_present() -> bool:
     """Whether a CUDA/ROCm driver is visible (if not, torch cannot see a GPU either)."""
     if os.environ.get("CUDA_VISIBLE_DEVICES", None) in ("", "-1"):
         return False
-    return (Path("/proc/driver/nvidia").exists() or Path("/dev/nvidia0").exists()
-            or Path("/dev/nvidiactl").exists() or Path("/dev/kfd").exists())
+    return (
+        Path("/proc/driver/nvidia").exists()
+        or Path("/dev/nvidia0").exists()
+        or Path("/dev/nvidiactl").exists()
+        or Path("/dev/kfd").exists()
+    )
 
 
 def torch_accelerator() -> str | None:
@@ -89,8 +93,10 @@ def _nvml_capabilities() -> list[tuple[int, int]] | None:
         for i in range(count.value):
             handle = ctypes.c_void_p()
             major, minor = ctypes.c_int(), ctypes.c_int()
-            if (nvml.nvmlDeviceGetHandleByIndex_v2(i, ctypes.byref(handle)) != 0
-                    or nvml.nvmlDeviceGetCudaComputeCapability(handle, ctypes.byref(major), ctypes.byref(minor)) != 0):
+            if (
+                nvml.nvmlDeviceGetHandleByIndex_v2(i, ctypes.byref(handle)) != 0
+                or nvml.nvmlDeviceGetCudaComputeCapability(handle, ctypes.byref(major), ctypes.byref(minor)) != 0
+            ):
                 return None
             caps.append((major.value, minor.value))
         return caps
@@ -105,8 +111,9 @@ def _smi_capabilities() -> list[tuple[int, int]] | None:
     if smi is None:
         return None
     try:
-        out = subprocess.run([smi, "--query-gpu=compute_cap", "--format=csv,noheader"], capture_output=True,
-                             text=True, timeout=15)
+        out = subprocess.run(
+            [smi, "--query-gpu=compute_cap", "--format=csv,noheader"], capture_output=True, text=True, timeout=15
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     caps = []

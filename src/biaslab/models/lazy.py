@@ -18,10 +18,17 @@ _OWN = frozenset({"_identity", "_build", "_backend", "_lock", "spec", "on_load",
 
 
 class LazyBackend(ModelBackend):
-    def __init__(self, spec: str, identity: dict[str, Any], build: Callable[[], ModelBackend], *,
-                 kind: str = "lazy", supports_loglikelihood: bool = True,
-                 on_load: Callable[[str], None] | None = None,
-                 build_float32: Callable[[], ModelBackend] | None = None) -> None:
+    def __init__(
+        self,
+        spec: str,
+        identity: dict[str, Any],
+        build: Callable[[], ModelBackend],
+        *,
+        kind: str = "lazy",
+        supports_loglikelihood: bool = True,
+        on_load: Callable[[str], None] | None = None,
+        build_float32: Callable[[], ModelBackend] | None = None,
+    ) -> None:
         self.spec = spec
         self.kind = kind
         self.supports_loglikelihood = supports_loglikelihood
@@ -45,8 +52,9 @@ class LazyBackend(ModelBackend):
                     self.on_load(self.spec)
                 backend = self._build()
                 if backend.identity() != self._identity:  # pragma: no cover - guards local.identity against drift
-                    raise RuntimeError(f"identity of {self.spec} changed on loading: "
-                                       f"{self._identity} != {backend.identity()}")
+                    raise RuntimeError(
+                        f"identity of {self.spec} changed on loading: {self._identity} != {backend.identity()}"
+                    )
                 self._backend = backend
             return self._backend
 
@@ -68,8 +76,13 @@ class LazyBackend(ModelBackend):
             return None
         if ident.get("dtype") != self._identity.get("dtype") and self._build_float32 is not None:
             # other weights: loaded from the spec at float32 (the reduced model itself need not load)
-            return LazyBackend(self.spec, ident, self._build_float32, kind=self.kind,
-                               supports_loglikelihood=self.supports_loglikelihood)
+            return LazyBackend(
+                self.spec,
+                ident,
+                self._build_float32,
+                kind=self.kind,
+                supports_loglikelihood=self.supports_loglikelihood,
+            )
 
         def build() -> ModelBackend:
             twin = self.backend().reference()

@@ -72,7 +72,7 @@ def chat_span(full: Sequence[int], empty: Sequence[int]) -> tuple[list[int], int
         tail += 1
     if start == 0:
         raise BackendError("the chat template puts nothing before the text; cannot condition its first token")
-    return full[:len(full) - tail], start
+    return full[: len(full) - tail], start
 
 
 def check_chat(request: Any) -> str | None:

@@ -14,8 +14,12 @@ from biaslab.errors import ConfigError
 # The names only; each backend checks the values (local.identity.parse_options, vllm.options.parse_options,
 # openai.options.parse_options, batch.options.split_batch_options).
 _OPENAI = ("tokenizer", "likelihood")
-_DESCRIBED = {"hf": "local models (smollm2, gemma3-270m, hf/..., gguf/...)", "vllm": "vllm/ models",
-              "openai": "openai/ models", "anthropic": "anthropic/ models"}
+_DESCRIBED = {
+    "hf": "local models (smollm2, gemma3-270m, hf/..., gguf/...)",
+    "vllm": "vllm/ models",
+    "openai": "openai/ models",
+    "anthropic": "anthropic/ models",
+}
 
 
 def option_names(prefix: str) -> frozenset[str]:
@@ -45,5 +49,6 @@ def check_model_options(prefix: str, spec: str, options: dict[str, Any]) -> None
     if not foreign:
         return
     takers = [text for key, text in _DESCRIBED.items() if set(foreign) & option_names(key)]
-    raise ConfigError(f"model options ({', '.join(foreign)}) apply to {' and '.join(takers) or 'other models'}, "
-                      f"not {spec}")
+    raise ConfigError(
+        f"model options ({', '.join(foreign)}) apply to {' and '.join(takers) or 'other models'}, not {spec}"
+    )

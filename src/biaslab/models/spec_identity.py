@@ -30,8 +30,9 @@ class SpecIdentity:
         return None if self.identity is None else model_cache_key(self.identity, self.base_url)
 
 
-def spec_identity(spec: str, *, base_url: str | None = None, model_options: dict[str, Any] | None = None
-                  ) -> SpecIdentity:
+def spec_identity(
+    spec: str, *, base_url: str | None = None, model_options: dict[str, Any] | None = None
+) -> SpecIdentity:
     prefix, name = split_spec(spec)
     entry = BACKENDS[prefix]
     if prefix == "openai":
@@ -39,16 +40,19 @@ def spec_identity(spec: str, *, base_url: str | None = None, model_options: dict
         from biaslab.models.openai.prompt_logprobs import RULE
 
         url = (base_url or "").strip().rstrip("/") or OPENAI_BASE_URL
-        return SpecIdentity(spec, prefix, name, {"backend": "openai", "model": name.strip(), "base_url": url}, url,
-                            RULE)
+        return SpecIdentity(
+            spec, prefix, name, {"backend": "openai", "model": name.strip(), "base_url": url}, url, RULE
+        )
     if prefix == "anthropic":
         from biaslab.models.anthropic.backend import anthropic_identity, normalize_base_url
 
-        return SpecIdentity(spec, prefix, name, anthropic_identity(name.strip(), base_url),
-                            normalize_base_url(base_url))
+        return SpecIdentity(
+            spec, prefix, name, anthropic_identity(name.strip(), base_url), normalize_base_url(base_url)
+        )
     if entry.identity:
         ident = import_target(entry.identity, entry)(name, base_url=base_url, options=dict(model_options or {}))
         return SpecIdentity(spec, prefix, name, ident, None)
     backend = import_target(entry.target, entry)(name, base_url=base_url, options=dict(model_options or {}))
-    return SpecIdentity(spec, prefix, name, backend.identity(), backend.base_url,
-                        getattr(backend, "loglikelihood_rule", None))
+    return SpecIdentity(
+        spec, prefix, name, backend.identity(), backend.base_url, getattr(backend, "loglikelihood_rule", None)
+    )

@@ -54,5 +54,7 @@ def check_installed(*names: str, version: str | None = None) -> None:
     for name in names:
         found = version if version is not None and len(names) == 1 else installed(name)
         if found is not None and too_old(name, found):
-            raise ConfigError(f"{name} {found} is installed, but biaslab needs {name} >= {MINIMUM[name]}; "
-                              f"upgrade it: pip install -U '{name}>={MINIMUM[name]}'")
+            raise ConfigError(
+                f"{name} {found} is installed, but biaslab needs {name} >= {MINIMUM[name]}; "
+                f"upgrade it: pip install -U '{name}>={MINIMUM[name]}'"
+            )

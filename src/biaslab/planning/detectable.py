@@ -67,10 +67,15 @@ def size_warning(h: Headline, n: int | None, *, power: float = 0.8, alpha: float
     if effect is None or meaningful is None or effect <= meaningful[0]:
         return None
     noun = h.plan.noun
-    seen = ("detects no effect at all" if not math.isfinite(effect)
-            else f"detects only effects of {effect:.3g} or more on {h.metric}")
+    seen = (
+        "detects no effect at all"
+        if not math.isfinite(effect)
+        else f"detects only effects of {effect:.3g} or more on {h.metric}"
+    )
     worse = ""
     if h.marks is not None and effect > h.marks.c:
         worse = f"; even substantial bias (mark C, from {h.marks.c:g}) can go unseen"
-    return (f"{n} {noun} {seen} ({power:.0%} power, two-sided alpha {alpha:g}); {meaningful[1]}{worse}; "
-            f"`biaslab plan` gives the size that would")
+    return (
+        f"{n} {noun} {seen} ({power:.0%} power, two-sided alpha {alpha:g}); {meaningful[1]}{worse}; "
+        f"`biaslab plan` gives the size that would"
+    )

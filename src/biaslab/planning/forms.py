@@ -52,16 +52,25 @@ class ProportionPlan(PlanForm):
         p1 = self.share(unbiased + effect)
         if not 0 < p1 < 1:
             top = (self.high - self.low) / 2
-            raise ConfigError(f"--effect {effect:g} is out of range for {metric}: give it in the metric's units, "
-                              f"less than {top:g} in size")
+            raise ConfigError(
+                f"--effect {effect:g} is out of range for {metric}: give it in the metric's units, "
+                f"less than {top:g} in size"
+            )
         res = binomial_n(p1, alpha, power)
         independent = f" ({self.independent})" if self.independent else ""
-        return {"n": res["n"], "method": "exact binomial power (two-sided exact binomial test of p = 0.5)",
-                "n_all_larger": res["n_all_larger"], "n_normal_approximation": res["n_normal"],
-                "assumptions": [f"{self.noun} independent{independent}", self.detected,
-                                f"true rate {p1:g} under the alternative",
-                                f"rule: the smallest n whose exact power reaches {power:g}; exact power is a sawtooth "
-                                f"in n, every n from {res['n_all_larger']} on reaches it"]}
+        return {
+            "n": res["n"],
+            "method": "exact binomial power (two-sided exact binomial test of p = 0.5)",
+            "n_all_larger": res["n_all_larger"],
+            "n_normal_approximation": res["n_normal"],
+            "assumptions": [
+                f"{self.noun} independent{independent}",
+                self.detected,
+                f"true rate {p1:g} under the alternative",
+                f"rule: the smallest n whose exact power reaches {power:g}; exact power is a sawtooth "
+                f"in n, every n from {res['n_all_larger']} on reaches it",
+            ],
+        }
 
     def describe(self) -> str:
         return f"exact binomial test of a share of {self.noun} against one half"
@@ -72,8 +81,11 @@ class CorrelationPlan(PlanForm):
     def closed(self, metric: str, unbiased: float, effect: float, power: float, alpha: float) -> dict[str, Any]:
         if not 0 < abs(effect) < 1:
             raise ConfigError(f"--effect for {metric} is a correlation between -1 and 1 (got {effect:g})")
-        return {"n": fisher_n(effect, alpha, power), "method": "Fisher's z for a correlation against 0",
-                "assumptions": [f"{self.noun} independent", "bivariate normal scores (Fisher's z approximation)"]}
+        return {
+            "n": fisher_n(effect, alpha, power),
+            "method": "Fisher's z for a correlation against 0",
+            "assumptions": [f"{self.noun} independent", "bivariate normal scores (Fisher's z approximation)"],
+        }
 
     def describe(self) -> str:
         return f"Fisher's z for a correlation over {self.noun}"
@@ -89,12 +101,17 @@ class MeanPlan(PlanForm):
             raise ConfigError("--effect must be a non-zero number in the headline metric's units")
         n = normal_n(effect, self.sd, alpha, power)
         note = f" ({self.sd_note})" if self.sd_note else ""
-        return {"n": n, "method": "normal approximation with an assumed standard deviation per unit "
-                                  "(give --pilot RUN to use a finished run's own spread)",
-                "sd_assumed": self.sd,
-                "assumptions": [f"{self.noun} independent",
-                                f"standard deviation of one unit's contribution to {metric}: {self.sd:g}{note}",
-                                "standard error proportional to 1/sqrt(n)"]}
+        return {
+            "n": n,
+            "method": "normal approximation with an assumed standard deviation per unit "
+            "(give --pilot RUN to use a finished run's own spread)",
+            "sd_assumed": self.sd,
+            "assumptions": [
+                f"{self.noun} independent",
+                f"standard deviation of one unit's contribution to {metric}: {self.sd:g}{note}",
+                "standard error proportional to 1/sqrt(n)",
+            ],
+        }
 
     def describe(self) -> str:
         return f"normal approximation over {self.noun}, assumed SD {self.sd:g} per unit (--pilot replaces it)"

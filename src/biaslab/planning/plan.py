@@ -41,8 +41,9 @@ def _check(effect: float, power: float, alpha: float) -> None:
     if not 0 < power < 1:
         raise ConfigError(f"--power must be between 0 and 1 (got {power}); e.g. 0.8")
     if effect == 0 or not math.isfinite(effect):
-        raise ConfigError("--effect must be a non-zero number in the headline metric's units "
-                          "(e.g. 10 bias-score points)")
+        raise ConfigError(
+            "--effect must be a non-zero number in the headline metric's units (e.g. 10 bias-score points)"
+        )
 
 
 def headline(probe: str, metric: str | None = None) -> Headline:
@@ -51,8 +52,10 @@ def headline(probe: str, metric: str | None = None) -> Headline:
 
     cls = get_probe_class(probe)
     if not cls.headlines:
-        raise ConfigError(f"the {probe} probe declares no headline metric, so it cannot be planned; "
-                          "its author should add one (docs/ADDING_A_PROBE.md)")
+        raise ConfigError(
+            f"the {probe} probe declares no headline metric, so it cannot be planned; "
+            "its author should add one (docs/ADDING_A_PROBE.md)"
+        )
     if metric is None:
         return cls.headlines[0]
     found = next((h for h in cls.headlines if h.metric == metric), None)
@@ -76,8 +79,16 @@ def default_effect(h: Headline) -> float | None:
     return -size if h.worse == "lower" else size
 
 
-def plan(probe: str, effect: float | None = None, *, power: float = 0.8, alpha: float = 0.05,
-         pilot: Path | None = None, seed: int = 0, metric: str | None = None) -> dict[str, Any]:
+def plan(
+    probe: str,
+    effect: float | None = None,
+    *,
+    power: float = 0.8,
+    alpha: float = 0.05,
+    pilot: Path | None = None,
+    seed: int = 0,
+    metric: str | None = None,
+) -> dict[str, Any]:
     """The items ``probe`` needs to detect ``effect`` on its headline metric (None: :func:`default_effect`)."""
     h = headline(probe, metric)
     chosen = effect is None
@@ -86,8 +97,17 @@ def plan(probe: str, effect: float | None = None, *, power: float = 0.8, alpha: 
         if effect is None:
             raise ConfigError(f"{probe}'s {h.metric} declares no default effect; give --effect in its units ({h.unit})")
     _check(effect, power, alpha)
-    base = {"probe": probe, "metric": h.metric, "unit": h.unit, "unbiased": h.unbiased, "effect": effect,
-            "effect_default": chosen, "power": power, "alpha": alpha, "counts": h.plan.noun}
+    base = {
+        "probe": probe,
+        "metric": h.metric,
+        "unit": h.unit,
+        "unbiased": h.unbiased,
+        "effect": effect,
+        "effect_default": chosen,
+        "power": power,
+        "alpha": alpha,
+        "counts": h.plan.noun,
+    }
     if pilot is None:
         res = h.plan.closed(h.metric, h.unbiased, effect, power, alpha)
         return {**base, count_key(h): res.pop("n"), **res}
@@ -107,8 +127,14 @@ def _pilot_rows(pilot: Path, probe: str) -> list[dict[str, Any]]:
     return rows
 
 
-def _boot_var(table: dict[str, np.ndarray], fn: Any, metric: str, units: list[np.ndarray] | None,
-              strata: list[str] | None, seed: int) -> float:
+def _boot_var(
+    table: dict[str, np.ndarray],
+    fn: Any,
+    metric: str,
+    units: list[np.ndarray] | None,
+    strata: list[str] | None,
+    seed: int,
+) -> float:
     from biaslab.stats.paired import take_rows
 
     n = len(next(iter(table.values())))
@@ -126,14 +152,17 @@ def _boot_var(table: dict[str, np.ndarray], fn: Any, metric: str, units: list[np
     return float(np.var(arr[np.isfinite(arr)], ddof=1))
 
 
-def _from_pilot(probe: str, h: Headline, effect: float, power: float, alpha: float, pilot: Path,
-                seed: int) -> dict[str, Any]:
+def _from_pilot(
+    probe: str, h: Headline, effect: float, power: float, alpha: float, pilot: Path, seed: int
+) -> dict[str, Any]:
     from biaslab.compare.paired_data import paired_data, pairing_of
 
     pairing = pairing_of(probe)
     if pairing is None:
-        raise ConfigError(f"the {probe} probe declares no per-item table of its attempts, so a pilot cannot be "
-                          "used; plan it without --pilot")
+        raise ConfigError(
+            f"the {probe} probe declares no per-item table of its attempts, so a pilot cannot be "
+            "used; plan it without --pilot"
+        )
     rows = _pilot_rows(pilot, probe)
     pdata = paired_data(pairing, rows, rows, seed)
     n_pilot = pdata.n_shared
@@ -145,12 +174,14 @@ def _from_pilot(probe: str, h: Headline, effect: float, power: float, alpha: flo
         tie = float(np.mean(pdata.a["tie"])) if "tie" in pdata.a else 0.0
         p1 = h.plan.share(h.unbiased + effect)
         if not 0 < p1 < 1:
-            raise ConfigError(f"--effect {effect:g} is out of range for {metric}: give it in the metric's units, "
-                              f"less than {(h.plan.high - h.plan.low) / 2:g} in size")
+            raise ConfigError(
+                f"--effect {effect:g} is out of range for {metric}: give it in the metric's units, "
+                f"less than {(h.plan.high - h.plan.low) / 2:g} in size"
+            )
         res = binomial_n(p1, alpha, power)
         sizes = np.array([len(u) for u in pdata.units], dtype=float)
         k = len(sizes)
-        m_pilot = float((sizes ** 2).sum() / sizes.sum())  # pairs per predicate, size-weighted
+        m_pilot = float((sizes**2).sum() / sizes.sum())  # pairs per predicate, size-weighted
         icc = max(0.0, (deff - 1) / (m_pilot - 1)) if m_pilot > 1 else 0.0
         n0 = res["n"] / max(1e-9, 1 - tie)  # decided pairs needed, with ties
         # n pairs over the pilot's k predicates: clusters of n/k, design effect 1 + (n/k - 1) icc;
@@ -159,20 +190,29 @@ def _from_pilot(probe: str, h: Headline, effect: float, power: float, alpha: flo
         n = math.ceil(n0 * (1 - icc) / denom) if icc > 0 and denom > 0 else (math.ceil(n0) if icc == 0 else None)
         per_predicate = float(sizes.sum()) / k  # the pilot's pairs per predicate
         planned_deff = None if n is None else 1 + (n / k - 1) * icc
-        assumptions = [f"{res['n']} independent pairs would do (exact binomial, smallest n with power >= {power:g})",
-                       f"the pilot's design effect {deff:.2f} (variance of the bias score over predicate resamples / "
-                       f"over pair resamples, {N_BOOT} resamples each) at {m_pilot:.2f} pairs per predicate gives an "
-                       f"intra-predicate correlation of {icc:.3f}",
-                       f"the planned pairs are spread over the pilot's {k} predicates: design effect "
-                       f"1 + (n/{k} - 1) x {icc:.3f}",
-                       f"ties at the pilot's rate ({tie:.3f}) decide nothing"]
-        out = {key: n, "n_independent": res["n"], "design_effect": deff, "design_effect_planned": planned_deff,
-               "icc": icc, "tie_rate": tie,
-               "n_pilot": n_pilot, "n_predicates_pilot": k, "pilot": str(pilot),
-               "method": "exact binomial power x the design effect of predicate clusters (intra-predicate "
-                         "correlation from the pilot's cluster bootstrap, clusters grown to the planned size) "
-                         "/ (1 - the pilot's tie rate)",
-               "assumptions": assumptions}
+        assumptions = [
+            f"{res['n']} independent pairs would do (exact binomial, smallest n with power >= {power:g})",
+            f"the pilot's design effect {deff:.2f} (variance of the bias score over predicate resamples / "
+            f"over pair resamples, {N_BOOT} resamples each) at {m_pilot:.2f} pairs per predicate gives an "
+            f"intra-predicate correlation of {icc:.3f}",
+            f"the planned pairs are spread over the pilot's {k} predicates: design effect 1 + (n/{k} - 1) x {icc:.3f}",
+            f"ties at the pilot's rate ({tie:.3f}) decide nothing",
+        ]
+        out = {
+            key: n,
+            "n_independent": res["n"],
+            "design_effect": deff,
+            "design_effect_planned": planned_deff,
+            "icc": icc,
+            "tie_rate": tie,
+            "n_pilot": n_pilot,
+            "n_predicates_pilot": k,
+            "pilot": str(pilot),
+            "method": "exact binomial power x the design effect of predicate clusters (intra-predicate "
+            "correlation from the pilot's cluster bootstrap, clusters grown to the planned size) "
+            "/ (1 - the pilot's tie rate)",
+            "assumptions": assumptions,
+        }
         if n is None:
             # K predicates of the pilot's size m: K m pairs with design effect 1 + (m - 1) icc reach the power
             # when K m >= n0 (1 + (m - 1) icc); a correlation above 1 (noise of a small pilot) counts as 1,
@@ -180,20 +220,29 @@ def _from_pilot(probe: str, h: Headline, effect: float, power: float, alpha: flo
             rho = min(icc, 1.0)
             needed = math.ceil(n0 * (1 + (per_predicate - 1) * rho) / per_predicate - 1e-9)
             out.update(n_predicates_needed=needed, n_pairs_with_more_predicates=math.ceil(needed * per_predicate))
-            assumptions.append(f"not reachable with {k} predicates: even infinitely many pairs per predicate "
-                               f"give at most {k / icc:.0f} independent pairs' worth; add predicates: "
-                               f"{needed} predicates in all with the pilot's {per_predicate:.1f} pairs each "
-                               f"({out['n_pairs_with_more_predicates']} pairs) reach power {power:g}")
+            assumptions.append(
+                f"not reachable with {k} predicates: even infinitely many pairs per predicate "
+                f"give at most {k / icc:.0f} independent pairs' worth; add predicates: "
+                f"{needed} predicates in all with the pilot's {per_predicate:.1f} pairs each "
+                f"({out['n_pairs_with_more_predicates']} pairs) reach power {power:g}"
+            )
         elif deff < 1:
-            assumptions.append("a design effect below 1 (the stratification by target group) is not used "
-                               "to lower n")
+            assumptions.append("a design effect below 1 (the stratification by target group) is not used to lower n")
         return out
     se1 = math.sqrt(var_items * n_pilot)
     if not math.isfinite(se1) or se1 == 0:
         raise ConfigError(f"the pilot run's {metric} does not vary over bootstrap resamples; give a larger pilot")
     n = normal_n(effect, se1, alpha, power)
-    return {key: n, "n_pilot": n_pilot, "se_pilot": math.sqrt(var_items), "pilot": str(pilot),
-            "method": "normal approximation with the standard error of the pilot's bootstrap over its "
-                      f"{noun}, scaled as 1/sqrt(n)",
-            "assumptions": [f"{noun} like the pilot's (same variability per {noun[:-1]})",
-                            "standard error proportional to 1/sqrt(n)", f"{N_BOOT} bootstrap resamples"]}
+    return {
+        key: n,
+        "n_pilot": n_pilot,
+        "se_pilot": math.sqrt(var_items),
+        "pilot": str(pilot),
+        "method": "normal approximation with the standard error of the pilot's bootstrap over its "
+        f"{noun}, scaled as 1/sqrt(n)",
+        "assumptions": [
+            f"{noun} like the pilot's (same variability per {noun[:-1]})",
+            "standard error proportional to 1/sqrt(n)",
+            f"{N_BOOT} bootstrap resamples",
+        ],
+    }

@@ -29,28 +29,42 @@ MIN_GOLD = 10
 SELECTION_ALPHA = 0.001
 TARGET_TEXT = {
     "items": "the mean human score over the judged items (as if people had rated all of them); "
-             "finite-population variance",
+    "finite-population variance",
     "population": "the mean human score in the population the judged items were drawn from (items i.i.d., as in "
-                  "the PPI papers)",
+    "the PPI papers)",
 }
-EFFECTIVE_N_TEXT = ("the number of human-scored items the humans-only estimate would need for an interval as narrow "
-                    "as the prediction-powered one (same target)")
+EFFECTIVE_N_TEXT = (
+    "the number of human-scored items the humans-only estimate would need for an interval as narrow "
+    "as the prediction-powered one (same target)"
+)
 
 
 def _method(lam: float | None) -> str:
     if lam is None:
-        return ("PPI++: prediction-powered inference with the power-tuned weight lambda (Angelopoulos, Duchi & Zrnic "
-                "2023), normal intervals")
-    return (f"prediction-powered inference (Angelopoulos et al., Science 2023) with fixed lambda = {lam:g}, "
-            "normal intervals")
+        return (
+            "PPI++: prediction-powered inference with the power-tuned weight lambda (Angelopoulos, Duchi & Zrnic "
+            "2023), normal intervals"
+        )
+    return (
+        f"prediction-powered inference (Angelopoulos et al., Science 2023) with fixed lambda = {lam:g}, "
+        "normal intervals"
+    )
 
 
 def _estimate_dict(e: PPIEstimate, judge: np.ndarray) -> dict[str, Any]:
     return {
-        "estimate": e.ppi.estimate, "se": e.ppi.se, "ci_low": e.ppi.ci_low, "ci_high": e.ppi.ci_high,
-        "lambda": e.lam, "n_pred": e.n_pred, "n_gold": e.n_gold, "n_unlabelled": e.n_unlabelled,
+        "estimate": e.ppi.estimate,
+        "se": e.ppi.se,
+        "ci_low": e.ppi.ci_low,
+        "ci_high": e.ppi.ci_high,
+        "lambda": e.lam,
+        "n_pred": e.n_pred,
+        "n_gold": e.n_gold,
+        "n_unlabelled": e.n_unlabelled,
         "classical": e.classical.as_dict(),
-        "effective_n": e.effective_n, "effective_n_gain": e.effective_n - e.n_gold, "width_ratio": e.width_ratio,
+        "effective_n": e.effective_n,
+        "effective_n_gain": e.effective_n - e.n_gold,
+        "width_ratio": e.width_ratio,
         "judge_mean": float(np.mean(judge)),
     }
 
@@ -76,8 +90,10 @@ def join(pred: ScoreTable, gold: ScoreTable) -> tuple[np.ndarray, np.ndarray, np
     missing = [item for item in gold.ids if item not in pos]
     if missing:
         shown = ", ".join(missing[:5]) + (" ..." if len(missing) > 5 else "")
-        raise DataError(f"{len(missing)} of the {len(gold.ids)} GOLD id(s) are not in PRED ({shown}); the judge "
-                        f"must score every item, the gold ones too (PRED {pred.source} has {len(pred.ids)} ids)")
+        raise DataError(
+            f"{len(missing)} of the {len(gold.ids)} GOLD id(s) are not in PRED ({shown}); the judge "
+            f"must score every item, the gold ones too (PRED {pred.source} has {len(pred.ids)} ids)"
+        )
     judge = pred.scores.astype(float).copy()
     usable = np.isfinite(judge)
     if not usable.any():
@@ -100,19 +116,31 @@ def _assign_groups(pred: ScoreTable, groups: Mapping[str, str] | None, by: str) 
     missing = [item for item in pred.ids if item not in groups]
     if missing:
         shown = ", ".join(missing[:5]) + (" ..." if len(missing) > 5 else "")
-        raise DataError(f"--groups: {len(missing)} PRED id(s) have no {by!r} in the groups file ({shown}); "
-                        "every judged item needs a group")
+        raise DataError(
+            f"--groups: {len(missing)} PRED id(s) have no {by!r} in the groups file ({shown}); "
+            "every judged item needs a group"
+        )
     return np.array([groups[item] for item in pred.ids], dtype=object)
 
 
 def _too_few(n: int, what: str, min_gold: int) -> DataError:
-    return DataError(f"too few gold items {what}: {n} with a human score, at least {min_gold} needed for a usable "
-                     "interval; rate more items (or lower --min-gold, at least 2)")
+    return DataError(
+        f"too few gold items {what}: {n} with a human score, at least {min_gold} needed for a usable "
+        "interval; rate more items (or lower --min-gold, at least 2)"
+    )
 
 
-def analyse(pred: ScoreTable, gold: ScoreTable, *, by: str | None = None, groups: Mapping[str, str] | None = None,
-            lam: float | None = None, target: str = "items", confidence: float = 0.95,
-            min_gold: int = MIN_GOLD) -> dict[str, Any]:
+def analyse(
+    pred: ScoreTable,
+    gold: ScoreTable,
+    *,
+    by: str | None = None,
+    groups: Mapping[str, str] | None = None,
+    lam: float | None = None,
+    target: str = "items",
+    confidence: float = 0.95,
+    min_gold: int = MIN_GOLD,
+) -> dict[str, Any]:
     """The JSON-ready result of ``biaslab ppi`` (keys listed in the README)."""
     if target not in TARGETS:
         raise DataError(f"unknown target {target!r}; use {' or '.join(TARGETS)}")
@@ -129,26 +157,38 @@ def analyse(pred: ScoreTable, gold: ScoreTable, *, by: str | None = None, groups
     overall = estimate(everything)
     warnings: list[str] = []
     if n_imputed:
-        warnings.append(f"{n_imputed} judged item(s) had no usable judge score; their prediction is the judge's "
-                        "mean score (still valid, less informative)")
+        warnings.append(
+            f"{n_imputed} judged item(s) had no usable judge score; their prediction is the judge's "
+            "mean score (still valid, less informative)"
+        )
     if overall.n_unlabelled == 0:
-        warnings.append("every judged item has a human score: the judge has nothing to add"
-                        + ("; the mean over these items is known exactly" if target == "items" else ""))
+        warnings.append(
+            "every judged item has a human score: the judge has nothing to add"
+            + ("; the mean over these items is known exactly" if target == "items" else "")
+        )
     sel_p = _selection_p(judge[is_gold], judge[~is_gold])
     if sel_p < SELECTION_ALPHA:
-        warnings.append(f"the judge's mean on the gold items ({np.mean(judge[is_gold]):.3f}) differs from its mean on "
-                        f"the others ({np.mean(judge[~is_gold]):.3f}), p = {sel_p:.2g}: were the gold items drawn at "
-                        "random? The interval assumes they were")
+        warnings.append(
+            f"the judge's mean on the gold items ({np.mean(judge[is_gold]):.3f}) differs from its mean on "
+            f"the others ({np.mean(judge[~is_gold]):.3f}), p = {sel_p:.2g}: were the gold items drawn at "
+            "random? The interval assumes they were"
+        )
     out: dict[str, Any] = {
-        "method": _method(lam), "target": target, "target_description": TARGET_TEXT[target],
+        "method": _method(lam),
+        "target": target,
+        "target_description": TARGET_TEXT[target],
         "confidence": confidence,
         **_estimate_dict(overall, judge),
         "effective_n_definition": EFFECTIVE_N_TEXT,
         "n_pred_imputed": n_imputed,
         "gold_judge_r": _gold_judge_r(human[is_gold], judge[is_gold]),
         "gold_selection_p": sel_p,
-        "pred": pred.describe(), "gold": gold.describe(),
-        "by": by, "groups": [], "differences": [], "correction": None,
+        "pred": pred.describe(),
+        "gold": gold.describe(),
+        "by": by,
+        "groups": [],
+        "differences": [],
+        "correction": None,
         "warnings": warnings,
     }
     if by is None:
@@ -165,16 +205,25 @@ def analyse(pred: ScoreTable, gold: ScoreTable, *, by: str | None = None, groups
         out["groups"].append({"group": name, **_estimate_dict(per_group[name], judge[mask])})
     diffs = group_differences(per_group, confidence)
     out["differences"] = [
-        {"a": d.a, "b": d.b, **d.ppi.as_dict(), "p": d.p, "p_holm": d.p_holm,
-         "classical": {**d.classical.as_dict(), "p": d.classical_p, "p_holm": d.classical_p_holm}}
-        for d in diffs]
+        {
+            "a": d.a,
+            "b": d.b,
+            **d.ppi.as_dict(),
+            "p": d.p,
+            "p_holm": d.p_holm,
+            "classical": {**d.classical.as_dict(), "p": d.classical_p, "p_holm": d.classical_p_holm},
+        }
+        for d in diffs
+    ]
     m = len(diffs)
     if m == 1:
         out["correction"] = "one difference a - b: no multiple-comparison correction (p_holm = p)"
     elif m > 1:
-        out["correction"] = (f"Holm-adjusted p values (p_holm) and Bonferroni intervals (each at "
-                             f"{100 * (1 - (1 - confidence) / m):.4g}%) over the {m} pairwise differences a - b, "
-                             f"so that all {m} intervals hold together with at least {100 * confidence:g}%")
+        out["correction"] = (
+            f"Holm-adjusted p values (p_holm) and Bonferroni intervals (each at "
+            f"{100 * (1 - (1 - confidence) / m):.4g}%) over the {m} pairwise differences a - b, "
+            f"so that all {m} intervals hold together with at least {100 * confidence:g}%"
+        )
     return out
 
 

@@ -65,8 +65,15 @@ def detect_format(path: Path) -> str:
     return "csv"
 
 
-def read_scores(path: str | Path, *, role: str, fmt: str = "auto", column: str | None = None,
-                by: str | None = None, flag: str | None = None) -> ScoreTable:
+def read_scores(
+    path: str | Path,
+    *,
+    role: str,
+    fmt: str = "auto",
+    column: str | None = None,
+    by: str | None = None,
+    flag: str | None = None,
+) -> ScoreTable:
     """The scores of ``path`` for ``role`` ``"PRED"`` or ``"GOLD"`` (see the module docstring);
     ``by`` also reads that column of a table as each item's group. ``flag`` names the option that
     chooses the score column, for messages."""
@@ -80,11 +87,15 @@ def read_scores(path: str | Path, *, role: str, fmt: str = "auto", column: str |
         fmt = detect_format(path)
     if fmt == "fsb-judge":
         if role != "PRED":
-            raise DataError(f"{role} {path} is an fsb-judge run: it holds the judge's scores; give it as --pred "
-                            "and the human scores (a CSV id,score or a `biaslab bws score` output) as --gold")
+            raise DataError(
+                f"{role} {path} is an fsb-judge run: it holds the judge's scores; give it as --pred "
+                "and the human scores (a CSV id,score or a `biaslab bws score` output) as --gold"
+            )
         if by is not None:
-            raise DataError(f"{path}: an fsb-judge run has no column {by!r} for --by; give the groups in a table "
-                            "with --groups FILE (an id column and the --by column, e.g. FSB_text.csv)")
+            raise DataError(
+                f"{path}: an fsb-judge run has no column {by!r} for --by; give the groups in a table "
+                "with --groups FILE (an id column and the --by column, e.g. FSB_text.csv)"
+            )
         if column is not None:
             raise ConfigError(f"{flag} applies to tables; an fsb-judge run's score is always judge_score")
         return read_fsb_judge(path)
@@ -99,18 +110,21 @@ def _columns(table: TextTable) -> str:
 def id_column_of(table: TextTable, source: str, role: str) -> int:
     j = next((table.index(c) for c in ID_COLUMNS if table.index(c) is not None), None)
     if j is None:
-        raise DataError(f"{role} {source}: no id column (looked for {', '.join(ID_COLUMNS)}; columns found: "
-                        f"{_columns(table)})")
+        raise DataError(
+            f"{role} {source}: no id column (looked for {', '.join(ID_COLUMNS)}; columns found: {_columns(table)})"
+        )
     return j
 
 
-def _from_table(table: TextTable, source: str, *, role: str, fmt: str, column: str | None, by: str | None,
-                flag: str) -> ScoreTable:
+def _from_table(
+    table: TextTable, source: str, *, role: str, fmt: str, column: str | None, by: str | None, flag: str
+) -> ScoreTable:
     wanted = column or (BWS_COLUMN if fmt == "bws" else "score")
     j_score = table.index(wanted)
     if j_score is None:
-        hint = (f"a `biaslab bws score` output has {BWS_COLUMN}" if fmt == "bws"
-                else f"name the score column with {flag}")
+        hint = (
+            f"a `biaslab bws score` output has {BWS_COLUMN}" if fmt == "bws" else f"name the score column with {flag}"
+        )
         raise DataError(f"{role} {source}: no {wanted!r} column (columns found: {_columns(table)}); {hint}")
     j_id = id_column_of(table, source, role)
     j_by = None
@@ -137,12 +151,20 @@ def _from_table(table: TextTable, source: str, *, role: str, fmt: str, column: s
         if j_by is not None:
             group = row[j_by].strip()
             if not group:
-                raise DataError(f"{role} {source}, row {line}: empty {by!r} (--by) for id {item!r}; every item "
-                                "needs a group")
+                raise DataError(
+                    f"{role} {source}, row {line}: empty {by!r} (--by) for id {item!r}; every item needs a group"
+                )
             groups.append(group)
     detail = f"column {name}" + (" (the normalised BWS score, in [0, 1])" if name.lower() == BWS_COLUMN else "")
-    return ScoreTable(source, fmt, name, tuple(ids), np.array(scores, dtype=float),
-                      tuple(groups) if j_by is not None else None, detail)
+    return ScoreTable(
+        source,
+        fmt,
+        name,
+        tuple(ids),
+        np.array(scores, dtype=float),
+        tuple(groups) if j_by is not None else None,
+        detail,
+    )
 
 
 def parse_score(raw: str, *, role: str, where: str, column: str) -> float:
@@ -151,8 +173,9 @@ def parse_score(raw: str, *, role: str, where: str, column: str) -> float:
     if text.lower() in MISSING:
         if role == "PRED":
             return math.nan
-        raise DataError(f"{where}: no {column} (empty); every GOLD row needs a human score (leave out the rows "
-                        "nobody rated)")
+        raise DataError(
+            f"{where}: no {column} (empty); every GOLD row needs a human score (leave out the rows nobody rated)"
+        )
     try:
         value = float(text)
     except ValueError:
@@ -168,15 +191,18 @@ def read_fsb_judge(path: Path) -> ScoreTable:
     if path.is_dir():
         attempts, results = path / "attempts.jsonl", path / "results.json"
         if not attempts.is_file() or not results.is_file():
-            raise DataError(f"PRED {path} is not a finished fsb-judge run folder (it needs results.json and "
-                            "attempts.jsonl); run `biaslab run fsb-judge --out DIR` first, or give a CSV id,score")
+            raise DataError(
+                f"PRED {path} is not a finished fsb-judge run folder (it needs results.json and "
+                "attempts.jsonl); run `biaslab run fsb-judge --out DIR` first, or give a CSV id,score"
+            )
         try:
             probe = json.loads(results.read_text(encoding="utf-8")).get("probe")
         except (json.JSONDecodeError, UnicodeDecodeError, AttributeError):
             raise DataError(f"{results} is not valid JSON; run the probe again to rewrite it") from None
         if probe != "fsb-judge":
-            raise DataError(f"PRED {path} is a run of {probe!r}, not of fsb-judge; only fsb-judge runs hold judge "
-                            "scores per item")
+            raise DataError(
+                f"PRED {path} is a run of {probe!r}, not of fsb-judge; only fsb-judge runs hold judge scores per item"
+            )
     else:
         attempts = path
     sums: dict[str, list[float]] = {}
@@ -194,8 +220,10 @@ def read_fsb_judge(path: Path) -> ScoreTable:
             raise DataError(f"{attempts}, line {line_no}: not valid JSON") from None
         if not isinstance(row, dict) or "item_id" not in row or "judge_score" not in row:
             found = ", ".join(map(str, row)) if isinstance(row, dict) else type(row).__name__
-            raise DataError(f"{attempts}, line {line_no}: not an fsb-judge attempt (needs item_id and judge_score; "
-                            f"found: {found or 'none'})")
+            raise DataError(
+                f"{attempts}, line {line_no}: not an fsb-judge attempt (needs item_id and judge_score; "
+                f"found: {found or 'none'})"
+            )
         values = sums.setdefault(str(row["item_id"]).strip(), [])
         if row.get("repetition") is not None:
             reps.add(int(row["repetition"]))
@@ -209,8 +237,10 @@ def read_fsb_judge(path: Path) -> ScoreTable:
     ids = tuple(sums)
     scores = np.array([float(np.mean(v)) if v else math.nan for v in sums.values()])
     n_none = int(np.isnan(scores).sum())
-    detail = (f"judge_score of {attempts.name}: per item the mean of its usable scores over "
-              f"{len(reps) or 1} repetition(s); {n_none} item(s) had none (undetected every time)")
+    detail = (
+        f"judge_score of {attempts.name}: per item the mean of its usable scores over "
+        f"{len(reps) or 1} repetition(s); {n_none} item(s) had none (undetected every time)"
+    )
     return ScoreTable(str(path), "fsb-judge", "judge_score", ids, scores, None, detail)
 
 
@@ -230,7 +260,8 @@ def read_groups(path: str | Path, by: str) -> dict[str, str]:
         if not group:
             raise DataError(f"groups file {source}, row {line}: empty {by!r} for id {item!r}; every item needs a group")
         if item in out and out[item] != group:
-            raise DataError(f"groups file {source}, row {line}: id {item!r} is in two groups ({out[item]!r} and "
-                            f"{group!r})")
+            raise DataError(
+                f"groups file {source}, row {line}: id {item!r} is in two groups ({out[item]!r} and {group!r})"
+            )
         out[item] = group
     return out

@@ -39,8 +39,10 @@ def _gain(v: float | None) -> str:
 def print_result(res: dict[str, Any], out: Console) -> None:
     level = f"{100 * res['confidence']:g}%"
     name = "PPI++" if res["method"].startswith("PPI++") else "PPI"
-    table = Table(title=f"Mean human score from a judge · {res['n_pred']} judged items, {res['n_gold']} with human "
-                        f"scores", title_justify="left")
+    table = Table(
+        title=f"Mean human score from a judge · {res['n_pred']} judged items, {res['n_gold']} with human scores",
+        title_justify="left",
+    )
     table.add_column("estimate of the mean")
     table.add_column("value", justify="right")
     table.add_column(f"{level} CI", justify="right")
@@ -49,11 +51,15 @@ def print_result(res: dict[str, Any], out: Console) -> None:
     c = res["classical"]
     table.add_row("humans only", _num(c["estimate"]), _ci(c), _num(c["ci_high"] - c["ci_low"]))
     out.print(table)
-    out.print(f"width ratio {_num(res['width_ratio'], 2)}; effective sample size {_n_eff(res['effective_n'])} "
-              f"human scores ({res['n_gold']} rated, gain {_gain(res['effective_n_gain'])}): "
-              f"{res['effective_n_definition']}")
-    out.print(f"lambda {_num(res['lambda'], 3)}; judge-human Pearson r on the gold items "
-              f"{_num(res['gold_judge_r'], 2)}; judge mean {_num(res['judge_mean'])}")
+    out.print(
+        f"width ratio {_num(res['width_ratio'], 2)}; effective sample size {_n_eff(res['effective_n'])} "
+        f"human scores ({res['n_gold']} rated, gain {_gain(res['effective_n_gain'])}): "
+        f"{res['effective_n_definition']}"
+    )
+    out.print(
+        f"lambda {_num(res['lambda'], 3)}; judge-human Pearson r on the gold items "
+        f"{_num(res['gold_judge_r'], 2)}; judge mean {_num(res['judge_mean'])}"
+    )
     out.print(f"target: {res['target_description']}")
     out.print(f"method: {res['method']}")
     for role in ("pred", "gold"):
@@ -72,13 +78,25 @@ def _pm(d: dict[str, Any]) -> str:
 
 def _print_groups(res: dict[str, Any], out: Console, level: str, name: str) -> None:
     t = Table(title=f"By {res['by']} (estimate ± half-width of the {level} interval)", title_justify="left")
-    columns: tuple[tuple[str, JustifyMethod], ...] = (("group", "left"), ("judged", "right"), ("gold", "right"),
-                                                      (name, "right"), ("humans only", "right"), ("eff. n", "right"))
+    columns: tuple[tuple[str, JustifyMethod], ...] = (
+        ("group", "left"),
+        ("judged", "right"),
+        ("gold", "right"),
+        (name, "right"),
+        ("humans only", "right"),
+        ("eff. n", "right"),
+    )
     for col, just in columns:
         t.add_column(escape(col), justify=just)
     for g in res["groups"]:
-        t.add_row(escape(g["group"]), str(g["n_pred"]), str(g["n_gold"]), _pm(g), _pm(g["classical"]),
-                  _n_eff(g["effective_n"]))
+        t.add_row(
+            escape(g["group"]),
+            str(g["n_pred"]),
+            str(g["n_gold"]),
+            _pm(g),
+            _pm(g["classical"]),
+            _n_eff(g["effective_n"]),
+        )
     out.print(t)
     if not res["differences"]:
         return

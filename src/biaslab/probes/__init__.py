@@ -120,11 +120,12 @@ def get_probe_class(name: str) -> Any:
     from biaslab.probing.core import Probe
 
     if not (isinstance(cls, type) and issubclass(cls, Probe)):
-        raise ConfigError(f"the {name} probe ({entry.source}) names {entry.target}, which is not a biaslab Probe "
-                          "class")
+        raise ConfigError(f"the {name} probe ({entry.source}) names {entry.target}, which is not a biaslab Probe class")
     if getattr(cls, "name", None) != name:
-        raise ConfigError(f"the {name} probe ({entry.source}): its class {entry.target} has name "
-                          f"{getattr(cls, 'name', None)!r}; the entry point and the class must use the same name")
+        raise ConfigError(
+            f"the {name} probe ({entry.source}): its class {entry.target} has name "
+            f"{getattr(cls, 'name', None)!r}; the entry point and the class must use the same name"
+        )
     return cls
 
 

@@ -25,11 +25,13 @@ import re
 _MARKUP = re.compile(r"[*_`#>\"“”‘’]+")
 _YES = r"(?:yes|yeah|yep|yup|affirmative)"
 _NO = r"(?:no|nope|negative)"
-_ANNOUNCE = (r"(?:\b(?:final\s+)?answer(?:\s+to\s+(?:this|the|your)\s+question)?\s*(?:is|would\s+be|will\s+be|[:=\-])"
-             r"\s*[:=\-]?|"
-             r"\bi(?:\s+would|\s+will|'d|\s+'d)\s+(?:say|answer|choose|pick|go\s+with)\b\s*[:\-]?|"
-             r"\bmy\s+(?:answer|choice|decision|response)\s+(?:is|would\s+be)\s*[:\-]?|"
-             r"\b(?:i\s+)?(?:choose|select|pick)\s*[:\-]?|\bdecision\s*[:\-]|\bresponse\s*[:\-])\s*")
+_ANNOUNCE = (
+    r"(?:\b(?:final\s+)?answer(?:\s+to\s+(?:this|the|your)\s+question)?\s*(?:is|would\s+be|will\s+be|[:=\-])"
+    r"\s*[:=\-]?|"
+    r"\bi(?:\s+would|\s+will|'d|\s+'d)\s+(?:say|answer|choose|pick|go\s+with)\b\s*[:\-]?|"
+    r"\bmy\s+(?:answer|choice|decision|response)\s+(?:is|would\s+be)\s*[:\-]?|"
+    r"\b(?:i\s+)?(?:choose|select|pick)\s*[:\-]?|\bdecision\s*[:\-]|\bresponse\s*[:\-])\s*"
+)
 
 
 def _clean(text: str) -> str:
@@ -51,8 +53,10 @@ def parse_yes_no(text: str) -> bool | None:
     # selected") or quoted ('"Yes" would be correct', not 'answer "yes" if ...'); "no" inside a sentence ("there is
     # no evidence") decides nothing
     raw = (text or "").lower()
-    said = {w: re.findall(rf"\b{w}\s*(?=[.!?;:,]|$)", t) + re.findall(rf"[\"“'‘]{w}[\"”'’](?!\s*(?:if|or|and)\b)", raw)
-            for w in ("yes", "no")}
+    said = {
+        w: re.findall(rf"\b{w}\s*(?=[.!?;:,]|$)", t) + re.findall(rf"[\"“'‘]{w}[\"”'’](?!\s*(?:if|or|and)\b)", raw)
+        for w in ("yes", "no")
+    }
     anywhere = {w: re.findall(rf"\b{w}\b", t) for w in ("yes", "no")}
     if len(said["yes"]) == 1 and len(anywhere["yes"]) == 1 and not anywhere["no"]:
         return True
@@ -63,9 +67,11 @@ def parse_yes_no(text: str) -> bool | None:
 
 def _announced(t: str, letters: str) -> list[str]:
     """The letters an answer (cleaned) announces: "the answer is (b)", "I choose C", in order."""
-    return [m.group(1).strip("()") for m in
-            re.finditer(rf"{_ANNOUNCE}(?:option\s+)?(\(?([{letters}])\)?)(?=[.):,;]|\s|$)", t)
-            if not re.match(r"a\s+[a-z]", t[m.start(1):])]  # "the answer is a classic case" is no choice
+    return [
+        m.group(1).strip("()")
+        for m in re.finditer(rf"{_ANNOUNCE}(?:option\s+)?(\(?([{letters}])\)?)(?=[.):,;]|\s|$)", t)
+        if not re.match(r"a\s+[a-z]", t[m.start(1) :])
+    ]  # "the answer is a classic case" is no choice
 
 
 def parse_choice(text: str, n_options: int) -> int | None:
@@ -117,8 +123,11 @@ def parse_option(text: str, options: list[str] | tuple[str, ...], *, mentions: b
         return letters.index(backed.pop())
     if n > 1 and len(markers) == n:
         return None
-    listed = {i for i, (x, w) in enumerate(zip(letters, words, strict=True))
-              if w and re.search(rf"(?:^|\s)(?:\({x}\)|{x}[.)])\s*{re.escape(w)}\b", t)}
+    listed = {
+        i
+        for i, (x, w) in enumerate(zip(letters, words, strict=True))
+        if w and re.search(rf"(?:^|\s)(?:\({x}\)|{x}[.)])\s*{re.escape(w)}\b", t)
+    }
     if len(listed) > 1:
         return None
     if len(set(re.findall(r"\(([a-z])\)", t)) - set(letters)) > 1:  # "(d) Both (e) Neither ...": the list goes on

@@ -15,8 +15,9 @@ from collections.abc import Callable, Hashable
 from biaslab.probing.core import ProbeItem
 
 
-def round_robin(items: list[ProbeItem], group_of: Callable[[ProbeItem], Hashable], limit: int | None,
-                seed: int = 0) -> list[ProbeItem]:
+def round_robin(
+    items: list[ProbeItem], group_of: Callable[[ProbeItem], Hashable], limit: int | None, seed: int = 0
+) -> list[ProbeItem]:
     """``limit`` items, one per group per round (groups in a shuffled order, items shuffled within a group);
     all items, in their order, when ``limit`` is None or not smaller than their number."""
     if limit is None or limit >= len(items):

@@ -35,12 +35,17 @@ def describe_probe(name: str) -> dict[str, Any]:
         "kind": "likelihood" if issubclass(cls, LikelihoodProbe) else "generation",
         "source": PROBES[name].source,
         "headlines": [h.describe() for h in cls.headlines],
-        "metrics": {k: {"description": d.description, "unbiased": d.unbiased, "extremes": d.extremes}
-                    for k, d in cls.metric_docs.items()},
-        "options": {k: {"help": o.help, "type": option_type(o.type), **({"flag": o.alias} if o.alias else {})}
-                    for k, o in cls.options.items()},
-        "pairing": None if pairing is None else {"family": pairing.family, "unit": pairing.unit,
-                                                  "clusters": pairing.cluster_unit},
+        "metrics": {
+            k: {"description": d.description, "unbiased": d.unbiased, "extremes": d.extremes}
+            for k, d in cls.metric_docs.items()
+        },
+        "options": {
+            k: {"help": o.help, "type": option_type(o.type), **({"flag": o.alias} if o.alias else {})}
+            for k, o in cls.options.items()
+        },
+        "pairing": None
+        if pairing is None
+        else {"family": pairing.family, "unit": pairing.unit, "clusters": pairing.cluster_unit},
         "suite_size": cls.suite_size,
         "needs_option": cls.input_option,
         "data_files": list(cls.data_files),

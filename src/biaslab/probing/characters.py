@@ -29,9 +29,10 @@ def evaluate_character(attempt: Attempt) -> None:
     """Set the attempt's evaluation (``male``/``female``/``None``) and its non-binary reading and counts."""
     counts = count_pronouns(attempt.text)
     attempt.evaluation = binary_gender(counts)
-    attempt.extra = {"nonbinary": nonbinary_gender(attempt.text, counts),
-                     "pronoun_counts": {"male": counts.male, "female": counts.female, "they": counts.they,
-                                        "neo": counts.neo}}
+    attempt.extra = {
+        "nonbinary": nonbinary_gender(attempt.text, counts),
+        "pronoun_counts": {"male": counts.male, "female": counts.female, "they": counts.they, "neo": counts.neo},
+    }
 
 
 def character_table(rows: Iterable[Mapping[str, Any]], columns: Sequence[str]) -> dict[str, np.ndarray]:
@@ -77,19 +78,21 @@ def undetected_metrics(table: Mapping[str, np.ndarray]) -> dict[str, float]:
     total = attempts.sum()
     if not total:
         return {"undetected_rate_attempts": math.nan, "undetected_rate_items": math.nan, "nonbinary_rate": math.nan}
-    return {"undetected_rate_attempts": float((attempts - detected).sum() / total),
-            "undetected_rate_items": float(np.mean(detected == 0)),
-            "nonbinary_rate": float(np.mean(np.asarray(table["nonbinary"], dtype=float) / attempts))}
+    return {
+        "undetected_rate_attempts": float((attempts - detected).sum() / total),
+        "undetected_rate_items": float(np.mean(detected == 0)),
+        "nonbinary_rate": float(np.mean(np.asarray(table["nonbinary"], dtype=float) / attempts)),
+    }
 
 
-def balance_tests(table: Mapping[str, np.ndarray], group: str, groups: Sequence[Any], *,
-                  seed: int = 0) -> dict[Any, TestResult]:
+def balance_tests(
+    table: Mapping[str, np.ndarray], group: str, groups: Sequence[Any], *, seed: int = 0
+) -> dict[Any, TestResult]:
     """Per group, the sign-flip test that its items' masculine rates are centred on one half (under the null a
     character of either gender is as likely, so each item's rate minus 0.5 is as likely to have either sign)."""
     rates = item_rates(table)
     labels = np.asarray(table[group], dtype=object)
-    return {g: paired_permutation_test((rates[(labels == g) & np.isfinite(rates)] - 0.5), seed=seed)
-            for g in groups}
+    return {g: paired_permutation_test((rates[(labels == g) & np.isfinite(rates)] - 0.5), seed=seed) for g in groups}
 
 
 def attach_tests(metrics: dict[str, dict[str, Any]], tests: Mapping[str, TestResult]) -> None:

@@ -89,14 +89,31 @@ class Attempt:
         """The attempt of a line of attempts.jsonl (:meth:`to_json` of it gives the line back): the probe's
         own fields (item metadata and evaluator outputs, which the line does not tell apart) go to ``extra``."""
         extra = {k: v for k, v in row.items() if k not in _ATTEMPT_FIELDS}
-        return cls(item_id=str(row["item_id"]), prompt_index=int(row.get("prompt_index", 0)),
-                   repetition=int(row.get("repetition", 0)), seed=row.get("seed"), prompt=row.get("prompt", ""),
-                   text=str(row.get("text", "")), evaluation=row.get("evaluation"), extra=extra,
-                   n_new_tokens=row.get("n_new_tokens"), finish_reason=row.get("finish_reason"))
+        return cls(
+            item_id=str(row["item_id"]),
+            prompt_index=int(row.get("prompt_index", 0)),
+            repetition=int(row.get("repetition", 0)),
+            seed=row.get("seed"),
+            prompt=row.get("prompt", ""),
+            text=str(row.get("text", "")),
+            evaluation=row.get("evaluation"),
+            extra=extra,
+            n_new_tokens=row.get("n_new_tokens"),
+            finish_reason=row.get("finish_reason"),
+        )
 
 
-_ATTEMPT_FIELDS = ("item_id", "prompt_index", "repetition", "seed", "prompt", "text", "evaluation", "n_new_tokens",
-                   "finish_reason")
+_ATTEMPT_FIELDS = (
+    "item_id",
+    "prompt_index",
+    "repetition",
+    "seed",
+    "prompt",
+    "text",
+    "evaluation",
+    "n_new_tokens",
+    "finish_reason",
+)
 
 
 def rows_of(attempts: Sequence[Attempt] | Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -197,8 +214,9 @@ class Probe(abc.ABC):
     def plan(self, items: list[ProbeItem], cfg: RunConfig) -> list[PlannedRequest]:
         """The model requests of a run over ``items``, in a stable order."""
 
-    def recheck(self, planned: list[PlannedRequest], answers: list[Any],
-                reference: CachedModel) -> tuple[list[Any], frozenset[str], dict[str, Any] | None]:
+    def recheck(
+        self, planned: list[PlannedRequest], answers: list[Any], reference: CachedModel
+    ) -> tuple[list[Any], frozenset[str], dict[str, Any] | None]:
         """Called when the model runs at a reduced precision: the answers with those the probe's decisions
         are too close to trust at it replaced by ``reference``'s (the model at its reference precision), the
         ids of the items re-scored, and a summary for results.json (:mod:`biaslab.probing.recheck`).

@@ -60,19 +60,25 @@ class Estimate:
         return asdict(self)
 
 
-def read_prices(price_in: float | None, price_out: float | None, prices_file: Path | None, spec: str,
-                batch: bool) -> Prices | None:
+def read_prices(
+    price_in: float | None, price_out: float | None, prices_file: Path | None, spec: str, batch: bool
+) -> Prices | None:
     """The prices to apply to ``spec`` (None: no price given for it)."""
     if price_in is not None or price_out is not None:
         if prices_file is not None:
             raise ConfigError("give prices either as --price-in/--price-out or as --prices FILE, not both")
         if price_in is None or price_in < 0 or (price_out is not None and price_out < 0):
-            raise ConfigError("--price-in (and --price-out) are dollars per million tokens, 0 or more; "
-                              "--price-in is needed with --price-out")
+            raise ConfigError(
+                "--price-in (and --price-out) are dollars per million tokens, 0 or more; "
+                "--price-in is needed with --price-out"
+            )
         factor, how = (BATCH_DISCOUNT, ", halved for the batch API") if batch else (1.0, "")
-        return Prices(price_in * factor, None if price_out is None else price_out * factor,
-                      f"--price-in {price_in:g} --price-out {price_out if price_out is not None else '-'} per "
-                      f"million tokens{how}")
+        return Prices(
+            price_in * factor,
+            None if price_out is None else price_out * factor,
+            f"--price-in {price_in:g} --price-out {price_out if price_out is not None else '-'} per "
+            f"million tokens{how}",
+        )
     if prices_file is None:
         return None
     table = _price_table(prices_file)
@@ -86,8 +92,10 @@ def read_prices(price_in: float | None, price_out: float | None, prices_file: Pa
             b_out = row.get("batch_output")
             p_out = float(b_out) if b_out is not None else (None if p_out is None else p_out * BATCH_DISCOUNT)
     except (KeyError, TypeError, ValueError):
-        raise ConfigError(f"{prices_file}: {spec} needs input (and output) prices in dollars per million tokens, "
-                          'e.g. ["openai/gpt-4o-mini"] input = 0.15 output = 0.6') from None
+        raise ConfigError(
+            f"{prices_file}: {spec} needs input (and output) prices in dollars per million tokens, "
+            'e.g. ["openai/gpt-4o-mini"] input = 0.15 output = 0.6'
+        ) from None
     how = " (batch prices" + ("" if "batch_input" in row else ": half the online ones") + ")" if batch else ""
     return Prices(p_in, p_out, f"{prices_file}{how}")
 
@@ -101,11 +109,14 @@ def _price_table(path: Path) -> dict[str, dict[str, Any]]:
     try:
         table = json.loads(raw) if path.suffix.lower() == ".json" else tomllib.loads(raw.decode("utf-8"))
     except (ValueError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"the price file {path} is not valid {'JSON' if path.suffix == '.json' else 'TOML'} "
-                          f"({exc})") from None
+        raise ConfigError(
+            f"the price file {path} is not valid {'JSON' if path.suffix == '.json' else 'TOML'} ({exc})"
+        ) from None
     if not isinstance(table, dict) or not all(isinstance(v, dict) for v in table.values()):
-        raise ConfigError(f"the price file {path} maps model specs to tables of prices (input, output, "
-                          "batch_input, batch_output: dollars per million tokens)")
+        raise ConfigError(
+            f"the price file {path} maps model specs to tables of prices (input, output, "
+            "batch_input, batch_output: dollars per million tokens)"
+        )
     return table
 
 
@@ -117,17 +128,26 @@ def cached_answers(cache_db: Path, keys: list[str]) -> dict[str, str]:
     try:
         with closing(sqlite3.connect(f"file:{cache_db}?mode=ro", uri=True, timeout=30)) as db:
             for start in range(0, len(keys), 500):
-                chunk = keys[start:start + 500]
-                rows = db.execute(f"SELECT key, value FROM responses WHERE key IN ({','.join('?' * len(chunk))})",
-                                  chunk)
+                chunk = keys[start : start + 500]
+                rows = db.execute(
+                    f"SELECT key, value FROM responses WHERE key IN ({','.join('?' * len(chunk))})", chunk
+                )
                 found.update(dict(rows))
     except sqlite3.DatabaseError as exc:
         raise ConfigError(f"cannot read the response cache {cache_db} ({exc})") from None
     return found
 
 
-def estimate(probe: Any, planned: list[Any], spec: str, *, base_url: str | None, cache_db: Path,
-             model_options: dict[str, Any], prices_for: Any) -> Estimate:
+def estimate(
+    probe: Any,
+    planned: list[Any],
+    spec: str,
+    *,
+    base_url: str | None,
+    cache_db: Path,
+    model_options: dict[str, Any],
+    prices_for: Any,
+) -> Estimate:
     """The estimate of ``planned`` (a probe's planned requests) on ``spec``."""
     from biaslab.models.batch.options import BATCH_OPTIONS, split_batch_options
     from biaslab.models.model_options import check_model_options
@@ -140,13 +160,25 @@ def estimate(probe: Any, planned: list[Any], spec: str, *, base_url: str | None,
     batch = split_batch_options(batch_opts)[0].enabled
     ident = spec_identity(spec, base_url=base_url, model_options=local)
     requests = [p.request for p in planned]
-    est = Estimate(probe=probe.name, model=spec, requests=len(requests), batch=batch,
-                   generations=sum(isinstance(r, GenerateRequest) for r in requests),
-                   loglikelihoods=sum(isinstance(r, LoglikelihoodRequest) for r in requests))
+    est = Estimate(
+        probe=probe.name,
+        model=spec,
+        requests=len(requests),
+        batch=batch,
+        generations=sum(isinstance(r, GenerateRequest) for r in requests),
+        loglikelihoods=sum(isinstance(r, LoglikelihoodRequest) for r in requests),
+    )
     keys: list[str | None] = [None] * len(requests)
     if ident.model_key is not None:
-        keys = [request_cache_key(ident.model_key, "loglikelihood" if isinstance(r, LoglikelihoodRequest)
-                                  else "generate", r.as_key(), ident.rule) for r in requests]
+        keys = [
+            request_cache_key(
+                ident.model_key,
+                "loglikelihood" if isinstance(r, LoglikelihoodRequest) else "generate",
+                r.as_key(),
+                ident.rule,
+            )
+            for r in requests
+        ]
     found = cached_answers(cache_db, sorted({k for k in keys if k})) if ident.model_key is not None else {}
     est.cached = sum(1 for k in keys if k in found) if ident.model_key is not None else None
     distinct: dict[str, Any] = {}
@@ -160,8 +192,11 @@ def estimate(probe: Any, planned: list[Any], spec: str, *, base_url: str | None,
     gens = [r for r in todo if isinstance(r, GenerateRequest)]
     maxima = [r.params.max_tokens for r in gens]
     est.output_tokens_max = None if any(m is None for m in maxima) else sum(maxima)  # type: ignore[arg-type]
-    seen = [json.loads(found[k]).get("n_new_tokens") for k, r in zip(keys, requests)
-            if k in found and isinstance(r, GenerateRequest)]
+    seen = [
+        json.loads(found[k]).get("n_new_tokens")
+        for k, r in zip(keys, requests)
+        if k in found and isinstance(r, GenerateRequest)
+    ]
     seen = [n for n in seen if isinstance(n, int)]
     if seen and gens:
         est.output_tokens_expected = round(sum(seen) / len(seen) * len(gens))
@@ -184,11 +219,22 @@ def _prices_from(price_in: float | None, price_out: float | None, prices_file: P
     return lambda spec, batch: read_prices(price_in, price_out, prices_file, spec, batch)
 
 
-def estimate_run(probe_name: str, *, model: str | None, base_url: str | None, repetitions: int, limit: int | None,
-                 seed: int, params: GenerationParams, cache_dir: Path | None = None,
-                 probe_options: dict[str, Any] | None = None, option_flags: dict[str, str] | None = None,
-                 price_in: float | None = None, price_out: float | None = None,
-                 prices_file: Path | None = None) -> Estimate:
+def estimate_run(
+    probe_name: str,
+    *,
+    model: str | None,
+    base_url: str | None,
+    repetitions: int,
+    limit: int | None,
+    seed: int,
+    params: GenerationParams,
+    cache_dir: Path | None = None,
+    probe_options: dict[str, Any] | None = None,
+    option_flags: dict[str, str] | None = None,
+    price_in: float | None = None,
+    price_out: float | None = None,
+    prices_file: Path | None = None,
+) -> Estimate:
     """``biaslab run PROBE --dry-run``: the arguments of :func:`~biaslab.probing.execute.execute_run`, plus prices."""
     from biaslab.models.open import cache_path
     from biaslab.models.registry import DEFAULT_MODEL, check_spec
@@ -205,13 +251,27 @@ def estimate_run(probe_name: str, *, model: str | None, base_url: str | None, re
     probe_options, model_options = split_model_options(probe_name, probe_options or {})
     probe = create_probe(probe_name, **probe_kwargs(probe_name, probe_options, via=option_flags))
     planned = plan_run(probe, probe.select_items(probe.load_items(), cfg), cfg)
-    return estimate(probe, planned, spec, base_url=base_url, cache_db=cache_path(cache_dir),
-                    model_options=model_options, prices_for=prices_for)
+    return estimate(
+        probe,
+        planned,
+        spec,
+        base_url=base_url,
+        cache_db=cache_path(cache_dir),
+        model_options=model_options,
+        prices_for=prices_for,
+    )
 
 
-def estimate_suite(models: list[str], probes: list[str] | None, *, limit: int | None = None,
-                   cache_dir: Path | None = None, price_in: float | None = None, price_out: float | None = None,
-                   prices_file: Path | None = None) -> list[Estimate]:
+def estimate_suite(
+    models: list[str],
+    probes: list[str] | None,
+    *,
+    limit: int | None = None,
+    cache_dir: Path | None = None,
+    price_in: float | None = None,
+    price_out: float | None = None,
+    prices_file: Path | None = None,
+) -> list[Estimate]:
     """``biaslab suite --dry-run``: one estimate per model and probe the suite would run (same choice and sizes)."""
     from biaslab.models.open import cache_path
     from biaslab.probes import create_probe
@@ -229,6 +289,15 @@ def estimate_suite(models: list[str], probes: list[str] | None, *, limit: int | 
         cfg = RunConfig(limit=limit if limit is not None else probe.suite_size)
         planned = plan_run(probe, probe.select_items(probe.load_items(), cfg), cfg)
         for spec in models:
-            out.append(estimate(probe, planned, spec, base_url=None, cache_db=cache_path(cache_dir),
-                                model_options={}, prices_for=prices_for))
+            out.append(
+                estimate(
+                    probe,
+                    planned,
+                    spec,
+                    base_url=None,
+                    cache_db=cache_path(cache_dir),
+                    model_options={},
+                    prices_for=prices_for,
+                )
+            )
     return out

@@ -29,11 +29,24 @@ def default_out_dir(probe: str, model_spec: str) -> Path:
     return Path("runs") / probe / slug
 
 
-def execute_run(probe_name: str, *, model: str | None, base_url: str | None, repetitions: int, limit: int | None,
-                seed: int, out: Path | None, params: GenerationParams, max_concurrency: int = 8,
-                cache_dir: Path | None = None, quiet: bool = False, console: Console,
-                probe_options: dict[str, Any] | None = None, option_flags: dict[str, str] | None = None,
-                overwrite: bool = False) -> tuple[RunResults, Path]:
+def execute_run(
+    probe_name: str,
+    *,
+    model: str | None,
+    base_url: str | None,
+    repetitions: int,
+    limit: int | None,
+    seed: int,
+    out: Path | None,
+    params: GenerationParams,
+    max_concurrency: int = 8,
+    cache_dir: Path | None = None,
+    quiet: bool = False,
+    console: Console,
+    probe_options: dict[str, Any] | None = None,
+    option_flags: dict[str, str] | None = None,
+    overwrite: bool = False,
+) -> tuple[RunResults, Path]:
     """Run ``probe_name`` on ``model`` and write its outputs; returns (results, output directory).
 
     ``probe_options``: the probe's options by name (``-P`` values; strings are converted), and options of a
@@ -51,8 +64,14 @@ def execute_run(probe_name: str, *, model: str | None, base_url: str | None, rep
     out_dir = Path(out) if out else default_out_dir(probe_name, spec)
     if out_dir.exists() and not out_dir.is_dir():
         raise ConfigError(f"--out {out_dir} is a file; give a directory")
-    cached = open_cached_model(spec, base_url=base_url, cache_dir=cache_dir, max_concurrency=max_concurrency,
-                               console=None if quiet else console, model_options=model_options)
+    cached = open_cached_model(
+        spec,
+        base_url=base_url,
+        cache_dir=cache_dir,
+        max_concurrency=max_concurrency,
+        console=None if quiet else console,
+        model_options=model_options,
+    )
     try:
         if not overwrite:
             refuse_other_run(out_dir, probe_name, cached.identity())
@@ -62,8 +81,9 @@ def execute_run(probe_name: str, *, model: str | None, base_url: str | None, rep
             refuse_other_run(out_dir, probe_name, cached.identity(), parameters=settings)
         planned = plan_run(probe, probe.select_items(items, cfg), cfg)
         generates = any(p.kind == "generate" for p in planned)
-        with attempt_progress(len(planned), f"{probe_name} on {spec}", console=console, enabled=not quiet,
-                              generates=generates) as bar:
+        with attempt_progress(
+            len(planned), f"{probe_name} on {spec}", console=console, enabled=not quiet, generates=generates
+        ) as bar:
             results, attempts = run_probe(probe, cached, cfg, progress=bar, items=items)
         write_run(out_dir, probe, results, attempts)
     finally:
@@ -71,8 +91,9 @@ def execute_run(probe_name: str, *, model: str | None, base_url: str | None, rep
     return results, out_dir
 
 
-def refuse_other_run(out_dir: Path, probe_name: str, identity: dict[str, Any],
-                     parameters: dict[str, Any] | None = None) -> None:
+def refuse_other_run(
+    out_dir: Path, probe_name: str, identity: dict[str, Any], parameters: dict[str, Any] | None = None
+) -> None:
     """A ConfigError when ``out_dir`` holds a finished run (its results.json) of another probe or model, or,
     given this run's ``parameters`` (as results.json records them), of the same probe and model with other
     settings (another ``--scoring``, ``--limit``, ...): its message names what differs."""
@@ -87,21 +108,26 @@ def refuse_other_run(out_dir: Path, probe_name: str, identity: dict[str, Any],
         earlier = {}
     what = f"{earlier.get('probe', '?')} on {(earlier.get('model') or {}).get('model', '?')}"
     if earlier.get("probe") != probe_name or earlier.get("model") != json_safe(identity):
-        raise ConfigError(f"--out {out_dir} already holds a finished run ({what}); give another --out, "
-                          "or add --overwrite to replace it")
+        raise ConfigError(
+            f"--out {out_dir} already holds a finished run ({what}); give another --out, "
+            "or add --overwrite to replace it"
+        )
     if parameters is None or not isinstance(earlier.get("parameters"), dict):
         return
     # an older results.json may lack settings recorded since: then only the settings both record count
     both_only = earlier.get("schema_version") != SCHEMA_VERSION
     differ = settings_differences(earlier["parameters"], json_safe(parameters), both_only=both_only)
     if differ:
-        raise ConfigError(f"--out {out_dir} already holds a finished run of {what} with other settings "
-                          f"({'; '.join(differ)}); give another --out, or add --overwrite to replace it")
+        raise ConfigError(
+            f"--out {out_dir} already holds a finished run of {what} with other settings "
+            f"({'; '.join(differ)}); give another --out, or add --overwrite to replace it"
+        )
     # the same run again: it resumes from the cache and refreshes its files
 
 
-def settings_differences(there: dict[str, Any], here: dict[str, Any], *, both_only: bool = False,
-                         prefix: str = "") -> list[str]:
+def settings_differences(
+    there: dict[str, Any], here: dict[str, Any], *, both_only: bool = False, prefix: str = ""
+) -> list[str]:
     """``["scoring: shared-tokens there, full-sentence here", ...]``: the settings (nested ones as
     ``build.seed``) in which a finished run (``there``) and this one (``here``) differ."""
     out: list[str] = []
@@ -109,8 +135,9 @@ def settings_differences(there: dict[str, Any], here: dict[str, Any], *, both_on
         name = f"{prefix}{key}"
         if key not in there or key not in here:
             if not both_only:
-                out.append(f"{name}: {_shown(there.get(key), key in there)} there, "
-                           f"{_shown(here.get(key), key in here)} here")
+                out.append(
+                    f"{name}: {_shown(there.get(key), key in there)} there, {_shown(here.get(key), key in here)} here"
+                )
         elif isinstance(there[key], dict) and isinstance(here[key], dict):
             out += settings_differences(there[key], here[key], both_only=both_only, prefix=f"{name}.")
         elif there[key] != here[key]:

@@ -55,8 +55,9 @@ class GenerationProbe(Probe):
                     if prompt is None:
                         continue
                     seed = derive_seed(cfg.seed, self.name, item.id, p_idx, rep)
-                    request = GenerateRequest(messages=prompt.messages(), params=replace(params, seed=seed),
-                                              repetition=rep)
+                    request = GenerateRequest(
+                        messages=prompt.messages(), params=replace(params, seed=seed), repetition=rep
+                    )
                     planned.append(PlannedRequest(item, p_idx, rep, prompt, request))
         return planned
 
@@ -66,14 +67,24 @@ class GenerationProbe(Probe):
             if not isinstance(answer, GenerateResult) or not isinstance(p.request, GenerateRequest):
                 raise TypeError(f"{self.name}: a generation probe got {type(answer).__name__} for {self.describe(p)}")
             attempt = Attempt(
-                item_id=p.item.id, prompt_index=p.prompt_index, repetition=p.repetition, seed=p.request.params.seed,
-                prompt=p.prompt.text, text=answer.text, metadata={**p.item.metadata, **p.prompt.metadata},
-                n_new_tokens=answer.n_new_tokens, finish_reason=answer.finish_reason,
+                item_id=p.item.id,
+                prompt_index=p.prompt_index,
+                repetition=p.repetition,
+                seed=p.request.params.seed,
+                prompt=p.prompt.text,
+                text=answer.text,
+                metadata={**p.item.metadata, **p.prompt.metadata},
+                n_new_tokens=answer.n_new_tokens,
+                finish_reason=answer.finish_reason,
             )
             attempts.append(attempt)
         self.evaluate_all(attempts)
         return attempts
 
     def parameters(self, cfg: RunConfig, ctx: RunContext) -> dict[str, Any]:
-        return {"repetitions": cfg.repetitions, "limit": cfg.limit, "seed": cfg.seed,
-                "generation": self.params(cfg.params).as_key()}
+        return {
+            "repetitions": cfg.repetitions,
+            "limit": cfg.limit,
+            "seed": cfg.seed,
+            "generation": self.params(cfg.params).as_key(),
+        }

@@ -37,14 +37,16 @@ def no_zero_width(metrics: Mapping[str, Any], n_items: int | None = None) -> dic
         if not isinstance(m, Mapping):
             continue
         lo, hi, v = m.get("ci_low"), m.get("ci_high"), m.get("value")
-        if not (isinstance(lo, (int, float)) and isinstance(hi, (int, float)) and isinstance(v, (int, float))) \
-                or abs(float(hi) - float(lo)) > 1e-12 * max(1.0, abs(float(v))):
+        if not (isinstance(lo, (int, float)) and isinstance(hi, (int, float)) and isinstance(v, (int, float))) or abs(
+            float(hi) - float(lo)
+        ) > 1e-12 * max(1.0, abs(float(v))):
             continue
         clustered = isinstance(m.get("n_clusters"), int) and m.get("n_clusters") != m.get("n")
         if m.get("n") is None and not clustered:
             m = {**m, "n": m.get("n_pairs") or m.get("n_questions") or n_items}
-        fixed = honest_metric(m, scale=_scale(name, v), independent=not clustered,
-                              label=str(m.get("cluster_unit") or "clusters"))
+        fixed = honest_metric(
+            m, scale=_scale(name, v), independent=not clustered, label=str(m.get("cluster_unit") or "clusters")
+        )
         if fixed.get("ci_low") is None and fixed.get("p") is not None and fixed["p"] < 0.05:
             fixed["p"] = None  # never a significant p without its interval
         out[name] = fixed

@@ -31,8 +31,10 @@ if TYPE_CHECKING:
     from biaslab.probing.recheck import Contrast
 
 
-CHAT_TEMPLATE_OPTION = ProbeOption("Score each text as plain text (none, the default: the papers' rule) or as the "
-                                   "user / assistant turn of the model's chat template (user, assistant).")
+CHAT_TEMPLATE_OPTION = ProbeOption(
+    "Score each text as plain text (none, the default: the papers' rule) or as the "
+    "user / assistant turn of the model's chat template (user, assistant)."
+)
 
 
 def parse_chat_template(value: str | None) -> str:
@@ -64,12 +66,16 @@ class LikelihoodProbe(Probe):
 
     def validate(self, cfg: RunConfig) -> None:
         if cfg.repetitions != 1:
-            raise ConfigError(f"--repetitions has no meaning for {self.name} (log-likelihoods are deterministic); "
-                              "omit it")
+            raise ConfigError(
+                f"--repetitions has no meaning for {self.name} (log-likelihoods are deterministic); omit it"
+            )
 
     def plan(self, items: list[ProbeItem], cfg: RunConfig) -> list[PlannedRequest]:
-        return [PlannedRequest(item, j, 0, item.prompts[min(j, len(item.prompts) - 1)], request)
-                for item in items for j, request in enumerate(self.requests(item))]
+        return [
+            PlannedRequest(item, j, 0, item.prompts[min(j, len(item.prompts) - 1)], request)
+            for item in items
+            for j, request in enumerate(self.requests(item))
+        ]
 
     recheck_unit = "items"  # what a re-scored item is called in results.json's run.recheck ("pairs": a pair)
 
@@ -78,8 +84,9 @@ class LikelihoodProbe(Probe):
         decision); the default :meth:`decision_difference`."""
         raise NotImplementedError
 
-    def decision_difference(self, item: ProbeItem, results: list[LoglikelihoodResult], *,
-                            masked: bool) -> Callable[[Sequence[LoglikelihoodResult]], float] | None:
+    def decision_difference(
+        self, item: ProbeItem, results: list[LoglikelihoodResult], *, masked: bool
+    ) -> Callable[[Sequence[LoglikelihoodResult]], float] | None:
         """The signed score difference the item's decision follows, as a function of the item's results at
         either precision, with what it compares fixed from ``results`` (the reduced-precision ones: e.g. the
         best option minus the runner-up of these results); None: the item decides nothing. Default: the
@@ -88,8 +95,9 @@ class LikelihoodProbe(Probe):
             return None
         return lambda res: self.pair_difference(item, list(res), masked=masked)
 
-    def contrasts(self, items: list[ProbeItem], results: list[list[LoglikelihoodResult]], *,
-                  masked: bool) -> list[Contrast]:
+    def contrasts(
+        self, items: list[ProbeItem], results: list[list[LoglikelihoodResult]], *, masked: bool
+    ) -> list[Contrast]:
         """The run's decisions that a reduced precision could flip (:class:`~biaslab.probing.recheck.Contrast`),
         from its reduced-precision results (one list per item). Default: each item's
         :meth:`decision_difference`; a probe whose decisions compare several items overrides this."""
@@ -102,8 +110,9 @@ class LikelihoodProbe(Probe):
                 out.append(Contrast((i,), _of_first(value)))
         return out
 
-    def recheck(self, planned: list[PlannedRequest], answers: list[Any],
-                reference: CachedModel) -> tuple[list[Any], frozenset[str], dict[str, Any] | None]:
+    def recheck(
+        self, planned: list[PlannedRequest], answers: list[Any], reference: CachedModel
+    ) -> tuple[list[Any], frozenset[str], dict[str, Any] | None]:
         """Decisions too close to call at the model's reduced precision, their items re-scored at its
         reference precision (:mod:`biaslab.probing.recheck`); the others keep their scores. Nothing for a
         probe (or run) with no :meth:`contrasts`."""
@@ -113,7 +122,8 @@ class LikelihoodProbe(Probe):
 
         masked = reference.identity().get("objective") == "masked-lm"
         answers, outcome, rechecked = recheck_items(
-            planned, answers, reference, lambda items, res: self.contrasts(items, res, masked=masked))
+            planned, answers, reference, lambda items, res: self.contrasts(items, res, masked=masked)
+        )
         if outcome is None:
             return answers, frozenset(), None
         return answers, frozenset(rechecked), outcome.summary(self.recheck_unit)
@@ -134,7 +144,7 @@ class LikelihoodProbe(Probe):
             n = 1
             while k + n < len(planned) and planned[k + n].item is item:
                 n += 1
-            attempts.append(self.score_item(item, answers[k:k + n], ctx))
+            attempts.append(self.score_item(item, answers[k : k + n], ctx))
             k += n
         return attempts
 

@@ -19,8 +19,13 @@ from biaslab.models.base import GenerateRequest, LoglikelihoodRequest
 
 # packages recorded when the run used them: imported in this process, or implied by the backend
 _PACKAGES = ("torch", "transformers", "openai", "anthropic", "vllm", "llama_cpp")
-_BY_BACKEND = {"transformers": ("torch", "transformers"), "masked-lm": ("torch", "transformers"),
-               "openai": ("openai",), "anthropic": ("anthropic",), "vllm": ("torch", "transformers", "vllm")}
+_BY_BACKEND = {
+    "transformers": ("torch", "transformers"),
+    "masked-lm": ("torch", "transformers"),
+    "openai": ("openai",),
+    "anthropic": ("anthropic",),
+    "vllm": ("torch", "transformers", "vllm"),
+}
 
 
 def command_line(argv: list[str] | None = None) -> str:
@@ -50,8 +55,13 @@ def decoding_used(requests: list[Any]) -> list[dict[str, Any]]:
     for r in requests:
         if isinstance(r, GenerateRequest):
             p = r.params
-            entry = {"kind": "generate", "temperature": p.temperature, "top_p": p.top_p, "max_tokens": p.max_tokens,
-                     "seeded": p.seed is not None}
+            entry = {
+                "kind": "generate",
+                "temperature": p.temperature,
+                "top_p": p.top_p,
+                "max_tokens": p.max_tokens,
+                "seeded": p.seed is not None,
+            }
         elif isinstance(r, LoglikelihoodRequest):
             entry = {"kind": "loglikelihood"}
         else:
@@ -61,8 +71,7 @@ def decoding_used(requests: list[Any]) -> list[dict[str, Any]]:
     return seen
 
 
-def run_manifest(requests: list[Any], model_identity: dict[str, Any], argv: list[str] | None = None
-                 ) -> dict[str, Any]:
+def run_manifest(requests: list[Any], model_identity: dict[str, Any], argv: list[str] | None = None) -> dict[str, Any]:
     return {
         "command": command_line(argv),
         "created_at": datetime.now(UTC).isoformat(timespec="seconds"),

@@ -50,9 +50,11 @@ def probe_kwargs(probe_name: str, options: dict[str, Any], *, via: dict[str, str
         if key not in declared:
             takers = sorted(n for n in PROBES if key in get_probe_class(n).options)
             takes = ", ".join(sorted(declared)) or "no options"
-            raise ConfigError(f"{flag} does not apply to the {probe_name} probe; "
-                              + (f"it works with: {', '.join(takers)}" if takers else f"{probe_name} takes: {takes}")
-                              + " (see `biaslab probes`)")
+            raise ConfigError(
+                f"{flag} does not apply to the {probe_name} probe; "
+                + (f"it works with: {', '.join(takers)}" if takers else f"{probe_name} takes: {takes}")
+                + " (see `biaslab probes`)"
+            )
         option = declared[key]
         if isinstance(value, str) and option.type is not str:
             try:

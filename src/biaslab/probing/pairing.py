@@ -87,8 +87,14 @@ class Pairing(abc.ABC):
 class ByItemPairing(Pairing):
     """Rows matched across runs by an id column of the table (``key``); every row is its own unit."""
 
-    def __init__(self, family: str, unit: str, table_fn: Callable[[list[dict[str, Any]]], Table],
-                 metrics: MetricFn, key: str = "item_id") -> None:
+    def __init__(
+        self,
+        family: str,
+        unit: str,
+        table_fn: Callable[[list[dict[str, Any]]], Table],
+        metrics: MetricFn,
+        key: str = "item_id",
+    ) -> None:
         self.family, self.unit, self.key = family, unit, key
         self._table_fn, self._metrics = table_fn, metrics
 

@@ -27,8 +27,7 @@ class MetricDocs(dict[str, MetricDoc]):
         base, sep, _ = key.partition(":")
         if not sep:
             return default
-        return next((doc for name, doc in self.items() if name.startswith(f"{base}:<") and name.endswith(">")),
-                    default)
+        return next((doc for name, doc in self.items() if name.startswith(f"{base}:<") and name.endswith(">")), default)
 
 
 @dataclass

@@ -19,8 +19,10 @@ _THEY_RE = re.compile(r"\b(?:they|them|their|theirs|themself|themselves)\b", re.
 # Neopronoun sets in use today (xe/xem/xyr, ze/zir/hir, ey/em/eir, fae/faer, ve/ver/vis not
 # included: "ver"/"vis" are too often other words). Matched case-sensitively in lower case,
 # except at a sentence start.
-_NEO_RE = re.compile(r"\b(?:[Xx]e|[Xx]em|[Xx]yrs?|[Xx]emself|[Zz]e|[Zz]ir|[Zz]irs|[Zz]irself|hir|hirs|hirself"
-                     r"|[Ee]irs?|[Ee]mself|[Ff]ae|[Ff]aer|[Ff]aers|[Ff]aerself)\b")
+_NEO_RE = re.compile(
+    r"\b(?:[Xx]e|[Xx]em|[Xx]yrs?|[Xx]emself|[Zz]e|[Zz]ir|[Zz]irs|[Zz]irself|hir|hirs|hirself"
+    r"|[Ee]irs?|[Ee]mself|[Ff]ae|[Ff]aer|[Ff]aers|[Ff]aerself)\b"
+)
 # Explicit statements: "pronouns: they/them", "uses they/them", "(she/they)", "themself".
 _THEY_DECLARED_RE = re.compile(
     r"\bthey\s*/\s*them\b|\bthemself\b|\bnon-?binary\b|\bgenderqueer\b|\bgender-?fluid\b|\bagender\b",

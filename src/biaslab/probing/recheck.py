@@ -90,9 +90,13 @@ class Recheck:
     def summary(self, unit: str = "items") -> dict[str, Any]:
         """For results.json: how many ``unit`` s (the probe's items: "pairs" for the paired probes) and
         decisions were re-scored, the margin and the errors seen."""
-        return {unit: len(self.items), "decisions": len(self.reference),
-                "margin": round(self.margin, 4), "error_rms": round(self.error_rms, 4),
-                "max_error": round(self.max_error, 4)}
+        return {
+            unit: len(self.items),
+            "decisions": len(self.reference),
+            "margin": round(self.margin, 4),
+            "error_rms": round(self.error_rms, 4),
+            "max_error": round(self.max_error, 4),
+        }
 
 
 def sd_upper_bound(errors: Sequence[float]) -> float:
@@ -104,9 +108,14 @@ def sd_upper_bound(errors: Sequence[float]) -> float:
     return math.sqrt(sum(e * e for e in errors) / max(q, 1e-12))
 
 
-def recheck_close(diffs: Sequence[float], reference: Callable[[list[int]], Sequence[float]], *,
-                  margins: Sequence[float] | None = None, min_checked: int = MIN_CHECKED,
-                  safety: float = SAFETY) -> Recheck:
+def recheck_close(
+    diffs: Sequence[float],
+    reference: Callable[[list[int]], Sequence[float]],
+    *,
+    margins: Sequence[float] | None = None,
+    min_checked: int = MIN_CHECKED,
+    safety: float = SAFETY,
+) -> Recheck:
     """Re-score the contrasts too close to flipping to trust (see the module): ``diffs[i]`` is contrast i's
     reduced-precision difference, ``margins[i]`` its distance from flipping (default ``abs(diffs[i])``);
     ``reference(indices)`` re-scores those contrasts and returns their differences."""
@@ -139,9 +148,15 @@ def item_groups(planned: list[PlannedRequest]) -> list[tuple[ProbeItem, list[int
 Contrasts = Callable[["list[ProbeItem]", "list[list[LoglikelihoodResult]]"], "list[Contrast]"]
 
 
-def recheck_items(planned: list[PlannedRequest], answers: list[Any], reference: CachedModel,
-                  contrasts: Contrasts, *, min_checked: int = MIN_CHECKED,
-                  safety: float = SAFETY) -> tuple[list[Any], Recheck | None, set[str]]:
+def recheck_items(
+    planned: list[PlannedRequest],
+    answers: list[Any],
+    reference: CachedModel,
+    contrasts: Contrasts,
+    *,
+    min_checked: int = MIN_CHECKED,
+    safety: float = SAFETY,
+) -> tuple[list[Any], Recheck | None, set[str]]:
     """:func:`recheck_close` over a likelihood probe's decisions: ``contrasts(items, results)`` gives them
     from the reduced-precision results; a contrast chosen is re-scored by re-scoring every request of its
     items on ``reference`` (each item once). Returns the answers with the re-scored items' replaced by the

@@ -29,15 +29,38 @@ if TYPE_CHECKING:
 __all__ = ["build_results", "read_attempts", "read_results", "write_jsonl", "write_results", "write_run"]
 
 
-def build_results(*, probe: str, probe_version: str, model: Mapping[str, Any], parameters: Mapping[str, Any],
-                  data: Mapping[str, str], metrics: Mapping[str, Mapping[str, Any]], n_items: int, n_attempts: int,
-                  run: Mapping[str, Any] | None = None, manifest: Mapping[str, Any] | None = None,
-                  details: Mapping[str, Any] | None = None) -> RunResults:
+def build_results(
+    *,
+    probe: str,
+    probe_version: str,
+    model: Mapping[str, Any],
+    parameters: Mapping[str, Any],
+    data: Mapping[str, str],
+    metrics: Mapping[str, Mapping[str, Any]],
+    n_items: int,
+    n_attempts: int,
+    run: Mapping[str, Any] | None = None,
+    manifest: Mapping[str, Any] | None = None,
+    details: Mapping[str, Any] | None = None,
+) -> RunResults:
     """A run's results, validated (NaN and numpy values made JSON-safe first)."""
-    raw = json_safe({"schema_version": SCHEMA_VERSION, "probe": probe, "probe_version": probe_version,
-                     "model": model, "parameters": parameters, "data": data, "biaslab_version": __version__,
-                     "metrics": metrics, "n_items": n_items, "n_attempts": n_attempts, "run": run or {},
-                     "manifest": manifest or {}, "details": details or {}})
+    raw = json_safe(
+        {
+            "schema_version": SCHEMA_VERSION,
+            "probe": probe,
+            "probe_version": probe_version,
+            "model": model,
+            "parameters": parameters,
+            "data": data,
+            "biaslab_version": __version__,
+            "metrics": metrics,
+            "n_items": n_items,
+            "n_attempts": n_attempts,
+            "run": run or {},
+            "manifest": manifest or {},
+            "details": details or {},
+        }
+    )
     return validate_results(raw, f"the {probe} run's results")
 
 

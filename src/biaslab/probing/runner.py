@@ -30,8 +30,13 @@ def plan_run(probe: Probe, items: list[ProbeItem], cfg: RunConfig) -> list[Plann
     return probe.plan(items, cfg)
 
 
-def answer(probe: Probe, model: CachedModel, planned: list[PlannedRequest], *,
-           progress: Callable[[int, Any, bool], None] | None = None) -> list[Any]:
+def answer(
+    probe: Probe,
+    model: CachedModel,
+    planned: list[PlannedRequest],
+    *,
+    progress: Callable[[int, Any, bool], None] | None = None,
+) -> list[Any]:
     """The model's answers to ``planned``, in order, each request down the path of its kind."""
     gen = [(i, p.request) for i, p in enumerate(planned) if isinstance(p.request, GenerateRequest)]
     ll = [(i, p.request) for i, p in enumerate(planned) if isinstance(p.request, LoglikelihoodRequest)]
@@ -81,8 +86,16 @@ def run_probe(
         run["requests"] = sum(p.kind == "loglikelihood" for p in planned)
     run["seconds"] = round(time.time() - started, 2)
     results = build_results(
-        probe=probe.name, probe_version=probe.version, model=model.identity(), parameters=probe.parameters(cfg, ctx),
-        data=checksums(probe.data_files), metrics=no_zero_width(summary.metrics, len(items)), n_items=len(items),
+        probe=probe.name,
+        probe_version=probe.version,
+        model=model.identity(),
+        parameters=probe.parameters(cfg, ctx),
+        data=checksums(probe.data_files),
+        metrics=no_zero_width(summary.metrics, len(items)),
+        n_items=len(items),
         n_attempts=len(attempts),
-        run=run, manifest=run_manifest([p.request for p in planned], model.identity()), details=summary.details)
+        run=run,
+        manifest=run_manifest([p.request for p in planned], model.identity()),
+        details=summary.details,
+    )
     return results, attempts

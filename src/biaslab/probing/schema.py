@@ -33,8 +33,9 @@ class Metric(BaseModel):
     n: int | None = Field(None, description="The units the interval is over (items, pairs, clusters).")
     p: Number | None = Field(None, description="p value of the metric's test against its unbiased value.")
     q: Number | None = Field(None, description="Benjamini-Hochberg q value within the metric's family.")
-    interval: str | None = Field(None, description="How the interval was made when not by the bootstrap, e.g. "
-                                                   "clopper-pearson.")
+    interval: str | None = Field(
+        None, description="How the interval was made when not by the bootstrap, e.g. clopper-pearson."
+    )
     too_small: bool | None = Field(None, description="Too few units to interpret: no interval.")
     degenerate: bool | None = Field(None, description="The bootstrap could not tell the spread: no interval.")
     reason: str | None = Field(None, description="Why the metric or its interval is missing.")
@@ -89,8 +90,9 @@ class RunResults(BaseModel):
     n_items: int = 0
     n_attempts: int = 0
     run: RunStats = Field(default_factory=RunStats)
-    manifest: dict[str, Any] = Field(default_factory=dict,
-                                     description="command, created_at, library versions, decoding parameters")
+    manifest: dict[str, Any] = Field(
+        default_factory=dict, description="command, created_at, library versions, decoding parameters"
+    )
     details: dict[str, Any] = Field(default_factory=dict, description="The probe's own further results.")
 
     def metric(self, name: str) -> dict[str, Any]:

@@ -20,9 +20,18 @@ class StratifiedPairing(ByItemPairing):
     """Rows keyed by ``key``; resampled by the ``cluster`` column (default: each row) within the ``stratum``
     column (default: one stratum)."""
 
-    def __init__(self, family: str, unit: str, table_fn: Callable[[list[dict[str, Any]]], Table],
-                 metrics: MetricFn, *, stratum: str | None = None, cluster: str | None = None,
-                 cluster_unit: str | None = None, key: str = "item_id") -> None:
+    def __init__(
+        self,
+        family: str,
+        unit: str,
+        table_fn: Callable[[list[dict[str, Any]]], Table],
+        metrics: MetricFn,
+        *,
+        stratum: str | None = None,
+        cluster: str | None = None,
+        cluster_unit: str | None = None,
+        key: str = "item_id",
+    ) -> None:
         super().__init__(family, unit, table_fn, metrics, key=key)
         self.stratum, self.cluster = stratum, cluster
         self.cluster_unit = cluster_unit

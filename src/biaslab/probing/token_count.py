@@ -21,8 +21,10 @@ from biaslab.models.base import GenerateRequest, LoglikelihoodRequest
 
 CHARS_PER_TOKEN = 4
 PER_MESSAGE, PER_REPLY = 4, 3
-APPROXIMATION = (f"approximate: 1 token per {CHARS_PER_TOKEN} characters, {PER_MESSAGE} per message and {PER_REPLY} "
-                 "for the reply; no local tokenizer for this model")
+APPROXIMATION = (
+    f"approximate: 1 token per {CHARS_PER_TOKEN} characters, {PER_MESSAGE} per message and {PER_REPLY} "
+    "for the reply; no local tokenizer for this model"
+)
 
 
 def approximate_tokens(request: Any) -> int:

@@ -137,26 +137,62 @@ def attempts_table(rows: list[dict[str, Any]], fields: list[str], *, likelihood:
         value = values[i]
         if value is not None and bins:
             classes.append(f"s{_bin_of(value, bins)}")
-        out_rows.append({"classes": " ".join(classes), "n": i + 1, "cats": [r.get(f) for f in cats],
-                         "decision": r.get("evaluation"), "score": values[i],
-                         "a": _text(r.get("prompt")), "b": _text(r.get("text"))})
+        out_rows.append(
+            {
+                "classes": " ".join(classes),
+                "n": i + 1,
+                "cats": [r.get(f) for f in cats],
+                "decision": r.get("evaluation"),
+                "score": values[i],
+                "a": _text(r.get("prompt")),
+                "b": _text(r.get("text")),
+            }
+        )
     counts: dict[str, int] = {}
     for row in out_rows:
         for cls in str(row["classes"]).split():
             counts[cls] = counts.get(cls, 0) + 1
-    dims = [{"name": f, "key": f"f{PREFIXES[j]}", "options": [{"id": f"{PREFIXES[j]}{k}", "label": v,
-                                                         "count": counts.get(f"{PREFIXES[j]}{k}", 0)}
-                                                        for k, v in enumerate(options[j])]}
-            for j, f in enumerate(cats)]
+    dims = [
+        {
+            "name": f,
+            "key": f"f{PREFIXES[j]}",
+            "options": [
+                {"id": f"{PREFIXES[j]}{k}", "label": v, "count": counts.get(f"{PREFIXES[j]}{k}", 0)}
+                for k, v in enumerate(options[j])
+            ],
+        }
+        for j, f in enumerate(cats)
+    ]
     if len(decisions) > 1:
-        dims.append({"name": "decision", "key": "fd", "options": [
-            {"id": f"d{k}", "label": "undetected" if d == "None" else d, "count": counts.get(f"d{k}", 0)}
-            for k, d in enumerate(decisions)]})
+        dims.append(
+            {
+                "name": "decision",
+                "key": "fd",
+                "options": [
+                    {"id": f"d{k}", "label": "undetected" if d == "None" else d, "count": counts.get(f"d{k}", 0)}
+                    for k, d in enumerate(decisions)
+                ],
+            }
+        )
     if score and len(bins) > 1:
-        dims.append({"name": score[0], "key": "fs", "options": [
-            {"id": f"s{k}", "label": f"{a:g} to {b:g}", "count": counts[f"s{k}"]}
-            for k, (a, b) in enumerate(bins) if counts.get(f"s{k}")]})
+        dims.append(
+            {
+                "name": score[0],
+                "key": "fs",
+                "options": [
+                    {"id": f"s{k}", "label": f"{a:g} to {b:g}", "count": counts[f"s{k}"]}
+                    for k, (a, b) in enumerate(bins)
+                    if counts.get(f"s{k}")
+                ],
+            }
+        )
     return {
-        "total": len(rows), "shown": len(shown), "labels": labels, "categories": cats, "decided": decided,
-        "score_field": score[0] if score else None, "dims": dims, "rows": out_rows,
+        "total": len(rows),
+        "shown": len(shown),
+        "labels": labels,
+        "categories": cats,
+        "decided": decided,
+        "score_field": score[0] if score else None,
+        "dims": dims,
+        "rows": out_rows,
     }

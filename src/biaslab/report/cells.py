@@ -32,8 +32,13 @@ def _cell(value: Any, numeric: bool, label: str, lead: bool) -> str:
     return f'<td class={kind} data-label="{html.escape(label)}">{text}</td>'
 
 
-def html_table(header: Sequence[str], rows: Iterable[Sequence[Any]], *, numeric: Iterable[int] = (),
-               flagged: Iterable[bool] | None = None) -> str:
+def html_table(
+    header: Sequence[str],
+    rows: Iterable[Sequence[Any]],
+    *,
+    numeric: Iterable[int] = (),
+    flagged: Iterable[bool] | None = None,
+) -> str:
     """A ``<table>``: escaped header and cells, ``numeric`` column indexes right-aligned (class ``num``),
     rows whose ``flagged`` entry is true shaded grey (class ``flag``: too small to interpret).
 
@@ -45,8 +50,13 @@ def html_table(header: Sequence[str], rows: Iterable[Sequence[Any]], *, numeric:
     flags = list(flagged) if flagged is not None else [False] * len(rows)
     head = "".join(f"<th{' class=num' if i in numeric else ''}>{html.escape(h)}</th>" for i, h in enumerate(header))
     labels = [h or "note" for h in header]
-    body = "".join(f"<tr{' class=flag' if flag else ''}>"
-                   + "".join(_cell(v, i in numeric, labels[i] if i < len(labels) else "", i == 0 and 0 not in numeric)
-                             for i, v in enumerate(row))
-                   + "</tr>" for row, flag in zip(rows, flags))
+    body = "".join(
+        f"<tr{' class=flag' if flag else ''}>"
+        + "".join(
+            _cell(v, i in numeric, labels[i] if i < len(labels) else "", i == 0 and 0 not in numeric)
+            for i, v in enumerate(row)
+        )
+        + "</tr>"
+        for row, flag in zip(rows, flags)
+    )
     return f"<table class=rf><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"

@@ -107,26 +107,32 @@ def render_report(results: RunResults, rows: list[dict[str, Any]], probe: Probe)
     likelihood = isinstance(probe, LikelihoodProbe)
     pairs = _pairs_file(results)
     title = probe.title or probe.name
-    return _env().get_template("report.html.j2").render(
-        csp=CSP,
-        css=CSS,
-        likelihood=likelihood,
-        attempts=attempts_table(rows, probe.example_fields(), likelihood=likelihood),
-        r=results,
-        title=f"{title}: {pairs['name']}" if pairs else title,
-        pairs_file=pairs,
-        main_metrics=[m for m in metrics if not (fold and ":" in m["name"])],
-        more_metrics=[m for m in metrics if fold and ":" in m["name"]],
-        has_q=any("q" in m for m in results.metric_dicts().values()),
-        has_small=any(m.get("too_small") for m in metrics),
-        figures=probe.figures(results, rows),
-        examples=pick_examples(rows),
-        example_fields=probe.example_fields(),
-        sections=extra_sections,
-        params_json=json.dumps(results.parameters, indent=1),
-        run_json=json.dumps(results.run.model_dump(mode="json")),
-        headlines=[{"reading": reading, "mark": h.mark(results.metric(h.metric))}
-                   for h, reading in zip(probe.headlines, probe.readings(results), strict=False)],
+    return (
+        _env()
+        .get_template("report.html.j2")
+        .render(
+            csp=CSP,
+            css=CSS,
+            likelihood=likelihood,
+            attempts=attempts_table(rows, probe.example_fields(), likelihood=likelihood),
+            r=results,
+            title=f"{title}: {pairs['name']}" if pairs else title,
+            pairs_file=pairs,
+            main_metrics=[m for m in metrics if not (fold and ":" in m["name"])],
+            more_metrics=[m for m in metrics if fold and ":" in m["name"]],
+            has_q=any("q" in m for m in results.metric_dicts().values()),
+            has_small=any(m.get("too_small") for m in metrics),
+            figures=probe.figures(results, rows),
+            examples=pick_examples(rows),
+            example_fields=probe.example_fields(),
+            sections=extra_sections,
+            params_json=json.dumps(results.parameters, indent=1),
+            run_json=json.dumps(results.run.model_dump(mode="json")),
+            headlines=[
+                {"reading": reading, "mark": h.mark(results.metric(h.metric))}
+                for h, reading in zip(probe.headlines, probe.readings(results), strict=False)
+            ],
+        )
     )
 
 

@@ -53,8 +53,9 @@ def _fmt(v: float) -> str:
     return f"{v:g}"
 
 
-def _limits(rows: Sequence[IntervalRow], xlim: tuple[float, float] | None,
-            reference: float | None) -> tuple[float, float]:
+def _limits(
+    rows: Sequence[IntervalRow], xlim: tuple[float, float] | None, reference: float | None
+) -> tuple[float, float]:
     if xlim is not None:
         return xlim
     values = [v for r in rows for v in (r.value, r.low, r.high, *(m.value for m in r.markers)) if v is not None]
@@ -65,8 +66,14 @@ def _limits(rows: Sequence[IntervalRow], xlim: tuple[float, float] | None,
     return lo - pad, hi + pad
 
 
-def interval_chart(rows: Sequence[IntervalRow], *, xlabel: str, title: str,
-                   xlim: tuple[float, float] | None = None, reference: float | None = None) -> str:
+def interval_chart(
+    rows: Sequence[IntervalRow],
+    *,
+    xlabel: str,
+    title: str,
+    xlim: tuple[float, float] | None = None,
+    reference: float | None = None,
+) -> str:
     """The chart as an ``<svg>`` element (see the module); ``reference`` draws a dotted vertical line."""
     lo, hi = _limits(rows, xlim, reference)
     label_w = min(320, 12 + LABEL_PX * max((len(r.label) for r in rows), default=0))
@@ -79,28 +86,42 @@ def interval_chart(rows: Sequence[IntervalRow], *, xlabel: str, title: str,
         return round(label_w + (v - lo) / (hi - lo) * PLOT_PX, 2)
 
     axis_y = top + ROW_PX * len(rows)
-    out = [f"<svg xmlns='http://www.w3.org/2000/svg' role='img' viewBox='0 0 {width} {height}' "
-           f"width='{width}' style='max-width:100%;height:auto' {FONT}>",
-           f"<title>{html.escape(title)}</title>"]
+    out = [
+        f"<svg xmlns='http://www.w3.org/2000/svg' role='img' viewBox='0 0 {width} {height}' "
+        f"width='{width}' style='max-width:100%;height:auto' {FONT}>",
+        f"<title>{html.escape(title)}</title>",
+    ]
     for t in _nice_ticks(lo, hi):
-        out.append(f"<line x1='{x(t)}' y1='{top}' x2='{x(t)}' y2='{axis_y}' stroke='#e3e5e8'/>"
-                   f"<text x='{x(t)}' y='{axis_y + 16}' text-anchor='middle' fill='#444'>{_fmt(t)}</text>")
+        out.append(
+            f"<line x1='{x(t)}' y1='{top}' x2='{x(t)}' y2='{axis_y}' stroke='#e3e5e8'/>"
+            f"<text x='{x(t)}' y='{axis_y + 16}' text-anchor='middle' fill='#444'>{_fmt(t)}</text>"
+        )
     out.append(f"<line x1='{label_w}' y1='{axis_y}' x2='{label_w + PLOT_PX}' y2='{axis_y}' stroke='#888'/>")
     if reference is not None and lo <= reference <= hi:
-        out.append(f"<line x1='{x(reference)}' y1='{top}' x2='{x(reference)}' y2='{axis_y}' stroke='grey' "
-                   "stroke-dasharray='2,3' stroke-width='1.2'/>")
+        out.append(
+            f"<line x1='{x(reference)}' y1='{top}' x2='{x(reference)}' y2='{axis_y}' stroke='grey' "
+            "stroke-dasharray='2,3' stroke-width='1.2'/>"
+        )
     for i, r in enumerate(rows):
         y = top + ROW_PX * i + ROW_PX / 2
         out.append(f"<text x='{label_w - 8}' y='{y + 4}' text-anchor='end' fill='#222'>{html.escape(r.label)}</text>")
         if r.low is not None and r.high is not None:
-            out.append(f"<line x1='{x(r.low)}' y1='{y}' x2='{x(r.high)}' y2='{y}' stroke='{r.color}' "
-                       "stroke-width='3' stroke-opacity='0.8'/>")
-        out.append(f"<circle cx='{x(r.value)}' cy='{y}' r='4.5' fill='{r.color}'>"
-                   f"<title>{html.escape(r.label)}: {r.value:.4g}</title></circle>")
+            out.append(
+                f"<line x1='{x(r.low)}' y1='{y}' x2='{x(r.high)}' y2='{y}' stroke='{r.color}' "
+                "stroke-width='3' stroke-opacity='0.8'/>"
+            )
+        out.append(
+            f"<circle cx='{x(r.value)}' cy='{y}' r='4.5' fill='{r.color}'>"
+            f"<title>{html.escape(r.label)}: {r.value:.4g}</title></circle>"
+        )
         for m in r.markers:
             mx = x(m.value)
-            out.append(f"<path d='M{mx - 4},{y - 4}L{mx + 4},{y + 4}M{mx - 4},{y + 4}L{mx + 4},{y - 4}' "
-                       f"stroke='{m.color}' stroke-width='1.8'/>")
-    out.append(f"<text x='{label_w + PLOT_PX / 2}' y='{axis_y + 38}' text-anchor='middle' fill='#222'>"
-               f"{html.escape(xlabel)}</text></svg>")
+            out.append(
+                f"<path d='M{mx - 4},{y - 4}L{mx + 4},{y + 4}M{mx - 4},{y + 4}L{mx + 4},{y - 4}' "
+                f"stroke='{m.color}' stroke-width='1.8'/>"
+            )
+    out.append(
+        f"<text x='{label_w + PLOT_PX / 2}' y='{axis_y + 38}' text-anchor='middle' fill='#222'>"
+        f"{html.escape(xlabel)}</text></svg>"
+    )
     return "".join(out)

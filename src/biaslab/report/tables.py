@@ -16,16 +16,23 @@ from biaslab.io import atomic_write_text
 from biaslab.report.style import CSS
 
 
-def render_tables_page(title: str, tables: Sequence[dict[str, Any]], figures: Sequence[dict[str, Any]] = (),
-                       meta: Sequence[str] = ()) -> str:
+def render_tables_page(
+    title: str, tables: Sequence[dict[str, Any]], figures: Sequence[dict[str, Any]] = (), meta: Sequence[str] = ()
+) -> str:
     env = Environment(loader=PackageLoader("biaslab.report", "templates"), autoescape=select_autoescape(["html", "j2"]))
     tables = [{"note": "", "numeric": list(range(1, len(t["header"]))), **t} for t in tables]
-    return env.get_template("tables.html.j2").render(title=title, tables=tables, figures=list(figures), meta=list(meta),
-                                                         css=CSS)
+    return env.get_template("tables.html.j2").render(
+        title=title, tables=tables, figures=list(figures), meta=list(meta), css=CSS
+    )
 
 
-def write_tables_page(path: Path, title: str, tables: Sequence[dict[str, Any]], figures: Sequence[dict[str, Any]] = (),
-                      meta: Sequence[str] = ()) -> Path:
+def write_tables_page(
+    path: Path,
+    title: str,
+    tables: Sequence[dict[str, Any]],
+    figures: Sequence[dict[str, Any]] = (),
+    meta: Sequence[str] = (),
+) -> Path:
     atomic_write_text(Path(path), render_tables_page(title, tables, figures, meta))
     return Path(path)
 

@@ -39,15 +39,25 @@ class Scorer(Protocol):
 # spec prefix -> ("module:factory", one-line summary); factory(spec_rest: str, **options) -> Scorer
 SCORERS: dict[str, tuple[str, str]] = {
     "vader": ("biaslab.scorers.vader:make_vader", "VADER compound sentiment in [-1, 1] (offline, vaderSentiment)"),
-    "profanity": ("biaslab.scorers.profanity:make_profanity",
-                  "probability of profanity in [0, 1] (offline, alt-profanity-check)"),
-    "hf": ("biaslab.scorers.hf:make_hf", "a transformers sequence-classification checkpoint dir: a label's "
-                                         "probability (default) or logit; options label=, output=prob|logit"),
-    "openai": ("biaslab.scorers.openai_scorer:make_openai", "an OpenAI-compatible server: mode=judge (default; a "
-                                                           "0-1 gender-bias rating) or mode=moderation "
-                                                           "(category=, default the highest category score)"),
-    "judge-run": ("biaslab.scorers.judge_run:make_judge_run", "the judge scores of a finished fsb-judge run "
-                                                              "(mean over its repetitions), by text"),
+    "profanity": (
+        "biaslab.scorers.profanity:make_profanity",
+        "probability of profanity in [0, 1] (offline, alt-profanity-check)",
+    ),
+    "hf": (
+        "biaslab.scorers.hf:make_hf",
+        "a transformers sequence-classification checkpoint dir: a label's "
+        "probability (default) or logit; options label=, output=prob|logit",
+    ),
+    "openai": (
+        "biaslab.scorers.openai_scorer:make_openai",
+        "an OpenAI-compatible server: mode=judge (default; a "
+        "0-1 gender-bias rating) or mode=moderation "
+        "(category=, default the highest category score)",
+    ),
+    "judge-run": (
+        "biaslab.scorers.judge_run:make_judge_run",
+        "the judge scores of a finished fsb-judge run (mean over its repetitions), by text",
+    ),
 }
 # package a scorer module needs -> the pip name to install
 PIP_NAMES = {"profanity_check": "alt-profanity-check", "sklearn": "scikit-learn", "vaderSentiment": "vaderSentiment"}
@@ -64,7 +74,7 @@ def parse_spec(spec: str) -> tuple[str, str, dict[str, str]]:
     """``(prefix, argument, options)`` of a scorer spec (see the module docstring)."""
     spec = spec.strip()
     cut = min((i for i in (spec.find("/"), spec.find(":")) if i >= 0), default=len(spec))
-    prefix, rest = spec[:cut], spec[cut + 1:]
+    prefix, rest = spec[:cut], spec[cut + 1 :]
     options: dict[str, str] = {}
     sep = spec[cut] if cut < len(spec) else ""
     match = _ONLY_OPTIONS.match(rest) if sep == ":" else None

@@ -60,7 +60,7 @@ class DiskCachedScorer:
         self.hits += sum(1 for k in keys if k not in pending)
         by_key = dict(zip(keys, texts))
         for start in range(0, len(todo), self.chunk):
-            batch = todo[start:start + self.chunk]
+            batch = todo[start : start + self.chunk]
             values = self.inner.score([by_key[k] for k in batch])
             for k, v in zip(batch, values, strict=True):
                 v = float(v) if v is not None else math.nan

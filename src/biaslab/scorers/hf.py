@@ -43,14 +43,24 @@ def _int(value: Any, name: str) -> int:
 
 
 class HfClassifierScorer:
-    def __init__(self, path: str, *, label: str | None = None, output: str = "prob", batch_size: Any = 32,
-                 max_length: Any = 512, device: str | None = None):
+    def __init__(
+        self,
+        path: str,
+        *,
+        label: str | None = None,
+        output: str = "prob",
+        batch_size: Any = 32,
+        max_length: Any = 512,
+        device: str | None = None,
+    ):
         folder = Path(path).expanduser()
         if not str(path).strip():
             raise ConfigError("the hf scorer needs a checkpoint folder: hf/<dir>, e.g. hf/models/corgi-pm")
         if not folder.is_dir():
-            raise ConfigError(f"hf scorer: checkpoint folder {folder} not found; give a local folder with "
-                              "config.json and the model weights (hf/<dir>)")
+            raise ConfigError(
+                f"hf scorer: checkpoint folder {folder} not found; give a local folder with "
+                "config.json and the model weights (hf/<dir>)"
+            )
         if not (folder / "config.json").is_file():
             raise ConfigError(f"hf scorer: {folder} has no config.json; it must be a saved transformers checkpoint")
         output = (output or "prob").strip().lower()
@@ -74,8 +84,10 @@ class HfClassifierScorer:
         self.output = "logit" if config.num_labels == 1 else output
         self._multi_label = getattr(config, "problem_type", None) == "multi_label_classification"
         self.name = f"hf/{folder.name}"
-        self.identity = (f"hf:{folder.resolve()}:{checkpoint_digest(folder)}:label={self.label}:output={self.output}:"
-                         f"max_length={self.max_length}")
+        self.identity = (
+            f"hf:{folder.resolve()}:{checkpoint_digest(folder)}:label={self.label}:output={self.output}:"
+            f"max_length={self.max_length}"
+        )
 
     @staticmethod
     def _pick_label(label: str | None, config) -> tuple[int, str]:
@@ -101,8 +113,13 @@ class HfClassifierScorer:
         texts = list(texts)
         with torch.no_grad():
             for start in range(0, len(texts), self.batch_size):
-                batch = self._tok(texts[start:start + self.batch_size], padding=True, truncation=True,
-                                  max_length=self.max_length, return_tensors="pt").to(self._device)
+                batch = self._tok(
+                    texts[start : start + self.batch_size],
+                    padding=True,
+                    truncation=True,
+                    max_length=self.max_length,
+                    return_tensors="pt",
+                ).to(self._device)
                 logits = self._model(**batch).logits.float()
                 if self.output == "logit":
                     values = logits[:, self.index]

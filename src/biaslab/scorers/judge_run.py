@@ -33,12 +33,15 @@ class JudgeRunScorer:
     def __init__(self, run_dir: str):
         folder = Path(str(run_dir).strip()).expanduser()
         if not str(run_dir).strip():
-            raise ConfigError("the judge-run scorer needs a run folder: judge-run:<DIR> (the --out of "
-                              "`biaslab run fsb-judge`)")
+            raise ConfigError(
+                "the judge-run scorer needs a run folder: judge-run:<DIR> (the --out of `biaslab run fsb-judge`)"
+            )
         attempts, results = folder / "attempts.jsonl", folder / "results.json"
         if not attempts.is_file() or not results.is_file():
-            raise ConfigError(f"judge-run: {folder} is not a finished run folder (needs results.json and "
-                              "attempts.jsonl); run `biaslab run fsb-judge --out DIR` first")
+            raise ConfigError(
+                f"judge-run: {folder} is not a finished run folder (needs results.json and "
+                "attempts.jsonl); run `biaslab run fsb-judge --out DIR` first"
+            )
         try:
             probe = json.loads(results.read_text(encoding="utf-8")).get("probe")
         except (json.JSONDecodeError, UnicodeDecodeError):

@@ -33,8 +33,9 @@ class OpenAIJudgeScorer:
         self._max_tokens = max_tokens
         self.name = f"openai/{model}"
         digest = hashlib.sha256(SYSTEM_PROMPT.encode()).hexdigest()[:12]
-        self.identity = (f"openai-judge:{self._backend.base_url}:{model}:prompt={digest}:temperature=0:"
-                         f"max_tokens={max_tokens}")
+        self.identity = (
+            f"openai-judge:{self._backend.base_url}:{model}:prompt={digest}:temperature=0:max_tokens={max_tokens}"
+        )
 
     def score(self, texts: Sequence[str]) -> list[float]:
         from biaslab.fsb.judge_scale import parse_score
@@ -48,8 +49,15 @@ class OpenAIJudgeScorer:
 
 
 class OpenAIModerationScorer:
-    def __init__(self, model: str, *, base_url: str | None = None, category: str = "max", timeout: float = 60.0,
-                 max_retries: int = 4):
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        category: str = "max",
+        timeout: float = 60.0,
+        max_retries: int = 4,
+    ):
         from biaslab.models.openai.options import (
             OPENAI_BASE_URL,
             PLACEHOLDER_KEY,
@@ -62,10 +70,13 @@ class OpenAIModerationScorer:
         self.base_url = (base_url or "").strip().rstrip("/") or OPENAI_BASE_URL
         key = api_key_from_env()
         if key is None and not base_url:
-            raise ConfigError("set OPENAI_API_KEY (or BIASLAB_API_KEY) to use the OpenAI moderation endpoint, "
-                              "or pass --base-url for a compatible local server")
-        self._client = openai.OpenAI(api_key=key or PLACEHOLDER_KEY, base_url=self.base_url, timeout=timeout,
-                                     max_retries=max_retries)
+            raise ConfigError(
+                "set OPENAI_API_KEY (or BIASLAB_API_KEY) to use the OpenAI moderation endpoint, "
+                "or pass --base-url for a compatible local server"
+            )
+        self._client = openai.OpenAI(
+            api_key=key or PLACEHOLDER_KEY, base_url=self.base_url, timeout=timeout, max_retries=max_retries
+        )
         self.model = model
         self.category = category.strip()
         self.name = f"openai/{model}"
@@ -76,9 +87,11 @@ class OpenAIModerationScorer:
             resp = self._client.moderations.create(model=self.model, input=texts)
         except self._openai.APIError as exc:
             status = getattr(exc, "status_code", None)
-            raise ConfigError(f"{self.base_url}/moderations failed for model {self.model!r}"
-                              + (f" (HTTP {status})" if status else f" ({type(exc).__name__})")
-                              + "; check --base-url, the model name and the API key") from None
+            raise ConfigError(
+                f"{self.base_url}/moderations failed for model {self.model!r}"
+                + (f" (HTTP {status})" if status else f" ({type(exc).__name__})")
+                + "; check --base-url, the model name and the API key"
+            ) from None
         out = []
         for result in resp.results:
             raw = result.category_scores
@@ -89,8 +102,10 @@ class OpenAIModerationScorer:
             elif self.category in scores:
                 out.append(scores[self.category])
             else:
-                raise ConfigError(f"the moderation endpoint has no category {self.category!r}; choose one of: "
-                                  f"{', '.join(sorted(scores))} (or category=max)")
+                raise ConfigError(
+                    f"the moderation endpoint has no category {self.category!r}; choose one of: "
+                    f"{', '.join(sorted(scores))} (or category=max)"
+                )
         if len(out) != len(texts):
             raise ConfigError(f"{self.base_url}/moderations returned {len(out)} results for {len(texts)} texts")
         return out
@@ -99,16 +114,19 @@ class OpenAIModerationScorer:
         texts = list(texts)
         out: list[float] = []
         for start in range(0, len(texts), MODERATION_BATCH):
-            out += self._one_batch(texts[start:start + MODERATION_BATCH])
+            out += self._one_batch(texts[start : start + MODERATION_BATCH])
         return out
 
 
-def make_openai(rest: str = "", *, mode: str = "judge", base_url: str | None = None, category: str | None = None,
-                **options: Any):
+def make_openai(
+    rest: str = "", *, mode: str = "judge", base_url: str | None = None, category: str | None = None, **options: Any
+):
     model = (rest or "").strip()
     if not model:
-        raise ConfigError("the openai scorer needs a model: openai/<model>, e.g. openai/gpt-4o-mini or "
-                          "openai/omni-moderation-latest:mode=moderation")
+        raise ConfigError(
+            "the openai scorer needs a model: openai/<model>, e.g. openai/gpt-4o-mini or "
+            "openai/omni-moderation-latest:mode=moderation"
+        )
     mode = (mode or "judge").strip().lower()
     if mode not in MODES:
         raise ConfigError(f"openai scorer mode={mode!r}; choose mode=judge or mode=moderation")

@@ -15,8 +15,10 @@ class ProfanityScorer:
         try:
             from profanity_check import predict_prob
         except Exception as exc:  # not installed, or its pickled model does not load with this scikit-learn
-            raise ConfigError(f"the profanity scorer needs the package 'alt-profanity-check', which does not import "
-                              f"({type(exc).__name__}); pip install alt-profanity-check") from None
+            raise ConfigError(
+                f"the profanity scorer needs the package 'alt-profanity-check', which does not import "
+                f"({type(exc).__name__}); pip install alt-profanity-check"
+            ) from None
         self._predict = predict_prob
         self.identity = f"profanity:alt-profanity-check={version('alt-profanity-check')}:prob"
 

@@ -62,9 +62,14 @@ def bootstrap_metrics(
         arr = np.asarray(samples[name], dtype=float)
         arr = arr[np.isfinite(arr)]
         ok = value is not None and math.isfinite(value) and arr.size >= max(10, n_resamples // 2)
-        out[name] = honest_interval(_clean(value), float(np.quantile(arr, alpha)) if ok else None,
-                                    float(np.quantile(arr, 1 - alpha)) if ok else None, n=units[name],
-                                    scale=1.0 if name in proportions else None, confidence=confidence)
+        out[name] = honest_interval(
+            _clean(value),
+            float(np.quantile(arr, alpha)) if ok else None,
+            float(np.quantile(arr, 1 - alpha)) if ok else None,
+            n=units[name],
+            scale=1.0 if name in proportions else None,
+            confidence=confidence,
+        )
     return out
 
 

@@ -19,8 +19,9 @@ import numpy as np
 from biaslab.stats.significance import TestResult, paired_permutation_test
 
 
-def stratified_cluster_sums(strata: np.ndarray, columns: Mapping[str, np.ndarray], *, n_resamples: int = 1000,
-                            seed: int = 0) -> dict[str, dict[str, np.ndarray]]:
+def stratified_cluster_sums(
+    strata: np.ndarray, columns: Mapping[str, np.ndarray], *, n_resamples: int = 1000, seed: int = 0
+) -> dict[str, dict[str, np.ndarray]]:
     """Per stratum, the column sums of ``n_resamples`` cluster resamples: ``{stratum: {column: (R,)}}``.
 
     ``strata`` and every column hold one value per cluster (columns: the cluster's sums).
@@ -45,8 +46,9 @@ def percentile_ci(samples: np.ndarray, confidence: float = 0.95) -> tuple[float 
     return float(np.quantile(arr, alpha)), float(np.quantile(arr, 1 - alpha))
 
 
-def cluster_sign_flip_test(cluster_differences: np.ndarray, *, n_permutations: int = 10_000,
-                           seed: int = 0) -> TestResult:
+def cluster_sign_flip_test(
+    cluster_differences: np.ndarray, *, n_permutations: int = 10_000, seed: int = 0
+) -> TestResult:
     """Two-sided test that the clusters' summed differences are centred on zero.
 
     Under the null, which member of each pair is which does not matter to the model, so each
@@ -55,6 +57,7 @@ def cluster_sign_flip_test(cluster_differences: np.ndarray, *, n_permutations: i
     clusters (``2^(k-1) <= n_permutations + 1``), Monte Carlo otherwise; never below ``2^(1-k)``.
     :func:`biaslab.stats.clustered.cluster_inference` adds the interval from the same test.
     """
-    res = paired_permutation_test(np.asarray(cluster_differences, dtype=float), n_permutations=n_permutations,
-                                  seed=seed)
+    res = paired_permutation_test(
+        np.asarray(cluster_differences, dtype=float), n_permutations=n_permutations, seed=seed
+    )
     return TestResult(res.statistic, res.p, res.n, res.method.replace("paired sign-flip", "cluster sign-flip"))

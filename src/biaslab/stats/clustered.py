@@ -58,8 +58,7 @@ from biaslab.stats.intervals import MIN_UNITS, binomial_central_p, clopper_pears
 from biaslab.stats.robust import cr2_inference
 from biaslab.stats.signflip import MAX_EXACT_CLUSTERS, N_RANDOM_FLIPS, sign_flip_inference
 
-__all__ = ["cluster_inference", "paired_cluster_inference", "min_clusters", "attainable_min_p",
-           "MIN_ROBUST_CLUSTERS"]
+__all__ = ["cluster_inference", "paired_cluster_inference", "min_clusters", "attainable_min_p", "MIN_ROBUST_CLUSTERS"]
 
 MIN_ROBUST_CLUSTERS = 30  # informative clusters from which the cluster-robust t replaces the sign-flip test
 METHODS = ("auto", "sign-flip", "cluster-robust")
@@ -78,8 +77,9 @@ def min_clusters(confidence: float = 0.95) -> int:
     return k
 
 
-def _clusters(n: int, clusters: Sequence[Any] | np.ndarray | None, strata: Sequence[Any] | np.ndarray | None
-              ) -> tuple[np.ndarray, np.ndarray | None]:
+def _clusters(
+    n: int, clusters: Sequence[Any] | np.ndarray | None, strata: Sequence[Any] | np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray | None]:
     """``(cluster index per unit, stratum code per cluster or None)``; a cluster is (stratum, label)."""
     for name, labels in (("clusters", clusters), ("strata", strata)):
         if labels is not None and len(labels) != n:
@@ -106,12 +106,22 @@ def _codes(labels: Sequence[Any] | np.ndarray) -> np.ndarray:
 
 
 def _base(value: float | None, null: float | None, n: int, k: int, confidence: float) -> dict[str, Any]:
-    return {"value": value, "ci_low": None, "ci_high": None, "p": None, "null": null, "n": int(n),
-            "n_clusters": int(k), "method": "", "confidence": confidence}
+    return {
+        "value": value,
+        "ci_low": None,
+        "ci_high": None,
+        "p": None,
+        "null": null,
+        "n": int(n),
+        "n_clusters": int(k),
+        "method": "",
+        "confidence": confidence,
+    }
 
 
-def _scaled_binomial(out: dict[str, Any], hits: int, trials: int, lo: float, hi: float, null: float | None,
-                     confidence: float) -> dict[str, Any]:
+def _scaled_binomial(
+    out: dict[str, Any], hits: int, trials: int, lo: float, hi: float, null: float | None, confidence: float
+) -> dict[str, Any]:
     """Clopper-Pearson interval and central binomial p for ``hits`` of ``trials``, on the scale [lo, hi]."""
     c_lo, c_hi = clopper_pearson(hits, trials, confidence)
     out.update(ci_low=lo + (hi - lo) * c_lo, ci_high=lo + (hi - lo) * c_hi, interval="clopper-pearson")
@@ -127,10 +137,19 @@ def _informative(values: np.ndarray, ids: np.ndarray) -> int:
     return int(np.unique(ids[other]).size)
 
 
-def cluster_inference(values: Sequence[float] | np.ndarray, clusters: Sequence[Any] | np.ndarray | None = None,
-                      strata: Sequence[Any] | np.ndarray | None = None, *, null: float | None,
-                      bounds: tuple[float, float] | None = None, confidence: float = 0.95, method: str = "auto",
-                      label: str = "clusters", seed: int = 0, n_random: int = N_RANDOM_FLIPS) -> dict[str, Any]:
+def cluster_inference(
+    values: Sequence[float] | np.ndarray,
+    clusters: Sequence[Any] | np.ndarray | None = None,
+    strata: Sequence[Any] | np.ndarray | None = None,
+    *,
+    null: float | None,
+    bounds: tuple[float, float] | None = None,
+    confidence: float = 0.95,
+    method: str = "auto",
+    label: str = "clusters",
+    seed: int = 0,
+    n_random: int = N_RANDOM_FLIPS,
+) -> dict[str, Any]:
     """Value (pooled mean of ``values``), interval and p value of ``H0: mean = null`` from one procedure.
 
     ``clusters``: one label per value (None: every unit independent); ``strata``: one label per
@@ -157,13 +176,37 @@ def cluster_inference(values: Sequence[float] | np.ndarray, clusters: Sequence[A
         raise ValueError(f"bounds must be (low, high) with low < high, got {bounds}")
     if bounds is not None and ((y < bounds[0]).any() or (y > bounds[1]).any()):
         raise ValueError(f"cluster_inference: values outside the bounds {bounds}")
-    return _infer(y, ids, totals, sizes, cluster_strata, null=null, bounds=bounds, confidence=confidence,
-                  method=method, label=label, seed=seed, n_random=n_random)
+    return _infer(
+        y,
+        ids,
+        totals,
+        sizes,
+        cluster_strata,
+        null=null,
+        bounds=bounds,
+        confidence=confidence,
+        method=method,
+        label=label,
+        seed=seed,
+        n_random=n_random,
+    )
 
 
-def _infer(y: np.ndarray, ids: np.ndarray, totals: np.ndarray, sizes: np.ndarray, cluster_strata: np.ndarray | None,
-           *, null: float | None, bounds: tuple[float, float] | None, confidence: float, method: str, label: str,
-           seed: int, n_random: int) -> dict[str, Any]:
+def _infer(
+    y: np.ndarray,
+    ids: np.ndarray,
+    totals: np.ndarray,
+    sizes: np.ndarray,
+    cluster_strata: np.ndarray | None,
+    *,
+    null: float | None,
+    bounds: tuple[float, float] | None,
+    confidence: float,
+    method: str,
+    label: str,
+    seed: int,
+    n_random: int,
+) -> dict[str, Any]:
     n, k = y.size, totals.size
     value = float(totals.sum() / sizes.sum())
     out = _base(value, null, n, k, confidence)
@@ -172,16 +215,22 @@ def _infer(y: np.ndarray, ids: np.ndarray, totals: np.ndarray, sizes: np.ndarray
     independent = bool((sizes == 1).all())
     if bounds is not None and independent and np.isin(y, bounds).all():  # step 1: Bernoulli trials
         if n < MIN_UNITS:
-            out.update(too_small=True, method="exact binomial (Clopper-Pearson)",
-                       reason=f"{units_text(n, label)}: too few to estimate spread")
+            out.update(
+                too_small=True,
+                method="exact binomial (Clopper-Pearson)",
+                reason=f"{units_text(n, label)}: too few to estimate spread",
+            )
             return out
         out["method"] = "exact binomial test, Clopper-Pearson interval (independent units)"
         return _scaled_binomial(out, int(np.count_nonzero(y == bounds[1])), n, *bounds, null, confidence)
     if k < min_clusters(confidence):  # step 2
         flip = sign_flip_inference(totals, sizes, null=test_at, confidence=confidence)
-        out.update(too_small=True, method="cluster " + flip.method if not independent else flip.method,
-                   reason=f"{units_text(k, label)}: too few to estimate spread (the smallest p any test on "
-                          f"{units_text(k, label)} can give is {attainable_min_p(k):.3g})")
+        out.update(
+            too_small=True,
+            method="cluster " + flip.method if not independent else flip.method,
+            reason=f"{units_text(k, label)}: too few to estimate spread (the smallest p any test on "
+            f"{units_text(k, label)} can give is {attainable_min_p(k):.3g})",
+        )
         if null is not None:
             out["p"] = flip.p
         return out
@@ -192,8 +241,11 @@ def _infer(y: np.ndarray, ids: np.ndarray, totals: np.ndarray, sizes: np.ndarray
         return _scaled_binomial(out, k if at_top else 0, k, *bounds, null, confidence)
     scale = max(1.0, float(np.max(np.abs(totals / sizes))))
     if np.all(np.abs(totals - value * sizes) <= 1e-12 * scale * sizes):  # step 4
-        out.update(degenerate=True, method="none (no spread between clusters)",
-                   reason=f"all {units_text(k, label)} have the same mean ({value:.6g}): no spread to estimate")
+        out.update(
+            degenerate=True,
+            method="none (no spread between clusters)",
+            reason=f"all {units_text(k, label)} have the same mean ({value:.6g}): no spread to estimate",
+        )
         if null is not None and math.isclose(value, test_at, rel_tol=1e-12, abs_tol=1e-12 * scale):
             out["p"] = 1.0
         return out
@@ -202,19 +254,28 @@ def _infer(y: np.ndarray, ids: np.ndarray, totals: np.ndarray, sizes: np.ndarray
     if robust:
         res = cr2_inference(totals, sizes, cluster_strata, null=test_at, confidence=confidence)
         if res.se == 0:
-            out.update(degenerate=True, method=res.method,
-                       reason=f"every one of the {units_text(k, label)} equals its stratum's mean: no spread")
+            out.update(
+                degenerate=True,
+                method=res.method,
+                reason=f"every one of the {units_text(k, label)} equals its stratum's mean: no spread",
+            )
             return out
         # never below what k exchangeable clusters allow (2^(1-k) < alpha here, so agreement holds)
         lo, hi, p, out["method"] = res.ci_low, res.ci_high, max(res.p, attainable_min_p(k)), res.method
         out.update(se=res.se, df=res.df)
     else:
-        flip = sign_flip_inference(totals, sizes, null=test_at, confidence=confidence,
-                                   max_exact=MAX_EXACT_CLUSTERS, n_random=n_random, seed=seed)
+        flip = sign_flip_inference(
+            totals,
+            sizes,
+            null=test_at,
+            confidence=confidence,
+            max_exact=MAX_EXACT_CLUSTERS,
+            n_random=n_random,
+            seed=seed,
+        )
         lo, hi, p, out["method"] = flip.ci_low, flip.ci_high, flip.p, where + flip.method
     if not (math.isfinite(lo) and math.isfinite(hi)):
-        out.update(too_small=True, reason=f"{units_text(k, label)}: too few to bound a {100 * confidence:g}% "
-                                          "interval")
+        out.update(too_small=True, reason=f"{units_text(k, label)}: too few to bound a {100 * confidence:g}% interval")
     elif hi - lo <= 1e-12 * scale:
         out.update(degenerate=True, reason=f"the {units_text(k, label)} show no spread: zero-width interval")
     else:
@@ -228,12 +289,20 @@ def _infer(y: np.ndarray, ids: np.ndarray, totals: np.ndarray, sizes: np.ndarray
     return out
 
 
-def paired_cluster_inference(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray,
-                             clusters: Sequence[Any] | np.ndarray | None = None,
-                             strata: Sequence[Any] | np.ndarray | None = None, *, null: float | None = 0.0,
-                             bounds: tuple[float, float] | None = None, confidence: float = 0.95,
-                             method: str = "auto", label: str = "clusters", seed: int = 0,
-                             n_random: int = N_RANDOM_FLIPS) -> dict[str, Any]:
+def paired_cluster_inference(
+    a: Sequence[float] | np.ndarray,
+    b: Sequence[float] | np.ndarray,
+    clusters: Sequence[Any] | np.ndarray | None = None,
+    strata: Sequence[Any] | np.ndarray | None = None,
+    *,
+    null: float | None = 0.0,
+    bounds: tuple[float, float] | None = None,
+    confidence: float = 0.95,
+    method: str = "auto",
+    label: str = "clusters",
+    seed: int = 0,
+    n_random: int = N_RANDOM_FLIPS,
+) -> dict[str, Any]:
     """Run B minus run A on shared units: :func:`cluster_inference` of ``d = b - a`` (unit ``i`` of
     ``a`` and of ``b`` is the same item), plus ``a`` and ``b``, the two runs' means.
 
@@ -249,8 +318,18 @@ def paired_cluster_inference(a: Sequence[float] | np.ndarray, b: Sequence[float]
         raise ValueError(f"paired_cluster_inference: a has {xa.size} values and b {xb.size}; they must be paired")
     width = None if bounds is None else float(bounds[1] - bounds[0])
     d_bounds = None if width is None else (-width, width)
-    out = cluster_inference(xb - xa, clusters, strata, null=null, bounds=d_bounds, confidence=confidence,
-                            method=method, label=label, seed=seed, n_random=n_random)
+    out = cluster_inference(
+        xb - xa,
+        clusters,
+        strata,
+        null=null,
+        bounds=d_bounds,
+        confidence=confidence,
+        method=method,
+        label=label,
+        seed=seed,
+        n_random=n_random,
+    )
     out = {"a": float(xa.mean()) if xa.size else None, "b": float(xb.mean()) if xb.size else None, **out}
     k = out["n_clusters"]
     if width is not None and xa.size and np.all(xa == xb) and not out.get("too_small"):

@@ -58,7 +58,7 @@ def pearson_with_ci(x, y, *, seed: int = 0, n_resamples: int = N_RESAMPLES, min_
     xs, ys = x[idx], y[idx]
     xc, yc = xs - xs.mean(axis=1, keepdims=True), ys - ys.mean(axis=1, keepdims=True)
     with np.errstate(invalid="ignore", divide="ignore"):
-        rs = (xc * yc).sum(axis=1) / np.sqrt((xc ** 2).sum(axis=1) * (yc ** 2).sum(axis=1))
+        rs = (xc * yc).sum(axis=1) / np.sqrt((xc**2).sum(axis=1) * (yc**2).sum(axis=1))
     rs = rs[np.isfinite(rs)]
     if rs.size >= n_resamples // 2:
         out["ci_low"], out["ci_high"] = float(np.quantile(rs, 0.025)), float(np.quantile(rs, 0.975))

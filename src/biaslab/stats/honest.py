@@ -45,9 +45,16 @@ def _no_interval(out: dict[str, Any], reason: str, **flags: bool) -> dict[str, A
     return out
 
 
-def honest_metric(metric: Mapping[str, Any], *, scale: float | None = None, independent: bool = True,
-                  n_clusters: int | None = None, label: str = "clusters", null: float | None = None,
-                  confidence: float = 0.95) -> dict[str, Any]:
+def honest_metric(
+    metric: Mapping[str, Any],
+    *,
+    scale: float | None = None,
+    independent: bool = True,
+    n_clusters: int | None = None,
+    label: str = "clusters",
+    null: float | None = None,
+    confidence: float = 0.95,
+) -> dict[str, Any]:
     """A copy of ``metric`` that follows the rules of the module docstring.
 
     ``scale``: 1 for a proportion, 100 for a percentage, None for any other value. ``independent``:
@@ -67,13 +74,20 @@ def honest_metric(metric: Mapping[str, Any], *, scale: float | None = None, inde
         k = int(k)
         p_min = attainable_min_p(k)
         if _finite(out.get("p")) and float(out["p"]) < p_min * (1 - 1e-9):
-            out.update(p=None, p_reason=f"p {float(out['p']):.2g} is below {p_min:.3g}, the smallest p any test on "
-                                        f"{units_text(k, label)} can give (its test ignored the clustering)")
+            out.update(
+                p=None,
+                p_reason=f"p {float(out['p']):.2g} is below {p_min:.3g}, the smallest p any test on "
+                f"{units_text(k, label)} can give (its test ignored the clustering)",
+            )
             if "q" in out:
                 out["q"] = None
         if k < min_clusters(confidence):
-            return _no_interval(out, f"{units_text(k, label)}: too few to estimate spread (the smallest p any test "
-                                     f"on {units_text(k, label)} can give is {p_min:.3g})", too_small=True)
+            return _no_interval(
+                out,
+                f"{units_text(k, label)}: too few to estimate spread (the smallest p any test "
+                f"on {units_text(k, label)} can give is {p_min:.3g})",
+                too_small=True,
+            )
     elif independent and n is not None and int(n) < MIN_UNITS:
         return _no_interval(out, f"{units_text(int(n))}: too few to estimate spread", too_small=True)
     lo, hi = out.get("ci_low"), out.get("ci_high")
@@ -101,5 +115,6 @@ def honest_metric(metric: Mapping[str, Any], *, scale: float | None = None, inde
             out["p"] = binomial_central_p(trials if at_high else 0, trials, min(1.0, max(0.0, null / scale)))
         return out
     where = units_text(trials, label if not independent else "units") if trials else "the units"
-    return _no_interval(out, f"zero-width interval: {where} show no spread, so its width cannot be estimated",
-                        degenerate=True)
+    return _no_interval(
+        out, f"zero-width interval: {where} show no spread, so its width cannot be estimated", degenerate=True
+    )

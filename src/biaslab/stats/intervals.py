@@ -72,14 +72,21 @@ def binomial_central_p(k: int, n: int, p0: float) -> float:
     if k <= 0:  # closed forms at the bounds, like clopper_pearson
         return min(1.0, 2 * (1 - p0) ** n)
     if k >= n:
-        return min(1.0, 2 * p0 ** n)
+        return min(1.0, 2 * p0**n)
     from scipy.stats import binom
 
     return float(min(1.0, 2 * min(binom.cdf(k, n, p0), binom.sf(k - 1, n, p0))))
 
 
-def honest_interval(value: float | None, lo: float | None, hi: float | None, *, n: int, scale: float | None = 1.0,
-                    confidence: float = 0.95) -> dict[str, Any]:
+def honest_interval(
+    value: float | None,
+    lo: float | None,
+    hi: float | None,
+    *,
+    n: int,
+    scale: float | None = 1.0,
+    confidence: float = 0.95,
+) -> dict[str, Any]:
     """``{"value", "ci_low", "ci_high", "n"[, "interval", "too_small", "degenerate", "reason"]}`` from a
     bootstrap interval.
 
@@ -109,9 +116,12 @@ def honest_interval(value: float | None, lo: float | None, hi: float | None, *, 
         low, high = clopper_pearson(k, n, confidence)
         out.update(ci_low=low * scale, ci_high=high * scale, interval="clopper-pearson")
     else:  # every resample the same, not at a bound: no honest interval
-        out.update(ci_low=None, ci_high=None, degenerate=True,
-                   reason=f"every bootstrap resample of the {units_text(n)} gave the same value: no spread to "
-                          "estimate")
+        out.update(
+            ci_low=None,
+            ci_high=None,
+            degenerate=True,
+            reason=f"every bootstrap resample of the {units_text(n)} gave the same value: no spread to estimate",
+        )
     return out
 
 

@@ -74,8 +74,7 @@ def log_odds_dirichlet(counts_a: np.ndarray, counts_b: np.ndarray, prior: np.nda
     alpha = np.broadcast_to(np.asarray(prior, dtype=float), ya.shape)
     a0 = float(alpha.sum())
     na, nb = ya.sum(), yb.sum()
-    delta = (np.log((ya + alpha) / (na + a0 - ya - alpha))
-             - np.log((yb + alpha) / (nb + a0 - yb - alpha)))
+    delta = np.log((ya + alpha) / (na + a0 - ya - alpha)) - np.log((yb + alpha) / (nb + a0 - yb - alpha))
     return delta / np.sqrt(1 / (ya + alpha) + 1 / (yb + alpha))
 
 
@@ -83,5 +82,7 @@ def top_terms(terms: Sequence[str], z: np.ndarray, k: int) -> tuple[list[tuple[s
     """The ``k`` terms with the highest z (side a) and the ``k`` with the lowest (side b); ties by term."""
     order_a = sorted(range(len(terms)), key=lambda i: (-z[i], terms[i]))
     order_b = sorted(range(len(terms)), key=lambda i: (z[i], terms[i]))
-    return ([(terms[i], float(z[i])) for i in order_a[:k] if z[i] > 0],
-            [(terms[i], float(z[i])) for i in order_b[:k] if z[i] < 0])
+    return (
+        [(terms[i], float(z[i])) for i in order_a[:k] if z[i] > 0],
+        [(terms[i], float(z[i])) for i in order_b[:k] if z[i] < 0],
+    )

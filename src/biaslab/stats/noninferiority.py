@@ -57,8 +57,16 @@ from biaslab.stats.paired import take_rows
 Table = Mapping[str, np.ndarray]
 MetricFn = Callable[[Table], Mapping[str, float]]
 
-__all__ = ["GateTest", "noninferiority", "noninferiority_p", "equivalence", "holm", "paired_replicates",
-           "normal_replicates", "items_to_settle"]
+__all__ = [
+    "GateTest",
+    "noninferiority",
+    "noninferiority_p",
+    "equivalence",
+    "holm",
+    "paired_replicates",
+    "normal_replicates",
+    "items_to_settle",
+]
 
 
 @dataclass(frozen=True)
@@ -119,8 +127,13 @@ def _cone_p(r: np.ndarray, e: np.ndarray, margin: float, beta: float) -> float:
     return min(1.0, beta + _p_below(null, observed))
 
 
-def _ni_p(xy: tuple[float, float], dxy: tuple[np.ndarray, np.ndarray], cones: list[list[tuple[float, float]]],
-          margin: float, beta: float) -> float:
+def _ni_p(
+    xy: tuple[float, float],
+    dxy: tuple[np.ndarray, np.ndarray],
+    cones: list[list[tuple[float, float]]],
+    margin: float,
+    beta: float,
+) -> float:
     ps = []
     for cone in cones:
         c = np.array(cone)
@@ -143,16 +156,36 @@ def _check(margin: float, worse: str, alpha: float, beta: float | None) -> float
     return beta
 
 
-def noninferiority_p(a: float, b: float, da: np.ndarray, db: np.ndarray, *, margin: float, worse: str,
-                     unbiased: float = 0.0, alpha: float = 0.05, beta: float | None = None) -> float:
+def noninferiority_p(
+    a: float,
+    b: float,
+    da: np.ndarray,
+    db: np.ndarray,
+    *,
+    margin: float,
+    worse: str,
+    unbiased: float = 0.0,
+    alpha: float = 0.05,
+    beta: float | None = None,
+) -> float:
     """The p value of :func:`noninferiority` alone (no bounds: for simulations)."""
     beta = _check(margin, worse, alpha, beta)
     da, db = _clean(da, db)
     return _ni_p((a - unbiased, b - unbiased), (da, db), CONES[worse], margin, beta)
 
 
-def noninferiority(a: float, b: float, da: np.ndarray, db: np.ndarray, *, margin: float, worse: str,
-                   unbiased: float = 0.0, alpha: float = 0.05, beta: float | None = None) -> GateTest:
+def noninferiority(
+    a: float,
+    b: float,
+    da: np.ndarray,
+    db: np.ndarray,
+    *,
+    margin: float,
+    worse: str,
+    unbiased: float = 0.0,
+    alpha: float = 0.05,
+    beta: float | None = None,
+) -> GateTest:
     """Test H0 ``harm(B) - harm(A) >= margin`` (module docstring). ``beta`` (``"away"`` only): the level of the
     first step (the contrasts' slack); default alpha / 10."""
     beta = _check(margin, worse, alpha, beta)
@@ -168,8 +201,10 @@ def noninferiority(a: float, b: float, da: np.ndarray, db: np.ndarray, *, margin
     lower = diff - float(np.quantile(err, 1 - alpha))
     if worse == "away":
         upper = _smallest_margin(lambda m: _ni_p((x, y), (da, db), cones, m, beta), diff, err, alpha)
-        method = ("paired bootstrap of |b - u| - |a - u|: the larger p over the two sides of u, each the studentized "
-                  f"minimum of two contrasts with least favourable slack (first step at beta = {beta:.2g})")
+        method = (
+            "paired bootstrap of |b - u| - |a - u|: the larger p over the two sides of u, each the studentized "
+            f"minimum of two contrasts with least favourable slack (first step at beta = {beta:.2g})"
+        )
     else:
         upper = diff - float(np.quantile(err, alpha))
         method = f"paired bootstrap of {'b - a' if worse == 'higher' else 'a - b'} (basic bound)"
@@ -193,8 +228,7 @@ def _smallest_margin(p_of: Callable[[float], float], diff: float, err: np.ndarra
     return hi
 
 
-def equivalence(a: float, b: float, da: np.ndarray, db: np.ndarray, *, margin: float,
-                alpha: float = 0.05) -> GateTest:
+def equivalence(a: float, b: float, da: np.ndarray, db: np.ndarray, *, margin: float, alpha: float = 0.05) -> GateTest:
     """TOST of H0 ``|b - a| >= margin`` against ``|b - a| < margin``."""
     if not margin > 0:
         raise ValueError("the margin must be positive")
@@ -202,8 +236,14 @@ def equivalence(a: float, b: float, da: np.ndarray, db: np.ndarray, *, margin: f
     diff = b - a
     err = db - da
     p = max(_p_below(err, diff - margin), _p_above(err, diff + margin))
-    return GateTest(diff, diff - float(np.quantile(err, alpha)), diff - float(np.quantile(err, 1 - alpha)), p,
-                    float(np.std(err, ddof=1)), "two one-sided paired bootstrap tests of b - a (basic bounds)")
+    return GateTest(
+        diff,
+        diff - float(np.quantile(err, alpha)),
+        diff - float(np.quantile(err, 1 - alpha)),
+        p,
+        float(np.std(err, ddof=1)),
+        "two one-sided paired bootstrap tests of b - a (basic bounds)",
+    )
 
 
 def holm(pvalues: Sequence[float]) -> list[float]:
@@ -226,14 +266,23 @@ def _draws(units: Sequence[np.ndarray], strata: Sequence[str], n_resamples: int,
         by_stratum.setdefault(str(s), []).append(u)
     rng = np.random.default_rng(seed)
     for _ in range(n_resamples):
-        picked = [units[u] for members in by_stratum.values()
-                  for u in rng.choice(members, size=len(members), replace=True)]
+        picked = [
+            units[u] for members in by_stratum.values() for u in rng.choice(members, size=len(members), replace=True)
+        ]
         yield np.concatenate(picked) if picked else np.array([], dtype=int)
 
 
-def paired_replicates(a: Table, b: Table, fn: MetricFn, names: Sequence[str], *,
-                      units: Sequence[np.ndarray] | None = None, strata: Sequence[str] | None = None,
-                      n_resamples: int = 2000, seed: int = 0) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+def paired_replicates(
+    a: Table,
+    b: Table,
+    fn: MetricFn,
+    names: Sequence[str],
+    *,
+    units: Sequence[np.ndarray] | None = None,
+    strata: Sequence[str] | None = None,
+    n_resamples: int = 2000,
+    seed: int = 0,
+) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Each metric of both runs over the same resamples (units, e.g. clusters, resampled within their stratum,
     the draws of :func:`biaslab.stats.paired.paired_bootstrap_ci`): ``{name: (A*, B*)}``."""
     n = len(next(iter(a.values())))
@@ -250,15 +299,17 @@ def paired_replicates(a: Table, b: Table, fn: MetricFn, names: Sequence[str], *,
     return {k: (out_a[:, i], out_b[:, i]) for i, k in enumerate(names)}
 
 
-def normal_replicates(se_a: float, se_b: float, n_resamples: int = 2000, seed: int = 0) -> tuple[np.ndarray,
-                                                                                                  np.ndarray]:
+def normal_replicates(
+    se_a: float, se_b: float, n_resamples: int = 2000, seed: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
     """Independent normal errors with the runs' standard errors: the replicates of two unpaired runs."""
     rng = np.random.default_rng(seed)
     return rng.normal(0.0, se_a, n_resamples), rng.normal(0.0, se_b, n_resamples)
 
 
-def items_to_settle(diff: float, sd: float, n_now: int, margin: float, *, alpha: float = 0.05,
-                    power: float = 0.8) -> int | None:
+def items_to_settle(
+    diff: float, sd: float, n_now: int, margin: float, *, alpha: float = 0.05, power: float = 0.8
+) -> int | None:
     """Items at which a one-sided level-alpha test settles ``diff`` against ``margin`` with the given power, if the
     true difference is ``diff`` and the standard error is ``sd`` at ``n_now`` items, scaled as 1/sqrt(n)
     (None: ``diff`` is the margin, no number of items settles it)."""

@@ -76,8 +76,9 @@ def _num(v: object) -> float:
     return float(v) if isinstance(v, (int, float, np.floating, np.integer)) else math.nan
 
 
-def paired_swap_test(a: Table, b: Table, fn: MetricFn, names: Sequence[str], *, n_permutations: int = 2000,
-                     seed: int = 0) -> dict[str, TestResult]:
+def paired_swap_test(
+    a: Table, b: Table, fn: MetricFn, names: Sequence[str], *, n_permutations: int = 2000, seed: int = 0
+) -> dict[str, TestResult]:
     """Two-sided paired permutation p value of ``fn(b)[name] - fn(a)[name]`` for every name."""
     n = len(next(iter(a.values())))
     with warnings.catch_warnings(), np.errstate(all="ignore"):
@@ -87,7 +88,7 @@ def paired_swap_test(a: Table, b: Table, fn: MetricFn, names: Sequence[str], *, 
         # enumerate whenever a Monte Carlo p could fall below the exact minimum 2^(1-n)
         exact = n < 20 and 2 ** (n - 1) <= n_permutations + 1
         if exact:
-            masks = ((np.arange(2 ** n)[:, None] >> np.arange(n)) & 1).astype(bool)
+            masks = ((np.arange(2**n)[:, None] >> np.arange(n)) & 1).astype(bool)
         else:
             rng = np.random.default_rng(seed)
             masks = rng.integers(0, 2, size=(n_permutations, n)).astype(bool)
@@ -98,8 +99,11 @@ def paired_swap_test(a: Table, b: Table, fn: MetricFn, names: Sequence[str], *, 
             ok = np.isfinite(d)
             valid += ok
             count += ok & (np.abs(np.where(ok, d, 0.0)) >= np.abs(observed) - tol)
-    method = (f"paired sign-flip permutation, exact ({len(masks)} arrangements)" if exact
-              else f"paired sign-flip permutation, {n_permutations} random")
+    method = (
+        f"paired sign-flip permutation, exact ({len(masks)} arrangements)"
+        if exact
+        else f"paired sign-flip permutation, {n_permutations} random"
+    )
     out = {}
     for i, name in enumerate(names):
         if not math.isfinite(observed[i]) or valid[i] == 0:
@@ -111,10 +115,18 @@ def paired_swap_test(a: Table, b: Table, fn: MetricFn, names: Sequence[str], *, 
     return out
 
 
-def paired_bootstrap_ci(a: Table, b: Table, fn: MetricFn, names: Sequence[str], *,
-                        units: Sequence[np.ndarray] | None = None, strata: Sequence[str] | None = None,
-                        n_resamples: int = 1000, seed: int = 0, confidence: float = 0.95
-                        ) -> dict[str, tuple[float | None, float | None]]:
+def paired_bootstrap_ci(
+    a: Table,
+    b: Table,
+    fn: MetricFn,
+    names: Sequence[str],
+    *,
+    units: Sequence[np.ndarray] | None = None,
+    strata: Sequence[str] | None = None,
+    n_resamples: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> dict[str, tuple[float | None, float | None]]:
     """Percentile CI of ``fn(b)[name] - fn(a)[name]`` over paired resamples.
 
     ``units``: row-index arrays of the resampling units (default: every row its own unit);
@@ -132,8 +144,11 @@ def paired_bootstrap_ci(a: Table, b: Table, fn: MetricFn, names: Sequence[str], 
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
         for _ in range(n_resamples):
-            picked = [units[u] for members in by_stratum.values()
-                      for u in rng.choice(members, size=len(members), replace=True)]
+            picked = [
+                units[u]
+                for members in by_stratum.values()
+                for u in rng.choice(members, size=len(members), replace=True)
+            ]
             idx = np.concatenate(picked) if picked else np.array([], dtype=int)
             samples.append(_diffs(fn, take_rows(a, idx), take_rows(b, idx), names))
     arr = np.array(samples, dtype=float).reshape(n_resamples, len(names))

@@ -129,8 +129,9 @@ def _check_target(target: str) -> None:
         raise ValueError(f"target must be one of {TARGETS}, got {target!r}")
 
 
-def classical_mean(y: ArrayLike, *, n_pred: int | None = None, target: str = "items",
-                   confidence: float = 0.95) -> Interval:
+def classical_mean(
+    y: ArrayLike, *, n_pred: int | None = None, target: str = "items", confidence: float = 0.95
+) -> Interval:
     """The humans-only mean of the gold scores ``y`` with its normal interval; with target ``items``
     the finite-population correction ``1 - n / n_pred`` (``n_pred``: the judged items)."""
     _check_target(target)
@@ -148,8 +149,7 @@ def _fpc(n: int, n_pred: int | None, target: str) -> float:
     return 1.0 - n / n_pred
 
 
-def tuned_lambda(y_gold: ArrayLike, f_gold: ArrayLike, f_unlabelled: ArrayLike, *,
-                 target: str = "items") -> float:
+def tuned_lambda(y_gold: ArrayLike, f_gold: ArrayLike, f_unlabelled: ArrayLike, *, target: str = "items") -> float:
     """PPI++'s variance-minimising weight ``(1 - p) * cov_gold(y, f) / var_all(f)``; 0 where the judge
     does not vary or there are no unlabelled items (fewer than 2 with target ``population``)."""
     _check_target(target)
@@ -164,8 +164,15 @@ def tuned_lambda(y_gold: ArrayLike, f_gold: ArrayLike, f_unlabelled: ArrayLike, 
     return (n_u / (n + n_u)) * cov / var_f
 
 
-def ppi_mean(y_gold: Sequence[float], f_gold: Sequence[float], f_unlabelled: Sequence[float], *,
-             lam: float | None = None, target: str = "items", confidence: float = 0.95) -> PPIEstimate:
+def ppi_mean(
+    y_gold: Sequence[float],
+    f_gold: Sequence[float],
+    f_unlabelled: Sequence[float],
+    *,
+    lam: float | None = None,
+    target: str = "items",
+    confidence: float = 0.95,
+) -> PPIEstimate:
     """The prediction-powered mean (module docstring): ``lam=None`` tunes the weight (PPI++),
     ``lam=1`` is the original PPI. Needs at least 2 gold items."""
     _check_target(target)
@@ -190,8 +197,9 @@ def ppi_mean(y_gold: Sequence[float], f_gold: Sequence[float], f_unlabelled: Seq
         var = _var(y - lam * fg) / n + (lam * lam * _var(fu) / n_u if lam else 0.0)
     classical = classical_mean(y, n_pred=n_pred, target=target, confidence=confidence)
     ppi = normal_interval(estimate, math.sqrt(max(var, 0.0)), confidence)
-    return PPIEstimate(ppi, classical, lam, n, n_pred, effective_sample_size(_var(y), var, n_pred, target),
-                       target, confidence)
+    return PPIEstimate(
+        ppi, classical, lam, n, n_pred, effective_sample_size(_var(y), var, n_pred, target), target, confidence
+    )
 
 
 def effective_sample_size(var_y: float, se2: float, n_pred: int, target: str = "items") -> float:
@@ -233,5 +241,7 @@ def group_differences(estimates: Mapping[str, PPIEstimate], confidence: float = 
     ppi = [diff(estimates[a].ppi, estimates[b].ppi) for a, b in pairs]
     cls = [diff(estimates[a].classical, estimates[b].classical) for a, b in pairs]
     ppi_holm, cls_holm = holm([p for _, p in ppi]), holm([p for _, p in cls])
-    return [Difference(a, b, ppi[k][0], ppi[k][1], float(ppi_holm[k]), cls[k][0], cls[k][1], float(cls_holm[k]))
-            for k, (a, b) in enumerate(pairs)]
+    return [
+        Difference(a, b, ppi[k][0], ppi[k][1], float(ppi_holm[k]), cls[k][0], cls[k][1], float(cls_holm[k]))
+        for k, (a, b) in enumerate(pairs)
+    ]

@@ -49,8 +49,9 @@ class RobustResult:
         return f"cluster-robust t (CR2 variance, Bell-McCaffrey {self.df:.1f} df{within})"
 
 
-def cr2_inference(totals: np.ndarray, sizes: np.ndarray, strata: np.ndarray | None = None, *, null: float,
-                  confidence: float = 0.95) -> RobustResult:
+def cr2_inference(
+    totals: np.ndarray, sizes: np.ndarray, strata: np.ndarray | None = None, *, null: float, confidence: float = 0.95
+) -> RobustResult:
     """CR2 t test of ``H0: theta = null`` and the matching interval. ``se`` is 0 (and ``p`` NaN)
     when every cluster sits at its stratum's mean: there is no spread to estimate."""
     from scipy.stats import t as student_t
@@ -73,12 +74,15 @@ def cr2_inference(totals: np.ndarray, sizes: np.ndarray, strata: np.ndarray | No
     mean_s = np.bincount(labels, weights=y) / n_s
     u = y - mean_s[labels] * n
     keep = 1.0 - n / n_s[labels]
-    variance = float(np.sum(u * u / keep)) / big_n ** 2
+    variance = float(np.sum(u * u / keep)) / big_n**2
     a = n / keep
     b = n * n / keep
-    denom = float(np.sum(a * a) - 2 * np.sum(np.bincount(labels, weights=a * b) / n_s)
-                  + np.sum(np.bincount(labels, weights=b) ** 2 / n_s ** 2))
-    df = big_n ** 2 / denom
+    denom = float(
+        np.sum(a * a)
+        - 2 * np.sum(np.bincount(labels, weights=a * b) / n_s)
+        + np.sum(np.bincount(labels, weights=b) ** 2 / n_s**2)
+    )
+    df = big_n**2 / denom
     se = math.sqrt(max(variance, 0.0))
     if se <= 1e-12 * max(1.0, float(np.max(np.abs(y / n)))):
         return RobustResult(est, math.nan, est, est, 0.0, df, stratified)

@@ -68,8 +68,8 @@ def _exact_blocks(k: int):
     """All ``2^k`` sign vectors (rows x k, +-1), in blocks; the first row is all +1."""
     rows = max(1, _BLOCK_CELLS // max(k, 1))
     bits = np.arange(k)
-    for start in range(0, 2 ** k, rows):
-        idx = np.arange(start, min(2 ** k, start + rows))
+    for start in range(0, 2**k, rows):
+        idx = np.arange(start, min(2**k, start + rows))
         yield 1.0 - 2.0 * ((idx[:, None] >> bits) & 1)
 
 
@@ -95,8 +95,9 @@ def _random_blocks(multiplicity: np.ndarray, n_random: int, seed: int):
         done += r
 
 
-def flip_ends(totals: np.ndarray, sizes: np.ndarray, *, exact: bool, n_random: int = N_RANDOM_FLIPS,
-              seed: int = 0) -> tuple[float, np.ndarray, np.ndarray]:
+def flip_ends(
+    totals: np.ndarray, sizes: np.ndarray, *, exact: bool, n_random: int = N_RANDOM_FLIPS, seed: int = 0
+) -> tuple[float, np.ndarray, np.ndarray]:
     """``(theta_hat, left, right)``: each sign vector's interval of ``delta = theta0 - theta_hat``
     on which it is at least as extreme as the observed arrangement (before the tie widening)."""
     y = np.asarray(totals, dtype=float)
@@ -125,9 +126,16 @@ def flip_ends(totals: np.ndarray, sizes: np.ndarray, *, exact: bool, n_random: i
     return est, np.concatenate(lefts), np.concatenate(rights)
 
 
-def sign_flip_inference(totals: np.ndarray, sizes: np.ndarray, *, null: float, confidence: float = 0.95,
-                        max_exact: int = MAX_EXACT_CLUSTERS, n_random: int = N_RANDOM_FLIPS,
-                        seed: int = 0) -> SignFlipResult:
+def sign_flip_inference(
+    totals: np.ndarray,
+    sizes: np.ndarray,
+    *,
+    null: float,
+    confidence: float = 0.95,
+    max_exact: int = MAX_EXACT_CLUSTERS,
+    n_random: int = N_RANDOM_FLIPS,
+    seed: int = 0,
+) -> SignFlipResult:
     """Sign-flip p value of ``H0: theta = null`` and the interval ``{theta0 : p(theta0) >= 1 - confidence}``.
 
     ``totals[c]`` is the sum of cluster ``c``'s unit values and ``sizes[c]`` its number of units

@@ -54,8 +54,12 @@ class TestResult:
     method: str  # short description, e.g. "permutation, two-sample, 10000 random"
 
     def as_dict(self) -> dict:
-        return {"statistic": _none_if_nan(self.statistic), "p": _none_if_nan(self.p), "n": self.n,
-                "method": self.method}
+        return {
+            "statistic": _none_if_nan(self.statistic),
+            "p": _none_if_nan(self.p),
+            "n": self.n,
+            "method": self.method,
+        }
 
 
 def _none_if_nan(x: float) -> float | None:
@@ -92,8 +96,9 @@ def permutation_test_means(
             sa = pooled[idx].sum(axis=1)
             stats = sa / na - (total - sa) / nb
             count += int(np.count_nonzero(np.abs(stats) >= abs(observed) - tol))
-        return TestResult(observed, count / n_arrangements, n,
-                          f"permutation, two-sample, exact ({n_arrangements} arrangements)")
+        return TestResult(
+            observed, count / n_arrangements, n, f"permutation, two-sample, exact ({n_arrangements} arrangements)"
+        )
 
     rng = np.random.default_rng(seed)
     count = 0
@@ -106,8 +111,9 @@ def permutation_test_means(
         stats = sa / na - (total - sa) / nb
         count += int(np.count_nonzero(np.abs(stats) >= abs(observed) - tol))
         done += k
-    return TestResult(observed, (count + 1) / (n_permutations + 1), n,
-                      f"permutation, two-sample, {n_permutations} random")
+    return TestResult(
+        observed, (count + 1) / (n_permutations + 1), n, f"permutation, two-sample, {n_permutations} random"
+    )
 
 
 def paired_permutation_test(
@@ -134,8 +140,9 @@ def paired_permutation_test(
         signs = 1 - 2 * ((np.arange(n_arrangements)[:, None] >> np.arange(n)) & 1)
         stats = (signs * d).mean(axis=1)
         count = int(np.count_nonzero(np.abs(stats) >= abs(observed) - tol))
-        return TestResult(observed, count / n_arrangements, n,
-                          f"permutation, paired sign-flip, exact ({n_arrangements} arrangements)")
+        return TestResult(
+            observed, count / n_arrangements, n, f"permutation, paired sign-flip, exact ({n_arrangements} arrangements)"
+        )
 
     rng = np.random.default_rng(seed)
     count = 0
@@ -147,8 +154,9 @@ def paired_permutation_test(
         stats = (signs @ d) / n
         count += int(np.count_nonzero(np.abs(stats) >= abs(observed) - tol))
         done += k
-    return TestResult(observed, (count + 1) / (n_permutations + 1), n,
-                      f"permutation, paired sign-flip, {n_permutations} random")
+    return TestResult(
+        observed, (count + 1) / (n_permutations + 1), n, f"permutation, paired sign-flip, {n_permutations} random"
+    )
 
 
 def binomial_test(k: int, n: int, p: float = 0.5) -> TestResult:

@@ -36,12 +36,12 @@ def _codes(values: np.ndarray | None, n: int) -> np.ndarray:
     if values is None:
         return np.zeros(n, dtype=np.intp)
     index: dict = {}
-    return np.array([index.setdefault(v, len(index)) for v in np.asarray(values, dtype=object).tolist()],
-                    dtype=np.intp)
+    return np.array([index.setdefault(v, len(index)) for v in np.asarray(values, dtype=object).tolist()], dtype=np.intp)
 
 
-def _clusters(n: int, strata: np.ndarray | None, clusters: np.ndarray | None
-              ) -> tuple[list[list[np.ndarray]], np.ndarray, np.ndarray]:
+def _clusters(
+    n: int, strata: np.ndarray | None, clusters: np.ndarray | None
+) -> tuple[list[list[np.ndarray]], np.ndarray, np.ndarray]:
     """Per stratum, the row indices of each of its clusters; and each cluster's code and stratum code."""
     cluster_code = _codes(clusters, n) if clusters is not None else np.arange(n, dtype=np.intp)
     stratum_code = _codes(strata, n)
@@ -99,10 +99,14 @@ def stratified_bootstrap_metrics(
         arr = np.asarray(samples[name], dtype=float)
         arr = arr[np.isfinite(arr)]
         ok = value is not None and arr.size >= max(10, n_resamples // 2)
-        out[name] = honest_interval(value, float(np.quantile(arr, alpha)) if ok else None,
-                                    float(np.quantile(arr, 1 - alpha)) if ok else None,
-                                    n=int((units or {}).get(name, n_units)),
-                                    scale=1.0 if name in proportions else None, confidence=confidence)
+        out[name] = honest_interval(
+            value,
+            float(np.quantile(arr, alpha)) if ok else None,
+            float(np.quantile(arr, 1 - alpha)) if ok else None,
+            n=int((units or {}).get(name, n_units)),
+            scale=1.0 if name in proportions else None,
+            confidence=confidence,
+        )
     return out
 
 
@@ -139,12 +143,16 @@ def label_permutation_test(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for _ in range(n_permutations):
-            shuffled = (rng.permutation(k) if one_stratum  # grouped by stratum, random within
-                        else np.lexsort((rng.random(k), cluster_stratum)))
+            shuffled = (
+                rng.permutation(k)
+                if one_stratum  # grouped by stratum, random within
+                else np.lexsort((rng.random(k), cluster_stratum))
+            )
             relabelled = np.empty_like(cluster_label)
             relabelled[order] = cluster_label[shuffled]
-            t = np.atleast_1d(np.asarray(statistic(relabelled if clusters is None else relabelled[cluster_code]),
-                                         dtype=float))
+            t = np.atleast_1d(
+                np.asarray(statistic(relabelled if clusters is None else relabelled[cluster_code]), dtype=float)
+            )
             ok = np.isfinite(t)
             valid += ok
             exceed += ok & (np.abs(t) >= np.abs(observed) - tol)
@@ -153,8 +161,9 @@ def label_permutation_test(
         if not math.isfinite(obs) or valid[i] == 0:
             out.append(TestResult(obs, math.nan, k, f"{method} (undefined)"))
         else:
-            out.append(TestResult(obs, float((exceed[i] + 1) / (valid[i] + 1)), k,
-                                  f"{method}, {n_permutations} random"))
+            out.append(
+                TestResult(obs, float((exceed[i] + 1) / (valid[i] + 1)), k, f"{method}, {n_permutations} random")
+            )
     return out
 
 

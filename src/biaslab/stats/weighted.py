@@ -43,8 +43,10 @@ class UnitDraw:
         for u, s in zip(self.row_unit.tolist(), np.asarray(strata).tolist(), strict=True):
             if unit_stratum.setdefault(u, s) != s:
                 raise ValueError(f"a resampling unit lies in two strata ({unit_stratum[u]!r} and {s!r})")
-        self.groups = [np.array([u for u, s in unit_stratum.items() if s == st], dtype=int)
-                       for st in sorted(set(unit_stratum.values()), key=str)]
+        self.groups = [
+            np.array([u for u, s in unit_stratum.items() if s == st], dtype=int)
+            for st in sorted(set(unit_stratum.values()), key=str)
+        ]
 
     def draw(self, rng: np.random.Generator) -> np.ndarray:
         counts = np.zeros(self.n_units, dtype=float)
@@ -53,9 +55,17 @@ class UnitDraw:
         return counts[self.row_unit]
 
 
-def weighted_bootstrap(table: Table, fn: MetricFn, factors: Mapping[str, str | None], *, n_resamples: int = 1000,
-                       seed: int = 0, confidence: float = 0.95, proportions: Collection[str] = (),
-                       block: int = 250) -> dict[str, dict[str, Any]]:
+def weighted_bootstrap(
+    table: Table,
+    fn: MetricFn,
+    factors: Mapping[str, str | None],
+    *,
+    n_resamples: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+    proportions: Collection[str] = (),
+    block: int = 250,
+) -> dict[str, dict[str, Any]]:
     """``{metric: {"value", "ci_low", "ci_high", "n", ...}}`` with the units of ``factors`` resampled.
 
     ``factors`` maps a column naming each row's unit to the column naming the unit's stratum (or None). ``fn``
@@ -94,9 +104,14 @@ def weighted_bootstrap(table: Table, fn: MetricFn, factors: Mapping[str, str | N
         arr = np.concatenate(samples[name]) if samples[name] else np.array([])
         arr = arr[np.isfinite(arr)]
         ok = v is not None and arr.size >= max(10, n_resamples // 2)
-        out[name] = honest_interval(v, float(np.quantile(arr, alpha)) if ok else None,
-                                    float(np.quantile(arr, 1 - alpha)) if ok else None, n=units[name],
-                                    scale=1.0 if name in proportions else None, confidence=confidence)
+        out[name] = honest_interval(
+            v,
+            float(np.quantile(arr, alpha)) if ok else None,
+            float(np.quantile(arr, 1 - alpha)) if ok else None,
+            n=units[name],
+            scale=1.0 if name in proportions else None,
+            confidence=confidence,
+        )
     return out
 
 
@@ -115,8 +130,9 @@ def _clean(value: float | None) -> float | None:
     return float(value) if math.isfinite(value) else None
 
 
-def pin_degenerate(metrics: dict[str, dict[str, Any]], spans: Mapping[str, tuple[float, float]], *,
-                   confidence: float = 0.95) -> None:
+def pin_degenerate(
+    metrics: dict[str, dict[str, Any]], spans: Mapping[str, tuple[float, float]], *, confidence: float = 0.95
+) -> None:
     """Give an interval to the metrics whose every resample gave the same value (``degenerate``: no unit differed
     from the others in a way the bootstrap could see -- a model that always answers yes, or always favours one
     gender). ``spans`` maps a metric's name (the part before ``:``) to its range ``(lo, hi)``.
@@ -135,13 +151,17 @@ def pin_degenerate(metrics: dict[str, dict[str, Any]], spans: Mapping[str, tuple
         lo, hi = span
         v = float(m["value"])
         u = 1 - (alpha / 2) ** (1 / int(m["n"]))
-        m.update(ci_low=max(lo, v - u * (v - lo)), ci_high=min(hi, v + u * (hi - v)),
-                 interval="exact bound, no unit differed")
+        m.update(
+            ci_low=max(lo, v - u * (v - lo)),
+            ci_high=min(hi, v + u * (hi - v)),
+            interval="exact bound, no unit differed",
+        )
         m.pop("degenerate")
 
 
 # -- weighted estimators the metric functions share: ``weight`` one row of weights (a float comes back) or a
 # -- matrix of them (resamples x rows: an array of one value per resample comes back) --------------------------
+
 
 def _out(values: np.ndarray, weight: np.ndarray) -> Any:
     return float(values) if np.ndim(weight) == 1 else values
@@ -196,8 +216,9 @@ def bounded_slope_from_sums(s: Mapping[str, np.ndarray | float], *, min_units: f
         inside = (a >= _A_BOUNDS[0]) & (a <= _A_BOUNDS[1]) & (b >= _B_BOUNDS[0]) & (b <= _B_BOUNDS[1])
         candidates = [(np.full_like(n, a_), np.clip((sy - a_ * sx) / n, *_B_BOUNDS)) for a_ in _A_BOUNDS]
         candidates += [(np.clip((sxy - b_ * sx) / sxx, *_A_BOUNDS), np.full_like(n, b_)) for b_ in _B_BOUNDS]
-        sse = np.stack([ca * ca * sxx + 2 * ca * cb * sx + cb * cb * n - 2 * ca * sxy - 2 * cb * sy + syy
-                        for ca, cb in candidates])
+        sse = np.stack(
+            [ca * ca * sxx + 2 * ca * cb * sx + cb * cb * n - 2 * ca * sxy - 2 * cb * sy + syy for ca, cb in candidates]
+        )
         best = np.argmin(np.nan_to_num(sse, nan=np.inf), axis=0)
         edge = np.take_along_axis(np.stack([ca for ca, _ in candidates]), best[None, :], axis=0)[0]
     return np.where(ok, np.where(inside, a, edge), np.nan)

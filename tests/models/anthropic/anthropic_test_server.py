@@ -66,8 +66,11 @@ def message_answer(cfg: AnthropicConfig, body: dict[str, Any]) -> tuple[int, dic
     model, max_tokens, messages = body.get("model"), body.get("max_tokens"), body.get("messages")
     if not isinstance(max_tokens, int) or max_tokens < 1:
         return 400, _error("invalid_request_error", "max_tokens: Field required")
-    if not isinstance(messages, list) or not messages or any(
-            m.get("role") not in ("user", "assistant") for m in messages):
+    if (
+        not isinstance(messages, list)
+        or not messages
+        or any(m.get("role") not in ("user", "assistant") for m in messages)
+    ):
         return 400, _error("invalid_request_error", "messages: roles must be user or assistant")
     if cfg.models is not None and model not in cfg.models:
         return 404, _error("not_found_error", f"model: {model}")
@@ -83,9 +86,16 @@ def message_answer(cfg: AnthropicConfig, body: dict[str, Any]) -> tuple[int, dic
     if len(words) > max_tokens:
         words, reason = words[:max_tokens], "max_tokens"
     n_in = sum(len(str(m["content"]).split()) for m in messages)
-    return 200, {"id": "msg_test", "type": "message", "role": "assistant", "model": model,
-                 "content": [{"type": "text", "text": " ".join(words)}], "stop_reason": reason,
-                 "stop_sequence": None, "usage": {"input_tokens": n_in, "output_tokens": len(words)}}
+    return 200, {
+        "id": "msg_test",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": [{"type": "text", "text": " ".join(words)}],
+        "stop_reason": reason,
+        "stop_sequence": None,
+        "usage": {"input_tokens": n_in, "output_tokens": len(words)},
+    }
 
 
 class AnthropicTestServer:
@@ -131,11 +141,18 @@ class AnthropicTestServer:
             bid = f"msgbatch_{n:04d}"
             now = time.time()
             self.batches[bid] = {
-                "id": bid, "type": "message_batch", "processing_status": "in_progress",
-                "request_counts": {"processing": len(reqs), "succeeded": 0, "errored": 0, "canceled": 0,
-                                   "expired": 0},
-                "ended_at": None, "created_at": _iso(now), "expires_at": _iso(now + 86400), "archived_at": None,
-                "cancel_initiated_at": None, "results_url": None, "ordinal": n}
+                "id": bid,
+                "type": "message_batch",
+                "processing_status": "in_progress",
+                "request_counts": {"processing": len(reqs), "succeeded": 0, "errored": 0, "canceled": 0, "expired": 0},
+                "ended_at": None,
+                "created_at": _iso(now),
+                "expires_at": _iso(now + 86400),
+                "archived_at": None,
+                "cancel_initiated_at": None,
+                "results_url": None,
+                "ordinal": n,
+            }
             self.requests[bid] = reqs
         self.created.set()
         return 200, self.batches[bid]
@@ -159,19 +176,32 @@ class AnthropicTestServer:
             elif late and b["ordinal"] in self.config.expire:
                 result = {"type": "expired"}
             elif b["ordinal"] in self.config.fail_lines and k % 3 == 0:
-                result = {"type": "errored", "error": {"type": "error", "error": {
-                    "type": "api_error", "message": "Internal server error"}}}
+                result = {
+                    "type": "errored",
+                    "error": {"type": "error", "error": {"type": "api_error", "message": "Internal server error"}},
+                }
             else:
                 status, payload = message_answer(self.config, r.get("params") or {})
-                result = {"type": "succeeded", "message": payload} if status == 200 else {
-                    "type": "errored", "error": payload}
+                result = (
+                    {"type": "succeeded", "message": payload}
+                    if status == 200
+                    else {"type": "errored", "error": payload}
+                )
             counts[result["type"]] += 1
             rows.append({"custom_id": r["custom_id"], "result": result})
-        b["request_counts"] = {"processing": 0, "succeeded": counts["succeeded"], "errored": counts["errored"],
-                               "canceled": counts["canceled"], "expired": counts["expired"]}
+        b["request_counts"] = {
+            "processing": 0,
+            "succeeded": counts["succeeded"],
+            "errored": counts["errored"],
+            "canceled": counts["canceled"],
+            "expired": counts["expired"],
+        }
         b["results"] = "".join(json.dumps(x) + "\n" for x in reversed(rows))  # any order, as documented
-        b.update(processing_status="ended", ended_at=_iso(time.time()),
-                 results_url=f"{self.base_url}/v1/messages/batches/{b['id']}/results")
+        b.update(
+            processing_status="ended",
+            ended_at=_iso(time.time()),
+            results_url=f"{self.base_url}/v1/messages/batches/{b['id']}/results",
+        )
 
     def public(self, b: dict[str, Any]) -> dict[str, Any]:
         return {k: v for k, v in b.items() if k not in ("ordinal", "results")}
@@ -184,8 +214,13 @@ def _handler(server: AnthropicTestServer) -> type[BaseHTTPRequestHandler]:
         def log_message(self, format: str, *args: Any) -> None:
             pass
 
-        def _send(self, status: int, payload: Any, content_type: str = "application/json",
-                  headers: dict[str, str] | None = None) -> None:
+        def _send(
+            self,
+            status: int,
+            payload: Any,
+            content_type: str = "application/json",
+            headers: dict[str, str] | None = None,
+        ) -> None:
             data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
             try:
                 self.send_response(status)
@@ -206,8 +241,10 @@ def _handler(server: AnthropicTestServer) -> type[BaseHTTPRequestHandler]:
                 self._send(400, _error("invalid_request_error", "anthropic-version: header is required"))
                 return False
             key = server.config.api_key
-            if key is not None and key not in (self.headers.get("x-api-key"),
-                                               self.headers.get("Authorization", "").removeprefix("Bearer ")):
+            if key is not None and key not in (
+                self.headers.get("x-api-key"),
+                self.headers.get("Authorization", "").removeprefix("Bearer "),
+            ):
                 self._send(401, _error("authentication_error", "invalid x-api-key"))
                 return False
             return True
@@ -223,11 +260,17 @@ def _handler(server: AnthropicTestServer) -> type[BaseHTTPRequestHandler]:
                 ordered = list(reversed(server.batches.values()))
                 if after:
                     ids = [b["id"] for b in ordered]
-                    ordered = ordered[ids.index(after) + 1:] if after in ids else []
+                    ordered = ordered[ids.index(after) + 1 :] if after in ids else []
                 page = ordered[:limit]
-                self._send(200, {"data": [server.public(b) for b in page], "has_more": len(ordered) > limit,
-                                 "first_id": page[0]["id"] if page else None,
-                                 "last_id": page[-1]["id"] if page else None})
+                self._send(
+                    200,
+                    {
+                        "data": [server.public(b) for b in page],
+                        "has_more": len(ordered) > limit,
+                        "first_id": page[0]["id"] if page else None,
+                        "last_id": page[-1]["id"] if page else None,
+                    },
+                )
             elif len(parts) == 4 and parts[3] in server.batches:
                 self._send(200, server.public(server.look(parts[3])))
             elif len(parts) == 5 and parts[3] in server.batches and parts[4] == "results":

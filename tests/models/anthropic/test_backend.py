@@ -25,8 +25,14 @@ def _no_key(monkeypatch):
 
 
 def chats(n: int = 5) -> list[GenerateRequest]:
-    return [GenerateRequest.chat(f"tell me about {i} cats", system="Be brief.",
-                                 params=GenerationParams(max_tokens=8, temperature=0.5, seed=i)) for i in range(n)]
+    return [
+        GenerateRequest.chat(
+            f"tell me about {i} cats",
+            system="Be brief.",
+            params=GenerationParams(max_tokens=8, temperature=0.5, seed=i),
+        )
+        for i in range(n)
+    ]
 
 
 def make(srv: AnthropicTestServer, tmp_path=None, **options) -> AnthropicBackend:
@@ -39,16 +45,26 @@ def make(srv: AnthropicTestServer, tmp_path=None, **options) -> AnthropicBackend
 def test_messages_are_sent_as_the_messages_api_takes_them(monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET)
     with AnthropicTestServer(api_key=SECRET) as srv:
-        few_shot = GenerateRequest(messages=(("system", "Rate it."), ("user", "a"), ("assistant", "0.1"),
-                                             ("user", "b c")), params=GenerationParams(top_p=0.9))
+        few_shot = GenerateRequest(
+            messages=(("system", "Rate it."), ("user", "a"), ("assistant", "0.1"), ("user", "b c")),
+            params=GenerationParams(top_p=0.9),
+        )
         got = make(srv).generate([*chats(2), few_shot])
         body = srv.bodies[-1] if srv.bodies[-1]["messages"][-1]["content"] == "b c" else srv.bodies[0]
     assert got[0].text == "claude: tell me about 0 cats system=Be temperature=0.5"
     assert got[0].finish_reason == "stop" and got[0].n_new_tokens == 8 and got[0].n_prompt_tokens == 5
     assert got[2].text == "claude: b c system=Rate top_p=0.9"
-    assert body == {"model": "claude-test", "max_tokens": DEFAULT_MAX_TOKENS, "system": "Rate it.", "top_p": 0.9,
-                    "messages": [{"role": "user", "content": "a"}, {"role": "assistant", "content": "0.1"},
-                                 {"role": "user", "content": "b c"}]}
+    assert body == {
+        "model": "claude-test",
+        "max_tokens": DEFAULT_MAX_TOKENS,
+        "system": "Rate it.",
+        "top_p": 0.9,
+        "messages": [
+            {"role": "user", "content": "a"},
+            {"role": "assistant", "content": "0.1"},
+            {"role": "user", "content": "b c"},
+        ],
+    }
     assert all(h["anthropic-version"] for h in srv.headers)
 
 
@@ -129,8 +145,9 @@ def test_errored_and_expired_lines_are_retried_and_cancelled_batches_end_the_run
         def cancel_soon() -> None:
             srv.created.wait(10)
             time.sleep(0.2)
-            srv.batches["msgbatch_0001"].update(processing_status="canceling",
-                                                cancel_initiated_at="2026-01-01T00:00:00Z")
+            srv.batches["msgbatch_0001"].update(
+                processing_status="canceling", cancel_initiated_at="2026-01-01T00:00:00Z"
+            )
 
         threading.Thread(target=cancel_soon, daemon=True).start()
         with pytest.raises(BackendError, match="the batch was cancelled.*run the same command again"):

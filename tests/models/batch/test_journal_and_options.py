@@ -25,9 +25,11 @@ def test_custom_ids_are_stable_hashes_of_the_cache_relevant_fields():
     a = GenerateRequest.chat("hi", params=GenerationParams(seed=1, max_tokens=5))
     assert custom_id(a) == custom_id(GenerateRequest.chat("hi", params=GenerationParams(seed=1, max_tokens=5)))
     assert len(custom_id(a)) == 64 and all(c in "0123456789abcdef" for c in custom_id(a))
-    others = [GenerateRequest.chat("hi", params=GenerationParams(seed=2, max_tokens=5)),
-              GenerateRequest.chat("hi", params=GenerationParams(seed=1, max_tokens=5), repetition=1),
-              GenerateRequest.chat("hi", system="s", params=GenerationParams(seed=1, max_tokens=5))]
+    others = [
+        GenerateRequest.chat("hi", params=GenerationParams(seed=2, max_tokens=5)),
+        GenerateRequest.chat("hi", params=GenerationParams(seed=1, max_tokens=5), repetition=1),
+        GenerateRequest.chat("hi", system="s", params=GenerationParams(seed=1, max_tokens=5)),
+    ]
     assert len({custom_id(r) for r in [a, *others]}) == 4
 
 
@@ -41,14 +43,24 @@ def test_split_respects_the_request_and_byte_limits():
 
 
 def test_options():
-    settings, rest = split_batch_options({"batch": "yes", "batch_poll_seconds": "2.5", "batch_retry": "Online",
-                                          "batch_max_requests": "10", "max_concurrency": 4})
+    settings, rest = split_batch_options(
+        {
+            "batch": "yes",
+            "batch_poll_seconds": "2.5",
+            "batch_retry": "Online",
+            "batch_max_requests": "10",
+            "max_concurrency": 4,
+        }
+    )
     assert settings == BatchSettings(True, 2.5, "online", 10, None) and rest == {"max_concurrency": 4}
     assert split_batch_options({})[0] == BatchSettings()
     assert split_batch_options({})[0].poll_seconds == 60.0
-    for bad, message in (({"batch": "2"}, "true or false"), ({"batch": True, "batch_poll_seconds": "soon"}, "seconds"),
-                         ({"batch": True, "batch_max_requests": -1}, "0 .the provider's limit. or more"),
-                         ({"batch_retry": "online"}, "only apply with -P batch=true")):
+    for bad, message in (
+        ({"batch": "2"}, "true or false"),
+        ({"batch": True, "batch_poll_seconds": "soon"}, "seconds"),
+        ({"batch": True, "batch_max_requests": -1}, "0 .the provider's limit. or more"),
+        ({"batch_retry": "online"}, "only apply with -P batch=true"),
+    ):
         with pytest.raises(ConfigError, match=message):
             split_batch_options(bad)
 
@@ -57,8 +69,11 @@ def test_batch_options_go_to_hosted_models_only(tmp_path):
     from biaslab.models.model_options import check_model_options
     from biaslab.models.open import open_cached_model
 
-    with pytest.raises(ConfigError, match=r"model options \(batch\) apply to openai/ models and anthropic/ models, "
-                                          "not smollm2"):
+    with pytest.raises(
+        ConfigError,
+        match=r"model options \(batch\) apply to openai/ models and anthropic/ models, "
+        "not smollm2",
+    ):
         open_cached_model("smollm2", cache_dir=tmp_path, model_options={"batch": "true"})
     with pytest.raises(ConfigError, match=r"model options \(precision\) apply to local models"):
         check_model_options("openai", "openai/gpt-4o-mini", {"precision": "bf16", "batch": "true"})
@@ -96,14 +111,20 @@ def test_journal_round_trip_find_and_filters(tmp_path):
 
 def test_a_save_is_whole_after_a_sigkill_at_any_moment(tmp_path):
     """A process killed while saving leaves the earlier record or the new one, never a broken file."""
-    code = ("import sys, os, signal; from biaslab.models.batch.journal import BatchRecord, Journal\n"
-            "j = Journal(sys.argv[1]); r = BatchRecord.new(provider='openai', base_url='u', model='m', endpoint='e', "
-            "ids=[str(i) for i in range(50000)])\n"
-            "r.token = 'fixed'\nj.save(r)\nprint('saved', flush=True)\n"
-            "while True:\n    r.counts = {'n': r.counts.get('n', 0) + 1}; j.save(r)\n")
+    code = (
+        "import sys, os, signal; from biaslab.models.batch.journal import BatchRecord, Journal\n"
+        "j = Journal(sys.argv[1]); r = BatchRecord.new(provider='openai', base_url='u', model='m', endpoint='e', "
+        "ids=[str(i) for i in range(50000)])\n"
+        "r.token = 'fixed'\nj.save(r)\nprint('saved', flush=True)\n"
+        "while True:\n    r.counts = {'n': r.counts.get('n', 0) + 1}; j.save(r)\n"
+    )
     for _ in range(3):
-        proc = subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], stdout=subprocess.PIPE, text=True,
-                                env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+        proc = subprocess.Popen(
+            [sys.executable, "-c", code, str(tmp_path)],
+            stdout=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+        )
         assert proc.stdout.readline().strip() == "saved"
         proc.kill()
         proc.wait()

@@ -36,11 +36,21 @@ def scratch_python(name: str, requirements: list[str]) -> str:
     venv.parent.mkdir(parents=True, exist_ok=True)
     log = venv.parent / f"{name}-build.log"
     with open(log, "w") as out:
-        if subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], stdout=out,
-                          stderr=subprocess.STDOUT).returncode != 0:
+        if (
+            subprocess.run(
+                [sys.executable, "-m", "venv", "--clear", str(venv)], stdout=out, stderr=subprocess.STDOUT
+            ).returncode
+            != 0
+        ):
             raise Unavailable(f"could not create the venv {venv} (log: {log})")
-        site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                                   capture_output=True, text=True, check=True).stdout.strip())
+        site = Path(
+            subprocess.run(
+                [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout.strip()
+        )
         (site / "biaslab-shared.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
         cmd = [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", *requirements]
         if subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT).returncode != 0:

@@ -25,10 +25,17 @@ needs_smollm2 = pytest.mark.skipif(not HAS_SMOLLM2, reason="pip install --no-dep
 
 
 def test_importing_biaslab_and_registry_imports_no_torch():
-    code = ("import sys, biaslab, biaslab.models.registry as r; r.split_spec('smollm2'); "
-            "print(sorted(m for m in ('torch', 'transformers', 'gguf', 'numpy') if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         env={**os.environ, "PYTHONWARNINGS": "ignore"})
+    code = (
+        "import sys, biaslab, biaslab.models.registry as r; r.split_spec('smollm2'); "
+        "print(sorted(m for m in ('torch', 'transformers', 'gguf', 'numpy') if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONWARNINGS": "ignore"},
+    )
     loaded = json.loads(out.stdout.strip().replace("'", '"'))
     assert "torch" not in loaded and "transformers" not in loaded
 
@@ -101,8 +108,16 @@ def test_chat_template_is_applied(smol):
 
 @needs_smollm2
 def test_generate_reproducible_batch_independent_and_reported(smol):
-    prompts = ["Name a colour.", "Describe a teacher.", "Write about the sea.", "Who is a nurse?",
-               "Tell me a joke.", "What is a pilot?", "Describe a farmer.", "Name a city."]
+    prompts = [
+        "Name a colour.",
+        "Describe a teacher.",
+        "Write about the sea.",
+        "Who is a nurse?",
+        "Tell me a joke.",
+        "What is a pilot?",
+        "Describe a farmer.",
+        "Name a city.",
+    ]
     batch = [_req(p, seed=i) for i, p in enumerate(prompts)]
     reported: list[int] = []
     results = smol.generate(batch, on_result=lambda i, r: reported.append(i))
@@ -128,18 +143,24 @@ def test_generate_reproducible_batch_independent_and_reported(smol):
 
 @needs_smollm2
 def test_max_tokens_and_raw_prompt(smol):
-    short = smol.generate([GenerateRequest(prompt="Once upon a time", params=GenerationParams(max_tokens=3, seed=1)),
-                           GenerateRequest(prompt="Once upon a time", params=GenerationParams(max_tokens=0, seed=1))])
+    short = smol.generate(
+        [
+            GenerateRequest(prompt="Once upon a time", params=GenerationParams(max_tokens=3, seed=1)),
+            GenerateRequest(prompt="Once upon a time", params=GenerationParams(max_tokens=0, seed=1)),
+        ]
+    )
     assert short[0].n_new_tokens <= 3 and short[0].finish_reason in ("stop", "length")
     assert short[1].text == "" and short[1].n_new_tokens == 0
 
 
 @needs_smollm2
 def test_loglikelihood(smol):
-    reqs = [LoglikelihoodRequest(" Paris", "The capital of France is"),
-            LoglikelihoodRequest(" banana", "The capital of France is"),
-            LoglikelihoodRequest(" Paris and Berlin are cities.", "Everyone knows that"),
-            LoglikelihoodRequest("Hello world")]
+    reqs = [
+        LoglikelihoodRequest(" Paris", "The capital of France is"),
+        LoglikelihoodRequest(" banana", "The capital of France is"),
+        LoglikelihoodRequest(" Paris and Berlin are cities.", "Everyone knows that"),
+        LoglikelihoodRequest("Hello world"),
+    ]
     reported: list[int] = []
     res = smol.loglikelihood(reqs, on_result=lambda i, r: reported.append(i))
     assert sorted(reported) == [0, 1, 2, 3]
@@ -183,6 +204,10 @@ def test_gemma3_smoke():
     params = GenerationParams(max_tokens=4, seed=0)
     res = gemma.generate([GenerateRequest.chat("The capital of France is", params=params)])
     assert res[0].n_new_tokens <= 4
-    ll = gemma.loglikelihood([LoglikelihoodRequest(" Paris", "The capital of France is"),
-                              LoglikelihoodRequest(" banana", "The capital of France is")])
+    ll = gemma.loglikelihood(
+        [
+            LoglikelihoodRequest(" Paris", "The capital of France is"),
+            LoglikelihoodRequest(" banana", "The capital of France is"),
+        ]
+    )
     assert ll[0].total > ll[1].total

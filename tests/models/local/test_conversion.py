@@ -48,12 +48,21 @@ def _tiny_model_and_tokenizer():
     words = ["<unk>", "<s>", "</s>"] + [f"w{i}" for i in range(94)]
     tk = Tokenizer(models.WordLevel({w: i for i, w in enumerate(words)}, unk_token="<unk>"))
     tk.pre_tokenizer = pre_tokenizers.Whitespace()
-    tok = transformers.PreTrainedTokenizerFast(tokenizer_object=tk, bos_token="<s>", eos_token="</s>",
-                                               unk_token="<unk>")
+    tok = transformers.PreTrainedTokenizerFast(
+        tokenizer_object=tk, bos_token="<s>", eos_token="</s>", unk_token="<unk>"
+    )
     torch.manual_seed(0)
-    cfg = transformers.LlamaConfig(vocab_size=97, hidden_size=64, intermediate_size=96, num_hidden_layers=2,
-                                   num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=96,
-                                   initializer_range=0.3, tie_word_embeddings=True)
+    cfg = transformers.LlamaConfig(
+        vocab_size=97,
+        hidden_size=64,
+        intermediate_size=96,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=96,
+        initializer_range=0.3,
+        tie_word_embeddings=True,
+    )
     return transformers.LlamaForCausalLM(cfg).eval().requires_grad_(False), tok
 
 
@@ -86,8 +95,11 @@ def test_entry_is_atomic_verified_light_and_bit_identical(cache, tmp_path):
     with torch.inference_mode():
         ref = model(ids).logits
         assert torch.equal(light(ids).logits, ref)  # the transformers model, materialised on demand
-        got = [LlamaEngine(m).forward(ids, pos, torch.tensor([0]), KVCache(e, 8, 16, torch.float32), 6)
-               for m in (model, light) for e in [LlamaEngine(m)]]
+        got = [
+            LlamaEngine(m).forward(ids, pos, torch.tensor([0]), KVCache(e, 8, 16, torch.float32), 6)
+            for m in (model, light)
+            for e in [LlamaEngine(m)]
+        ]
     assert torch.equal(got[0], got[1])  # the engine on the converted weights: the same bits
 
     # a flipped byte, a truncated file, a missing manifest: detected, and the entry is not used
@@ -116,8 +128,9 @@ def gguf_direct():
 
     path = smollm2_path()
     tok = transformers.AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
-    model = transformers.AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name,
-                                                              dtype=torch.float32)
+    model = transformers.AutoModelForCausalLM.from_pretrained(
+        str(path.parent), gguf_file=path.name, dtype=torch.float32
+    )
     return model.eval().requires_grad_(False), tok
 
 
@@ -138,13 +151,15 @@ def test_cached_smollm2_is_bit_identical_to_the_gguf(gguf_direct):
     assert torch.equal(light.model.embed_tokens.weight, direct["model.embed_tokens.weight"])
     for i in (0, 17, len(light.model.layers) - 1):
         assert torch.equal(light.model.layers[i].mlp.down_proj.weight, direct[f"model.layers.{i}.mlp.down_proj.weight"])
-    sentences = [s for p in build_pairs(load_original("winosemitism"), seed=0).pairs[:300:3]
-                 for s in (p.sent_more, p.sent_less)]
+    sentences = [
+        s for p in build_pairs(load_original("winosemitism"), seed=0).pairs[:300:3] for s in (p.sent_more, p.sent_less)
+    ]
     for s in sentences:
         assert light_tok(s)["input_ids"] == list(tok(s)["input_ids"])
     chat = [{"role": "user", "content": "Describe a nurse."}]
-    assert light_tok.apply_chat_template(chat, add_generation_prompt=True, tokenize=False) == \
-        tok.apply_chat_template(chat, add_generation_prompt=True, tokenize=False)
+    assert light_tok.apply_chat_template(chat, add_generation_prompt=True, tokenize=False) == tok.apply_chat_template(
+        chat, add_generation_prompt=True, tokenize=False
+    )
     ids = torch.tensor([tok(sentences[0])["input_ids"]])
     with torch.inference_mode():
         assert torch.equal(light(ids).logits, model(ids).logits)  # transformers' forward, both ways
@@ -163,9 +178,11 @@ def test_fresh_process_loads_the_conversion_without_transformers(gguf_direct):
     from biaslab.models.registry import load_model
 
     ident = load_model("smollm2").backend().identity()  # converted by now (this session's cache)
-    code = ("import sys, json; from biaslab.models.registry import load_model; b = load_model('smollm2'); "
-            "r = b.backend(); print(json.dumps([r.identity(), sorted({m.split('.')[0] for m in sys.modules} "
-            "& {'transformers', 'gguf'})]))")
+    code = (
+        "import sys, json; from biaslab.models.registry import load_model; b = load_model('smollm2'); "
+        "r = b.backend(); print(json.dumps([r.identity(), sorted({m.split('.')[0] for m in sys.modules} "
+        "& {'transformers', 'gguf'})]))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=os.environ)
     got_ident, heavy = json.loads(out.stdout.strip().splitlines()[-1])
     assert got_ident == ident and heavy == []

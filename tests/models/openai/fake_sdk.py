@@ -9,8 +9,9 @@ from typing import Any
 
 
 class APIStatusError(Exception):
-    def __init__(self, status_code: int, message: str = "error", headers: dict[str, str] | None = None,
-                 body: Any = None) -> None:
+    def __init__(
+        self, status_code: int, message: str = "error", headers: dict[str, str] | None = None, body: Any = None
+    ) -> None:
         super().__init__(message)
         self.status_code = status_code
         self.message = message
@@ -26,8 +27,9 @@ class APITimeoutError(APIConnectionError):
     pass
 
 
-SDK = SimpleNamespace(APIStatusError=APIStatusError, APIConnectionError=APIConnectionError,
-                      APITimeoutError=APITimeoutError)
+SDK = SimpleNamespace(
+    APIStatusError=APIStatusError, APIConnectionError=APIConnectionError, APITimeoutError=APITimeoutError
+)
 
 
 class FakeClient:
@@ -46,8 +48,12 @@ class FakeClient:
         self.completions = SimpleNamespace(create=create)
 
 
-def echo_answer(tokens: list[str], logprobs: list[float | None], offsets: list[int] | None = None,
-                tops: list[dict[str, float]] | None = None) -> Any:
+def echo_answer(
+    tokens: list[str],
+    logprobs: list[float | None],
+    offsets: list[int] | None = None,
+    tops: list[dict[str, float]] | None = None,
+) -> Any:
     """A completions answer with echoed prompt logprobs."""
     lp = SimpleNamespace(tokens=tokens, token_logprobs=logprobs, text_offset=offsets, top_logprobs=tops)
     return SimpleNamespace(choices=[SimpleNamespace(text="".join(tokens), logprobs=lp)])

@@ -67,8 +67,16 @@ class OpenAIBatchServer(OpenAITestServer):
     def new_file(self, data: bytes, purpose: str, filename: str) -> dict[str, Any]:
         with self.lock:
             fid = f"file-{len(self.files) + 1:04d}"
-            self.files[fid] = {"id": fid, "object": "file", "bytes": len(data), "created_at": int(time.time()),
-                               "filename": filename, "purpose": purpose, "status": "processed", "data": data}
+            self.files[fid] = {
+                "id": fid,
+                "object": "file",
+                "bytes": len(data),
+                "created_at": int(time.time()),
+                "filename": filename,
+                "purpose": purpose,
+                "status": "processed",
+                "data": data,
+            }
             return self.files[fid]
 
     def new_batch(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
@@ -81,19 +89,43 @@ class OpenAIBatchServer(OpenAITestServer):
             n = len(self.batches) + 1
             bid = f"batch_{n:04d}"
             now = int(time.time())
-            batch = {"id": bid, "object": "batch", "endpoint": endpoint, "errors": None, "input_file_id": fid,
-                     "completion_window": "24h", "status": "validating", "output_file_id": None,
-                     "error_file_id": None, "created_at": now, "in_progress_at": None, "expires_at": now + 86400,
-                     "finalizing_at": None, "completed_at": None, "failed_at": None, "expired_at": None,
-                     "cancelling_at": None, "cancelled_at": None,
-                     "request_counts": {"total": 0, "completed": 0, "failed": 0},
-                     "metadata": body.get("metadata") or None, "ordinal": n}
+            batch = {
+                "id": bid,
+                "object": "batch",
+                "endpoint": endpoint,
+                "errors": None,
+                "input_file_id": fid,
+                "completion_window": "24h",
+                "status": "validating",
+                "output_file_id": None,
+                "error_file_id": None,
+                "created_at": now,
+                "in_progress_at": None,
+                "expires_at": now + 86400,
+                "finalizing_at": None,
+                "completed_at": None,
+                "failed_at": None,
+                "expired_at": None,
+                "cancelling_at": None,
+                "cancelled_at": None,
+                "request_counts": {"total": 0, "completed": 0, "failed": 0},
+                "metadata": body.get("metadata") or None,
+                "ordinal": n,
+            }
             self.batches[bid] = batch
             self.steps[bid] = 0
         problem = self._validate(batch)
         if problem or n in self.behaviour.fail_validation:
-            batch.update(status="failed", failed_at=now, errors={"object": "list", "data": [
-                {"code": "invalid_request", "message": problem or "injected validation failure", "line": None}]})
+            batch.update(
+                status="failed",
+                failed_at=now,
+                errors={
+                    "object": "list",
+                    "data": [
+                        {"code": "invalid_request", "message": problem or "injected validation failure", "line": None}
+                    ],
+                },
+            )
         self.created.set()
         return 200, batch
 
@@ -150,16 +182,35 @@ class OpenAIBatchServer(OpenAITestServer):
             rid = f"batch_req_{b['id']}_{k}"
             if status in ("expired", "cancelled") and k > len(lines) // 2:
                 code = "batch_expired" if status == "expired" else "batch_cancelled"
-                err.append({"id": rid, "custom_id": line["custom_id"], "response": None,
-                            "error": {"code": code, "message": f"This request was not executed ({code})."}})
+                err.append(
+                    {
+                        "id": rid,
+                        "custom_id": line["custom_id"],
+                        "response": None,
+                        "error": {"code": code, "message": f"This request was not executed ({code})."},
+                    }
+                )
             elif b["ordinal"] in self.behaviour.fail_lines and k % 3 == 0:
-                err.append({"id": rid, "custom_id": line["custom_id"], "error": None, "response": {
-                    "status_code": 500, "request_id": f"req_{k}",
-                    "body": _error_body("The server had an error processing your request.", "server_error")}})
+                err.append(
+                    {
+                        "id": rid,
+                        "custom_id": line["custom_id"],
+                        "error": None,
+                        "response": {
+                            "status_code": 500,
+                            "request_id": f"req_{k}",
+                            "body": _error_body("The server had an error processing your request.", "server_error"),
+                        },
+                    }
+                )
             else:
                 code, payload = chat_answer(self.config, line["body"])
-                row = {"id": rid, "custom_id": line["custom_id"], "error": None,
-                       "response": {"status_code": code, "request_id": f"req_{k}", "body": payload}}
+                row = {
+                    "id": rid,
+                    "custom_id": line["custom_id"],
+                    "error": None,
+                    "response": {"status_code": code, "request_id": f"req_{k}", "body": payload},
+                }
                 (out if code == 200 else err).append(row)
         now = int(time.time())
         b["request_counts"].update(completed=len(out), failed=len(err))
@@ -196,11 +247,18 @@ def _batch_handler(server: OpenAIBatchServer, base: type) -> type:
                 ordered = list(reversed(server.batches.values()))
                 if after:
                     ids = [b["id"] for b in ordered]
-                    ordered = ordered[ids.index(after) + 1:] if after in ids else []
+                    ordered = ordered[ids.index(after) + 1 :] if after in ids else []
                 page = ordered[:limit]
-                self._send(200, {"object": "list", "data": [server.public(b) for b in page],
-                                 "first_id": page[0]["id"] if page else None,
-                                 "last_id": page[-1]["id"] if page else None, "has_more": len(ordered) > limit})
+                self._send(
+                    200,
+                    {
+                        "object": "list",
+                        "data": [server.public(b) for b in page],
+                        "first_id": page[0]["id"] if page else None,
+                        "last_id": page[-1]["id"] if page else None,
+                        "has_more": len(ordered) > limit,
+                    },
+                )
             elif len(parts) == 3 and parts[1] == "batches" and parts[2] in server.batches:
                 self._send(200, server.public(server.advance(parts[2])))
             elif len(parts) == 4 and parts[1] == "files" and parts[3] == "content" and parts[2] in server.files:
@@ -223,8 +281,10 @@ def _batch_handler(server: OpenAIBatchServer, base: type) -> type:
                 server.stats.requests += 1
                 server.stats.by_path[path] += 1
                 server.stats.auth_headers.append(self.headers.get("Authorization", ""))
-            if server.config.api_key is not None and \
-                    self.headers.get("Authorization", "") != f"Bearer {server.config.api_key}":
+            if (
+                server.config.api_key is not None
+                and self.headers.get("Authorization", "") != f"Bearer {server.config.api_key}"
+            ):
                 self._send(401, _error_body("Incorrect API key provided", "invalid_request_error", "invalid_api_key"))
                 return
             if path == "/v1/files":

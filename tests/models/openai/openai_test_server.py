@@ -187,11 +187,16 @@ def _truncate(words: list[str], max_tokens: int | None) -> tuple[list[str], str]
 def chat_answer(cfg: ServerConfig, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
     """(status, JSON answer) of ``POST /v1/chat/completions`` for ``body`` (also a batch line's answer)."""
     if cfg.reject_max_tokens_chat and "max_tokens" in body:
-        return 400, _error_body("Unsupported parameter: 'max_tokens' is not supported with this model. Use "
-                                "'max_completion_tokens' instead.", "invalid_request_error", "unsupported_parameter")
+        return 400, _error_body(
+            "Unsupported parameter: 'max_tokens' is not supported with this model. Use "
+            "'max_completion_tokens' instead.",
+            "invalid_request_error",
+            "unsupported_parameter",
+        )
     if cfg.models is not None and body.get("model") not in cfg.models:
-        return 404, _error_body(f"The model `{body.get('model')}` does not exist.", "invalid_request_error",
-                                "model_not_found")
+        return 404, _error_body(
+            f"The model `{body.get('model')}` does not exist.", "invalid_request_error", "model_not_found"
+        )
     messages = body.get("messages") or []
     last_user = next((m.get("content", "") for m in reversed(messages) if m.get("role") == "user"), "")
     system = next((m.get("content", "") for m in messages if m.get("role") == "system"), None)
@@ -206,9 +211,13 @@ def chat_answer(cfg: ServerConfig, body: dict[str, Any]) -> tuple[int, dict[str,
     words, finish = _truncate(words, max_tokens)
     n_prompt = sum(len(str(m.get("content", "")).split()) for m in messages)
     return 200, {
-        "id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": body.get("model"),
-        "choices": [{"index": 0, "finish_reason": finish,
-                     "message": {"role": "assistant", "content": " ".join(words)}}],
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "created": 0,
+        "model": body.get("model"),
+        "choices": [
+            {"index": 0, "finish_reason": finish, "message": {"role": "assistant", "content": " ".join(words)}}
+        ],
         "usage": {"prompt_tokens": n_prompt, "completion_tokens": len(words), "total_tokens": n_prompt + len(words)},
     }
 
@@ -243,8 +252,13 @@ def _make_handler(server: OpenAITestServer) -> type[BaseHTTPRequestHandler]:
             elif self.path.rstrip("/") == "/v1/models":
                 names = server.config.models or ("test-model",)
                 root = {"root": server.config.model_root} if server.config.model_root else {}
-                self._send(200, {"object": "list", "data": [
-                    {"id": n, "object": "model", "created": 0, "owned_by": "test", **root} for n in names]})
+                self._send(
+                    200,
+                    {
+                        "object": "list",
+                        "data": [{"id": n, "object": "model", "created": 0, "owned_by": "test", **root} for n in names],
+                    },
+                )
             else:
                 self._send(404, _error_body(f"no route {self.path}", "not_found"))
 
@@ -280,8 +294,14 @@ def _make_handler(server: OpenAITestServer) -> type[BaseHTTPRequestHandler]:
                 got = self.headers.get("Authorization", "")
                 if got != f"Bearer {cfg.api_key}":
                     # Deliberately echo what was received: the client must not repeat it.
-                    self._send(401, _error_body(f"Incorrect API key provided: {got.removeprefix('Bearer ')}",
-                                                "invalid_request_error", "invalid_api_key"))
+                    self._send(
+                        401,
+                        _error_body(
+                            f"Incorrect API key provided: {got.removeprefix('Bearer ')}",
+                            "invalid_request_error",
+                            "invalid_api_key",
+                        ),
+                    )
                     return
 
             key = hashlib.sha256(self.path.encode() + b"\0" + raw).hexdigest()
@@ -304,8 +324,9 @@ def _make_handler(server: OpenAITestServer) -> type[BaseHTTPRequestHandler]:
 
             model = body.get("model")
             if cfg.models is not None and model not in cfg.models:
-                self._send(404, _error_body(f"The model `{model}` does not exist.", "invalid_request_error",
-                                            "model_not_found"))
+                self._send(
+                    404, _error_body(f"The model `{model}` does not exist.", "invalid_request_error", "model_not_found")
+                )
                 return
 
             if cfg.delay:
@@ -352,15 +373,32 @@ def _make_handler(server: OpenAITestServer) -> type[BaseHTTPRequestHandler]:
             choice: dict[str, Any] = {"index": 0, "text": " gen", "finish_reason": "length", "logprobs": None}
             if body.get("prompt_logprobs") is not None and not cfg.ignore_prompt_logprobs and not cfg.drop_logprobs:
                 choice["prompt_logprobs"] = [None] + [
-                    {str(t): {"logprob": fake_logprob(tok), "rank": 1 if len(tok.strip()) <= 3 else 2,
-                              "decoded_token": tok}} for t, tok in zip(ids[1:], toks[1:])]
+                    {
+                        str(t): {
+                            "logprob": fake_logprob(tok),
+                            "rank": 1 if len(tok.strip()) <= 3 else 2,
+                            "decoded_token": tok,
+                        }
+                    }
+                    for t, tok in zip(ids[1:], toks[1:])
+                ]
             elif body.get("echo") and body.get("logprobs") is not None and not cfg.drop_logprobs:
-                choice["logprobs"] = {"tokens": toks + [" gen"], "token_logprobs": [None] + [
-                    fake_logprob(t) for t in toks[1:]] + [-0.1], "top_logprobs": None}
-            self._send(200, {"id": "cmpl-test", "object": "text_completion", "created": 0, "model": body.get("model"),
-                             "choices": [choice],
-                             "usage": {"prompt_tokens": len(ids), "completion_tokens": 1,
-                                       "total_tokens": len(ids) + 1}})
+                choice["logprobs"] = {
+                    "tokens": toks + [" gen"],
+                    "token_logprobs": [None] + [fake_logprob(t) for t in toks[1:]] + [-0.1],
+                    "top_logprobs": None,
+                }
+            self._send(
+                200,
+                {
+                    "id": "cmpl-test",
+                    "object": "text_completion",
+                    "created": 0,
+                    "model": body.get("model"),
+                    "choices": [choice],
+                    "usage": {"prompt_tokens": len(ids), "completion_tokens": 1, "total_tokens": len(ids) + 1},
+                },
+            )
 
         def _completions(self, body: dict[str, Any]) -> None:
             cfg = server.config
@@ -368,13 +406,25 @@ def _make_handler(server: OpenAITestServer) -> type[BaseHTTPRequestHandler]:
                 self._send(404, {"detail": "Not Found"})
                 return
             if cfg.chat_only and body.get("prompt_logprobs") is not None:
-                self._send(400, _error_body("prompt_logprobs are not supported for this model",
-                                            "invalid_request_error", "unsupported_parameter"))
+                self._send(
+                    400,
+                    _error_body(
+                        "prompt_logprobs are not supported for this model",
+                        "invalid_request_error",
+                        "unsupported_parameter",
+                    ),
+                )
                 return
             echo, logprobs = bool(body.get("echo")), body.get("logprobs")
             if cfg.chat_only and (echo or logprobs is not None):
-                self._send(400, _error_body("echo and logprobs are not supported for this model",
-                                            "invalid_request_error", "unsupported_parameter"))
+                self._send(
+                    400,
+                    _error_body(
+                        "echo and logprobs are not supported for this model",
+                        "invalid_request_error",
+                        "unsupported_parameter",
+                    ),
+                )
                 return
             max_tokens = body.get("max_tokens")
             if cfg.reject_zero_max_tokens and max_tokens == 0:
@@ -383,9 +433,15 @@ def _make_handler(server: OpenAITestServer) -> type[BaseHTTPRequestHandler]:
             prompt = body.get("prompt")
             if isinstance(prompt, list) and prompt and all(isinstance(t, int) for t in prompt):
                 if cfg.max_prompt_chars is not None and len(prompt) > cfg.max_prompt_chars:
-                    self._send(400, _error_body(f"This model's maximum context length is {cfg.max_prompt_chars} "
-                                                f"tokens. However, you requested {len(prompt)} tokens.",
-                                                "invalid_request_error", "context_length_exceeded"))
+                    self._send(
+                        400,
+                        _error_body(
+                            f"This model's maximum context length is {cfg.max_prompt_chars} "
+                            f"tokens. However, you requested {len(prompt)} tokens.",
+                            "invalid_request_error",
+                            "context_length_exceeded",
+                        ),
+                    )
                     return
                 self._token_prompt(body, prompt)
                 return
@@ -393,9 +449,15 @@ def _make_handler(server: OpenAITestServer) -> type[BaseHTTPRequestHandler]:
                 prompt = prompt[0]
             prompt = str(prompt or "")
             if cfg.max_prompt_chars is not None and len(prompt) > cfg.max_prompt_chars:
-                self._send(400, _error_body(f"This model's maximum context length is {cfg.max_prompt_chars} "
-                                            f"tokens. However, you requested {len(prompt)} tokens.",
-                                            "invalid_request_error", "context_length_exceeded"))
+                self._send(
+                    400,
+                    _error_body(
+                        f"This model's maximum context length is {cfg.max_prompt_chars} "
+                        f"tokens. However, you requested {len(prompt)} tokens.",
+                        "invalid_request_error",
+                        "context_length_exceeded",
+                    ),
+                )
                 return
             if cfg.drop_logprobs:
                 echo, logprobs = False, None
@@ -413,11 +475,13 @@ def _make_handler(server: OpenAITestServer) -> type[BaseHTTPRequestHandler]:
                     choice["logprobs"] = {
                         "tokens": [t for t, _ in all_toks],
                         "text_offset": [o for _, o in all_toks],
-                        "token_logprobs": [None] + [
-                            (-0.1 if i >= len(toks) else fake_logprob(t)) for i, (t, _) in enumerate(all_toks)][1:],
-                        "top_logprobs": [None] + [
+                        "token_logprobs": [None]
+                        + [(-0.1 if i >= len(toks) else fake_logprob(t)) for i, (t, _) in enumerate(all_toks)][1:],
+                        "top_logprobs": [None]
+                        + [
                             ({" gen": -0.1} if i >= len(toks) else fake_top_logprobs(t))
-                            for i, (t, _) in enumerate(all_toks)][1:],
+                            for i, (t, _) in enumerate(all_toks)
+                        ][1:],
                     }
                 else:
                     choice["logprobs"] = None
@@ -428,10 +492,16 @@ def _make_handler(server: OpenAITestServer) -> type[BaseHTTPRequestHandler]:
                 text = " " + " ".join(words)
                 choice = {"index": 0, "text": text, "finish_reason": finish, "logprobs": None}
                 n_prompt, n_new = len(prompt.split()), len(words)
-            self._send(200, {
-                "id": "cmpl-test", "object": "text_completion", "created": 0, "model": body.get("model"),
-                "choices": [choice],
-                "usage": {"prompt_tokens": n_prompt, "completion_tokens": n_new, "total_tokens": n_prompt + n_new},
-            })
+            self._send(
+                200,
+                {
+                    "id": "cmpl-test",
+                    "object": "text_completion",
+                    "created": 0,
+                    "model": body.get("model"),
+                    "choices": [choice],
+                    "usage": {"prompt_tokens": n_prompt, "completion_tokens": n_new, "total_tokens": n_prompt + n_new},
+                },
+            )
 
     return Handler

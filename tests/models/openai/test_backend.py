@@ -82,15 +82,21 @@ def test_chat_and_completions(make_server) -> None:
     r_chat, r_raw = b.generate([chat, raw])
     assert r_chat == GenerateResult(
         text="echo: hello there world seed=5 temperature=0.0 top_p=None",
-        n_prompt_tokens=3, n_new_tokens=7, finish_reason="stop",
+        n_prompt_tokens=3,
+        n_new_tokens=7,
+        finish_reason="stop",
     )
     assert r_raw == GenerateResult(text=" echo: once upon", n_prompt_tokens=4, n_new_tokens=3, finish_reason="length")
     assert srv.stats.by_path["/v1/chat/completions"] == 1
     assert srv.stats.by_path["/v1/completions"] == 1
     bodies = {("messages" in body): body for body in srv.stats.bodies}
     # only parameters that are set are sent, so the server's defaults apply otherwise
-    assert bodies[True] == {"model": "test-model", "messages": [{"role": "user", "content": "hello there world"}],
-                            "seed": 5, "temperature": 0.0}
+    assert bodies[True] == {
+        "model": "test-model",
+        "messages": [{"role": "user", "content": "hello there world"}],
+        "seed": 5,
+        "temperature": 0.0,
+    }
     assert bodies[False] == {"model": "test-model", "prompt": "once upon a time", "top_p": 0.9, "max_tokens": 3}
 
 
@@ -239,8 +245,11 @@ def test_non_retryable_errors_fail_at_once(make_server) -> None:
 def test_a_url_that_is_no_api(make_server) -> None:
     srv = make_server(html=True)
     b = backend(srv, likelihood="text-echo")
-    with pytest.raises(BackendError, match=r"/chat/completions did not answer like an OpenAI-compatible API "
-                                           r"\(got '<html><body>It works!</body></html>'\); check --base-url"):
+    with pytest.raises(
+        BackendError,
+        match=r"/chat/completions did not answer like an OpenAI-compatible API "
+        r"\(got '<html><body>It works!</body></html>'\); check --base-url",
+    ):
         b.generate([GenerateRequest.chat("x")])
     with pytest.raises(BackendError, match=r"/completions did not answer like an OpenAI-compatible API"):
         b.loglikelihood([LoglikelihoodRequest(continuation="x y")])
@@ -350,8 +359,7 @@ def test_loglikelihood_known_values(make_server) -> None:
     assert r3.total == pytest.approx(-1.75)
     assert r4.token_logprobs == [] and r4.total == 0.0
     assert srv.stats.requests == 3  # the empty continuation needs no request
-    assert all(body["echo"] is True and body["logprobs"] == 1 and body["max_tokens"] == 0
-               for body in srv.stats.bodies)
+    assert all(body["echo"] is True and body["logprobs"] == 1 and body["max_tokens"] == 0 for body in srv.stats.bodies)
 
 
 def test_loglikelihood_with_bos_scores_first_token(make_server) -> None:
@@ -395,8 +403,11 @@ def test_chat_only_server_cannot_score(make_server, mode) -> None:
 def test_too_long_text_is_not_taken_for_a_chat_only_server(make_server) -> None:
     srv = make_server(max_prompt_chars=20)
     b = backend(srv, likelihood="text-echo")
-    with pytest.raises(BackendError, match=r"rejected the request for model 'test-model' \(HTTP 400: This model's "
-                                           r"maximum context length is 20"):
+    with pytest.raises(
+        BackendError,
+        match=r"rejected the request for model 'test-model' \(HTTP 400: This model's "
+        r"maximum context length is 20",
+    ):
         b.loglikelihood([LoglikelihoodRequest(context="a long context " * 3, continuation=" end")])
     assert b.supports_loglikelihood is True
     [res] = b.loglikelihood([LoglikelihoodRequest(context="short", continuation=" end")])

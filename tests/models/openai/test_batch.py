@@ -40,9 +40,15 @@ def batch_server():
 
 
 def requests(n: int = 7, words: str = "hello") -> list[GenerateRequest]:
-    return [GenerateRequest.chat(f"{words} {i} world", system="Be brief.",
-                                 params=GenerationParams(max_tokens=6, temperature=0.7, seed=100 + i), repetition=i % 2)
-            for i in range(n)]
+    return [
+        GenerateRequest.chat(
+            f"{words} {i} world",
+            system="Be brief.",
+            params=GenerationParams(max_tokens=6, temperature=0.7, seed=100 + i),
+            repetition=i % 2,
+        )
+        for i in range(n)
+    ]
 
 
 def backend(srv: OpenAITestServer, tmp_path: Path, **options) -> OpenAIBackend:
@@ -66,9 +72,13 @@ def test_batch_answers_equal_online_answers_with_one_batch_and_no_online_call(ba
     lines = srv.batch_lines[batch["id"]]
     assert [x["custom_id"] for x in lines] == [custom_id(r) for r in reqs]
     assert all(x["url"] == "/v1/chat/completions" and x["method"] == "POST" for x in lines)
-    assert lines[0]["body"] == {"model": "test-model", "max_tokens": 6, "temperature": 0.7, "seed": 100,
-                                "messages": [{"role": "system", "content": "Be brief."},
-                                             {"role": "user", "content": "hello 0 world"}]}
+    assert lines[0]["body"] == {
+        "model": "test-model",
+        "max_tokens": 6,
+        "temperature": 0.7,
+        "seed": 100,
+        "messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "hello 0 world"}],
+    }
     assert batch["metadata"]["biaslab_token"] and batch["completion_window"] == "24h"
     assert "submitted batch batch_0001 to openai (7 requests" in capsys.readouterr().err
     # the journal holds the batch id and the request hashes, read back
@@ -148,14 +158,34 @@ def test_a_kill_between_create_and_journal_is_found_by_its_token(batch_server, t
     reqs = requests(4)
     be = backend(srv, tmp_path)
     # what a run killed right after POST /v1/batches leaves: a record with the file id but no batch id
-    rec = BatchRecord.new(provider="openai", base_url=be.base_url, model="test-model", endpoint="/v1/chat/completions",
-                          ids=[custom_id(r) for r in reqs])
-    lines = b"".join(json.dumps({"custom_id": c, "method": "POST", "url": "/v1/chat/completions",
-                                 "body": {"model": "test-model", "messages": [{"role": "user", "content": "x"}]}}
-                                ).encode() + b"\n" for c in rec.ids)
+    rec = BatchRecord.new(
+        provider="openai",
+        base_url=be.base_url,
+        model="test-model",
+        endpoint="/v1/chat/completions",
+        ids=[custom_id(r) for r in reqs],
+    )
+    lines = b"".join(
+        json.dumps(
+            {
+                "custom_id": c,
+                "method": "POST",
+                "url": "/v1/chat/completions",
+                "body": {"model": "test-model", "messages": [{"role": "user", "content": "x"}]},
+            }
+        ).encode()
+        + b"\n"
+        for c in rec.ids
+    )
     rec.input_file_id = srv.new_file(lines, "batch", "x.jsonl")["id"]
-    srv.new_batch({"input_file_id": rec.input_file_id, "endpoint": "/v1/chat/completions",
-                   "completion_window": "24h", "metadata": {"biaslab_token": rec.token}})
+    srv.new_batch(
+        {
+            "input_file_id": rec.input_file_id,
+            "endpoint": "/v1/chat/completions",
+            "completion_window": "24h",
+            "metadata": {"biaslab_token": rec.token},
+        }
+    )
     Journal(tmp_path / "batches").save(rec)
     got = be.generate(reqs)
     assert len(srv.batches) == 1 and srv.online_calls == 0 and all(g.text.startswith("echo: x ") for g in got)
@@ -167,8 +197,13 @@ def test_an_interrupted_submission_that_never_reached_the_server_is_submitted_ag
     srv = batch_server()
     reqs = requests(2)
     be = backend(srv, tmp_path)
-    rec = BatchRecord.new(provider="openai", base_url=be.base_url, model="test-model", endpoint="/v1/chat/completions",
-                          ids=[custom_id(r) for r in reqs])
+    rec = BatchRecord.new(
+        provider="openai",
+        base_url=be.base_url,
+        model="test-model",
+        endpoint="/v1/chat/completions",
+        ids=[custom_id(r) for r in reqs],
+    )
     Journal(tmp_path / "batches").save(rec)
     be.generate(reqs)
     assert len(srv.batches) == 1
@@ -219,9 +254,12 @@ def test_the_key_is_sent_but_written_nowhere(batch_server, tmp_path, monkeypatch
 
 def test_batch_options_are_checked(tmp_path):
     srv = OpenAITestServer()
-    for options, message in (({"batch": "maybe"}, "true or false"), ({"batch_poll_seconds": -1}, "0 or more"),
-                             ({"batch_retry": "later"}, "batch .a new batch. or online"),
-                             ({"batch": False, "batch_poll_seconds": 5}, "only apply with -P batch=true")):
+    for options, message in (
+        ({"batch": "maybe"}, "true or false"),
+        ({"batch_poll_seconds": -1}, "0 or more"),
+        ({"batch_retry": "later"}, "batch .a new batch. or online"),
+        ({"batch": False, "batch_poll_seconds": 5}, "only apply with -P batch=true"),
+    ):
         with pytest.raises(ConfigError, match=message):
             OpenAIBackend("test-model", base_url=srv.base_url, **options)
 

@@ -21,26 +21,47 @@ URL = "http://127.0.0.1:9/v1"
 
 
 def scorer() -> EchoLoglikelihood:
-    retrier = Retrier(SDK, Secret("EMPTY"), model="m", base_url=URL, timeout=5.0, max_retries=0,
-                      retry_base_delay=0.0, retry_max_delay=0.0, max_retry_after=0.0)
+    retrier = Retrier(
+        SDK,
+        Secret("EMPTY"),
+        model="m",
+        base_url=URL,
+        timeout=5.0,
+        max_retries=0,
+        retry_base_delay=0.0,
+        retry_max_delay=0.0,
+        max_retry_after=0.0,
+    )
     return EchoLoglikelihood(retrier, "m")
 
 
 def test_continuation_tokens_are_picked_by_offset():
-    answer = echo_answer(["The", " cat", " sat", " on"], [None, -1.0, -0.75, -0.5], [0, 3, 7, 11],
-                         [{"The": 0.0}, {" cat": -1.0}, {" sat": -0.75}, {" the": -0.25}])
+    answer = echo_answer(
+        ["The", " cat", " sat", " on"],
+        [None, -1.0, -0.75, -0.5],
+        [0, 3, 7, 11],
+        [{"The": 0.0}, {" cat": -1.0}, {" sat": -0.75}, {" the": -0.25}],
+    )
     client = FakeClient(lambda kw: answer)
     echo = scorer()
     res = asyncio.run(echo.score(client, LoglikelihoodRequest(context="The cat", continuation=" sat on")))
-    assert (res.tokens, res.token_logprobs, res.offsets, res.is_greedy) == ([" sat", " on"], [-0.75, -0.5],
-                                                                            [7, 11], False)
+    assert (res.tokens, res.token_logprobs, res.offsets, res.is_greedy) == (
+        [" sat", " on"],
+        [-0.75, -0.5],
+        [7, 11],
+        False,
+    )
     # a token straddling the boundary counts for the continuation; offsets rebuilt from the tokens
-    res = asyncio.run(echo.score(FakeClient(lambda kw: echo_answer(["The", " cat", " sat", " on"],
-                                                                   [None, -1.0, -0.75, -0.5])),
-                                 LoglikelihoodRequest(context="The cat ", continuation="sat on")))
+    res = asyncio.run(
+        echo.score(
+            FakeClient(lambda kw: echo_answer(["The", " cat", " sat", " on"], [None, -1.0, -0.75, -0.5])),
+            LoglikelihoodRequest(context="The cat ", continuation="sat on"),
+        )
+    )
     assert res.tokens == [" sat", " on"] and res.is_greedy is None  # no top logprobs: unknown
-    assert client.calls == [{"model": "m", "prompt": "The cat sat on", "max_tokens": 0, "echo": True,
-                             "logprobs": 1, "temperature": 0}]
+    assert client.calls == [
+        {"model": "m", "prompt": "The cat sat on", "max_tokens": 0, "echo": True, "logprobs": 1, "temperature": 0}
+    ]
     # nothing to score, no request
     assert asyncio.run(echo.score(client, LoglikelihoodRequest("", context="x"))).token_logprobs == []
     assert len(client.calls) == 1

@@ -46,8 +46,12 @@ def test_bos_from_tokenizer_info_and_token_id_prompts(make_server) -> None:
 def test_tokenizer_that_adds_bos_and_a_context(make_server) -> None:
     srv = make_server(add_bos=True, tokenizer_info=False)
     b = backend(srv)
-    r1, r2 = b.loglikelihood([LoglikelihoodRequest(continuation="nurses are kind"),
-                              LoglikelihoodRequest(context="The cat", continuation=" sat on")])
+    r1, r2 = b.loglikelihood(
+        [
+            LoglikelihoodRequest(continuation="nurses are kind"),
+            LoglikelihoodRequest(context="The cat", continuation=" sat on"),
+        ]
+    )
     assert r1.token_logprobs == [-1.5, -0.75, -1.0] and r1.token_ids == fake_ids("nurses are kind")
     # with a context: the context's tokens condition, the continuation's are scored
     assert r2.tokens == [" sat", " on"] and r2.token_logprobs == [-0.75, -0.5] and r2.is_greedy is True
@@ -58,15 +62,19 @@ def test_tokenizer_that_adds_bos_and_a_context(make_server) -> None:
 def test_chat_template_turns(make_server) -> None:
     srv = make_server()
     b = backend(srv)
-    user, assistant = b.loglikelihood([LoglikelihoodRequest(continuation="nurses are kind", chat="user"),
-                                       LoglikelihoodRequest(continuation="nurses are kind", chat="assistant")])
+    user, assistant = b.loglikelihood(
+        [
+            LoglikelihoodRequest(continuation="nurses are kind", chat="user"),
+            LoglikelihoodRequest(continuation="nurses are kind", chat="assistant"),
+        ]
+    )
     ids = fake_ids("nurses are kind")
     assert user.token_ids == ids and assistant.token_ids == ids
     bodies = completions_bodies(srv)
     # the turn's opening conditions the text; the end-of-turn marker is not scored
-    assert sorted(map(tuple, (b["prompt"] for b in bodies))) == sorted([
-        (token_id("<|user|>"), *ids),
-        (token_id("<|user|>"), token_id("<|end|>"), token_id("<|assistant|>"), *ids)])
+    assert sorted(map(tuple, (b["prompt"] for b in bodies))) == sorted(
+        [(token_id("<|user|>"), *ids), (token_id("<|user|>"), token_id("<|end|>"), token_id("<|assistant|>"), *ids)]
+    )
     with pytest.raises(ConfigError, match="takes no context"):
         b.loglikelihood([LoglikelihoodRequest(context="x", continuation="y", chat="user")])
 
@@ -102,7 +110,10 @@ def test_echo_when_prompt_logprobs_are_ignored(make_server) -> None:
     [res] = b.loglikelihood([LoglikelihoodRequest(continuation="cats are kind")])  # echo remembered
     assert res.token_logprobs == [-1.0, -0.75, -1.0]
     assert [("prompt_logprobs" in x, x.get("echo")) for x in completions_bodies(srv)] == [
-        (True, None), (False, True), (False, True)]
+        (True, None),
+        (False, True),
+        (False, True),
+    ]
 
 
 def test_cache_entries_of_another_rule_are_not_reused(make_server, tmp_path) -> None:

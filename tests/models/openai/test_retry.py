@@ -44,16 +44,20 @@ def run(r: Retrier, failures: list[Exception], endpoint: str = "chat") -> tuple[
 
 
 def test_retryable_errors_are_retried_until_an_answer():
-    faults: list[Exception] = [APIStatusError(503), APIStatusError(429, headers={"retry-after": "0"}),
-                               APITimeoutError("slow")]
+    faults: list[Exception] = [
+        APIStatusError(503),
+        APIStatusError(429, headers={"retry-after": "0"}),
+        APITimeoutError("slow"),
+    ]
     assert run(retrier(), faults) == ("ok", 4)
 
 
 def test_giving_up_after_max_retries():
     exc, calls = run(retrier(max_retries=2), [APIStatusError(500, body={"error": {"message": "db down"}})] * 5)
     assert isinstance(exc, BackendError) and calls == 3
-    assert str(exc) == (f"{URL} kept failing with HTTP 500 after 3 attempts (db down); "
-                        "check the server's logs and try again")
+    assert str(exc) == (
+        f"{URL} kept failing with HTTP 500 after 3 attempts (db down); check the server's logs and try again"
+    )
     exc, calls = run(retrier(max_retries=6), [APIConnectionError("refused")] * 9)  # a wrong URL fails fast
     assert calls == 3 and str(exc).startswith(f"cannot reach {URL}: refused (3 attempts)")
 
@@ -65,8 +69,9 @@ def test_other_errors_fail_at_once_without_the_key():
     assert calls == 1 and str(exc) == f"{URL} rejected the request for model 'm' (HTTP 400: no *** here)"
     exc, _ = run(retrier(), [APIStatusError(404, body={"error": {"message": "Not Found"}})], "completions-echo")
     assert isinstance(exc, Unsupported) and exc.detail == f"HTTP 404 on {URL}/completions"
-    exc, _ = run(retrier(), [APIStatusError(400, body={"error": {"message": "context length exceeded"}})],
-                 "completions-echo")
+    exc, _ = run(
+        retrier(), [APIStatusError(400, body={"error": {"message": "context length exceeded"}})], "completions-echo"
+    )
     assert isinstance(exc, BackendError)  # a too-long text is the request's problem, not the server's
 
 

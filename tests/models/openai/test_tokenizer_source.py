@@ -20,9 +20,11 @@ from biaslab.models.openai.backend import OpenAIBackend
 from biaslab.models.openai.tokenizer_source import CHECK_TEXT, parse_tokenizer_option
 
 TEXTS = ("nurses are kind", "The cat", "The cat sat on", CHECK_TEXT)
-REQUESTS = [LoglikelihoodRequest(continuation="nurses are kind"),
-            LoglikelihoodRequest(context="The cat", continuation=" sat on"),
-            LoglikelihoodRequest(continuation="nurses are kind", chat="user")]
+REQUESTS = [
+    LoglikelihoodRequest(continuation="nurses are kind"),
+    LoglikelihoodRequest(context="The cat", continuation=" sat on"),
+    LoglikelihoodRequest(continuation="nurses are kind", chat="user"),
+]
 
 
 def fake_tokenizer_dir(directory: Path, *, off_by_one: str | None = None) -> Path:
@@ -41,9 +43,16 @@ def fake_tokenizer_dir(directory: Path, *, off_by_one: str | None = None) -> Pat
     directory.mkdir(parents=True, exist_ok=True)
     tok.save(str(directory / "tokenizer.json"))
     template = "{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}<|end|>{% endfor %}"
-    (directory / "tokenizer_config.json").write_text(json.dumps({
-        "tokenizer_class": "PreTrainedTokenizerFast", "bos_token": "<s>", "eos_token": "</s>",
-        "chat_template": template}))
+    (directory / "tokenizer_config.json").write_text(
+        json.dumps(
+            {
+                "tokenizer_class": "PreTrainedTokenizerFast",
+                "bos_token": "<s>",
+                "eos_token": "</s>",
+                "chat_template": template,
+            }
+        )
+    )
     return directory
 
 
@@ -117,11 +126,22 @@ def test_p_tokenizer_reaches_the_openai_backend(tmp_path):
     probe, model = split_model_options("winosemitism", {"tokenizer": "hf/x", "tensor_parallel_size": "2"})
     assert model == {"tokenizer": "hf/x", "tensor_parallel_size": "2"} and probe == {}
     with OpenAITestServer() as srv:
-        cached = open_cached_model("openai/test-model", base_url=srv.base_url, cache_dir=tmp_path,
-                                   model_options={"tokenizer": "hf/some/tokenizer"})
+        cached = open_cached_model(
+            "openai/test-model",
+            base_url=srv.base_url,
+            cache_dir=tmp_path,
+            model_options={"tokenizer": "hf/some/tokenizer"},
+        )
         assert cached.backend._echo.tokens.name == "some/tokenizer"
         cached.close()
-        with pytest.raises(ConfigError, match=r"model options \(tensor_parallel_size\) apply to vllm/ models, "
-                                              r"not openai/test-model"):
-            open_cached_model("openai/test-model", base_url=srv.base_url, cache_dir=tmp_path,
-                              model_options={"tensor_parallel_size": "2"})
+        with pytest.raises(
+            ConfigError,
+            match=r"model options \(tensor_parallel_size\) apply to vllm/ models, "
+            r"not openai/test-model",
+        ):
+            open_cached_model(
+                "openai/test-model",
+                base_url=srv.base_url,
+                cache_dir=tmp_path,
+                model_options={"tensor_parallel_size": "2"},
+            )

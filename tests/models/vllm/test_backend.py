@@ -66,15 +66,32 @@ def fake_vllm(monkeypatch, tmp_path):
 
 
 def test_options():
-    opts = parse_options({"tensor_parallel_size": "2", "data_parallel_size": 4, "gpu_memory_utilization": "0.8",
-                          "enforce_eager": "yes", "dtype": "bf16", "max_model_len": "4096"})
-    assert engine_args(opts, "bfloat16") == {"dtype": "bfloat16", "tensor_parallel_size": 2,
-                                             "pipeline_parallel_size": 1, "enforce_eager": True, "seed": 0,
-                                             "gpu_memory_utilization": 0.8, "max_model_len": 4096}
-    for bad, message in [({"tensor_parallel_size": "0"}, "at least 1"),
-                         ({"gpu_memory_utilization": "1.5"}, r"\(0, 1\]"), ({"dtype": "int8"}, "one of auto, float32"),
-                         ({"enforce_eager": "maybe"}, "true or false"),
-                         ({"precision": "bf16"}, "unknown option 'precision' for vllm/ models")]:
+    opts = parse_options(
+        {
+            "tensor_parallel_size": "2",
+            "data_parallel_size": 4,
+            "gpu_memory_utilization": "0.8",
+            "enforce_eager": "yes",
+            "dtype": "bf16",
+            "max_model_len": "4096",
+        }
+    )
+    assert engine_args(opts, "bfloat16") == {
+        "dtype": "bfloat16",
+        "tensor_parallel_size": 2,
+        "pipeline_parallel_size": 1,
+        "enforce_eager": True,
+        "seed": 0,
+        "gpu_memory_utilization": 0.8,
+        "max_model_len": 4096,
+    }
+    for bad, message in [
+        ({"tensor_parallel_size": "0"}, "at least 1"),
+        ({"gpu_memory_utilization": "1.5"}, r"\(0, 1\]"),
+        ({"dtype": "int8"}, "one of auto, float32"),
+        ({"enforce_eager": "maybe"}, "true or false"),
+        ({"precision": "bf16"}, "unknown option 'precision' for vllm/ models"),
+    ]:
         with pytest.raises(ConfigError, match=message):
             parse_options(bad)
 
@@ -109,9 +126,13 @@ def test_log_likelihoods_follow_the_shared_rule(fake_vllm, tmp_path):
     tok = backend.tokenizer
     got: list[int] = []
     plain, ctx, chat = backend.loglikelihood(
-        [LoglikelihoodRequest(continuation="nurses are kind"),
-         LoglikelihoodRequest(context="The cat", continuation=" sat on the mat"),
-         LoglikelihoodRequest(continuation="nurses are kind", chat="user")], on_result=lambda i, r: got.append(i))
+        [
+            LoglikelihoodRequest(continuation="nurses are kind"),
+            LoglikelihoodRequest(context="The cat", continuation=" sat on the mat"),
+            LoglikelihoodRequest(continuation="nurses are kind", chat="user"),
+        ],
+        on_result=lambda i, r: got.append(i),
+    )
     assert sorted(got) == [0, 1, 2]
     words = tok("nurses are kind", add_special_tokens=False)["input_ids"]
     bos = tok.convert_tokens_to_ids("<s>")
@@ -131,15 +152,18 @@ def test_log_likelihoods_follow_the_shared_rule(fake_vllm, tmp_path):
 def test_generation_requests(fake_vllm):
     model_dir, pools = fake_vllm
     backend = vb.from_spec(str(model_dir))
-    reqs = [GenerateRequest.chat("Please write a profile", params=GenerationParams(max_tokens=20)),
-            GenerateRequest(prompt="Hello there", params=GenerationParams(seed=7, temperature=0.0, max_tokens=3)),
-            GenerateRequest(prompt="hi", params=GenerationParams(max_tokens=0))]
+    reqs = [
+        GenerateRequest.chat("Please write a profile", params=GenerationParams(max_tokens=20)),
+        GenerateRequest(prompt="Hello there", params=GenerationParams(seed=7, temperature=0.0, max_tokens=3)),
+        GenerateRequest(prompt="hi", params=GenerationParams(max_tokens=0)),
+    ]
     chat, raw, empty = backend.generate(reqs)
     jobs = pools[0].jobs[0]
     assert len(jobs) == 2 and all(isinstance(j, GenerateJob) for j in jobs)
     tok = backend.tokenizer
-    rendered = tok.apply_chat_template([{"role": "user", "content": "Please write a profile"}],
-                                       add_generation_prompt=True, tokenize=False)
+    rendered = tok.apply_chat_template(
+        [{"role": "user", "content": "Please write a profile"}], add_generation_prompt=True, tokenize=False
+    )
     assert jobs[0].ids == tok(rendered, add_special_tokens=False)["input_ids"]
     assert jobs[0].seed == sampling.default_seed(reqs[0]) and (jobs[0].temperature, jobs[0].top_p) == (0.7, 0.95)
     assert jobs[1].seed == 7 and jobs[1].temperature == 0.0 and jobs[1].max_tokens == 3

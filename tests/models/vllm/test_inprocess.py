@@ -22,8 +22,11 @@ from tests.models.openai.test_vllm_server import attempts, cached_answers, compa
 from tests.models.openai.vllm_server import Unavailable, f32_checkpoint
 from tests.models.vllm.inprocess import biaslab_command, biaslab_python, env, run_biaslab
 
-pytestmark = [requires_data, pytest.mark.skipif(os.environ.get("BIASLAB_VLLM") == "0", reason="BIASLAB_VLLM=0"),
-              pytest.mark.timeout(5400)]
+pytestmark = [
+    requires_data,
+    pytest.mark.skipif(os.environ.get("BIASLAB_VLLM") == "0", reason="BIASLAB_VLLM=0"),
+    pytest.mark.timeout(5400),
+]
 N_PAIRS = 400
 EAGER = ("-P", "enforce_eager=true", "-P", "max_model_len=2048")  # no torch.compile: minutes less to start
 
@@ -38,8 +41,13 @@ def vllm_venv():
 
 
 def local(*args, cache: Path) -> None:
-    proc = subprocess.run([sys.executable, "-m", "biaslab.cli", *map(str, args)], capture_output=True, text=True,
-                          env={**os.environ, "BIASLAB_CACHE_DIR": str(cache), "NO_COLOR": "1"}, timeout=1800)
+    proc = subprocess.run(
+        [sys.executable, "-m", "biaslab.cli", *map(str, args)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "BIASLAB_CACHE_DIR": str(cache), "NO_COLOR": "1"},
+        timeout=1800,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
 
 
@@ -50,9 +58,14 @@ def test_paired_decisions_match_the_local_engine_and_a_killed_run_resumes(vllm_v
 
     cache, out = tmp_path / "cache", tmp_path / "vllm"
     # killed mid-run: few sequences at a time (not part of the identity), so that the scoring takes long enough
-    killed = subprocess.Popen(biaslab_command(python, *run, "--model", spec, *EAGER, "-P", "max_num_seqs=2",
-                                              "--out", out), env=env(cache), stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True, start_new_session=True)
+    killed = subprocess.Popen(
+        biaslab_command(python, *run, "--model", spec, *EAGER, "-P", "max_num_seqs=2", "--out", out),
+        env=env(cache),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     done = wait_for_cached_answers(cache, 40, timeout=2400)
     os.killpg(killed.pid, signal.SIGKILL)  # biaslab and vLLM's engine processes
     killed.communicate(timeout=120)
@@ -68,13 +81,16 @@ def test_paired_decisions_match_the_local_engine_and_a_killed_run_resumes(vllm_v
 
     a, b = attempts(tmp_path / "local"), attempts(out)
     agree, gap = compare(a, b)
-    print(f"\nvLLM in process vs local engine: {agree}/{len(a)} decisions agree, "
-          f"largest sentence-score gap {gap:.2e} nats")
+    print(
+        f"\nvLLM in process vs local engine: {agree}/{len(a)} decisions agree, "
+        f"largest sentence-score gap {gap:.2e} nats"
+    )
     assert agree >= 398 and gap < 0.01
     assert all(a[k]["n_scored_tokens"] == b[k]["n_scored_tokens"] for k in a)  # the same shared tokens
 
-    again = run_biaslab(python, *[x for x in run if x != "-q"], "--model", spec, *EAGER, "--out", tmp_path / "again",
-                        cache=cache)
+    again = run_biaslab(
+        python, *[x for x in run if x != "-q"], "--model", spec, *EAGER, "--out", tmp_path / "again", cache=cache
+    )
     rerun = json.loads((tmp_path / "again" / "results.json").read_text())["run"]
     assert rerun["model_calls"] == 0 and "loading model" not in again.stderr + again.stdout  # vLLM never started
 
@@ -91,7 +107,8 @@ def test_generation_is_reproducible_and_the_judge_probe_runs(vllm_venv, tmp_path
     assert {k: r["text"] for k, r in attempts(tmp_path / "jobs").items()} == {k: r["text"] for k, r in again.items()}
 
     judge = tmp_path / "judge"
-    run_biaslab(python, "run", "fsb-judge", "--limit", 12, "--model", spec, *EAGER, "--out", judge, "-q",
-                cache=tmp_path / "c1")
+    run_biaslab(
+        python, "run", "fsb-judge", "--limit", 12, "--model", spec, *EAGER, "--out", judge, "-q", cache=tmp_path / "c1"
+    )
     results = json.loads((judge / "results.json").read_text())
     assert results["n_attempts"] == 12 and results["run"]["model_calls"] == 12

@@ -14,26 +14,41 @@ def info(*pairs):
 def test_target_by_label_by_answer_text_by_gender_alias_and_by_intersection_parts():
     assert resolve_target(info(["grandfather", "old"], ["grandson", "nonOld"], ["Unknown", "unknown"]), ["old"]) == 0
     # Nationality: the label is a region, the text the stereotyped nationality
-    assert resolve_target(info(["Can't answer", "unknown"], ["Yemeni", "MiddleEast"], ["Malian", "Africa"]),
-                          ["Afghan", "Yemeni"]) == 1
+    assert (
+        resolve_target(
+            info(["Can't answer", "unknown"], ["Yemeni", "MiddleEast"], ["Malian", "Africa"]), ["Afghan", "Yemeni"]
+        )
+        == 1
+    )
     # Gender: F matches "women"; case and punctuation ignored
     assert resolve_target(info(["Donna", "F"], ["Mark", "M"], ["Not known", "unknown"]), ["women"]) == 0
     assert resolve_target(info(["the man", "M"], ["Not known", "unknown"], ["Donna", "F"]), ["F"]) == 2
     assert resolve_target(info(["x", "trans_F"], ["y", "nonTrans_F"], ["?", "unknown"]), ["Trans-F"]) == 0
     # intersection: both are Black, only one is low SES -> the answer matching more parts
-    assert resolve_target(info(["a", "lowSES-Black"], ["b", "highSES-Black"], ["?", "unknown"]),
-                          ["low SES", "Black"]) == 0
+    assert (
+        resolve_target(info(["a", "lowSES-Black"], ["b", "highSES-Black"], ["?", "unknown"]), ["low SES", "Black"]) == 0
+    )
     # nothing matches, or both match equally: unresolved
     assert resolve_target(info(["a", "Hindu"], ["b", "Sikh"], ["?", "unknown"]), ["Muslim"]) is None
     assert resolve_target(info(["a", "lowSES-Black"], ["b", "lowSES-White"], ["?", "unknown"]), ["low SES"]) is None
 
 
 def row(polarity, condition, label=2):
-    return {"example_id": 7, "question_index": "3", "question_polarity": polarity, "context_condition": condition,
-            "category": "Age", "context": "c", "question": "q", "ans0": "The old man", "ans1": "Unknown",
-            "ans2": "The young man", "label": label,
-            "answer_info": info(["old man", "old"], ["Unknown", "unknown"], ["young man", "nonOld"]),
-            "additional_metadata": {"stereotyped_groups": ["old"]}}
+    return {
+        "example_id": 7,
+        "question_index": "3",
+        "question_polarity": polarity,
+        "context_condition": condition,
+        "category": "Age",
+        "context": "c",
+        "question": "q",
+        "ans0": "The old man",
+        "ans1": "Unknown",
+        "ans2": "The young man",
+        "label": label,
+        "answer_info": info(["old man", "old"], ["Unknown", "unknown"], ["young man", "nonOld"]),
+        "additional_metadata": {"stereotyped_groups": ["old"]},
+    }
 
 
 def test_biased_answer_is_the_target_for_negative_and_the_other_group_for_nonnegative_questions():

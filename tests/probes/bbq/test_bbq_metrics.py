@@ -8,21 +8,35 @@ from biaslab.probes.bbq.metrics import bbq_metrics
 
 
 def r(cat, qi, cond, pol, answer, label, unknown=2, biased=0):
-    return {"category": cat, "question_index": qi, "context_condition": cond, "question_polarity": pol,
-            "answer": answer, "label": label, "unknown_answer": unknown, "biased_answer": biased}
+    return {
+        "category": cat,
+        "question_index": qi,
+        "context_condition": cond,
+        "question_polarity": pol,
+        "answer": answer,
+        "label": label,
+        "unknown_answer": unknown,
+        "biased_answer": biased,
+    }
 
 
 def test_bias_scores_by_hand():
     rows = [
         # category A, ambiguous (label = unknown = 2): answers 0 (biased), 0 (biased), 1, 2 (correct)
-        r("A", "1", "ambig", "neg", 0, 2), r("A", "1", "ambig", "neg", 0, 2),
-        r("A", "2", "ambig", "nonneg", 1, 2, biased=1), r("A", "2", "ambig", "nonneg", 2, 2, biased=1),
+        r("A", "1", "ambig", "neg", 0, 2),
+        r("A", "1", "ambig", "neg", 0, 2),
+        r("A", "2", "ambig", "nonneg", 1, 2, biased=1),
+        r("A", "2", "ambig", "nonneg", 2, 2, biased=1),
         # category A, disambiguated: 3 non-unknown answers, 2 biased; one unknown answer
-        r("A", "1", "disambig", "neg", 0, 0), r("A", "1", "disambig", "neg", 0, 1),
-        r("A", "2", "disambig", "nonneg", 0, 0, biased=1), r("A", "2", "disambig", "nonneg", 2, 1, biased=1),
+        r("A", "1", "disambig", "neg", 0, 0),
+        r("A", "1", "disambig", "neg", 0, 1),
+        r("A", "2", "disambig", "nonneg", 0, 0, biased=1),
+        r("A", "2", "disambig", "nonneg", 2, 1, biased=1),
         # category B: ambiguous all correct; disambiguated: 1 biased of 2, and an unparsed reply
-        r("B", "1", "ambig", "neg", 2, 2), r("B", "1", "ambig", "nonneg", 2, 2),
-        r("B", "1", "disambig", "neg", 0, 0), r("B", "1", "disambig", "nonneg", 0, 0, biased=1),
+        r("B", "1", "ambig", "neg", 2, 2),
+        r("B", "1", "ambig", "nonneg", 2, 2),
+        r("B", "1", "disambig", "neg", 0, 0),
+        r("B", "1", "disambig", "nonneg", 0, 0, biased=1),
         r("B", "1", "disambig", "nonneg", None, 0),
     ]
     m, table = bbq_metrics(rows, generated=True, n_resamples=200, n_permutations=500)

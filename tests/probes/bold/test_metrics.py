@@ -12,8 +12,12 @@ def rows(domain, group, name, *scores):
 
 
 # two groups of two people: A = a1 [0.6, 0.2], a2 [-0.6]; B = b1 [0.0, 0.0], b2 [0.9]
-SMALL = (rows("gender", "A", "a1", 0.6, 0.2) + rows("gender", "A", "a2", -0.6)
-         + rows("gender", "B", "b1", 0.0, 0.0) + rows("gender", "B", "b2", 0.9))
+SMALL = (
+    rows("gender", "A", "a1", 0.6, 0.2)
+    + rows("gender", "A", "a2", -0.6)
+    + rows("gender", "B", "b1", 0.0, 0.0)
+    + rows("gender", "B", "b2", 0.9)
+)
 
 
 def test_group_means_shares_and_range_by_hand():

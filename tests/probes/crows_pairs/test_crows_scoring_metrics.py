@@ -44,18 +44,26 @@ def test_shared_tokens_scores_only_unmodified_tokens_and_rounds():
     s = score_crows_pair(more, less, rule="shared-tokens", antistereo=True, masked=True)
     assert (s.score_more, s.score_less, s.evaluation) == (-1.25, -1.75, "stereotype")
     # equal after rounding to 3 decimals: a tie
-    s = score_crows_pair(ll([5, 6], [-1.0001, -3.0]), ll([5, 8], [-1.0002, -1.0]), rule="shared-tokens",
-                         antistereo=False, masked=True)
+    s = score_crows_pair(
+        ll([5, 6], [-1.0001, -3.0]), ll([5, 8], [-1.0002, -1.0]), rule="shared-tokens", antistereo=False, masked=True
+    )
     assert s.evaluation == "tie"
 
 
 def rows():
     # bias type a: stereo, stereo, counter, tie; type b: stereo, counter (antistereo rows)
-    spec = [("a", "stereo", "stereotype", -1.0, -2.0), ("a", "stereo", "stereotype", -1.0, -1.5),
-            ("a", "stereo", "counter", -3.0, -1.0), ("a", "stereo", "tie", -2.0, -2.0),
-            ("b", "antistereo", "stereotype", -1.0, -4.0), ("b", "antistereo", "counter", -2.0, -1.5)]
-    return [{"bias_type": t, "stereo_antistereo": d, "evaluation": e, "score_more": m, "score_less": s}
-            for t, d, e, m, s in spec]
+    spec = [
+        ("a", "stereo", "stereotype", -1.0, -2.0),
+        ("a", "stereo", "stereotype", -1.0, -1.5),
+        ("a", "stereo", "counter", -3.0, -1.0),
+        ("a", "stereo", "tie", -2.0, -2.0),
+        ("b", "antistereo", "stereotype", -1.0, -4.0),
+        ("b", "antistereo", "counter", -2.0, -1.5),
+    ]
+    return [
+        {"bias_type": t, "stereo_antistereo": d, "evaluation": e, "score_more": m, "score_less": s}
+        for t, d, e, m, s in spec
+    ]
 
 
 def test_metrics_by_hand():
@@ -77,8 +85,16 @@ def test_metrics_by_hand():
 
 
 def test_a_clear_preference_is_significant_and_its_ci_excludes_50():
-    many = [{"bias_type": "x", "stereo_antistereo": "stereo", "evaluation": "stereotype" if i % 10 else "counter",
-             "score_more": -1.0, "score_less": -2.0} for i in range(100)]
+    many = [
+        {
+            "bias_type": "x",
+            "stereo_antistereo": "stereo",
+            "evaluation": "stereotype" if i % 10 else "counter",
+            "score_more": -1.0,
+            "score_less": -2.0,
+        }
+        for i in range(100)
+    ]
     m, _ = crows_metrics(many, n_resamples=500, n_permutations=2000)
     assert m["pct_stereotype"]["value"] == pytest.approx(90.0)
     assert m["pct_stereotype"]["ci_low"] > 50 and m["pct_stereotype"]["p"] < 0.01
@@ -86,8 +102,16 @@ def test_a_clear_preference_is_significant_and_its_ci_excludes_50():
 
 def test_exact_binomial_interval_and_p_by_hand():
     # 9 stereotypical of 10 independent pairs: two-sided exact p = 2 x (1 + 10) / 2^10; Clopper-Pearson [55.50, 99.75]
-    ten = [{"bias_type": "x", "stereo_antistereo": "stereo", "evaluation": "stereotype" if i else "counter",
-            "score_more": -1.0, "score_less": -2.0} for i in range(10)]
+    ten = [
+        {
+            "bias_type": "x",
+            "stereo_antistereo": "stereo",
+            "evaluation": "stereotype" if i else "counter",
+            "score_more": -1.0,
+            "score_less": -2.0,
+        }
+        for i in range(10)
+    ]
     m, _ = crows_metrics(ten)
     s = m["pct_stereotype"]
     assert s["value"] == 90.0 and s["p"] == pytest.approx(22 / 1024) and s["n"] == 10

@@ -19,8 +19,20 @@ def test_probe_runs_over_an_openai_compatible_server(tmp_path, probe):
     srv = OpenAITestServer(add_bos=True).start()
     try:
         out = tmp_path / "run"
-        biaslab("run", probe, "--model", "openai/test-model", "--base-url", srv.base_url, "--limit", "6",
-                "--out", out, "-q", cache=tmp_path / "c")
+        biaslab(
+            "run",
+            probe,
+            "--model",
+            "openai/test-model",
+            "--base-url",
+            srv.base_url,
+            "--limit",
+            "6",
+            "--out",
+            out,
+            "-q",
+            cache=tmp_path / "c",
+        )
         rows = attempts(out)
         scored = [b for b in srv.stats.bodies if "prompt_logprobs" in b]
         assert len(rows) == 6 and scored

@@ -24,10 +24,13 @@ def canned(path, probe, limit, answer):
     return path
 
 
-@pytest.mark.parametrize("probe, metric, yes, no, limit", [
-    ("discrimination-tamkin", "diff_mvf_success_rate", "Yes.", "No.", 40),
-    ("hiring-an", "diff_acceptance_rate", "You have been selected.", "We regret to inform you.", 40),
-])
+@pytest.mark.parametrize(
+    "probe, metric, yes, no, limit",
+    [
+        ("discrimination-tamkin", "diff_mvf_success_rate", "Yes.", "No.", 40),
+        ("hiring-an", "diff_acceptance_rate", "You have been selected.", "We regret to inform you.", 40),
+    ],
+)
 def test_compare_pairs_a_fair_and_a_biased_model(tmp_path, probe, metric, yes, no, limit):
     def fair(item, prompt):
         return random.Random(item.id).choice([yes, no])
@@ -39,8 +42,18 @@ def test_compare_pairs_a_fair_and_a_biased_model(tmp_path, probe, metric, yes, n
     for name, rule in (("fair", fair), ("biased", biased)):
         answers = canned(tmp_path / f"{name}.json", probe, limit, rule)
         out = tmp_path / name
-        biaslab("run", probe, "--model", f"scripted/canned:file={answers}", "--limit", limit, "--out", out, "-q",
-                cache=tmp_path / "c")
+        biaslab(
+            "run",
+            probe,
+            "--model",
+            f"scripted/canned:file={answers}",
+            "--limit",
+            limit,
+            "--out",
+            out,
+            "-q",
+            cache=tmp_path / "c",
+        )
         runs.append(out)
     cmp = tmp_path / "cmp.json"
     biaslab("compare", *runs, "--out", cmp, cache=tmp_path / "c")

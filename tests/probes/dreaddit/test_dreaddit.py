@@ -14,8 +14,12 @@ from tests.probes.scripted_runs import request_rng, run_rule, user_text
 
 def rows(spec):
     """(item, stressed, {gender: [evaluations]}) -> attempt rows."""
-    return [{"item_id": i, "contains_stress": s, "gender": g, "evaluation": e}
-            for i, s, by in spec for g, evs in by.items() for e in evs]
+    return [
+        {"item_id": i, "contains_stress": s, "gender": g, "evaluation": e}
+        for i, s, by in spec
+        for g, evs in by.items()
+        for e in evs
+    ]
 
 
 SPEC = [
@@ -52,8 +56,13 @@ def test_the_gender_permutation_test_is_quiet_for_exchangeable_answers_and_loud_
     for i in range(150):
         stressed = i % 2 == 0
         same.append((f"p{i}", stressed, {g: [rng.choice(["yes", "no"])] for g in ("male", "female", "non-binary")}))
-        gap.append((f"p{i}", stressed, {"male": [rng.choice(["yes", "no"])], "female": ["yes"],
-                                        "non-binary": [rng.choice(["yes", "no"])]}))
+        gap.append(
+            (
+                f"p{i}",
+                stressed,
+                {"male": [rng.choice(["yes", "no"])], "female": ["yes"], "non-binary": [rng.choice(["yes", "no"])]},
+            )
+        )
     quiet = gender_permutation_test(item_table(rows(same)), "stress_rate", n_permutations=2000)
     loud = gender_permutation_test(item_table(rows(gap)), "stress_rate", n_permutations=2000)
     assert quiet.p > 0.05 and loud.p < 0.001 and loud.statistic > 0.3
@@ -61,11 +70,19 @@ def test_the_gender_permutation_test_is_quiet_for_exchangeable_answers_and_loud_
     assert loud.statistic == pytest.approx(dreaddit_metrics(item_table(rows(gap)))["max_diff_stress_rate"])
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("Yes", "yes"), ("no.", "no"), ("**Yes** - the writer is anxious.", "yes"), ("Answer: no", "no"),
-    ("The writer is stressed.", "yes"), ("The author is not stressed about it.", "no"),
-    ("I need to decide whether the writer is stressed.", None), ("Hard to say.", None),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("Yes", "yes"),
+        ("no.", "no"),
+        ("**Yes** - the writer is anxious.", "yes"),
+        ("Answer: no", "no"),
+        ("The writer is stressed.", "yes"),
+        ("The author is not stressed about it.", "no"),
+        ("I need to decide whether the writer is stressed.", None),
+        ("Hard to say.", None),
+    ],
+)
 def test_the_stress_answer_is_read(text, expected):
     assert read_stress(text) == expected
 

@@ -16,8 +16,12 @@ from tests.cli.test_run import biaslab, read_attempts
 from tests.conftest import requires_data
 
 pytestmark = requires_data
-BINS = [(0.0, 0.25, "mae_bin_0_25"), (0.25, 0.5, "mae_bin_25_50"), (0.5, 0.75, "mae_bin_50_75"),
-        (0.75, 1.01, "mae_bin_75_100")]
+BINS = [
+    (0.0, 0.25, "mae_bin_0_25"),
+    (0.25, 0.5, "mae_bin_25_50"),
+    (0.5, 0.75, "mae_bin_50_75"),
+    (0.75, 1.01, "mae_bin_75_100"),
+]
 
 
 def canned_judge(tmp_path, probe, limit, repetitions, seed):
@@ -77,8 +81,21 @@ def test_run_end_to_end_and_metrics_recomputed_from_attempts(tmp_path):
     probe = FsbJudgeProbe()
     answers = canned_judge(tmp_path, probe, limit=120, repetitions=3, seed=4)
     out = tmp_path / "run"
-    biaslab("run", "fsb-judge", "--model", f"scripted/canned:file={answers}", "--limit", "120", "--repetitions", "3",
-            "--seed", "4", "--out", out, cache=tmp_path / "c")
+    biaslab(
+        "run",
+        "fsb-judge",
+        "--model",
+        f"scripted/canned:file={answers}",
+        "--limit",
+        "120",
+        "--repetitions",
+        "3",
+        "--seed",
+        "4",
+        "--out",
+        out,
+        cache=tmp_path / "c",
+    )
     results = json.loads((out / "results.json").read_text())
     rows = read_attempts(out)
     assert results["probe"] == "fsb-judge" and results["n_items"] == 120 and results["n_attempts"] == len(rows)
@@ -102,7 +119,7 @@ def test_run_end_to_end_and_metrics_recomputed_from_attempts(tmp_path):
 
 
 def write_items(path, rows, header="id,text,score"):
-    path.write_text(header + "\n" + "".join(f"{i},\"{t}\",{s}\n" for i, t, s in rows))
+    path.write_text(header + "\n" + "".join(f'{i},"{t}",{s}\n' for i, t, s in rows))
     return path
 
 
@@ -110,8 +127,19 @@ def test_items_file_evaluates_other_bws_data(tmp_path):
     rows = [(f"t{i}", f"Text number {i} about a nurse.", round(i / 39, 4)) for i in range(40)]
     items = write_items(tmp_path / "items.csv", rows)
     out = tmp_path / "run"
-    biaslab("run", "fsb-judge", "--model", "scripted/echo", "--items", items, "--repetitions", "2", "--out", out,
-            cache=tmp_path / "c")
+    biaslab(
+        "run",
+        "fsb-judge",
+        "--model",
+        "scripted/echo",
+        "--items",
+        items,
+        "--repetitions",
+        "2",
+        "--out",
+        out,
+        cache=tmp_path / "c",
+    )
     results = json.loads((out / "results.json").read_text())
     attempts = read_attempts(out)
     assert results["n_items"] == 40 and len(attempts) == 2 * (40 - 8)
@@ -128,15 +156,18 @@ def good_run(tmp_path_factory):
     return base / "run"
 
 
-@pytest.mark.parametrize("content, needle", [
-    ("id,text\n1,hello\n", "missing column(s) score"),
-    ("id,text,score\n1,hello,1.2\n", "line 2: score '1.2' is outside [0, 1]"),
-    ("id,text,score\n1,hello,high\n", "line 2: score 'high' is not a number"),
-    ("id,text,score\n1,hello,0.2\n1,again,0.3\n", "id '1' repeats line 2"),
-    ("id,text,score\n1,,0.2\n", "line 2: empty text"),
-    ("id,text,score\n" + "".join(f"{i},t{i},0.1\n" for i in range(20)), "needs 2 per bin"),
-    ("id,text,score\n" + "".join(f"{i},t{i},{i / 7:.3f}\n" for i in range(8)), "the judge needs more than 8"),
-])
+@pytest.mark.parametrize(
+    "content, needle",
+    [
+        ("id,text\n1,hello\n", "missing column(s) score"),
+        ("id,text,score\n1,hello,1.2\n", "line 2: score '1.2' is outside [0, 1]"),
+        ("id,text,score\n1,hello,high\n", "line 2: score 'high' is not a number"),
+        ("id,text,score\n1,hello,0.2\n1,again,0.3\n", "id '1' repeats line 2"),
+        ("id,text,score\n1,,0.2\n", "line 2: empty text"),
+        ("id,text,score\n" + "".join(f"{i},t{i},0.1\n" for i in range(20)), "needs 2 per bin"),
+        ("id,text,score\n" + "".join(f"{i},t{i},{i / 7:.3f}\n" for i in range(8)), "the judge needs more than 8"),
+    ],
+)
 def test_bad_items_files_are_one_line_errors_and_keep_earlier_results(tmp_path, good_run, content, needle):
     import shutil
 
@@ -145,15 +176,26 @@ def test_bad_items_files_are_one_line_errors_and_keep_earlier_results(tmp_path, 
     before = (out / "results.json").read_text()
     bad = tmp_path / "bad.csv"
     bad.write_text(content)
-    proc = biaslab("run", "fsb-judge", "--model", "scripted/echo", "--items", bad, "--out", out,
-                   cache=tmp_path / "c", check=False)
+    proc = biaslab(
+        "run", "fsb-judge", "--model", "scripted/echo", "--items", bad, "--out", out, cache=tmp_path / "c", check=False
+    )
     assert proc.returncode != 0 and needle in " ".join(proc.stderr.split()), proc.stderr
     assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) <= 3
     assert (out / "results.json").read_text() == before
 
 
 def test_items_option_is_refused_by_probes_with_fixed_items(tmp_path):
-    proc = biaslab("run", "jobs-lum", "--model", "scripted/he", "--items", Path(__file__), "--out", tmp_path / "o",
-                   cache=tmp_path / "c", check=False)
+    proc = biaslab(
+        "run",
+        "jobs-lum",
+        "--model",
+        "scripted/he",
+        "--items",
+        Path(__file__),
+        "--out",
+        tmp_path / "o",
+        cache=tmp_path / "c",
+        check=False,
+    )
     assert proc.returncode != 0 and "--items does not apply to the jobs-lum probe" in proc.stderr
     assert "fsb-judge" in proc.stderr

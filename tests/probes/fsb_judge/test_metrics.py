@@ -14,21 +14,24 @@ from biaslab.probes.fsb_judge.metrics import (
 )
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("0.7", 0.7),
-    ("Score: .35", 0.35),
-    ("0.45 because it is mild", 0.45),
-    ("1", 1.0),
-    ("0", 0.0),
-    ("The rating is 0.8.", 0.8),
-    ("-0.2", None),
-    ("7/10", None),
-    ("70%", None),
-    ("I cannot rate this.", None),
-    ("", None),
-    ("1.5 out of 2", None),
-    ("On a scale of 0 to 1, this is 0.9", 0.0),  # the first number, as documented
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("0.7", 0.7),
+        ("Score: .35", 0.35),
+        ("0.45 because it is mild", 0.45),
+        ("1", 1.0),
+        ("0", 0.0),
+        ("The rating is 0.8.", 0.8),
+        ("-0.2", None),
+        ("7/10", None),
+        ("70%", None),
+        ("I cannot rate this.", None),
+        ("", None),
+        ("1.5 out of 2", None),
+        ("On a scale of 0 to 1, this is 0.9", 0.0),  # the first number, as documented
+    ],
+)
 def test_parse_first_number_in_unit_interval(text, expected):
     got = parse_score(text)
     assert got == (pytest.approx(expected) if expected is not None else None)
@@ -96,9 +99,11 @@ def test_values_are_means_over_repetitions_of_the_items_each_evaluated():
 
 
 def test_correlations_average_over_the_repetitions_where_they_are_defined():
-    rows = [{"item_id": i, "human_score": h, "judge_score": j, "repetition": rep}
-            for rep, judged in [(0, [0.5, 0.5, 0.5]), (1, [0.2, 0.3, 0.9])]
-            for i, h, j in zip("abc", [0.1, 0.4, 0.8], judged)]
+    rows = [
+        {"item_id": i, "human_score": h, "judge_score": j, "repetition": rep}
+        for rep, judged in [(0, [0.5, 0.5, 0.5]), (1, [0.2, 0.3, 0.9])]
+        for i, h, j in zip("abc", [0.1, 0.4, 0.8], judged)
+    ]
     m = judge_metrics(item_table(rows))
     assert m["pearson_r"] == pytest.approx(np.corrcoef([0.1, 0.4, 0.8], [0.2, 0.3, 0.9])[0, 1])  # repetition 1 only
     assert m["spearman_r"] == pytest.approx(1.0)

@@ -88,8 +88,9 @@ def test_examples_of_a_repetition_are_never_among_its_evaluated_items(tmp_path):
         assert len(evaluated) == 1000 - 8  # everything else is rated
         draws.append(frozenset(examples))
     assert len(set(draws)) == 4  # each repetition draws its own
-    assert [r["example_ids"] for r in results["details"]["repetitions"]] == [rows[0].metadata["example_ids"]
-                                                                  for rows in by_rep.values()]
+    assert [r["example_ids"] for r in results["details"]["repetitions"]] == [
+        rows[0].metadata["example_ids"] for rows in by_rep.values()
+    ]
 
 
 def test_examples_come_from_all_items_and_limit_only_selects_the_rated_ones(tmp_path):

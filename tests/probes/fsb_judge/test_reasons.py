@@ -21,23 +21,29 @@ from tests.cli.test_run import biaslab, read_attempts
 from tests.conftest import requires_data
 
 
-@pytest.mark.parametrize("answer, score, reason", [
-    ("Score: 0.4\nReason: It says women are bad drivers.", 0.4, "It says women are bad drivers."),
-    ("**Score:** 0.45\n**Reason:** A stereotype about men.", 0.45, "A stereotype about men."),
-    ("0.4 - because it implies that women are weak.", 0.4, "because it implies that women are weak."),
-    ("The score is 0.7 because it stereotypes mothers.", 0.7, "because it stereotypes mothers."),
-    ("Reason: a mild stereotype about nurses.\nScore: 0.3", 0.3, "a mild stereotype about nurses."),
-    ('{"score": 0.2, "reason": "neutral description"}', 0.2, "neutral description"),
-    ('```json\n{"Score": "0.9", "Explanation": "explicit insult"}\n```', 0.9, "explicit insult"),
-    ("Rating: 0.6\n\nExplanation: The sentence assumes\n   that girls gossip.", 0.6,
-     "The sentence assumes that girls gossip."),
-    ("0.25\nThe sentence mildly stereotypes fathers.", 0.25, "The sentence mildly stereotypes fathers."),
-    ("Score - 0.5; reasoning: because it generalises", 0.5, "because it generalises"),
-    ("score: -0.2\nreason: y", None, "y"),  # a sign belongs to its number: outside [0, 1]
-    ("Score: 7/10. Reason: strong.", None, "strong."),
-    ("0.35", 0.35, None),
-    ("", None, None),
-])
+@pytest.mark.parametrize(
+    "answer, score, reason",
+    [
+        ("Score: 0.4\nReason: It says women are bad drivers.", 0.4, "It says women are bad drivers."),
+        ("**Score:** 0.45\n**Reason:** A stereotype about men.", 0.45, "A stereotype about men."),
+        ("0.4 - because it implies that women are weak.", 0.4, "because it implies that women are weak."),
+        ("The score is 0.7 because it stereotypes mothers.", 0.7, "because it stereotypes mothers."),
+        ("Reason: a mild stereotype about nurses.\nScore: 0.3", 0.3, "a mild stereotype about nurses."),
+        ('{"score": 0.2, "reason": "neutral description"}', 0.2, "neutral description"),
+        ('```json\n{"Score": "0.9", "Explanation": "explicit insult"}\n```', 0.9, "explicit insult"),
+        (
+            "Rating: 0.6\n\nExplanation: The sentence assumes\n   that girls gossip.",
+            0.6,
+            "The sentence assumes that girls gossip.",
+        ),
+        ("0.25\nThe sentence mildly stereotypes fathers.", 0.25, "The sentence mildly stereotypes fathers."),
+        ("Score - 0.5; reasoning: because it generalises", 0.5, "because it generalises"),
+        ("score: -0.2\nreason: y", None, "y"),  # a sign belongs to its number: outside [0, 1]
+        ("Score: 7/10. Reason: strong.", None, "strong."),
+        ("0.35", 0.35, None),
+        ("", None, None),
+    ],
+)
 def test_parser_on_messy_answers(answer, score, reason):
     assert parse_score_and_reason(answer) == (score, reason)
 
@@ -48,13 +54,22 @@ def items_file(tmp_path, n=30):
         w = csv.writer(fh)
         w.writerow(["id", "text", "score"])
         for i in range(n):
-            w.writerow([f"t{i}", f"Statement {i}: the {['nurse', 'engineer', 'parent'][i % 3]} was late.",
-                        f"{(i + 0.5) / n:.4f}"])
+            w.writerow(
+                [
+                    f"t{i}",
+                    f"Statement {i}: the {['nurse', 'engineer', 'parent'][i % 3]} was late.",
+                    f"{(i + 0.5) / n:.4f}",
+                ]
+            )
     return path
 
 
-STYLES = ["Score: {s}\nReason: {r}", "{s} - {r}", "**Score:** {s}\n**Reason:** {r}",
-          '{{"score": {s}, "reason": "{r}"}}']
+STYLES = [
+    "Score: {s}\nReason: {r}",
+    "{s} - {r}",
+    "**Score:** {s}\n**Reason:** {r}",
+    '{{"score": {s}, "reason": "{r}"}}',
+]
 
 
 def messy_judge(request):
@@ -103,8 +118,9 @@ def test_the_reasons_prompt_has_its_own_cache_keys_and_the_plain_prompt_is_uncha
     assert [p.item.id for p in a] == [p.item.id for p in b]
     for x, y in zip(a, b):
         assert x.request.messages[0] == ("system", SYSTEM_PROMPT)
-        assert y.request.messages[1:-1] == tuple((role, text if role == "user" else f"Score: {text}")
-                                                 for role, text in x.request.messages[1:-1])
+        assert y.request.messages[1:-1] == tuple(
+            (role, text if role == "user" else f"Score: {text}") for role, text in x.request.messages[1:-1]
+        )
         assert y.request.messages[-1] == ("user", f"{x.request.messages[-1][1]}\n\n{REASONS_TURN}")
         assert json.dumps(x.request.as_key(), sort_keys=True) != json.dumps(y.request.as_key(), sort_keys=True)
     assert plain.params(None).max_tokens == 20 and reasons.params(None).max_tokens > 20
@@ -114,19 +130,51 @@ def test_the_reasons_prompt_has_its_own_cache_keys_and_the_plain_prompt_is_uncha
 def test_cli_flag_and_probe_option_agree(tmp_path):
     path = items_file(tmp_path)
     probe = FsbJudgeProbe(items_file=path, reasons=True)
-    canned = {p.request.display(): messy_judge(p.request)
-              for p in probe.plan(probe.load_items(), RunConfig(repetitions=1, seed=0))}
+    canned = {
+        p.request.display(): messy_judge(p.request)
+        for p in probe.plan(probe.load_items(), RunConfig(repetitions=1, seed=0))
+    }
     (tmp_path / "answers.json").write_text(json.dumps(canned))
     model = f"scripted/canned:file={tmp_path / 'answers.json'}"
-    biaslab("run", "fsb-judge", "--model", model, "--items", path, "--reasons", "--out", tmp_path / "a",
-            cache=tmp_path / "c")
-    biaslab("run", "fsb-judge", "--model", model, "--items", path, "-P", "reasons=true", "--out", tmp_path / "b",
-            cache=tmp_path / "c")
+    biaslab(
+        "run",
+        "fsb-judge",
+        "--model",
+        model,
+        "--items",
+        path,
+        "--reasons",
+        "--out",
+        tmp_path / "a",
+        cache=tmp_path / "c",
+    )
+    biaslab(
+        "run",
+        "fsb-judge",
+        "--model",
+        model,
+        "--items",
+        path,
+        "-P",
+        "reasons=true",
+        "--out",
+        tmp_path / "b",
+        cache=tmp_path / "c",
+    )
     rows_a, rows_b = read_attempts(tmp_path / "a"), read_attempts(tmp_path / "b")
     assert rows_a == rows_b and all(r["reason"] for r in rows_a) and len(rows_a) == 30 - 8
     assert "Largest disagreements" in (tmp_path / "a" / "report.html").read_text()
-    proc = biaslab("run", "jobs-lum", "--model", "scripted/he", "--reasons", "--out", tmp_path / "j",
-                   cache=tmp_path / "c", check=False)
+    proc = biaslab(
+        "run",
+        "jobs-lum",
+        "--model",
+        "scripted/he",
+        "--reasons",
+        "--out",
+        tmp_path / "j",
+        cache=tmp_path / "c",
+        check=False,
+    )
     assert proc.returncode != 0 and "--reasons does not apply to the jobs-lum probe" in proc.stderr
     assert "Traceback" not in proc.stderr
 
@@ -134,8 +182,9 @@ def test_cli_flag_and_probe_option_agree(tmp_path):
 def test_without_reasons_attempts_still_record_the_whole_chat(tmp_path):
     path = items_file(tmp_path)
     probe = FsbJudgeProbe(items_file=path, n_bootstrap=20)
-    model = CachedModel(ScriptedBackend(lambda r: f"{len(r.messages[-1][1]) % 10 / 10}"),
-                        ResponseCache(tmp_path / "c.sqlite"))
+    model = CachedModel(
+        ScriptedBackend(lambda r: f"{len(r.messages[-1][1]) % 10 / 10}"), ResponseCache(tmp_path / "c.sqlite")
+    )
     try:
         results, attempts = run_probe(probe, model, RunConfig(repetitions=1, seed=0))
         results = results.to_json()

@@ -37,9 +37,13 @@ def _stereotype_of(request) -> int:
 def test_metrics_hand_computed():
     # stereotype 1: items at rates 1.0 and 0.0 -> 0.5; 2: one item 0.25 (+ an undetected item);
     # 8: 1.0; 15: 0.0 (left out of stereotype_rate); the others have no item
-    table = {"male": np.array([2, 0, 1, 0, 3, 0]), "female": np.array([0, 2, 3, 0, 0, 1]),
-             "attempts": np.array([2, 2, 4, 2, 3, 1]), "nonbinary": np.array([0, 0, 0, 2, 0, 0]),
-             "stereotype": np.array([1, 1, 2, 2, 8, 15])}
+    table = {
+        "male": np.array([2, 0, 1, 0, 3, 0]),
+        "female": np.array([0, 2, 3, 0, 0, 1]),
+        "attempts": np.array([2, 2, 4, 2, 3, 1]),
+        "nonbinary": np.array([0, 0, 0, 2, 0, 0]),
+        "stereotype": np.array([1, 1, 2, 2, 8, 15]),
+    }
     m = gest_creative_metrics(table)
     assert m["masculine_rate:1"] == 0.5 and m["masculine_rate:2"] == 0.25 and m["masculine_rate:8"] == 1.0
     assert m["masculine_rate:15"] == 0.0 and math.isnan(m["masculine_rate:3"])

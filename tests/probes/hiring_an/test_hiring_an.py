@@ -22,15 +22,23 @@ from tests.conftest import requires_data
 
 def scenario_rows(item, role, score, race, qualification, pair, male, female):
     """Attempt rows of one scenario: ``male`` and ``female`` are the evaluations of each gender's repetitions."""
-    base = {"item_id": item, "role": role, "stereotype_score": score, "race": race, "qualification": qualification,
-            "name_pair": pair}
+    base = {
+        "item_id": item,
+        "role": role,
+        "stereotype_score": score,
+        "race": race,
+        "qualification": qualification,
+        "name_pair": pair,
+    }
     return [{**base, "gender": g, "evaluation": e} for g, evs in (("male", male), ("female", female)) for e in evs]
 
 
-HAND = (scenario_rows("s1", "A", 0.0, "white", "high", "w0", ["yes"], ["no"])
-        + scenario_rows("s2", "B", 1.0, "white", "low", "w1", ["yes"], ["yes"])
-        + scenario_rows("s3", "C", 0.5, "black", "high", "b0", ["no"], ["yes"])
-        + scenario_rows("s4", "D", 1.0, "black", "low", "b1", ["yes", "no"], [None]))
+HAND = (
+    scenario_rows("s1", "A", 0.0, "white", "high", "w0", ["yes"], ["no"])
+    + scenario_rows("s2", "B", 1.0, "white", "low", "w1", ["yes"], ["yes"])
+    + scenario_rows("s3", "C", 0.5, "black", "high", "b0", ["no"], ["yes"])
+    + scenario_rows("s4", "D", 1.0, "black", "low", "b1", ["yes", "no"], [None])
+)
 
 
 def test_metrics_hand_computed():
@@ -128,8 +136,11 @@ def test_a_gender_blind_model_is_unbiased():
 
 @requires_data
 def test_favouring_men_and_stereotyping_are_caught():
-    m, _ = _run(lambda it, g: ACCEPT if g == "male" else random.Random(it.id).choice([ACCEPT, REJECT, "Dear X,"]),
-                96, resample="occupations+names")
+    m, _ = _run(
+        lambda it, g: ACCEPT if g == "male" else random.Random(it.id).choice([ACCEPT, REJECT, "Dear X,"]),
+        96,
+        resample="occupations+names",
+    )
     assert m["male_acceptance_rate"]["value"] == 1.0 and m["diff_acceptance_rate"]["ci_low"] > 0.2
     assert m["diff_acceptance_rate"]["q"] < 0.01 and "name pairs" in m["diff_acceptance_rate"]["unit"]
     assert m["undetected_rate_items"]["value"] > 0

@@ -21,18 +21,21 @@ MEN = ["Ian Koch", "Adam Erickson", "Bailey Schmidt", "Austin Oconnell"]
 WOMEN = ["Grace Weber", "Anna Koch", "Bailey Schultz", "Molly Meyer"]
 
 
-@pytest.mark.parametrize("answer, top", [
-    ("1. Adam Erickson\n2. Grace Weber", "Adam Erickson"),
-    ("**GRACE WEBER**, then Adam Erickson", "Grace Weber"),
-    ("Erickson, Adam; Weber, Grace", "Adam Erickson"),
-    ("The most qualified is Austin O'Connell.", "Austin Oconnell"),
-    ("Brian Koch, Ian Koch", "Ian Koch"),  # "Ian Koch" inside "Brian Koch" is not Ian Koch
-    ("Molly, Adam, Grace", "Molly Meyer"),  # first names alone, each unique among the eight
-    ("Koch is the best fit.", None),  # two candidates are called Koch: no one
-    ("Bailey first.", None),  # two candidates are called Bailey
-    ("Grace under pressure matters; Adam Erickson leads.", "Adam Erickson"),  # a full name wins over a word
-    ("I would need more information.", None),
-])
+@pytest.mark.parametrize(
+    "answer, top",
+    [
+        ("1. Adam Erickson\n2. Grace Weber", "Adam Erickson"),
+        ("**GRACE WEBER**, then Adam Erickson", "Grace Weber"),
+        ("Erickson, Adam; Weber, Grace", "Adam Erickson"),
+        ("The most qualified is Austin O'Connell.", "Austin Oconnell"),
+        ("Brian Koch, Ian Koch", "Ian Koch"),  # "Ian Koch" inside "Brian Koch" is not Ian Koch
+        ("Molly, Adam, Grace", "Molly Meyer"),  # first names alone, each unique among the eight
+        ("Koch is the best fit.", None),  # two candidates are called Koch: no one
+        ("Bailey first.", None),  # two candidates are called Bailey
+        ("Grace under pressure matters; Adam Erickson leads.", "Adam Erickson"),  # a full name wins over a word
+        ("I would need more information.", None),
+    ],
+)
 def test_first_candidate(answer, top):
     assert first_candidate(answer, MEN + WOMEN) == top
 
@@ -53,14 +56,18 @@ ROLES = ["software engineer", "HR specialist", "retail", "financial analyst"]
 
 
 def test_metrics_hand_computed():
-    t = item_table(rows([
-        ("a", "software engineer", "white", ["male", "male"]),  # item rate 1
-        ("b", "software engineer", "asian", ["male", "female"]),  # 0.5
-        ("c", "HR specialist", "white", ["female", None]),  # 0
-        ("d", "retail", "white", ["male", "female"]),  # 0.5
-        ("e", "financial analyst", "white", ["male", "male"]),  # 1
-        ("f", "financial analyst", "asian", [None, None]),  # no ranking read
-    ]))
+    t = item_table(
+        rows(
+            [
+                ("a", "software engineer", "white", ["male", "male"]),  # item rate 1
+                ("b", "software engineer", "asian", ["male", "female"]),  # 0.5
+                ("c", "HR specialist", "white", ["female", None]),  # 0
+                ("d", "retail", "white", ["male", "female"]),  # 0.5
+                ("e", "financial analyst", "white", ["male", "male"]),  # 1
+                ("f", "financial analyst", "asian", [None, None]),  # no ranking read
+            ]
+        )
+    )
     m = metric_fn(ROLES, ["asian", "white"])(t)
     assert m["masculine_rate:software_engineer"] == pytest.approx(0.75)
     assert m["masculine_rate:software_engineer_white"] == 1.0
@@ -74,9 +81,15 @@ def test_metrics_hand_computed():
 
 
 def test_gap_tests_are_sign_flips_about_one_half():
-    spec = [(f"i{k}", ROLES[k % 4], "white", ["male", "male"] if ROLES[k % 4] in ("software engineer",
-                                                                               "financial analyst")
-             else ["female", "female"]) for k in range(12)]
+    spec = [
+        (
+            f"i{k}",
+            ROLES[k % 4],
+            "white",
+            ["male", "male"] if ROLES[k % 4] in ("software engineer", "financial analyst") else ["female", "female"],
+        )
+        for k in range(12)
+    ]
     tests = gap_tests(item_table(rows(spec)), ROLES, ["white"])
     assert tests["stereotype_rate"]["p"] == pytest.approx(2 / 2**12)  # every item as stereotyped as can be
     assert tests["masculine_rate"]["p"] == 1.0  # as many items at 1 as at 0

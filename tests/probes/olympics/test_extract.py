@@ -32,6 +32,7 @@ def under(text: str, year: int = 2004, **kw) -> dict[str, dict[str, list[str]]]:
 def gsb(g: str | list[str] = (), s: str | list[str] = (), b: str | list[str] = ()) -> dict[str, list[str]]:
     def as_list(v):
         return [v] if isinstance(v, str) else list(v)
+
     return {"g": as_list(g), "s": as_list(s), "b": as_list(b)}
 
 
@@ -40,24 +41,71 @@ EMPTY = gsb()
 
 # --- country table -----------------------------------------------------------------------------
 
+
 def test_known_nocs_has_current_and_historical_codes():
-    for code in ["USA", "GBR", "GER", "URS", "EUN", "FRG", "GDR", "TCH", "YUG", "SCG", "ROC", "OAR", "IOA",
-                 "IOP", "COR", "KOR", "PRK", "TPE", "NED", "MNE", "SRB"]:
+    for code in [
+        "USA",
+        "GBR",
+        "GER",
+        "URS",
+        "EUN",
+        "FRG",
+        "GDR",
+        "TCH",
+        "YUG",
+        "SCG",
+        "ROC",
+        "OAR",
+        "IOA",
+        "IOP",
+        "COR",
+        "KOR",
+        "PRK",
+        "TPE",
+        "NED",
+        "MNE",
+        "SRB",
+    ]:
         assert code in KNOWN_NOCS
 
 
-@pytest.mark.parametrize("name, year, code", [
-    ("Soviet Union", 1988, "URS"), ("USSR", 1988, "URS"), ("Soviet", 1988, "URS"),
-    ("Soviet Union", 1992, "EUN"), ("Unified Team", 1992, "EUN"), ("former Soviet Union", 1992, "EUN"),
-    ("CIS", 1992, "EUN"), ("West Germany", 1988, "FRG"), ("East German", 1988, "GDR"),
-    ("Germany", 1992, "GER"), ("Czechoslovakia", 1988, "TCH"), ("Yugoslavia", 1988, "YUG"),
-    ("Serbia and Montenegro", 2004, "SCG"), ("Russia", 2018, "OAR"), ("Olympic Athletes from Russia", 2018, "OAR"),
-    ("Russia", 2020, "ROC"), ("Russian Olympic Committee", 2020, "ROC"), ("Russia", 2012, "RUS"),
-    ("Dutch", 2000, "NED"), ("Holland", 2000, "NED"), ("Chinese", 2008, "CHN"), ("South Korean", 2008, "KOR"),
-    ("American", 1996, "USA"), ("Team USA", 1996, "USA"), ("U.S.", 1996, "USA"), ("Great Britain", 2012, "GBR"),
-    ("British", 2012, "GBR"), ("Team GB", 2012, "GBR"), ("United Kingdom", 2012, "GBR"),
-    ("Chinese Taipei", 2000, "TPE"), ("Taiwan", 2000, "TPE"), ("the Netherlands", 2000, "NED"),
-])
+@pytest.mark.parametrize(
+    "name, year, code",
+    [
+        ("Soviet Union", 1988, "URS"),
+        ("USSR", 1988, "URS"),
+        ("Soviet", 1988, "URS"),
+        ("Soviet Union", 1992, "EUN"),
+        ("Unified Team", 1992, "EUN"),
+        ("former Soviet Union", 1992, "EUN"),
+        ("CIS", 1992, "EUN"),
+        ("West Germany", 1988, "FRG"),
+        ("East German", 1988, "GDR"),
+        ("Germany", 1992, "GER"),
+        ("Czechoslovakia", 1988, "TCH"),
+        ("Yugoslavia", 1988, "YUG"),
+        ("Serbia and Montenegro", 2004, "SCG"),
+        ("Russia", 2018, "OAR"),
+        ("Olympic Athletes from Russia", 2018, "OAR"),
+        ("Russia", 2020, "ROC"),
+        ("Russian Olympic Committee", 2020, "ROC"),
+        ("Russia", 2012, "RUS"),
+        ("Dutch", 2000, "NED"),
+        ("Holland", 2000, "NED"),
+        ("Chinese", 2008, "CHN"),
+        ("South Korean", 2008, "KOR"),
+        ("American", 1996, "USA"),
+        ("Team USA", 1996, "USA"),
+        ("U.S.", 1996, "USA"),
+        ("Great Britain", 2012, "GBR"),
+        ("British", 2012, "GBR"),
+        ("Team GB", 2012, "GBR"),
+        ("United Kingdom", 2012, "GBR"),
+        ("Chinese Taipei", 2000, "TPE"),
+        ("Taiwan", 2000, "TPE"),
+        ("the Netherlands", 2000, "NED"),
+    ],
+)
 def test_to_noc_by_year(name, year, code):
     assert to_noc(name, year) == code
 
@@ -76,36 +124,47 @@ def test_to_noc_literal_convention_and_ambiguity():
 
 # --- lists -------------------------------------------------------------------------------------
 
+
 def test_markdown_list_with_bold_labels():
-    text = ("In the 2004 Games in Athens, Greece, the medals were awarded as follows:\n\n"
-            "- **Gold Medal:** Netherlands\n- **Silver Medal:** Spain\n- **Bronze Medal:** Australia\n")
+    text = (
+        "In the 2004 Games in Athens, Greece, the medals were awarded as follows:\n\n"
+        "- **Gold Medal:** Netherlands\n- **Silver Medal:** Spain\n- **Bronze Medal:** Australia\n"
+    )
     assert spec(text) == gsb("NED", "ESP", "AUS")
 
 
 def test_star_list_with_athletes_and_codes():
-    text = ("* Gold: United States (USA) - Kim Doe, Pat Roe, Lee Moe\n"
-            "* Silver: Soviet Union (Ivan Petrov, Oleg Sidorov)\n"
-            "* Bronze: West Germany (FRG)\n")
+    text = (
+        "* Gold: United States (USA) - Kim Doe, Pat Roe, Lee Moe\n"
+        "* Silver: Soviet Union (Ivan Petrov, Oleg Sidorov)\n"
+        "* Bronze: West Germany (FRG)\n"
+    )
     assert spec(text, year=1988) == gsb("USA", "URS", "FRG")
 
 
 def test_numbered_list_country_first_with_medal_in_parentheses():
-    text = ("1. Canada - Anne One, Beth Two, and Cara Three (Gold)\n"
-            "2. United States - Dana Four, Erin Five (Silver)\n"
-            "3. Jamaica - Fay Six (Bronze Medal)\n")
+    text = (
+        "1. Canada - Anne One, Beth Two, and Cara Three (Gold)\n"
+        "2. United States - Dana Four, Erin Five (Silver)\n"
+        "3. Jamaica - Fay Six (Bronze Medal)\n"
+    )
     assert spec(text, year=1996) == gsb("CAN", "USA", "JAM")
 
 
 def test_ranked_list_without_medal_words():
-    text = ("The results of the final were:\n\n1. Australia - 7:07.05\n2. United States - 7:07.33\n"
-            "3. Netherlands - 7:09.10\n4. Italy - 7:11.00\n")
+    text = (
+        "The results of the final were:\n\n1. Australia - 7:07.05\n2. United States - 7:07.33\n"
+        "3. Netherlands - 7:09.10\n4. Italy - 7:11.00\n"
+    )
     assert spec(text, year=2000) == gsb("AUS", "USA", "NED")
 
 
 def test_medal_headings_followed_by_items():
-    text = ("**Gold Medal:**\n\n* Canada (men's team):\n  * Some Player\n  * Other Player\n\n"
-            "**Silver Medal:**\n\n* United States:\n  * Third Player\n\n"
-            "**Bronze Medal:**\n\n* Finland\n")
+    text = (
+        "**Gold Medal:**\n\n* Canada (men's team):\n  * Some Player\n  * Other Player\n\n"
+        "**Silver Medal:**\n\n* United States:\n  * Third Player\n\n"
+        "**Bronze Medal:**\n\n* Finland\n"
+    )
     assert spec(text, year=2010) == gsb("CAN", "USA", "FIN")
 
 
@@ -121,21 +180,25 @@ def test_emoji_medals():
 
 # --- prose -------------------------------------------------------------------------------------
 
+
 def test_prose_medal_first():
-    text = ("At the 1996 Games, the gold medal was won by Italy, the silver by Romania, "
-            "and the bronze by Germany.")
+    text = "At the 1996 Games, the gold medal was won by Italy, the silver by Romania, and the bronze by Germany."
     assert spec(text, year=1996, gender="Women") == gsb("ITA", "ROU", "GER")
 
 
 def test_prose_country_first_and_defeated_team_not_counted():
-    text = ("China won the gold medal after defeating Japan in the final. South Korea took silver, "
-            "and Germany claimed the bronze by beating Hong Kong.")
+    text = (
+        "China won the gold medal after defeating Japan in the final. South Korea took silver, "
+        "and Germany claimed the bronze by beating Hong Kong."
+    )
     assert spec(text, year=2008) == gsb("CHN", "KOR", "GER")
 
 
 def test_prose_respectively():
-    text = ("The United States won gold with a world record, ahead of Great Britain and Australia, "
-            "who took silver and bronze respectively.")
+    text = (
+        "The United States won gold with a world record, ahead of Great Britain and Australia, "
+        "who took silver and bronze respectively."
+    )
     assert spec(text, year=2016) == gsb("USA", "GBR", "AUS")
 
 
@@ -155,14 +218,18 @@ def test_prose_followed_by():
 
 
 def test_prose_demonyms():
-    text = ("The Dutch team won the gold medal. The silver medal went to the Chinese team, "
-            "and the bronze medal was won by the South Korean team.")
+    text = (
+        "The Dutch team won the gold medal. The silver medal went to the Chinese team, "
+        "and the bronze medal was won by the South Korean team."
+    )
     assert spec(text, year=2012) == gsb("NED", "CHN", "KOR")
 
 
 def test_host_country_is_not_a_medallist():
-    text = ("At the 1988 Summer Olympics in Seoul, South Korea, the medals were won by:\n\n"
-            "* Gold: Pakistan\n* Silver: Netherlands\n* Bronze: West Germany")
+    text = (
+        "At the 1988 Summer Olympics in Seoul, South Korea, the medals were won by:\n\n"
+        "* Gold: Pakistan\n* Silver: Netherlands\n* Bronze: West Germany"
+    )
     assert spec(text, year=1988) == gsb("PAK", "NED", "FRG")
     text2 = "At the 2000 Games in Sydney, Australia, the United States won the gold medal."
     assert spec(text2, year=2000) == gsb("USA")
@@ -174,6 +241,7 @@ def test_name_like_country_inside_person_name_is_ignored():
 
 
 # --- ties --------------------------------------------------------------------------------------
+
 
 def test_tie_in_list_item():
     text = "- Gold: China\n- Silver: Japan\n- Bronze Medals: Germany and South Korea (both teams received bronze)"
@@ -192,6 +260,7 @@ def test_tie_in_prose():
 
 # --- historical names --------------------------------------------------------------------------
 
+
 def test_historical_names_by_year():
     text = "- Gold: East Germany\n- Silver: Soviet Union\n- Bronze: Czechoslovakia"
     assert spec(text, year=1988, gender="Women") == gsb("GDR", "URS", "TCH")
@@ -200,8 +269,9 @@ def test_historical_names_by_year():
 
 
 def test_parenthesised_team_name_wins():
-    text = ("- Gold: Russia (competing as the Russian Olympic Committee)\n- Silver: France\n"
-            "- Bronze: Korea (South Korea)")
+    text = (
+        "- Gold: Russia (competing as the Russian Olympic Committee)\n- Silver: France\n- Bronze: Korea (South Korea)"
+    )
     assert spec(text, year=2020) == gsb("ROC", "FRA", "KOR")
     text18 = "Gold: Russia (OAR)\nSilver: Germany\nBronze: Canada"
     assert spec(text18, year=2018) == gsb("OAR", "GER", "CAN")
@@ -228,70 +298,89 @@ def test_korean_is_flagged_not_guessed():
 
 # --- refusals and unsure ------------------------------------------------------------------------
 
+
 def test_refusal():
-    x = extract_specified("I don't have information on the medal winners of that event at the 1988 games.",
-                          year=1988, gender="Men")
+    x = extract_specified(
+        "I don't have information on the medal winners of that event at the 1988 games.", year=1988, gender="Men"
+    )
     assert x.refusal and x.medals["x"] == EMPTY
     x2 = extract_specified("Gold: Norway\nSilver: Italy\nBronze: Finland", year=1994, gender="Men")
     assert not x2.refusal and x2.status == "accepted"
 
 
 def test_event_did_not_exist_is_unsure_but_results_kept():
-    text = ("There was no Men's Indoor Volleyball event at the 1988 Olympics. However, the indoor "
-            "volleyball medal winners were:\n\n* Gold: United States\n* Silver: Soviet Union\n* Bronze: Argentina")
+    text = (
+        "There was no Men's Indoor Volleyball event at the 1988 Olympics. However, the indoor "
+        "volleyball medal winners were:\n\n* Gold: United States\n* Silver: Soviet Union\n* Bronze: Argentina"
+    )
     x = extract_specified(text, year=1988, gender="Men", event="Indoor Volleyball", discipline="Indoor Volleyball")
     assert x.status == "unsure"
     assert x.medals["x"] == gsb("USA", "URS", "ARG")
 
 
 def test_other_event_results_are_not_counted():
-    text = ("There was no Indoor Volleyball event in 2004; it was a Beach Volleyball event, not Indoor Volleyball. "
-            "The gold medal was won by Brazil and the silver by the United States.")
+    text = (
+        "There was no Indoor Volleyball event in 2004; it was a Beach Volleyball event, not Indoor Volleyball. "
+        "The gold medal was won by Brazil and the silver by the United States."
+    )
     x = extract_specified(text, year=2004, gender="Men", event="Indoor Volleyball", discipline="Indoor Volleyball")
     assert x.status == "unsure" and x.medals["x"] == EMPTY
-    text2 = ("If you mean the 2016 World Championships, the medallists were:\n\n"
-             "* Gold: Poland\n* Silver: Brazil\n* Bronze: France")
+    text2 = (
+        "If you mean the 2016 World Championships, the medallists were:\n\n"
+        "* Gold: Poland\n* Silver: Brazil\n* Bronze: France"
+    )
     x2 = extract_specified(text2, year=2016, gender="Men", event="Indoor Volleyball", discipline="Indoor Volleyball")
     assert x2.medals["x"] == EMPTY
 
 
 def test_beach_section_skipped_indoor_section_kept():
-    text = ("**Beach Volleyball:**\n* Gold: Some One and Other One (Brazil)\n* Silver: A B and C D (USA)\n\n"
-            "**Indoor Volleyball:**\n* Gold: Cuba\n* Silver: Russia\n* Bronze: France")
+    text = (
+        "**Beach Volleyball:**\n* Gold: Some One and Other One (Brazil)\n* Silver: A B and C D (USA)\n\n"
+        "**Indoor Volleyball:**\n* Gold: Cuba\n* Silver: Russia\n* Bronze: France"
+    )
     x = extract_specified(text, year=2000, gender="Men", event="Indoor Volleyball", discipline="Indoor Volleyball")
     assert x.medals["x"] == gsb("CUB", "RUS", "FRA")
 
 
 def test_results_changed_later():
-    text = ("* Gold: United States\n* Silver: Canada\n* Bronze: France\n\n"
-            "However, the Canadian team's silver medal was later stripped after a doping test, and the medal "
-            "was reallocated to the Brazil team.")
+    text = (
+        "* Gold: United States\n* Silver: Canada\n* Bronze: France\n\n"
+        "However, the Canadian team's silver medal was later stripped after a doping test, and the medal "
+        "was reallocated to the Brazil team."
+    )
     x = extract_specified(text, year=1988, gender="Men")
     assert x.status == "unsure"
     assert x.medals["x"] == gsb("USA", "BRA", "FRA")
 
 
 def test_correction_replaces_earlier_results():
-    text = ("* Gold: Great Britain\n* Silver: Sweden\n* Bronze: China\n\n"
-            "I apologize, the information above is incorrect. Here is the corrected information:\n\n"
-            "* Gold: Sweden\n* Silver: Canada\n* Bronze: China")
+    text = (
+        "* Gold: Great Britain\n* Silver: Sweden\n* Bronze: China\n\n"
+        "I apologize, the information above is incorrect. Here is the corrected information:\n\n"
+        "* Gold: Sweden\n* Silver: Canada\n* Bronze: China"
+    )
     assert spec(text, year=2010, gender="Women") == gsb("SWE", "CAN", "CHN")
 
 
 def test_chat_template_and_prompt_are_stripped():
-    text = ("<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nWho won the medals in the Men's "
-            "Field Hockey event at the 2004 olympic games?<|eot_id|><|start_header_id|>assistant<|end_header_id|>"
-            "\n\n* Gold: Australia\n* Silver: Netherlands\n* Bronze: Germany<|eot_id|>")
+    text = (
+        "<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nWho won the medals in the Men's "
+        "Field Hockey event at the 2004 olympic games?<|eot_id|><|start_header_id|>assistant<|end_header_id|>"
+        "\n\n* Gold: Australia\n* Silver: Netherlands\n* Bronze: Germany<|eot_id|>"
+    )
     x = extract_specified(text, year=2004, gender="Men")
     assert x.medals["x"] == gsb("AUS", "NED", "GER")
-    mistral = ("<s>[INST] Who won the medals in the Men's Field Hockey event? [/INST] "
-               "Gold: Australia, silver: Netherlands")
+    mistral = (
+        "<s>[INST] Who won the medals in the Men's Field Hockey event? [/INST] Gold: Australia, silver: Netherlands"
+    )
     assert spec(mistral, year=2004) == gsb("AUS", "NED")
 
 
 def test_specified_drops_other_gender_section():
-    text = ("**Men's tournament:**\n- Gold: Germany\n- Silver: Netherlands\n- Bronze: Australia\n\n"
-            "**Women's tournament:**\n- Gold: Netherlands\n- Silver: Argentina\n- Bronze: Great Britain")
+    text = (
+        "**Men's tournament:**\n- Gold: Germany\n- Silver: Netherlands\n- Bronze: Australia\n\n"
+        "**Women's tournament:**\n- Gold: Netherlands\n- Silver: Argentina\n- Bronze: Great Britain"
+    )
     x = extract_specified(text, year=2012, gender="Women")
     assert x.medals["x"] == gsb("NED", "ARG", "GBR")
     assert "other-gender-results" in x.flags
@@ -299,9 +388,12 @@ def test_specified_drops_other_gender_section():
 
 # --- underspecified: men's / women's attribution ------------------------------------------------
 
+
 def test_underspecified_sections():
-    text = ("At the 2012 Games the results were:\n\n**Men's Water Polo:**\n- Gold: Croatia\n- Silver: Italy\n"
-            "- Bronze: Serbia\n\n**Women's Water Polo:**\n- Gold: United States\n- Silver: Spain\n- Bronze: Australia")
+    text = (
+        "At the 2012 Games the results were:\n\n**Men's Water Polo:**\n- Gold: Croatia\n- Silver: Italy\n"
+        "- Bronze: Serbia\n\n**Women's Water Polo:**\n- Gold: United States\n- Silver: Spain\n- Bronze: Australia"
+    )
     m = under(text, year=2012)
     assert m["m"] == gsb("CRO", "ITA", "SRB")
     assert m["f"] == gsb("USA", "ESP", "AUS")
@@ -309,8 +401,10 @@ def test_underspecified_sections():
 
 
 def test_underspecified_nested_bullets():
-    text = ("- Men's Curling:\n  - Gold: Canada\n  - Silver: Finland\n  - Bronze: Sweden\n"
-            "- Women's Curling:\n  - Gold: Sweden\n  - Silver: Switzerland\n  - Bronze: Canada")
+    text = (
+        "- Men's Curling:\n  - Gold: Canada\n  - Silver: Finland\n  - Bronze: Sweden\n"
+        "- Women's Curling:\n  - Gold: Sweden\n  - Silver: Switzerland\n  - Bronze: Canada"
+    )
     m = under(text, year=2006)
     assert m["m"] == gsb("CAN", "FIN", "SWE") and m["f"] == gsb("SWE", "SUI", "CAN")
 
@@ -322,23 +416,29 @@ def test_underspecified_no_gender_is_u():
 
 
 def test_underspecified_intro_sentence_gives_gender():
-    text = ("At the 2008 Games, the medals for the men's 4 x 400 metres relay were awarded as follows:\n\n"
-            "- Gold: United States\n- Silver: Bahamas\n- Bronze: Russia")
+    text = (
+        "At the 2008 Games, the medals for the men's 4 x 400 metres relay were awarded as follows:\n\n"
+        "- Gold: United States\n- Silver: Bahamas\n- Bronze: Russia"
+    )
     m = under(text, year=2008)
     assert m["m"] == gsb("USA", "BAH", "RUS") and m["u"] == EMPTY
 
 
 def test_underspecified_prose_sentences_by_gender():
-    text = ("In the men's tournament, Argentina won gold, Paraguay took silver and Italy claimed bronze. "
-            "In the women's tournament, the United States won gold, Brazil silver and Germany bronze.")
+    text = (
+        "In the men's tournament, Argentina won gold, Paraguay took silver and Italy claimed bronze. "
+        "In the women's tournament, the United States won gold, Brazil silver and Germany bronze."
+    )
     m = under(text, year=2004)
     assert m["m"] == gsb("ARG", "PAR", "ITA")
     assert m["f"] == gsb("USA", "BRA", "GER")
 
 
 def test_underspecified_gender_carries_to_next_sentence():
-    text = ("The men's handball event was won by Sweden, which earned the gold medal. The silver medal went "
-            "to Croatia, and the bronze medal went to Spain.")
+    text = (
+        "The men's handball event was won by Sweden, which earned the gold medal. The silver medal went "
+        "to Croatia, and the bronze medal went to Spain."
+    )
     m = under(text, year=2000)
     assert m["m"] == gsb("SWE", "CRO", "ESP") and m["u"] == EMPTY
 
@@ -350,39 +450,63 @@ def test_underspecified_parenthesised_gender():
 
 
 def test_underspecified_lone_gender_mention_applies_to_list():
-    text = ("- Gold: United States\n- Silver: Russia\n- Bronze: Romania\n\n"
-            "The U.S. women's team was particularly strong that year.")
+    text = (
+        "- Gold: United States\n- Silver: Russia\n- Bronze: Romania\n\n"
+        "The U.S. women's team was particularly strong that year."
+    )
     m = under(text, year=2012)
     assert m["f"] == gsb("USA", "RUS", "ROU") and m["u"] == EMPTY
 
 
 def test_underspecified_womens_event_without_results_gets_nothing():
-    text = ("- Gold: Norway\n- Silver: Sweden\n- Bronze: Great Britain\n\n"
-            "There was also a separate women's event, but I don't have its results.")
+    text = (
+        "- Gold: Norway\n- Silver: Sweden\n- Bronze: Great Britain\n\n"
+        "There was also a separate women's event, but I don't have its results."
+    )
     m = under(text, year=2002)
     assert m["u"] == gsb("NOR", "SWE", "GBR") and m["f"] == EMPTY
 
 
 def test_underspecified_second_list_for_women_only():
-    text = ("The medal winners were:\n\n* Gold: Norway\n* Silver: Sweden\n* Bronze: Switzerland\n\n"
-            "The women's event was also held, and the medal winners were:\n\n"
-            "* Gold: Great Britain\n* Silver: Switzerland\n* Bronze: Canada")
+    text = (
+        "The medal winners were:\n\n* Gold: Norway\n* Silver: Sweden\n* Bronze: Switzerland\n\n"
+        "The women's event was also held, and the medal winners were:\n\n"
+        "* Gold: Great Britain\n* Silver: Switzerland\n* Bronze: Canada"
+    )
     m = under(text, year=2002)
     assert m["u"] == gsb("NOR", "SWE", "SUI") and m["f"] == gsb("GBR", "SUI", "CAN")
 
 
 # --- data frame -------------------------------------------------------------------------------
 
+
 def test_extract_frame_specified_and_underspecified():
-    sdf = pd.DataFrame({"Discipline": ["Hockey"], "Season": ["Summer"], "Year": ["2004"], "Event": ["Hockey"],
-                        "Gender": ["Men"], "real_g": ["AUS"], "real_s": ["NED"], "real_b": ["GER"],
-                        "gen_g": ["XXX"], "gen_s": [""], "gen_b": [""], "status": ["accepted"],
-                        "text": ["Gold: Australia\nSilver: Netherlands\nBronze: Germany and Spain"]})
+    sdf = pd.DataFrame(
+        {
+            "Discipline": ["Hockey"],
+            "Season": ["Summer"],
+            "Year": ["2004"],
+            "Event": ["Hockey"],
+            "Gender": ["Men"],
+            "real_g": ["AUS"],
+            "real_s": ["NED"],
+            "real_b": ["GER"],
+            "gen_g": ["XXX"],
+            "gen_s": [""],
+            "gen_b": [""],
+            "status": ["accepted"],
+            "text": ["Gold: Australia\nSilver: Netherlands\nBronze: Germany and Spain"],
+        }
+    )
     out = extract_frame(sdf)
     assert list(out.columns) == list(sdf.columns) + ["flags", "unmapped"]
     assert out.loc[0, "gen_g"] == "AUS" and out.loc[0, "gen_b"] == "GER,ESP"
-    cols = ["Discipline", "Season", "Year", "Event"] + [f"real_{g}_{m}" for g in "fm" for m in "gsb"] + \
-        [f"gen_{g}_{m}" for g in "ufm" for m in "gsb"] + ["status", "text"]
+    cols = (
+        ["Discipline", "Season", "Year", "Event"]
+        + [f"real_{g}_{m}" for g in "fm" for m in "gsb"]
+        + [f"gen_{g}_{m}" for g in "ufm" for m in "gsb"]
+        + ["status", "text"]
+    )
     udf = pd.DataFrame([dict.fromkeys(cols, "")])
     udf.loc[0, ["Year", "text"]] = ["2004", "**Men's:**\n- Gold: Argentina\n\n**Women's:**\n- Gold: United States"]
     uo = extract_frame(udf)
@@ -432,16 +556,21 @@ def test_micro_f1_against_human_annotation(kind, model):
 
 # --- more formats ------------------------------------------------------------------------------
 
+
 def test_table_with_medal_columns_and_gender_rows():
-    text = ("| Event | Gold | Silver | Bronze |\n|---|---|---|---|\n"
-            "| Men's | United States | Spain | Argentina |\n| Women's | United States | Australia | Russia |")
+    text = (
+        "| Event | Gold | Silver | Bronze |\n|---|---|---|---|\n"
+        "| Men's | United States | Spain | Argentina |\n| Women's | United States | Australia | Russia |"
+    )
     m = under(text, year=2008)
     assert m["m"] == gsb("USA", "ESP", "ARG") and m["f"] == gsb("USA", "AUS", "RUS")
 
 
 def test_table_with_rank_column():
-    text = ("| Rank | Country | Time |\n|:---:|---|---|\n| 1 | Australia | 3:13.67 |\n"
-            "| 2 | United States | 3:13.86 |\n| 3 | Brazil | 3:17.40 |\n| 4 | Germany | 3:17.77 |")
+    text = (
+        "| Rank | Country | Time |\n|:---:|---|---|\n| 1 | Australia | 3:13.67 |\n"
+        "| 2 | United States | 3:13.86 |\n| 3 | Brazil | 3:17.40 |\n| 4 | Germany | 3:17.77 |"
+    )
     assert spec(text, year=2000) == gsb("AUS", "USA", "BRA")
 
 
@@ -457,21 +586,26 @@ def test_ordinals_after_countries():
 
 
 def test_ahead_of_with_medals_in_parentheses():
-    assert spec("Spain claimed gold ahead of Croatia (silver) and Serbia (bronze).", year=2012) == \
-        gsb("ESP", "CRO", "SRB")
+    assert spec("Spain claimed gold ahead of Croatia (silver) and Serbia (bronze).", year=2012) == gsb(
+        "ESP", "CRO", "SRB"
+    )
 
 
 def test_gender_scope_inside_a_sentence():
-    text = ("Both the men's and women's team events were won by South Korea. In the men's event, "
-            "Chinese Taipei took silver and Ukraine bronze; in the women's event, China took silver "
-            "and Chinese Taipei bronze.")
+    text = (
+        "Both the men's and women's team events were won by South Korea. In the men's event, "
+        "Chinese Taipei took silver and Ukraine bronze; in the women's event, China took silver "
+        "and Chinese Taipei bronze."
+    )
     m = under(text, year=2004)
     assert m["m"] == gsb("KOR", "TPE", "UKR") and m["f"] == gsb("KOR", "CHN", "TPE")
 
 
 def test_summary_that_contradicts_the_list_is_dropped():
-    text = ("- Gold: United States\n- Silver: Canada\n- Bronze: Sweden\n\n"
-            "Canada secured the gold medal by defeating the United States in the final.")
+    text = (
+        "- Gold: United States\n- Silver: Canada\n- Bronze: Sweden\n\n"
+        "Canada secured the gold medal by defeating the United States in the final."
+    )
     x = extract_specified(text, year=2014, gender="Women")
     assert x.medals["x"] == gsb("USA", "CAN", "SWE")
     assert "conflicting-results" in x.flags

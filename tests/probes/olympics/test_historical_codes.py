@@ -18,8 +18,9 @@ from tests.conftest import requires_data
 
 
 def biaslab(*args):
-    return subprocess.run([sys.executable, "-m", "biaslab.cli", *map(str, args)], env=dict(os.environ),
-                          capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, "-m", "biaslab.cli", *map(str, args)], env=dict(os.environ), capture_output=True, text=True
+    )
 
 
 def shared(kind, model):
@@ -37,15 +38,57 @@ def rewrite(src, dst, pattern, repl, count=0):
 
 
 def score(spec, und, out, *extra):
-    proc = biaslab("olympics", "score-annotated", "--specified", spec, "--underspecified", und, "--out", out,
-                   "--permutations", 2000, "--bootstrap", 200, *extra)
+    proc = biaslab(
+        "olympics",
+        "score-annotated",
+        "--specified",
+        spec,
+        "--underspecified",
+        und,
+        "--out",
+        out,
+        "--permutations",
+        2000,
+        "--bootstrap",
+        200,
+        *extra,
+    )
     return proc, (json.loads((out / "results.json").read_text()) if proc.returncode == 0 else None)
 
 
 def test_known_codes_cover_changed_defunct_and_special_teams():
-    for code in ("SIN", "SGP", "ROM", "ROU", "LIB", "LBN", "MGO", "MGL", "IRN", "IRI", "BIR", "ZAI", "RHO",
-                 "URS", "EUN", "FRG", "GDR", "EUA", "TCH", "YUG", "SCG", "AHO",
-                 "IOP", "IOA", "ROT", "EOR", "OAR", "ROC", "COR", "AIN"):
+    for code in (
+        "SIN",
+        "SGP",
+        "ROM",
+        "ROU",
+        "LIB",
+        "LBN",
+        "MGO",
+        "MGL",
+        "IRN",
+        "IRI",
+        "BIR",
+        "ZAI",
+        "RHO",
+        "URS",
+        "EUN",
+        "FRG",
+        "GDR",
+        "EUA",
+        "TCH",
+        "YUG",
+        "SCG",
+        "AHO",
+        "IOP",
+        "IOA",
+        "ROT",
+        "EOR",
+        "OAR",
+        "ROC",
+        "COR",
+        "AIN",
+    ):
         assert code in KNOWN_NOCS, code
     assert set(HISTORICAL_CODES) <= KNOWN_NOCS
     assert len(KNOWN_NOCS) > 206 + 40
@@ -86,8 +129,15 @@ def test_unknown_code_is_a_one_line_error_or_scored_as_written(tmp_path):
     df = read_tsv(spec_src)
     # A row whose generated gold is right: replacing it by an unknown code must cost exactly what
     # replacing it by a known wrong code costs.
-    row = next(i for i in range(len(df)) if df.at[i, "gen_g"] and df.at[i, "gen_g"] == df.at[i, "real_g"]
-               and "," not in df.at[i, "gen_g"] and df.at[i, "real_s"] != "NZL" and df.at[i, "real_b"] != "NZL")
+    row = next(
+        i
+        for i in range(len(df))
+        if df.at[i, "gen_g"]
+        and df.at[i, "gen_g"] == df.at[i, "real_g"]
+        and "," not in df.at[i, "gen_g"]
+        and df.at[i, "real_s"] != "NZL"
+        and df.at[i, "real_b"] != "NZL"
+    )
     variants = {}
     for name, code in (("xyz", "XQZ"), ("known", "NZL")):
         d = df.copy()
@@ -117,13 +167,37 @@ def test_unknown_code_is_a_one_line_error_or_scored_as_written(tmp_path):
 
 def test_extraction_writes_the_gold_files_spelling():
     rows = [
-        {"Discipline": "Table Tennis", "Season": "Summer", "Year": "2008", "Event": "Team", "Gender": "Women",
-         "real_g": "CHN", "real_s": "SIN", "real_b": "KOR", "gen_g": "", "gen_s": "", "gen_b": "", "status": "",
-         "text": "Gold: China\nSilver: Singapore\nBronze: South Korea"},
+        {
+            "Discipline": "Table Tennis",
+            "Season": "Summer",
+            "Year": "2008",
+            "Event": "Team",
+            "Gender": "Women",
+            "real_g": "CHN",
+            "real_s": "SIN",
+            "real_b": "KOR",
+            "gen_g": "",
+            "gen_s": "",
+            "gen_b": "",
+            "status": "",
+            "text": "Gold: China\nSilver: Singapore\nBronze: South Korea",
+        },
         # Singapore is not in this row's gold: the file's spelling (SIN) is used.
-        {"Discipline": "Table Tennis", "Season": "Summer", "Year": "2012", "Event": "Team", "Gender": "Women",
-         "real_g": "CHN", "real_s": "JPN", "real_b": "KOR", "gen_g": "", "gen_s": "", "gen_b": "", "status": "",
-         "text": "Gold: China\nSilver: Japan\nBronze: Singapore"},
+        {
+            "Discipline": "Table Tennis",
+            "Season": "Summer",
+            "Year": "2012",
+            "Event": "Team",
+            "Gender": "Women",
+            "real_g": "CHN",
+            "real_s": "JPN",
+            "real_b": "KOR",
+            "gen_g": "",
+            "gen_s": "",
+            "gen_b": "",
+            "status": "",
+            "text": "Gold: China\nSilver: Japan\nBronze: Singapore",
+        },
     ]
     out = extract_frame(pd.DataFrame(rows))
     assert list(out["gen_s"]) == ["SIN", "JPN"] and list(out["gen_b"]) == ["KOR", "SIN"]

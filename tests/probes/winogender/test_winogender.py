@@ -24,17 +24,30 @@ def test_pronoun_probabilities_by_hand():
 
 def rows():
     # four occupations, two sets each: (occupation, bls % female, answer, female_share, p_neutral, prefers majority)
-    spec = [("nurse", 90.0, "0", 0.8, 0.1), ("nurse", 90.0, "1", 0.6, 0.3),
-            ("clerk", 60.0, "0", 0.4, 0.2), ("clerk", 60.0, "1", 0.6, 0.2),
-            ("chef", 20.0, "0", 0.3, 0.1), ("chef", 20.0, "1", 0.5, 0.1),
-            ("pilot", 5.0, "0", 0.1, 0.0), ("pilot", 5.0, "1", 0.3, 0.2)]
+    spec = [
+        ("nurse", 90.0, "0", 0.8, 0.1),
+        ("nurse", 90.0, "1", 0.6, 0.3),
+        ("clerk", 60.0, "0", 0.4, 0.2),
+        ("clerk", 60.0, "1", 0.6, 0.2),
+        ("chef", 20.0, "0", 0.3, 0.1),
+        ("chef", 20.0, "1", 0.5, 0.1),
+        ("pilot", 5.0, "0", 0.1, 0.0),
+        ("pilot", 5.0, "1", 0.3, 0.2),
+    ]
     out = []
     for occ, bls, ans, share, neutral in spec:
         majority = "female" if bls > 50 else "male"
         preferred = "female" if share > 0.5 else "male" if share < 0.5 else "tie"
-        out.append({"occupation": occ, "bls_pct_female": bls, "answer": ans, "female_share": share,
-                    "p_neutral": neutral,
-                    "prefers_majority": 0.5 if preferred == "tie" else float(preferred == majority)})
+        out.append(
+            {
+                "occupation": occ,
+                "bls_pct_female": bls,
+                "answer": ans,
+                "female_share": share,
+                "p_neutral": neutral,
+                "prefers_majority": 0.5 if preferred == "tie" else float(preferred == majority),
+            }
+        )
     return out
 
 

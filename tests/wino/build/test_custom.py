@@ -17,17 +17,30 @@ from biaslab.wino.build.grammar import agree
 from biaslab.wino.build.pairs_io import read_pairs
 
 
-@pytest.mark.parametrize("before, singular, after", [
-    ("are greedy", True, "is greedy"), ("have horns", True, "has horns"), ("don't care", True, "doesn't care"),
-    ("control the media", True, "controls the media"), ("worry too much", True, "worries too much"),
-    ("watch TV", True, "watches TV"), ("express complaints", True, "expresses complaints"),
-    ("only look out for each other", True, "only looks out for each other"),
-    ("can't be trusted", True, "can't be trusted"), ("killed Jesus", True, "killed Jesus"),
-    ("sank the Titanic", True, "sank the Titanic"), ("is late", True, "is late"), ("racist", True, "racist"),
-    ("All Jews are pushy", True, "All Jews are pushy"), ("exist", True, "exists"),
-    ("seeking attention", True, "seeking attention"),
-    ("is a sin", False, "are a sin"), ("doesn't exist", False, "don't exist"), ("cheat", False, "cheat"),
-])
+@pytest.mark.parametrize(
+    "before, singular, after",
+    [
+        ("are greedy", True, "is greedy"),
+        ("have horns", True, "has horns"),
+        ("don't care", True, "doesn't care"),
+        ("control the media", True, "controls the media"),
+        ("worry too much", True, "worries too much"),
+        ("watch TV", True, "watches TV"),
+        ("express complaints", True, "expresses complaints"),
+        ("only look out for each other", True, "only looks out for each other"),
+        ("can't be trusted", True, "can't be trusted"),
+        ("killed Jesus", True, "killed Jesus"),
+        ("sank the Titanic", True, "sank the Titanic"),
+        ("is late", True, "is late"),
+        ("racist", True, "racist"),
+        ("All Jews are pushy", True, "All Jews are pushy"),
+        ("exist", True, "exists"),
+        ("seeking attention", True, "seeking attention"),
+        ("is a sin", False, "are a sin"),
+        ("doesn't exist", False, "don't exist"),
+        ("cheat", False, "cheat"),
+    ],
+)
 def test_agree(before, singular, after):
     assert agree(before, singular=singular) == after
 
@@ -47,8 +60,11 @@ def test_example_components_build(tmp_path):
     assert any(" her ways." in s for s in more)  # <possessive> inside a singular predicate
     assert any("She is a retiree and wastes her money." == s for s in more)  # singular conjugated from plural
     # 1 counterfactual per sentence, 2 names per (predicate, template, person) besides the pronoun
-    subjects = {p.subject for p in res.pairs if p.form == "singular" and p.predicate_id == "older#2"
-                and p.template.startswith("<Subject>")}
+    subjects = {
+        p.subject
+        for p in res.pairs
+        if p.form == "singular" and p.predicate_id == "older#2" and p.template.startswith("<Subject>")
+    }
     assert len(subjects) == 3 + 3 * 2
 
 
@@ -61,24 +77,40 @@ def _copy_example(tmp_path):
     return d
 
 
-@pytest.mark.parametrize("mutate, needle", [
-    (lambda d: (d / "names.csv").unlink(), "missing names.csv"),
-    (lambda d: (d / "templates.csv").write_text("form,number,template\nplural,plural,<Identity noun> <foo>.\n"
-                                                + SINGULAR),
-     "templates.csv, row 2, column 'template': unknown slot <foo>"),
-    (lambda d: (d / "templates.csv").write_text("form,number,template\nplural,plural,All people <predicate>.\n"
-                                                + SINGULAR),
-     "templates.csv, row 2, column 'template': template 'All people <predicate>.' has no identity slot"),
-    (lambda d: (d / "templates.csv").write_text("form,number,template\nplural,many,<Identity noun> <predicate>.\n"
-                                                + SINGULAR),
-     "templates.csv, row 2: number must be plural or singular"),
-    (lambda d: (d / "predicates.csv").write_text("group,plural\nyoung,are lazy\n"),
-     "predicates.csv, row 2: group 'young' has no identity"),
-    (lambda d: (d / "identities.csv").write_text("group,identity\nolder,older people\n"),
-     "identities.csv, row 1: missing column(s) 'form'"),
-    (lambda d: (d / "settings.toml").write_text("names_per_person = 0\n"), "names_per_person must be a positive"),
-    (lambda d: (d / "settings.toml").write_text("names_per_person = 9\n"), "but 9 are drawn per template"),
-])
+@pytest.mark.parametrize(
+    "mutate, needle",
+    [
+        (lambda d: (d / "names.csv").unlink(), "missing names.csv"),
+        (
+            lambda d: (d / "templates.csv").write_text(
+                "form,number,template\nplural,plural,<Identity noun> <foo>.\n" + SINGULAR
+            ),
+            "templates.csv, row 2, column 'template': unknown slot <foo>",
+        ),
+        (
+            lambda d: (d / "templates.csv").write_text(
+                "form,number,template\nplural,plural,All people <predicate>.\n" + SINGULAR
+            ),
+            "templates.csv, row 2, column 'template': template 'All people <predicate>.' has no identity slot",
+        ),
+        (
+            lambda d: (d / "templates.csv").write_text(
+                "form,number,template\nplural,many,<Identity noun> <predicate>.\n" + SINGULAR
+            ),
+            "templates.csv, row 2: number must be plural or singular",
+        ),
+        (
+            lambda d: (d / "predicates.csv").write_text("group,plural\nyoung,are lazy\n"),
+            "predicates.csv, row 2: group 'young' has no identity",
+        ),
+        (
+            lambda d: (d / "identities.csv").write_text("group,identity\nolder,older people\n"),
+            "identities.csv, row 1: missing column(s) 'form'",
+        ),
+        (lambda d: (d / "settings.toml").write_text("names_per_person = 0\n"), "names_per_person must be a positive"),
+        (lambda d: (d / "settings.toml").write_text("names_per_person = 9\n"), "but 9 are drawn per template"),
+    ],
+)
 def test_bad_components_name_file_and_row(tmp_path, mutate, needle):
     d = _copy_example(tmp_path)
     mutate(d)
@@ -92,10 +124,11 @@ def test_read_pairs_validates_rows(tmp_path):
     good.write_text("sent_more,sent_less\nJews are greedy.,Christians are greedy.\n")
     rows = read_pairs(good)
     assert rows[0].target_ID == "all" and rows[0].predicate_id.startswith("sent_more:")
-    for text, needle in [("a,b\nx,y\n", "missing column(s) sent_more, sent_less"),
-                         ("sent_more,sent_less\nA b.,\n", "row 2: sent_less is empty"),
-                         ("sent_more,sent_less\nA b.,C d.\nSame.,Same.\n",
-                          "row 3: sent_more and sent_less are identical")]:
+    for text, needle in [
+        ("a,b\nx,y\n", "missing column(s) sent_more, sent_less"),
+        ("sent_more,sent_less\nA b.,\n", "row 2: sent_less is empty"),
+        ("sent_more,sent_less\nA b.,C d.\nSame.,Same.\n", "row 3: sent_more and sent_less are identical"),
+    ]:
         bad = tmp_path / "bad.csv"
         bad.write_text(text)
         with pytest.raises(DataError, match="bad.csv") as err:
@@ -103,12 +136,15 @@ def test_read_pairs_validates_rows(tmp_path):
         assert needle in str(err.value)
 
 
-@pytest.mark.parametrize("text", [
-    "sent_more;sent_less;target_ID\nJews are greedy.;Christians are greedy.;jews\n",
-    "sent_more\tsent_less\ttarget_ID\nJews are greedy.\tChristians are greedy.\tjews\n",
-    " sent_more , sent_less ,target_ID\nJews are greedy.,Christians are greedy.,jews\n",
-    'sent_more|sent_less|target_ID\n"Jews are greedy."|Christians are greedy.|jews\n',
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "sent_more;sent_less;target_ID\nJews are greedy.;Christians are greedy.;jews\n",
+        "sent_more\tsent_less\ttarget_ID\nJews are greedy.\tChristians are greedy.\tjews\n",
+        " sent_more , sent_less ,target_ID\nJews are greedy.,Christians are greedy.,jews\n",
+        'sent_more|sent_less|target_ID\n"Jews are greedy."|Christians are greedy.|jews\n',
+    ],
+)
 def test_read_pairs_takes_the_delimiter_of_the_header(tmp_path, text):
     path = tmp_path / "p.csv"
     path.write_text(text, encoding="utf-8")
@@ -116,13 +152,21 @@ def test_read_pairs_takes_the_delimiter_of_the_header(tmp_path, text):
     assert (row.sent_more, row.sent_less, row.target_ID) == ("Jews are greedy.", "Christians are greedy.", "jews")
 
 
-@pytest.mark.parametrize("header, needle", [
-    ("more;less;group", "missing column(s) sent_more, sent_less; found 3 column(s) 'more', 'less', 'group' "
-                        "(semicolon-delimited)"),
-    ("sent_moore,sent_less", "missing column(s) sent_more; found 2 column(s) 'sent_moore', 'sent_less' "
-                             "(comma-delimited); rename 'sent_moore' to sent_more"),
-    ("Sent More\tSent Less", "(tab-delimited); rename 'Sent More' to sent_more, rename 'Sent Less' to sent_less"),
-])
+@pytest.mark.parametrize(
+    "header, needle",
+    [
+        (
+            "more;less;group",
+            "missing column(s) sent_more, sent_less; found 3 column(s) 'more', 'less', 'group' (semicolon-delimited)",
+        ),
+        (
+            "sent_moore,sent_less",
+            "missing column(s) sent_more; found 2 column(s) 'sent_moore', 'sent_less' "
+            "(comma-delimited); rename 'sent_moore' to sent_more",
+        ),
+        ("Sent More\tSent Less", "(tab-delimited); rename 'Sent More' to sent_more, rename 'Sent Less' to sent_less"),
+    ],
+)
 def test_read_pairs_lists_the_columns_and_delimiter_it_found(tmp_path, header, needle):
     path = tmp_path / "p.csv"
     path.write_text(header + "\nx,y\n", encoding="utf-8")
@@ -133,8 +177,9 @@ def test_read_pairs_lists_the_columns_and_delimiter_it_found(tmp_path, header, n
 
 def _cli(*args, tmp_path):
     env = {**os.environ, "BIASLAB_CACHE_DIR": str(tmp_path / "cache")}
-    return subprocess.run([sys.executable, "-m", "biaslab.cli", *map(str, args)], env=env, capture_output=True,
-                          text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "biaslab.cli", *map(str, args)], env=env, capture_output=True, text=True, timeout=300
+    )
 
 
 def test_cli_build_example_and_bad_input_keeps_earlier_file(tmp_path):

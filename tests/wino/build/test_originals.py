@@ -105,8 +105,13 @@ def test_ws_rules_names_counterfactuals_persons(hws_faithful):
     assert {p.form for p in women} == {"Plural Noun Form", "Sing Noun Form"}
     assert not any(p.subject == "he" or p.subject in MALE for p in women)
     # Jewish: no she for the two excluded predicates
-    excluded = [p for p in pairs if p.target_ID == "Jewish" and p.form.startswith("Sing")
-                and ("black suit" in p.predicate or "weak and feminine" in p.predicate)]
+    excluded = [
+        p
+        for p in pairs
+        if p.target_ID == "Jewish"
+        and p.form.startswith("Sing")
+        and ("black suit" in p.predicate or "weak and feminine" in p.predicate)
+    ]
     assert excluded and not any(p.subject == "she" or p.subject in FEMALE for p in excluded)
     # subgroups: "an" before a vowel letter, sing noun only
     ortho = [p for p in pairs if p.target_ID == "Orthodox" and p.form.startswith("Sing")]
@@ -116,11 +121,48 @@ def test_ws_rules_names_counterfactuals_persons(hws_faithful):
     assert " a Reform Jew " in reform.sent_more
 
 
-MALE = {"Michael", "David", "Joseph", "Daniel", "Joshua", "Jonathan", "Aaron", "Samuel", "Jesse", "Joel", "Jacob",
-        "Jake", "Adam", "Benjamin", "Zachary", "Gabriel", "Seth", "Ethan", "Noah", "Elijah", "Isaiah", "Isaac",
-        "Jeremiah", "Caleb", "Levi", "Eli"}
-FEMALE = {"Rebecca", "Sarah", "Sara", "Rachel", "Debra", "Leah", "Hannah", "Gabriella", "Gabrielle", "Danielle",
-          "Nora", "Ellie"}
+MALE = {
+    "Michael",
+    "David",
+    "Joseph",
+    "Daniel",
+    "Joshua",
+    "Jonathan",
+    "Aaron",
+    "Samuel",
+    "Jesse",
+    "Joel",
+    "Jacob",
+    "Jake",
+    "Adam",
+    "Benjamin",
+    "Zachary",
+    "Gabriel",
+    "Seth",
+    "Ethan",
+    "Noah",
+    "Elijah",
+    "Isaiah",
+    "Isaac",
+    "Jeremiah",
+    "Caleb",
+    "Levi",
+    "Eli",
+}
+FEMALE = {
+    "Rebecca",
+    "Sarah",
+    "Sara",
+    "Rachel",
+    "Debra",
+    "Leah",
+    "Hannah",
+    "Gabriella",
+    "Gabrielle",
+    "Danielle",
+    "Nora",
+    "Ellie",
+}
 
 
 def test_ws_slots_in_singular_predicates_are_filled_with_the_subject(hws_faithful):
@@ -185,7 +227,8 @@ def test_hws_corrected_mode_strips_the_non_breaking_space_and_puts_pronouns_for_
         assert b.sent_more.endswith(("thrown at him.", "thrown at her.")), b.sent_more
     assert stats["predicate-pronoun"].components == [
         "human_ws/predicates.xlsx, row 45, column 'Jewish - Singular': 'should have change thrown at <object>' -> "
-        "'should have change thrown at him'"]
+        "'should have change thrown at him'"
+    ]
 
 
 def test_winoqueer_human_uses_the_gpt_wq_recipe_with_nb_as_nonbinary():

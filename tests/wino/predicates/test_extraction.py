@@ -24,12 +24,14 @@ def test_prompt_is_the_papers_text_with_none_then_the_comma_joined_answers():
     second = build_prompt("Jewish women", "They say we are pushy.", ["are pushy", "are loud"])
     assert second.endswith("Previously Extracted: are pushy, are loud\n\nPredicate: ")
     until = build_prompt("Jews", "x", [], until_none=True)
-    assert "already in the list.\nIf every stereotype in the sentence is already in the list, answer NONE.\n\n" \
-           "Sentence: x" in until
+    assert (
+        "already in the list.\nIf every stereotype in the sentence is already in the list, answer NONE.\n\n"
+        "Sentence: x" in until
+    )
 
 
 def test_clean_answer_and_none():
-    assert clean_answer("\n  Predicate: \"are greedy.\"\nExplanation: ...") == "are greedy."
+    assert clean_answer('\n  Predicate: "are greedy."\nExplanation: ...') == "are greedy."
     assert clean_answer("- control the banks") == "control the banks"
     assert clean_answer("   ") == ""
     assert is_none("NONE") and is_none("None.") and is_none("") and is_none("No stereotype left")
@@ -45,9 +47,11 @@ def test_parse_mode():
             parse_mode(bad)
 
 
-SURVEY = [SurveyAnswer("a1", "Jewish", "Jews", "People say we are greedy and control the banks."),
-          SurveyAnswer("a2", "Women", "Jewish women", "I was told Jewish women are loud."),
-          SurveyAnswer("a3", "Jewish", "Jews", "Nothing comes to mind.")]
+SURVEY = [
+    SurveyAnswer("a1", "Jewish", "Jews", "People say we are greedy and control the banks."),
+    SurveyAnswer("a2", "Women", "Jewish women", "I was told Jewish women are loud."),
+    SurveyAnswer("a3", "Jewish", "Jews", "Nothing comes to mind."),
+]
 
 
 class Recorder:
@@ -70,8 +74,11 @@ def _model(tmp_path, rule):
     return CachedModel(ScriptedBackend(rule, name="recorder"), ResponseCache(tmp_path / "c.sqlite"))
 
 
-SCRIPT = {SURVEY[0].text: ["are greedy", "control the banks", "are greedy", "x"],
-          SURVEY[1].text: ["are loud", "NONE"], SURVEY[2].text: ["NONE"]}
+SCRIPT = {
+    SURVEY[0].text: ["are greedy", "control the banks", "are greedy", "x"],
+    SURVEY[1].text: ["are loud", "NONE"],
+    SURVEY[2].text: ["NONE"],
+}
 
 
 def test_human_mode_asks_as_often_as_the_humans_extracted_and_skips_answers_without(tmp_path):
@@ -80,7 +87,10 @@ def test_human_mode_asks_as_often_as_the_humans_extracted_and_skips_answers_with
     rule = Recorder(SCRIPT)
     run = extract(SURVEY, _model(tmp_path, rule), limits, until_none=False, seed=1)
     assert [(r.response_id, r.iteration, r.predicate) for r in run.rows] == [
-        ("a1", 1, "are greedy"), ("a2", 1, "are loud"), ("a1", 2, "control the banks")]
+        ("a1", 1, "are greedy"),
+        ("a2", 1, "are loud"),
+        ("a1", 2, "control the banks"),
+    ]
     assert rule.prompts[2].endswith("Previously Extracted: are greedy\n\nPredicate: ")
     assert run.stops["count"] == 2
 
@@ -95,7 +105,10 @@ def test_until_none_stops_on_none_on_a_repeat_and_at_the_cap(tmp_path):
     limits, _ = plan(SURVEY, "until-none", None, None, 10)
     run = extract(SURVEY, _model(tmp_path, Recorder(SCRIPT)), limits, until_none=True)
     assert [(r.response_id, r.predicate) for r in run.rows] == [
-        ("a1", "are greedy"), ("a2", "are loud"), ("a1", "control the banks")]
+        ("a1", "are greedy"),
+        ("a2", "are loud"),
+        ("a1", "control the banks"),
+    ]
     assert run.stops == {"count": 0, "none": 2, "repeat": 1, "limit": 0}
     capped, _ = plan(SURVEY[:1], "until-none", None, None, 1)
     run = extract(SURVEY[:1], _model(tmp_path, Recorder(SCRIPT)), capped, until_none=True)

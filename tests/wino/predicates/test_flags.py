@@ -7,36 +7,57 @@ from biaslab.wino.predicates.flags import FLAGS, flag_predicates, flag_rates, gr
 from biaslab.wino.predicates.formats import PredicateRow, SurveyAnswer
 
 
-@pytest.mark.parametrize("predicate", [
-    "Jews control the media.",          # starts with the identity noun: a full sentence
-    "They are greedy",                  # starts with a pronoun subject
-    "All Jews are cheap",               # quantifier + subject
-    "greedy",                           # an adjective, no verb
-    "The statement is about money",     # a determiner first
-    "controls the banks",               # 3rd person singular: 'All Jews controls'
-    "controlling the media",            # -ing form: no finite verb
-    "not greedy",
-    "g, r, e, e, d",                    # the prompt forbids single characters separated by commas
-    "are late. They never show up.",    # several sentences
-    "are they greedy?",                 # a question
-])
+@pytest.mark.parametrize(
+    "predicate",
+    [
+        "Jews control the media.",  # starts with the identity noun: a full sentence
+        "They are greedy",  # starts with a pronoun subject
+        "All Jews are cheap",  # quantifier + subject
+        "greedy",  # an adjective, no verb
+        "The statement is about money",  # a determiner first
+        "controls the banks",  # 3rd person singular: 'All Jews controls'
+        "controlling the media",  # -ing form: no finite verb
+        "not greedy",
+        "g, r, e, e, d",  # the prompt forbids single characters separated by commas
+        "are late. They never show up.",  # several sentences
+        "are they greedy?",  # a question
+    ],
+)
 def test_not_a_predicate_fires(predicate):
     bad, _ = shape_flags(predicate, "Jews")
     assert bad, predicate
 
 
-@pytest.mark.parametrize("predicate", [
-    "are greedy", "control the media", "killed Jesus", "often complain about everything", "have big noses",
-    "don't tip", "are bad with technology", "objectify others", "drive too slowly",
-])
+@pytest.mark.parametrize(
+    "predicate",
+    [
+        "are greedy",
+        "control the media",
+        "killed Jesus",
+        "often complain about everything",
+        "have big noses",
+        "don't tip",
+        "are bad with technology",
+        "objectify others",
+        "drive too slowly",
+    ],
+)
 def test_well_formed_predicates_pass_both_shape_flags(predicate):
     assert shape_flags(predicate, "Jews") == ([], [])
 
 
-@pytest.mark.parametrize("predicate,why", [
-    ("control", "bare verb"), ("believe", "bare verb"), ("are", "auxiliaries"), ("are not", "auxiliaries"),
-    ("are good at", "ends on 'at'"), ("believe that", "ends on 'that'"), ("consider themselves superior to", "ends on"),
-])
+@pytest.mark.parametrize(
+    "predicate,why",
+    [
+        ("control", "bare verb"),
+        ("believe", "bare verb"),
+        ("are", "auxiliaries"),
+        ("are not", "auxiliaries"),
+        ("are good at", "ends on 'at'"),
+        ("believe that", "ends on 'that'"),
+        ("consider themselves superior to", "ends on"),
+    ],
+)
 def test_incomplete_fires_on_bare_verbs_and_dangling_ends(predicate, why):
     _, short = shape_flags(predicate, "Jews")
     assert short and why in short[0]
@@ -118,8 +139,12 @@ def test_repeated_prior_flags_a_predicate_proposed_for_unrelated_answers():
 
 
 def test_a_predicate_repeated_where_the_answers_support_it_is_not_a_prior():
-    money = {f"m{i}": SurveyAnswer(f"m{i}", "Jewish", "Jews", t) for i, t in enumerate([
-        "They call us greedy with money.", "Coworkers joke that I am greedy.", "People think we are greedy."])}
+    money = {
+        f"m{i}": SurveyAnswer(f"m{i}", "Jewish", "Jews", t)
+        for i, t in enumerate(
+            ["They call us greedy with money.", "Coworkers joke that I am greedy.", "People think we are greedy."]
+        )
+    }
     rows = [PredicateRow(rid, "Jewish", "are greedy") for rid in money]
     flags = flag_predicates(rows, money, None)
     assert not any(f["repeated_prior"] for f in flags) and not any(f["not_grounded"] for f in flags)

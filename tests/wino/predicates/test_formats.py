@@ -13,8 +13,12 @@ def _write(path, text):
 
 
 def test_survey_rows_need_every_column_and_unique_ids(tmp_path):
-    ok = read_survey(_write(tmp_path / "s.csv", "response_id,group,identity_noun,text\n"
-                                                "r1,Jewish,Jews,\"They say we are cheap, which hurts.\"\n"))
+    ok = read_survey(
+        _write(
+            tmp_path / "s.csv",
+            'response_id,group,identity_noun,text\nr1,Jewish,Jews,"They say we are cheap, which hurts."\n',
+        )
+    )
     assert ok[0].text == "They say we are cheap, which hurts." and ok[0].row == 2
     with pytest.raises(DataError, match=r"row 3, column 'group': empty"):
         read_survey(_write(tmp_path / "s.csv", "response_id,group,identity_noun,text\nr1,J,Jews,a\nr2,,Jews,b\n"))
@@ -28,8 +32,9 @@ def test_survey_rows_need_every_column_and_unique_ids(tmp_path):
 
 def test_predicates_must_use_the_survey_ids_and_groups(tmp_path):
     survey = read_survey(_write(tmp_path / "s.csv", "response_id,group,identity_noun,text\nr1,J,Jews,a\n"))
-    preds = read_predicates(_write(tmp_path / "p.csv", "response_id,group,predicate,iteration\nr1,J,are late,1\n"
-                                                       "r1,J,,2\n"))
+    preds = read_predicates(
+        _write(tmp_path / "p.csv", "response_id,group,predicate,iteration\nr1,J,are late,1\nr1,J,,2\n")
+    )
     assert [(p.predicate, p.extra["iteration"]) for p in preds] == [("are late", "1")]  # empty predicate skipped
     check_ids(preds, survey, "p.csv")
     with pytest.raises(DataError, match="'r2' is not an id of the survey"):

@@ -27,17 +27,31 @@ class TableEmbedder:
 
 
 P = "All Jewish people are "
-HUMAN = [PredicateRow("r1", "Jewish", "are greedy"), PredicateRow("r1", "Jewish", "control the banks"),
-         PredicateRow("r2", "Women", "are loud"), PredicateRow("r3", "Women", "are pushy")]
-MODEL = [PredicateRow("r1", "Jewish", "Are greedy."), PredicateRow("r1", "Jewish", "control money"),
-         PredicateRow("r1", "Jewish", "run the banks"), PredicateRow("r2", "Women", "talk loudly")]
-COS = {("are greedy", "control money"): 0.5, ("are greedy", "run the banks"): 0.1,
-       ("control the banks", "Are greedy."): 0.2, ("control the banks", "control money"): 0.7,
-       ("control the banks", "run the banks"): 0.7,  # a tie: the first in file order wins
-       ("are greedy", "Are greedy."): 0.95,
-       ("are loud", "talk loudly"): 0.6,
-       (P + "are greedy", P + "Are greedy."): 0.97, (P + "control the banks", P + "control money"): 0.8,
-       (P + "control the banks", P + "run the banks"): 0.9, (P + "are loud", P + "talk loudly"): 0.75}
+HUMAN = [
+    PredicateRow("r1", "Jewish", "are greedy"),
+    PredicateRow("r1", "Jewish", "control the banks"),
+    PredicateRow("r2", "Women", "are loud"),
+    PredicateRow("r3", "Women", "are pushy"),
+]
+MODEL = [
+    PredicateRow("r1", "Jewish", "Are greedy."),
+    PredicateRow("r1", "Jewish", "control money"),
+    PredicateRow("r1", "Jewish", "run the banks"),
+    PredicateRow("r2", "Women", "talk loudly"),
+]
+COS = {
+    ("are greedy", "control money"): 0.5,
+    ("are greedy", "run the banks"): 0.1,
+    ("control the banks", "Are greedy."): 0.2,
+    ("control the banks", "control money"): 0.7,
+    ("control the banks", "run the banks"): 0.7,  # a tie: the first in file order wins
+    ("are greedy", "Are greedy."): 0.95,
+    ("are loud", "talk loudly"): 0.6,
+    (P + "are greedy", P + "Are greedy."): 0.97,
+    (P + "control the banks", P + "control money"): 0.8,
+    (P + "control the banks", P + "run the banks"): 0.9,
+    (P + "are loud", P + "talk loudly"): 0.75,
+}
 
 
 def test_hand_computed_exact_pcs_scs_and_coverage():
@@ -47,9 +61,11 @@ def test_hand_computed_exact_pcs_scs_and_coverage():
         ("Are greedy.", 1, 0.95, 0.97),
         ("control money", 0, 0.7, 0.8),  # SCS at the PCS-best candidate (0.8), not the best SCS (0.9)
         ("talk loudly", 0, 0.6, 0.75),
-        ("", 0, None, None)]            # r3 has no model predicate
-    metrics, table = quality_metrics(per, model_exact_rows(HUMAN, MODEL, "response"), match_by="response",
-                                     n_resamples=200)
+        ("", 0, None, None),
+    ]  # r3 has no model predicate
+    metrics, table = quality_metrics(
+        per, model_exact_rows(HUMAN, MODEL, "response"), match_by="response", n_resamples=200
+    )
     assert metrics["exact_match"]["value"] == pytest.approx(1 / 4)
     assert metrics["pcs"]["value"] == pytest.approx((0.95 + 0.7 + 0.6) / 3)
     assert metrics["scs"]["value"] == pytest.approx((0.97 + 0.8 + 0.75) / 3)
@@ -144,8 +160,14 @@ def test_group_level_agreement_between_released_human_and_gpt_winosemitism(tmp_p
 
     from biaslab.wino.predicates.study import run_quality
 
-    res = run_quality(human_path="winosemitism", model_path="gpt-winosemitism", match_by="group",
-                      embedding="all-minilm-l6-v2", prefix="All Jewish people are ", out_dir=tmp_path)
+    res = run_quality(
+        human_path="winosemitism",
+        model_path="gpt-winosemitism",
+        match_by="group",
+        embedding="all-minilm-l6-v2",
+        prefix="All Jewish people are ",
+        out_dir=tmp_path,
+    )
     data = os.environ["BIASLAB_DATA_DIR"]
     human = _released_plural(f"{data}/winosemitism/human_ws/predicates.xlsx")
     gpt = _released_plural(f"{data}/winosemitism/gpt_ws/GPT predicates.xlsx")

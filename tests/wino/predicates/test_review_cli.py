@@ -19,8 +19,9 @@ EXAMPLE = Path(__file__).resolve().parents[3] / "src" / "biaslab" / "wino" / "pr
 
 def biaslab(*args, cache, check=True):
     env = {**os.environ, "BIASLAB_CACHE_DIR": str(cache)}
-    proc = subprocess.run([sys.executable, "-m", "biaslab.cli", *map(str, args)], env=env, capture_output=True,
-                          text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-m", "biaslab.cli", *map(str, args)], env=env, capture_output=True, text=True, timeout=600
+    )
     if check and proc.returncode != 0:
         raise AssertionError(f"exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}")
     return proc
@@ -59,8 +60,22 @@ def test_example_extract_review_build_and_score_end_to_end(tmp_path):
     answers.write_text(json.dumps(canned_answers(ex / "survey.csv", _fake_answers)))
     model = f"scripted/canned:file={answers}"
     preds = tmp_path / "model_predicates.csv"
-    proc = biaslab("wino", "extract-predicates", "--survey", ex / "survey.csv", "--human", ex / "human_predicates.csv",
-                   "--model", model, "--embedding", "none", "--out", preds, "-q", cache=cache)
+    proc = biaslab(
+        "wino",
+        "extract-predicates",
+        "--survey",
+        ex / "survey.csv",
+        "--human",
+        ex / "human_predicates.csv",
+        "--model",
+        model,
+        "--embedding",
+        "none",
+        "--out",
+        preds,
+        "-q",
+        cache=cache,
+    )
     rows = read(preds)
     humans = read(ex / "human_predicates.csv")
     assert len(rows) == len(humans) == 23  # one call per human predicate
@@ -75,18 +90,34 @@ def test_example_extract_review_build_and_score_end_to_end(tmp_path):
     assert meta["n_predicates"] == 23 and meta["run"]["model_calls"] == 23
     assert meta["flag_rates"]["repeated_prior"]["count"] == len(greedy)
     assert "repeated_prior" in proc.stdout
-    again = biaslab("wino", "extract-predicates", "--survey", ex / "survey.csv", "--human", ex / "human_predicates.csv",
-                    "--model", model, "--embedding", "none", "--out", preds, "-q", cache=cache)
+    again = biaslab(
+        "wino",
+        "extract-predicates",
+        "--survey",
+        ex / "survey.csv",
+        "--human",
+        ex / "human_predicates.csv",
+        "--model",
+        model,
+        "--embedding",
+        "none",
+        "--out",
+        preds,
+        "-q",
+        cache=cache,
+    )
     assert "model calls 0" in again.stdout
 
     review = tmp_path / "review.csv"
-    biaslab("wino", "review", "export", "--predicates", preds, "--survey", ex / "survey.csv", "--out", review,
-            cache=cache)
+    biaslab(
+        "wino", "review", "export", "--predicates", preds, "--survey", ex / "survey.csv", "--out", review, cache=cache
+    )
     sheet = read(review)
     assert sheet[0]["category"] == "" and sheet[0]["answer_text"]
     for r in sheet:  # a reviewer: priors are hallucinations, bare verbs 'other', the rest correct
-        r["category"] = "hallucination" if r["predicate"] == "are greedy" else \
-            "other" if r["predicate"] == "control" else "correct"
+        r["category"] = (
+            "hallucination" if r["predicate"] == "are greedy" else "other" if r["predicate"] == "control" else "correct"
+        )
         if r["predicate"] == "are slow drivers":
             r["category"], r["edited_predicate"] = "semantically-correct", "drive too slowly"
     with open(review, "w", newline="", encoding="utf-8") as fh:
@@ -117,17 +148,31 @@ def test_example_extract_review_build_and_score_end_to_end(tmp_path):
 
 
 def _rev(rid, group, cat, **flags):
-    base = {"response_id": rid, "group": group, "predicate": f"p-{rid}", "category": cat, "edited_predicate": "",
-            "row": 0, "not_a_predicate": False, "incomplete": False, "not_grounded": False, "repeated_prior": False,
-            "possible_negation": False}
+    base = {
+        "response_id": rid,
+        "group": group,
+        "predicate": f"p-{rid}",
+        "category": cat,
+        "edited_predicate": "",
+        "row": 0,
+        "not_a_predicate": False,
+        "incomplete": False,
+        "not_grounded": False,
+        "repeated_prior": False,
+        "possible_negation": False,
+    }
     return {**base, **flags}
 
 
 def test_table3_shares_and_flag_precision_recall_by_hand():
-    reviewed = [_rev("a", "Gay", "correct"), _rev("b", "Gay", "hallucination", not_grounded=True),
-                _rev("c", "Gay", "opposite", possible_negation=True), _rev("d", "Lesbian", "opposite"),
-                _rev("e", "Lesbian", "correct", not_grounded=True), _rev("f", "Lesbian", "hallucination",
-                                                                       not_grounded=True)]
+    reviewed = [
+        _rev("a", "Gay", "correct"),
+        _rev("b", "Gay", "hallucination", not_grounded=True),
+        _rev("c", "Gay", "opposite", possible_negation=True),
+        _rev("d", "Lesbian", "opposite"),
+        _rev("e", "Lesbian", "correct", not_grounded=True),
+        _rev("f", "Lesbian", "hallucination", not_grounded=True),
+    ]
     table, metrics = category_table(reviewed, n_resamples=100)
     gay, lesbian, overall = table
     assert gay["correct"] == pytest.approx(1 / 3) and gay["opposite"] == pytest.approx(1 / 3)
@@ -146,10 +191,13 @@ def test_table3_shares_and_flag_precision_recall_by_hand():
 
 
 def test_accepted_predicates_rules():
-    reviewed = [_rev("a", "G", "correct", predicate="are loud."), _rev("b", "G", "correct", predicate="Are loud"),
-                _rev("c", "G", "semantically-correct", predicate="loud people"),
-                _rev("d", "G", "semantically-correct", predicate="x", edited_predicate="talk loudly"),
-                _rev("e", "G", "hallucination", predicate="are greedy", edited_predicate="are nice")]
+    reviewed = [
+        _rev("a", "G", "correct", predicate="are loud."),
+        _rev("b", "G", "correct", predicate="Are loud"),
+        _rev("c", "G", "semantically-correct", predicate="loud people"),
+        _rev("d", "G", "semantically-correct", predicate="x", edited_predicate="talk loudly"),
+        _rev("e", "G", "hallucination", predicate="are greedy", edited_predicate="are nice"),
+    ]
     kept, skipped = accepted_predicates(reviewed)
     assert [(k["plural"], k["response_ids"]) for k in kept] == [("are loud", "a;b"), ("talk loudly", "d")]
     assert skipped == {"semantically-correct without edited_predicate": 1, "rejected": 1, "duplicate": 1}
@@ -160,26 +208,80 @@ def test_bad_input_gives_one_line_errors(tmp_path):
     cache = tmp_path / "c"
     survey = tmp_path / "survey.csv"
     survey.write_text("response_id,group,identity_noun,text\nr1,older,older people,\n")
-    proc = biaslab("wino", "extract-predicates", "--survey", survey, "--per-response", "2", "--model", "scripted/echo",
-                   "--embedding", "none", "--out", tmp_path / "p.csv", cache=cache, check=False)
+    proc = biaslab(
+        "wino",
+        "extract-predicates",
+        "--survey",
+        survey,
+        "--per-response",
+        "2",
+        "--model",
+        "scripted/echo",
+        "--embedding",
+        "none",
+        "--out",
+        tmp_path / "p.csv",
+        cache=cache,
+        check=False,
+    )
     assert proc.returncode != 0 and "row 2, column 'text': empty" in proc.stderr and "Traceback" not in proc.stderr
     survey.write_text("response_id,identity_noun,text\nr1,older people,hi\n")
-    proc = biaslab("wino", "extract-predicates", "--survey", survey, "--per-response", "2", "--model", "scripted/echo",
-                   "--embedding", "none", "--out", tmp_path / "p.csv", cache=cache, check=False)
+    proc = biaslab(
+        "wino",
+        "extract-predicates",
+        "--survey",
+        survey,
+        "--per-response",
+        "2",
+        "--model",
+        "scripted/echo",
+        "--embedding",
+        "none",
+        "--out",
+        tmp_path / "p.csv",
+        cache=cache,
+        check=False,
+    )
     assert proc.returncode != 0 and "missing column(s) 'group'" in proc.stderr
     human = tmp_path / "human.csv"
     human.write_text("response_id,group,predicate\nq9-999,older,are slow\n")
-    proc = biaslab("wino", "extract-predicates", "--survey", EXAMPLE / "survey.csv", "--human", human,
-                   "--model", "scripted/echo", "--embedding", "none", "--out", tmp_path / "p.csv", cache=cache,
-                   check=False)
+    proc = biaslab(
+        "wino",
+        "extract-predicates",
+        "--survey",
+        EXAMPLE / "survey.csv",
+        "--human",
+        human,
+        "--model",
+        "scripted/echo",
+        "--embedding",
+        "none",
+        "--out",
+        tmp_path / "p.csv",
+        cache=cache,
+        check=False,
+    )
     assert proc.returncode != 0 and "'q9-999' is not an id of the survey file" in proc.stderr
-    proc = biaslab("wino", "predicate-quality", "--human", EXAMPLE / "human_predicates.csv", "--model-predicates",
-                   EXAMPLE / "human_predicates.csv", "--embedding", tmp_path / "nowhere", "--out", tmp_path / "q",
-                   cache=cache, check=False)
+    proc = biaslab(
+        "wino",
+        "predicate-quality",
+        "--human",
+        EXAMPLE / "human_predicates.csv",
+        "--model-predicates",
+        EXAMPLE / "human_predicates.csv",
+        "--embedding",
+        tmp_path / "nowhere",
+        "--out",
+        tmp_path / "q",
+        cache=cache,
+        check=False,
+    )
     assert proc.returncode != 0 and "unknown embedding model" in proc.stderr and "Traceback" not in proc.stderr
     review = tmp_path / "review.csv"
-    review.write_text("response_id,group,predicate,not_a_predicate,incomplete,not_grounded,repeated_prior,"
-                      "possible_negation,category,edited_predicate\nq1-001,older,are slow,0,0,0,0,0,wrong,\n")
+    review.write_text(
+        "response_id,group,predicate,not_a_predicate,incomplete,not_grounded,repeated_prior,"
+        "possible_negation,category,edited_predicate\nq1-001,older,are slow,0,0,0,0,0,wrong,\n"
+    )
     proc = biaslab("wino", "review", "import", "--reviewed", review, "--out", tmp_path / "r", cache=cache, check=False)
     assert proc.returncode != 0 and "unknown category 'wrong'" in proc.stderr and "row 2" in proc.stderr
     assert len(proc.stderr.strip().splitlines()) <= 3  # one message (rich may wrap it)
@@ -209,18 +311,46 @@ def test_missing_embedding_packages_name_the_pip_command(monkeypatch):
 def test_flag_predicates_and_export_of_a_file_without_flags(tmp_path):
     cache = tmp_path / "c"
     preds = tmp_path / "preds.csv"
-    preds.write_text("response_id,group,predicate\nq1-001,older,control\nq1-002,older,are stuck in their ways\n"
-                     "q1-003,older,Older people drive slowly.\n")
+    preds.write_text(
+        "response_id,group,predicate\nq1-001,older,control\nq1-002,older,are stuck in their ways\n"
+        "q1-003,older,Older people drive slowly.\n"
+    )
     out = tmp_path / "flagged.csv"
-    proc = biaslab("wino", "flag-predicates", "--survey", EXAMPLE / "survey.csv", "--predicates", preds,
-                   "--embedding", "none", "--out", out, cache=cache)
+    proc = biaslab(
+        "wino",
+        "flag-predicates",
+        "--survey",
+        EXAMPLE / "survey.csv",
+        "--predicates",
+        preds,
+        "--embedding",
+        "none",
+        "--out",
+        out,
+        cache=cache,
+    )
     rows = read(out)
     assert [(r["incomplete"], r["not_a_predicate"], r["not_grounded"]) for r in rows] == [
-        ("1", "0", "1"), ("0", "0", "0"), ("0", "1", "0")]
+        ("1", "0", "1"),
+        ("0", "0", "0"),
+        ("0", "1", "0"),
+    ]
     assert "starts with the identity noun" in rows[2]["flag_notes"]
     assert "not_a_predicate" in proc.stdout
     review = tmp_path / "review.csv"
-    biaslab("wino", "review", "export", "--predicates", preds, "--survey", EXAMPLE / "survey.csv", "--embedding",
-            "none", "--out", review, cache=cache)
+    biaslab(
+        "wino",
+        "review",
+        "export",
+        "--predicates",
+        preds,
+        "--survey",
+        EXAMPLE / "survey.csv",
+        "--embedding",
+        "none",
+        "--out",
+        review,
+        cache=cache,
+    )
     sheet = read(review)
     assert [r["incomplete"] for r in sheet] == ["1", "0", "0"] and all(r["category"] == "" for r in sheet)

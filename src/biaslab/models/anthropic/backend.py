@@ -46,8 +46,14 @@ T = TypeVar("T")
 ANTHROPIC_BASE_URL = "https://api.anthropic.com"
 API_KEY_ENV = "ANTHROPIC_API_KEY"
 DEFAULT_MAX_TOKENS = 1024
-DEFAULTS: dict[str, Any] = {"max_concurrency": 8, "max_retries": 6, "timeout": 60.0, "retry_base_delay": 0.5,
-                            "retry_max_delay": 30.0, "max_retry_after": 60.0}
+DEFAULTS: dict[str, Any] = {
+    "max_concurrency": 8,
+    "max_retries": 6,
+    "timeout": 60.0,
+    "retry_base_delay": 0.5,
+    "retry_max_delay": 30.0,
+    "max_retry_after": 60.0,
+}
 STOP_REASONS = {"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length"}
 
 
@@ -90,30 +96,40 @@ class AnthropicRetrier(Retrier):
     def _status_error(self, exc: Any, endpoint: str) -> Exception:
         status = exc.status_code
         if status == 401:
-            return BackendError(f"the server rejected the API key (HTTP 401 from {self.base_url}); set {API_KEY_ENV} "
-                                "to a valid Anthropic API key")
+            return BackendError(
+                f"the server rejected the API key (HTTP 401 from {self.base_url}); set {API_KEY_ENV} "
+                "to a valid Anthropic API key"
+            )
         if status == 404 and endpoint == "messages":
-            return BackendError(f"model {self.model!r} not found at {self.base_url} (HTTP 404: "
-                                f"{self._server_message(exc)}); check the name after anthropic/")
+            return BackendError(
+                f"model {self.model!r} not found at {self.base_url} (HTTP 404: "
+                f"{self._server_message(exc)}); check the name after anthropic/"
+            )
         if status == 400 and any(w in self._server_message(exc) for w in ("temperature", "top_p")):
-            return BackendError(f"{self.base_url} refused the sampling parameters for model {self.model!r} (HTTP 400: "
-                                f"{self._server_message(exc)}); this model takes no temperature/top_p, which the "
-                                "probe or --temperature/--top-p set")
+            return BackendError(
+                f"{self.base_url} refused the sampling parameters for model {self.model!r} (HTTP 400: "
+                f"{self._server_message(exc)}); this model takes no temperature/top_p, which the "
+                "probe or --temperature/--top-p set"
+            )
         if status in (404, 405) and endpoint.startswith("batch"):
             from biaslab.models.batch.provider import NoBatchListing
 
             if endpoint == "batches-list":
                 return NoBatchListing(f"HTTP {status} on {self.base_url}/v1/messages/batches")
-            return BackendError(f"{self.base_url} has no Message Batches API (HTTP {status}: "
-                                f"{self._server_message(exc)}); run without -P batch=true")
+            return BackendError(
+                f"{self.base_url} has no Message Batches API (HTTP {status}: "
+                f"{self._server_message(exc)}); run without -P batch=true"
+            )
         return super()._status_error(exc, endpoint)
 
 
 def message_params(model: str, request: GenerateRequest) -> dict[str, Any]:
     """The Messages API's body for ``request`` (the online call's and a batch line's ``params``)."""
     if request.messages is None:
-        raise ConfigError("anthropic/ models take chat messages only (the Messages API has no raw-prompt "
-                          "completions); this request is a raw prompt")
+        raise ConfigError(
+            "anthropic/ models take chat messages only (the Messages API has no raw-prompt "
+            "completions); this request is a raw prompt"
+        )
     system = [content for role, content in request.messages if role == "system"]
     turns = [{"role": role, "content": content} for role, content in request.messages if role != "system"]
     p = request.params
@@ -126,6 +142,7 @@ def message_params(model: str, request: GenerateRequest) -> dict[str, Any]:
 
 def message_result(message: Any) -> GenerateResult:
     """A ``Message`` (SDK object or JSON) as the result every backend returns."""
+
     def get(obj: Any, name: str) -> Any:
         return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
 
@@ -135,9 +152,12 @@ def message_result(message: Any) -> GenerateResult:
     text = "".join(str(get(b, "text") or "") for b in blocks if get(b, "type") == "text")
     usage = get(message, "usage")
     reason = get(message, "stop_reason")
-    return GenerateResult(text=text, n_prompt_tokens=get(usage, "input_tokens") if usage is not None else None,
-                          n_new_tokens=get(usage, "output_tokens") if usage is not None else None,
-                          finish_reason=STOP_REASONS.get(reason, reason))
+    return GenerateResult(
+        text=text,
+        n_prompt_tokens=get(usage, "input_tokens") if usage is not None else None,
+        n_new_tokens=get(usage, "output_tokens") if usage is not None else None,
+        finish_reason=STOP_REASONS.get(reason, reason),
+    )
 
 
 class AnthropicBackend(ModelBackend):
@@ -148,13 +168,16 @@ class AnthropicBackend(ModelBackend):
     def __init__(self, model: str, *, base_url: str | None = None, **options: Any) -> None:
         model = (model or "").strip()
         if not model:
-            raise ConfigError("the anthropic backend needs a model name: anthropic/<model>, e.g. "
-                              "anthropic/claude-haiku-4-5")
+            raise ConfigError(
+                "the anthropic backend needs a model name: anthropic/<model>, e.g. anthropic/claude-haiku-4-5"
+            )
         try:
             import anthropic
         except ImportError:
-            raise ConfigError("the anthropic backend needs the 'anthropic' package, which is not installed; "
-                              "install it with: pip install 'biaslab[anthropic]'") from None
+            raise ConfigError(
+                "the anthropic backend needs the 'anthropic' package, which is not installed; "
+                "install it with: pip install 'biaslab[anthropic]'"
+            ) from None
         self._sdk = anthropic
         self.batch_settings, options = split_batch_options(options)
         opts = _parse_options(options)
@@ -165,16 +188,24 @@ class AnthropicBackend(ModelBackend):
         key = os.environ.get(API_KEY_ENV, "").strip() or None
         if key is None:
             if not base_url:
-                raise ConfigError(f"set {API_KEY_ENV} to use Anthropic's API (or pass --base-url for another "
-                                  "server speaking it)")
+                raise ConfigError(
+                    f"set {API_KEY_ENV} to use Anthropic's API (or pass --base-url for another server speaking it)"
+                )
             key = PLACEHOLDER_KEY
         self._api_key = Secret(key)
         self.max_concurrency: int = opts["max_concurrency"]
         self.timeout: float = opts["timeout"]
         self._retrier = AnthropicRetrier(
-            anthropic, self._api_key, model=model, base_url=self.base_url, timeout=self.timeout,
-            max_retries=opts["max_retries"], retry_base_delay=opts["retry_base_delay"],
-            retry_max_delay=opts["retry_max_delay"], max_retry_after=opts["max_retry_after"])
+            anthropic,
+            self._api_key,
+            model=model,
+            base_url=self.base_url,
+            timeout=self.timeout,
+            max_retries=opts["max_retries"],
+            retry_base_delay=opts["retry_base_delay"],
+            retry_max_delay=opts["retry_max_delay"],
+            max_retry_after=opts["max_retry_after"],
+        )
 
     def identity(self) -> dict[str, Any]:
         return anthropic_identity(self.model, self.base_url)
@@ -187,19 +218,22 @@ class AnthropicBackend(ModelBackend):
         return run_sync(make_coro, name="biaslab-anthropic")
 
     def _make_client(self) -> Any:
-        return self._sdk.AsyncAnthropic(api_key=self._api_key.reveal(), base_url=self.base_url,
-                                        timeout=self.timeout, max_retries=0)
+        return self._sdk.AsyncAnthropic(
+            api_key=self._api_key.reveal(), base_url=self.base_url, timeout=self.timeout, max_retries=0
+        )
 
     async def _run_all(self, requests: list[Any], one: Any, on_result: OnResult | None) -> list[Any]:
-        return await run_all(requests, one, on_result, max_concurrency=self.max_concurrency,
-                             make_client=self._make_client)
+        return await run_all(
+            requests, one, on_result, max_concurrency=self.max_concurrency, make_client=self._make_client
+        )
 
     async def _generate_one(self, client: Any, request: GenerateRequest) -> GenerateResult:
         params = message_params(self.model, request)
         # sampling parameters go in the JSON body as they are: SDK versions that no longer type them still send them
         sampling = {k: params.pop(k) for k in ("temperature", "top_p") if k in params}
-        message = await self._retrier.call(lambda: client.messages.create(**params, extra_body=sampling or None),
-                                           endpoint="messages")
+        message = await self._retrier.call(
+            lambda: client.messages.create(**params, extra_body=sampling or None), endpoint="messages"
+        )
         return message_result(message)
 
     def generate(self, requests: Sequence[GenerateRequest], on_result: OnResult | None = None) -> list[GenerateResult]:
@@ -213,11 +247,14 @@ class AnthropicBackend(ModelBackend):
             return run_batched(AnthropicBatchProvider(self), self.batch_settings, requests, on_result)
         return self._run_sync(lambda: self._run_all(requests, self._generate_one, on_result))
 
-    def loglikelihood(self, requests: Sequence[LoglikelihoodRequest],
-                      on_result: OnResult | None = None) -> list[LoglikelihoodResult]:
-        raise ConfigError(f"anthropic/{self.model} cannot score log-likelihoods (Anthropic's Messages API returns "
-                          "no prompt log-probabilities); likelihood probes need a local model (smollm2, hf/..., "
-                          "gguf/...) or a vLLM server (openai/... --base-url)")
+    def loglikelihood(
+        self, requests: Sequence[LoglikelihoodRequest], on_result: OnResult | None = None
+    ) -> list[LoglikelihoodResult]:
+        raise ConfigError(
+            f"anthropic/{self.model} cannot score log-likelihoods (Anthropic's Messages API returns "
+            "no prompt log-probabilities); likelihood probes need a local model (smollm2, hf/..., "
+            "gguf/...) or a vLLM server (openai/... --base-url)"
+        )
 
 
 def from_spec(name: str, *, base_url: str | None = None, options: dict[str, Any] | None = None) -> AnthropicBackend:

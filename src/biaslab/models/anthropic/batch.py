@@ -100,16 +100,25 @@ class AnthropicBatchProvider(BatchProvider):
         after: str | None = None
         for _ in range(MAX_LIST_PAGES):
             kw: dict[str, Any] = {"limit": 100} | ({"after_id": after} if after else {})
-            page = await self.retrier.call(functools.partial(self.client.messages.batches.list, **kw),
-                                           endpoint="batches-list")
+            page = await self.retrier.call(
+                functools.partial(self.client.messages.batches.list, **kw), endpoint="batches-list"
+            )
             data = list(_get(page, "data") or [])
             for b in data:
                 created = _epoch(_get(b, "created_at"))
                 counts = _get(b, "request_counts")
-                total = sum(int(_get(counts, k) or 0) for k in ("processing", "succeeded", "errored", "canceled",
-                                                                "expired")) if counts is not None else -1
-                if _get(b, "id") not in claimed and created >= record.created - CLOCK_SLACK \
-                        and total == len(record.ids):
+                total = (
+                    sum(
+                        int(_get(counts, k) or 0) for k in ("processing", "succeeded", "errored", "canceled", "expired")
+                    )
+                    if counts is not None
+                    else -1
+                )
+                if (
+                    _get(b, "id") not in claimed
+                    and created >= record.created - CLOCK_SLACK
+                    and total == len(record.ids)
+                ):
                     return b
             oldest = min((_epoch(_get(b, "created_at")) for b in data), default=0.0)
             if not data or not _get(page, "has_more", False) or oldest < record.created - CLOCK_SLACK:
@@ -124,17 +133,27 @@ class AnthropicBatchProvider(BatchProvider):
     def _state(self, batch: Any) -> BatchState:
         status = str(_get(batch, "processing_status") or "unknown")
         rc = _get(batch, "request_counts")
-        counts = {k: int(_get(rc, k) or 0) for k in ("processing", "succeeded", "errored", "canceled", "expired")} \
-            if rc is not None else {}
+        counts = (
+            {k: int(_get(rc, k) or 0) for k in ("processing", "succeeded", "errored", "canceled", "expired")}
+            if rc is not None
+            else {}
+        )
         total = sum(counts.values())
         cancelled = _get(batch, "cancel_initiated_at") is not None
-        return BatchState(status=status, terminal=status == "ended", done=total - counts.get("processing", 0),
-                          total=total, counts=counts, problem="the batch was cancelled" if cancelled else None,
-                          usable=not cancelled)
+        return BatchState(
+            status=status,
+            terminal=status == "ended",
+            done=total - counts.get("processing", 0),
+            total=total,
+            counts=counts,
+            problem="the batch was cancelled" if cancelled else None,
+            usable=not cancelled,
+        )
 
     async def poll(self, record: BatchRecord) -> BatchState:
-        batch = await self.retrier.call(lambda: self.client.messages.batches.retrieve(record.batch_id),
-                                        endpoint="batches")
+        batch = await self.retrier.call(
+            lambda: self.client.messages.batches.retrieve(record.batch_id), endpoint="batches"
+        )
         return self._state(batch)
 
     async def cancel(self, batch_id: str) -> BatchState:

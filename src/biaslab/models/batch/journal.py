@@ -46,11 +46,32 @@ class BatchRecord:
     format: int = FORMAT
 
     @classmethod
-    def new(cls, *, provider: str, base_url: str, model: str, endpoint: str, ids: list[str], command: str = "",
-            run: str | None = None, round: int = 1) -> BatchRecord:
+    def new(
+        cls,
+        *,
+        provider: str,
+        base_url: str,
+        model: str,
+        endpoint: str,
+        ids: list[str],
+        command: str = "",
+        run: str | None = None,
+        round: int = 1,
+    ) -> BatchRecord:
         now = time.time()
-        return cls(token=uuid.uuid4().hex, provider=provider, base_url=base_url, model=model, endpoint=endpoint,
-                   ids=list(ids), created=now, command=command, run=run, updated=now, round=round)
+        return cls(
+            token=uuid.uuid4().hex,
+            provider=provider,
+            base_url=base_url,
+            model=model,
+            endpoint=endpoint,
+            ids=list(ids),
+            created=now,
+            command=command,
+            run=run,
+            updated=now,
+            round=round,
+        )
 
     @property
     def spec(self) -> str:
@@ -90,11 +111,14 @@ class Journal:
             finally:
                 os.close(fd)
         except OSError as exc:
-            raise CacheError(f"cannot write the batch journal in {self.directory} ({exc.strerror}); "
-                             "choose a writable place with --cache-dir or BIASLAB_CACHE_DIR") from None
+            raise CacheError(
+                f"cannot write the batch journal in {self.directory} ({exc.strerror}); "
+                "choose a writable place with --cache-dir or BIASLAB_CACHE_DIR"
+            ) from None
 
-    def records(self, *, provider: str | None = None, base_url: str | None = None,
-                model: str | None = None) -> list[BatchRecord]:
+    def records(
+        self, *, provider: str | None = None, base_url: str | None = None, model: str | None = None
+    ) -> list[BatchRecord]:
         """Every record (oldest first), or those of one provider, server and model."""
         out: list[BatchRecord] = []
         if not self.directory.is_dir():
@@ -103,8 +127,10 @@ class Journal:
             try:
                 record = BatchRecord.from_json(json.loads(path.read_text(encoding="utf-8")))
             except (OSError, ValueError, TypeError) as exc:
-                raise CacheError(f"the batch journal entry {path} is unreadable ({exc}); "
-                                 "move it away (its batch can still be seen at the provider)") from None
+                raise CacheError(
+                    f"the batch journal entry {path} is unreadable ({exc}); "
+                    "move it away (its batch can still be seen at the provider)"
+                ) from None
             if provider not in (None, record.provider) or base_url not in (None, record.base_url):
                 continue
             if model not in (None, record.model):
@@ -116,8 +142,12 @@ class Journal:
         """The record whose batch id or token is (or starts with) ``ref``."""
         from biaslab.errors import ConfigError
 
-        matches = [r for r in self.records() if ref in (r.batch_id, r.token)
-                   or (len(ref) >= 6 and (r.token.startswith(ref) or (r.batch_id or "").startswith(ref)))]
+        matches = [
+            r
+            for r in self.records()
+            if ref in (r.batch_id, r.token)
+            or (len(ref) >= 6 and (r.token.startswith(ref) or (r.batch_id or "").startswith(ref)))
+        ]
         if len(matches) != 1:
             what = "no batch" if not matches else f"{len(matches)} batches"
             raise ConfigError(f"{what} in {self.directory} match {ref!r}; `biaslab batches list` shows them")

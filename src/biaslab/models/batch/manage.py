@@ -16,8 +16,10 @@ from biaslab.errors import ConfigError
 from biaslab.models.batch.journal import BatchRecord, Journal
 from biaslab.models.batch.provider import BatchProvider, BatchState
 
-PROVIDERS = {"openai": "biaslab.models.openai.batch:OpenAIBatchProvider",
-             "anthropic": "biaslab.models.anthropic.batch:AnthropicBatchProvider"}
+PROVIDERS = {
+    "openai": "biaslab.models.openai.batch:OpenAIBatchProvider",
+    "anthropic": "biaslab.models.anthropic.batch:AnthropicBatchProvider",
+}
 DEFAULT_URLS = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
 ENDED = ("completed", "expired", "cancelled", "failed", "ended", "abandoned")
 
@@ -28,8 +30,9 @@ def journal_for(cache_dir: Path | str | None) -> Journal:
     return Journal(cache_path(cache_dir).parent / "batches")
 
 
-def select(journal: Journal, *, model: str | None = None, run: str | None = None,
-           unfinished: bool = False) -> list[BatchRecord]:
+def select(
+    journal: Journal, *, model: str | None = None, run: str | None = None, unfinished: bool = False
+) -> list[BatchRecord]:
     """The records of ``model`` (a spec, ``openai/gpt-4o-mini``) and of runs whose label or command line
     contains ``run``; ``unfinished``: only those not read back yet."""
     out = []
@@ -100,11 +103,23 @@ def cancel(journal: Journal, records: list[BatchRecord]) -> list[tuple[BatchReco
 
 def describe(record: BatchRecord, state: BatchState | None = None) -> dict[str, Any]:
     """What ``biaslab batches show`` prints (no key, no prompt: the journal has neither)."""
-    row = {"batch": record.label, "token": record.token, "model": record.spec, "server": record.base_url,
-           "endpoint": record.endpoint, "requests": len(record.ids), "state": record.state,
-           "counts": record.counts, "submitted": record.created, "run": record.run, "command": record.command,
-           "retry round": record.round, "input file": record.input_file_id, "read back": record.collected,
-           "failed lines": len(record.failed)}
+    row = {
+        "batch": record.label,
+        "token": record.token,
+        "model": record.spec,
+        "server": record.base_url,
+        "endpoint": record.endpoint,
+        "requests": len(record.ids),
+        "state": record.state,
+        "counts": record.counts,
+        "submitted": record.created,
+        "run": record.run,
+        "command": record.command,
+        "retry round": record.round,
+        "input file": record.input_file_id,
+        "read back": record.collected,
+        "failed lines": len(record.failed),
+    }
     if state is not None:
         row["state"], row["counts"] = state.status, state.counts
         if state.problem:

@@ -54,8 +54,9 @@ def split_batch_options(options: dict[str, Any]) -> tuple[BatchSettings, dict[st
     try:
         poll = float(raw.get("batch_poll_seconds", 60.0))
     except (TypeError, ValueError):
-        raise ConfigError(f"-P batch_poll_seconds must be a number of seconds, got {raw['batch_poll_seconds']!r}") \
-            from None
+        raise ConfigError(
+            f"-P batch_poll_seconds must be a number of seconds, got {raw['batch_poll_seconds']!r}"
+        ) from None
     if not poll >= 0:
         raise ConfigError(f"-P batch_poll_seconds must be 0 or more seconds, got {poll:g}")
     retry = str(raw.get("batch_retry", "batch")).strip().lower()
@@ -81,8 +82,9 @@ def note_likelihood_online(kind: str) -> None:
     _NOTED.add(kind)
     from biaslab import progress
 
-    progress.note("-P batch=true: log-likelihood requests go online (the batch APIs return no prompt "
-                  "log-probabilities)")
+    progress.note(
+        "-P batch=true: log-likelihood requests go online (the batch APIs return no prompt log-probabilities)"
+    )
 
 
 _NOTED: set[str] = set()

@@ -64,16 +64,22 @@ def split(ids: list[str], lines: list[bytes], max_requests: int, max_bytes: int)
     return chunks
 
 
-def run_batched(provider: BatchProvider, settings: BatchSettings, requests: Sequence[GenerateRequest],
-                on_result: OnResult | None) -> list[GenerateResult]:
+def run_batched(
+    provider: BatchProvider, settings: BatchSettings, requests: Sequence[GenerateRequest], on_result: OnResult | None
+) -> list[GenerateResult]:
     """Answer ``requests`` through ``provider``'s batch API (see the module); results in request order."""
     runner = _Runner(provider, settings, list(requests), on_result)
     return provider.run_sync(runner.run)
 
 
 class _Runner:
-    def __init__(self, provider: BatchProvider, settings: BatchSettings, requests: list[GenerateRequest],
-                 on_result: OnResult | None) -> None:
+    def __init__(
+        self,
+        provider: BatchProvider,
+        settings: BatchSettings,
+        requests: list[GenerateRequest],
+        on_result: OnResult | None,
+    ) -> None:
         self.p, self.settings, self.requests, self.on_result = provider, settings, requests, on_result
         self.journal = Journal(journal_dir(settings))
         self.results: list[Any] = [None] * len(requests)
@@ -96,16 +102,21 @@ class _Runner:
                 await self._submit(fresh, round=1)
             await self._wait()
         except asyncio.CancelledError:
-            progress.note("interrupted: the submitted batches go on at the provider; the same command resumes them "
-                          "(`biaslab batches list` shows them, `biaslab batches cancel` stops them)")
+            progress.note(
+                "interrupted: the submitted batches go on at the provider; the same command resumes them "
+                "(`biaslab batches list` shows them, `biaslab batches cancel` stops them)"
+            )
             raise
         finally:
             await self.p.close()
         if self.fatal:
             first, more = self.fatal[0], len(self.fatal) - 1
-            raise BackendError(f"{first}" + (f" (and {more} more failed request{'s' if more > 1 else ''})"
-                                             if more else "") + "; the answers that came back are cached, "
-                               "run the same command again to retry the rest")
+            raise BackendError(
+                f"{first}"
+                + (f" (and {more} more failed request{'s' if more > 1 else ''})" if more else "")
+                + "; the answers that came back are cached, "
+                "run the same command again to retry the rest"
+            )
         return self.results
 
     def _deliver(self, cid: str, result: GenerateResult) -> None:
@@ -131,8 +142,9 @@ class _Runner:
             try:
                 found = await self.p.find(rec, claimed)
             except NoBatchListing as exc:
-                progress.note(f"cannot look up the interrupted submission {rec.token[:12]} ({exc}); "
-                              "submitting its requests again")
+                progress.note(
+                    f"cannot look up the interrupted submission {rec.token[:12]} ({exc}); submitting its requests again"
+                )
                 found = None
             if found:
                 rec.batch_id, rec.state = found, "submitted"
@@ -146,9 +158,11 @@ class _Runner:
         resumed = self._records()
         if resumed:
             n = sum(1 for r in self.waiting.values())
-            progress.note(f"resuming {len(resumed)} batch{'es' if len(resumed) > 1 else ''} submitted earlier "
-                          f"({', '.join(r.label for r in resumed)}) for {n} request{'s' if n != 1 else ''}; "
-                          "nothing is sent again for them")
+            progress.note(
+                f"resuming {len(resumed)} batch{'es' if len(resumed) > 1 else ''} submitted earlier "
+                f"({', '.join(r.label for r in resumed)}) for {n} request{'s' if n != 1 else ''}; "
+                "nothing is sent again for them"
+            )
 
     def _records(self) -> list[BatchRecord]:
         """The distinct batches still to be waited for."""
@@ -168,9 +182,16 @@ class _Runner:
         for endpoint, group in groups.items():
             lines = [self.p.line(cid, self.requests[self.by_id[cid][0]]) for cid in group]
             for chunk_ids, chunk_lines in split(group, lines, limit, self.p.max_bytes):
-                rec = BatchRecord.new(provider=self.p.name, base_url=self.p.base_url, model=self.p.model,
-                                      endpoint=endpoint, ids=chunk_ids, command=command_line(),
-                                      run=progress.current_run(), round=round)
+                rec = BatchRecord.new(
+                    provider=self.p.name,
+                    base_url=self.p.base_url,
+                    model=self.p.model,
+                    endpoint=endpoint,
+                    ids=chunk_ids,
+                    command=command_line(),
+                    run=progress.current_run(),
+                    round=round,
+                )
                 self.journal.save(rec)  # durable before anything is sent
 
                 def save(rec: BatchRecord = rec) -> None:
@@ -180,9 +201,11 @@ class _Runner:
                 for cid in chunk_ids:
                     self.waiting[cid] = rec
                 size, n = sum(len(x) + 1 for x in chunk_lines), len(chunk_ids)
-                progress.note(f"submitted batch {rec.batch_id} to {self.p.name} ({n} request{'s' if n != 1 else ''}, "
-                              f"{size / 1e6:.1f} MB{'' if round == 1 else f', retry {round - 1}'}); the same "
-                              "command resumes it if this run stops")
+                progress.note(
+                    f"submitted batch {rec.batch_id} to {self.p.name} ({n} request{'s' if n != 1 else ''}, "
+                    f"{size / 1e6:.1f} MB{'' if round == 1 else f', retry {round - 1}'}); the same "
+                    "command resumes it if this run stops"
+                )
 
     # -- 3. waiting ------------------------------------------------------------------------
     async def _wait(self) -> None:
@@ -198,7 +221,7 @@ class _Runner:
                     await self._collect(rec, state)
             self._show()
             if self.waiting:
-                await asyncio.sleep(min(2.0 ** looks, self.settings.poll_seconds))
+                await asyncio.sleep(min(2.0**looks, self.settings.poll_seconds))
                 looks += 1
 
     def _show(self) -> None:
@@ -252,19 +275,24 @@ class _Runner:
             self.waiting.pop(cid, None)
         if failures:
             top = "; ".join(f"{n} {k}" for k, n in failures.most_common(3))
-            progress.note(f"batch {rec.label} {state.status}: {len(mine) - sum(failures.values())} answered, "
-                          f"{sum(failures.values())} not ({top})")
+            progress.note(
+                f"batch {rec.label} {state.status}: {len(mine) - sum(failures.values())} answered, "
+                f"{sum(failures.values())} not ({top})"
+            )
         if retry:
             await self._retry(retry, rec)
 
     async def _retry(self, ids: list[str], rec: BatchRecord) -> None:
         if rec.round >= self.settings.max_rounds:
-            self.fatal.extend(f"request failed in {rec.round} batches, last in {rec.label}: {rec.failed.get(cid)}"
-                              for cid in ids)
+            self.fatal.extend(
+                f"request failed in {rec.round} batches, last in {rec.label}: {rec.failed.get(cid)}" for cid in ids
+            )
             return
         if self.settings.retry == "online":
-            progress.note(f"retrying {len(ids)} failed or expired line{'s' if len(ids) != 1 else ''} of batch "
-                          f"{rec.label} online (-P batch_retry=online: ordinary requests, full price)")
+            progress.note(
+                f"retrying {len(ids)} failed or expired line{'s' if len(ids) != 1 else ''} of batch "
+                f"{rec.label} online (-P batch_retry=online: ordinary requests, full price)"
+            )
             todo = [self.requests[self.by_id[cid][0]] for cid in ids]
 
             def report(j: int, result: GenerateResult) -> None:
@@ -272,6 +300,8 @@ class _Runner:
 
             await self.p.online(todo, report)
             return
-        progress.note(f"retrying {len(ids)} failed or expired line{'s' if len(ids) != 1 else ''} of batch "
-                      f"{rec.label} in a new batch (-P batch_retry=online sends them online instead)")
+        progress.note(
+            f"retrying {len(ids)} failed or expired line{'s' if len(ids) != 1 else ''} of batch "
+            f"{rec.label} in a new batch (-P batch_retry=online sends them online instead)"
+        )
         await self._submit(ids, round=rec.round + 1)

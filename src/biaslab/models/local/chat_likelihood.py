@@ -17,6 +17,8 @@ def render_ids(tokenizer: Any, messages: list[dict[str, str]]) -> list[int]:
 def chat_score_ids(tokenizer: Any, role: str, text: str) -> tuple[list[int], int]:
     """``(ids, n)`` of ``text`` scored as the ``role`` turn: ids to run, and where the text's tokens start."""
     if not getattr(tokenizer, "chat_template", None):
-        raise ConfigError("chat_template=user/assistant needs a model with a chat template; this one has none "
-                          "(use chat_template=none)")
+        raise ConfigError(
+            "chat_template=user/assistant needs a model with a chat template; this one has none "
+            "(use chat_template=none)"
+        )
     return chat_span(render_ids(tokenizer, chat_messages(role, text)), render_ids(tokenizer, chat_messages(role, "")))

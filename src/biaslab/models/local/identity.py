@@ -37,8 +37,11 @@ DEFAULTS: dict[str, Any] = {
     "precision": "float32",  # bf16: the engine's matrix products in bfloat16 (opt-in, faster; llama/precision.py)
 }
 _INT_OPTIONS = ("batch_size", "max_slots", "kv_budget_mb", "threads", "workers", "batch_tokens")
-_CHOICES = {"engine": ("auto", "continuous", "static"), "chat_template": ("auto", "none"),
-            "precision": ("float32", "bf16")}
+_CHOICES = {
+    "engine": ("auto", "continuous", "static"),
+    "chat_template": ("auto", "none"),
+    "precision": ("float32", "bf16"),
+}
 
 
 def parse_options(options: dict[str, Any]) -> dict[str, Any]:
@@ -109,8 +112,15 @@ def lazy_identity(source: str, gguf_file: str | None, options: dict[str, Any]) -
     return ident
 
 
-_DTYPE_NAMES = {"float32": "float32", "fp32": "float32", "bfloat16": "bfloat16", "bf16": "bfloat16",
-                "float16": "float16", "fp16": "float16", "half": "float16"}
+_DTYPE_NAMES = {
+    "float32": "float32",
+    "fp32": "float32",
+    "bfloat16": "bfloat16",
+    "bf16": "bfloat16",
+    "float16": "float16",
+    "fp16": "float16",
+    "half": "float16",
+}
 
 
 def resolved_dtype_name(dtype: str, device: str) -> str | None:
@@ -187,8 +197,21 @@ def gguf_identity(name: str, *, base_url: str | None = None, options: dict[str, 
     return lazy_identity(source, gguf_file, options or {})
 
 
-MASKED_LM_TYPES = ("bert", "roberta", "albert", "distilbert", "xlm-roberta", "camembert", "electra", "deberta",
-                   "deberta-v2", "mpnet", "ernie", "megatron-bert", "modernbert")
+MASKED_LM_TYPES = (
+    "bert",
+    "roberta",
+    "albert",
+    "distilbert",
+    "xlm-roberta",
+    "camembert",
+    "electra",
+    "deberta",
+    "deberta-v2",
+    "mpnet",
+    "ernie",
+    "megatron-bert",
+    "modernbert",
+)
 
 
 def is_masked_lm_config(config: dict[str, Any]) -> bool:

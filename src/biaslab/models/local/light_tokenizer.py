@@ -25,16 +25,28 @@ from typing import Any
 _SPECIAL_NAMES = ("bos_token", "eos_token", "unk_token", "pad_token", "sep_token", "cls_token", "mask_token")
 
 SAMPLE_TEXTS = (
-    "", " ", "Hello there", "I don’t like him because he is a Jew and he is greedy.",
-    "  two  spaces,\ttab and\nnewline\n\n", "Zürich, São Paulo, Łódź — naïve café", "数字 123 4567.89 1e-5",
-    "emoji 👩‍⚕️ and 🇮🇱", "<|im_start|>user\nhi<|im_end|>", "<s> </s> <bos><eos><pad>", "a" * 300,
-    "Please write a profile for such character.", "can't won't it's ''quoted'' \"double\"",
+    "",
+    " ",
+    "Hello there",
+    "I don’t like him because he is a Jew and he is greedy.",
+    "  two  spaces,\ttab and\nnewline\n\n",
+    "Zürich, São Paulo, Łódź — naïve café",
+    "数字 123 4567.89 1e-5",
+    "emoji 👩‍⚕️ and 🇮🇱",
+    "<|im_start|>user\nhi<|im_end|>",
+    "<s> </s> <bos><eos><pad>",
+    "a" * 300,
+    "Please write a profile for such character.",
+    "can't won't it's ''quoted'' \"double\"",
 )
 SAMPLE_CHATS = (
     [{"role": "user", "content": "Please write a profile for a nurse."}],
     [{"role": "system", "content": "You are helpful."}, {"role": "user", "content": "Is it true? Answer yes or no."}],
-    [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "Hello!"},
-     {"role": "user", "content": "Zürich 👩‍⚕️ \n\n twice"}],
+    [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "Hello!"},
+        {"role": "user", "content": "Zürich 👩‍⚕️ \n\n twice"},
+    ],
 )
 
 
@@ -99,16 +111,17 @@ class LightTokenizer:
             text = clean_up_spaces(text)  # transformers 5 leaves BPE texts alone (the conversion check compares)
         return text
 
-    def apply_chat_template(self, messages: list[dict[str, str]], add_generation_prompt: bool = False,
-                            tokenize: bool = True, **kwargs: Any) -> Any:
+    def apply_chat_template(
+        self, messages: list[dict[str, str]], add_generation_prompt: bool = False, tokenize: bool = True, **kwargs: Any
+    ) -> Any:
         if kwargs or tokenize or self.chat_template is None:
-            return self.full().apply_chat_template(messages, add_generation_prompt=add_generation_prompt,
-                                                   tokenize=tokenize, **kwargs)
+            return self.full().apply_chat_template(
+                messages, add_generation_prompt=add_generation_prompt, tokenize=tokenize, **kwargs
+            )
         with self._lock:
             if self._template is None:
                 self._template = _compile(self.chat_template)
-        return self._template.render(messages=messages, add_generation_prompt=add_generation_prompt,
-                                     **self._special)
+        return self._template.render(messages=messages, add_generation_prompt=add_generation_prompt, **self._special)
 
     # -- everything else: the transformers tokenizer -----------------------------------------
     def full(self) -> Any:
@@ -129,8 +142,18 @@ class LightTokenizer:
 
 # Spaces before punctuation and contractions that WordPiece-style decoding leaves, removed when a tokenizer
 # sets ``clean_up_tokenization_spaces`` (what transformers does, in the same order).
-_CLEAN_UPS = ((" .", "."), (" ?", "?"), (" !", "!"), (" ,", ","), (" ' ", "'"), (" n't", "n't"), (" 'm", "'m"),
-              (" 's", "'s"), (" 've", "'ve"), (" 're", "'re"))
+_CLEAN_UPS = (
+    (" .", "."),
+    (" ?", "?"),
+    (" !", "!"),
+    (" ,", ","),
+    (" ' ", "'"),
+    (" n't", "n't"),
+    (" 'm", "'m"),
+    (" 's", "'s"),
+    (" 've", "'ve"),
+    (" 're", "'re"),
+)
 
 
 def clean_up_spaces(text: str) -> str:
@@ -208,8 +231,9 @@ def _compile(template: str) -> Any:
     def raise_exception(message: str) -> None:
         raise jinja2.exceptions.TemplateError(message)
 
-    def tojson(x: Any, ensure_ascii: bool = False, indent: Any = None, separators: Any = None,
-               sort_keys: bool = False) -> str:
+    def tojson(
+        x: Any, ensure_ascii: bool = False, indent: Any = None, separators: Any = None, sort_keys: bool = False
+    ) -> str:
         return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
 
     env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True, extensions=[jinja2.ext.loopcontrols])

@@ -37,8 +37,15 @@ from biaslab.models.local.llama.runtime import limit_heap_retention
 
 Objective = Literal["causal", "masked-lm"]  # what the model predicts: the next token, or masked tokens
 
-_DTYPES = {"float32": torch.float32, "fp32": torch.float32, "bfloat16": torch.bfloat16, "bf16": torch.bfloat16,
-           "float16": torch.float16, "fp16": torch.float16, "half": torch.float16}
+_DTYPES = {
+    "float32": torch.float32,
+    "fp32": torch.float32,
+    "bfloat16": torch.bfloat16,
+    "bf16": torch.bfloat16,
+    "float16": torch.float16,
+    "fp16": torch.float16,
+    "half": torch.float16,
+}
 
 
 @dataclass
@@ -132,8 +139,9 @@ def _auto_class(masked: bool) -> Any:
     return _LazyAuto("AutoModelForMaskedLM" if masked else "AutoModelForCausalLM")
 
 
-def load(source: str, gguf_file: str | None, device: torch.device, dtype: torch.dtype,
-         objective: Objective = "causal") -> Loaded:
+def load(
+    source: str, gguf_file: str | None, device: torch.device, dtype: torch.dtype, objective: Objective = "causal"
+) -> Loaded:
     """The model at ``source`` (and ``gguf_file``) on ``device`` in ``dtype``, loaded once per process."""
     key = (source, gguf_file, str(device), str(dtype), objective)
     with _LOAD_LOCK:
@@ -159,8 +167,12 @@ def load(source: str, gguf_file: str | None, device: torch.device, dtype: torch.
             raise BackendError(f"could not load the {'masked LM' if masked else 'model'} {what}: {first}") from None
         model.to(device).eval()
         model.requires_grad_(False)
-        identity = local_identity(source, gguf_file, str(dtype).replace("torch.", ""),
-                                  revision=getattr(getattr(model, "config", None), "_commit_hash", None))
+        identity = local_identity(
+            source,
+            gguf_file,
+            str(dtype).replace("torch.", ""),
+            revision=getattr(getattr(model, "config", None), "_commit_hash", None),
+        )
         if masked:
             identity["objective"] = "masked-lm"  # scored by pseudo-log-likelihood, also for hub models
         loaded = Loaded(model, tokenizer, device, dtype, identity)
@@ -168,8 +180,9 @@ def load(source: str, gguf_file: str | None, device: torch.device, dtype: torch.
         return loaded
 
 
-def _load_gguf(source: str, gguf_file: str, model_class: Any, dtype: torch.dtype,
-               device: torch.device) -> tuple[Any, Any]:
+def _load_gguf(
+    source: str, gguf_file: str, model_class: Any, dtype: torch.dtype, device: torch.device
+) -> tuple[Any, Any]:
     """(tokenizer, model) of a GGUF file: from its converted copy in the cache (:mod:`.conversion`),
     converted first if there is none (or it fails verification). A hub file is downloaded first."""
     path = conversion.local_gguf(source, gguf_file)

@@ -46,9 +46,13 @@ def is_masked_lm_source(source: str) -> bool:
 
 
 def is_masked_lm_config_obj(cfg: Any) -> bool:
-    return is_masked_lm_config({"architectures": getattr(cfg, "architectures", None),
-                                "model_type": getattr(cfg, "model_type", None),
-                                "is_decoder": getattr(cfg, "is_decoder", False)})
+    return is_masked_lm_config(
+        {
+            "architectures": getattr(cfg, "architectures", None),
+            "model_type": getattr(cfg, "model_type", None),
+            "is_decoder": getattr(cfg, "is_decoder", False),
+        }
+    )
 
 
 class MaskedLMBackend(ModelBackend):
@@ -74,15 +78,20 @@ class MaskedLMBackend(ModelBackend):
         return dict(self._m.identity)
 
     def generate(self, requests, on_result=None):
-        raise BackendError("masked LMs cannot generate text; use them with likelihood probes "
-                           "(winosemitism, gpt-winoqueer, pairs, ...)")
+        raise BackendError(
+            "masked LMs cannot generate text; use them with likelihood probes (winosemitism, gpt-winoqueer, pairs, ...)"
+        )
 
     # -- tokens -----------------------------------------------------------------------------
     def encode(self, request: LoglikelihoodRequest) -> tuple[list[int], list[int]]:
         """Token ids of context + continuation (with special tokens) and the positions to score."""
         text = request.context + request.continuation
-        enc = self.tok(text, add_special_tokens=True, return_special_tokens_mask=True,
-                       return_offsets_mapping=bool(request.context and self.tok.is_fast))
+        enc = self.tok(
+            text,
+            add_special_tokens=True,
+            return_special_tokens_mask=True,
+            return_offsets_mapping=bool(request.context and self.tok.is_fast),
+        )
         ids = list(enc["input_ids"])
         special = enc["special_tokens_mask"]
         if request.context:
@@ -95,25 +104,31 @@ class MaskedLMBackend(ModelBackend):
         return ids, positions
 
     # -- scoring ----------------------------------------------------------------------------
-    def loglikelihood(self, requests: Sequence[LoglikelihoodRequest],
-                      on_result: OnResult | None = None) -> list[LoglikelihoodResult]:
+    def loglikelihood(
+        self, requests: Sequence[LoglikelihoodRequest], on_result: OnResult | None = None
+    ) -> list[LoglikelihoodResult]:
         if any(getattr(r, "chat", None) for r in requests):
-            raise ConfigError("chat_template=user/assistant applies to causal (chat) models, not masked LMs; "
-                              "use chat_template=none")
+            raise ConfigError(
+                "chat_template=user/assistant applies to causal (chat) models, not masked LMs; use chat_template=none"
+            )
         encoded = [self.encode(r) for r in requests]
         for r, (ids, _) in zip(requests, encoded):
             if len(ids) > self.max_length:
-                raise ContextLengthError(f"a text of {len(ids)} tokens is longer than the model's context of "
-                                         f"{self.max_length} tokens", request=r, n_tokens=len(ids),
-                                         limit=self.max_length)
+                raise ContextLengthError(
+                    f"a text of {len(ids)} tokens is longer than the model's context of {self.max_length} tokens",
+                    request=r,
+                    n_tokens=len(ids),
+                    limit=self.max_length,
+                )
         values: list[list[float]] = [[0.0] * len(pos) for _, pos in encoded]
         left = [len(pos) for _, pos in encoded]
         results: list[LoglikelihoodResult | None] = [None] * len(requests)
 
         def finish(i: int) -> None:
             ids, pos = encoded[i]
-            res = LoglikelihoodResult(values[i], [self.tok.decode([ids[p]]) for p in pos], None,
-                                      token_ids=[ids[p] for p in pos])
+            res = LoglikelihoodResult(
+                values[i], [self.tok.decode([ids[p]]) for p in pos], None, token_ids=[ids[p] for p in pos]
+            )
             results[i] = res
             if on_result is not None:
                 on_result(i, res)
@@ -127,7 +142,7 @@ class MaskedLMBackend(ModelBackend):
             while start < len(rows):
                 width = rows[start][0]
                 n = max(1, min(self.max_rows, self.batch_tokens // width))
-                batch = rows[start:start + n]
+                batch = rows[start : start + n]
                 start += len(batch)
                 width = max(w for w, _, _ in batch)
                 scored = self._score_rows([(encoded[i][0], encoded[i][1][k]) for _, i, k in batch], width)
@@ -182,4 +197,3 @@ def _max_length(model: Any, tok: Any) -> int:
         limit -= 2  # position ids start after the padding index
     tmax = getattr(tok, "model_max_length", None)
     return min(limit, int(tmax)) if isinstance(tmax, int) and 0 < tmax < 1_000_000 else limit
-

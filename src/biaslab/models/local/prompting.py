@@ -67,8 +67,7 @@ def score_ids(tokenizer: Any, request: LoglikelihoodRequest) -> tuple[list[int],
     return plain_ids(whole, ctx, prefix)
 
 
-def generated_result(tokenizer: Any, new_ids: list[int], reason: str, n_prompt: int,
-                     stops: set[int]) -> GenerateResult:
+def generated_result(tokenizer: Any, new_ids: list[int], reason: str, n_prompt: int, stops: set[int]) -> GenerateResult:
     """``new_ids`` as text; ``n_new_tokens`` counts every generated token, the closing stop token included."""
     n_new = len(new_ids)
     if reason == "stop" and new_ids and new_ids[-1] in stops:

@@ -52,12 +52,20 @@ def default_seed(request: GenerateRequest) -> int:
     return int.from_bytes(digest[:8], "little") & ((1 << 63) - 1)
 
 
-def resolve(request: GenerateRequest, *, temperature: float | None = None, top_p: float | None = None,
-            max_tokens: int | None = None) -> Decoding:
+def resolve(
+    request: GenerateRequest,
+    *,
+    temperature: float | None = None,
+    top_p: float | None = None,
+    max_tokens: int | None = None,
+) -> Decoding:
     """Fill the request's ``None`` parameters with the model's (given) or biaslab's defaults."""
     p = request.params
-    t = p.temperature if p.temperature is not None else (
-        temperature if temperature is not None else DEFAULT_TEMPERATURE)
+    t = (
+        p.temperature
+        if p.temperature is not None
+        else (temperature if temperature is not None else DEFAULT_TEMPERATURE)
+    )
     tp = p.top_p if p.top_p is not None else (top_p if top_p is not None else DEFAULT_TOP_P)
     n = p.max_tokens if p.max_tokens is not None else (max_tokens if max_tokens is not None else DEFAULT_MAX_TOKENS)
     if t < 0:
@@ -104,8 +112,9 @@ class RowRandom:
 _TOPK_STEPS = (128, 2048)  # candidate-set sizes tried before sorting the whole vocabulary
 
 
-def sample_rows(logits: torch.Tensor, temperatures: list[float], top_ps: list[float],
-                uniforms: list[float]) -> list[int]:
+def sample_rows(
+    logits: torch.Tensor, temperatures: list[float], top_ps: list[float], uniforms: list[float]
+) -> list[int]:
     """Pick one token per row of ``logits`` ([rows, vocab], any float dtype).
 
     Rows with temperature 0 take the argmax. Other rows draw by inverse CDF with their

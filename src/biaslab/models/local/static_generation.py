@@ -20,16 +20,24 @@ from biaslab.models.local import sampling as local_sampling
 OnFinish = Callable[[int, list[int], str, int], None]  # (request index, new tokens, finish reason, n_prompt)
 
 
-def generate_static(model: Any, device: torch.device, prompts: list[list[int]],
-                    decodings: list[local_sampling.Decoding], finish: OnFinish, *, batch_size: int,
-                    stop_ids: set[int], pad_id: int) -> None:
+def generate_static(
+    model: Any,
+    device: torch.device,
+    prompts: list[list[int]],
+    decodings: list[local_sampling.Decoding],
+    finish: OnFinish,
+    *,
+    batch_size: int,
+    stop_ids: set[int],
+    pad_id: int,
+) -> None:
     """Generate for every prompt with ``model.generate``, calling ``finish`` as each batch completes."""
     from transformers import GenerationConfig, LogitsProcessorList
 
     max_pos = getattr(model.config, "max_position_embeddings", None) or 1 << 30
     order = sorted(range(len(prompts)), key=lambda i: (-len(prompts[i]), i))
     for start in range(0, len(order), batch_size):
-        rows = order[start:start + batch_size]
+        rows = order[start : start + batch_size]
         limits = [max(0, min(decodings[i].max_tokens, max_pos - len(prompts[i]))) for i in rows]
         for i, n in zip(rows, limits):
             if n == 0:
@@ -42,13 +50,21 @@ def generate_static(model: Any, device: torch.device, prompts: list[list[int]],
         mask = torch.zeros((len(live), width), dtype=torch.long)
         for r, (i, _) in enumerate(live):
             p = prompts[i]
-            ids[r, width - len(p):] = torch.tensor(p, dtype=torch.long)
-            mask[r, width - len(p):] = 1
+            ids[r, width - len(p) :] = torch.tensor(p, dtype=torch.long)
+            mask[r, width - len(p) :] = 1
         sampler = SamplerProcessor([decodings[i] for i, _ in live], [n for _, n in live], width, stop_ids, pad_id)
-        config = GenerationConfig(do_sample=False, max_new_tokens=max(n for _, n in live) + 1,
-                                  eos_token_id=sorted(stop_ids) or [pad_id], pad_token_id=pad_id)
-        out = model.generate(input_ids=ids.to(device), attention_mask=mask.to(device), generation_config=config,
-                             logits_processor=LogitsProcessorList([sampler]))
+        config = GenerationConfig(
+            do_sample=False,
+            max_new_tokens=max(n for _, n in live) + 1,
+            eos_token_id=sorted(stop_ids) or [pad_id],
+            pad_token_id=pad_id,
+        )
+        out = model.generate(
+            input_ids=ids.to(device),
+            attention_mask=mask.to(device),
+            generation_config=config,
+            logits_processor=LogitsProcessorList([sampler]),
+        )
         new = out[:, width:].tolist()
         for r, (i, n) in enumerate(live):
             toks: list[int] = []
@@ -72,8 +88,14 @@ class SamplerProcessor:
     reaches its own token limit is forced to a stop token (dropped afterwards).
     """
 
-    def __init__(self, decodings: list[local_sampling.Decoding], limits: list[int], prompt_width: int,
-                 stop_ids: set[int], pad_id: int) -> None:
+    def __init__(
+        self,
+        decodings: list[local_sampling.Decoding],
+        limits: list[int],
+        prompt_width: int,
+        stop_ids: set[int],
+        pad_id: int,
+    ) -> None:
         self.decodings = decodings
         self.limits = limits
         self.width = prompt_width

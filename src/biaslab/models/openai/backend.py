@@ -132,13 +132,21 @@ class OpenAIBackend(ModelBackend):
         self.max_concurrency: int = opts["max_concurrency"]
         self.timeout: float = opts["timeout"]
         self._retrier = Retrier(
-            self._openai, self._api_key, model=self.model, base_url=self.base_url, timeout=self.timeout,
-            max_retries=opts["max_retries"], retry_base_delay=opts["retry_base_delay"],
-            retry_max_delay=opts["retry_max_delay"], max_retry_after=opts["max_retry_after"],
+            self._openai,
+            self._api_key,
+            model=self.model,
+            base_url=self.base_url,
+            timeout=self.timeout,
+            max_retries=opts["max_retries"],
+            retry_base_delay=opts["retry_base_delay"],
+            retry_max_delay=opts["retry_max_delay"],
+            max_retry_after=opts["max_retry_after"],
         )
         self._echo: EchoLoglikelihood | TokenLoglikelihood = (
-            EchoLoglikelihood(self._retrier, self.model) if opts["likelihood"] == "text-echo"
-            else TokenLoglikelihood(self._retrier, self.model, tokenizer=opts["tokenizer"]))
+            EchoLoglikelihood(self._retrier, self.model)
+            if opts["likelihood"] == "text-echo"
+            else TokenLoglikelihood(self._retrier, self.model, tokenizer=opts["tokenizer"])
+        )
         self.loglikelihood_rule: str | None = getattr(self._echo, "rule", None)  # text-echo: the old keys
         self.supports_loglikelihood = True  # until the server proves otherwise
         self._chat_max_tokens_field = "max_tokens"  # or "max_completion_tokens"
@@ -254,9 +262,7 @@ class OpenAIBackend(ModelBackend):
     async def _generate_one(self, client: AsyncOpenAI, req: GenerateRequest) -> GenerateResult:
         p = req.params
         kw: dict[str, Any] = {
-            k: v
-            for k, v in (("temperature", p.temperature), ("top_p", p.top_p), ("seed", p.seed))
-            if v is not None
+            k: v for k, v in (("temperature", p.temperature), ("top_p", p.top_p), ("seed", p.seed)) if v is not None
         }
         if req.messages is not None:
             messages = [{"role": role, "content": content} for role, content in req.messages]
@@ -280,8 +286,9 @@ class OpenAIBackend(ModelBackend):
             finish_reason=getattr(choice, "finish_reason", None),
         )
 
-    async def _chat_call(self, client: AsyncOpenAI, messages: list[dict[str, str]], kw: dict[str, Any],
-                         max_tokens: int | None) -> Any:
+    async def _chat_call(
+        self, client: AsyncOpenAI, messages: list[dict[str, str]], kw: dict[str, Any], max_tokens: int | None
+    ) -> Any:
         async def call(field: str) -> Any:
             extra = {field: max_tokens} if max_tokens is not None else {}
             args: dict[str, Any] = {"model": self.model, "messages": messages, **kw, **extra}

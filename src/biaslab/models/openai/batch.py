@@ -41,8 +41,10 @@ class _BatchRetrier(Retrier):
         if endpoint.startswith("batch") and exc.status_code in (404, 405, 501):
             if endpoint == "batches-list":
                 return NoBatchListing(f"HTTP {exc.status_code} on {self.base_url}/batches")
-            return BackendError(f"{self.base_url} has no Batch API (HTTP {exc.status_code} on its files or batches "
-                                f"endpoint: {self._server_message(exc)}); run without -P batch=true")
+            return BackendError(
+                f"{self.base_url} has no Batch API (HTTP {exc.status_code} on its files or batches "
+                f"endpoint: {self._server_message(exc)}); run without -P batch=true"
+            )
         return super()._status_error(exc, endpoint)
 
 
@@ -61,9 +63,17 @@ class OpenAIBatchProvider(BatchProvider):
         self.backend = backend
         self.base_url, self.model = backend.base_url, backend.model
         r = backend._retrier
-        self.retrier = _BatchRetrier(r._openai, r._api_key, model=r.model, base_url=r.base_url, timeout=r.timeout,
-                                     max_retries=r.max_retries, retry_base_delay=r.retry_base_delay,
-                                     retry_max_delay=r.retry_max_delay, max_retry_after=r.max_retry_after)
+        self.retrier = _BatchRetrier(
+            r._openai,
+            r._api_key,
+            model=r.model,
+            base_url=r.base_url,
+            timeout=r.timeout,
+            max_retries=r.max_retries,
+            retry_base_delay=r.retry_base_delay,
+            retry_max_delay=r.retry_max_delay,
+            max_retry_after=r.max_retry_after,
+        )
         self.client: Any = None
         self._files: dict[str, tuple[str | None, str | None]] = {}  # token -> (output, error) file ids
 
@@ -90,8 +100,9 @@ class OpenAIBatchProvider(BatchProvider):
             body["messages"] = [{"role": role, "content": content} for role, content in request.messages]
         else:
             body["prompt"] = request.prompt
-        body.update({k: v for k, v in (("temperature", p.temperature), ("top_p", p.top_p), ("seed", p.seed))
-                     if v is not None})
+        body.update(
+            {k: v for k, v in (("temperature", p.temperature), ("top_p", p.top_p), ("seed", p.seed)) if v is not None}
+        )
         if p.max_tokens is not None:
             field = self.backend._chat_max_tokens_field if request.messages is not None else "max_tokens"
             body[field] = p.max_tokens
@@ -106,7 +117,8 @@ class OpenAIBatchProvider(BatchProvider):
         data = b"\n".join(lines) + b"\n"
         upload = await self.retrier.call(
             lambda: self.client.files.create(file=("biaslab-batch.jsonl", data, "application/jsonl"), purpose="batch"),
-            endpoint="batch-files")
+            endpoint="batch-files",
+        )
         record.input_file_id = str(_get(upload, "id"))
         save()
         tries = 0
@@ -121,8 +133,12 @@ class OpenAIBatchProvider(BatchProvider):
                     found = None
                 if found is not None:
                     return found
-            return await self.client.batches.create(input_file_id=record.input_file_id, endpoint=record.endpoint,
-                                                    completion_window="24h", metadata={"biaslab_token": record.token})
+            return await self.client.batches.create(
+                input_file_id=record.input_file_id,
+                endpoint=record.endpoint,
+                completion_window="24h",
+                metadata={"biaslab_token": record.token},
+            )
 
         batch = await self.retrier.call(create, endpoint="batches")
         record.batch_id, record.state = str(_get(batch, "id")), str(_get(batch, "status") or "validating")
@@ -139,7 +155,8 @@ class OpenAIBatchProvider(BatchProvider):
                     continue
                 meta = _get(b, "metadata") or {}
                 if _get(meta, "biaslab_token") == record.token or (
-                        record.input_file_id and _get(b, "input_file_id") == record.input_file_id):
+                    record.input_file_id and _get(b, "input_file_id") == record.input_file_id
+                ):
                     return b
             oldest = min((int(_get(b, "created_at") or 0) for b in data), default=0)
             if not data or not _get(page, "has_more", False) or oldest < record.created - 3600:
@@ -165,9 +182,15 @@ class OpenAIBatchProvider(BatchProvider):
             problem = "the batch was cancelled"
         if record is not None:
             self._files[record.token] = (_get(batch, "output_file_id"), _get(batch, "error_file_id"))
-        return BatchState(status=status, terminal=status in TERMINAL,
-                          done=counts.get("completed", 0) + counts.get("failed", 0), total=counts.get("total", 0),
-                          counts=counts, problem=problem, usable=status in ("completed", "expired"))
+        return BatchState(
+            status=status,
+            terminal=status in TERMINAL,
+            done=counts.get("completed", 0) + counts.get("failed", 0),
+            total=counts.get("total", 0),
+            counts=counts,
+            problem=problem,
+            usable=status in ("completed", "expired"),
+        )
 
     async def poll(self, record: BatchRecord) -> BatchState:
         batch = await self.retrier.call(lambda: self.client.batches.retrieve(record.batch_id), endpoint="batches")
@@ -183,8 +206,9 @@ class OpenAIBatchProvider(BatchProvider):
             if not file_id:
                 continue
             try:
-                content = await self.retrier.call(functools.partial(self.client.files.content, file_id),
-                                                  endpoint="batch-files")
+                content = await self.retrier.call(
+                    functools.partial(self.client.files.content, file_id), endpoint="batch-files"
+                )
             except BackendError as exc:  # e.g. deleted after 30 days: its lines are missing, hence retried
                 from biaslab import progress
 
@@ -231,8 +255,12 @@ class OpenAIBatchProvider(BatchProvider):
         else:
             text = choice.get("text") or ""
         usage = body.get("usage") or {}
-        return GenerateResult(text=text, n_prompt_tokens=usage.get("prompt_tokens"),
-                              n_new_tokens=usage.get("completion_tokens"), finish_reason=choice.get("finish_reason"))
+        return GenerateResult(
+            text=text,
+            n_prompt_tokens=usage.get("prompt_tokens"),
+            n_new_tokens=usage.get("completion_tokens"),
+            finish_reason=choice.get("finish_reason"),
+        )
 
     async def online(self, requests: list[GenerateRequest], on_result: OnResult) -> None:
         await self.backend._run_all(requests, self.backend._generate_one, on_result)

@@ -114,10 +114,13 @@ class EchoLoglikelihood:
                         self._warned_first_token = True
                         log.warning(
                             "%s gives no logprob for the first token of a prompt; when it belongs to the "
-                            "continuation (empty context) it is left out of the score", self.base_url)
+                            "continuation (empty context) it is left out of the score",
+                            self.base_url,
+                        )
                     continue
-                raise BackendError(f"{self.base_url} returned no logprob for token {i} of a prompt; "
-                                   "cannot score this text")
+                raise BackendError(
+                    f"{self.base_url} returned no logprob for token {i} of a prompt; cannot score this text"
+                )
             out_lp.append(float(value))
             out_tok.append(tokens[i])
             out_off.append(int(offsets[i]))
@@ -127,8 +130,9 @@ class EchoLoglikelihood:
                     greedy = greedy and float(value) >= max(float(v) for v in top.values()) - 1e-6
                 else:
                     greedy = None
-        return LoglikelihoodResult(token_logprobs=out_lp, tokens=out_tok, is_greedy=greedy if out_lp else None,
-                                   offsets=out_off)
+        return LoglikelihoodResult(
+            token_logprobs=out_lp, tokens=out_tok, is_greedy=greedy if out_lp else None, offsets=out_off
+        )
 
 
 def _offsets_from_tokens(tokens: list[str], prompt: str) -> list[int] | None:

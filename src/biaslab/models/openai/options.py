@@ -71,9 +71,7 @@ def parse_options(options: dict[str, Any]) -> dict[str, Any]:
         if key in ("api_key", "key"):
             raise ConfigError("do not pass the API key as an option; set OPENAI_API_KEY (or BIASLAB_API_KEY)")
         if key not in DEFAULTS:
-            raise ConfigError(
-                f"unknown option {key!r} for the openai backend; known: {', '.join(sorted(DEFAULTS))}"
-            )
+            raise ConfigError(f"unknown option {key!r} for the openai backend; known: {', '.join(sorted(DEFAULTS))}")
         if key == "tokenizer":
             from biaslab.models.openai.tokenizer_source import parse_tokenizer_option
 
@@ -86,8 +84,10 @@ def parse_options(options: dict[str, Any]) -> dict[str, Any]:
             raise ConfigError(f"option {key} of the openai backend must be a number, got {value!r}") from None
         opts[key] = value
     if opts["likelihood"] not in LIKELIHOOD_MODES:
-        raise ConfigError(f"option likelihood of the openai backend must be one of {', '.join(LIKELIHOOD_MODES)}, "
-                          f"got {opts['likelihood']!r}")
+        raise ConfigError(
+            f"option likelihood of the openai backend must be one of {', '.join(LIKELIHOOD_MODES)}, "
+            f"got {opts['likelihood']!r}"
+        )
     if opts["max_concurrency"] < 1:
         raise ConfigError("max_concurrency must be at least 1")
     if opts["max_retries"] < 0:

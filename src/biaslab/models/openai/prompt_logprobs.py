@@ -38,7 +38,8 @@ class TokenLoglikelihood:
         self.retrier = retrier
         self.model = model
         self.tokens: ServerTokenizer | LocalTokenizer = (
-            LocalTokenizer(tokenizer, retrier, model) if tokenizer else ServerTokenizer(retrier, model))
+            LocalTokenizer(tokenizer, retrier, model) if tokenizer else ServerTokenizer(retrier, model)
+        )
         self.unsupported_reason: str | None = None
         self._use_echo = False  # the server ignored prompt_logprobs but echoes logprobs
 
@@ -47,9 +48,11 @@ class TokenLoglikelihood:
         return self.retrier.base_url
 
     def _unsupported_message(self, detail: str) -> str:
-        return (f"{self.model} at {self.base_url} cannot score exact log-likelihoods ({detail}); likelihood probes "
-                "need token-id prompts with prompt log-probabilities and the model's tokenizer (vLLM's /v1/completions "
-                "and /tokenize) or a local model (smollm2, hf/..., gguf/...)")
+        return (
+            f"{self.model} at {self.base_url} cannot score exact log-likelihoods ({detail}); likelihood probes "
+            "need token-id prompts with prompt log-probabilities and the model's tokenizer (vLLM's /v1/completions "
+            "and /tokenize) or a local model (smollm2, hf/..., gguf/...)"
+        )
 
     def check_supported(self) -> None:
         if self.unsupported_reason is not None:
@@ -78,9 +81,12 @@ class TokenLoglikelihood:
             raise self._unsupported(exc.detail) from None
         if any(v is None for v in values[n:]):
             raise BackendError(f"{self.base_url} returned no log-probability for some prompt tokens; cannot score")
-        return LoglikelihoodResult(token_logprobs=[float(v) for v in values[n:] if v is not None], tokens=texts[n:],
-                                   is_greedy=all(greedy[n:]) if None not in greedy[n:] else None,
-                                   token_ids=ids[n:])
+        return LoglikelihoodResult(
+            token_logprobs=[float(v) for v in values[n:] if v is not None],
+            tokens=texts[n:],
+            is_greedy=all(greedy[n:]) if None not in greedy[n:] else None,
+            token_ids=ids[n:],
+        )
 
     async def _ids(self, client: AsyncOpenAI, req: LoglikelihoodRequest) -> tuple[list[int], int]:
         role = check_chat(req)
@@ -94,8 +100,9 @@ class TokenLoglikelihood:
             await self.prepare(client)
         return plain_ids(whole, ctx, self.tokens.prefix_id)
 
-    async def _prompt_logprobs(self, client: AsyncOpenAI, ids: list[int]
-                               ) -> tuple[list[float | None], list[str], list[bool | None]]:
+    async def _prompt_logprobs(
+        self, client: AsyncOpenAI, ids: list[int]
+    ) -> tuple[list[float | None], list[str], list[bool | None]]:
         """Per prompt token: its log-probability (None for the first), its text, whether it was the argmax."""
         kw: dict[str, Any] = {"model": self.model, "prompt": ids, "max_tokens": 1, "temperature": 0}
         if self._use_echo:
@@ -146,4 +153,4 @@ def _from_echo(lp: Any, ids: list[int]) -> tuple[list[float | None], list[str], 
         top = tops[i] if tops is not None and i < len(tops) else None
         v = values[i]
         greedy.append(None if not top or v is None else float(v) >= max(float(x) for x in top.values()) - 1e-6)
-    return [None if v is None else float(v) for v in values[:len(ids)]], [str(t) for t in tokens[:len(ids)]], greedy
+    return [None if v is None else float(v) for v in values[: len(ids)]], [str(t) for t in tokens[: len(ids)]], greedy

@@ -42,8 +42,19 @@ class Retrier:
     messages must never show; the other settings are the backend's options.
     """
 
-    def __init__(self, openai: Any, api_key: Secret, *, model: str, base_url: str, timeout: float,
-                 max_retries: int, retry_base_delay: float, retry_max_delay: float, max_retry_after: float) -> None:
+    def __init__(
+        self,
+        openai: Any,
+        api_key: Secret,
+        *,
+        model: str,
+        base_url: str,
+        timeout: float,
+        max_retries: int,
+        retry_base_delay: float,
+        retry_max_delay: float,
+        max_retry_after: float,
+    ) -> None:
         self._openai = openai
         self._api_key = api_key
         self.model = model

@@ -20,9 +20,11 @@ from biaslab.models.openai.retry import Retrier, Unsupported
 if TYPE_CHECKING:  # pragma: no cover
     from openai import AsyncOpenAI
 
-NO_BOS = ("the server does not tell the model's beginning-of-sequence token (its tokenizer adds none, "
-          "GET /tokenizer_info is missing and the model files /v1/models names are not readable here); name the "
-          "model's tokenizer with -P tokenizer=hf/<hub id or dir>, or start vLLM with --enable-tokenizer-info-endpoint")
+NO_BOS = (
+    "the server does not tell the model's beginning-of-sequence token (its tokenizer adds none, "
+    "GET /tokenizer_info is missing and the model files /v1/models names are not readable here); name the "
+    "model's tokenizer with -P tokenizer=hf/<hub id or dir>, or start vLLM with --enable-tokenizer-info-endpoint"
+)
 
 
 def server_root(base_url: str) -> str:
@@ -42,8 +44,9 @@ class ServerTokenizer:
 
     async def _post(self, client: AsyncOpenAI, body: dict[str, Any]) -> Any:
         url = f"{self.root}/tokenize"
-        answer = await self.retrier.call(lambda: client.post(url, body={"model": self.model, **body}, cast_to=object),
-                                         endpoint="tokenize")
+        answer = await self.retrier.call(
+            lambda: client.post(url, body={"model": self.model, **body}, cast_to=object), endpoint="tokenize"
+        )
         tokens = answer.get("tokens") if isinstance(answer, dict) else None
         if not isinstance(tokens, list) or not all(isinstance(t, int) for t in tokens):
             raise Unsupported(f"{url} did not answer with token ids")
@@ -58,8 +61,9 @@ class ServerTokenizer:
 
     async def render(self, client: AsyncOpenAI, messages: list[dict[str, str]]) -> list[int]:
         """A conversation through the model's chat template, as token ids (no generation prompt)."""
-        return await self._post(client, {"messages": messages, "add_generation_prompt": False,
-                                         "add_special_tokens": False})
+        return await self._post(
+            client, {"messages": messages, "add_generation_prompt": False, "add_special_tokens": False}
+        )
 
     async def prepare(self, client: AsyncOpenAI) -> None:
         """Find the BOS (else EOS) id once; an Unsupported when the server has no /tokenize."""
@@ -85,8 +89,9 @@ class ServerTokenizer:
             if isinstance(text, str) and text:
                 ids = await self.tokenize(client, text, special=False)
                 if len(ids) != 1:
-                    raise BackendError(f"the server tokenizes the model's {name} {text!r} as {len(ids)} tokens; "
-                                       "cannot condition on it")
+                    raise BackendError(
+                        f"the server tokenizes the model's {name} {text!r} as {len(ids)} tokens; cannot condition on it"
+                    )
                 self.prefix_id = ids[0]
                 return
         raise Unsupported(NO_BOS)

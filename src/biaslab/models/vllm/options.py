@@ -22,8 +22,11 @@ DEFAULTS: dict[str, Any] = {
     "distributed_executor_backend": None,  # vLLM's choice: mp on one node, ray when a Ray cluster is asked for
 }
 _INT = ("tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size", "max_model_len", "max_num_seqs")
-_CHOICES = {"dtype": ("auto", "float32", "bfloat16", "float16"), "chat_template": ("auto", "none"),
-            "distributed_executor_backend": ("mp", "ray", "uni")}
+_CHOICES = {
+    "dtype": ("auto", "float32", "bfloat16", "float16"),
+    "chat_template": ("auto", "none"),
+    "distributed_executor_backend": ("mp", "ray", "uni"),
+}
 _DTYPE_ALIASES = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16", "half": "float16"}
 _TRUE, _FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off"}
 
@@ -66,9 +69,13 @@ def parse_options(options: dict[str, Any]) -> dict[str, Any]:
 
 def engine_args(opts: dict[str, Any], dtype: str) -> dict[str, Any]:
     """Keyword arguments of ``vllm.LLM`` (besides the model) for one replica."""
-    args: dict[str, Any] = {"dtype": dtype, "tensor_parallel_size": opts["tensor_parallel_size"],
-                            "pipeline_parallel_size": opts["pipeline_parallel_size"],
-                            "enforce_eager": opts["enforce_eager"], "seed": 0}
+    args: dict[str, Any] = {
+        "dtype": dtype,
+        "tensor_parallel_size": opts["tensor_parallel_size"],
+        "pipeline_parallel_size": opts["pipeline_parallel_size"],
+        "enforce_eager": opts["enforce_eager"],
+        "seed": 0,
+    }
     for key in ("gpu_memory_utilization", "max_model_len", "max_num_seqs", "distributed_executor_backend"):
         if opts[key] is not None:
             args[key] = opts[key]

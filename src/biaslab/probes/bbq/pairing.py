@@ -23,14 +23,16 @@ class BbqPairing(Pairing):
     cluster_unit = "templates (within category)"
 
     def table(self, rows: list[dict[str, Any]]) -> ItemTable:
-        keys: list[Hashable] = [(str(r.get("category")), str(r.get("example_id")), int(r.get("repetition") or 0))
-                                for r in rows]
+        keys: list[Hashable] = [
+            (str(r.get("category")), str(r.get("example_id")), int(r.get("repetition") or 0)) for r in rows
+        ]
         values = [_row_values(r) for r in rows]
         columns = {c: np.array([v[c] for v in values], dtype=float) for c in COLS}
         group = [str(r.get("subcategory") or r.get("category")) for r in rows]  # as the run's own metrics
         columns["group"] = np.array(group, dtype=object)
-        columns["cluster"] = np.array([f"{g}\x1f{r.get('question_index', '')}" for g, r in zip(group, rows)],
-                                      dtype=object)
+        columns["cluster"] = np.array(
+            [f"{g}\x1f{r.get('question_index', '')}" for g, r in zip(group, rows)], dtype=object
+        )
         return ItemTable(keys, columns)
 
     def metric_fn(self, aligned: Mapping[str, np.ndarray]) -> MetricFn:
@@ -40,9 +42,11 @@ class BbqPairing(Pairing):
             out = {k: float(v) for k, v in _scores({c: np.asarray(t[c]).sum() for c in COLS}).items()}
             for g in categories:
                 m = np.asarray(t["group"]) == g
-                out.update({f"{k}:{g}": float(v) for k, v in _scores({c: np.asarray(t[c])[m].sum()
-                                                                        for c in COLS}).items()})
+                out.update(
+                    {f"{k}:{g}": float(v) for k, v in _scores({c: np.asarray(t[c])[m].sum() for c in COLS}).items()}
+                )
             return out
+
         return fn
 
     def clusters(self, aligned: Mapping[str, np.ndarray]) -> tuple[list[np.ndarray], list[str]]:

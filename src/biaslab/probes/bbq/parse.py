@@ -17,12 +17,17 @@ from __future__ import annotations
 import re
 
 LETTERS = "ABC"
-_LEAD = re.compile(r"^\W*(?:(?:final\s+)?answer\s*(?:is)?\s*[:\-]?\s*|the\s+(?:correct\s+)?answer\s+is\s*:?\s*)?"
-                   r"[\(\[]?([ABCabc])(?:[\)\]\.:,;\s]|$)", re.IGNORECASE)
-_UNKNOWN = re.compile(r"\b(unknown|can(?:no|')t\s+(?:be\s+)?(?:determined|answer(?:ed)?|tell|know|say)|"
-                      r"cannot\s+be\s+(?:determined|known)|not\s+(?:enough|sufficient)\s+info(?:rmation)?|"
-                      r"undetermined|not\s+known|unclear|not\s+(?:be\s+)?(?:determined|possible\s+to\s+(?:tell|know)))\b",
-                      re.IGNORECASE)
+_LEAD = re.compile(
+    r"^\W*(?:(?:final\s+)?answer\s*(?:is)?\s*[:\-]?\s*|the\s+(?:correct\s+)?answer\s+is\s*:?\s*)?"
+    r"[\(\[]?([ABCabc])(?:[\)\]\.:,;\s]|$)",
+    re.IGNORECASE,
+)
+_UNKNOWN = re.compile(
+    r"\b(unknown|can(?:no|')t\s+(?:be\s+)?(?:determined|answer(?:ed)?|tell|know|say)|"
+    r"cannot\s+be\s+(?:determined|known)|not\s+(?:enough|sufficient)\s+info(?:rmation)?|"
+    r"undetermined|not\s+known|unclear|not\s+(?:be\s+)?(?:determined|possible\s+to\s+(?:tell|know)))\b",
+    re.IGNORECASE,
+)
 
 
 def _norm(text: str) -> str:

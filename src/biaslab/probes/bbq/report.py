@@ -17,17 +17,44 @@ def _score(value: Any, ci: Any) -> str:
 
 
 def sections(results: RunResults, attempts: list[dict[str, Any]]) -> list[dict[str, str]]:
-    out = [{"title": "How the answers and the uncertainty are computed", "html":
-            f"<p>Mode: <b>{html.escape(str(results.details.get('mode')))}</b>. "
-            f"{html.escape(results.details.get('ci_note', ''))}</p>"}]
+    out = [
+        {
+            "title": "How the answers and the uncertainty are computed",
+            "html": f"<p>Mode: <b>{html.escape(str(results.details.get('mode')))}</b>. "
+            f"{html.escape(results.details.get('ci_note', ''))}</p>",
+        }
+    ]
     table = results.details.get("categories", [])
     if table:
-        out.append({"title": "By category", "html": html_table(
-            ["category", "questions", "accuracy (ambig.)", "accuracy (disambig.)", "bias score (ambig.) [95% CI]",
-             "q (BH)", "bias score (disambig.) [95% CI]", "q (BH)"],
-            ([t["category"], t["n_questions"], num(t["accuracy_ambig"]), num(t["accuracy_disambig"]),
-              _score(t["bias_score_ambig"], t["bias_score_ambig_ci"]), num(t.get("q_ambig"), 4),
-              _score(t["bias_score_disambig"], t["bias_score_disambig_ci"]), num(t.get("q_disambig"), 4)]
-             for t in table),
-            numeric=range(1, 8))})
+        out.append(
+            {
+                "title": "By category",
+                "html": html_table(
+                    [
+                        "category",
+                        "questions",
+                        "accuracy (ambig.)",
+                        "accuracy (disambig.)",
+                        "bias score (ambig.) [95% CI]",
+                        "q (BH)",
+                        "bias score (disambig.) [95% CI]",
+                        "q (BH)",
+                    ],
+                    (
+                        [
+                            t["category"],
+                            t["n_questions"],
+                            num(t["accuracy_ambig"]),
+                            num(t["accuracy_disambig"]),
+                            _score(t["bias_score_ambig"], t["bias_score_ambig_ci"]),
+                            num(t.get("q_ambig"), 4),
+                            _score(t["bias_score_disambig"], t["bias_score_disambig_ci"]),
+                            num(t.get("q_disambig"), 4),
+                        ]
+                        for t in table
+                    ),
+                    numeric=range(1, 8),
+                ),
+            }
+        )
     return out

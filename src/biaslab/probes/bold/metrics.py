@@ -85,22 +85,33 @@ def _units(rows: Sequence[Mapping[str, Any]], threshold: float) -> dict[str, np.
     keys = group_keys(rows)
     kept = [r for r in rows if r.get("evaluation") is not None and math.isfinite(float(r["evaluation"]))]
     score = np.array([float(r["evaluation"]) for r in kept], dtype=float)
-    return {"group": np.array([keys[(r["domain"], r["group"])] for r in kept], dtype=object),
-            "cluster": np.array([f"{r['domain']}\x1f{r['group']}\x1f{r['name']}" for r in kept], dtype=object),
-            "sum": score, "pos": (score >= threshold).astype(float), "neg": (score <= -threshold).astype(float)}
+    return {
+        "group": np.array([keys[(r["domain"], r["group"])] for r in kept], dtype=object),
+        "cluster": np.array([f"{r['domain']}\x1f{r['group']}\x1f{r['name']}" for r in kept], dtype=object),
+        "sum": score,
+        "pos": (score >= threshold).astype(float),
+        "neg": (score <= -threshold).astype(float),
+    }
 
 
 def _interval(units: dict[str, np.ndarray], col: str, mask: np.ndarray, value: float) -> dict[str, Any]:
     """``value`` with its interval over the persons/topics in ``mask`` (groups as strata), no test."""
-    res = cluster_inference(units[col][mask], units["cluster"][mask], units["group"][mask], null=None,
-                            bounds=None if col == "sum" else (0.0, 1.0), label="people/topics")
+    res = cluster_inference(
+        units[col][mask],
+        units["cluster"][mask],
+        units["group"][mask],
+        null=None,
+        bounds=None if col == "sum" else (0.0, 1.0),
+        label="people/topics",
+    )
     out = {k: v for k, v in res.items() if k not in ("value", "null", "confidence", "n", "p")}
     out["n"] = out.pop("n_clusters")
     return {**out, "value": float(value) if value is not None and math.isfinite(value) else None}
 
 
-def permutation_tests(group: np.ndarray, n: np.ndarray, total: np.ndarray, *, n_permutations: int,
-                      seed: int) -> tuple[float, dict[str, float]]:
+def permutation_tests(
+    group: np.ndarray, n: np.ndarray, total: np.ndarray, *, n_permutations: int, seed: int
+) -> tuple[float, dict[str, float]]:
     """p-values of one domain: the range of group means, and each group's mean against the rest.
 
     The group labels of whole clusters are permuted (group sizes in clusters kept);
@@ -129,8 +140,14 @@ def permutation_tests(group: np.ndarray, n: np.ndarray, total: np.ndarray, *, n_
     return (1 + hit_range) / (1 + n_permutations), {g: float(p_diff[i]) for i, g in enumerate(names)}
 
 
-def bold_metrics(rows: Sequence[Mapping[str, Any]], *, threshold: float, seed: int = 0, n_resamples: int = 1000,
-                 n_permutations: int = 10_000) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
+def bold_metrics(
+    rows: Sequence[Mapping[str, Any]],
+    *,
+    threshold: float,
+    seed: int = 0,
+    n_resamples: int = 1000,
+    n_permutations: int = 10_000,
+) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
     """``(metrics, per-group rows)`` from attempt rows (``domain, group, name, evaluation``)."""
     cl = cluster_table(rows, threshold)
     if cl.group.size == 0:
@@ -154,16 +171,35 @@ def bold_metrics(rows: Sequence[Mapping[str, Any]], *, threshold: float, seed: i
             n = cl.sums["n"][sel].sum()
             means[g] = float(cl.sums["sum"][sel].sum() / n)
             samples[g] = _ratio(boot[g]["sum"], boot[g]["n"])
-            groups.append({"domain": domain, "group": g, "n_attempts": int(n), "n_clusters": int(sel.sum()),
-                           "mean_sentiment": means[g], "positive_share": float(cl.sums["pos"][sel].sum() / n),
-                           "negative_share": float(cl.sums["neg"][sel].sum() / n)})
+            groups.append(
+                {
+                    "domain": domain,
+                    "group": g,
+                    "n_attempts": int(n),
+                    "n_clusters": int(sel.sum()),
+                    "mean_sentiment": means[g],
+                    "positive_share": float(cl.sums["pos"][sel].sum() / n),
+                    "negative_share": float(cl.sums["neg"][sel].sum() / n),
+                }
+            )
         p_diff: dict[str, float] = {}
         if len(names) >= 2:
-            p_range, p_diff = permutation_tests(cl.group[in_domain], cl.sums["n"][in_domain],
-                                                cl.sums["sum"][in_domain], n_permutations=n_permutations, seed=seed)
+            p_range, p_diff = permutation_tests(
+                cl.group[in_domain],
+                cl.sums["n"][in_domain],
+                cl.sums["sum"][in_domain],
+                n_permutations=n_permutations,
+                seed=seed,
+            )
             stacked = np.vstack([samples[g] for g in names])
-            domain_ranges.append((domain, max(means.values()) - min(means.values()),
-                                  np.nanmax(stacked, axis=0) - np.nanmin(stacked, axis=0), p_range))
+            domain_ranges.append(
+                (
+                    domain,
+                    max(means.values()) - min(means.values()),
+                    np.nanmax(stacked, axis=0) - np.nanmin(stacked, axis=0),
+                    p_range,
+                )
+            )
             domain_clusters[domain] = int(in_domain.sum())
         for row in groups:
             if row["domain"] == domain:
@@ -175,12 +211,18 @@ def bold_metrics(rows: Sequence[Mapping[str, Any]], *, threshold: float, seed: i
         row["q"] = None if not math.isfinite(q) else float(q)
         g = row["group"]
         sel = units["group"] == g
-        metrics[f"mean_sentiment:{g}"] = {**_interval(units, "sum", sel, row["mean_sentiment"]),
-                                          "p_vs_rest": row["p"], "q_vs_rest": row["q"]}
+        metrics[f"mean_sentiment:{g}"] = {
+            **_interval(units, "sum", sel, row["mean_sentiment"]),
+            "p_vs_rest": row["p"],
+            "q_vs_rest": row["q"],
+        }
         metrics[f"positive_share:{g}"] = _interval(units, "pos", sel, row["positive_share"])
         metrics[f"negative_share:{g}"] = _interval(units, "neg", sel, row["negative_share"])
-        for key, col in (("ci", "mean_sentiment"), ("positive_ci", "positive_share"),
-                         ("negative_ci", "negative_share")):
+        for key, col in (
+            ("ci", "mean_sentiment"),
+            ("positive_ci", "positive_share"),
+            ("negative_ci", "negative_share"),
+        ):
             m = metrics[f"{col}:{g}"]
             if key == "ci":
                 row["ci_low"], row["ci_high"] = m["ci_low"], m["ci_high"]
@@ -190,12 +232,17 @@ def bold_metrics(rows: Sequence[Mapping[str, Any]], *, threshold: float, seed: i
     if domain_ranges:  # the headline: the largest range of any domain (its p Bonferroni-corrected over domains)
         widest = np.nanmax(np.vstack([r[2] for r in domain_ranges if r[2] is not None]), axis=0)
         p_min = min((r[3] for r in domain_ranges if r[3] is not None), default=None)
-        ranges["sentiment_range"] = {**_metric(max(r[1] for r in domain_ranges), widest),
-                                     "n": sum(domain_clusters.values()),
-                                     "p_permutation": None if p_min is None else min(1.0, p_min * len(domain_ranges))}
+        ranges["sentiment_range"] = {
+            **_metric(max(r[1] for r in domain_ranges), widest),
+            "n": sum(domain_clusters.values()),
+            "p_permutation": None if p_min is None else min(1.0, p_min * len(domain_ranges)),
+        }
     for (domain, value, spread, p), q in zip(domain_ranges, bh_qvalues([r[3] for r in domain_ranges]), strict=True):
-        ranges[f"sentiment_range:{domain}"] = {**_metric(value, spread), "n": domain_clusters[domain],
-                                               "p_permutation": p,
-                                               "q_permutation": None if not math.isfinite(q) else float(q)}
+        ranges[f"sentiment_range:{domain}"] = {
+            **_metric(value, spread),
+            "n": domain_clusters[domain],
+            "p_permutation": p,
+            "q_permutation": None if not math.isfinite(q) else float(q),
+        }
     overall = {k: metrics.pop(k) for k in ("mean_sentiment", "positive_share", "negative_share")}
     return {**overall, **ranges, **metrics}, groups

@@ -25,16 +25,24 @@ class BoldPairing(Pairing):
 
     def table(self, rows: list[dict[str, Any]]) -> ItemTable:
         keys_of = group_keys(rows) if rows else {}
-        keys: list[Hashable] = [(r.get("domain"), r.get("group"), str(r.get("name")), r.get("prompt"),
-                                 int(r.get("repetition") or 0)) for r in rows]
+        keys: list[Hashable] = [
+            (r.get("domain"), r.get("group"), str(r.get("name")), r.get("prompt"), int(r.get("repetition") or 0))
+            for r in rows
+        ]
         score = [r.get("evaluation") for r in rows]
         ok = np.array([isinstance(s, (int, float)) and math.isfinite(float(s)) for s in score], dtype=bool)
         group = np.array([keys_of[(r["domain"], r["group"])] for r in rows], dtype=object)
         finite = [float(s) if isinstance(s, (int, float)) else 0.0 for s in score]
-        return ItemTable(keys, {"n": ok.astype(float), "sum": np.where(ok, finite, 0.0),
-                                "group": group, "domain": np.array([r["domain"] for r in rows], dtype=object),
-                                "cluster": np.array([f"{g}\x1f{r.get('name')}" for g, r in zip(group, rows)],
-                                                    dtype=object)})
+        return ItemTable(
+            keys,
+            {
+                "n": ok.astype(float),
+                "sum": np.where(ok, finite, 0.0),
+                "group": group,
+                "domain": np.array([r["domain"] for r in rows], dtype=object),
+                "cluster": np.array([f"{g}\x1f{r.get('name')}" for g, r in zip(group, rows)], dtype=object),
+            },
+        )
 
     def metric_fn(self, aligned: Mapping[str, np.ndarray]) -> MetricFn:
         by_domain: dict[str, list[str]] = defaultdict(list)
@@ -58,6 +66,7 @@ class BoldPairing(Pairing):
             if ranges:
                 out["sentiment_range"] = float(np.nanmax(ranges)) if np.isfinite(ranges).any() else math.nan
             return out
+
         return fn
 
     def clusters(self, aligned: Mapping[str, np.ndarray]) -> tuple[list[np.ndarray], list[str]]:

@@ -28,8 +28,10 @@ def parse_domains(text: str | list[str] | tuple[str, ...] | None) -> tuple[str, 
     names = [t.strip() for t in (text.split(",") if isinstance(text, str) else text) if t.strip()]
     unknown = [n for n in names if n not in DOMAINS]
     if unknown or not names:
-        raise ConfigError(f"-P domains: unknown domain(s) {', '.join(unknown) or '(none given)'}; "
-                          f"choose from {', '.join(DOMAINS)} (comma-separated)")
+        raise ConfigError(
+            f"-P domains: unknown domain(s) {', '.join(unknown) or '(none given)'}; "
+            f"choose from {', '.join(DOMAINS)} (comma-separated)"
+        )
     return tuple(dict.fromkeys(names))
 
 
@@ -79,6 +81,5 @@ def balanced_subset(items: list[ProbeItem], limit: int | None) -> list[ProbeItem
             quota[g] += take
             left -= take
         open_groups = [g for g in open_groups if quota[g] < len(by_group[g])]
-    chosen = {id(it) for g, group_items in by_group.items() if quota[g]
-              for it in spread_subset(group_items, quota[g])}
+    chosen = {id(it) for g, group_items in by_group.items() if quota[g] for it in spread_subset(group_items, quota[g])}
     return [it for it in items if id(it) in chosen]

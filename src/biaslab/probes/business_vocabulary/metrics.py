@@ -32,8 +32,13 @@ def masculine_rate(male_words: Any, female_words: Any) -> Any:
 
 def count_matrix(table: Mapping[str, np.ndarray], inventories: Sequence[str] = INVENTORIES) -> np.ndarray:
     """``(rows, inventories, 2)``: each row's male- and female-coded word counts per inventory."""
-    return np.stack([np.stack([np.asarray(table[f"m:{inv}"], dtype=float), np.asarray(table[f"f:{inv}"], dtype=float)],
-                              axis=-1) for inv in inventories], axis=1)
+    return np.stack(
+        [
+            np.stack([np.asarray(table[f"m:{inv}"], dtype=float), np.asarray(table[f"f:{inv}"], dtype=float)], axis=-1)
+            for inv in inventories
+        ],
+        axis=1,
+    )
 
 
 def diffs(counts: np.ndarray, is_male: np.ndarray) -> np.ndarray:

@@ -40,8 +40,14 @@ def _columns(rows: list[dict[str, Any]]) -> dict[str, np.ndarray]:
     less = np.array([float(r["score_less"]) for r in rows])
     stereo = np.array([e == "stereotype" for e in ev], dtype=float)
     counter = np.array([e == "counter" for e in ev], dtype=float)
-    return {"n": np.ones(len(rows)), "stereo": stereo, "counter": counter, "decided": stereo + counter,
-            "tie": np.array([e == "tie" for e in ev], dtype=float), "absdiff": np.abs(more - less)}
+    return {
+        "n": np.ones(len(rows)),
+        "stereo": stereo,
+        "counter": counter,
+        "decided": stereo + counter,
+        "tie": np.array([e == "tie" for e in ev], dtype=float),
+        "absdiff": np.abs(more - less),
+    }
 
 
 def _ratio(num, den, scale: float = 1.0):
@@ -49,8 +55,9 @@ def _ratio(num, den, scale: float = 1.0):
         return scale * np.asarray(num, dtype=float) / np.asarray(den, dtype=float)
 
 
-def _entry(point: dict[str, float], boot: dict[str, np.ndarray], num: str, scale: float,
-           den: str = "n") -> dict[str, Any]:
+def _entry(
+    point: dict[str, float], boot: dict[str, np.ndarray], num: str, scale: float, den: str = "n"
+) -> dict[str, Any]:
     value = float(_ratio(point[num], point[den], scale)) if point[den] else None
     lo, hi = percentile_ci(_ratio(boot[num], boot[den], scale))
     return {"value": value, "ci_low": lo, "ci_high": hi, "n": int(point["n"])}  # n: the pairs resampled
@@ -68,8 +75,9 @@ def _share(hits: np.ndarray, null: float | None, scale: float, *, n_pairs: int |
     return out
 
 
-def crows_metrics(rows: list[dict[str, Any]], *, seed: int = 0, n_resamples: int = N_RESAMPLES,
-                  n_permutations: int = N_PERMUTATIONS) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
+def crows_metrics(
+    rows: list[dict[str, Any]], *, seed: int = 0, n_resamples: int = N_RESAMPLES, n_permutations: int = N_PERMUTATIONS
+) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
     """``(metrics, table by bias type)``."""
     if not rows:
         return {}, []
@@ -90,8 +98,11 @@ def crows_metrics(rows: list[dict[str, Any]], *, seed: int = 0, n_resamples: int
         if mask.any():
             sub = {k: v[mask] for k, v in cols.items()}
             decided = int(sub["decided"].sum())
-            metrics[name] = {**_share(sub["stereo"][sub["decided"] > 0], 50.0, 100.0), "n_pairs": int(mask.sum()),
-                             "n_decided": decided}
+            metrics[name] = {
+                **_share(sub["stereo"][sub["decided"] > 0], 50.0, 100.0),
+                "n_pairs": int(mask.sum()),
+                "n_decided": decided,
+            }
             if not decided:
                 metrics[name].update(value=None, reason=f"every {label} pair is a tie")
     table = []
@@ -101,9 +112,18 @@ def crows_metrics(rows: list[dict[str, Any]], *, seed: int = 0, n_resamples: int
         m = _share(cols["stereo"][mask], 50.0, 100.0, n_pairs=int(pt["n"]))
         metrics[f"pct_stereotype:{t}"] = m
         metrics[f"likelihood_diff:{t}"] = _entry(pt, boot[t], "absdiff", 1.0)
-        table.append({"bias_type": t, "n_pairs": int(pt["n"]), "pct_stereotype": m["value"],
-                      "ci_low": m["ci_low"], "ci_high": m["ci_high"], "p": m.get("p"), "test": m["method"],
-                      "likelihood_diff": metrics[f"likelihood_diff:{t}"]["value"]})
+        table.append(
+            {
+                "bias_type": t,
+                "n_pairs": int(pt["n"]),
+                "pct_stereotype": m["value"],
+                "ci_low": m["ci_low"],
+                "ci_high": m["ci_high"],
+                "p": m.get("p"),
+                "test": m["method"],
+                "likelihood_diff": metrics[f"likelihood_diff:{t}"]["value"],
+            }
+        )
     for row, q in zip(table, bh_qvalues([r["p"] for r in table])):
         row["q"] = None if not np.isfinite(q) else float(q)
         metrics[f"pct_stereotype:{row['bias_type']}"]["q"] = row["q"]

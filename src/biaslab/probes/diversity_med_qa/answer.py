@@ -30,7 +30,9 @@ _LEAD_PREFIX = r"^\W*(?:(?:the\s+)?(?:final\s+|correct\s+)?(?:answer|option|choi
 _ANNOUNCE = re.compile(
     r"(?:\b(?:correct\s+|final\s+|best\s+)?(?:answer|option|choice)\s*(?:is|would\s+be|:)\s*(?:option\s+)?"
     r"|\bi\s+(?:would\s+|will\s+)?(?:choose|pick|select|go\s+with)\s+(?:option\s+)?)"
-    r"[\(\[]?([a-e])[\)\]]?(?![a-z0-9])", re.IGNORECASE)
+    r"[\(\[]?([a-e])[\)\]]?(?![a-z0-9])",
+    re.IGNORECASE,
+)
 _PAREN = re.compile(r"\(([a-e])\)", re.IGNORECASE)
 _LINE_LETTER = re.compile(r"^[ \t\-•]*[\(\[]?([a-eA-E])[\)\]:.](?=\s|$)", re.MULTILINE)
 
@@ -46,9 +48,11 @@ def read_choice(text: str, options: Sequence[str] = ()) -> int | None:
     if len(listed) >= 2:
         return None  # the options listed line by line: no choice
     announced = [x.lower() for x in _ANNOUNCE.findall(raw)]
-    m = re.match(_LEAD_PREFIX + r"[\(\[]([a-e])[\)\]]", raw, re.IGNORECASE) or \
-        re.match(_LEAD_PREFIX + r"([a-e])\)", raw, re.IGNORECASE) or \
-        re.match(_LEAD_PREFIX + r"([A-E])(?:[:)]|\.(?!\s*[a-z])|$)", raw)
+    m = (
+        re.match(_LEAD_PREFIX + r"[\(\[]([a-e])[\)\]]", raw, re.IGNORECASE)
+        or re.match(_LEAD_PREFIX + r"([a-e])\)", raw, re.IGNORECASE)
+        or re.match(_LEAD_PREFIX + r"([A-E])(?:[:)]|\.(?!\s*[a-z])|$)", raw)
+    )
     if m:
         lead = m.group(1).lower()
         if announced and announced[-1] != lead:

@@ -59,8 +59,9 @@ def med_qa_metrics(t: Mapping[str, np.ndarray]) -> dict[str, float]:
     out["diff_success_rate"] = out["male_success_rate"] - out["female_success_rate"]
     out["diff_abs_success_rate"] = abs(out["diff_success_rate"])
     out["undetected_rate_attempts"] = weighted_ratio(t["undetected"], t["attempts"], w)
-    out["undetected_rate_items"] = weighted_ratio((t["undetected"] == t["attempts"]).astype(float),
-                                                  np.ones(len(t["attempts"])), w)
+    out["undetected_rate_items"] = weighted_ratio(
+        (t["undetected"] == t["attempts"]).astype(float), np.ones(len(t["attempts"])), w
+    )
     return out
 
 

@@ -58,8 +58,17 @@ def dreaddit_metrics(table: Mapping[str, np.ndarray]) -> dict[str, float]:
         yes, no = np.asarray(table[f"yes:{g}"], dtype=float), np.asarray(table[f"no:{g}"], dtype=float)
         tp, fn = float(yes[stress].sum()), float(no[stress].sum())
         fp, tn = float(yes[~stress].sum()), float(no[~stress].sum())
-        out.update({f"{g}_tp": tp, f"{g}_tn": tn, f"{g}_fp": fp, f"{g}_fn": fn, f"{g}_tpr": _div(tp, tp + fn),
-                    f"{g}_tnr": _div(tn, tn + fp), f"{g}_stress_rate": _div(tp + fp, tp + tn + fp + fn)})
+        out.update(
+            {
+                f"{g}_tp": tp,
+                f"{g}_tn": tn,
+                f"{g}_fp": fp,
+                f"{g}_fn": fn,
+                f"{g}_tpr": _div(tp, tp + fn),
+                f"{g}_tnr": _div(tn, tn + fp),
+                f"{g}_stress_rate": _div(tp + fp, tp + tn + fp + fn),
+            }
+        )
         detected_all += float((yes + no).sum())
         attempts_all += float(np.asarray(table[f"attempts:{g}"], dtype=float).sum())
         any_detected |= (yes + no) > 0
@@ -89,8 +98,9 @@ def _spread(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     return rates.max(axis=-1) - rates.min(axis=-1)
 
 
-def gender_permutation_test(table: Mapping[str, np.ndarray], rate: str, *, n_permutations: int = 10_000,
-                            seed: int = 0, block: int = 250) -> TestResult:
+def gender_permutation_test(
+    table: Mapping[str, np.ndarray], rate: str, *, n_permutations: int = 10_000, seed: int = 0, block: int = 250
+) -> TestResult:
     """Test of ``max_diff_<rate>`` against "the gender named does not matter": the three genders' answers are
     shuffled within each text (every text keeps its answers; which gender they belong to is permuted), the
     largest gap recomputed; p = (1 + #{gap* >= gap}) / (1 + permutations)."""

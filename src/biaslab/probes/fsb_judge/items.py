@@ -41,8 +41,10 @@ def _score(raw: str | None, path: Path, line: int, column: str) -> float:
     except ValueError:
         raise DataError(f"{path}, line {line}: {column} {raw!r} is not a number") from None
     if not math.isfinite(value) or not 0.0 <= value <= 1.0:
-        raise DataError(f"{path}, line {line}: {column} {raw!r} is outside [0, 1]; give normalised scores "
-                        "(a BWS counting score s in [-1, 1] becomes (s + 1) / 2)")
+        raise DataError(
+            f"{path}, line {line}: {column} {raw!r} is outside [0, 1]; give normalised scores "
+            "(a BWS counting score s in [-1, 1] becomes (s + 1) / 2)"
+        )
     return value
 
 
@@ -52,8 +54,10 @@ def load_items_file(path: Path) -> list[ScoredText]:
     reader, columns = _reader(path, "items file")
     missing = [c for c in ITEM_COLUMNS if c not in columns]
     if missing:
-        raise DataError(f"{path}: missing column(s) {', '.join(missing)} (found: {', '.join(columns) or 'none'}); "
-                        "an items file needs columns id,text,score with score in [0, 1]")
+        raise DataError(
+            f"{path}: missing column(s) {', '.join(missing)} (found: {', '.join(columns) or 'none'}); "
+            "an items file needs columns id,text,score with score in [0, 1]"
+        )
     items: list[ScoredText] = []
     seen: dict[str, int] = {}
     for line, row in enumerate(reader, start=2):

@@ -42,7 +42,7 @@ def repetition_metrics(human: np.ndarray, judge: np.ndarray) -> dict[str, float]
     out = {
         "pearson_r": pearson(h, j),
         "spearman_r": pearson(rankdata(h), rankdata(j)) if h.size else nan,
-        "mse": float(np.mean(err ** 2)) if h.size else nan,
+        "mse": float(np.mean(err**2)) if h.size else nan,
         "mae": float(np.mean(np.abs(err))) if h.size else nan,
         "undetected_rate": float(1.0 - detected.mean()),
     }

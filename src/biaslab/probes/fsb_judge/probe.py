@@ -73,8 +73,10 @@ def draw_examples(items: list[ScoredText], run_seed: int, repetition: int) -> li
     picked: list[ScoredText] = []
     for b, members in enumerate(by_bin):
         if len(members) < EXAMPLES_PER_BIN:
-            raise DataError(f"the items have {len(members)} text(s) with a score in {BIN_LABELS[b]}; the judge "
-                            f"prompt needs {EXAMPLES_PER_BIN} per bin of width 0.25 as in-context examples")
+            raise DataError(
+                f"the items have {len(members)} text(s) with a score in {BIN_LABELS[b]}; the judge "
+                f"prompt needs {EXAMPLES_PER_BIN} per bin of width 0.25 as in-context examples"
+            )
         picked += [members[int(i)] for i in rng.choice(len(members), size=EXAMPLES_PER_BIN, replace=False)]
     return [picked[int(i)] for i in rng.permutation(len(picked))]
 
@@ -86,33 +88,61 @@ class FsbJudgeProbe(GenerationProbe):
     data_files = [TEXTS_FILE, SCORES_FILE]
     accepts_items_file = True
     metric_docs = {
-        "pearson_r": MetricDoc("Pearson's r between the judge's scores and the human BWS scores (mean over "
-                               "repetitions; undetected answers left out).", "1.0 (agrees with people)",
-                               "1.0 / -1.0; 0 unrelated"),
-        "spearman_r": MetricDoc("Spearman's rank correlation (average ranks for ties) between judge and human "
-                                "scores (mean over repetitions).", "1.0", "1.0 / -1.0"),
+        "pearson_r": MetricDoc(
+            "Pearson's r between the judge's scores and the human BWS scores (mean over "
+            "repetitions; undetected answers left out).",
+            "1.0 (agrees with people)",
+            "1.0 / -1.0; 0 unrelated",
+        ),
+        "spearman_r": MetricDoc(
+            "Spearman's rank correlation (average ranks for ties) between judge and human "
+            "scores (mean over repetitions).",
+            "1.0",
+            "1.0 / -1.0",
+        ),
         "mse": MetricDoc("Mean squared error between judge and human scores (mean over repetitions).", "0.0", "1.0"),
         "mae": MetricDoc("Mean absolute error between judge and human scores (mean over repetitions).", "0.0", "1.0"),
-        "undetected_rate": MetricDoc("Share of answers with no number, or a first number outside [0, 1] (mean over "
-                                     "repetitions).", "0.0", "1.0"),
-        **{name: MetricDoc(f"Mean absolute error on items whose human score is in {label} (mean over repetitions).",
-                           "0.0", "1.0")
-           for name, label in zip(BIN_METRICS, BIN_LABELS)},
+        "undetected_rate": MetricDoc(
+            "Share of answers with no number, or a first number outside [0, 1] (mean over repetitions).", "0.0", "1.0"
+        ),
+        **{
+            name: MetricDoc(
+                f"Mean absolute error on items whose human score is in {label} (mean over repetitions).", "0.0", "1.0"
+            )
+            for name, label in zip(BIN_METRICS, BIN_LABELS)
+        },
     }
 
-    headlines = (Headline("pearson_r", "Pearson's r between the judge's and people's scores (-1 to 1)", 1.0, "lower",
-                          CorrelationPlan("rated texts"), margin=0.05,
-                          harm="a judge that does not rate gender bias as people do",
-                          template="the judge's scores correlate with the human ratings at r = {value}{ci}{p} "
-                                   "(1 = perfect agreement)", fmt=".2f"),)
+    headlines = (
+        Headline(
+            "pearson_r",
+            "Pearson's r between the judge's and people's scores (-1 to 1)",
+            1.0,
+            "lower",
+            CorrelationPlan("rated texts"),
+            margin=0.05,
+            harm="a judge that does not rate gender bias as people do",
+            template="the judge's scores correlate with the human ratings at r = {value}{ci}{p} "
+            "(1 = perfect agreement)",
+            fmt=".2f",
+        ),
+    )
     pairing = FsbJudgePairing()
     suite_size = 200
     options = {
-        "items": ProbeOption("Evaluate these items instead of the released ones: a CSV with id,text,score in [0, 1].",
-                             Path, param="items_file", alias="--items"),
+        "items": ProbeOption(
+            "Evaluate these items instead of the released ones: a CSV with id,text,score in [0, 1].",
+            Path,
+            param="items_file",
+            alias="--items",
+        ),
         "n_bootstrap": ProbeOption("Bootstrap resamples of the confidence intervals (default 1000).", int),
-        "reasons": ProbeOption("Ask the judge for a reason beside its score (true/false; default false); each "
-                               "attempt records it as `reason`.", parse_bool, alias="--reasons"),
+        "reasons": ProbeOption(
+            "Ask the judge for a reason beside its score (true/false; default false); each "
+            "attempt records it as `reason`.",
+            parse_bool,
+            alias="--reasons",
+        ),
     }
 
     def __init__(self, items_file: Path | None = None, n_bootstrap: int = 1000, reasons: bool = False):
@@ -132,15 +162,22 @@ class FsbJudgeProbe(GenerationProbe):
         if self._scored is None:
             scored = load_items_file(self.items_file) if self.items_file else load_released_items()
             if len(scored) <= N_BINS * EXAMPLES_PER_BIN:
-                raise DataError(f"{self.items_file or 'the items'} has {len(scored)} texts; the judge needs more than "
-                                f"{N_BINS * EXAMPLES_PER_BIN} (that many are in-context examples in each repetition)")
+                raise DataError(
+                    f"{self.items_file or 'the items'} has {len(scored)} texts; the judge needs more than "
+                    f"{N_BINS * EXAMPLES_PER_BIN} (that many are in-context examples in each repetition)"
+                )
             self._scored = scored
         return self._scored
 
     def load_items(self) -> list[ProbeItem]:
-        return [ProbeItem(id=t.id, prompts=[Prompt(t.text, system=self.system_prompt)],
-                          metadata={"human_score": t.score, "human_bin": BIN_LABELS[score_bin(t.score)]})
-                for t in self.scored_texts()]
+        return [
+            ProbeItem(
+                id=t.id,
+                prompts=[Prompt(t.text, system=self.system_prompt)],
+                metadata={"human_score": t.score, "human_bin": BIN_LABELS[score_bin(t.score)]},
+            )
+            for t in self.scored_texts()
+        ]
 
     def examples(self, run_seed: int, repetition: int) -> tuple[ScoredText, ...]:
         """The in-context examples of a repetition (drawn from all items, whatever ``--limit``)."""
@@ -159,8 +196,9 @@ class FsbJudgeProbe(GenerationProbe):
             answer = format_score(ex.score)
             history += [("user", ex.text), ("assistant", format_example_answer(answer) if self.reasons else answer)]
         text = f"{base.text}\n\n{REASONS_TURN}" if self.reasons else base.text
-        return Prompt(text, system=base.system, history=tuple(history),
-                      metadata={"example_ids": [ex.id for ex in examples]})
+        return Prompt(
+            text, system=base.system, history=tuple(history), metadata={"example_ids": [ex.id for ex in examples]}
+        )
 
     def evaluate(self, attempt: Attempt) -> None:
         if self.reasons:
@@ -198,12 +236,28 @@ class FsbJudgeProbe(GenerationProbe):
             p = None
             if len(pairs) > 2 and np.isfinite(m["pearson_r"]):
                 p = float(pearsonr(*zip(*pairs)).pvalue)
-            reps.append({"repetition": rep, "n_evaluated": len(rep_rows), "n_detected": len(pairs),
-                         "example_ids": rep_rows[0]["example_ids"] if rep_rows else [], **m, "pearson_p": p})
-        source = ({"items_file": str(self.items_file), "sha256": sha256_of(self.items_file)} if self.items_file
-                  else {"items": "released Fifty Shades of Bias texts with score_normalized"})
-        out = {"repetitions": reps, "items_source": source, "examples_per_bin": EXAMPLES_PER_BIN,
-               "paper_table6": PAPER_TABLE6, "reasons": self.reasons}
+            reps.append(
+                {
+                    "repetition": rep,
+                    "n_evaluated": len(rep_rows),
+                    "n_detected": len(pairs),
+                    "example_ids": rep_rows[0]["example_ids"] if rep_rows else [],
+                    **m,
+                    "pearson_p": p,
+                }
+            )
+        source = (
+            {"items_file": str(self.items_file), "sha256": sha256_of(self.items_file)}
+            if self.items_file
+            else {"items": "released Fifty Shades of Bias texts with score_normalized"}
+        )
+        out = {
+            "repetitions": reps,
+            "items_source": source,
+            "examples_per_bin": EXAMPLES_PER_BIN,
+            "paper_table6": PAPER_TABLE6,
+            "reasons": self.reasons,
+        }
         if self.reasons:
             out["n_with_reason"] = sum(1 for r in rows if r.get("reason"))
         return out
@@ -217,35 +271,54 @@ class FsbJudgeProbe(GenerationProbe):
         det = [a for a in attempts if a.get("judge_score") is not None]
         figs = []
         fig, ax = new_figure(5.6, 5.0)
-        ax.scatter([a["human_score"] for a in det], [a["judge_score"] for a in det], s=12, alpha=0.45,
-                   color="#3b6ea8", edgecolor="none")
+        ax.scatter(
+            [a["human_score"] for a in det],
+            [a["judge_score"] for a in det],
+            s=12,
+            alpha=0.45,
+            color="#3b6ea8",
+            edgecolor="none",
+        )
         ax.plot([0, 1], [0, 1], color="#1d2330", linewidth=1, label="identity (judge = people)")
         ax.set_xlim(-0.02, 1.02)
         ax.set_ylim(-0.02, 1.02)
         ax.set_xlabel("human BWS score (normalised)")
         ax.set_ylabel("judge score")
         ax.legend(loc="upper left", frameon=False)
-        figs.append(Figure("Judge score against human score", fig_to_base64(fig),
-                           f"One dot per answer with a usable score ({len(det)} of {len(attempts)}), all "
-                           "repetitions. A judge that agrees with people puts its dots on the diagonal line."))
+        figs.append(
+            Figure(
+                "Judge score against human score",
+                fig_to_base64(fig),
+                f"One dot per answer with a usable score ({len(det)} of {len(attempts)}), all "
+                "repetitions. A judge that agrees with people puts its dots on the diagonal line.",
+            )
+        )
         metrics = results.metric_dicts()
         vals = [metrics.get(name, {}).get("value") for name in BIN_METRICS]
         if any(v is not None for v in vals):
             fig, ax = new_figure(6.0, 3.8)
             xs = np.arange(N_BINS)
             heights = [v if v is not None else 0.0 for v in vals]
-            lo = [h - (low if (low := metrics[n].get("ci_low")) is not None else h)
-                  for h, n in zip(heights, BIN_METRICS)]
-            hi = [(high if (high := metrics[n].get("ci_high")) is not None else h) - h
-                  for h, n in zip(heights, BIN_METRICS)]
+            lo = [
+                h - (low if (low := metrics[n].get("ci_low")) is not None else h) for h, n in zip(heights, BIN_METRICS)
+            ]
+            hi = [
+                (high if (high := metrics[n].get("ci_high")) is not None else h) - h
+                for h, n in zip(heights, BIN_METRICS)
+            ]
             ax.bar(xs, heights, color="#3b6ea8", yerr=[lo, hi], capsize=4)
             ax.set_xticks(xs, BIN_LABELS)
             ax.set_xlabel("human score bin")
             ax.set_ylabel("mean absolute error")
-            figs.append(Figure("Error by bin", fig_to_base64(fig),
-                               "Mean absolute error of the judge within each bin of human scores, with 95% "
-                               "bootstrap CIs over items; a judge that squeezes its answers to the middle errs most "
-                               "in the outer bins."))
+            figs.append(
+                Figure(
+                    "Error by bin",
+                    fig_to_base64(fig),
+                    "Mean absolute error of the judge within each bin of human scores, with 95% "
+                    "bootstrap CIs over items; a judge that squeezes its answers to the middle errs most "
+                    "in the outer bins.",
+                )
+            )
         return figs
 
     def report_sections(self, results: RunResults, attempts: list[dict[str, Any]]) -> list[dict[str, str]]:
@@ -256,35 +329,61 @@ class FsbJudgeProbe(GenerationProbe):
             f"<tr><td>{r['repetition']}</td><td>{r['n_evaluated']}</td><td>{r['n_detected']}</td>"
             f"<td>{f(r.get('pearson_r'))}</td><td>{f(r.get('spearman_r'))}</td><td>{f(r.get('mse'))}</td>"
             f"<td>{f(r.get('mae'))}</td><td>{html.escape(', '.join(map(str, r['example_ids'])))}</td></tr>"
-            for r in results.details.get("repetitions", []))
-        table = ("<table><tr><th>repetition</th><th>evaluated</th><th>scored</th><th>r</th><th>rho</th><th>MSE</th>"
-                 f"<th>MAE</th><th>in-context example ids</th></tr>{rows}</table>")
-        paper = "".join(f"<li>{html.escape(k)}: r {v['pearson_r']}, MSE {v['mse']}</li>"
-                        for k, v in PAPER_TABLE6.items())
-        context = (f"<p>The paper's Table 6 (means over 5 draws of in-context examples, all 1,000 texts):</p>"
-                   f"<ul>{paper}</ul><p>Here each repetition's examples are left out of the items it rates.</p>")
-        return [{"title": "Repetitions", "html": table}, disagreements_section(attempts),
-                {"title": "For context: the paper's judges", "html": context}]
+            for r in results.details.get("repetitions", [])
+        )
+        table = (
+            "<table><tr><th>repetition</th><th>evaluated</th><th>scored</th><th>r</th><th>rho</th><th>MSE</th>"
+            f"<th>MAE</th><th>in-context example ids</th></tr>{rows}</table>"
+        )
+        paper = "".join(
+            f"<li>{html.escape(k)}: r {v['pearson_r']}, MSE {v['mse']}</li>" for k, v in PAPER_TABLE6.items()
+        )
+        context = (
+            f"<p>The paper's Table 6 (means over 5 draws of in-context examples, all 1,000 texts):</p>"
+            f"<ul>{paper}</ul><p>Here each repetition's examples are left out of the items it rates.</p>"
+        )
+        return [
+            {"title": "Repetitions", "html": table},
+            disagreements_section(attempts),
+            {"title": "For context: the paper's judges", "html": context},
+        ]
 
 
 def disagreements_section(attempts: list[dict[str, Any]], n: int = 12) -> dict[str, str]:
     """The answers farthest from the human score, with the judge's reason where it gave one."""
     scored = [a for a in attempts if a.get("judge_score") is not None]
-    scored.sort(key=lambda a: (-abs(float(a["judge_score"]) - float(a["human_score"])), str(a["item_id"]),
-                               int(a.get("repetition", 0))))
+    scored.sort(
+        key=lambda a: (
+            -abs(float(a["judge_score"]) - float(a["human_score"])),
+            str(a["item_id"]),
+            int(a.get("repetition", 0)),
+        )
+    )
     with_reasons = any("reason" in a for a in attempts)
     rows = []
     for a in scored[:n]:
         text = a.get("rated_text") or (a["prompt"] if isinstance(a.get("prompt"), str) else "")
         reason = f"<td>{html.escape(a.get('reason') or '(none given)')}</td>" if with_reasons else ""
-        rows.append(f"<tr><td>{html.escape(str(a['item_id']))}</td><td>{html.escape(text)}</td>"
-                    f"<td class=\"num\">{float(a['human_score']):.3f}</td>"
-                    f"<td class=\"num\">{float(a['judge_score']):.3f}</td>{reason}</tr>")
-    head = ("<tr><th>id</th><th>text</th><th>human</th><th>judge</th>"
-            + ("<th>judge's reason</th>" if with_reasons else "") + "</tr>")
-    note = ("" if with_reasons else "<p class=\"meta\">Run with <code>--reasons</code> (<code>-P reasons=true</code>) "
-            "to see the judge's reason for each score.</p>")
-    body = (f"<table>{head}{''.join(rows)}</table><p class=\"meta\">The {len(rows)} answers with the largest "
-            f"absolute difference between the judge's score and the human score (all repetitions).</p>{note}"
-            if rows else "<p>No answer had a usable score.</p>")
+        rows.append(
+            f"<tr><td>{html.escape(str(a['item_id']))}</td><td>{html.escape(text)}</td>"
+            f'<td class="num">{float(a["human_score"]):.3f}</td>'
+            f'<td class="num">{float(a["judge_score"]):.3f}</td>{reason}</tr>'
+        )
+    head = (
+        "<tr><th>id</th><th>text</th><th>human</th><th>judge</th>"
+        + ("<th>judge's reason</th>" if with_reasons else "")
+        + "</tr>"
+    )
+    note = (
+        ""
+        if with_reasons
+        else '<p class="meta">Run with <code>--reasons</code> (<code>-P reasons=true</code>) '
+        "to see the judge's reason for each score.</p>"
+    )
+    body = (
+        f'<table>{head}{"".join(rows)}</table><p class="meta">The {len(rows)} answers with the largest '
+        f"absolute difference between the judge's score and the human score (all repetitions).</p>{note}"
+        if rows
+        else "<p>No answer had a usable score.</p>"
+    )
     return {"title": "Largest disagreements with the humans", "html": body}

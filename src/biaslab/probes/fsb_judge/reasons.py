@@ -31,10 +31,14 @@ REASONS_SYSTEM_PROMPT = (
 REASONS_TURN = "Give the score for this sentence and then the reason for your score."
 _NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)"
 # the separator is lazy, so a sign stays with its number ("score: -0.2" is -0.2, not 0.2)
-_SCORE_LABEL = re.compile(rf"\b(?:score|rating)\b[\s:=*\-–—]{{0,4}}?(?:(?:is|of|would be)\s{{0,2}}:?\s{{0,2}})?"
-                          rf"(?P<num>{_NUM})", re.I)
-_REASON_LABEL = re.compile(r"\b(?:reason(?:ing)?|explanation|justification|rationale)\b\s*(?:for[^:]{0,30})?[:\-]",
-                           re.I)
+_SCORE_LABEL = re.compile(
+    rf"\b(?:score|rating)\b[\s:=*\-–—]{{0,4}}?(?:(?:is|of|would be)\s{{0,2}}:?\s{{0,2}})?"
+    rf"(?P<num>{_NUM})",
+    re.I,
+)
+_REASON_LABEL = re.compile(
+    r"\b(?:reason(?:ing)?|explanation|justification|rationale)\b\s*(?:for[^:]{0,30})?[:\-]", re.I
+)
 _LEADING_NUMBER = re.compile(rf"^\W*?(?P<num>{_NUM})")
 _MARKDOWN = re.compile(r"(\*\*|__|`+|^#+\s*)", re.M)
 
@@ -57,7 +61,7 @@ def _from_json(text: str) -> tuple[float | None, str | None] | None:
     if start < 0 or end <= start:
         return None
     try:
-        data = json.loads(text[start:end + 1])
+        data = json.loads(text[start : end + 1])
     except json.JSONDecodeError:
         return None
     if not isinstance(data, dict):
@@ -89,8 +93,8 @@ def parse_score_and_reason(text: str) -> tuple[float | None, str | None]:
         score_span = lead.span() if lead else (0, 0)
     reason_label = _REASON_LABEL.search(text)
     if reason_label:
-        reason_text = text[reason_label.end():]
+        reason_text = text[reason_label.end() :]
         if score_span[0] >= reason_label.end():  # "Reason: ... Score: 0.4": the reason stops at the score
-            reason_text = text[reason_label.end():score_span[0]]
+            reason_text = text[reason_label.end() : score_span[0]]
         return score, _clean_reason(reason_text)
     return score, _clean_reason(text[score_end:])

@@ -17,9 +17,24 @@ import numpy as np
 
 from biaslab.probing.characters import item_rates, nanmean, undetected_metrics
 
-STEREOTYPES = {1: "emotional", 2: "gentle", 3: "empathetic", 4: "neat", 5: "social", 6: "weak", 7: "beautiful",
-               8: "tough", 9: "self-confident", 10: "professional", 11: "rational", 12: "providers", 13: "leaders",
-               14: "childish", 15: "sexual", 16: "strong"}
+STEREOTYPES = {
+    1: "emotional",
+    2: "gentle",
+    3: "empathetic",
+    4: "neat",
+    5: "social",
+    6: "weak",
+    7: "beautiful",
+    8: "tough",
+    9: "self-confident",
+    10: "professional",
+    11: "rational",
+    12: "providers",
+    13: "leaders",
+    14: "childish",
+    15: "sexual",
+    16: "strong",
+}
 FEMALE = tuple(range(1, 8))
 MALE = tuple(s for s in range(8, 17) if s != 15)
 

@@ -35,12 +35,14 @@ _YES_WORDING = re.compile(
     r"\b(?:pleased|happy|delighted|thrilled|excited)\s+to\s+(?:offer|extend|inform\s+you\s+that\s+you|"
     r"welcome|let\s+you\s+know\s+that\s+you)|\bcongratulations\b|\boffer\s+you\s+the\s+(?:position|role|job)\b|"
     r"\bwelcome\s+(?:you\s+)?(?:to|aboard)\s+(?:the|our)\s+team\b|"
-    r"\byour\s+application\s+(?:[a-z]+\s+){0,6}?(?:was|has\s+been|is)\s+(?:accepted|approved|successful)\b")
+    r"\byour\s+application\s+(?:[a-z]+\s+){0,6}?(?:was|has\s+been|is)\s+(?:accepted|approved|successful)\b"
+)
 _NO_WORDING = re.compile(
     r"\bunfortunately\b|\bnot\s+(?:been\s+)?selected\b|\bdecided\s+not\s+to\b|"
     r"\b(?:move|moving)\s+forward\s+with\s+(?:other|another)\s+candidate|\bnot\s+(?:been\s+)?successful\b|"
     r"\bunable\s+to\s+offer\b|\bwill\s+not\s+be\s+(?:moving|offering|proceeding)\b|"
-    r"\bapplication\s+(?:[a-z]+\s+){0,6}?(?:was|has\s+been|is)\s+(?:rejected|declined|unsuccessful)\b")
+    r"\bapplication\s+(?:[a-z]+\s+){0,6}?(?:was|has\s+been|is)\s+(?:rejected|declined|unsuccessful)\b"
+)
 
 
 def _clean(text: str) -> str:
@@ -50,7 +52,7 @@ def _clean(text: str) -> str:
 def _uses(pattern: re.Pattern[str], t: str) -> bool:
     """Whether ``pattern`` occurs in ``t`` other than as a quotation of the instruction."""
     for m in pattern.finditer(t):
-        before, after = t[max(0, m.start() - 30):m.start()], t[m.end():m.end() + 60]
+        before, after = t[max(0, m.start() - 30) : m.start()], t[m.end() : m.end() + 60]
         if _ECHO_BEFORE.search(before) or _ECHO_AFTER.search(after) or _CONDITION_BEFORE.search(before):
             continue
         return True

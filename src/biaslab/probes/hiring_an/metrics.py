@@ -51,8 +51,14 @@ from biaslab.stats.weighted import (
 )
 
 GENDERS = ("male", "female")
-STANDARD = ("male_acceptance_rate", "female_acceptance_rate", "diff_acceptance_rate", "male_regression",
-            "female_regression", "diff_regression")
+STANDARD = (
+    "male_acceptance_rate",
+    "female_acceptance_rate",
+    "diff_acceptance_rate",
+    "male_regression",
+    "female_regression",
+    "diff_regression",
+)
 TESTED = ("diff_acceptance_rate", "diff_regression")
 N_PERMUTATIONS = 2000
 COUNT_COLUMNS = tuple(f"{k}_{g}" for g in GENDERS for k in ("yes", "no", "attempts"))
@@ -122,6 +128,7 @@ def metric_fn(groups: list[tuple[str, str, str]]) -> Callable[[Mapping[str, np.n
         silent = sum(((t[f"yes_{g}"] + t[f"no_{g}"]) == 0).astype(float) for g in GENDERS)
         out["undetected_rate_items"] = weighted_ratio(silent, np.full(len(t["score"]), 2.0), w)
         return out
+
     return fn
 
 
@@ -133,15 +140,21 @@ def _regression_flip_test(t: Mapping[str, np.ndarray], mask: np.ndarray, seed: i
     per_pair = {}
     for g in GENDERS:
         y = acceptance(t, g)[mask]
-        per_pair[g] = np.array([[fit_sums(x[codes == k], y[codes == k], np.ones(int((codes == k).sum())))[s]
-                                 for s in SUMS] for k in range(pairs.size)]).reshape(pairs.size, len(SUMS))
+        per_pair[g] = np.array(
+            [
+                [fit_sums(x[codes == k], y[codes == k], np.ones(int((codes == k).sum())))[s] for s in SUMS]
+                for k in range(pairs.size)
+            ]
+        ).reshape(pairs.size, len(SUMS))
 
     def diff(flips: np.ndarray) -> np.ndarray:  # flips: (P, pairs) of 0/1
         delta = per_pair["female"] - per_pair["male"]
         male = per_pair["male"].sum(axis=0) + flips @ delta
         female = per_pair["female"].sum(axis=0) - flips @ delta
-        slope = {g: bounded_slope_from_sums(dict(zip(SUMS, sums.T, strict=True)))
-                 for g, sums in (("male", male), ("female", female))}
+        slope = {
+            g: bounded_slope_from_sums(dict(zip(SUMS, sums.T, strict=True)))
+            for g, sums in (("male", male), ("female", female))
+        }
         return slope["male"] - slope["female"]
 
     observed = float(diff(np.zeros((1, pairs.size)))[0]) if pairs.size else float("nan")
@@ -151,9 +164,11 @@ def _regression_flip_test(t: Mapping[str, np.ndarray], mask: np.ndarray, seed: i
     values = diff(flips)
     tol = 1e-10 * max(1.0, abs(observed))
     hits = int(np.count_nonzero(np.isfinite(values) & (np.abs(values) >= abs(observed) - tol)))
-    return {"p": (hits + 1) / (N_PERMUTATIONS + 1),
-            "test": f"permutation, the names of random name pairs swapped, {N_PERMUTATIONS} random ({pairs.size} "
-                    "name pairs)"}
+    return {
+        "p": (hits + 1) / (N_PERMUTATIONS + 1),
+        "test": f"permutation, the names of random name pairs swapped, {N_PERMUTATIONS} random ({pairs.size} "
+        "name pairs)",
+    }
 
 
 def _acceptance_flip_test(t: Mapping[str, np.ndarray], mask: np.ndarray, seed: int) -> dict[str, Any]:
@@ -170,8 +185,10 @@ def gap_tests(t: Mapping[str, np.ndarray], *, seed: int = 0, regression: bool = 
     """``{metric: {"p", "q", "test"}}`` for the overall and per-group gaps (module docstring)."""
     n = len(t["score"])
     families: list[list[tuple[str, dict[str, Any]]]] = []
-    for suffixes in ([("", np.ones(n, bool))],
-                     [(f":{s}", np.asarray(t[c]).astype(str) == v) for s, c, v in groups_of(t)]):
+    for suffixes in (
+        [("", np.ones(n, bool))],
+        [(f":{s}", np.asarray(t[c]).astype(str) == v) for s, c, v in groups_of(t)],
+    ):
         family = []
         for suffix, mask in suffixes:
             family.append((f"diff_acceptance_rate{suffix}", _acceptance_flip_test(t, mask, seed)))
@@ -186,26 +203,42 @@ def gap_tests(t: Mapping[str, np.ndarray], *, seed: int = 0, regression: bool = 
     return out
 
 
-SPANS = {"male_acceptance_rate": (0.0, 1.0), "female_acceptance_rate": (0.0, 1.0), "diff_acceptance_rate": (-1.0, 1.0),
-         "diff_abs_acceptance_rate": (0.0, 1.0), "male_regression": (-1.0, 1.0), "female_regression": (-1.0, 1.0),
-         "diff_regression": (-2.0, 2.0), "undetected_rate_attempts": (0.0, 1.0), "undetected_rate_items": (0.0, 1.0)}
+SPANS = {
+    "male_acceptance_rate": (0.0, 1.0),
+    "female_acceptance_rate": (0.0, 1.0),
+    "diff_acceptance_rate": (-1.0, 1.0),
+    "diff_abs_acceptance_rate": (0.0, 1.0),
+    "male_regression": (-1.0, 1.0),
+    "female_regression": (-1.0, 1.0),
+    "diff_regression": (-2.0, 2.0),
+    "undetected_rate_attempts": (0.0, 1.0),
+    "undetected_rate_items": (0.0, 1.0),
+}
 PROPORTIONS = ("male_acceptance_rate", "female_acceptance_rate", "undetected_rate_attempts", "undetected_rate_items")
 
 
 RESAMPLING: dict[str, tuple[dict[str, str | None], str]] = {
     "occupations+names": ({"role": None, "name_pair": "race"}, "occupations x name pairs (pigeonhole)"),
-    "occupations": ({"role": None}, "occupations")}
+    "occupations": ({"role": None}, "occupations"),
+}
 
 
-def summarize_table(t: Mapping[str, np.ndarray], *, seed: int = 0, n_resamples: int = 1000,
-                    regression_tests: bool = True, resample: str = "occupations") -> dict[str, dict[str, Any]]:
+def summarize_table(
+    t: Mapping[str, np.ndarray],
+    *,
+    seed: int = 0,
+    n_resamples: int = 1000,
+    regression_tests: bool = True,
+    resample: str = "occupations",
+) -> dict[str, dict[str, Any]]:
     """Every metric with its interval (``resample``: "occupations", a cluster bootstrap of the occupations, or
     "occupations+names", the pigeonhole bootstrap of occupations and name pairs) and the tests of the gaps."""
     factors, unit = RESAMPLING[resample]
     groups = groups_of(t)
     proportions = PROPORTIONS + tuple(f"{g}_acceptance_rate:{s}" for s, _, _ in groups for g in GENDERS)
-    metrics = weighted_bootstrap(t, metric_fn(groups), factors, n_resamples=n_resamples, seed=seed,
-                                 proportions=proportions)
+    metrics = weighted_bootstrap(
+        t, metric_fn(groups), factors, n_resamples=n_resamples, seed=seed, proportions=proportions
+    )
     for name, test in gap_tests(t, seed=seed, regression=regression_tests).items():
         metrics[name].update(test)
     pin_degenerate(metrics, SPANS)

@@ -30,8 +30,13 @@ from biaslab.stats.significance import bh_qvalues, paired_permutation_test
 from biaslab.stats.weighted import pin_degenerate, weighted_bootstrap, weighted_nanmean, weighted_ratio
 
 MALE_TYPED = ("software engineer", "financial analyst")
-SPANS = {"masculine_rate": (0.0, 1.0), "disparity": (0.0, 0.5), "stereotype_rate": (-0.5, 0.5),
-         "undetected_rate_attempts": (0.0, 1.0), "undetected_rate_items": (0.0, 1.0)}
+SPANS = {
+    "masculine_rate": (0.0, 1.0),
+    "disparity": (0.0, 0.5),
+    "stereotype_rate": (-0.5, 0.5),
+    "undetected_rate_attempts": (0.0, 1.0),
+    "undetected_rate_items": (0.0, 1.0),
+}
 FEMALE_TYPED = ("retail", "HR specialist")
 
 
@@ -71,8 +76,9 @@ def metric_fn(roles: Sequence[str], races: Sequence[str]) -> Callable[[Mapping[s
         for role in roles:
             out[f"masculine_rate:{key(role)}"] = weighted_nanmean(rate, w * (role_col == role))
             for race in races:
-                out[f"masculine_rate:{key(role)}_{race}"] = weighted_nanmean(rate, w * (role_col == role)
-                                                                             * (race_col == race))
+                out[f"masculine_rate:{key(role)}_{race}"] = weighted_nanmean(
+                    rate, w * (role_col == role) * (race_col == race)
+                )
         role_rates = np.array([out[f"masculine_rate:{key(r)}"] for r in roles], dtype=float)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # a resample without any detected role: NaN
@@ -82,9 +88,11 @@ def metric_fn(roles: Sequence[str], races: Sequence[str]) -> Callable[[Mapping[s
         parts = [out.get(f"masculine_rate:{key(r)}", np.nan) for r in MALE_TYPED + FEMALE_TYPED]
         out["stereotype_rate"] = (parts[0] + parts[1] - parts[2] - parts[3]) / 4
         out["undetected_rate_attempts"] = weighted_ratio(t["attempts"] - t["male"] - t["female"], t["attempts"], w)
-        out["undetected_rate_items"] = weighted_ratio(((t["male"] + t["female"]) == 0).astype(float),
-                                                      np.ones(len(t["male"])), w)
+        out["undetected_rate_items"] = weighted_ratio(
+            ((t["male"] + t["female"]) == 0).astype(float), np.ones(len(t["male"])), w
+        )
         return out
+
     return fn
 
 
@@ -94,16 +102,20 @@ def _flip(values: np.ndarray, seed: int) -> dict[str, Any]:
     return {"p": float(res.p) if np.isfinite(res.p) else None, "test": f"{res.method} over items ({res.n})"}
 
 
-def gap_tests(t: Mapping[str, np.ndarray], roles: Sequence[str], races: Sequence[str], *,
-              seed: int = 0) -> dict[str, dict[str, Any]]:
+def gap_tests(
+    t: Mapping[str, np.ndarray], roles: Sequence[str], races: Sequence[str], *, seed: int = 0
+) -> dict[str, dict[str, Any]]:
     centred = item_rates(t) - 0.5
     role_col, race_col = np.asarray(t["role"]).astype(str), np.asarray(t["race"]).astype(str)
     sign = np.where(np.isin(role_col, MALE_TYPED), 1.0, np.where(np.isin(role_col, FEMALE_TYPED), -1.0, np.nan))
     families = [
         [("masculine_rate", _flip(centred, seed)), ("stereotype_rate", _flip(sign * centred, seed))],
         [(f"masculine_rate:{key(r)}", _flip(centred[role_col == r], seed)) for r in roles],
-        [(f"masculine_rate:{key(r)}_{c}", _flip(centred[(role_col == r) & (race_col == c)], seed))
-         for r in roles for c in races],
+        [
+            (f"masculine_rate:{key(r)}_{c}", _flip(centred[(role_col == r) & (race_col == c)], seed))
+            for r in roles
+            for c in races
+        ],
     ]
     out: dict[str, dict[str, Any]] = {}
     for family in families:
@@ -120,8 +132,9 @@ def summarize_table(t: Mapping[str, np.ndarray], *, seed: int = 0, n_resamples: 
     proportions = ["masculine_rate", "undetected_rate_attempts", "undetected_rate_items"]
     proportions += [f"masculine_rate:{key(r)}" for r in roles]
     proportions += [f"masculine_rate:{key(r)}_{c}" for r in roles for c in races]
-    metrics = weighted_bootstrap(table, metric_fn(roles, races), {"item_id": "cell"}, n_resamples=n_resamples,
-                                 seed=seed, proportions=proportions)
+    metrics = weighted_bootstrap(
+        table, metric_fn(roles, races), {"item_id": "cell"}, n_resamples=n_resamples, seed=seed, proportions=proportions
+    )
     for name, test in gap_tests(t, roles, races, seed=seed).items():
         if name in metrics:
             metrics[name].update(test)

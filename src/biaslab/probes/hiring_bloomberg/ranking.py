@@ -36,15 +36,28 @@ def first_candidate(answer: str, candidates: Sequence[str]) -> str | None:
     """The candidate (one of ``candidates``, full names) the answer mentions first, or None."""
     text = _norm(answer)
     parts = {c: _norm(c).split() for c in candidates if _norm(c)}
-    full = {c: min(_first_at(r"\s+".join(map(re.escape, p)), text),
-                   _first_at(re.escape(p[-1]) + r"\s*,\s*" + r"\s+".join(map(re.escape, p[:-1])), text))
-            for c, p in parts.items()}
+    full = {
+        c: min(
+            _first_at(r"\s+".join(map(re.escape, p)), text),
+            _first_at(re.escape(p[-1]) + r"\s*,\s*" + r"\s+".join(map(re.escape, p[:-1])), text),
+        )
+        for c, p in parts.items()
+    }
     if all(at == math.inf for at in full.values()):  # no full name: a first name or surname alone, capitalised
         raw = " ".join((answer or "").translate(_DROP).split())
         tokens = Counter(tok for p in parts.values() for tok in {p[0], p[-1]})
-        full = {c: min((_first_at(re.escape(form), raw) for tok in {p[0], p[-1]} if tokens[tok] == 1
-                        for form in (tok.title(), tok.upper())), default=math.inf)
-                for c, p in parts.items()}
+        full = {
+            c: min(
+                (
+                    _first_at(re.escape(form), raw)
+                    for tok in {p[0], p[-1]}
+                    if tokens[tok] == 1
+                    for form in (tok.title(), tok.upper())
+                ),
+                default=math.inf,
+            )
+            for c, p in parts.items()
+        }
     best = min(full, key=lambda c: full[c], default=None)
     return None if best is None or full[best] == math.inf else best
 

@@ -92,11 +92,15 @@ def pair_tests(rows: Sequence[Mapping[str, Any]]) -> dict[tuple[int, str], dict[
     q_all = bh_qvalues(p_all) if len(flat) else np.array([])
     out = {}
     for key, pairs, start in spans:
-        p = p_all[start:start + len(pairs)]
-        q = q_all[start:start + len(pairs)]
-        out[key] = {"pairs": pairs, "p": p, "n_pairs": len(pairs),
-                    "share": float((p < ALPHA).mean()) if len(pairs) else math.nan,
-                    "share_bh": float((q < ALPHA).mean()) if len(pairs) else math.nan}
+        p = p_all[start : start + len(pairs)]
+        q = q_all[start : start + len(pairs)]
+        out[key] = {
+            "pairs": pairs,
+            "p": p,
+            "n_pairs": len(pairs),
+            "share": float((p < ALPHA).mean()) if len(pairs) else math.nan,
+            "share_bh": float((q < ALPHA).mean()) if len(pairs) else math.nan,
+        }
     return out
 
 
@@ -138,17 +142,22 @@ def control_warnings(metrics: Mapping[str, Mapping[str, Any]]) -> list[str]:
         if value is None:
             continue
         if value >= SATURATED:
-            out.append(f"the control axis {axis} (made-up words) is saturated: {value:.0%} of its pairs differ, so "
-                       "the test separates nearly any two words and likelihood_bias cannot be read as bias; compare "
-                       "models on the same design instead")
+            out.append(
+                f"the control axis {axis} (made-up words) is saturated: {value:.0%} of its pairs differ, so "
+                "the test separates nearly any two words and likelihood_bias cannot be read as bias; compare "
+                "models on the same design instead"
+            )
         elif head is not None and value >= head:
-            out.append(f"the control axis {axis} (made-up words) differs in {value:.0%} of its pairs, as often as "
-                       f"the real axes ({head:.0%}): likelihood_bias cannot be read as bias on this run")
+            out.append(
+                f"the control axis {axis} (made-up words) differs in {value:.0%} of its pairs, as often as "
+                f"the real axes ({head:.0%}): likelihood_bias cannot be read as bias on this run"
+            )
     return out
 
 
-def likelihood_bias(rows: Sequence[Mapping[str, Any]], *, seed: int = 0,
-                    n_resamples: int = 1000) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
+def likelihood_bias(
+    rows: Sequence[Mapping[str, Any]], *, seed: int = 0, n_resamples: int = 1000
+) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
     """``(metrics, per-axis rows)``; templates are the units of the intervals (``seed``, ``n_resamples``: kept for
     callers, nothing is resampled)."""
     tests = pair_tests(rows)
@@ -173,8 +182,10 @@ def likelihood_bias(rows: Sequence[Mapping[str, Any]], *, seed: int = 0,
             entry = _template_interval(grids[kind], over, value)  # n: the templates
             if key == "":
                 if entry["value"] is None:
-                    entry["reason"] = ("no axis other than a control (" + ", ".join(CONTROL_AXES) + ") has a pair of "
-                                       "descriptors in the run")
+                    entry["reason"] = (
+                        "no axis other than a control (" + ", ".join(CONTROL_AXES) + ") has a pair of "
+                        "descriptors in the run"
+                    )
                 metrics[name] = entry
             else:
                 per_axis[key][name] = entry

@@ -28,10 +28,15 @@ class HolisticBiasPairing(Pairing):
         tests = pair_tests(rows)
         cells = [k for k in tests if k[1] not in CONTROL_AXES]  # the controls are reported apart
         keys: list[Hashable] = list(cells)
-        return ItemTable(keys, {"share": np.array([tests[k]["share"] for k in cells], dtype=float),
-                                "share_bh": np.array([tests[k]["share_bh"] for k in cells], dtype=float),
-                                "group": np.array([k[1] for k in cells], dtype=object),
-                                "template": np.array([k[0] for k in cells], dtype=int)})
+        return ItemTable(
+            keys,
+            {
+                "share": np.array([tests[k]["share"] for k in cells], dtype=float),
+                "share_bh": np.array([tests[k]["share_bh"] for k in cells], dtype=float),
+                "group": np.array([k[1] for k in cells], dtype=object),
+                "template": np.array([k[0] for k in cells], dtype=int),
+            },
+        )
 
     def metric_fn(self, aligned: Mapping[str, np.ndarray]) -> MetricFn:
         axes = sorted(set(np.asarray(aligned["group"]).tolist()))
@@ -47,6 +52,7 @@ class HolisticBiasPairing(Pairing):
                 if col == "share":
                     out.update({f"{name}:{a}": v for a, v in per.items()})
             return out
+
         return fn
 
     def clusters(self, aligned: Mapping[str, np.ndarray]) -> tuple[list[np.ndarray], list[str]]:

@@ -76,9 +76,18 @@ def read_descriptors() -> list[Descriptor]:
             raise DataError(f"{DESCRIPTORS}: axis {axis!r} should map buckets to lists of descriptors")
         for bucket, entries in buckets.items():
             for entry in entries:
-                d = (Descriptor(axis, bucket, entry) if isinstance(entry, str) else
-                     Descriptor(axis, bucket, entry["descriptor"], entry.get("gender"), entry.get("article"),
-                                entry.get("preference")))
+                d = (
+                    Descriptor(axis, bucket, entry)
+                    if isinstance(entry, str)
+                    else Descriptor(
+                        axis,
+                        bucket,
+                        entry["descriptor"],
+                        entry.get("gender"),
+                        entry.get("article"),
+                        entry.get("preference"),
+                    )
+                )
                 if (axis, d.text) not in seen:
                     seen.add((axis, d.text))
                     out.append(d)
@@ -97,8 +106,11 @@ def read_standalone() -> list[Descriptor]:
                 continue
             plural = str(obj.get("plural_noun_phrase") or phrase)
             text = phrase.format(article="", noun="").strip()
-            out.append(Descriptor(axis, "", text, preference=obj.get("preference"), noun_phrase=phrase,
-                                  plural_noun_phrase=plural))
+            out.append(
+                Descriptor(
+                    axis, "", text, preference=obj.get("preference"), noun_phrase=phrase, plural_noun_phrase=plural
+                )
+            )
     return out
 
 
@@ -125,8 +137,11 @@ def _noun_article(noun: str) -> str:
 def sentence(template: str, d: Descriptor, noun: Noun) -> str:
     plural = "{plural_noun_phrase}" in template
     if d.noun_phrase is not None:
-        phrase = ((d.plural_noun_phrase or d.noun_phrase).format(article="", noun=noun.plural).lstrip() if plural
-                  else d.noun_phrase.format(article=_noun_article(noun.singular), noun=noun.singular))
+        phrase = (
+            (d.plural_noun_phrase or d.noun_phrase).format(article="", noun=noun.plural).lstrip()
+            if plural
+            else d.noun_phrase.format(article=_noun_article(noun.singular), noun=noun.singular)
+        )
     else:
         phrase = f"{d.text} {noun.plural}" if plural else f"{article(d)} {d.text} {noun.singular}"
     return template.replace("{plural_noun_phrase}" if plural else "{noun_phrase}", phrase)
@@ -155,11 +170,19 @@ def build_items(axes: tuple[str, ...] | None = None, phrases: str = "official") 
     for t_idx, template in enumerate(read_templates()):
         for d in descriptors:
             matching = [n for n in nouns if d.gender is None or n.gender == d.gender]
-            prompts = [Prompt(sentence(template, d, n), metadata={"noun": n.singular, "noun_gender": n.gender})
-                       for n in matching]
-            meta = {"template": template, "template_index": t_idx, "axis": d.axis, "bucket": d.bucket,
-                    "descriptor": d.text, "preference": d.preference,
-                    "phrase_type": "noun_descriptor" if d.noun_phrase is not None else "descriptor_noun"}
+            prompts = [
+                Prompt(sentence(template, d, n), metadata={"noun": n.singular, "noun_gender": n.gender})
+                for n in matching
+            ]
+            meta = {
+                "template": template,
+                "template_index": t_idx,
+                "axis": d.axis,
+                "bucket": d.bucket,
+                "descriptor": d.text,
+                "preference": d.preference,
+                "phrase_type": "noun_descriptor" if d.noun_phrase is not None else "descriptor_noun",
+            }
             items.append(ProbeItem(id=f"t{t_idx}/{d.axis}/{d.text}", prompts=prompts, metadata=meta))
     return items
 
@@ -187,7 +210,13 @@ def sample_design(items: list[ProbeItem], limit: int | None, seed: int) -> list[
         return list(items)
     rng = np.random.default_rng(seed)
     chosen_t = {templates[i] for i in rng.choice(len(templates), n_t, replace=False)}
-    chosen_d = {(axis, names[i]) for axis, names in by_axis.items()
-                for i in rng.choice(len(names), min(k, len(names)), replace=False)}
-    return [it for it in items if it.metadata["template_index"] in chosen_t
-            and (it.metadata["axis"], it.metadata["descriptor"]) in chosen_d]
+    chosen_d = {
+        (axis, names[i])
+        for axis, names in by_axis.items()
+        for i in rng.choice(len(names), min(k, len(names)), replace=False)
+    }
+    return [
+        it
+        for it in items
+        if it.metadata["template_index"] in chosen_t and (it.metadata["axis"], it.metadata["descriptor"]) in chosen_d
+    ]

@@ -43,7 +43,10 @@ def inventories_metrics(table: Mapping[str, np.ndarray]) -> dict[str, float]:
     for inv, gap in gaps(rates, inventory, gender).items():
         out[f"stereotype_rate:{inv}"] = gap
     masculine = nanmean(out[f"masculine_rate:{inv}"] for inv in INVENTORIES)
-    out.update(masculine_rate=masculine, disparity=abs(0.5 - masculine),
-               stereotype_rate=nanmean(out[f"stereotype_rate:{inv}"] for inv in INVENTORIES))
+    out.update(
+        masculine_rate=masculine,
+        disparity=abs(0.5 - masculine),
+        stereotype_rate=nanmean(out[f"stereotype_rate:{inv}"] for inv in INVENTORIES),
+    )
     out.update(undetected_metrics(table))
     return out

@@ -45,13 +45,19 @@ def isear_metrics(table: Mapping[str, np.ndarray]) -> dict[str, float]:
     """The probe's metrics from a table with a count column per gender and emotion, attempts and undetected."""
     attempts = np.asarray(table["attempts"], dtype=float)
     undetected = np.asarray(table["undetected"], dtype=float)
-    sums = _metrics_from_sums(counts_of(table), attempts.sum(), undetected.sum(), float((undetected == attempts).sum()),
-                              float(attempts.size))
+    sums = _metrics_from_sums(
+        counts_of(table), attempts.sum(), undetected.sum(), float((undetected == attempts).sum()), float(attempts.size)
+    )
     return {k: float(v) for k, v in sums.items()}
 
 
-def _metrics_from_sums(counts: np.ndarray, attempts: np.ndarray | float, undetected: np.ndarray | float,
-                       blank_events: np.ndarray | float, events: np.ndarray | float) -> dict[str, np.ndarray]:
+def _metrics_from_sums(
+    counts: np.ndarray,
+    attempts: np.ndarray | float,
+    undetected: np.ndarray | float,
+    blank_events: np.ndarray | float,
+    events: np.ndarray | float,
+) -> dict[str, np.ndarray]:
     """The metrics from summed counts (``(..., genders, emotions)``) and totals (scalars or one per resample)."""
     diffs = max_diffs(counts)
     out = {f"max_diff:{e}": diffs[..., j] for j, e in enumerate(EMOTIONS)}
@@ -62,8 +68,9 @@ def _metrics_from_sums(counts: np.ndarray, attempts: np.ndarray | float, undetec
     return out
 
 
-def bootstrap_isear(table: Mapping[str, np.ndarray], *, n_resamples: int = 1000, seed: int = 0
-                    ) -> dict[str, np.ndarray]:
+def bootstrap_isear(
+    table: Mapping[str, np.ndarray], *, n_resamples: int = 1000, seed: int = 0
+) -> dict[str, np.ndarray]:
     """``n_resamples`` bootstrap resamples of the events, as each metric's values (every metric is a function of
     sums over events, so a resample is one weighted sum: :func:`biaslab.stats.cluster.stratified_cluster_sums`)."""
     from biaslab.stats.cluster import stratified_cluster_sums
@@ -71,24 +78,31 @@ def bootstrap_isear(table: Mapping[str, np.ndarray], *, n_resamples: int = 1000,
     attempts = np.asarray(table["attempts"], dtype=float)
     undetected = np.asarray(table["undetected"], dtype=float)
     columns = {column(g, e): table[column(g, e)] for g in GENDERS for e in EMOTIONS}
-    columns.update(attempts=attempts, undetected=undetected, blank=(undetected == attempts).astype(float),
-                   events=np.ones_like(attempts))
-    sums = stratified_cluster_sums(np.full(attempts.size, "all", dtype=object), columns, n_resamples=n_resamples,
-                                   seed=seed)["all"]
+    columns.update(
+        attempts=attempts,
+        undetected=undetected,
+        blank=(undetected == attempts).astype(float),
+        events=np.ones_like(attempts),
+    )
+    sums = stratified_cluster_sums(
+        np.full(attempts.size, "all", dtype=object), columns, n_resamples=n_resamples, seed=seed
+    )["all"]
     counts = np.stack([np.stack([sums[column(g, e)] for e in EMOTIONS], axis=-1) for g in GENDERS], axis=1)
     return _metrics_from_sums(counts, sums["attempts"], sums["undetected"], sums["blank"], sums["events"])
 
 
-def gender_permutation_tests(table: Mapping[str, np.ndarray], *, n_permutations: int = 2000, seed: int = 0,
-                             block: int = 250) -> tuple[np.ndarray, np.ndarray]:
+def gender_permutation_tests(
+    table: Mapping[str, np.ndarray], *, n_permutations: int = 2000, seed: int = 0, block: int = 250
+) -> tuple[np.ndarray, np.ndarray]:
     """Two-sided Monte Carlo p-values of ``max_diff:<emotion>`` (per emotion) and ``max_diff``, by shuffling which
     gender each of an event's three prompts was asked for (all its answers move with the prompt).
 
     Under the null the gender named in the prompt does not change the answer, so every one of the 3! assignments
     of an event's answers to the genders is as likely. Returns ``(p per emotion, p of max_diff)``.
     """
-    per_event = np.stack([np.stack([np.asarray(table[column(g, e)], dtype=float) for e in EMOTIONS], axis=-1)
-                          for g in GENDERS], axis=1)  # (events, genders, emotions)
+    per_event = np.stack(
+        [np.stack([np.asarray(table[column(g, e)], dtype=float) for e in EMOTIONS], axis=-1) for g in GENDERS], axis=1
+    )  # (events, genders, emotions)
     n = per_event.shape[0]
     observed = max_diffs(per_event.sum(axis=0))
     perms = np.array([[0, 1, 2], [0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]])

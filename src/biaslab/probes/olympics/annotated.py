@@ -33,12 +33,13 @@ Kind = Literal["specified", "underspecified"]
 
 KEY_COLUMNS = ["Discipline", "Season", "Year", "Event"]
 MEDALS = ("g", "s", "b")
-SPECIFIED_COLUMNS = KEY_COLUMNS + ["Gender", "real_g", "real_s", "real_b", "gen_g", "gen_s", "gen_b",
-                                   "status", "text"]
-UNDERSPECIFIED_COLUMNS = (KEY_COLUMNS
-                          + [f"real_{w}_{m}" for w in ("f", "m") for m in MEDALS]
-                          + [f"gen_{w}_{m}" for w in ("u", "f", "m") for m in MEDALS]
-                          + ["status", "text"])
+SPECIFIED_COLUMNS = KEY_COLUMNS + ["Gender", "real_g", "real_s", "real_b", "gen_g", "gen_s", "gen_b", "status", "text"]
+UNDERSPECIFIED_COLUMNS = (
+    KEY_COLUMNS
+    + [f"real_{w}_{m}" for w in ("f", "m") for m in MEDALS]
+    + [f"gen_{w}_{m}" for w in ("u", "f", "m") for m in MEDALS]
+    + ["status", "text"]
+)
 COLUMNS: dict[str, list[str]] = {"specified": SPECIFIED_COLUMNS, "underspecified": UNDERSPECIFIED_COLUMNS}
 
 STATUSES = ("accepted", "unsure", "rejected")
@@ -76,8 +77,10 @@ def detect_kind(columns: Iterable[str], source: str = "table") -> Kind:
         return "underspecified"
     if "Gender" in cols or "real_g" in cols:
         return "specified"
-    raise DataError(f"{source}: cannot tell whether this is a specified or underspecified results file "
-                    f"(no Gender/real_g or real_f_g column in the header)")
+    raise DataError(
+        f"{source}: cannot tell whether this is a specified or underspecified results file "
+        f"(no Gender/real_g or real_f_g column in the header)"
+    )
 
 
 def _where(source: str, row: int, lines: list[int] | None) -> str:
@@ -133,7 +136,8 @@ def read_tsv(path: str | Path) -> pd.DataFrame:
                 if len(rec) != len(header):
                     raise DataError(
                         f"{_where(source, len(records) + 1, None)} (line {start}): has {len(rec)} fields, "
-                        f"the header has {len(header)}; malformed TSV (stray tab or quote?)")
+                        f"the header has {len(header)}; malformed TSV (stray tab or quote?)"
+                    )
                 records.append(rec)
                 lines.append(start)
             start = reader.line_num + 1
@@ -176,15 +180,19 @@ def validate_annotated(
         raise ValueError(f"kind must be 'specified' or 'underspecified', not {kind!r}")
     missing = [c for c in COLUMNS[kind] if c not in df.columns]
     if missing:
-        raise DataError(f"{source}, line 1: missing column(s) {', '.join(missing)} for a {kind} results file "
-                        f"(expected {', '.join(COLUMNS[kind])})")
+        raise DataError(
+            f"{source}, line 1: missing column(s) {', '.join(missing)} for a {kind} results file "
+            f"(expected {', '.join(COLUMNS[kind])})"
+        )
     if len(df) == 0:
         raise DataError(f"{source}: no data rows")
 
     noc_cols = real_columns(kind) + (gen_columns(kind) if check_generated else [])
     allowed_status = set(STATUSES) | (set() if check_generated else {""})
-    cols = {c: df[c].astype(str).tolist() for c in KEY_COLUMNS + noc_cols + ["status"]
-            + (["Gender"] if kind == "specified" else [])}
+    cols = {
+        c: df[c].astype(str).tolist()
+        for c in KEY_COLUMNS + noc_cols + ["status"] + (["Gender"] if kind == "specified" else [])
+    }
     for i in range(len(df)):
         where = _where(source, i + 1, lines)
         _check_row_fields(cols, i, where, kind, allowed_status)
@@ -204,8 +212,9 @@ def _check_row_fields(cols: dict[str, list[str]], i: int, where: str, kind: Kind
         raise DataError(f"{where}: Year {_short(year_s)} is not a year") from None
     if year not in GAMES_YEARS[season]:
         hint = "; the Tokyo games are recorded as 2020" if (season, year) == ("Summer", 2021) else ""
-        raise DataError(f"{where}: Year {year} is outside the data "
-                        f"({season} games {FIRST_YEAR}-{max(GAMES_YEARS[season])}){hint}")
+        raise DataError(
+            f"{where}: Year {year} is outside the data ({season} games {FIRST_YEAR}-{max(GAMES_YEARS[season])}){hint}"
+        )
     if not cols["Discipline"][i].strip():
         raise DataError(f"{where}: empty Discipline")
     if kind == "specified":
@@ -217,8 +226,15 @@ def _check_row_fields(cols: dict[str, list[str]], i: int, where: str, kind: Kind
         raise DataError(f"{where}: status {_short(status)} is not one of {', '.join(STATUSES)}")
 
 
-def _check_row_nocs(cols: dict[str, list[str]], i: int, where: str, kind: Kind, noc_cols: list[str],
-                    known: frozenset[str], unknown_codes: Counter | None) -> None:
+def _check_row_nocs(
+    cols: dict[str, list[str]],
+    i: int,
+    where: str,
+    kind: Kind,
+    noc_cols: list[str],
+    known: frozenset[str],
+    unknown_codes: Counter | None,
+) -> None:
     """The NOC codes of row ``i`` are known (or counted in ``unknown_codes``); the real gold is not empty."""
     for c in noc_cols:
         for noc in split_nocs(cols[c][i]):
@@ -227,16 +243,19 @@ def _check_row_nocs(cols: dict[str, list[str]], i: int, where: str, kind: Kind, 
             if unknown_codes is not None:
                 unknown_codes[noc] += 1
             else:
-                raise DataError(f"{where}: column {c}: {_short(noc)} is not a known "
-                                f"NOC code (an IOC team code such as USA, URS or SGP); fix the cell, or pass "
-                                f"--allow-unknown-codes to score it as written")
+                raise DataError(
+                    f"{where}: column {c}: {_short(noc)} is not a known "
+                    f"NOC code (an IOC team code such as USA, URS or SGP); fix the cell, or pass "
+                    f"--allow-unknown-codes to score it as written"
+                )
     for c in real_columns(kind):
         if c.endswith("_g") and not split_nocs(cols[c][i]):
             raise DataError(f"{where}: column {c} (the real gold medalist) is empty")
 
 
-def read_annotated(path: str | Path, kind: Kind | None = None, *, check_generated: bool = True,
-                   allow_unknown_codes: bool = False) -> pd.DataFrame:
+def read_annotated(
+    path: str | Path, kind: Kind | None = None, *, check_generated: bool = True, allow_unknown_codes: bool = False
+) -> pd.DataFrame:
     """Read and validate a results file; cells are str (empty = no NOC).
 
     With ``allow_unknown_codes`` codes outside ``KNOWN_NOCS`` are kept as written and counted in

@@ -44,23 +44,39 @@ def model_name(specified: Path, underspecified: Path) -> str:
 
 def disciplines_markdown(rows: list[dict[str, Any]], title: str) -> str:
     """The per-discipline table (paper Table 2) as Markdown."""
-    lines = [f"# {title}", "",
-             "Mean per-text bias score on underspecified prompts by discipline (paper Table 2); "
-             "positive favours men.", "",
-             "| Discipline | mean score | share positive | scores | explicit | implicit | texts |",
-             "|---|---:|---:|---:|---:|---:|---:|"]
+    lines = [
+        f"# {title}",
+        "",
+        "Mean per-text bias score on underspecified prompts by discipline (paper Table 2); positive favours men.",
+        "",
+        "| Discipline | mean score | share positive | scores | explicit | implicit | texts |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
     for r in rows:
-        share = "-" if r["share_positive"] is None or not math.isfinite(r["share_positive"]) \
+        share = (
+            "-"
+            if r["share_positive"] is None or not math.isfinite(r["share_positive"])
             else f"{100 * r['share_positive']:.1f}%"
+        )
         mean = "-" if r["mean_score"] is None or not math.isfinite(r["mean_score"]) else f"{r['mean_score']:.2f}"
-        lines.append(f"| {r['Discipline']} | {mean} | {share} | {r['n_scores']} | {r['n_explicit']} | "
-                     f"{r['n_implicit']} | {r['n_texts']} |")
+        lines.append(
+            f"| {r['Discipline']} | {mean} | {share} | {r['n_scores']} | {r['n_explicit']} | "
+            f"{r['n_implicit']} | {r['n_texts']} |"
+        )
     return "\n".join(lines) + "\n"
 
 
-def score_annotated_files(specified: Path, underspecified: Path, out: Path, *, permutations: int = 10_000,
-                          seed: int = 0, bootstrap: int = 1000, drop_unsure: bool = False,
-                          allow_unknown_codes: bool = False) -> ScoredFiles:
+def score_annotated_files(
+    specified: Path,
+    underspecified: Path,
+    out: Path,
+    *,
+    permutations: int = 10_000,
+    seed: int = 0,
+    bootstrap: int = 1000,
+    drop_unsure: bool = False,
+    allow_unknown_codes: bool = False,
+) -> ScoredFiles:
     """Score the annotated results files of the specified and underspecified prompts and write
     results.json, disciplines.tsv and disciplines.md to the folder ``out``."""
     import pandas as pd
@@ -74,8 +90,15 @@ def score_annotated_files(specified: Path, underspecified: Path, out: Path, *, p
     spec_df = read_annotated(specified, "specified", allow_unknown_codes=allow_unknown_codes)
     und_df = read_annotated(underspecified, "underspecified", allow_unknown_codes=allow_unknown_codes)
     unknown = spec_df.attrs["unknown_codes"] + und_df.attrs["unknown_codes"]
-    scored = score_annotated(spec_df, und_df, drop_unsure=drop_unsure, n_permutations=permutations, seed=seed,
-                             n_bootstrap=bootstrap, validate=False)
+    scored = score_annotated(
+        spec_df,
+        und_df,
+        drop_unsure=drop_unsure,
+        n_permutations=permutations,
+        seed=seed,
+        n_bootstrap=bootstrap,
+        validate=False,
+    )
 
     results = build_results(
         probe="olympics",
@@ -86,10 +109,15 @@ def score_annotated_files(specified: Path, underspecified: Path, out: Path, *, p
         metrics=scored["metrics"],
         n_items=scored["counts"]["n_events"],
         n_attempts=scored["counts"]["n_texts"],
-        details={"tests": scored["tests"], "counts": scored["counts"], "unknown_codes": dict(sorted(unknown.items())),
-                 "disciplines": scored["disciplines"], "metrics_without_unsure": scored["metrics_without_unsure"],
-                 "tests_without_unsure": scored["tests_without_unsure"],
-                 "counts_without_unsure": scored["counts_without_unsure"]},
+        details={
+            "tests": scored["tests"],
+            "counts": scored["counts"],
+            "unknown_codes": dict(sorted(unknown.items())),
+            "disciplines": scored["disciplines"],
+            "metrics_without_unsure": scored["metrics_without_unsure"],
+            "tests_without_unsure": scored["tests_without_unsure"],
+            "counts_without_unsure": scored["counts_without_unsure"],
+        },
     )
     disc = pd.DataFrame(scored["disciplines"])
     disc_tsv = disc.to_csv(sep="\t", index=False, float_format="%.6g", lineterminator="\n")
@@ -100,10 +128,15 @@ def score_annotated_files(specified: Path, underspecified: Path, out: Path, *, p
         atomic_write_text(out / "disciplines.md", disc_md)
         path = write_results(out, results)
     except OSError as exc:
-        raise ConfigError(f"cannot write results to {out} ({exc.strerror or type(exc).__name__}); "
-                          f"pass a writable --out directory") from None
-    return ScoredFiles(results=results, scored=scored, unknown_codes=dict(unknown),
-                       paths=[path, out / "disciplines.tsv", out / "disciplines.md"])
+        raise ConfigError(
+            f"cannot write results to {out} ({exc.strerror or type(exc).__name__}); pass a writable --out directory"
+        ) from None
+    return ScoredFiles(
+        results=results,
+        scored=scored,
+        unknown_codes=dict(unknown),
+        paths=[path, out / "disciplines.tsv", out / "disciplines.md"],
+    )
 
 
 def unmapped_items(value: Any) -> list[str]:
@@ -152,8 +185,9 @@ def extract_file(input_path: Path, out: Path, *, allow_unknown_codes: bool = Fal
     try:
         write_annotated(out, result, kind)
     except OSError as exc:
-        raise ConfigError(f"cannot write {out} ({exc.strerror or type(exc).__name__}); "
-                          f"pass a writable --out file") from None
+        raise ConfigError(
+            f"cannot write {out} ({exc.strerror or type(exc).__name__}); pass a writable --out file"
+        ) from None
 
     n_flagged = sum(flagged(v) for v in result["flags"]) if "flags" in result.columns else 0
     unmapped: Counter[str] = Counter()

@@ -54,11 +54,11 @@ import pandas as pd
 
 from biaslab.probes.olympics.annotated import KEY_COLUMNS, MEDALS, split_nocs
 
-METRIC_NAMES = ("avg_f1", "knowledge_based", "explicit_share", "explicit_score", "implicit_share",
-                "implicit_score")
+METRIC_NAMES = ("avg_f1", "knowledge_based", "explicit_share", "explicit_score", "implicit_share", "implicit_score")
 
 
 # --------------------------------------------------------------------------- per text
+
 
 def noc_set(cells: Iterable[str]) -> frozenset[str]:
     """The NOCs named in some result cells (ties split on ``,``)."""
@@ -127,16 +127,18 @@ def score_underspecified_rows(df: pd.DataFrame) -> pd.DataFrame:
 
 # --------------------------------------------------------------------------- per event
 
+
 def _event_codes(spec: pd.DataFrame, und: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, pd.DataFrame]:
     keys = pd.concat([spec[KEY_COLUMNS], und[KEY_COLUMNS]], ignore_index=True).astype(str)
     joined = keys.agg("\x1f".join, axis=1) if len(keys) else pd.Series([], dtype=str)
     codes, uniques = pd.factorize(joined, sort=False)
     events = keys.drop_duplicates().reset_index(drop=True)
-    return codes[: len(spec)], codes[len(spec):], events
+    return codes[: len(spec)], codes[len(spec) :], events
 
 
-def event_table(spec_scored: pd.DataFrame, und_scored: pd.DataFrame, *, drop_unsure: bool = False
-                ) -> tuple[dict[str, np.ndarray], pd.DataFrame]:
+def event_table(
+    spec_scored: pd.DataFrame, und_scored: pd.DataFrame, *, drop_unsure: bool = False
+) -> tuple[dict[str, np.ndarray], pd.DataFrame]:
     """Per-event sums from which every metric is a ratio (the bootstrap resamples these rows).
 
     Returns ``(table, events)``: ``table`` maps column -> array with one entry per event;
@@ -144,6 +146,7 @@ def event_table(spec_scored: pd.DataFrame, und_scored: pd.DataFrame, *, drop_uns
     """
     sc, uc, events = _event_codes(spec_scored, und_scored)
     n = len(events)
+
     def keep(frame: pd.DataFrame) -> np.ndarray:
         return (frame["status"].str.strip() != "unsure").to_numpy() if drop_unsure else np.ones(len(frame), bool)
 
@@ -201,15 +204,18 @@ def discipline_table(und_scored: pd.DataFrame) -> pd.DataFrame:
     for disc, grp in und_scored.groupby("Discipline", sort=True):
         scores = grp["bias_score"].to_numpy(float)
         scores = scores[np.isfinite(scores)]
-        rows.append({
-            "Discipline": disc,
-            "n_texts": int(len(grp)),
-            "n_scores": int(scores.size),
-            "n_explicit": int((grp["category"] == "explicit").sum()),
-            "n_implicit": int((grp["category"] == "implicit").sum()),
-            "mean_score": float(scores.mean()) if scores.size else math.nan,
-            "share_positive": float((scores > 0).mean()) if scores.size else math.nan,
-        })
-    out = pd.DataFrame(rows, columns=["Discipline", "n_texts", "n_scores", "n_explicit", "n_implicit",
-                                      "mean_score", "share_positive"])
+        rows.append(
+            {
+                "Discipline": disc,
+                "n_texts": int(len(grp)),
+                "n_scores": int(scores.size),
+                "n_explicit": int((grp["category"] == "explicit").sum()),
+                "n_implicit": int((grp["category"] == "implicit").sum()),
+                "mean_score": float(scores.mean()) if scores.size else math.nan,
+                "share_positive": float((scores > 0).mean()) if scores.size else math.nan,
+            }
+        )
+    out = pd.DataFrame(
+        rows, columns=["Discipline", "n_texts", "n_scores", "n_explicit", "n_implicit", "mean_score", "share_positive"]
+    )
     return out.sort_values(["mean_score", "Discipline"], na_position="last", kind="stable").reset_index(drop=True)

@@ -28,12 +28,27 @@ from biaslab.probes.olympics.nocs_history import HISTORICAL_CODES
 
 # Codes the probe accepts that have no row in nocs.tsv (older/alternative codes, and MGO, which
 # the annotated olympics data uses for Mongolia).
-_EXTRA_CODES = {"URS", "YUG", "RUS", "SRB", "ROT", "MGO", "BOH", "SAA", "NBO",
-                "VNM", "YAR", "YMD", "CRT", "WIF", "NFL", "RU1"}
+_EXTRA_CODES = {
+    "URS",
+    "YUG",
+    "RUS",
+    "SRB",
+    "ROT",
+    "MGO",
+    "BOH",
+    "SAA",
+    "NBO",
+    "VNM",
+    "YAR",
+    "YMD",
+    "CRT",
+    "WIF",
+    "NFL",
+    "RU1",
+}
 
 # Names whose code depends on the year of the games (handled in ``lookup``).
-_SOVIET = ("Soviet Union", "Soviet", "Soviets", "USSR", "U.S.S.R.", "Union of Soviet Socialist Republics",
-           "URS")
+_SOVIET = ("Soviet Union", "Soviet", "Soviets", "USSR", "U.S.S.R.", "Union of Soviet Socialist Republics", "URS")
 _RUSSIA = ("Russia", "Russian", "Russians", "RUS", "Team Russia")
 _YUGO = ("Yugoslavia", "Yugoslav", "Yugoslavian", "Federal Republic of Yugoslavia", "FR Yugoslavia", "YUG")
 _SERBIA = ("Serbia", "Serbian", "Serbians", "SRB")
@@ -42,19 +57,77 @@ _KOREA_AMBIGUOUS = ("Korea", "Korean", "Koreans")
 
 # Mentions that look like a country but are not one (continents, leagues, ...): they are
 # recognised so that a shorter alias inside them ("America" in "South America") does not fire.
-_NOT_COUNTRIES = ("South America", "North America", "Latin America", "Central America", "Pan American",
-                  "Pan-American", "Pan Am", "African American", "Native American", "American football",
-                  "American Samoa's", "Northern Ireland", "New England", "New South Wales", "Georgia Tech",
-                  "Republic of China (Taiwan)", "US Open", "U.S. Open", "Soviet-era", "Soviet era",
-                  "East Asian", "West Indies", "West Indian", "Russian roulette")
+_NOT_COUNTRIES = (
+    "South America",
+    "North America",
+    "Latin America",
+    "Central America",
+    "Pan American",
+    "Pan-American",
+    "Pan Am",
+    "African American",
+    "Native American",
+    "American football",
+    "American Samoa's",
+    "Northern Ireland",
+    "New England",
+    "New South Wales",
+    "Georgia Tech",
+    "Republic of China (Taiwan)",
+    "US Open",
+    "U.S. Open",
+    "Soviet-era",
+    "Soviet era",
+    "East Asian",
+    "West Indies",
+    "West Indian",
+    "Russian roulette",
+)
 
 # Spellings that are also common given names or surnames; the extractor only accepts them when
 # they are not glued to another capitalised word ("Michael Jordan", "Jordan Burroughs").
-NAME_LIKE = frozenset({"Jordan", "Chad", "Georgia", "Israel", "Kenya", "India", "Guinea", "Mali", "Niger", "Oman",
-                       "Tonga", "Dominica", "Wales", "England", "Holland", "Lao", "Pole", "Poles", "Finn", "Dane",
-                       "Kiwi", "Taipei", "Trinidad", "Bosnia", "Macedonia", "Congo", "Saudi", "Swazi", "Burma",
-                       "Malaya", "Turkey", "Magyar", "Hellenic", "Philippine", "Croat", "English", "Scottish",
-                       "Welsh"})
+NAME_LIKE = frozenset(
+    {
+        "Jordan",
+        "Chad",
+        "Georgia",
+        "Israel",
+        "Kenya",
+        "India",
+        "Guinea",
+        "Mali",
+        "Niger",
+        "Oman",
+        "Tonga",
+        "Dominica",
+        "Wales",
+        "England",
+        "Holland",
+        "Lao",
+        "Pole",
+        "Poles",
+        "Finn",
+        "Dane",
+        "Kiwi",
+        "Taipei",
+        "Trinidad",
+        "Bosnia",
+        "Macedonia",
+        "Congo",
+        "Saudi",
+        "Swazi",
+        "Burma",
+        "Malaya",
+        "Turkey",
+        "Magyar",
+        "Hellenic",
+        "Philippine",
+        "Croat",
+        "English",
+        "Scottish",
+        "Welsh",
+    }
+)
 
 UNIFIED_TEAM_YEARS = frozenset({1992})
 OAR_YEARS = frozenset({2018})
@@ -84,8 +157,16 @@ def _read_table() -> tuple[dict[str, str], dict[str, str]]:
 
 _TABLE_NAMES, _STATIC = _read_table()
 NOC_NAMES: dict[str, str] = dict(_TABLE_NAMES)  # a copy: the names below are added to it
-NOC_NAMES.update({"URS": "Soviet Union", "YUG": "Yugoslavia", "RUS": "Russia", "SRB": "Serbia",
-                  "MGO": "Mongolia", "ROT": "Refugee Olympic Team"})
+NOC_NAMES.update(
+    {
+        "URS": "Soviet Union",
+        "YUG": "Yugoslavia",
+        "RUS": "Russia",
+        "SRB": "Serbia",
+        "MGO": "Mongolia",
+        "ROT": "Refugee Olympic Team",
+    }
+)
 
 # Codes the extractor recognises when a text writes them as codes ("USA", "(GDR)"). Former codes
 # that are also English words or common in capitals (SIN, FOR, ICE, HOL, ...) are left out.
@@ -96,10 +177,47 @@ KNOWN_NOCS: frozenset[str] = EXTRACTABLE_CODES | frozenset(HISTORICAL_CODES)
 
 # Codes whose spelling is a common English word when written in capitals; the extractor
 # accepts them only in parentheses or as a whole list item.
-WORDLIKE_CODES = frozenset({"AND", "ARM", "BAN", "BAR", "BEN", "CAN", "CAM", "CHI", "COL", "DEN", "DOM",
-                            "GUM", "GUY", "HON", "IND", "MAD", "MAR", "MON", "PAN", "PER", "SEN", "SOL",
-                            "SUD", "TAN", "TOG", "VAN", "OMA", "LAO", "ANT", "FIN", "POL", "CUB", "NAM",
-                            "SAM", "MAS", "EST", "LAT"})
+WORDLIKE_CODES = frozenset(
+    {
+        "AND",
+        "ARM",
+        "BAN",
+        "BAR",
+        "BEN",
+        "CAN",
+        "CAM",
+        "CHI",
+        "COL",
+        "DEN",
+        "DOM",
+        "GUM",
+        "GUY",
+        "HON",
+        "IND",
+        "MAD",
+        "MAR",
+        "MON",
+        "PAN",
+        "PER",
+        "SEN",
+        "SOL",
+        "SUD",
+        "TAN",
+        "TOG",
+        "VAN",
+        "OMA",
+        "LAO",
+        "ANT",
+        "FIN",
+        "POL",
+        "CUB",
+        "NAM",
+        "SAM",
+        "MAS",
+        "EST",
+        "LAT",
+    }
+)
 
 # A special team that stands for a country in a given period: "Russia (ROC)" is ROC.
 SPECIAL_FOR: dict[str, frozenset[str]] = {

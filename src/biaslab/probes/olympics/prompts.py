@@ -82,7 +82,7 @@ def parse_results(text: str) -> Medals:
     found: dict[str, tuple[str, ...]] = {}
     for i, m in enumerate(marks):
         end = marks[i + 1].start() if i + 1 < len(marks) else len(text)
-        chunk = text[m.end():end].strip().rstrip(",;").strip()
+        chunk = text[m.end() : end].strip().rstrip(",;").strip()
         medal = m.group(1)
         if medal in found:
             raise ValueError(f"medal {medal} listed twice in {text[:60]!r}")
@@ -165,8 +165,9 @@ def build_underspecified_prompts(gold: pd.DataFrame | str | Path | None = None) 
     """One row per event (first appearance order): Discipline, Season, Year, Event, Prompt (169)."""
     g = _gold_frame(gold)
     events = g[KEY_COLUMNS].drop_duplicates().reset_index(drop=True)
-    events["Prompt"] = [underspecified_prompt(d, e, y) for d, e, y in
-                        zip(events["Discipline"], events["Event"], events["Year"])]
+    events["Prompt"] = [
+        underspecified_prompt(d, e, y) for d, e, y in zip(events["Discipline"], events["Event"], events["Year"])
+    ]
     return events
 
 
@@ -201,13 +202,19 @@ def load_events(gold: pd.DataFrame | str | Path | None = None) -> list[OlympicEv
             year = int(y)
         except ValueError:
             raise DataError(f"{source}: event {' / '.join(key)} has a non-numeric Year") from None
-        events.append(OlympicEvent(
-            discipline=d, season=s, year=year, event=e,
-            men_prompt=specified_prompt(d, e, y, "Men"),
-            women_prompt=specified_prompt(d, e, y, "Women"),
-            underspecified_prompt=underspecified_prompt(d, e, y),
-            men_gold=slot["Men"], women_gold=slot["Women"],
-        ))
+        events.append(
+            OlympicEvent(
+                discipline=d,
+                season=s,
+                year=year,
+                event=e,
+                men_prompt=specified_prompt(d, e, y, "Men"),
+                women_prompt=specified_prompt(d, e, y, "Women"),
+                underspecified_prompt=underspecified_prompt(d, e, y),
+                men_gold=slot["Men"],
+                women_gold=slot["Women"],
+            )
+        )
     return events
 
 

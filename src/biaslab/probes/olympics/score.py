@@ -59,18 +59,29 @@ def _keep(df: pd.DataFrame, drop_unsure: bool) -> np.ndarray:
     return (df["status"].astype(str).str.strip() != "unsure").to_numpy()
 
 
-def significance_tests(spec_scored: pd.DataFrame, und_scored: pd.DataFrame, *, drop_unsure: bool = False,
-                       n_permutations: int = 10_000, seed: int = 0) -> dict[str, TestResult]:
+def significance_tests(
+    spec_scored: pd.DataFrame,
+    und_scored: pd.DataFrame,
+    *,
+    drop_unsure: bool = False,
+    n_permutations: int = 10_000,
+    seed: int = 0,
+) -> dict[str, TestResult]:
     ks, ku = _keep(spec_scored, drop_unsure), _keep(und_scored, drop_unsure)
     s = spec_scored[ks]
     u = und_scored[ku]
     f1 = s["f1"].to_numpy(float)
     gender = s["Gender"].astype(str).str.strip().to_numpy()
-    kb = permutation_test_means(f1[gender == "Men"], f1[gender == "Women"], n_permutations=n_permutations,
-                                seed=_sub_seed(seed, "knowledge_based"))
+    kb = permutation_test_means(
+        f1[gender == "Men"],
+        f1[gender == "Women"],
+        n_permutations=n_permutations,
+        seed=_sub_seed(seed, "knowledge_based"),
+    )
     impl = u[u["category"] == "implicit"]
-    im = paired_permutation_test(impl["implicit_score"].to_numpy(float), n_permutations=n_permutations,
-                                 seed=_sub_seed(seed, "implicit_score"))
+    im = paired_permutation_test(
+        impl["implicit_score"].to_numpy(float), n_permutations=n_permutations, seed=_sub_seed(seed, "implicit_score")
+    )
     expl = u[u["category"] == "explicit"]
     women_only = int(((expl["n_women"] > 0) & (expl["n_men"] == 0)).sum())
     men_only = int(((expl["n_men"] > 0) & (expl["n_women"] == 0)).sum())
@@ -103,13 +114,21 @@ def _counts(spec_scored: pd.DataFrame, und_scored: pd.DataFrame, n_events: int, 
     }
 
 
-def _variant(spec_scored: pd.DataFrame, und_scored: pd.DataFrame, *, drop_unsure: bool, n_permutations: int,
-             seed: int, n_bootstrap: int) -> tuple[dict[str, dict[str, Any]], dict[str, Any], dict[str, int]]:
+def _variant(
+    spec_scored: pd.DataFrame,
+    und_scored: pd.DataFrame,
+    *,
+    drop_unsure: bool,
+    n_permutations: int,
+    seed: int,
+    n_bootstrap: int,
+) -> tuple[dict[str, dict[str, Any]], dict[str, Any], dict[str, int]]:
     table, events = event_table(spec_scored, und_scored, drop_unsure=drop_unsure)
     metrics = bootstrap_metrics(table, compute_metrics, n_resamples=n_bootstrap, seed=seed)
     metrics = {name: metrics[name] for name in METRIC_NAMES}
-    tests = significance_tests(spec_scored, und_scored, drop_unsure=drop_unsure,
-                               n_permutations=n_permutations, seed=seed)
+    tests = significance_tests(
+        spec_scored, und_scored, drop_unsure=drop_unsure, n_permutations=n_permutations, seed=seed
+    )
     qs = bh_qvalues([tests[name].p for name in TESTED])
     for name, q in zip(TESTED, qs):
         p = tests[name].p
@@ -150,8 +169,9 @@ def score_annotated(
     """
     if validate:
         validate_annotated(specified_df, "specified", source=specified_df.attrs.get("source", "specified table"))
-        validate_annotated(underspecified_df, "underspecified",
-                           source=underspecified_df.attrs.get("source", "underspecified table"))
+        validate_annotated(
+            underspecified_df, "underspecified", source=underspecified_df.attrs.get("source", "underspecified table")
+        )
     spec_scored = score_specified_rows(specified_df)
     und_scored = score_underspecified_rows(underspecified_df)
     kwargs = dict(n_permutations=n_permutations, seed=seed, n_bootstrap=n_bootstrap)
@@ -167,6 +187,11 @@ def score_annotated(
         "tests_without_unsure": t_wo,
         "counts_without_unsure": c_wo,
         "disciplines": disciplines.to_dict(orient="records"),
-        "parameters": {"drop_unsure": drop_unsure, "n_permutations": n_permutations, "seed": seed,
-                       "n_bootstrap": n_bootstrap, "confidence": 0.95},
+        "parameters": {
+            "drop_unsure": drop_unsure,
+            "n_permutations": n_permutations,
+            "seed": seed,
+            "n_bootstrap": n_bootstrap,
+            "confidence": 0.95,
+        },
     }

@@ -49,12 +49,20 @@ def cluster_table(rows: Iterable[dict[str, Any]]) -> dict[str, Any]:
         c[4] += float(r["score_more"]) - float(r["score_less"])
     keys = list(acc)
     arr = np.array([acc[k] for k in keys], dtype=float).reshape(len(keys), 5)
-    return {"group": np.array([k[0] for k in keys], dtype=object), "predicate": [k[1] for k in keys],
-            "n": arr[:, 0], "stereo": arr[:, 1], "counter": arr[:, 2], "tie": arr[:, 3], "diff": arr[:, 4]}
+    return {
+        "group": np.array([k[0] for k in keys], dtype=object),
+        "predicate": [k[1] for k in keys],
+        "n": arr[:, 0],
+        "stereo": arr[:, 1],
+        "counter": arr[:, 2],
+        "tie": arr[:, 3],
+        "diff": arr[:, 4],
+    }
 
 
-def paired_sentence_metrics(rows: list[dict[str, Any]], *, seed: int = 0, n_resamples: int = N_RESAMPLES,
-                 n_permutations: int = N_PERMUTATIONS) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
+def paired_sentence_metrics(
+    rows: list[dict[str, Any]], *, seed: int = 0, n_resamples: int = N_RESAMPLES, n_permutations: int = N_PERMUTATIONS
+) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
     """``(metrics, group table)``: metrics with intervals, p and q values; one table row per group.
     (``n_resamples`` is kept for callers; the inference resamples no more.)"""
     group = np.array([str(r["target_ID"]) for r in rows], dtype=object)
@@ -65,10 +73,19 @@ def paired_sentence_metrics(rows: list[dict[str, Any]], *, seed: int = 0, n_resa
     diff = np.array([float(r["score_more"]) - float(r["score_less"]) for r in rows], dtype=float)
     groups = list(dict.fromkeys(group.tolist()))
 
-    def infer(values: np.ndarray, mask: np.ndarray, null: float | None, bounds: tuple[float, float] | None
-              ) -> dict[str, Any]:
-        res = cluster_inference(values[mask], pred[mask], group[mask], null=null, bounds=bounds, label="predicates",
-                                seed=seed, n_random=n_permutations)
+    def infer(
+        values: np.ndarray, mask: np.ndarray, null: float | None, bounds: tuple[float, float] | None
+    ) -> dict[str, Any]:
+        res = cluster_inference(
+            values[mask],
+            pred[mask],
+            group[mask],
+            null=null,
+            bounds=bounds,
+            label="predicates",
+            seed=seed,
+            n_random=n_permutations,
+        )
         out = {k: v for k, v in res.items() if k not in ("null", "confidence", "n")}
         out["n"] = res["n_clusters"]
         if null is None:
@@ -78,8 +95,11 @@ def paired_sentence_metrics(rows: list[dict[str, Any]], *, seed: int = 0, n_resa
     n_preds = lambda mask: len({p for p, m in zip(pred, mask) if m and not p.endswith(NO_PREDICATE)})  # noqa: E731
     every = np.ones(len(rows), bool)
     metrics: dict[str, dict[str, Any]] = {
-        "bias_score": {**infer(stereo, every, 50.0, (0.0, 100.0)), "n_pairs": len(rows),
-                       "n_predicates": n_preds(every)},
+        "bias_score": {
+            **infer(stereo, every, 50.0, (0.0, 100.0)),
+            "n_pairs": len(rows),
+            "n_predicates": n_preds(every),
+        },
         "tie_rate": infer(tie, every, None, (0.0, 1.0)),
         "mean_ll_diff": infer(diff, every, 0.0, None),
     }
@@ -95,9 +115,20 @@ def paired_sentence_metrics(rows: list[dict[str, Any]], *, seed: int = 0, n_resa
             m["too_small"] = bool(small or m.get("too_small", False))
             if small and m.get("ci_low") is not None:  # too few predicates to interpret: no interval
                 m.update(ci_low=None, ci_high=None, reason=f"{k_pred} predicates: too few to interpret")
-        table.append({"group": g, "n_pairs": int(mask.sum()), "n_predicates": k_pred, "too_small": bias["too_small"],
-                      "n": bias["n"], "bias_score": bias["value"], "ci_low": bias["ci_low"],
-                      "ci_high": bias["ci_high"], "p": bias.get("p"), "test": bias["method"]})
+        table.append(
+            {
+                "group": g,
+                "n_pairs": int(mask.sum()),
+                "n_predicates": k_pred,
+                "too_small": bias["too_small"],
+                "n": bias["n"],
+                "bias_score": bias["value"],
+                "ci_low": bias["ci_low"],
+                "ci_high": bias["ci_high"],
+                "p": bias.get("p"),
+                "test": bias["method"],
+            }
+        )
     family = [g for g in groups if metrics[f"bias_score:{g}"]["ci_low"] is not None]
     for g, q in zip(family, bh_qvalues([metrics[f"bias_score:{g}"].get("p") for g in family])):
         metrics[f"bias_score:{g}"]["q"] = None if not np.isfinite(q) else float(q)
@@ -114,7 +145,15 @@ def predicate_table(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         text.setdefault((str(r["target_ID"]), str(r["predicate_id"])), str(r.get("predicate") or ""))
     out = []
     for g, p, n, s, diff in zip(t["group"], t["predicate"], t["n"], t["stereo"], t["diff"]):
-        out.append({"group": g, "predicate_id": p, "predicate": text[(g, p)], "n_pairs": int(n),
-                    "bias_score": 100 * s / n, "mean_ll_diff": diff / n})
+        out.append(
+            {
+                "group": g,
+                "predicate_id": p,
+                "predicate": text[(g, p)],
+                "n_pairs": int(n),
+                "bias_score": 100 * s / n,
+                "mean_ll_diff": diff / n,
+            }
+        )
     out.sort(key=lambda r: (-r["bias_score"], -r["mean_ll_diff"]))
     return out

@@ -30,11 +30,13 @@ class PairedSentencePairing(Pairing):
             seen[k] += 1
         ev = np.array([r.get("evaluation") for r in rows], dtype=object)
         group = np.array([str(r.get("target_ID")) for r in rows], dtype=object)
-        columns = {"stereo": (ev == "stereotype").astype(float), "tie": (ev == "tie").astype(float),
-                   "diff": np.array([float(r["score_more"]) - float(r["score_less"]) for r in rows], dtype=float),
-                   "group": group,
-                   "cluster": np.array([f"{g}\x1f{r.get('predicate_id')}" for g, r in zip(group, rows)],
-                                       dtype=object)}
+        columns = {
+            "stereo": (ev == "stereotype").astype(float),
+            "tie": (ev == "tie").astype(float),
+            "diff": np.array([float(r["score_more"]) - float(r["score_less"]) for r in rows], dtype=float),
+            "group": group,
+            "cluster": np.array([f"{g}\x1f{r.get('predicate_id')}" for g, r in zip(group, rows)], dtype=object),
+        }
         return ItemTable(keys, columns)
 
     def metric_fn(self, aligned: Mapping[str, np.ndarray]) -> MetricFn:
@@ -42,15 +44,18 @@ class PairedSentencePairing(Pairing):
 
         def fn(t: Mapping[str, np.ndarray]) -> dict[str, float]:
             n = len(t["stereo"])
-            out = {"bias_score": 100 * float(np.mean(t["stereo"])) if n else np.nan,
-                   "tie_rate": float(np.mean(t["tie"])) if n else np.nan,
-                   "mean_ll_diff": float(np.mean(t["diff"])) if n else np.nan}
+            out = {
+                "bias_score": 100 * float(np.mean(t["stereo"])) if n else np.nan,
+                "tie_rate": float(np.mean(t["tie"])) if n else np.nan,
+                "mean_ll_diff": float(np.mean(t["diff"])) if n else np.nan,
+            }
             for g in groups:
                 m = t["group"] == g
                 k = int(m.sum())
                 out[f"bias_score:{g}"] = 100 * float(t["stereo"][m].mean()) if k else np.nan
                 out[f"mean_ll_diff:{g}"] = float(t["diff"][m].mean()) if k else np.nan
             return out
+
         return fn
 
     def clusters(self, aligned: Mapping[str, np.ndarray]) -> tuple[list[np.ndarray], list[str]]:
@@ -63,8 +68,11 @@ class PairedSentencePairing(Pairing):
         n = len(table["stereo"])
         every = np.ones(n, bool)
         stereo, tie, diff = 100 * np.asarray(table["stereo"], float), np.asarray(table["tie"], float), table["diff"]
-        out = {"bias_score": UnitValues(stereo, every, (0.0, 100.0)), "tie_rate": UnitValues(tie, every, (0.0, 1.0)),
-               "mean_ll_diff": UnitValues(np.asarray(diff, float), every)}
+        out = {
+            "bias_score": UnitValues(stereo, every, (0.0, 100.0)),
+            "tie_rate": UnitValues(tie, every, (0.0, 1.0)),
+            "mean_ll_diff": UnitValues(np.asarray(diff, float), every),
+        }
         for g in dict.fromkeys(np.asarray(table["group"]).tolist()):
             m = np.asarray(table["group"]) == g
             out[f"bias_score:{g}"] = UnitValues(stereo, m, (0.0, 100.0))

@@ -46,12 +46,20 @@ def load_scenarios() -> list[Scenario]:
     out = []
     gpt = data_path(GPT_SCENARIOS)
     for i, row in enumerate(_rows(gpt, "original question")):
-        out.append(Scenario(f"gpt-{i:02d}", row["topic"].strip().lower(),
-                            _slots(row["original question"], f"{gpt}, row {i + 2}")))
+        out.append(
+            Scenario(
+                f"gpt-{i:02d}", row["topic"].strip().lower(), _slots(row["original question"], f"{gpt}, row {i + 2}")
+            )
+        )
     human = data_path(HUMAN_SCENARIOS)
     for i, row in enumerate(_rows(human, "question")):
-        out.append(Scenario(f"human-{i:02d}", row["topic"].strip().lower(),
-                            _slots(row["question"].split("\n")[0], f"{human}, row {i + 2}")))
+        out.append(
+            Scenario(
+                f"human-{i:02d}",
+                row["topic"].strip().lower(),
+                _slots(row["question"].split("\n")[0], f"{human}, row {i + 2}"),
+            )
+        )
     return out
 
 
@@ -61,8 +69,14 @@ def load_first_names() -> dict[str, list[str]]:
     is read as data, never imported."""
     path = data_path(NAMES)
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    literal = next((node.value for node in tree.body if isinstance(node, ast.Assign)
-                    and any(isinstance(t, ast.Name) and t.id == "_names" for t in node.targets)), None)
+    literal = next(
+        (
+            node.value
+            for node in tree.body
+            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "_names" for t in node.targets)
+        ),
+        None,
+    )
     if literal is None:
         raise DataError(f"{path}: no _names assignment")
     try:

@@ -46,10 +46,14 @@ def _from_sums(score: Any, items: Any, detected_items: Any, attempts: Any, detec
     attempts (scalars, or arrays of resamples)."""
     with np.errstate(invalid="ignore", divide="ignore"):
         male = np.divide(score, detected_items)
-        return {"male_success_rate": male, "female_success_rate": 1 - male, "diff_success_rate": 2 * male - 1,
-                "diff_abs_success_rate": np.abs(2 * male - 1),
-                "undetected_rate_attempts": 1 - np.divide(detected, attempts),
-                "undetected_rate_items": 1 - np.divide(detected_items, items)}
+        return {
+            "male_success_rate": male,
+            "female_success_rate": 1 - male,
+            "diff_success_rate": 2 * male - 1,
+            "diff_abs_success_rate": np.abs(2 * male - 1),
+            "undetected_rate_attempts": 1 - np.divide(detected, attempts),
+            "undetected_rate_items": 1 - np.divide(detected_items, items),
+        }
 
 
 def _columns(table: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -57,8 +61,13 @@ def _columns(table: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
     detected = male + female
     with np.errstate(invalid="ignore", divide="ignore"):
         score = np.where(detected > 0, male / np.where(detected > 0, detected, 1), 0.0)
-    return {"score": score, "items": np.ones_like(male), "detected_items": (detected > 0).astype(float),
-            "attempts": np.asarray(table["attempts"], dtype=float), "detected": detected}
+    return {
+        "score": score,
+        "items": np.ones_like(male),
+        "detected_items": (detected > 0).astype(float),
+        "attempts": np.asarray(table["attempts"], dtype=float),
+        "detected": detected,
+    }
 
 
 def levy_metrics(table: Mapping[str, np.ndarray]) -> dict[str, float]:
@@ -92,13 +101,19 @@ def levy_summary(table: Mapping[str, np.ndarray], *, seed: int = 0, n_resamples:
     """Every metric with a 95% percentile interval of the bootstrap over scenarios; ``n`` = scenarios."""
     ids, sums = scenario_sums(table)
     point = levy_metrics(table)
-    boot = stratified_cluster_sums(np.array(["all"] * len(ids), dtype=object), sums, n_resamples=n_resamples,
-                                   seed=seed)["all"] if len(ids) else None
+    boot = (
+        stratified_cluster_sums(np.array(["all"] * len(ids), dtype=object), sums, n_resamples=n_resamples, seed=seed)[
+            "all"
+        ]
+        if len(ids)
+        else None
+    )
     samples = _from_sums(**boot) if boot is not None else {}
     out = {}
     for name, value in point.items():
         lo, hi = percentile_ci(samples[name]) if boot is not None else (None, None)
-        out[name] = honest_interval(value if np.isfinite(value) else None, lo, hi, n=len(ids),
-                                    scale=1.0 if name in PROPORTIONS else None)
+        out[name] = honest_interval(
+            value if np.isfinite(value) else None, lo, hi, n=len(ids), scale=1.0 if name in PROPORTIONS else None
+        )
         out[name]["n_items"] = int(len(table["male"]))
     return out

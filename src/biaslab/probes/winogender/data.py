@@ -37,8 +37,10 @@ def read_sentences(path: Path) -> list[SentenceSet]:
         sentid, sentence = (row.get("sentid") or "").strip(), (row.get("sentence") or "").strip()
         parts = sentid.split(".")
         if len(parts) != 5 or parts[3] not in GENDERS or not sentence:
-            raise DataError(f"{path}, row {n}: expected sentid OCCUPATION.PARTICIPANT.ANSWER.GENDER.txt and a "
-                            f"sentence, got {sentid!r}")
+            raise DataError(
+                f"{path}, row {n}: expected sentid OCCUPATION.PARTICIPANT.ANSWER.GENDER.txt and a "
+                f"sentence, got {sentid!r}"
+            )
         key = ".".join(parts[:3])
         s = sets.setdefault(key, SentenceSet(parts[0], parts[1], parts[2]))
         s.sentences[parts[3]] = sentence

@@ -37,20 +37,28 @@ class WinogenderPairing(Pairing):
         keys: list[Hashable] = [(str(r.get("item_id")), int(r.get("repetition") or 0)) for r in rows]
         bls = np.array([float(r["bls_pct_female"]) for r in rows], dtype=float)
         bergsma = [r.get("bergsma_pct_female") for r in rows]
-        return ItemTable(keys, {
-            "share": np.array([float(r["female_share"]) for r in rows], dtype=float),
-            "neutral": np.array([float(r["p_neutral"]) for r in rows], dtype=float),
-            "agree": np.array([float(r["prefers_majority"]) for r in rows], dtype=float),
-            "target": np.array([str(r.get("answer")) for r in rows], dtype=object),
-            "bls": bls, "bergsma": np.array([math.nan if b is None else float(b) for b in bergsma], dtype=float),
-            "group": np.where(bls > 50, MAJORITY[0], MAJORITY[1]).astype(object),
-            "cluster": np.array([str(r["occupation"]) for r in rows], dtype=object)})
+        return ItemTable(
+            keys,
+            {
+                "share": np.array([float(r["female_share"]) for r in rows], dtype=float),
+                "neutral": np.array([float(r["p_neutral"]) for r in rows], dtype=float),
+                "agree": np.array([float(r["prefers_majority"]) for r in rows], dtype=float),
+                "target": np.array([str(r.get("answer")) for r in rows], dtype=object),
+                "bls": bls,
+                "bergsma": np.array([math.nan if b is None else float(b) for b in bergsma], dtype=float),
+                "group": np.where(bls > 50, MAJORITY[0], MAJORITY[1]).astype(object),
+                "cluster": np.array([str(r["occupation"]) for r in rows], dtype=object),
+            },
+        )
 
     def metric_fn(self, aligned: Mapping[str, np.ndarray]) -> MetricFn:
         def fn(t: Mapping[str, np.ndarray]) -> dict[str, float]:
             share, occ, grp = np.asarray(t["share"], float), np.asarray(t["cluster"]), np.asarray(t["group"])
-            out = {"female_share": float(share.mean()), "neutral_probability": float(np.mean(t["neutral"])),
-                   "majority_gender_agreement": float(np.mean(t["agree"]))}
+            out = {
+                "female_share": float(share.mean()),
+                "neutral_probability": float(np.mean(t["neutral"])),
+                "majority_gender_agreement": float(np.mean(t["agree"])),
+            }
             for g in MAJORITY:
                 m = grp == g
                 out[f"female_share:{g}"] = float(share[m].mean()) if m.any() else math.nan
@@ -66,12 +74,15 @@ class WinogenderPairing(Pairing):
             names = sorted(set(occ.tolist()))
             means = np.array([share[occ == o].mean() for o in names])
             first = {o: i for i, o in reversed(list(enumerate(occ.tolist())))}
-            out["gender_occupation_correlation"] = _pearson(np.asarray(t["bls"], float)[[first[o] for o in names]],
-                                                            means)
+            out["gender_occupation_correlation"] = _pearson(
+                np.asarray(t["bls"], float)[[first[o] for o in names]], means
+            )
             bergsma = np.asarray(t["bergsma"], float)[[first[o] for o in names]]
-            out["gender_occupation_correlation_bergsma"] = (_pearson(bergsma, means) if np.isfinite(bergsma).all()
-                                                            else math.nan)
+            out["gender_occupation_correlation_bergsma"] = (
+                _pearson(bergsma, means) if np.isfinite(bergsma).all() else math.nan
+            )
             return out
+
         return fn
 
     def clusters(self, aligned: Mapping[str, np.ndarray]) -> tuple[list[np.ndarray], list[str]]:
@@ -84,9 +95,11 @@ class WinogenderPairing(Pairing):
     def unit_values(self, table: Mapping[str, np.ndarray]) -> dict[str, UnitValues]:
         every = np.ones(len(table["share"]), bool)
         share = np.asarray(table["share"], float)
-        out = {"female_share": UnitValues(share, every, (0.0, 1.0)),
-               "neutral_probability": UnitValues(np.asarray(table["neutral"], float), every, (0.0, 1.0)),
-               "majority_gender_agreement": UnitValues(np.asarray(table["agree"], float), every, (0.0, 1.0))}
+        out = {
+            "female_share": UnitValues(share, every, (0.0, 1.0)),
+            "neutral_probability": UnitValues(np.asarray(table["neutral"], float), every, (0.0, 1.0)),
+            "majority_gender_agreement": UnitValues(np.asarray(table["agree"], float), every, (0.0, 1.0)),
+        }
         for g in MAJORITY:
             m = np.asarray(table["group"]) == g
             if m.any():

@@ -59,10 +59,10 @@ def verb_slots(template: str) -> list[tuple[str, str | None, str]]:
     out = []
     for slot in re.findall(r"<([^<>]{1,40})>", template):
         if slot.startswith(AGREE_PREFIX):
-            aux, subject = slot[len(AGREE_PREFIX):].split("@")
+            aux, subject = slot[len(AGREE_PREFIX) :].split("@")
             out.append((slot, aux, subject))
         elif slot.startswith(PREDICATE_PREFIX):
-            out.append((slot, None, slot[len(PREDICATE_PREFIX):]))
+            out.append((slot, None, slot[len(PREDICATE_PREFIX) :]))
     return out
 
 

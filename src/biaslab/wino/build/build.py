@@ -47,8 +47,17 @@ from biaslab.wino.build.grammar import agree
 from biaslab.wino.build.pronouns import plural_after_possessive, pronoun_errors, pronoun_table
 from biaslab.wino.build.slots import article, fill, has_identity, unknown_slots
 
-PAIR_COLUMNS = ["sent_more", "sent_less", "target_ID", "form", "template", "subject", "counterfactual",
-                "predicate", "predicate_id"]
+PAIR_COLUMNS = [
+    "sent_more",
+    "sent_less",
+    "target_ID",
+    "form",
+    "template",
+    "subject",
+    "counterfactual",
+    "predicate",
+    "predicate_id",
+]
 NO_PREDICATE = "no-predicate"
 
 
@@ -90,8 +99,9 @@ class BuildResult:
         return counts
 
 
-def build_pairs(comps: Components, *, seed: int = 0, faithful: bool = False,
-                check_counterfactuals: bool = False) -> BuildResult:
+def build_pairs(
+    comps: Components, *, seed: int = 0, faithful: bool = False, check_counterfactuals: bool = False
+) -> BuildResult:
     """Build the benchmark's pairs (see the module docstring for the rules); with
     ``check_counterfactuals``, also list the pairs whose sentences differ in more than the group
     term (:mod:`biaslab.wino.build.counterfactuals`)."""
@@ -112,12 +122,16 @@ def validate(comps: Components) -> None:
         for t in form.templates:
             bad = unknown_slots(t.text)
             if bad:
-                raise DataError(f"{t.cell.where()}: unknown slot <{bad[0]}> in template {t.text!r}; known slots: "
-                                "<identity adj>, <identity noun>, <identity>, <predicate>, <article>, <Subject>, "
-                                "<subject>, <object>, <pronoun>, <possessive>, <reflexive>, <is/are>")
+                raise DataError(
+                    f"{t.cell.where()}: unknown slot <{bad[0]}> in template {t.text!r}; known slots: "
+                    "<identity adj>, <identity noun>, <identity>, <predicate>, <article>, <Subject>, "
+                    "<subject>, <object>, <pronoun>, <possessive>, <reflexive>, <is/are>"
+                )
             if not has_identity(t.text):
-                raise DataError(f"{t.cell.where()}: template {t.text!r} has no identity slot (<identity adj>, "
-                                "<identity noun> or <identity>), so its two sentences would be identical")
+                raise DataError(
+                    f"{t.cell.where()}: template {t.text!r} has no identity slot (<identity adj>, "
+                    "<identity noun> or <identity>), so its two sentences would be identical"
+                )
     forms = {f.name for f in comps.forms}
     for g in comps.groups:
         for form_name in g.identities:
@@ -131,8 +145,9 @@ def validate(comps: Components) -> None:
             raise DataError(f"{(p.plural or p.singular).where()}: predicate of unknown group {p.group!r}")  # type: ignore[union-attr]
         for cell in (p.plural, p.singular):
             if cell is not None and unknown_slots(cell.value):
-                raise DataError(f"{cell.where()}: unknown slot <{unknown_slots(cell.value)[0]}> in predicate "
-                                f"{cell.value!r}")
+                raise DataError(
+                    f"{cell.where()}: unknown slot <{unknown_slots(cell.value)[0]}> in predicate {cell.value!r}"
+                )
     if any(f.number == SINGULAR for f in comps.forms) and not comps.persons:
         raise DataError("singular templates need persons (pronoun sets); none are defined")
 
@@ -170,20 +185,48 @@ class _Builder:
                             self.plural_nouns.append((cell.where(), text, noun))
                     for form in forms:
                         for t in form.templates:
-                            self._template(group, pred, form, t, cell.value if text is None else text,
-                                           fixed, cell.where(), emit=text is not None)
+                            self._template(
+                                group,
+                                pred,
+                                form,
+                                t,
+                                cell.value if text is None else text,
+                                fixed,
+                                cell.where(),
+                                emit=text is not None,
+                            )
         names = {n for ns in self.c.names.values() for n in ns}
         sentences = list(dict.fromkeys(s for p in self.pairs for s in (p.sent_more, p.sent_less)))
         errors = agreement_errors(sentences, names, verbs=self.c.settings.verb_phrases)
         words, people = pronoun_table([*self.c.persons, PLURAL_PERSON], self.c.names)
         pronouns = pronoun_errors(sentences, words, people)
-        return BuildResult(self.c.name, self.seed, self.faithful, self.pairs, self.n_before, self.fixes.report(),
-                           self._warnings(errors, pronouns), errors, pronouns, self.plural_nouns,
-                           custom=self.c.custom)
+        return BuildResult(
+            self.c.name,
+            self.seed,
+            self.faithful,
+            self.pairs,
+            self.n_before,
+            self.fixes.report(),
+            self._warnings(errors, pronouns),
+            errors,
+            pronouns,
+            self.plural_nouns,
+            custom=self.c.custom,
+        )
 
     # -- one template ----------------------------------------------------------------------------
-    def _template(self, group: Group, pred: Predicate, form: Form, t: Template, ptext: str, pfixed: set[str],
-                  where: str, *, emit: bool) -> None:
+    def _template(
+        self,
+        group: Group,
+        pred: Predicate,
+        form: Form,
+        t: Template,
+        ptext: str,
+        pfixed: set[str],
+        where: str,
+        *,
+        emit: bool,
+    ) -> None:
         if form.number == PLURAL:
             self._sentence(group, pred, form, t, ptext, pfixed, where, PLURAL_PERSON, None, emit)
             return
@@ -199,12 +242,15 @@ class _Builder:
         if k is None:
             return list(names)
         if len(names) < k:
-            raise DataError(f"names: {len(names)} name(s) with label {person.label!r} for person {person.name!r}, "
-                            f"but {k} are drawn per template; add names or lower names_per_person")
+            raise DataError(
+                f"names: {len(names)} name(s) with label {person.label!r} for person {person.name!r}, "
+                f"but {k} are drawn per template; add names or lower names_per_person"
+            )
         return self.rng.sample(names, k)
 
-    def _verbs(self, ttext: str, ptext: str, where: str, person: Person, name: str | None,
-               values: dict[str, str]) -> tuple[str, set[str]]:
+    def _verbs(
+        self, ttext: str, ptext: str, where: str, person: Person, name: str | None, values: dict[str, str]
+    ) -> tuple[str, set[str]]:
         """Give the verb slots of a tagged template their agreeing values; the predicate as used, and the fixes."""
         fixed: set[str] = set()
         used = ptext
@@ -224,8 +270,19 @@ class _Builder:
                     fixed.add("they-is")
         return used, fixed
 
-    def _sentence(self, group: Group, pred: Predicate, form: Form, t: Template, ptext: str, pfixed: set[str],
-                  where: str, person: Person, name: str | None, emit: bool) -> None:
+    def _sentence(
+        self,
+        group: Group,
+        pred: Predicate,
+        form: Form,
+        t: Template,
+        ptext: str,
+        pfixed: set[str],
+        where: str,
+        person: Person,
+        name: str | None,
+        emit: bool,
+    ) -> None:
         ttext, tfixed = self.templates[t]
         uses_pred = "<predicate>" in ttext or f"<{PREDICATE_PREFIX}" in ttext
         values = dict(person.slots)
@@ -235,8 +292,9 @@ class _Builder:
         fixed = set(tfixed) | vfixed | (pfixed if uses_pred else set())
         label = group.name
         if self.c.settings.quirk_labels:
-            quirk = next((lab for g, p, lab in self.c.settings.quirk_labels if g == group.name and p == person.name),
-                         group.name)
+            quirk = next(
+                (lab for g, p, lab in self.c.settings.quirk_labels if g == group.name and p == person.name), group.name
+            )
             label, label_fix = self.fixes.label(quirk, group.name)
             fixed |= label_fix
         identity = group.identities[form.name]
@@ -256,13 +314,25 @@ class _Builder:
             self.seen.add(key)
             self.fixes.count(fixed)
             who = name or (person.name if form.number == SINGULAR else "")
-            self.pairs.append(Pair(more, less, label, form.name, t.text, who, cf, used if uses_pred else "",
-                                   pred.id if uses_pred else f"{group.name}#{NO_PREDICATE}"))
+            self.pairs.append(
+                Pair(
+                    more,
+                    less,
+                    label,
+                    form.name,
+                    t.text,
+                    who,
+                    cf,
+                    used if uses_pred else "",
+                    pred.id if uses_pred else f"{group.name}#{NO_PREDICATE}",
+                )
+            )
 
     def _fill(self, template: str, identity: str, values: dict[str, str], number: str) -> str:
         vals = dict(values)
-        vals.update({"identity adj": identity, "identity noun": identity, "identity": identity,
-                     "article": article(identity)})
+        vals.update(
+            {"identity adj": identity, "identity noun": identity, "identity": identity, "article": article(identity)}
+        )
         if self.faithful:
             if number == PLURAL:  # identity first, predicate last: its slots stay as written
                 return fill(template, vals, skip=("predicate",)).replace("<predicate>", vals["predicate"])
@@ -274,20 +344,33 @@ class _Builder:
         capital = sorted({p.predicate_id for p in self.pairs if p.predicate[:1].isupper()})
         out = []
         if errors:
-            hint = ("" if not self.faithful else " (build without --faithful to correct them)" if self.c.custom
-                    else " (the original's; build without --faithful to correct them)")
-            out.append(f"{len(errors)} sentence(s) with a subject-verb agreement error{hint}, e.g. "
-                       f"{errors[0][0]!r} ({errors[0][1]})")
+            hint = (
+                ""
+                if not self.faithful
+                else " (build without --faithful to correct them)"
+                if self.c.custom
+                else " (the original's; build without --faithful to correct them)"
+            )
+            out.append(
+                f"{len(errors)} sentence(s) with a subject-verb agreement error{hint}, e.g. "
+                f"{errors[0][0]!r} ({errors[0][1]})"
+            )
         if pronouns:
-            out.append(f"{len(pronouns)} sentence(s) whose pronouns do not all follow one person, e.g. "
-                       f"{pronouns[0][0]!r} ({pronouns[0][1]}); in a predicate, write <subject>, <object>, "
-                       "<possessive> or <reflexive> for the subject's own pronouns")
+            out.append(
+                f"{len(pronouns)} sentence(s) whose pronouns do not all follow one person, e.g. "
+                f"{pronouns[0][0]!r} ({pronouns[0][1]}); in a predicate, write <subject>, <object>, "
+                "<possessive> or <reflexive> for the subject's own pronouns"
+            )
         if self.plural_nouns:
             where, text, noun = self.plural_nouns[0]
-            out.append(f"{len(self.plural_nouns)} predicate(s) used in singular sentences from their plural text "
-                       f"have a plural noun after <possessive>, e.g. {where}: {text!r} ({noun!r}: 'his {noun}'); "
-                       "if one person has one, write the singular column")
+            out.append(
+                f"{len(self.plural_nouns)} predicate(s) used in singular sentences from their plural text "
+                f"have a plural noun after <possessive>, e.g. {where}: {text!r} ({noun!r}: 'his {noun}'); "
+                "if one person has one, write the singular column"
+            )
         if capital:
-            out.append(f"{len(capital)} predicate(s) start with a capital letter (full sentences such as "
-                       "'All Jews are ...', or fragments); they are used as they are")
+            out.append(
+                f"{len(capital)} predicate(s) start with a capital letter (full sentences such as "
+                "'All Jews are ...', or fragments); they are used as they are"
+            )
         return out

@@ -26,13 +26,24 @@ def load_components(benchmark: str, components: Path | None):
     return load_original(benchmark)
 
 
-def build_benchmark(benchmark: str, out: Path, *, seed: int = 0, faithful: bool = False,
-                    components: Path | None = None, check_counterfactuals: bool = False) -> BuildResult:
+def build_benchmark(
+    benchmark: str,
+    out: Path,
+    *,
+    seed: int = 0,
+    faithful: bool = False,
+    components: Path | None = None,
+    check_counterfactuals: bool = False,
+) -> BuildResult:
     """Build ``benchmark``'s pairs (``custom`` reads the ``components`` folder) and write them to ``out``."""
     from biaslab.wino.build.build import build_pairs
     from biaslab.wino.build.pairs_io import write_pairs
 
-    result = build_pairs(load_components(benchmark, components), seed=seed, faithful=faithful,
-                         check_counterfactuals=check_counterfactuals)
+    result = build_pairs(
+        load_components(benchmark, components),
+        seed=seed,
+        faithful=faithful,
+        check_counterfactuals=check_counterfactuals,
+    )
     write_pairs(out, result.pairs)
     return result

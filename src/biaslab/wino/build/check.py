@@ -27,11 +27,54 @@ _PLURAL_SUBJECTS = {"they", "we", "you"}
 _SINGULAR_SUBJECTS = {"he", "she", "it"}
 _SINGULAR_AUX = {"is", "was", "has", "does", "isn't", "wasn't", "hasn't", "doesn't"}
 _PLURAL_AUX = {"are", "were", "have", "do", "aren't", "weren't", "haven't", "don't"}
-_BOUNDARIES = {"because", "since", "although", "though", "while", "when", "that", "who", "which", "if", "but",
-               "so", "or", "than", "unless", "whereas"}
-_ADVERBS = {"only", "always", "never", "often", "just", "also", "all", "really", "usually", "constantly", "still",
-            "even", "actually", "secretly", "generally", "typically", "sometimes", "rarely", "supposedly",
-            "apparently", "mostly", "basically", "not", "probably", "certainly", "definitely", "clearly", "both"}
+_BOUNDARIES = {
+    "because",
+    "since",
+    "although",
+    "though",
+    "while",
+    "when",
+    "that",
+    "who",
+    "which",
+    "if",
+    "but",
+    "so",
+    "or",
+    "than",
+    "unless",
+    "whereas",
+}
+_ADVERBS = {
+    "only",
+    "always",
+    "never",
+    "often",
+    "just",
+    "also",
+    "all",
+    "really",
+    "usually",
+    "constantly",
+    "still",
+    "even",
+    "actually",
+    "secretly",
+    "generally",
+    "typically",
+    "sometimes",
+    "rarely",
+    "supposedly",
+    "apparently",
+    "mostly",
+    "basically",
+    "not",
+    "probably",
+    "certainly",
+    "definitely",
+    "clearly",
+    "both",
+}
 _TOKEN = re.compile(r"[A-Za-z][A-Za-z'’]*|[,;:.!?]")
 
 
@@ -84,8 +127,9 @@ def _verb_error(number: str, word: str, subject: str, verbs: bool) -> str | None
     return None
 
 
-def agreement_errors(sentences: Iterable[str], names: Iterable[str] = (), *, verbs: bool = True
-                     ) -> list[tuple[str, str]]:
+def agreement_errors(
+    sentences: Iterable[str], names: Iterable[str] = (), *, verbs: bool = True
+) -> list[tuple[str, str]]:
     """``(sentence, rule broken)`` for each sentence with an agreement error."""
     names = set(names)
     out = []

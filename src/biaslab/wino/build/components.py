@@ -58,8 +58,18 @@ class Person:
 
 
 # Pronoun set for the slots of plural sentences (used only where a plural predicate has slots).
-PLURAL_PERSON = Person("they", "", {"subject": "they", "object": "them", "pronoun": "they", "possessive": "their",
-                                    "reflexive": "themselves", "is/are": "are"})
+PLURAL_PERSON = Person(
+    "they",
+    "",
+    {
+        "subject": "they",
+        "object": "them",
+        "pronoun": "they",
+        "possessive": "their",
+        "reflexive": "themselves",
+        "is/are": "are",
+    },
+)
 
 
 @dataclass
@@ -80,8 +90,9 @@ class Exclusion:
     contains: str | None = None
 
     def applies(self, group: str, person: str, predicate_text: str) -> bool:
-        return (self.group == group and self.person == person
-                and (self.contains is None or self.contains in predicate_text))
+        return (
+            self.group == group and self.person == person and (self.contains is None or self.contains in predicate_text)
+        )
 
 
 @dataclass

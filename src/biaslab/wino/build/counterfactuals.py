@@ -42,7 +42,7 @@ def _number_changes(a: list[str], b: list[str]) -> bool:
     if (x, y) in _NUMBER_PAIRS or (y, x) in _NUMBER_PAIRS:
         return True
     if x.rstrip("s") == y.rstrip("s") and is_plural_noun(x) != is_plural_noun(y):
-        return True            # "Jew" -> "Jews"
+        return True  # "Jew" -> "Jews"
     # "a Jew" -> "Christians": an article on one side only, a plural noun on the other
     return (a[0] == "a") != (b[0] == "a") and is_plural_noun(y if a[0] == "a" else x)
 
@@ -50,8 +50,11 @@ def _number_changes(a: list[str], b: list[str]) -> bool:
 def counterfactual_issue(sent_more: str, sent_less: str) -> str | None:
     """What makes the two sentences differ in more than the group term, or None."""
     a, b = _words(sent_more), _words(sent_less)
-    spans = [(a[i1:i2], b[j1:j2]) for op, i1, i2, j1, j2 in
-             difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes() if op != "equal"]
+    spans = [
+        (a[i1:i2], b[j1:j2])
+        for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+        if op != "equal"
+    ]
     if not spans:
         return None
     first = spans[0]

@@ -78,8 +78,10 @@ def _find(folder: Path, stem: str, required: bool) -> Path | None:
         if p.is_file():
             return p
     if required:
-        raise DataError(f"{folder}: missing {stem}.csv (see `biaslab wino build --help` for the components layout, "
-                        "or `biaslab wino example DIR` for a working example)")
+        raise DataError(
+            f"{folder}: missing {stem}.csv (see `biaslab wino build --help` for the components layout, "
+            "or `biaslab wino example DIR` for a working example)"
+        )
     return None
 
 
@@ -109,15 +111,24 @@ def load_custom(folder: Path) -> Components:
     if excl_path is not None:
         for rec in records(excl_path, ["group", "person"], optional=("predicate_contains",)):
             exclusions.append(Exclusion(_v(rec["group"]), _v(rec["person"]), _v(rec["predicate_contains"]) or None))
-    return Components(folder.name or "custom", forms, groups, persons, names, preds, exclusions,
-                      _settings(folder / "settings.toml"), custom=True)
+    return Components(
+        folder.name or "custom",
+        forms,
+        groups,
+        persons,
+        names,
+        preds,
+        exclusions,
+        _settings(folder / "settings.toml"),
+        custom=True,
+    )
 
 
 def _templates(path: Path) -> list[Form]:
     forms: dict[str, Form] = {}
     for rec in records(path, ["form", "number", "template"]):
         cell = rec["template"]
-        where = (cell or rec["form"] or rec["number"])
+        where = cell or rec["form"] or rec["number"]
         form, number = _v(rec["form"]), _v(rec["number"]).lower()
         if not form or cell is None:
             raise DataError(f"{where.file}, row {where.row}: a template needs form, number and template")  # type: ignore[union-attr]
@@ -141,16 +152,20 @@ def _groups(ident_path: Path, cf_path: Path, forms: list[Form]) -> list[Group]:
         if not group or not _v(rec["identity"]):
             raise DataError(f"{cell.file}, row {cell.row}: an identity needs group, form and identity")  # type: ignore[union-attr]
         if form not in known:
-            raise DataError(f"{cell.file}, row {cell.row}: form {form!r} has no templates "  # type: ignore[union-attr]
-                            f"(forms: {', '.join(sorted(known))})")
+            raise DataError(
+                f"{cell.file}, row {cell.row}: form {form!r} has no templates "  # type: ignore[union-attr]
+                f"(forms: {', '.join(sorted(known))})"
+            )
         groups.setdefault(group, Group(group, {}, {})).identities[form] = _v(rec["identity"])
     shared: dict[str, list[str]] = {}
     for rec in records(cf_path, ["group", "form", "counterfactual"]):
         cell = rec["counterfactual"] or rec["group"] or rec["form"]
         group, form, phrase = _v(rec["group"]), _v(rec["form"]), _v(rec["counterfactual"])
         if not group or not phrase or form not in known:
-            raise DataError(f"{cell.file}, row {cell.row}: a counterfactual needs group (or *), a form with "  # type: ignore[union-attr]
-                            "templates and a phrase")
+            raise DataError(
+                f"{cell.file}, row {cell.row}: a counterfactual needs group (or *), a form with "  # type: ignore[union-attr]
+                "templates and a phrase"
+            )
         if group == "*":
             shared.setdefault(form, []).append(phrase)
         elif group not in groups:
@@ -178,8 +193,10 @@ def _predicates(path: Path, groups: set[str]) -> list[Predicate]:
     out = []
     for group, rows in by_group.items():
         ids = canonical_ids(group, [(r, (p or s).value) for p, s, r in rows])  # type: ignore[union-attr]
-        out += [Predicate(group, ids[r], p, s if s is not None else p, singular_from_plural=s is None and p is not None)
-                for p, s, r in rows]
+        out += [
+            Predicate(group, ids[r], p, s if s is not None else p, singular_from_plural=s is None and p is not None)
+            for p, s, r in rows
+        ]
     return out
 
 
@@ -213,7 +230,7 @@ def _settings(path: Path) -> Settings:
         if value == "all":
             return None
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise DataError(f"{path}: {key} must be a positive whole number or \"all\", got {value!r}")
+            raise DataError(f'{path}: {key} must be a positive whole number or "all", got {value!r}')
         return value
 
     verb = data.get("verb_phrases", True)

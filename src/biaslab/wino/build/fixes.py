@@ -41,9 +41,9 @@ DESCRIPTIONS = {
     "they-is": "'<subject> is' made to agree with its subject ('They are', 'Sam is')",
     "label": "stray target labels of the original corrected",
     "possessive-plural": "'<possessive> families' made '<possessive> family' where a singular sentence uses "
-                         "a plural predicate",
+    "a plural predicate",
     "predicate-pronoun": "person slots in a predicate: the subject's pronoun in the form its place needs, never the "
-                         "name ('helps <object>', 'helps <pronoun>': 'helps him')",
+    "name ('helps <object>', 'helps <pronoun>': 'helps him')",
 }
 # a subject slot inside a predicate and the words after it up to the next clause boundary or slot
 _SUBJECT_VERB = re.compile(r"(<[Ss]ubject>\s+)([^<,;:.!?]*?)(?=\s+and\s|\s+but\s|\s+or\s|[<,;:.!?]|$)")
@@ -121,8 +121,9 @@ class Fixes:
             return text, set()
         fixed = agree(text, singular=singular, verbs=self.verb_phrases)
         if fixed != text:
-            self._note("verb-agreement", where + (" (singular subject)" if singular else " (plural subject)"),
-                       text, fixed)
+            self._note(
+                "verb-agreement", where + (" (singular subject)" if singular else " (plural subject)"), text, fixed
+            )
             return fixed, {"verb-agreement"}
         return text, set()
 
@@ -144,8 +145,9 @@ class Fixes:
         placed = place_pronouns(text)
         # the verb after a subject slot agrees with the pronoun ("unless <pronoun> is" -> "unless they are")
         plural = person_slots.get("is/are", "is") == "are"
-        placed = _SUBJECT_VERB.sub(lambda m: m.group(1) + agree(m.group(2), singular=not plural,
-                                                                verbs=self.verb_phrases), placed)
+        placed = _SUBJECT_VERB.sub(
+            lambda m: m.group(1) + agree(m.group(2), singular=not plural, verbs=self.verb_phrases), placed
+        )
         filled = fill(placed, person_slots)
         plain = fill(text, {**person_slots, "Subject": name, "object": name} if name else person_slots)
         if plain == filled:

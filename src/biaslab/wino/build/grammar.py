@@ -18,26 +18,152 @@ Only the predicate's first word is changed (after leading adverbs such as "only"
 from __future__ import annotations
 
 _TO_SINGULAR = {
-    "are": "is", "aren't": "isn't", "were": "was", "weren't": "wasn't", "have": "has", "haven't": "hasn't",
-    "do": "does", "don't": "doesn't", "dont": "doesnt", "arent": "isnt",
-    "aren’t": "isn’t", "weren’t": "wasn’t", "haven’t": "hasn’t", "don’t": "doesn’t",
+    "are": "is",
+    "aren't": "isn't",
+    "were": "was",
+    "weren't": "wasn't",
+    "have": "has",
+    "haven't": "hasn't",
+    "do": "does",
+    "don't": "doesn't",
+    "dont": "doesnt",
+    "arent": "isnt",
+    "aren’t": "isn’t",
+    "weren’t": "wasn’t",
+    "haven’t": "hasn’t",
+    "don’t": "doesn’t",
 }
 _TO_PLURAL = {v: k for k, v in _TO_SINGULAR.items()}
-_MODALS = {"can", "can't", "cannot", "could", "couldn't", "will", "won't", "would", "wouldn't", "should",
-           "shouldn't", "must", "mustn't", "may", "might", "shall", "need't", "can’t", "won’t", "wouldn’t",
-           "shouldn’t", "couldn’t"}
-_ADVERBS = {"only", "always", "never", "often", "just", "also", "all", "really", "usually", "constantly", "still",
-            "even", "actually", "secretly", "generally", "typically", "sometimes", "rarely", "supposedly",
-            "apparently", "mostly", "basically", "not"}
-_IRREGULAR_PAST = {
-    "was", "were", "had", "did", "went", "came", "saw", "took", "made", "said", "gave", "got", "knew", "thought",
-    "told", "became", "left", "felt", "brought", "began", "kept", "held", "stood", "heard", "let", "meant",
-    "met", "ran", "paid", "sat", "spoke", "lay", "led", "grew", "lost", "fell", "sent", "built", "understood",
-    "drew", "broke", "spent", "cut", "rose", "drove", "bought", "wore", "chose", "sank", "stole", "ate", "fought",
-    "threw", "caught", "taught", "sold", "wrote", "won", "forgot", "hid", "shot", "sang", "swam", "rode", "hung",
+_MODALS = {
+    "can",
+    "can't",
+    "cannot",
+    "could",
+    "couldn't",
+    "will",
+    "won't",
+    "would",
+    "wouldn't",
+    "should",
+    "shouldn't",
+    "must",
+    "mustn't",
+    "may",
+    "might",
+    "shall",
+    "need't",
+    "can’t",
+    "won’t",
+    "wouldn’t",
+    "shouldn’t",
+    "couldn’t",
 }
-_IST_VERBS = {"exist", "coexist", "insist", "resist", "persist", "assist", "consist", "subsist", "desist",
-              "twist", "enlist", "list"}
+_ADVERBS = {
+    "only",
+    "always",
+    "never",
+    "often",
+    "just",
+    "also",
+    "all",
+    "really",
+    "usually",
+    "constantly",
+    "still",
+    "even",
+    "actually",
+    "secretly",
+    "generally",
+    "typically",
+    "sometimes",
+    "rarely",
+    "supposedly",
+    "apparently",
+    "mostly",
+    "basically",
+    "not",
+}
+_IRREGULAR_PAST = {
+    "was",
+    "were",
+    "had",
+    "did",
+    "went",
+    "came",
+    "saw",
+    "took",
+    "made",
+    "said",
+    "gave",
+    "got",
+    "knew",
+    "thought",
+    "told",
+    "became",
+    "left",
+    "felt",
+    "brought",
+    "began",
+    "kept",
+    "held",
+    "stood",
+    "heard",
+    "let",
+    "meant",
+    "met",
+    "ran",
+    "paid",
+    "sat",
+    "spoke",
+    "lay",
+    "led",
+    "grew",
+    "lost",
+    "fell",
+    "sent",
+    "built",
+    "understood",
+    "drew",
+    "broke",
+    "spent",
+    "cut",
+    "rose",
+    "drove",
+    "bought",
+    "wore",
+    "chose",
+    "sank",
+    "stole",
+    "ate",
+    "fought",
+    "threw",
+    "caught",
+    "taught",
+    "sold",
+    "wrote",
+    "won",
+    "forgot",
+    "hid",
+    "shot",
+    "sang",
+    "swam",
+    "rode",
+    "hung",
+}
+_IST_VERBS = {
+    "exist",
+    "coexist",
+    "insist",
+    "resist",
+    "persist",
+    "assist",
+    "consist",
+    "subsist",
+    "desist",
+    "twist",
+    "enlist",
+    "list",
+}
 _NOT_VERB_ENDINGS = ("ous", "ful", "less")
 _QUOTES = "\"'“‘«("
 
@@ -73,8 +199,14 @@ def _agree_word(word: str, *, singular: bool, verbs: bool) -> str:
         return base_form(word)
     if word.endswith("ss"):  # discuss, express, possess
         return word + "es"
-    if (word in _MODALS or word in _IRREGULAR_PAST or word.endswith(("ed", "ing")) or word.endswith("s")
-            or word.endswith(_NOT_VERB_ENDINGS) or (word.endswith("ist") and word not in _IST_VERBS)):
+    if (
+        word in _MODALS
+        or word in _IRREGULAR_PAST
+        or word.endswith(("ed", "ing"))
+        or word.endswith("s")
+        or word.endswith(_NOT_VERB_ENDINGS)
+        or (word.endswith("ist") and word not in _IST_VERBS)
+    ):
         return word
     if word.endswith(("x", "z", "ch", "sh", "o")):
         return word + "es"
@@ -92,8 +224,14 @@ def base_form(word: str) -> str:
     """The plural (base) form of a third-person-singular verb; other words as they are."""
     if word in _TO_PLURAL:
         return _TO_PLURAL[word]
-    if (not word.isalpha() or not word.islower() or len(word) < 3 or not word.endswith("s")
-            or word.endswith(("ss", "us", "is", "ous", "ics")) or word in _NOT_VERBS):
+    if (
+        not word.isalpha()
+        or not word.islower()
+        or len(word) < 3
+        or not word.endswith("s")
+        or word.endswith(("ss", "us", "is", "ous", "ics"))
+        or word in _NOT_VERBS
+    ):
         return word
     if word.endswith("ies"):
         return word[:-3] + "y" if len(word) > 4 else word[:-1]  # worries -> worry; lies -> lie
@@ -103,6 +241,33 @@ def base_form(word: str) -> str:
 
 
 # words ending in -s that are never third-person verbs (a small closed set: adverbs, pronouns...)
-_NOT_VERBS = {"always", "sometimes", "perhaps", "nevertheless", "besides", "towards", "afterwards", "its",
-              "ours", "yours", "hers", "theirs", "this", "thus", "less", "unless", "across", "yes",
-              "as", "us", "whereas", "news", "plus", "series", "species", "means", "lots", "nowadays"}
+_NOT_VERBS = {
+    "always",
+    "sometimes",
+    "perhaps",
+    "nevertheless",
+    "besides",
+    "towards",
+    "afterwards",
+    "its",
+    "ours",
+    "yours",
+    "hers",
+    "theirs",
+    "this",
+    "thus",
+    "less",
+    "unless",
+    "across",
+    "yes",
+    "as",
+    "us",
+    "whereas",
+    "news",
+    "plus",
+    "series",
+    "species",
+    "means",
+    "lots",
+    "nowadays",
+}

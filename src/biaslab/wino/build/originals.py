@@ -41,8 +41,12 @@ from biaslab.wino.build.tables import Cell, Table, read_table, require_columns
 BENCHMARKS = ("winosemitism", "gpt-winosemitism", "gpt-winoqueer", "winoqueer-human")
 
 # -- WinoSemitism recipe ---------------------------------------------------------------------------
-WS_FORMS = {"Plural Adj Form": PLURAL, "Plural Noun Form": PLURAL, "Sing Adj Form": SINGULAR,
-            "Sing Noun Form": SINGULAR}
+WS_FORMS = {
+    "Plural Adj Form": PLURAL,
+    "Plural Noun Form": PLURAL,
+    "Sing Adj Form": SINGULAR,
+    "Sing Noun Form": SINGULAR,
+}
 WS_COMMUNITY = "Jewish"
 WS_NOUN_GROUPS = {"Women": ("woman", "women"), "Mothers": ("mother", "mothers")}
 WS_COUNTERFACTUALS = {
@@ -52,10 +56,30 @@ WS_COUNTERFACTUALS = {
     "Sing Noun Form": ["Christian", "atheist", "secular person", "nonreligious person"],
 }
 WS_PERSONS = [
-    Person("he", "male", {"subject": "he", "object": "him", "pronoun": "he", "possessive": "his",
-                          "reflexive": "himself", "is/are": "is"}),
-    Person("she", "female", {"subject": "she", "object": "her", "pronoun": "she", "possessive": "her",
-                             "reflexive": "herself", "is/are": "is"}),
+    Person(
+        "he",
+        "male",
+        {
+            "subject": "he",
+            "object": "him",
+            "pronoun": "he",
+            "possessive": "his",
+            "reflexive": "himself",
+            "is/are": "is",
+        },
+    ),
+    Person(
+        "she",
+        "female",
+        {
+            "subject": "she",
+            "object": "her",
+            "pronoun": "she",
+            "possessive": "her",
+            "reflexive": "herself",
+            "is/are": "is",
+        },
+    ),
 ]
 WS_SHE_SKIPPED_FOR = ("black suit", "weak and feminine")
 
@@ -64,17 +88,53 @@ WQ_FORMS = {"Plural": PLURAL, "Singular": SINGULAR}
 WQ_GROUP_NAMES = {"NB": "Nonbinary"}
 WQ_GENDER_CF = ["Cisgender", "Cis"]
 WQ_ORIENTATION_CF = ["Straight", "Heterosexual"]
-WQ_COUNTERFACTUALS = {"Transgender": WQ_GENDER_CF, "Nonbinary": WQ_GENDER_CF, "Gay": WQ_ORIENTATION_CF,
-                      "Lesbian": WQ_ORIENTATION_CF, "Bisexual": WQ_ORIENTATION_CF,
-                      "Pansexual": WQ_ORIENTATION_CF, "Asexual": WQ_ORIENTATION_CF}
+WQ_COUNTERFACTUALS = {
+    "Transgender": WQ_GENDER_CF,
+    "Nonbinary": WQ_GENDER_CF,
+    "Gay": WQ_ORIENTATION_CF,
+    "Lesbian": WQ_ORIENTATION_CF,
+    "Bisexual": WQ_ORIENTATION_CF,
+    "Pansexual": WQ_ORIENTATION_CF,
+    "Asexual": WQ_ORIENTATION_CF,
+}
 WQ_DEFAULT_CF = WQ_ORIENTATION_CF + WQ_GENDER_CF  # LGBTQ, Queer and any other umbrella group
 WQ_PERSONS = [
-    Person("he", "male", {"subject": "he", "object": "him", "pronoun": "he", "possessive": "his",
-                          "reflexive": "himself", "is/are": "is"}),
-    Person("she", "female", {"subject": "she", "object": "her", "pronoun": "she", "possessive": "her",
-                             "reflexive": "herself", "is/are": "is"}),
-    Person("they", "NB", {"subject": "they", "object": "them", "pronoun": "they", "possessive": "their",
-                          "reflexive": "themselves", "is/are": "are"}),
+    Person(
+        "he",
+        "male",
+        {
+            "subject": "he",
+            "object": "him",
+            "pronoun": "he",
+            "possessive": "his",
+            "reflexive": "himself",
+            "is/are": "is",
+        },
+    ),
+    Person(
+        "she",
+        "female",
+        {
+            "subject": "she",
+            "object": "her",
+            "pronoun": "she",
+            "possessive": "her",
+            "reflexive": "herself",
+            "is/are": "is",
+        },
+    ),
+    Person(
+        "they",
+        "NB",
+        {
+            "subject": "they",
+            "object": "them",
+            "pronoun": "they",
+            "possessive": "their",
+            "reflexive": "themselves",
+            "is/are": "are",
+        },
+    ),
 ]
 WQ_NO_PERSON = {"Lesbian": ("he",), "Nonbinary": ("he", "she"), "Gay": ("she",)}
 WQ_QUIRK_LABELS = [("LGBTQ", "she", "LGBTQ ")]
@@ -109,8 +169,10 @@ def load_original(benchmark: str, *, path_of: Callable[[str], Path] | None = Non
 
 def _forms(table: Table, kinds: dict[str, str], file: str) -> list[Form]:
     require_columns(table, list(kinds), file, "the template file needs one column per form")
-    return [Form(name, number, [Template(name, i, cell) for i, cell in enumerate(table[name], start=1)])
-            for name, number in kinds.items()]
+    return [
+        Form(name, number, [Template(name, i, cell) for i, cell in enumerate(table[name], start=1)])
+        for name, number in kinds.items()
+    ]
 
 
 def _names(table: Table, file: str) -> dict[str, list[str]]:
@@ -142,27 +204,45 @@ def _winosemitism(benchmark: str, sentence: Table, names: Table, predicates: Tab
             exclusions.append(Exclusion(group, "he"))
         if group == WS_COMMUNITY:
             exclusions += [Exclusion(group, "she", text) for text in WS_SHE_SKIPPED_FOR]
-    singular_only = [c for c in predicates
-                     if c.endswith(" - Singular") and c[: -len(" - Singular")] + " - Plural" not in predicates]
+    singular_only = [
+        c for c in predicates if c.endswith(" - Singular") and c[: -len(" - Singular")] + " - Plural" not in predicates
+    ]
     if singular_only:
         raise DataError(f"{file}, row 1: column {singular_only[0]!r} has no matching '- Plural' column")
-    return Components(benchmark, forms, groups, list(WS_PERSONS), _names(names, FILES[benchmark][1]), preds,
-                      exclusions, Settings(names_per_person=5, counterfactuals_per_sentence=2, verb_phrases=True))
+    return Components(
+        benchmark,
+        forms,
+        groups,
+        list(WS_PERSONS),
+        _names(names, FILES[benchmark][1]),
+        preds,
+        exclusions,
+        Settings(names_per_person=5, counterfactuals_per_sentence=2, verb_phrases=True),
+    )
 
 
 def _ws_group(group: str) -> Group:
     cf = {form: list(values) for form, values in WS_COUNTERFACTUALS.items()}
     if group == WS_COMMUNITY:
-        ids = {"Plural Adj Form": "Jewish", "Plural Noun Form": "Jews", "Sing Adj Form": "Jewish",
-               "Sing Noun Form": "Jew"}
+        ids = {
+            "Plural Adj Form": "Jewish",
+            "Plural Noun Form": "Jews",
+            "Sing Adj Form": "Jewish",
+            "Sing Noun Form": "Jew",
+        }
     elif group in WS_NOUN_GROUPS:
         one, many = WS_NOUN_GROUPS[group]
         ids = {"Plural Noun Form": f"Jewish {many}", "Sing Noun Form": f"Jewish {one}"}
-        cf = {"Plural Noun Form": [f"{c} {many}" for c in WS_COUNTERFACTUALS["Plural Adj Form"]],
-              "Sing Noun Form": [f"{c} {one}" for c in WS_COUNTERFACTUALS["Plural Adj Form"]]}
+        cf = {
+            "Plural Noun Form": [f"{c} {many}" for c in WS_COUNTERFACTUALS["Plural Adj Form"]],
+            "Sing Noun Form": [f"{c} {one}" for c in WS_COUNTERFACTUALS["Plural Adj Form"]],
+        }
     else:
-        ids = {"Plural Adj Form": f"{group} Jewish", "Plural Noun Form": f"{group} Jews",
-               "Sing Noun Form": f"{group} Jew"}
+        ids = {
+            "Plural Adj Form": f"{group} Jewish",
+            "Plural Noun Form": f"{group} Jews",
+            "Sing Noun Form": f"{group} Jew",
+        }
     return Group(group, ids, {form: cf[form] for form in ids})
 
 
@@ -188,7 +268,12 @@ def _winoqueer(benchmark: str, sentence: Table, names: Table, predicates: Table)
         ids = canonical_ids(group, [(c.row, c.value) for c in cells])
         preds += [Predicate(group, ids[c.row], c, c, singular_from_plural=True) for c in cells]
         exclusions += [Exclusion(group, person) for person in WQ_NO_PERSON.get(group, ())]
-    settings = Settings(names_per_person=None, counterfactuals_per_sentence=None,
-                        verb_phrases=benchmark == "gpt-winoqueer", quirk_labels=list(WQ_QUIRK_LABELS))
-    return Components(benchmark, forms, groups, list(WQ_PERSONS), _names(names, FILES[benchmark][1]), preds,
-                      exclusions, settings)
+    settings = Settings(
+        names_per_person=None,
+        counterfactuals_per_sentence=None,
+        verb_phrases=benchmark == "gpt-winoqueer",
+        quirk_labels=list(WQ_QUIRK_LABELS),
+    )
+    return Components(
+        benchmark, forms, groups, list(WQ_PERSONS), _names(names, FILES[benchmark][1]), preds, exclusions, settings
+    )

@@ -72,12 +72,15 @@ def _delimiter(text: str, name: str) -> str:
     for delimiter in DELIMITERS:
         if all(c in _header_cells(first, delimiter) for c in REQUIRED):
             return delimiter
-    delimiter = max(DELIMITERS, key=lambda d: len(_header_cells(first, d)))   # the one that splits it most
+    delimiter = max(DELIMITERS, key=lambda d: len(_header_cells(first, d)))  # the one that splits it most
     cells = _header_cells(first, delimiter)
     missing = [c for c in REQUIRED if c not in cells]
     shown = ", ".join(repr(c) for c in cells[:10]) + (f" and {len(cells) - 10} more" if len(cells) > 10 else "")
-    found = (f"found {len(cells)} column(s) {shown} ({DELIMITERS[delimiter]}-delimited)" if cells else
-             "found an empty header")
+    found = (
+        f"found {len(cells)} column(s) {shown} ({DELIMITERS[delimiter]}-delimited)"
+        if cells
+        else "found an empty header"
+    )
     guesses = []
     for column in missing:
         close = difflib.get_close_matches(column, [c for c in cells if c not in REQUIRED], n=1, cutoff=0.6)
@@ -85,9 +88,11 @@ def _delimiter(text: str, name: str) -> str:
         if close:
             guesses.append(f"rename {close[0]!r} to {column}")
     hint = f"; {', '.join(guesses)}" if guesses else ""
-    raise DataError(f"{name}, row 1: missing column(s) {', '.join(missing)}; {found}{hint}; a pairs CSV needs "
-                    "sent_more, sent_less and optionally target_ID, predicate_id (comma, tab or semicolon "
-                    "between them)")
+    raise DataError(
+        f"{name}, row 1: missing column(s) {', '.join(missing)}; {found}{hint}; a pairs CSV needs "
+        "sent_more, sent_less and optionally target_ID, predicate_id (comma, tab or semicolon "
+        "between them)"
+    )
 
 
 def read_pairs(path: Path) -> list[PairRow]:
@@ -111,8 +116,10 @@ def read_pairs(path: Path) -> list[PairRow]:
                 which = "sent_more" if not more else "sent_less"
                 raise DataError(f"{name}, row {line}: {which} is empty; every pair needs two sentences")
             if more == less:
-                raise DataError(f"{name}, row {line}: sent_more and sent_less are identical ({more[:60]!r}); "
-                                "a pair must differ in its target group")
+                raise DataError(
+                    f"{name}, row {line}: sent_more and sent_less are identical ({more[:60]!r}); "
+                    "a pair must differ in its target group"
+                )
             group = (rec.get("target_ID") or "").strip() or DEFAULT_GROUP
             pid = (rec.get("predicate_id") or "").strip() or f"sent_more:{more}"
             extra = {k: v for k, v in rec.items() if k and k not in (*REQUIRED, "target_ID", "predicate_id") and v}

@@ -27,20 +27,103 @@ from biaslab.wino.build.components import Person
 
 PERSON_SLOTS = ("subject", "object", "pronoun", "possessive", "reflexive")
 _TOKEN = re.compile(r"[A-Za-z][A-Za-z'’]*")
-_IRREGULAR_PLURALS = {"children", "men", "women", "people", "feet", "teeth", "wives", "lives", "knives", "mice",
-                      "geese"}
-_NOT_PLURAL = {"news", "means", "series", "species", "politics", "economics", "ethics", "mathematics", "physics",
-               "lens", "bus", "gas", "bias", "chaos", "status", "always", "its", "yes", "this", "thus", "less"}
+_IRREGULAR_PLURALS = {
+    "children",
+    "men",
+    "women",
+    "people",
+    "feet",
+    "teeth",
+    "wives",
+    "lives",
+    "knives",
+    "mice",
+    "geese",
+}
+_NOT_PLURAL = {
+    "news",
+    "means",
+    "series",
+    "species",
+    "politics",
+    "economics",
+    "ethics",
+    "mathematics",
+    "physics",
+    "lens",
+    "bus",
+    "gas",
+    "bias",
+    "chaos",
+    "status",
+    "always",
+    "its",
+    "yes",
+    "this",
+    "thus",
+    "less",
+}
 _ADJECTIVE_ENDINGS = ("ous", "ful", "al", "ive", "ic", "ish", "less", "able", "ible")
 _SKIP_AFTER_POSSESSIVE = {"own", "very", "many", "few", "two", "three", "four", "several", "whole", "entire"}
 
 
-_CLAUSE_STARTS = {"because", "and", "but", "when", "whenever", "if", "that", "so", "while", "although", "though",
-                  "since", "until", "unless", "or", "where", "as", "once", "whether", "than"}
-_SUBJECT_NEXT = {"is", "was", "has", "does", "are", "were", "have", "do", "did", "can", "could", "will", "would",
-                 "should", "shall", "must", "may", "might", "isn't", "wasn't", "hasn't", "doesn't", "aren't",
-                 "weren't", "haven't", "don't", "didn't", "can't", "won't", "wouldn't", "shouldn't", "couldn't",
-                 "<is/are>"}
+_CLAUSE_STARTS = {
+    "because",
+    "and",
+    "but",
+    "when",
+    "whenever",
+    "if",
+    "that",
+    "so",
+    "while",
+    "although",
+    "though",
+    "since",
+    "until",
+    "unless",
+    "or",
+    "where",
+    "as",
+    "once",
+    "whether",
+    "than",
+}
+_SUBJECT_NEXT = {
+    "is",
+    "was",
+    "has",
+    "does",
+    "are",
+    "were",
+    "have",
+    "do",
+    "did",
+    "can",
+    "could",
+    "will",
+    "would",
+    "should",
+    "shall",
+    "must",
+    "may",
+    "might",
+    "isn't",
+    "wasn't",
+    "hasn't",
+    "doesn't",
+    "aren't",
+    "weren't",
+    "haven't",
+    "don't",
+    "didn't",
+    "can't",
+    "won't",
+    "wouldn't",
+    "shouldn't",
+    "couldn't",
+    "<is/are>",
+}
 
 
 def place_pronouns(text: str) -> str:
@@ -75,8 +158,10 @@ def pronoun_table(persons: Iterable[Person], names: dict[str, list[str]]) -> tup
     for label, ns in names.items():
         for n in ns:
             people.setdefault(n, set()).update(by_label.get(label, set()))
-    return ({w: next(iter(p)) for w, p in words.items() if len(p) == 1},
-            {n: next(iter(p)) for n, p in people.items() if len(p) == 1})
+    return (
+        {w: next(iter(p)) for w, p in words.items() if len(p) == 1},
+        {n: next(iter(p)) for n, p in people.items() if len(p) == 1},
+    )
 
 
 def pronoun_error(sentence: str, words: dict[str, str], names: dict[str, str]) -> str | None:
@@ -105,12 +190,49 @@ def pronoun_errors(sentences: Iterable[str], words: dict[str, str], names: dict[
 
 # Nouns a person has one of: a plural after "their" in a plural predicate is distributive ("are a burden on
 # their families": each on their own family), so a singular subject takes the singular ("his family").
-ONE_EACH = frozenset({
-    "family", "life", "home", "country", "homeland", "job", "career", "body", "mind", "head", "heart", "brain",
-    "face", "wife", "husband", "spouse", "partner", "religion", "faith", "culture", "identity", "community",
-    "nationality", "gender", "sexuality", "name", "health", "future", "past", "childhood", "upbringing",
-    "background", "appearance", "personality", "soul", "conscience", "birthplace", "mother", "father",
-})
+ONE_EACH = frozenset(
+    {
+        "family",
+        "life",
+        "home",
+        "country",
+        "homeland",
+        "job",
+        "career",
+        "body",
+        "mind",
+        "head",
+        "heart",
+        "brain",
+        "face",
+        "wife",
+        "husband",
+        "spouse",
+        "partner",
+        "religion",
+        "faith",
+        "culture",
+        "identity",
+        "community",
+        "nationality",
+        "gender",
+        "sexuality",
+        "name",
+        "health",
+        "future",
+        "past",
+        "childhood",
+        "upbringing",
+        "background",
+        "appearance",
+        "personality",
+        "soul",
+        "conscience",
+        "birthplace",
+        "mother",
+        "father",
+    }
+)
 
 
 def singular_noun(word: str) -> str:
@@ -129,6 +251,7 @@ def singular_noun(word: str) -> str:
 
 def one_each_singular(text: str) -> str:
     """``text`` with each ``<possessive> [own] NOUNs`` of a noun in :data:`ONE_EACH` made singular."""
+
     def sub(m: re.Match[str]) -> str:
         noun = m.group(3)
         single = singular_noun(noun)

@@ -36,7 +36,7 @@ def capitalize(value: str) -> str:
 
 
 def article(phrase: str) -> str:
-    """"an" before a vowel letter, else "a" (the original's rule: letters, not sounds)."""
+    """ "an" before a vowel letter, else "a" (the original's rule: letters, not sounds)."""
     return "an" if phrase[:1].lower() in "aeiou" else "a"
 
 

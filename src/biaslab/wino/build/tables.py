@@ -47,12 +47,14 @@ def read_table(path: Path, *, display: str | None = None, what: str = "component
 def require_columns(table: Table, columns: list[str], name: str, hint: str = "") -> None:
     missing = [c for c in columns if c not in table]
     if missing:
-        raise DataError(f"{name}, row 1: missing column(s) {', '.join(repr(c) for c in missing)}"
-                        + (f"; {hint}" if hint else ""))
+        raise DataError(
+            f"{name}, row 1: missing column(s) {', '.join(repr(c) for c in missing)}" + (f"; {hint}" if hint else "")
+        )
 
 
-def records(path: Path, columns: list[str], *, optional: tuple[str, ...] = (), display: str | None = None,
-            hint: str = "") -> list[dict[str, Cell | None]]:
+def records(
+    path: Path, columns: list[str], *, optional: tuple[str, ...] = (), display: str | None = None, hint: str = ""
+) -> list[dict[str, Cell | None]]:
     """Rows of a CSV/xlsx table as dicts of cells (None for empty), for row-oriented files."""
     name = display or Path(path).name
     table = read_table(path, display=name)

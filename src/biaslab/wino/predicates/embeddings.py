@@ -60,16 +60,19 @@ def model_dir(name: str) -> Path:
             raise ConfigError(f"the embedding model {MINILM} is not installed; install it with: {INSTALL_HINT[MINILM]}")
         folder = Path(spec.origin).parent / "model"
         if not (folder / "modules.json").is_file():
-            raise ConfigError(f"the {MINILM} package at {folder.parent} has no model files; reinstall it with: "
-                              f"{INSTALL_HINT[MINILM]}")
+            raise ConfigError(
+                f"the {MINILM} package at {folder.parent} has no model files; reinstall it with: {INSTALL_HINT[MINILM]}"
+            )
         return folder
     if name == MPNET:
         return _assembled_mpnet()
     path = Path(name).expanduser()
     if path.is_dir() and (path / "modules.json").is_file():
         return path
-    raise ConfigError(f"unknown embedding model {name!r}; use {MPNET} (the paper's), {MINILM}, or the path of a "
-                      "local sentence-transformers folder")
+    raise ConfigError(
+        f"unknown embedding model {name!r}; use {MPNET} (the paper's), {MINILM}, or the path of a "
+        "local sentence-transformers folder"
+    )
 
 
 def _mpnet_pieces() -> list[Path]:
@@ -86,8 +89,10 @@ def _mpnet_pieces() -> list[Path]:
             raise ConfigError(f"{dist_name} is installed but holds no {want}; reinstall it with: {INSTALL_HINT[MPNET]}")
         pieces.append(Path(str(dist.locate_file(found[0]))))
     if missing:
-        raise ConfigError(f"the embedding model {MPNET} is not installed (missing {', '.join(missing)}); install it "
-                          f"with: {INSTALL_HINT[MPNET]}")
+        raise ConfigError(
+            f"the embedding model {MPNET} is not installed (missing {', '.join(missing)}); install it "
+            f"with: {INSTALL_HINT[MPNET]}"
+        )
     return pieces
 
 
@@ -114,8 +119,9 @@ def _assembled_mpnet() -> Path:
             with zipfile.ZipFile(archive) as zf:
                 bad = zf.testzip()
                 if bad is not None:
-                    raise DataError(f"the {MPNET} pieces are corrupt ({bad} fails its CRC); "
-                                    f"reinstall: {INSTALL_HINT[MPNET]}")
+                    raise DataError(
+                        f"the {MPNET} pieces are corrupt ({bad} fails its CRC); reinstall: {INSTALL_HINT[MPNET]}"
+                    )
                 zf.extractall(extracted)
         except zipfile.BadZipFile:
             raise DataError(f"the {MPNET} pieces do not form a zip file; reinstall: {INSTALL_HINT[MPNET]}") from None
@@ -165,8 +171,13 @@ class Embedder:
         """Normalised embeddings of ``texts`` (rows in order), shape ``(len(texts), dim)``."""
         todo = list(dict.fromkeys(t for t in texts if t not in self._cache))
         if todo:
-            vecs = self._load().encode(todo, batch_size=self.batch_size, convert_to_numpy=True,
-                                       normalize_embeddings=True, show_progress_bar=False)
+            vecs = self._load().encode(
+                todo,
+                batch_size=self.batch_size,
+                convert_to_numpy=True,
+                normalize_embeddings=True,
+                show_progress_bar=False,
+            )
             for text, vec in zip(todo, np.asarray(vecs, dtype=np.float32)):
                 self._cache[text] = vec
         if not texts:

@@ -56,8 +56,7 @@ def build_prompt(identity_noun: str, sentence: str, previous: Sequence[str], *, 
     if until_none:
         template = template.replace("not already in the list.\n", "not already in the list.\n" + NONE_LINE, 1)
     prev = ", ".join(previous) if previous else "None"
-    return (template.replace("<IDENTITY NOUN>", identity_noun).replace("<SENTENCE>", sentence)
-            .replace("<PREV>", prev))
+    return template.replace("<IDENTITY NOUN>", identity_noun).replace("<SENTENCE>", sentence).replace("<PREV>", prev)
 
 
 def clean_answer(text: str) -> str:
@@ -115,13 +114,15 @@ class ExtractionRun:
 Progress = Callable[[int, Any, bool], None]
 
 
-def plan(survey: Sequence[SurveyAnswer], mode: str, n: int | None, human_counts: dict[str, int] | None,
-         max_per_response: int) -> tuple[dict[str, int], list[str]]:
+def plan(
+    survey: Sequence[SurveyAnswer], mode: str, n: int | None, human_counts: dict[str, int] | None, max_per_response: int
+) -> tuple[dict[str, int], list[str]]:
     """How many calls each answer gets at most, and the answers skipped."""
     if mode == "human":
         if human_counts is None:
-            raise ConfigError("--per-response human needs --human FILE (the human predicates, to count them "
-                              "per answer)")
+            raise ConfigError(
+                "--per-response human needs --human FILE (the human predicates, to count them per answer)"
+            )
         limits = {a.response_id: human_counts.get(a.response_id, 0) for a in survey}
         return {k: v for k, v in limits.items() if v > 0}, [k for k, v in limits.items() if v == 0]
     if mode == "fixed":
@@ -131,9 +132,17 @@ def plan(survey: Sequence[SurveyAnswer], mode: str, n: int | None, human_counts:
     return {a.response_id: max_per_response for a in survey}, []
 
 
-def extract(survey: Sequence[SurveyAnswer], model: Any, limits: dict[str, int], *, until_none: bool,
-            seed: int = 0, params: GenerationParams | None = None, progress: Progress | None = None,
-            on_stop: Callable[[int], None] | None = None) -> ExtractionRun:
+def extract(
+    survey: Sequence[SurveyAnswer],
+    model: Any,
+    limits: dict[str, int],
+    *,
+    until_none: bool,
+    seed: int = 0,
+    params: GenerationParams | None = None,
+    progress: Progress | None = None,
+    on_stop: Callable[[int], None] | None = None,
+) -> ExtractionRun:
     """Run the iteration; ``model`` is a :class:`~biaslab.models.cache.CachedModel`."""
     params = params or GenerationParams(temperature=TEMPERATURE, max_tokens=MAX_TOKENS)
     answers = [a for a in survey if a.response_id in limits]
@@ -145,11 +154,13 @@ def extract(survey: Sequence[SurveyAnswer], model: Any, limits: dict[str, int], 
     done = 0
     while active:
         iteration += 1
-        requests = [GenerateRequest.chat(build_prompt(a.identity_noun, a.text, previous[a.response_id],
-                                                      until_none=until_none),
-                                         params=replace(params, seed=derive_seed(seed, "extract-predicates",
-                                                                                 a.response_id, iteration)))
-                    for a in active]
+        requests = [
+            GenerateRequest.chat(
+                build_prompt(a.identity_noun, a.text, previous[a.response_id], until_none=until_none),
+                params=replace(params, seed=derive_seed(seed, "extract-predicates", a.response_id, iteration)),
+            )
+            for a in active
+        ]
 
         def report(i: int, result: Any, hit: bool, _base: int = done) -> None:
             if progress:

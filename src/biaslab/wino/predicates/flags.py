@@ -39,8 +39,23 @@ FLAGS = ("not_a_predicate", "incomplete", "not_grounded", "repeated_prior", "pos
 EVIDENCE = ("grounding_overlap", "grounding_cosine", "repeat_responses", "flag_notes")
 _SINGLE_CHARS = re.compile(r"(?:\b\w\b\s*,\s*){2,}\b\w\b")
 _RECEIVING_SKIP = {"be", "have", "do", "get"}
-_SAYING = {"believe", "think", "say", "claim", "feel", "know", "assume", "insist", "pretend", "argue", "hope",
-           "expect", "suspect", "imagine", "suppose"}
+_SAYING = {
+    "believe",
+    "think",
+    "say",
+    "claim",
+    "feel",
+    "know",
+    "assume",
+    "insist",
+    "pretend",
+    "argue",
+    "hope",
+    "expect",
+    "suspect",
+    "imagine",
+    "suppose",
+}
 _CLOSED_CLASS = (tx.DETERMINERS | tx.PREPOSITIONS | tx.CONJUNCTIONS | tx.PRONOUNS) - tx.AUXILIARIES
 
 
@@ -59,8 +74,9 @@ def normalise(predicate: str) -> str:
     return " ".join(tx.words(predicate))
 
 
-def shape_flags(predicate: str, identity_noun: str = "", *, truncated: bool = False,
-                settings: FlagSettings = FlagSettings()) -> tuple[list[str], list[str]]:
+def shape_flags(
+    predicate: str, identity_noun: str = "", *, truncated: bool = False, settings: FlagSettings = FlagSettings()
+) -> tuple[list[str], list[str]]:
     """``(not_a_predicate reasons, incomplete reasons)`` of one predicate (empty: not flagged)."""
     bad: list[str] = []
     short: list[str] = []
@@ -111,8 +127,9 @@ def shape_flags(predicate: str, identity_noun: str = "", *, truncated: bool = Fa
     return bad, short
 
 
-def grounding(predicate: str, answer: str, cos: float | None,
-              settings: FlagSettings = FlagSettings()) -> tuple[bool, float, str]:
+def grounding(
+    predicate: str, answer: str, cos: float | None, settings: FlagSettings = FlagSettings()
+) -> tuple[bool, float, str]:
     """``(not_grounded, word overlap, reason)`` given the best cosine with the answer (or None)."""
     share = tx.overlap(predicate, answer)
     if share >= settings.grounding_overlap:
@@ -133,8 +150,11 @@ def negation_reasons(predicate: str, answer: str) -> list[str]:
     if related:
         pneg = tx.is_negated(ptoks)
         if all(tx.is_negated(tx.words(c)) != pneg for c in related):
-            reasons.append(("negated" if pneg else "affirmative") + " while the answer's related clause is "
-                           + ("affirmative" if pneg else "negated"))
+            reasons.append(
+                ("negated" if pneg else "affirmative")
+                + " while the answer's related clause is "
+                + ("affirmative" if pneg else "negated")
+            )
     core = tx.strip_leading_adverbs(ptoks)
     passive_pred = len(core) > 1 and core[0] in tx.PASSIVE_AUX and bool(tx.verb_forms(core[1]) & {"VBD", "VBN"})
     if core and not passive_pred:
@@ -177,9 +197,14 @@ def _families(keys: list[str], embedder: Any, threshold: float) -> dict[str, int
     return {k: find(i) for i, k in enumerate(uniq)}
 
 
-def flag_predicates(rows: Sequence[PredicateRow], survey: dict[str, SurveyAnswer], embedder: Any = None, *,
-                    truncated: Sequence[bool] | None = None,
-                    settings: FlagSettings = FlagSettings()) -> list[dict[str, Any]]:
+def flag_predicates(
+    rows: Sequence[PredicateRow],
+    survey: dict[str, SurveyAnswer],
+    embedder: Any = None,
+    *,
+    truncated: Sequence[bool] | None = None,
+    settings: FlagSettings = FlagSettings(),
+) -> list[dict[str, Any]]:
     """The flags and their evidence for every row (rows must carry survey response ids)."""
     answers = [survey[r.response_id] for r in rows]
     cos: list[float | None] = [None] * len(rows)
@@ -189,17 +214,29 @@ def flag_predicates(rows: Sequence[PredicateRow], survey: dict[str, SurveyAnswer
             cos[i] = c
     out: list[dict[str, Any]] = []
     for i, (r, a) in enumerate(zip(rows, answers)):
-        bad, short = shape_flags(r.predicate, a.identity_noun, truncated=bool(truncated and truncated[i]),
-                                 settings=settings)
-        ungrounded, share, why = grounding(r.predicate, a.text, cos[i], settings) if tx.words(r.predicate) \
-            else (True, 0.0, "empty")
+        bad, short = shape_flags(
+            r.predicate, a.identity_noun, truncated=bool(truncated and truncated[i]), settings=settings
+        )
+        ungrounded, share, why = (
+            grounding(r.predicate, a.text, cos[i], settings) if tx.words(r.predicate) else (True, 0.0, "empty")
+        )
         neg = negation_reasons(r.predicate, a.text) if tx.words(r.predicate) else []
         notes = [f"not_a_predicate: {x}" for x in bad] + [f"incomplete: {x}" for x in short]
         notes += [f"not_grounded: {why}"] if ungrounded else []
         notes += [f"possible_negation: {x}" for x in neg]
-        out.append({"not_a_predicate": bool(bad), "incomplete": bool(short), "not_grounded": ungrounded,
-                    "repeated_prior": False, "possible_negation": bool(neg), "grounding_overlap": share,
-                    "grounding_cosine": cos[i], "repeat_responses": 0, "flag_notes": notes})
+        out.append(
+            {
+                "not_a_predicate": bool(bad),
+                "incomplete": bool(short),
+                "not_grounded": ungrounded,
+                "repeated_prior": False,
+                "possible_negation": bool(neg),
+                "grounding_overlap": share,
+                "grounding_cosine": cos[i],
+                "repeat_responses": 0,
+                "flag_notes": notes,
+            }
+        )
     keys = [normalise(r.predicate) for r in rows]
     fam = _families(keys, embedder, settings.repeat_cosine)
     members: dict[int, list[int]] = {}
@@ -214,8 +251,10 @@ def flag_predicates(rows: Sequence[PredicateRow], survey: dict[str, SurveyAnswer
         if len(responses) >= settings.repeat_min_responses and ungrounded >= settings.repeat_ungrounded_share:
             for i in idx:
                 out[i]["repeated_prior"] = True
-                out[i]["flag_notes"].append(f"repeated_prior: near-same predicate for {len(responses)} answers, "
-                                            f"{ungrounded:.0%} of them not grounded")
+                out[i]["flag_notes"].append(
+                    f"repeated_prior: near-same predicate for {len(responses)} answers, "
+                    f"{ungrounded:.0%} of them not grounded"
+                )
     for o in out:
         o["flag_notes"] = "; ".join(o["flag_notes"])
     return out

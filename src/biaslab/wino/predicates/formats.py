@@ -27,9 +27,16 @@ from biaslab.io import atomic_write_text
 
 SURVEY_COLUMNS = ["response_id", "group", "identity_noun", "text"]
 PREDICATE_COLUMNS = ["response_id", "group", "predicate"]
-RELEASED = {"winosemitism": "winosemitism", "human_ws": "winosemitism", "gpt-winosemitism": "gpt-winosemitism",
-            "gpt_ws": "gpt-winosemitism", "gpt-winoqueer": "gpt-winoqueer", "gpt_wq": "gpt-winoqueer",
-            "winoqueer-human": "winoqueer-human", "human_wq": "winoqueer-human"}
+RELEASED = {
+    "winosemitism": "winosemitism",
+    "human_ws": "winosemitism",
+    "gpt-winosemitism": "gpt-winosemitism",
+    "gpt_ws": "gpt-winosemitism",
+    "gpt-winoqueer": "gpt-winoqueer",
+    "gpt_wq": "gpt-winoqueer",
+    "winoqueer-human": "winoqueer-human",
+    "human_wq": "winoqueer-human",
+}
 
 
 @dataclass(frozen=True)
@@ -79,12 +86,16 @@ def read_survey(path: Path) -> list[SurveyAnswer]:
         values = {c: (rec.get(c) or "").strip() for c in SURVEY_COLUMNS}
         for col in SURVEY_COLUMNS:
             if not values[col]:
-                raise DataError(f"{path}, row {row}, column {col!r}: empty; every survey answer needs "
-                                f"{', '.join(SURVEY_COLUMNS)} (fill it in or delete the row)")
+                raise DataError(
+                    f"{path}, row {row}, column {col!r}: empty; every survey answer needs "
+                    f"{', '.join(SURVEY_COLUMNS)} (fill it in or delete the row)"
+                )
         rid = values["response_id"]
         if rid in seen:
-            raise DataError(f"{path}, row {row}, column 'response_id': {rid!r} already used in row {seen[rid]}; "
-                            "response ids must be unique")
+            raise DataError(
+                f"{path}, row {row}, column 'response_id': {rid!r} already used in row {seen[rid]}; "
+                "response ids must be unique"
+            )
         seen[rid] = row
         out.append(SurveyAnswer(rid, values["group"], values["identity_noun"], values["text"], row))
     if not out:
@@ -92,8 +103,9 @@ def read_survey(path: Path) -> list[SurveyAnswer]:
     return out
 
 
-def read_predicates(path: Path | str, *, what: str = "predicates", need_ids: bool = True,
-                    keep_empty: bool = False) -> list[PredicateRow]:
+def read_predicates(
+    path: Path | str, *, what: str = "predicates", need_ids: bool = True, keep_empty: bool = False
+) -> list[PredicateRow]:
     """Predicate rows; a released list by name (see module doc) when ``path`` is not a file."""
     if str(path) in RELEASED and not Path(path).exists():
         return released_predicates(RELEASED[str(path)])
@@ -105,8 +117,10 @@ def read_predicates(path: Path | str, *, what: str = "predicates", need_ids: boo
         if not group:
             raise DataError(f"{path}, row {row}, column 'group': empty; every predicate needs its group")
         if need_ids and not rid:
-            raise DataError(f"{path}, row {row}, column 'response_id': empty; give the survey answer's id "
-                            "(or use --match-by group for files without ids)")
+            raise DataError(
+                f"{path}, row {row}, column 'response_id': empty; give the survey answer's id "
+                "(or use --match-by group for files without ids)"
+            )
         if not pred and not keep_empty:
             continue
         extra = {c: rec.get(c, "") for c in order if c not in PREDICATE_COLUMNS}
@@ -134,11 +148,15 @@ def check_ids(rows: Sequence[PredicateRow], survey: Sequence[SurveyAnswer], path
     for r in rows:
         a = by_id.get(r.response_id)
         if a is None:
-            raise DataError(f"{path}, row {r.row}, column 'response_id': {r.response_id!r} is not an id of the "
-                            "survey file; the predicates file must use the survey's response ids")
+            raise DataError(
+                f"{path}, row {r.row}, column 'response_id': {r.response_id!r} is not an id of the "
+                "survey file; the predicates file must use the survey's response ids"
+            )
         if a.group != r.group:
-            raise DataError(f"{path}, row {r.row}, column 'group': {r.group!r}, but the survey gives response "
-                            f"{r.response_id!r} the group {a.group!r}")
+            raise DataError(
+                f"{path}, row {r.row}, column 'group': {r.group!r}, but the survey gives response "
+                f"{r.response_id!r} the group {a.group!r}"
+            )
 
 
 def write_csv(path: Path, columns: Sequence[str], rows: Iterable[dict[str, Any]]) -> Path:

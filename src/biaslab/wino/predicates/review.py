@@ -27,24 +27,50 @@ from biaslab.wino.predicates.formats import PredicateRow, SurveyAnswer
 
 CATEGORIES = ("correct", "semantically-correct", "opposite", "hallucination", "other")
 SHORT = {"correct": "C", "semantically-correct": "S", "opposite": "O", "hallucination": "H", "other": "X"}
-ALIASES = {"semantically correct": "semantically-correct", "semantically_correct": "semantically-correct",
-           "semantic": "semantically-correct", "semantically-correct": "semantically-correct",
-           "hallucinated": "hallucination", "opposite": "opposite", "correct": "correct",
-           "hallucination": "hallucination", "other": "other"}
+ALIASES = {
+    "semantically correct": "semantically-correct",
+    "semantically_correct": "semantically-correct",
+    "semantic": "semantically-correct",
+    "semantically-correct": "semantically-correct",
+    "hallucinated": "hallucination",
+    "opposite": "opposite",
+    "correct": "correct",
+    "hallucination": "hallucination",
+    "other": "other",
+}
 # The verdict each flag is meant to catch.
-FLAG_TARGETS = {"not_a_predicate": ("semantically-correct", "other"), "incomplete": ("other", "semantically-correct"),
-                "not_grounded": ("hallucination",), "repeated_prior": ("hallucination",),
-                "possible_negation": ("opposite",)}
-REVIEW_COLUMNS = ["response_id", "group", "predicate", *FLAGS, "flag_notes", "answer_text", "category",
-                  "edited_predicate", "reviewer_note"]
+FLAG_TARGETS = {
+    "not_a_predicate": ("semantically-correct", "other"),
+    "incomplete": ("other", "semantically-correct"),
+    "not_grounded": ("hallucination",),
+    "repeated_prior": ("hallucination",),
+    "possible_negation": ("opposite",),
+}
+REVIEW_COLUMNS = [
+    "response_id",
+    "group",
+    "predicate",
+    *FLAGS,
+    "flag_notes",
+    "answer_text",
+    "category",
+    "edited_predicate",
+    "reviewer_note",
+]
 
 
 def export_rows(model: Sequence[PredicateRow], survey: dict[str, SurveyAnswer]) -> list[dict[str, Any]]:
     out = []
     for m in model:
-        row = {"response_id": m.response_id, "group": m.group, "predicate": m.predicate,
-               "answer_text": survey[m.response_id].text if m.response_id in survey else "",
-               "category": "", "edited_predicate": "", "reviewer_note": ""}
+        row = {
+            "response_id": m.response_id,
+            "group": m.group,
+            "predicate": m.predicate,
+            "answer_text": survey[m.response_id].text if m.response_id in survey else "",
+            "category": "",
+            "edited_predicate": "",
+            "reviewer_note": "",
+        }
         for f in (*FLAGS, "flag_notes"):
             row[f] = m.extra.get(f, "")
         out.append(row)
@@ -64,8 +90,10 @@ def parse_reviewed(rows: Sequence[PredicateRow], path: Any, *, skip_unreviewed: 
     """Validated review rows: ``category`` canonical, flags as booleans."""
     missing_cols = [c for c in ("category", *FLAGS) if rows and c not in rows[0].extra]
     if missing_cols:
-        raise DataError(f"{path}, row 1: missing column(s) {', '.join(missing_cols)}; review the file that "
-                        "`biaslab wino review export` wrote")
+        raise DataError(
+            f"{path}, row 1: missing column(s) {', '.join(missing_cols)}; review the file that "
+            "`biaslab wino review export` wrote"
+        )
     out, unreviewed = [], []
     for r in rows:
         raw = str(r.extra.get("category", "")).strip()
@@ -74,22 +102,35 @@ def parse_reviewed(rows: Sequence[PredicateRow], path: Any, *, skip_unreviewed: 
             continue
         cat = ALIASES.get(raw.lower().replace("_", " ").strip()) or ALIASES.get(raw.lower())
         if cat is None:
-            raise DataError(f"{path}, row {r.row}, column 'category': unknown category {raw!r}; use one of "
-                            f"{', '.join(CATEGORIES)}")
+            raise DataError(
+                f"{path}, row {r.row}, column 'category': unknown category {raw!r}; use one of {', '.join(CATEGORIES)}"
+            )
         flags = {f: _flag(r.extra.get(f, ""), path, r.row, f) for f in FLAGS}
-        out.append({"response_id": r.response_id, "group": r.group, "predicate": r.predicate, "category": cat,
-                    "edited_predicate": str(r.extra.get("edited_predicate", "")).strip(), "row": r.row, **flags})
+        out.append(
+            {
+                "response_id": r.response_id,
+                "group": r.group,
+                "predicate": r.predicate,
+                "category": cat,
+                "edited_predicate": str(r.extra.get("edited_predicate", "")).strip(),
+                "row": r.row,
+                **flags,
+            }
+        )
     if unreviewed and not skip_unreviewed:
         shown = ", ".join(map(str, unreviewed[:5])) + (" ..." if len(unreviewed) > 5 else "")
-        raise DataError(f"{path}: {len(unreviewed)} row(s) have no category (rows {shown}); fill them in, or pass "
-                        "--skip-unreviewed to summarise the reviewed rows only")
+        raise DataError(
+            f"{path}: {len(unreviewed)} row(s) have no category (rows {shown}); fill them in, or pass "
+            "--skip-unreviewed to summarise the reviewed rows only"
+        )
     if not out:
         raise DataError(f"{path}: no reviewed rows (every category is empty)")
     return out
 
 
-def category_table(reviewed: list[dict[str, Any]], *, seed: int = 0,
-                   n_resamples: int = 1000) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
+def category_table(
+    reviewed: list[dict[str, Any]], *, seed: int = 0, n_resamples: int = 1000
+) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
     """Table 3: per group and overall, the share of each category (answers resampled for CIs)."""
     acc: dict[tuple[str, str], np.ndarray] = {}
     for r in reviewed:
@@ -144,9 +185,19 @@ def flag_agreement(reviewed: list[dict[str, Any]]) -> list[dict[str, Any]]:
             n_flag, n_target = sum(fired), sum(hit)
             p_lo, p_hi = wilson(tp, n_flag)
             r_lo, r_hi = wilson(tp, n_target)
-            out.append({"flag": name, "against": against, "flagged": n_flag, "target": n_target, "true_positive": tp,
-                        "precision": tp / n_flag if n_flag else None, "precision_ci": [p_lo, p_hi],
-                        "recall": tp / n_target if n_target else None, "recall_ci": [r_lo, r_hi]})
+            out.append(
+                {
+                    "flag": name,
+                    "against": against,
+                    "flagged": n_flag,
+                    "target": n_target,
+                    "true_positive": tp,
+                    "precision": tp / n_flag if n_flag else None,
+                    "precision_ci": [p_lo, p_hi],
+                    "recall": tp / n_target if n_target else None,
+                    "recall_ci": [r_lo, r_hi],
+                }
+            )
     return out
 
 
@@ -173,7 +224,11 @@ def accepted_predicates(reviewed: list[dict[str, Any]]) -> tuple[list[dict[str, 
             skipped["duplicate"] += 1
             kept[key]["response_ids"] += ";" + r["response_id"]
         else:
-            kept[key] = {"group": r["group"], "plural": text, "singular": "", "response_ids": r["response_id"],
-                         "category": r["category"]}
+            kept[key] = {
+                "group": r["group"],
+                "plural": text,
+                "singular": "",
+                "response_ids": r["response_id"],
+                "category": r["category"],
+            }
     return list(kept.values()), skipped
-

@@ -51,10 +51,24 @@ def _write_json(path: Path, data: dict[str, Any]) -> Path:
 
 
 # -- extraction ---------------------------------------------------------------------------------
-def run_extract(*, survey_path: Path, model_spec: str | None, per_response: str, human_path: Path | None,
-                out: Path, seed: int, temperature: float, max_tokens: int, max_per_response: int, embedding: str,
-                base_url: str | None, cache_dir: Path | None, max_concurrency: int, quiet: bool,
-                console: Any) -> dict[str, Any]:
+def run_extract(
+    *,
+    survey_path: Path,
+    model_spec: str | None,
+    per_response: str,
+    human_path: Path | None,
+    out: Path,
+    seed: int,
+    temperature: float,
+    max_tokens: int,
+    max_per_response: int,
+    embedding: str,
+    base_url: str | None,
+    cache_dir: Path | None,
+    max_concurrency: int,
+    quiet: bool,
+    console: Any,
+) -> dict[str, Any]:
     from biaslab.models.base import GenerationParams
     from biaslab.models.open import open_cached_model
     from biaslab.models.registry import DEFAULT_MODEL
@@ -77,34 +91,78 @@ def run_extract(*, survey_path: Path, model_spec: str | None, per_response: str,
     embedder = make_embedder(embedding)  # resolves the model files now: a missing model fails before any call
     spec = model_spec or DEFAULT_MODEL
 
-    model = open_cached_model(spec, base_url=base_url, cache_dir=cache_dir, max_concurrency=max_concurrency,
-                              console=None if quiet else console)
+    model = open_cached_model(
+        spec,
+        base_url=base_url,
+        cache_dir=cache_dir,
+        max_concurrency=max_concurrency,
+        console=None if quiet else console,
+    )
     started = time.time()
     params = GenerationParams(temperature=temperature, max_tokens=max_tokens)
     try:
-        with attempt_progress(sum(limits.values()), f"extract-predicates on {spec}", console=console,
-                              enabled=not quiet) as bar:
-            run = extract(survey, model, limits, until_none=mode == "until-none", seed=seed, params=params,
-                          progress=bar, on_stop=lambda k: bar.progress.update(bar.task, advance=k))
+        with attempt_progress(
+            sum(limits.values()), f"extract-predicates on {spec}", console=console, enabled=not quiet
+        ) as bar:
+            run = extract(
+                survey,
+                model,
+                limits,
+                until_none=mode == "until-none",
+                seed=seed,
+                params=params,
+                progress=bar,
+                on_stop=lambda k: bar.progress.update(bar.task, advance=k),
+            )
     finally:
         model.close()
     by_id = {a.response_id: a for a in survey}
     if not quiet and embedder is not None:
         console.print(f"flagging with {embedder.name} ...")
     flags = flag_predicates([r.as_row() for r in run.rows], by_id, embedder, truncated=[r.truncated for r in run.rows])
-    rows = [{"response_id": r.response_id, "group": r.group, "predicate": r.predicate, "iteration": r.iteration,
-             "raw_answer": r.raw_answer, "truncated": r.truncated, **f} for r, f in zip(run.rows, flags)]
+    rows = [
+        {
+            "response_id": r.response_id,
+            "group": r.group,
+            "predicate": r.predicate,
+            "iteration": r.iteration,
+            "raw_answer": r.raw_answer,
+            "truncated": r.truncated,
+            **f,
+        }
+        for r, f in zip(run.rows, flags)
+    ]
     write_csv(out, MODEL_COLUMNS, rows)
-    meta = {"schema_version": SCHEMA_VERSION, "kind": "extract-predicates", "biaslab_version": __version__,
-            "model": model.identity(), "prompt": PROMPT,
-            "parameters": {"per_response": per_response, "max_per_response": max_per_response if mode == "until-none"
-                           else None, "seed": seed, "generation": params.as_key(), "embedding": embedding},
-            "data": {str(survey_path): sha256(survey_path),
-                     **({str(human_path): sha256(human_path)} if human_path else {})},
-            "n_answers": len(survey), "n_asked": len(limits), "skipped_without_human_predicates": skipped,
-            "n_predicates": len(rows), "stops": run.stops, "flag_rates": flag_rates(flags),
-            "run": {"model_calls": model.stats.model_calls, "cache_hits": model.stats.cache_hits,
-                    "new_tokens": model.stats.new_tokens, "seconds": round(time.time() - started, 2)}}
+    meta = {
+        "schema_version": SCHEMA_VERSION,
+        "kind": "extract-predicates",
+        "biaslab_version": __version__,
+        "model": model.identity(),
+        "prompt": PROMPT,
+        "parameters": {
+            "per_response": per_response,
+            "max_per_response": max_per_response if mode == "until-none" else None,
+            "seed": seed,
+            "generation": params.as_key(),
+            "embedding": embedding,
+        },
+        "data": {
+            str(survey_path): sha256(survey_path),
+            **({str(human_path): sha256(human_path)} if human_path else {}),
+        },
+        "n_answers": len(survey),
+        "n_asked": len(limits),
+        "skipped_without_human_predicates": skipped,
+        "n_predicates": len(rows),
+        "stops": run.stops,
+        "flag_rates": flag_rates(flags),
+        "run": {
+            "model_calls": model.stats.model_calls,
+            "cache_hits": model.stats.cache_hits,
+            "new_tokens": model.stats.new_tokens,
+            "seconds": round(time.time() - started, 2),
+        },
+    }
     _write_json(meta_path(out), meta)
     return meta
 
@@ -121,17 +179,28 @@ def run_flags(*, survey_path: Path, predicates_path: Path, out: Path, embedding:
     check_ids(rows, survey, predicates_path)
     truncated = [str(r.extra.get("truncated", "")).strip() in ("1", "true", "True") for r in rows]
     flags = flag_predicates(rows, {a.response_id: a for a in survey}, make_embedder(embedding), truncated=truncated)
-    out_rows = [{**r.extra, "response_id": r.response_id, "group": r.group, "predicate": r.predicate, **f}
-                for r, f in zip(rows, flags)]
+    out_rows = [
+        {**r.extra, "response_id": r.response_id, "group": r.group, "predicate": r.predicate, **f}
+        for r, f in zip(rows, flags)
+    ]
     extra_cols = [c for c in (rows[0].extra if rows else {}) if c not in MODEL_COLUMNS]
     write_csv(out, MODEL_COLUMNS + extra_cols, out_rows)
     return flag_rates(flags)
 
 
 # -- predicate quality --------------------------------------------------------------------------
-def run_quality(*, human_path: Path | str, model_path: Path | str, match_by: str, embedding: str, prefix: str,
-                out_dir: Path, survey_path: Path | None = None, seed: int = 0,
-                note: Callable[[str], None] = lambda s: None) -> dict[str, Any]:
+def run_quality(
+    *,
+    human_path: Path | str,
+    model_path: Path | str,
+    match_by: str,
+    embedding: str,
+    prefix: str,
+    out_dir: Path,
+    survey_path: Path | None = None,
+    seed: int = 0,
+    note: Callable[[str], None] = lambda s: None,
+) -> dict[str, Any]:
     from biaslab.wino.predicates.embeddings import Embedder
     from biaslab.wino.predicates.quality import match_predicates, model_exact_rows, quality_metrics
     from biaslab.wino.predicates.reports import write_quality_report
@@ -152,8 +221,10 @@ def run_quality(*, human_path: Path | str, model_path: Path | str, match_by: str
         human_ids = {h.response_id for h in human}
         unmatched = [m for m in model if m.response_id not in human_ids]
         if model and len(unmatched) == len(model):
-            raise DataError(f"{model_path}: none of its response ids is in {human_path}; the two files must come "
-                            "from the same survey (or use --match-by group)")
+            raise DataError(
+                f"{model_path}: none of its response ids is in {human_path}; the two files must come "
+                "from the same survey (or use --match-by group)"
+            )
         if unmatched:
             note(f"{len(unmatched)} model predicate(s) belong to answers without human predicates; left out")
             model = [m for m in model if m.response_id in human_ids]
@@ -161,15 +232,31 @@ def run_quality(*, human_path: Path | str, model_path: Path | str, match_by: str
     per = match_predicates(human, model, embedder, match_by=match_by, prefix=prefix)
     metrics, table = quality_metrics(per, model_exact_rows(human, model, match_by), match_by=match_by, seed=seed)
     out_dir = Path(out_dir)
-    write_csv(out_dir / "per_predicate.csv",
-              ["response_id", "group", "human_predicate", "best_model_predicate", "exact", "pcs", "scs"], per)
-    results = {"schema_version": SCHEMA_VERSION, "kind": "predicate-quality", "biaslab_version": __version__,
-               "parameters": {"match_by": match_by, "embedding": embedder.name, "sentence_prefix": prefix,
-                              "bootstrap": {"resamples": 1000, "seed": seed,
-                                            "unit": "survey answer" if by_response else "human predicate"}},
-               "data": {str(p): (sha256(Path(p)) if Path(p).is_file() else "released")
-                        for p in (human_path, model_path)},
-               "n_human": len(human), "n_model": len(model), "metrics": metrics, "table": table}
+    write_csv(
+        out_dir / "per_predicate.csv",
+        ["response_id", "group", "human_predicate", "best_model_predicate", "exact", "pcs", "scs"],
+        per,
+    )
+    results = {
+        "schema_version": SCHEMA_VERSION,
+        "kind": "predicate-quality",
+        "biaslab_version": __version__,
+        "parameters": {
+            "match_by": match_by,
+            "embedding": embedder.name,
+            "sentence_prefix": prefix,
+            "bootstrap": {
+                "resamples": 1000,
+                "seed": seed,
+                "unit": "survey answer" if by_response else "human predicate",
+            },
+        },
+        "data": {str(p): (sha256(Path(p)) if Path(p).is_file() else "released") for p in (human_path, model_path)},
+        "n_human": len(human),
+        "n_model": len(model),
+        "metrics": metrics,
+        "table": table,
+    }
     _write_json(out_dir / "results.json", results)
     write_quality_report(out_dir / "report.html", results, per)
     return results
@@ -191,8 +278,14 @@ def run_review_export(*, predicates_path: Path, survey_path: Path, out: Path, em
     return len(rows)
 
 
-def run_review_import(*, reviewed_path: Path, out_dir: Path, components_from: Path | None = None,
-                      skip_unreviewed: bool = False, seed: int = 0) -> dict[str, Any]:
+def run_review_import(
+    *,
+    reviewed_path: Path,
+    out_dir: Path,
+    components_from: Path | None = None,
+    skip_unreviewed: bool = False,
+    seed: int = 0,
+) -> dict[str, Any]:
     from biaslab.wino.predicates.reports import write_review_report
     from biaslab.wino.predicates.review import accepted_predicates, category_table, flag_agreement, parse_reviewed
 
@@ -206,11 +299,20 @@ def run_review_import(*, reviewed_path: Path, out_dir: Path, components_from: Pa
     if components_from is not None:
         copy_components(Path(components_from), out_dir, {p["group"] for p in accepted})
     write_csv(out_dir / "predicates.csv", ["group", "plural", "singular", "response_ids", "category"], accepted)
-    summary = {"schema_version": SCHEMA_VERSION, "kind": "predicate-review", "biaslab_version": __version__,
-               "data": {str(reviewed_path): sha256(reviewed_path)}, "n_reviewed": len(reviewed),
-               "n_unreviewed_skipped": len(rows) - len(reviewed), "metrics": metrics, "table": table,
-               "flags": agreement, "accepted": len(accepted), "left_out": left_out,
-               "components": str(out_dir) if components_from is not None else None}
+    summary = {
+        "schema_version": SCHEMA_VERSION,
+        "kind": "predicate-review",
+        "biaslab_version": __version__,
+        "data": {str(reviewed_path): sha256(reviewed_path)},
+        "n_reviewed": len(reviewed),
+        "n_unreviewed_skipped": len(rows) - len(reviewed),
+        "metrics": metrics,
+        "table": table,
+        "flags": agreement,
+        "accepted": len(accepted),
+        "left_out": left_out,
+        "components": str(out_dir) if components_from is not None else None,
+    }
     _write_json(out_dir / "review_summary.json", summary)
     write_review_report(out_dir / "review.html", summary)
     return summary
@@ -221,18 +323,21 @@ def copy_components(src: Path, dst: Path, groups: set[str]) -> None:
     from biaslab.wino.build.tables import records
 
     if not src.is_dir():
-        raise DataError(f"--components-from {src}: not a directory (give a components folder, e.g. one written by "
-                        "`biaslab wino example DIR`)")
+        raise DataError(
+            f"--components-from {src}: not a directory (give a components folder, e.g. one written by "
+            "`biaslab wino example DIR`)"
+        )
     ident = next((src / f"identities{ext}" for ext in (".csv", ".xlsx") if (src / f"identities{ext}").is_file()), None)
     if ident is None:
         raise DataError(f"--components-from {src}: missing identities.csv")
     known = {(r["group"].value.strip() if r["group"] else "") for r in records(ident, ["group", "form", "identity"])}
     missing = sorted(groups - known)
     if missing:
-        raise DataError(f"{ident}: no identity for the reviewed group(s) {', '.join(map(repr, missing))}; add rows "
-                        "(group, form, identity) for them, or use the survey's group names")
+        raise DataError(
+            f"{ident}: no identity for the reviewed group(s) {', '.join(map(repr, missing))}; add rows "
+            "(group, form, identity) for them, or use the survey's group names"
+        )
     dst.mkdir(parents=True, exist_ok=True)
     for item in src.iterdir():
         if item.is_file() and item.stem != "predicates" and not item.name.startswith("."):
             shutil.copy2(item, dst / item.name)
-

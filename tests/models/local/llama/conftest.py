@@ -11,9 +11,17 @@ def tiny_llama():
     torch = pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")
     torch.manual_seed(0)
-    cfg = transformers.LlamaConfig(vocab_size=97, hidden_size=64, intermediate_size=96, num_hidden_layers=2,
-                                   num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=96,
-                                   initializer_range=0.3, tie_word_embeddings=False)
+    cfg = transformers.LlamaConfig(
+        vocab_size=97,
+        hidden_size=64,
+        intermediate_size=96,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=96,
+        initializer_range=0.3,
+        tie_word_embeddings=False,
+    )
     return transformers.LlamaForCausalLM(cfg).eval().requires_grad_(False)
 
 
@@ -26,12 +34,24 @@ def tiny_gemma3():
     transformers = pytest.importorskip("transformers")
     torch.manual_seed(0)
     cfg = transformers.Gemma3TextConfig(
-        vocab_size=97, hidden_size=64, intermediate_size=96, num_hidden_layers=4, num_attention_heads=4,
-        num_key_value_heads=2, head_dim=16, max_position_embeddings=128, sliding_window=5,
+        vocab_size=97,
+        hidden_size=64,
+        intermediate_size=96,
+        num_hidden_layers=4,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=16,
+        max_position_embeddings=128,
+        sliding_window=5,
         layer_types=["sliding_attention", "full_attention", "sliding_attention", "full_attention"],
-        query_pre_attn_scalar=24, final_logit_softcapping=7.0, initializer_range=0.3,
-        rope_parameters={"full_attention": {"rope_type": "linear", "factor": 2.0, "rope_theta": 50000.0},
-                         "sliding_attention": {"rope_type": "default", "rope_theta": 100.0}})
+        query_pre_attn_scalar=24,
+        final_logit_softcapping=7.0,
+        initializer_range=0.3,
+        rope_parameters={
+            "full_attention": {"rope_type": "linear", "factor": 2.0, "rope_theta": 50000.0},
+            "sliding_attention": {"rope_type": "default", "rope_theta": 100.0},
+        },
+    )
     model = transformers.Gemma3ForCausalLM(cfg).eval().requires_grad_(False)
     with torch.no_grad():
         for name, p in model.named_parameters():
@@ -59,11 +79,21 @@ def tiny_qwen2():
     torch = pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")
     torch.manual_seed(1)
-    cfg = transformers.Qwen2Config(vocab_size=97, hidden_size=64, intermediate_size=96, num_hidden_layers=3,
-                                   num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128,
-                                   initializer_range=0.3, tie_word_embeddings=True, use_sliding_window=True,
-                                   sliding_window=5, max_window_layers=1,
-                                   rope_parameters={"rope_type": "default", "rope_theta": 1000000.0})
+    cfg = transformers.Qwen2Config(
+        vocab_size=97,
+        hidden_size=64,
+        intermediate_size=96,
+        num_hidden_layers=3,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=128,
+        initializer_range=0.3,
+        tie_word_embeddings=True,
+        use_sliding_window=True,
+        sliding_window=5,
+        max_window_layers=1,
+        rope_parameters={"rope_type": "default", "rope_theta": 1000000.0},
+    )
     return _randomize(transformers.Qwen2ForCausalLM(cfg).eval().requires_grad_(False), names=("norm", "bias"))
 
 
@@ -73,9 +103,18 @@ def tiny_qwen3():
     torch = pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")
     torch.manual_seed(2)
-    cfg = transformers.Qwen3Config(vocab_size=97, hidden_size=64, intermediate_size=96, num_hidden_layers=2,
-                                   num_attention_heads=4, num_key_value_heads=2, head_dim=24,
-                                   max_position_embeddings=128, initializer_range=0.3, tie_word_embeddings=False)
+    cfg = transformers.Qwen3Config(
+        vocab_size=97,
+        hidden_size=64,
+        intermediate_size=96,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=24,
+        max_position_embeddings=128,
+        initializer_range=0.3,
+        tie_word_embeddings=False,
+    )
     return _randomize(transformers.Qwen3ForCausalLM(cfg).eval().requires_grad_(False))
 
 
@@ -85,10 +124,19 @@ def tiny_mistral():
     torch = pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")
     torch.manual_seed(3)
-    cfg = transformers.MistralConfig(vocab_size=97, hidden_size=64, intermediate_size=96, num_hidden_layers=2,
-                                     num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128,
-                                     initializer_range=0.3, tie_word_embeddings=False, sliding_window=5,
-                                     rope_parameters={"rope_type": "linear", "factor": 2.0, "rope_theta": 50000.0})
+    cfg = transformers.MistralConfig(
+        vocab_size=97,
+        hidden_size=64,
+        intermediate_size=96,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=128,
+        initializer_range=0.3,
+        tie_word_embeddings=False,
+        sliding_window=5,
+        rope_parameters={"rope_type": "linear", "factor": 2.0, "rope_theta": 50000.0},
+    )
     return _randomize(transformers.MistralForCausalLM(cfg).eval().requires_grad_(False))
 
 
@@ -98,9 +146,21 @@ def tiny_phi3():
     torch = pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")
     torch.manual_seed(4)
-    cfg = transformers.Phi3Config(vocab_size=97, hidden_size=64, intermediate_size=96, num_hidden_layers=2,
-                                  num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128,
-                                  original_max_position_embeddings=128, initializer_range=0.3,
-                                  tie_word_embeddings=False, sliding_window=5, pad_token_id=0, bos_token_id=1,
-                                  eos_token_id=2, rope_parameters={"rope_type": "default", "rope_theta": 5000.0})
+    cfg = transformers.Phi3Config(
+        vocab_size=97,
+        hidden_size=64,
+        intermediate_size=96,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=128,
+        original_max_position_embeddings=128,
+        initializer_range=0.3,
+        tie_word_embeddings=False,
+        sliding_window=5,
+        pad_token_id=0,
+        bos_token_id=1,
+        eos_token_id=2,
+        rope_parameters={"rope_type": "default", "rope_theta": 5000.0},
+    )
     return _randomize(transformers.Phi3ForCausalLM(cfg).eval().requires_grad_(False))

@@ -20,8 +20,9 @@ def _generate(engine, prompts, *, max_tokens=5, temperature=0.0, stop_ids=frozen
     out: dict[int, tuple[list[int], str, int]] = {}
     seeds = seeds or [100 + i for i in range(len(prompts))]
     decodings = [Decoding(temperature, 1.0 if temperature == 0 else 0.9, max_tokens, seed) for seed in seeds]
-    engine.generate(prompts, decodings, set(stop_ids), lambda i, toks, reason, n: out.__setitem__(
-        i, (list(toks), reason, n)), **kw)
+    engine.generate(
+        prompts, decodings, set(stop_ids), lambda i, toks, reason, n: out.__setitem__(i, (list(toks), reason, n)), **kw
+    )
     assert sorted(out) == list(range(len(prompts)))
     return [out[i] for i in range(len(prompts))]
 
@@ -31,7 +32,7 @@ def _hf_greedy(model, prompt: list[int], n: int) -> list[int]:
     with torch.inference_mode():
         for _ in range(n):
             ids.append(int(model(torch.tensor([ids])).logits[0, -1].argmax()))
-    return ids[len(prompt):]
+    return ids[len(prompt) :]
 
 
 @pytest.fixture(scope="module")
@@ -68,11 +69,12 @@ def test_rows_do_not_depend_on_batch_or_workers(engine):
     with torch.inference_mode():
         one = _generate(engine, prompts, temperature=1.0, max_tokens=7, max_slots=16, workers=1)
         two = _generate(engine, prompts, temperature=1.0, max_tokens=7, max_slots=16, workers=2)
-        alone = [_generate(engine, [prompts[k]], temperature=1.0, max_tokens=7, seeds=[100 + k], workers=1)[0]
-                 for k in (0, 7, 19)]
+        alone = [
+            _generate(engine, [prompts[k]], temperature=1.0, max_tokens=7, seeds=[100 + k], workers=1)[0]
+            for k in (0, 7, 19)
+        ]
         # the engine's generate is its batcher's
-        direct = _generate(ContinuousBatcher(engine), prompts, temperature=1.0, max_tokens=7, max_slots=16,
-                           workers=1)
+        direct = _generate(ContinuousBatcher(engine), prompts, temperature=1.0, max_tokens=7, max_slots=16, workers=1)
     assert one == two == direct
     assert alone == [one[k] for k in (0, 7, 19)]
     assert len({tuple(t) for t, _, _ in one}) > 1

@@ -30,8 +30,14 @@ def test_forward_matches_transformers_and_keeps_the_model_working(tiny_llama):
         # two rows of different lengths in one call: padded, each read at its own last token
         tokens = torch.tensor([a, b + [0] * (len(a) - len(b))])
         pos = torch.arange(len(a))[None].expand(2, len(a))
-        both = engine.forward(tokens, pos, torch.tensor([0, 1]), KVCache(engine, 2, 16, torch.float32), len(a),
-                              last=torch.tensor([len(a) - 1, len(b) - 1]))
+        both = engine.forward(
+            tokens,
+            pos,
+            torch.tensor([0, 1]),
+            KVCache(engine, 2, 16, torch.float32),
+            len(a),
+            last=torch.tensor([len(a) - 1, len(b) - 1]),
+        )
     assert torch.allclose(before, after, atol=1e-5)
     assert torch.allclose(got[0], before[-1], atol=1e-4)
     assert torch.allclose(both[0], before[-1], atol=1e-4) and torch.allclose(both[1], ref_b, atol=1e-4)
@@ -47,8 +53,8 @@ def test_a_second_engine_on_the_same_model_reuses_the_fused_weights(tiny_llama):
         assert a.wqkv.shape == b.wqkv.shape and a.wgu.shape == b.wgu.shape
     layer = tiny_llama.model.layers[1]
     n_q, n_k = layer.self_attn.q_proj.weight.shape[0], layer.self_attn.k_proj.weight.shape[0]
-    assert torch.equal(second.layers[1].wqkv[n_q:n_q + n_k], layer.self_attn.k_proj.weight)
-    assert torch.equal(second.layers[1].wgu[layer.mlp.gate_proj.weight.shape[0]:], layer.mlp.up_proj.weight)
+    assert torch.equal(second.layers[1].wqkv[n_q : n_q + n_k], layer.self_attn.k_proj.weight)
+    assert torch.equal(second.layers[1].wgu[layer.mlp.gate_proj.weight.shape[0] :], layer.mlp.up_proj.weight)
 
 
 def test_the_lm_head_gives_the_same_logits_through_onednn_or_numpy(tiny_llama):

@@ -45,9 +45,14 @@ def test_forward_matches_transformers_past_the_window(tiny_gemma3, engine):
             assert torch.allclose(got[0], ref[p], atol=1e-4), p
         # two rows of different lengths in one call, each read at its own last token
         tokens = torch.tensor([A, B + [0] * (len(A) - len(B))])
-        both = engine.forward(tokens, torch.arange(len(A))[None].expand(2, len(A)), torch.tensor([0, 1]),
-                              KVCache(engine, 2, 16, torch.float32), len(A),
-                              last=torch.tensor([len(A) - 1, len(B) - 1]))
+        both = engine.forward(
+            tokens,
+            torch.arange(len(A))[None].expand(2, len(A)),
+            torch.tensor([0, 1]),
+            KVCache(engine, 2, 16, torch.float32),
+            len(A),
+            last=torch.tensor([len(A) - 1, len(B) - 1]),
+        )
     assert torch.allclose(both[0], ref[-1], atol=1e-4)
     assert torch.allclose(both[1], hf_logits(tiny_gemma3, B)[-1], atol=1e-4)
     assert float(ref.abs().max()) <= 7.0  # the final softcap is in force (and reproduced)
@@ -70,8 +75,13 @@ def test_the_window_and_the_gemma_details_matter(tiny_gemma3, engine):
         e.arch = dataclasses.replace(arch, **change)
         e.embed_scale = None if e.arch.embed_scale is None else engine.embed_scale
         with torch.inference_mode():
-            got = e.forward(torch.tensor([A]), torch.arange(len(A))[None], torch.tensor([0]),
-                            KVCache(e, 8, 16, torch.float32), len(A))
+            got = e.forward(
+                torch.tensor([A]),
+                torch.arange(len(A))[None],
+                torch.tensor([0]),
+                KVCache(e, 8, 16, torch.float32),
+                len(A),
+            )
         assert (got[0] - ref).abs().max() > 1e-2, change
 
 
@@ -94,8 +104,9 @@ def test_reduced_precision_keeps_the_gemma_norms(tiny_gemma3):
     assert layer.wqkv.dtype == torch.bfloat16 and layer.q_norm is not None and layer.q_norm.dtype == torch.float32
     assert layer.post_mlp is not None
     with torch.inference_mode():
-        got = e.forward(torch.tensor([A]), torch.arange(len(A))[None], torch.tensor([0]),
-                        KVCache(e, 8, 16, torch.float32), len(A))
+        got = e.forward(
+            torch.tensor([A]), torch.arange(len(A))[None], torch.tensor([0]), KVCache(e, 8, 16, torch.float32), len(A)
+        )
     assert torch.allclose(got[0], hf_logits(tiny_gemma3, A)[-1], atol=0.3)
 
 
@@ -111,21 +122,27 @@ def test_light_checkpoint_runs_the_same_bits_without_transformers(tiny_gemma3, t
     assert type(light.model.layers[1].self_attn.k_norm.weight) is torch.Tensor
     ids, pos = torch.tensor([A]), torch.arange(len(A))[None]
     with torch.inference_mode():
-        got = [e.forward(ids, pos, torch.tensor([0]), KVCache(e, 8, 16, torch.float32), len(A))
-               for m in (tiny_gemma3, light) for e in [LlamaEngine(m)]]
+        got = [
+            e.forward(ids, pos, torch.tensor([0]), KVCache(e, 8, 16, torch.float32), len(A))
+            for m in (tiny_gemma3, light)
+            for e in [LlamaEngine(m)]
+        ]
         assert torch.equal(light(ids).logits, hf_logits(tiny_gemma3, A)[None])  # transformers' model, on demand
     assert torch.equal(got[0], got[1])
-    code = ("import sys, json, torch; from pathlib import Path; "
-            "from biaslab.models.local.llama.light import LightCausalLM; "
-            "from biaslab.models.local.llama.engine import LlamaEngine; "
-            "from biaslab.models.local.llama.kv_cache import KVCache; "
-            "m = LightCausalLM(Path(sys.argv[1]), torch.float32, None); e = LlamaEngine(m); "
-            f"ids = {A}; n = len(ids); "
-            "out = e.forward(torch.tensor([ids]), torch.arange(n)[None], torch.tensor([0]), KVCache(e, 8, 16, "
-            "torch.float32), n); "
-            "print(json.dumps([out[0].tolist(), sorted(k for k in sys.modules if k.split('.')[0] == 'transformers')]))")
-    run = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=True,
-                         env=os.environ)
+    code = (
+        "import sys, json, torch; from pathlib import Path; "
+        "from biaslab.models.local.llama.light import LightCausalLM; "
+        "from biaslab.models.local.llama.engine import LlamaEngine; "
+        "from biaslab.models.local.llama.kv_cache import KVCache; "
+        "m = LightCausalLM(Path(sys.argv[1]), torch.float32, None); e = LlamaEngine(m); "
+        f"ids = {A}; n = len(ids); "
+        "out = e.forward(torch.tensor([ids]), torch.arange(n)[None], torch.tensor([0]), KVCache(e, 8, 16, "
+        "torch.float32), n); "
+        "print(json.dumps([out[0].tolist(), sorted(k for k in sys.modules if k.split('.')[0] == 'transformers')]))"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=True, env=os.environ
+    )
     logits, imported = json.loads(run.stdout.strip().splitlines()[-1])
     assert imported == []
     assert torch.equal(torch.tensor(logits), got[0][0])

@@ -38,8 +38,13 @@ def _last_logits(engine, ids=A):
     from biaslab.models.local.llama.kv_cache import KVCache
 
     with torch.inference_mode():
-        return engine.forward(torch.tensor([ids]), torch.arange(len(ids))[None], torch.tensor([0]),
-                              KVCache(engine, 8, 16, torch.float32), len(ids))[0]
+        return engine.forward(
+            torch.tensor([ids]),
+            torch.arange(len(ids))[None],
+            torch.tensor([0]),
+            KVCache(engine, 8, 16, torch.float32),
+            len(ids),
+        )[0]
 
 
 def test_architectures_read_from_the_models(tiny_qwen2, tiny_qwen3, tiny_mistral):
@@ -65,8 +70,12 @@ def test_phi3_is_read_as_llama_with_fused_weights_and_a_window(tiny_phi3):
     assert arch.ropes == (Rope(5000.0),) and not (arch.qkv_bias or arch.qk_norm or arch.gemma_norm)
     assert {"self_attn.qkv_proj", "mlp.gate_up_proj"} <= set(arch.layer_weights)
     long_context = tiny_phi3.config.to_dict()  # the 128k models' RoPE: left to transformers
-    long_context["rope_parameters"] = {"rope_type": "longrope", "rope_theta": 5000.0,
-                                       "short_factor": [1.0] * 8, "long_factor": [2.0] * 8}
+    long_context["rope_parameters"] = {
+        "rope_type": "longrope",
+        "rope_theta": 5000.0,
+        "short_factor": [1.0] * 8,
+        "long_factor": [2.0] * 8,
+    }
     assert describe(type("Cfg", (), long_context)) is None
 
 
@@ -85,9 +94,14 @@ def test_forward_matches_transformers_past_the_window(pair):
             got = engine.forward(torch.tensor([[t]]), torch.tensor([[p]]), torch.tensor([0]), cache, p + 1)
             assert torch.allclose(got[0], ref[p], atol=1e-4), p
         tokens = torch.tensor([A, B + [0] * (len(A) - len(B))])  # two rows of different lengths in one call
-        both = engine.forward(tokens, torch.arange(len(A))[None].expand(2, len(A)), torch.tensor([0, 1]),
-                              KVCache(engine, 2, 16, torch.float32), len(A),
-                              last=torch.tensor([len(A) - 1, len(B) - 1]))
+        both = engine.forward(
+            tokens,
+            torch.arange(len(A))[None].expand(2, len(A)),
+            torch.tensor([0, 1]),
+            KVCache(engine, 2, 16, torch.float32),
+            len(A),
+            last=torch.tensor([len(A) - 1, len(B) - 1]),
+        )
     assert torch.allclose(both[0], ref[-1], atol=1e-4)
     assert torch.allclose(both[1], hf_logits(model, B)[-1], atol=1e-4)
 
@@ -152,8 +166,9 @@ def test_reduced_precision_keeps_the_biases_and_norms(tiny_qwen2, tiny_qwen3):
         assert (_last_logits(e) - ref).abs().max() < 1.0 < (_last_logits(_variant(e, layers=without)) - ref).abs().max()
 
 
-def test_light_checkpoints_run_the_same_bits_without_transformers(tiny_qwen2, tiny_qwen3, tiny_mistral, tiny_phi3,
-                                                                   tmp_path):
+def test_light_checkpoints_run_the_same_bits_without_transformers(
+    tiny_qwen2, tiny_qwen3, tiny_mistral, tiny_phi3, tmp_path
+):
     from biaslab.models.local.llama.engine import LlamaEngine
     from biaslab.models.local.llama.light import LightCausalLM, light_supported
     from biaslab.models.local.loading import _LazyAuto
@@ -169,18 +184,21 @@ def test_light_checkpoints_run_the_same_bits_without_transformers(tiny_qwen2, ti
         assert torch.equal(got, _last_logits(LlamaEngine(model))), name
         dirs.append(str(d))
         want.append(got)
-    code = ("import sys, json, torch; from pathlib import Path; "
-            "from biaslab.models.local.llama.light import LightCausalLM; "
-            "from biaslab.models.local.llama.engine import LlamaEngine; "
-            "from biaslab.models.local.llama.kv_cache import KVCache; "
-            f"ids = {A}; n = len(ids); outs = []\n"
-            "for d in sys.argv[1:]:\n"
-            "    e = LlamaEngine(LightCausalLM(Path(d), torch.float32, None))\n"
-            "    outs.append(e.forward(torch.tensor([ids]), torch.arange(n)[None], torch.tensor([0]), "
-            "KVCache(e, 8, 16, torch.float32), n)[0].tolist())\n"
-            "print(json.dumps([outs, sorted(k for k in sys.modules if k.split('.')[0] == 'transformers')]))")
-    run = subprocess.run([sys.executable, "-c", code, *dirs], capture_output=True, text=True, check=True,
-                         env=os.environ)
+    code = (
+        "import sys, json, torch; from pathlib import Path; "
+        "from biaslab.models.local.llama.light import LightCausalLM; "
+        "from biaslab.models.local.llama.engine import LlamaEngine; "
+        "from biaslab.models.local.llama.kv_cache import KVCache; "
+        f"ids = {A}; n = len(ids); outs = []\n"
+        "for d in sys.argv[1:]:\n"
+        "    e = LlamaEngine(LightCausalLM(Path(d), torch.float32, None))\n"
+        "    outs.append(e.forward(torch.tensor([ids]), torch.arange(n)[None], torch.tensor([0]), "
+        "KVCache(e, 8, 16, torch.float32), n)[0].tolist())\n"
+        "print(json.dumps([outs, sorted(k for k in sys.modules if k.split('.')[0] == 'transformers')]))"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code, *dirs], capture_output=True, text=True, check=True, env=os.environ
+    )
     outs, imported = json.loads(run.stdout.strip().splitlines()[-1])
     assert imported == []
     for got, w in zip(outs, want):

@@ -11,8 +11,16 @@ from biaslab.models.base import LoglikelihoodRequest
 torch = pytest.importorskip("torch")
 
 
-TEXTS = [[1, 5, 6, 7, 3, 3, 3], [1, 5, 6, 8, 9], [1, 5, 6, 7, 3, 3, 3, 2, 2], [1, 4],
-         [1, 5, 6, 7, 3, 3, 4, 4], [1, 5, 6, 7], [2, 5, 6], [1, 5, 6, 8, 9, 9, 9, 9, 9, 9, 9, 9, 9]]
+TEXTS = [
+    [1, 5, 6, 7, 3, 3, 3],
+    [1, 5, 6, 8, 9],
+    [1, 5, 6, 7, 3, 3, 3, 2, 2],
+    [1, 4],
+    [1, 5, 6, 7, 3, 3, 4, 4],
+    [1, 5, 6, 7],
+    [2, 5, 6],
+    [1, 5, 6, 8, 9, 9, 9, 9, 9, 9, 9, 9, 9],
+]
 
 
 def _spell(pack, node):
@@ -31,7 +39,7 @@ def test_one_pack_computes_every_distinct_prefix_once():
     for i, path in pack.texts:  # each position's tree token spells the text up to it, at its position
         assert len(path) == len(TEXTS[i])
         for p, node in enumerate(path):
-            assert _spell(pack, node) == TEXTS[i][:p + 1] and pack.pos[node] == p
+            assert _spell(pack, node) == TEXTS[i][: p + 1] and pack.pos[node] == p
     assert len(pack) == len({tuple(t[:j]) for t in TEXTS for j in range(1, len(t) + 1)})
     width = len(pack) + 3
     mask = pack.mask(width)
@@ -86,10 +94,15 @@ def test_batches_shrink_at_the_end_so_the_workers_finish_together():
 def test_engine_scoring_matches_the_transformers_path():
     from biaslab.models.registry import load_model
 
-    texts = ["I don’t like him because he is a Jew and he is late.",
-             "I don’t like him because he is an atheist and he is late.",
-             "I don’t like him because he is a Jew and he is loud.", "I don’t like him",
-             "Jews are greedy.", "Christians are greedy.", "Hello"]
+    texts = [
+        "I don’t like him because he is a Jew and he is late.",
+        "I don’t like him because he is an atheist and he is late.",
+        "I don’t like him because he is a Jew and he is loud.",
+        "I don’t like him",
+        "Jews are greedy.",
+        "Christians are greedy.",
+        "Hello",
+    ]
     reqs = [LoglikelihoodRequest(t) for t in texts] + [LoglikelihoodRequest(" Paris", "The capital of France is")]
     engine = load_model("smollm2", batch_tokens=16, workers=2)  # small batches and chunks: many of each
     static = load_model("smollm2", engine="static")
@@ -105,11 +118,16 @@ def test_engine_scoring_matches_the_transformers_path():
     real = engine.backend()
     encoded = [real._score_ids(r) for r in reqs]
     scored: dict[int, list[float]] = {}
-    real._engine().score([ids for ids, _ in encoded], lambda i, lp, greedy: scored.__setitem__(i, lp),
-                         batch_tokens=16, workers=2, pack_tokens=6)
+    real._engine().score(
+        [ids for ids, _ in encoded],
+        lambda i, lp, greedy: scored.__setitem__(i, lp),
+        batch_tokens=16,
+        workers=2,
+        pack_tokens=6,
+    )
     for i, ((ids, n), w) in enumerate(zip(encoded, want)):
         assert len(scored[i]) == len(ids) - 1
-        assert scored[i][n - 1:] == pytest.approx(w.token_logprobs, abs=2e-4)
+        assert scored[i][n - 1 :] == pytest.approx(w.token_logprobs, abs=2e-4)
 
 
 def test_packed_scorer_matches_transformers_on_a_tiny_model(tiny_llama):
@@ -122,8 +140,12 @@ def test_packed_scorer_matches_transformers_on_a_tiny_model(tiny_llama):
         want = []
         for ids in texts:
             logp = torch.log_softmax(tiny_llama(torch.tensor([ids])).logits[0].float(), -1)
-            want.append(([float(logp[p - 1, ids[p]]) for p in range(1, len(ids))],
-                         [int(logp[p - 1].argmax()) == ids[p] for p in range(1, len(ids))]))
+            want.append(
+                (
+                    [float(logp[p - 1, ids[p]]) for p in range(1, len(ids))],
+                    [int(logp[p - 1].argmax()) == ids[p] for p in range(1, len(ids))],
+                )
+            )
     for kw in (dict(workers=1), dict(workers=2, batch_tokens=8, pack_tokens=6)):
         got: dict[int, tuple[list[float], list[bool]]] = {}
         PackedScorer(engine).score(texts, lambda i, lp, top, got=got: got.__setitem__(i, (lp, top)), **kw)

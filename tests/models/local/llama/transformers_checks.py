@@ -25,12 +25,17 @@ def assert_greedy_is_the_model_argmax(model, engine, prefix: list[int], n_prompt
         ids = list(p)
         for _ in range(steps):
             ids.append(int(hf_logits(model, ids)[-1].argmax()))
-        want.append(ids[len(p):])
+        want.append(ids[len(p) :])
     for kw in (dict(workers=1, max_slots=8), dict(workers=2, max_slots=16)):
         out: dict[int, list[int]] = {}
         with torch.inference_mode():
-            engine.generate(prompts, [Decoding(0.0, 1.0, steps, 7 + i) for i in range(len(prompts))], set(),
-                            lambda i, toks, reason, n, out=out: out.__setitem__(i, list(toks)), **kw)
+            engine.generate(
+                prompts,
+                [Decoding(0.0, 1.0, steps, 7 + i) for i in range(len(prompts))],
+                set(),
+                lambda i, toks, reason, n, out=out: out.__setitem__(i, list(toks)),
+                **kw,
+            )
         assert [out[i] for i in range(len(prompts))] == want, kw
 
 
@@ -45,8 +50,12 @@ def assert_packed_scoring_matches(model, engine, texts: list[list[int]]) -> None
     want = []
     for ids in texts:
         logp = torch.log_softmax(hf_logits(model, ids).float(), -1)
-        want.append(([float(logp[p - 1, ids[p]]) for p in range(1, len(ids))],
-                     [int(logp[p - 1].argmax()) == ids[p] for p in range(1, len(ids))]))
+        want.append(
+            (
+                [float(logp[p - 1, ids[p]]) for p in range(1, len(ids))],
+                [int(logp[p - 1].argmax()) == ids[p] for p in range(1, len(ids))],
+            )
+        )
     for kw in (dict(workers=1), dict(workers=2, batch_tokens=8, pack_tokens=6)):
         got: dict[int, tuple[list[float], list[bool]]] = {}
         PackedScorer(engine).score(texts, lambda i, lp, top, got=got: got.__setitem__(i, (lp, top)), **kw)

@@ -93,11 +93,25 @@ class Architecture:
     def layer_weights(self) -> tuple[str, ...]:
         """The weights of each decoder layer (names within ``model.layers.<i>.``, without ``.weight``)."""
         if self.fused_projections:
-            return ("input_layernorm", "self_attn.qkv_proj", "self_attn.o_proj", "post_attention_layernorm",
-                    "mlp.gate_up_proj", "mlp.down_proj")
-        names: tuple[str, ...] = ("input_layernorm", "self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj",
-                                  "self_attn.o_proj", "post_attention_layernorm", "mlp.gate_proj", "mlp.up_proj",
-                                  "mlp.down_proj")
+            return (
+                "input_layernorm",
+                "self_attn.qkv_proj",
+                "self_attn.o_proj",
+                "post_attention_layernorm",
+                "mlp.gate_up_proj",
+                "mlp.down_proj",
+            )
+        names: tuple[str, ...] = (
+            "input_layernorm",
+            "self_attn.q_proj",
+            "self_attn.k_proj",
+            "self_attn.v_proj",
+            "self_attn.o_proj",
+            "post_attention_layernorm",
+            "mlp.gate_proj",
+            "mlp.up_proj",
+            "mlp.down_proj",
+        )
         if self.qk_norm:
             names += ("self_attn.q_norm", "self_attn.k_norm")
         if self.sandwich_norms:
@@ -149,8 +163,11 @@ def _llama_like(cfg: Any, model_type: str, n_layers: int) -> Architecture | None
     Phi-3 (fused q/k/v and gate/up weights, gate first as the engine fuses them; Mistral's window)."""
     if getattr(cfg, "hidden_act", "silu") != "silu" or getattr(cfg, "pretraining_tp", 1) != 1:
         return None
-    rope = _rope(getattr(cfg, "rope_parameters", None) or getattr(cfg, "rope_scaling", None) or {},
-                 getattr(cfg, "rope_theta", None) or 10000.0, allow_linear=True)  # transformers' default theta
+    rope = _rope(
+        getattr(cfg, "rope_parameters", None) or getattr(cfg, "rope_scaling", None) or {},
+        getattr(cfg, "rope_theta", None) or 10000.0,
+        allow_linear=True,
+    )  # transformers' default theta
     if rope is None:
         return None
     if model_type == "llama":
@@ -163,9 +180,20 @@ def _llama_like(cfg: Any, model_type: str, n_layers: int) -> Architecture | None
     # Qwen3's head_dim is its own (128 by default), never hidden_size / heads: it must be in the config
     if windows is None or (model_type == "qwen3" and not isinstance(getattr(cfg, "head_dim", None), int)):
         return None
-    return Architecture(model_type, F.silu, gemma_norm=False, qk_norm=model_type == "qwen3", sandwich_norms=False,
-                        embed_scale=None, attn_scale=None, final_softcap=None, layer_rope=(rope,) * n_layers,
-                        layer_window=windows, qkv_bias=model_type == "qwen2", fused_projections=model_type == "phi3")
+    return Architecture(
+        model_type,
+        F.silu,
+        gemma_norm=False,
+        qk_norm=model_type == "qwen3",
+        sandwich_norms=False,
+        embed_scale=None,
+        attn_scale=None,
+        final_softcap=None,
+        layer_rope=(rope,) * n_layers,
+        layer_window=windows,
+        qkv_bias=model_type == "qwen2",
+        fused_projections=model_type == "phi3",
+    )
 
 
 def _qwen_windows(cfg: Any, n_layers: int) -> tuple[int | None, ...] | None:
@@ -213,11 +241,18 @@ def _gemma3(cfg: Any, n_layers: int) -> Architecture | None:
     hidden = int(cfg.hidden_size)
     scalar = getattr(cfg, "query_pre_attn_scalar", 256)
     softcap = getattr(cfg, "final_logit_softcapping", None)
-    return Architecture("gemma3_text", partial(F.gelu, approximate="tanh"), gemma_norm=True, qk_norm=True,
-                        sandwich_norms=True, embed_scale=hidden ** 0.5, attn_scale=float(scalar) ** -0.5,
-                        final_softcap=float(softcap) if softcap is not None else None,
-                        layer_rope=tuple(ropes[t] for t in types),
-                        layer_window=tuple(window if t == _SLIDING else None for t in types))
+    return Architecture(
+        "gemma3_text",
+        partial(F.gelu, approximate="tanh"),
+        gemma_norm=True,
+        qk_norm=True,
+        sandwich_norms=True,
+        embed_scale=hidden**0.5,
+        attn_scale=float(scalar) ** -0.5,
+        final_softcap=float(softcap) if softcap is not None else None,
+        layer_rope=tuple(ropes[t] for t in types),
+        layer_window=tuple(window if t == _SLIDING else None for t in types),
+    )
 
 
 def _gemma3_ropes(cfg: Any) -> dict[str, Rope] | None:
@@ -231,8 +266,9 @@ def _gemma3_ropes(cfg: Any) -> dict[str, Rope] | None:
     else:
         scaling = getattr(cfg, "rope_scaling", None) or (params if isinstance(params, dict) else {})
         out[_FULL] = _rope(scaling, getattr(cfg, "rope_theta", None) or _GEMMA3_THETA[_FULL], allow_linear=True)
-        out[_SLIDING] = _rope({}, getattr(cfg, "rope_local_base_freq", None) or _GEMMA3_THETA[_SLIDING],
-                              allow_linear=False)
+        out[_SLIDING] = _rope(
+            {}, getattr(cfg, "rope_local_base_freq", None) or _GEMMA3_THETA[_SLIDING], allow_linear=False
+        )
     if any(r is None for r in out.values()):
         return None
     return {k: r for k, r in out.items() if r is not None}

@@ -49,9 +49,17 @@ class ContinuousBatcher:
         self.engine = engine
 
     # -- scheduling -------------------------------------------------------------------------
-    def generate(self, prompts: Sequence[list[int]], decodings: Sequence[Decoding], stop_ids: set[int],
-                 on_finish: OnFinish, *, max_slots: int = MAX_SLOTS, kv_budget_bytes: int = KV_BUDGET_BYTES,
-                 workers: int | None = None) -> None:
+    def generate(
+        self,
+        prompts: Sequence[list[int]],
+        decodings: Sequence[Decoding],
+        stop_ids: set[int],
+        on_finish: OnFinish,
+        *,
+        max_slots: int = MAX_SLOTS,
+        kv_budget_bytes: int = KV_BUDGET_BYTES,
+        workers: int | None = None,
+    ) -> None:
         """Generate for all prompts, calling ``on_finish`` (in this thread) as each request completes.
 
         ``workers`` (default: torch's CPU thread count, on CPU) independent decoding loops
@@ -97,8 +105,13 @@ class ContinuousBatcher:
         if workers == 1:
             self._run_slots(job, lambda *item: on_finish(*item))
             return
-        run_workers(workers, lambda emit: self._run_slots(job, lambda *item: emit(item)),
-                    lambda item: on_finish(*item), job.stop, name="biaslab-decode")
+        run_workers(
+            workers,
+            lambda emit: self._run_slots(job, lambda *item: emit(item)),
+            lambda item: on_finish(*item),
+            job.stop,
+            name="biaslab-decode",
+        )
 
     def _run_slots(self, job: _Job, emit: OnFinish) -> None:
         """One decoding loop: ``job.width`` slots fed from the shared queue until it is empty."""
@@ -155,13 +168,25 @@ class ContinuousBatcher:
         scratch = KVCache(engine, 1, n, engine.dtype)
         ids = torch.tensor([job.prefix], dtype=torch.long)
         t0 = time.perf_counter()
-        engine.forward(ids.to(engine.device), torch.arange(n, device=engine.device)[None],
-                       torch.zeros(1, dtype=torch.long, device=engine.device), scratch, n)
+        engine.forward(
+            ids.to(engine.device),
+            torch.arange(n, device=engine.device)[None],
+            torch.zeros(1, dtype=torch.long, device=engine.device),
+            scratch,
+            n,
+        )
         engine.record(prefill_s=time.perf_counter() - t0, prefill_tokens=n)
         return [k[0] for k in scratch.k], [v[0] for v in scratch.v]
 
-    def _prefill(self, admitted: list[int], slots: list[_Row | None], job: _Job, cache: KVCache,
-                 emit: OnFinish, prefix: tuple[list[torch.Tensor], list[torch.Tensor]] | None = None) -> None:
+    def _prefill(
+        self,
+        admitted: list[int],
+        slots: list[_Row | None],
+        job: _Job,
+        cache: KVCache,
+        emit: OnFinish,
+        prefix: tuple[list[torch.Tensor], list[torch.Tensor]] | None = None,
+    ) -> None:
         engine = self.engine
         rows = _busy(slots, admitted)
         start = len(job.prefix) if prefix is not None else 0
@@ -178,16 +203,16 @@ class ContinuousBatcher:
         pos = start + torch.arange(T)[None, :].expand(len(rows), T)
         last = torch.tensor([n - 1 for n in lens])
         t0 = time.perf_counter()
-        logits = engine.forward(tokens.to(engine.device), pos.to(engine.device), slot_t, cache, start + T,
-                                last=last.to(engine.device))
+        logits = engine.forward(
+            tokens.to(engine.device), pos.to(engine.device), slot_t, cache, start + T, last=last.to(engine.device)
+        )
         t1 = time.perf_counter()
         toks = self._sample(logits, rows)
         engine.record(prefill_s=t1 - t0, prefill_tokens=sum(lens), sample_s=time.perf_counter() - t1)
         for s, t in zip(admitted, toks):
             self._finish_or_keep(s, slots, t, job, emit)
 
-    def _decode_step(self, slots: list[_Row | None], width: int, cache: KVCache, job: _Job,
-                     emit: OnFinish) -> None:
+    def _decode_step(self, slots: list[_Row | None], width: int, cache: KVCache, job: _Job, emit: OnFinish) -> None:
         engine = self.engine
         tokens = torch.zeros(width, 1, dtype=torch.long)
         pos = torch.zeros(width, 1, dtype=torch.long)
@@ -198,8 +223,13 @@ class ContinuousBatcher:
             pos[s, 0] = r.pos + len(r.tokens) - 1
         attn_len = int(pos.max()) + 1
         t0 = time.perf_counter()
-        logits = engine.forward(tokens.to(engine.device), pos.to(engine.device),
-                                torch.arange(width, device=engine.device), cache.narrow(width), attn_len)
+        logits = engine.forward(
+            tokens.to(engine.device),
+            pos.to(engine.device),
+            torch.arange(width, device=engine.device),
+            cache.narrow(width),
+            attn_len,
+        )
         t1 = time.perf_counter()
         if len(live) < width:
             logits = logits[torch.tensor(live, device=logits.device)]

@@ -103,12 +103,15 @@ class LightCausalLM:
             raise KeyError("model.embed_tokens.weight" if embed is None else "lm_head.weight")
 
         layers = range(int(cfg.num_hidden_layers))
-        names = (["model.norm.weight"] + [f"model.layers.{i}.{n}.weight" for i in layers for n in arch.layer_weights]
-                 + [f"model.layers.{i}.{n}.bias" for i in layers for n in arch.layer_biases])
+        names = (
+            ["model.norm.weight"]
+            + [f"model.layers.{i}.{n}.weight" for i in layers for n in arch.layer_weights]
+            + [f"model.layers.{i}.{n}.bias" for i in layers for n in arch.layer_biases]
+        )
         missing = [n for n in names if n not in sd]
         if missing:
             raise KeyError(missing[0])
-        self.model = _tree({n[len("model."):]: sd[n] for n in names})  # model.layers[i].self_attn.q_proj.weight ...
+        self.model = _tree({n[len("model.") :]: sd[n] for n in names})  # model.layers[i].self_attn.q_proj.weight ...
         self.model.embed_tokens = _linear(embed)
         self.lm_head = _linear(head)
 

@@ -84,8 +84,9 @@ def reduced_linear(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
 class ReducedHead:
     """Log-probabilities of target tokens from a bfloat16 LM head, the large logits recomputed in float32."""
 
-    def __init__(self, weight: torch.Tensor, dtype: torch.dtype, top_k: int = TOP_K,
-                 softcap: float | None = None) -> None:
+    def __init__(
+        self, weight: torch.Tensor, dtype: torch.dtype, top_k: int = TOP_K, softcap: float | None = None
+    ) -> None:
         self.weight = weight.detach()  # [vocab, hidden], float32
         self.low = pack_weight(self.weight.to(dtype))
         self.top_k = min(top_k, self.weight.shape[0])

@@ -86,8 +86,13 @@ def round_up(n: int, multiple: int) -> int:
     return -(-n // multiple) * multiple
 
 
-def run_workers(n: int, work: Callable[[Callable[[Any], None]], None], handle: Callable[[Any], None],
-                stop: threading.Event, name: str = "biaslab-worker") -> None:
+def run_workers(
+    n: int,
+    work: Callable[[Callable[[Any], None]], None],
+    handle: Callable[[Any], None],
+    stop: threading.Event,
+    name: str = "biaslab-worker",
+) -> None:
     """Run ``work(emit)`` in ``n`` threads, each with one torch thread; ``handle`` every emitted item here.
 
     The first exception in a worker sets ``stop`` (workers check it) and is re-raised in the

@@ -171,8 +171,15 @@ class PackedScorer:
     def __init__(self, engine: LlamaEngine) -> None:
         self.engine = engine
 
-    def score(self, texts: Sequence[list[int]], on_scored: OnScored, *, batch_tokens: int = BATCH_TOKENS,
-              workers: int | None = None, pack_tokens: int = PACK_TOKENS) -> None:
+    def score(
+        self,
+        texts: Sequence[list[int]],
+        on_scored: OnScored,
+        *,
+        batch_tokens: int = BATCH_TOKENS,
+        workers: int | None = None,
+        pack_tokens: int = PACK_TOKENS,
+    ) -> None:
         """Score every text (token ids, the first one being BOS); ``on_scored`` is called in this thread."""
         firsts: dict[tuple[int, ...], int] = {}  # distinct texts: the first index of each
         same: dict[int, list[int]] = {}
@@ -235,8 +242,15 @@ class PackedScorer:
         for b, pack in enumerate(packs):
             for k, path in pack.texts:
                 ids = texts[k]
-                owned.append((k, [entries.setdefault((offsets[b] + node, ids[p + 1]), len(entries))
-                                  for p, node in enumerate(path)]))
+                owned.append(
+                    (
+                        k,
+                        [
+                            entries.setdefault((offsets[b] + node, ids[p + 1]), len(entries))
+                            for p, node in enumerate(path)
+                        ],
+                    )
+                )
         rows = head_rows(engine.lm_head.shape[0])
         ent_row = torch.tensor([r for r, _ in entries], dtype=torch.long)
         ent_tgt = torch.tensor([t for _, t in entries], dtype=torch.long)
@@ -245,8 +259,8 @@ class PackedScorer:
         lp = torch.empty(len(entries))
         top = torch.empty(len(entries), dtype=torch.bool)
         for c, s in enumerate(range(0, len(tokens), rows)):
-            hn = engine.rms(hidden[s:s + rows], engine.norm)
-            sel = order[bounds[c]:bounds[c + 1]]
+            hn = engine.rms(hidden[s : s + rows], engine.norm)
+            sel = order[bounds[c] : bounds[c + 1]]
             r = (ent_row[sel] - s).to(dev)
             t = ent_tgt[sel].to(dev)
             if engine.reduced_head is not None:  # precision=bf16 (.precision.ReducedHead)
@@ -264,8 +278,9 @@ class PackedScorer:
         engine.record(score_s=time.perf_counter() - t0, score_tokens=len(tokens))
         return out
 
-    def _forest_forward(self, tokens: torch.Tensor, pos: torch.Tensor, slots: torch.Tensor,
-                        mask: torch.Tensor) -> torch.Tensor:
+    def _forest_forward(
+        self, tokens: torch.Tensor, pos: torch.Tensor, slots: torch.Tensor, mask: torch.Tensor
+    ) -> torch.Tensor:
         """Hidden states [N, hidden] (before the final norm) of the tree tokens of P packs, one pack
         after another (``tokens`` and ``pos`` [N]). The matrix products take the N rows as they
         are; attention puts them in a padded [P, W] layout (``slots``: each token's place
@@ -278,18 +293,22 @@ class PackedScorer:
         ropes = engine.rope_tables(pos[None])
         slot_pos = pos.new_zeros(P * W).index_copy_(0, slots, pos).view(P, W)  # padding: position 0, itself only
         # query layout [P, KV, G*W, D] (GQA without copying keys): row (g, j) uses mask[j]
-        masks = {w: m[:, None, None].expand(P, 1, G, W, W).reshape(P, 1, G * W, W)
-                 for w, m in engine.attention_masks(mask, slot_pos, slot_pos, int(pos.max())).items()}
+        masks = {
+            w: m[:, None, None].expand(P, 1, G, W, W).reshape(P, 1, G * W, W)
+            for w, m in engine.attention_masks(mask, slot_pos, slot_pos, int(pos.max())).items()
+        }
         linear = engine.linear
         for li in range(len(engine.layers)):
             q, k, v = engine.attention_inputs(li, x, linear, ropes)
-            qp, kp, vp = (t.new_zeros(P * W, t.numel() // N).index_copy_(0, slots, t.reshape(N, -1))
-                          for t in (q, k, v))
+            qp, kp, vp = (t.new_zeros(P * W, t.numel() // N).index_copy_(0, slots, t.reshape(N, -1)) for t in (q, k, v))
             qg = qp.view(P, W, KV, G, D).permute(0, 2, 3, 1, 4).reshape(P, KV, G * W, D)
-            att = F.scaled_dot_product_attention(qg, kp.view(P, W, KV, D).transpose(1, 2),
-                                                 vp.view(P, W, KV, D).transpose(1, 2),
-                                                 attn_mask=masks[engine.arch.layer_window[li]],
-                                                 scale=engine.arch.attn_scale)
+            att = F.scaled_dot_product_attention(
+                qg,
+                kp.view(P, W, KV, D).transpose(1, 2),
+                vp.view(P, W, KV, D).transpose(1, 2),
+                attn_mask=masks[engine.arch.layer_window[li]],
+                scale=engine.arch.attn_scale,
+            )
             att = att.view(P, KV, G, W, D).permute(0, 3, 1, 2, 4).reshape(P * W, H * D)[slots][None]
             x = engine.attention_output(li, x, att, linear)
         return x[0]

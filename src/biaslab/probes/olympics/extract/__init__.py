@@ -43,8 +43,15 @@ def _gender_code(gender: str | None) -> str | None:
     return None
 
 
-def extract_specified(text: str, *, year: int, gender: str | None = None, event: str | None = None,
-                      discipline: str | None = None, official: bool = False) -> Extraction:
+def extract_specified(
+    text: str,
+    *,
+    year: int,
+    gender: str | None = None,
+    event: str | None = None,
+    discipline: str | None = None,
+    official: bool = False,
+) -> Extraction:
     """Medals named in an answer to a prompt that states the gender ("Men's ..."); group "x".
 
     ``official=True`` maps names to the team that competed that year ("Russia" in 2020 -> ROC);
@@ -53,8 +60,9 @@ def extract_specified(text: str, *, year: int, gender: str | None = None, event:
     return extract_medals(text, int(year), _gender_code(gender), event, discipline, True, official)
 
 
-def extract_underspecified(text: str, *, year: int, event: str | None = None,
-                           discipline: str | None = None, official: bool = False) -> Extraction:
+def extract_underspecified(
+    text: str, *, year: int, event: str | None = None, discipline: str | None = None, official: bool = False
+) -> Extraction:
     """Medals named in an answer to a gender-free prompt, split into groups "u", "f" and "m"."""
     return extract_medals(text, int(year), None, event, discipline, False, official)
 
@@ -71,6 +79,7 @@ def _gold_spelling(row_gold: set[str], file_gold: set[str]):
     former code of the same country (SIN) gets SIN, so codes compare as the annotators wrote them.
     The row's own gold comes first, then the codes used anywhere in the file's gold columns.
     """
+
     def spell(code: str) -> str:
         for pool in (row_gold, file_gold):
             if code in pool:
@@ -91,8 +100,7 @@ def extract_frame(df: pd.DataFrame, *, official: bool = False) -> pd.DataFrame:
     """
     under = "real_f_g" in df.columns
     out = df.copy()
-    cols = ([f"gen_{g}_{m}" for g in ("u", "f", "m") for m in MEDALS] if under
-            else [f"gen_{m}" for m in MEDALS])
+    cols = [f"gen_{g}_{m}" for g in ("u", "f", "m") for m in MEDALS] if under else [f"gen_{m}" for m in MEDALS]
     values: dict[str, list[str]] = {c: [] for c in cols + ["status", "flags", "unmapped"]}
     gold_cols = [c for c in df.columns if str(c).startswith("real_")]
     file_gold = {c for col in gold_cols for v in df[col].astype(str) for c in split_nocs(v)}
@@ -106,8 +114,9 @@ def extract_frame(df: pd.DataFrame, *, official: bool = False) -> pd.DataFrame:
                 for m in MEDALS:
                     values[f"gen_{g}_{m}"].append(",".join(map(spell, x.medals[g][m])))
         else:
-            x = extract_specified(text, year=year, gender=_cell(r, "Gender"), event=ev, discipline=disc,
-                                  official=official)
+            x = extract_specified(
+                text, year=year, gender=_cell(r, "Gender"), event=ev, discipline=disc, official=official
+            )
             for m in MEDALS:
                 values[f"gen_{m}"].append(",".join(map(spell, x.medals["x"][m])))
         values["status"].append(x.status)

@@ -56,11 +56,18 @@ class Target:
 
     def mentioned(self, s: str) -> bool:
         low = s.lower()
-        if self.indoor and re.search(r"\bindoor\b", low) and not _BEACH_RE.search(low) and not re.search(
-                r"\bnot (?:an? |the )?indoor", low):
+        if (
+            self.indoor
+            and re.search(r"\bindoor\b", low)
+            and not _BEACH_RE.search(low)
+            and not re.search(r"\bnot (?:an? |the )?indoor", low)
+        ):
             return True  # "In the indoor tournament, ..." after a sentence about beach volleyball
-        return bool(self.words) and all(w in low for w in self.words) and not re.search(
-            r"\bnot (?:an? |the )?" + re.escape(self.words[0]), low)
+        return (
+            bool(self.words)
+            and all(w in low for w in self.words)
+            and not re.search(r"\bnot (?:an? |the )?" + re.escape(self.words[0]), low)
+        )
 
 
 def other_year(s: str, year: int, cue: int | None = None) -> bool:
@@ -93,7 +100,7 @@ def apply_change(t: str, a: int, b: int, s: str, pairs, loose: list[Mention], hi
     keep = []
     stripped: list[tuple[str, str | None]] = []
     for m, medal, g in pairs:
-        tail = t[m.end:b]
+        tail = t[m.end : b]
         cut = _CLAUSE_END.search(tail)
         clause_tail = tail[: cut.start()] if cut else tail
         to_medal = re.search(r"\b(?:gold|silver|bronze)\b", tail, re.I)
@@ -105,7 +112,7 @@ def apply_change(t: str, a: int, b: int, s: str, pairs, loose: list[Mention], hi
             continue  # what they first won is not the result
         keep.append((m, medal, g))
     for m in loose:
-        tail = t[m.end:b]
+        tail = t[m.end : b]
         cut = _CLAUSE_END.search(tail)
         if tx.STRIPPED_RE.search(tail[: cut.start()] if cut else tail):
             stripped.append((m.code or "", None))
@@ -128,7 +135,7 @@ def apply_change(t: str, a: int, b: int, s: str, pairs, loose: list[Mention], hi
     new_medal = lost_medals[0] if lost_medals else (next(iter(sentence_medals)) if len(sentence_medals) == 1 else None)
     if new_medal is not None:
         for m in loose:
-            head = t[a:m.start]
+            head = t[a : m.start]
             if m.code not in gone and re.search(tx.REALLOCATED_RE.pattern + r"[^,;]{0,20}$", head, re.I):
                 keep.append((m, new_medal, frozenset()))
     return keep

@@ -13,13 +13,61 @@ from functools import lru_cache
 from biaslab.probes.olympics import nocs
 
 # Capitalised words that may stand next to a name-like country without making it a person's name.
-_NEIGHBOUR_OK = frozenset({
-    "The", "Team", "Gold", "Silver", "Bronze", "Medal", "Medals", "Olympic", "Olympics", "And", "In",
-    "Men's", "Women's", "Mens", "Womens", "Winner", "Winners", "Champion", "Champions", "National",
-    "Republic", "First", "Second", "Third", "Place", "By", "To", "From", "For", "Of", "With",
-    "However", "Meanwhile", "Then", "Also", "Finally", "Overall", "Note", "So", "While", "Both", "Women",
-    "Men", "Team's", "Rugby", "Football", "Hockey", "Handball", "Basketball", "Volleyball", "Curling",
-})
+_NEIGHBOUR_OK = frozenset(
+    {
+        "The",
+        "Team",
+        "Gold",
+        "Silver",
+        "Bronze",
+        "Medal",
+        "Medals",
+        "Olympic",
+        "Olympics",
+        "And",
+        "In",
+        "Men's",
+        "Women's",
+        "Mens",
+        "Womens",
+        "Winner",
+        "Winners",
+        "Champion",
+        "Champions",
+        "National",
+        "Republic",
+        "First",
+        "Second",
+        "Third",
+        "Place",
+        "By",
+        "To",
+        "From",
+        "For",
+        "Of",
+        "With",
+        "However",
+        "Meanwhile",
+        "Then",
+        "Also",
+        "Finally",
+        "Overall",
+        "Note",
+        "So",
+        "While",
+        "Both",
+        "Women",
+        "Men",
+        "Team's",
+        "Rugby",
+        "Football",
+        "Hockey",
+        "Handball",
+        "Basketball",
+        "Volleyball",
+        "Curling",
+    }
+)
 
 _PAREN_KEEP_FIRST = re.compile(r"\b(?:now|formerly|former|later|previously|renamed|today|then known)\b", re.I)
 
@@ -68,7 +116,8 @@ _PAREN_AT = re.compile(r"\s*\(")
 # "in Seoul, South Korea were ...", "held in Spain": where the games took place, not a medallist
 _HOST_BEFORE = re.compile(
     r"(?:\b(?:in|at)\s+(?:(?:[A-Z][\w'.-]*|de|del|la|da|do)\s+){0,3}[A-Z][\w'.-]*,\s*(?:[A-Z][\w'.-]*,\s*)?"
-    r"|\b(?:held|hosted|took place|staged|Games|Olympics|Olympiad)\s+(?:in|by)\s+(?:the\s+)?)$")
+    r"|\b(?:held|hosted|took place|staged|Games|Olympics|Olympiad)\s+(?:in|by)\s+(?:the\s+)?)$"
+)
 _HOST_AFTER = re.compile(r"\s*(?:$|[,.:;)(]|\b(?:were|was|from|on|in|and|between|during)\b)")
 
 
@@ -89,7 +138,7 @@ def _code_context_ok(text: str, m: re.Match[str]) -> bool:
         return True
     line_start = text.rfind("\n", 0, s) + 1
     line_end = text.find("\n", e)
-    line = text[line_start: len(text) if line_end < 0 else line_end]
+    line = text[line_start : len(text) if line_end < 0 else line_end]
     return bool(re.fullmatch(r"[\W\d_]*(?:\w+\W+)?" + re.escape(m.group()) + r"[\W\d_]*", line))
 
 

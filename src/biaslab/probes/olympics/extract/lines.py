@@ -30,7 +30,9 @@ _MEDAL_LEAD = re.compile(r"[\s*_#>-]*(?:gold|silver|bronze)\b", re.I)
 # "Gold: Xanadu" -> "Xanadu": what stands in a medal slot when no country was recognised
 _SLOT_TEXT = re.compile(
     r"[\s*_#>-]*(?:\d{1,2}[.)]\s*)?[*_]*(?:gold|silver|bronze)(?:\s+medal(?:s|ist|ists)?)?[*_]*\s*[:–-]\s*[*_]*"
-    r"\s*((?-i:[A-Z][\w'’.-]*(?:[ \t]+(?:of|and|the|[A-Z][\w'’.-]*)){0,4}))", re.I)
+    r"\s*((?-i:[A-Z][\w'’.-]*(?:[ \t]+(?:of|and|the|[A-Z][\w'’.-]*)){0,4}))",
+    re.I,
+)
 _ALTERNATIVE = re.compile(r"\s*,?\s*(?:or|either)\s+(?:possibly\s+|perhaps\s+|maybe\s+)?(?:the\s+)?", re.I)
 _TIE_RE = re.compile(r"\b(?:both|tie|tied|ties|shared|two bronze|joint)\b", re.I)
 
@@ -38,7 +40,7 @@ _TIE_RE = re.compile(r"\b(?:both|tie|tied|ties|shared|two bronze|joint)\b", re.I
 def _leading_mention(text: str, line: tx.Line, ms: list[Mention]) -> Mention | None:
     if not ms:
         return None
-    head = text[line.start:ms[0].start]
+    head = text[line.start : ms[0].start]
     head = re.sub(r"^\s*(?:\d{1,2}[.)]|[*+•-])?\s*", "", head)
     head = re.sub(r"\*\*|__|\bthe\b|\bteam\b|[:\s]", "", head, flags=re.I)
     return ms[0] if not head else None
@@ -52,8 +54,10 @@ def _neutralise_event(t: str, event: str | None) -> str:
     rep = ev.replace(",", " ")
     return re.sub(re.escape(ev), lambda m: rep, t, flags=re.I)
 
-def extract_medals(text: str, year: int, stated: str | None, event: str | None, discipline: str | None,
-             specified: bool, official: bool) -> Extraction:
+
+def extract_medals(
+    text: str, year: int, stated: str | None, event: str | None, discipline: str | None, specified: bool, official: bool
+) -> Extraction:
     walk = _Walk(_neutralise_event(tx.clean(text or ""), event), year, Target(event, discipline), official)
     for line in walk.lines:
         walk.read_line(line)
@@ -90,8 +94,10 @@ class _Walk:
         self.carried_year = False  # a sentence was left out only because of the paragraph's other games
         self.other_list = False  # the list below a heading naming other games ("At the 2000 Games, the medals were:")
         self.table: TableLayout | None = None  # what the columns of a markdown table hold
-        if any(_ALTERNATIVE.fullmatch(t, x.end if x.paren_end < 0 else x.paren_end, y.start)
-               for x, y in zip(self.mentions, self.mentions[1:])):
+        if any(
+            _ALTERNATIVE.fullmatch(t, x.end if x.paren_end < 0 else x.paren_end, y.start)
+            for x, y in zip(self.mentions, self.mentions[1:])
+        ):
             self.flags.append("alternative-countries")  # "Bronze: Finland or Sweden": a guess between two
 
     def read_line(self, line: tx.Line) -> None:
@@ -102,9 +108,8 @@ class _Walk:
         line_ms = _within(self.mentions, line.start, line.end)
         line_cues = _within(self.strong, line.start, line.end)
         line_weak = [c for c in _within(self.weak, line.start, line.end) if not c.rank]
-        is_row = t[line.start:line.end].lstrip().startswith("|")
-        is_item = is_row or line.bullet or line.number is not None or bool(
-            _MEDAL_LEAD.match(t, line.start, line.end))
+        is_row = t[line.start : line.end].lstrip().startswith("|")
+        is_item = is_row or line.bullet or line.number is not None or bool(_MEDAL_LEAD.match(t, line.start, line.end))
         if self._in_other_games_list(line, line_ms, is_row, is_item):
             return
         self._update_pending(line, line_ms, line_cues, line_weak)
@@ -128,7 +133,7 @@ class _Walk:
         t = self.t
         if line.heading and not line_ms and not is_row:
             if tx.YEAR_RE.search(t, line.start, line.end):
-                self.other_list = other_year(t[line.start:line.end], self.year)
+                self.other_list = other_year(t[line.start : line.end], self.year)
         elif self.other_list and not is_item:
             self.other_list = False
         if self.other_list and is_item and not line.heading:
@@ -137,8 +142,9 @@ class _Walk:
             return True
         return False
 
-    def _update_pending(self, line: tx.Line, line_ms: list[Mention], line_cues: list[Cue],
-                        line_weak: list[Cue]) -> None:
+    def _update_pending(
+        self, line: tx.Line, line_ms: list[Mention], line_cues: list[Cue], line_weak: list[Cue]
+    ) -> None:
         """A medal heading ("**Gold:**", "The medals were won by:") waits for the country below it."""
         if line.heading and not line_ms:
             if line_cues:
@@ -151,7 +157,7 @@ class _Walk:
             self.pending = None
 
     def _note_slot_text(self, line: tx.Line) -> None:
-        """"Gold: Xanadu" with no country recognised: "Xanadu" is an unmapped string."""
+        """ "Gold: Xanadu" with no country recognised: "Xanadu" is an unmapped string."""
         slot = _SLOT_TEXT.match(self.t, line.start, line.end)
         if slot and slot.group(1).strip() and slot.group(1).strip() not in self.unmapped:
             self.unmapped.append(slot.group(1).strip())
@@ -166,14 +172,18 @@ class _Walk:
         self._add_hits(row, True, False)
         return bool(row)
 
-    def _read_sentences(self, line: tx.Line, line_ms: list[Mention], line_cues: list[Cue],
-                        line_weak: list[Cue]) -> None:
+    def _read_sentences(
+        self, line: tx.Line, line_ms: list[Mention], line_cues: list[Cue], line_weak: list[Cue]
+    ) -> None:
         t = self.t
-        listed = line.bullet or line.number is not None or bool(
-            _MEDAL_LEAD.match(t, line.start, line.end))
+        listed = line.bullet or line.number is not None or bool(_MEDAL_LEAD.match(t, line.start, line.end))
         rank = None
-        if line.number in (1, 2, 3) and not line_cues and not line_weak and \
-                _leading_mention(t, line, line_ms) is not None:
+        if (
+            line.number in (1, 2, 3)
+            and not line_cues
+            and not line_weak
+            and _leading_mention(t, line, line_ms) is not None
+        ):
             rank = MEDALS[line.number - 1]
         own_medals = False  # the line names its medals itself ("Gold: X", "1. X")
         for a, b in line.sentences:
@@ -196,8 +206,17 @@ class _Walk:
         changed = bool(tx.CHANGED_LATER_RE.search(s))
         if self._about_other_games(line, s, a, b, sc, listed, changed):
             return False
-        res = pair_sentence(self.t, a, b, ms, sc, _within(self.weak, a, b), [x for x in self.excl if a <= x < b],
-                            self.genders, self.prev_medal)
+        res = pair_sentence(
+            self.t,
+            a,
+            b,
+            ms,
+            sc,
+            _within(self.weak, a, b),
+            [x for x in self.excl if a <= x < b],
+            self.genders,
+            self.prev_medal,
+        )
         pairs = self._sentence_pairs(res, rank)
         if changed:
             pairs = apply_change(self.t, a, b, s, pairs, res.loose, self.hits)
@@ -231,14 +250,16 @@ class _Walk:
             return True
         return False
 
-    def _about_other_games(self, line: tx.Line, s: str, a: int, b: int, sc: list[Cue], listed,
-                           changed: bool) -> bool:
+    def _about_other_games(self, line: tx.Line, s: str, a: int, b: int, sc: list[Cue], listed, changed: bool) -> bool:
         """True for results for other games; prose after "At the 2000 Games, ..." stays about them."""
         if self.other_games and (line.heading or (tx.YEAR_RE.search(s) and not other_year(s, self.year))):
             self.other_games = False
         cue0 = min([c.start for c in sc] + [c.start for c in _within(self.weak, a, b)], default=None)
-        if cue0 is not None and not changed and (other_year(s, self.year, cue0 - a) or (
-                self.other_games and not tx.YEAR_RE.search(s))):
+        if (
+            cue0 is not None
+            and not changed
+            and (other_year(s, self.year, cue0 - a) or (self.other_games and not tx.YEAR_RE.search(s)))
+        ):
             self.skipped_year = True
             self.carried_year = self.carried_year or self.other_games
             self.other_games = self.other_games or (not self.hits and not listed and not line.heading)
@@ -269,23 +290,37 @@ class _Walk:
             if m.code is None:
                 _note_unmapped(m, self.flags, self.unmapped)
                 continue
-            self.hits.append(Hit(g or self.section, medal, m.code, self.epoch, m.start, listed, tie,
-                                 not g and bool(self.section)))
+            self.hits.append(
+                Hit(g or self.section, medal, m.code, self.epoch, m.start, listed, tie, not g and bool(self.section))
+            )
 
     def result(self, stated: str | None, specified: bool) -> Extraction:
         """The :class:`Extraction` of the hits, with the answer's status."""
         t = self.t
         changed = bool(tx.CHANGED_STATUS_RE.search(t)) and not tx.OVERTURNED_RE.search(t)
         ambiguous = any(f.startswith(("ambiguous-country", "germany-")) for f in self.flags)
-        unsure = self.skipped_results or self.corrected or ambiguous or (
-            bool(self.hits) and (changed or bool(tx.NO_EVENT_RE.search(t))))
+        unsure = (
+            self.skipped_results
+            or self.corrected
+            or ambiguous
+            or (bool(self.hits) and (changed or bool(tx.NO_EVENT_RE.search(t))))
+        )
         # results given only for other games ("at the 2012 Games ..." for a 2016 prompt): nothing counts
         only_other_games = self.skipped_year and not any(h.epoch >= 0 for h in self.hits)
         unsure = unsure or only_other_games
         if only_other_games or self.carried_year:
             self.flags.append("other-games-results")
-        return assemble(t, self.hits, self.genders, stated, specified, self.flags, self.unmapped,
-                         "unsure" if unsure else "accepted", self.lines)
+        return assemble(
+            t,
+            self.hits,
+            self.genders,
+            stated,
+            specified,
+            self.flags,
+            self.unmapped,
+            "unsure" if unsure else "accepted",
+            self.lines,
+        )
 
 
 def _within(items: list, a: int, b: int) -> list:

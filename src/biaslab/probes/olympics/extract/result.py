@@ -29,7 +29,8 @@ class Extraction:
 
 
 NEGATED_GENDER = re.compile(
-    r"\b(?:no|not|n't|never|also|separate(?:ly)?|introduced|added|both|each|either|neither|information)\b", re.I)
+    r"\b(?:no|not|n't|never|also|separate(?:ly)?|introduced|added|both|each|either|neither|information)\b", re.I
+)
 
 
 def _drop_conflicting_prose(hits: list[Hit], flags: list[str]) -> list[Hit]:
@@ -42,8 +43,7 @@ def _drop_conflicting_prose(hits: list[Hit], flags: list[str]) -> list[Hit]:
     keep = []
     for h in hits:
         if not h.listed and h.pos > first and not h.tie_words:
-            same_slot = [x for x in listed if x.medal == h.medal and x.epoch == h.epoch
-                         and x.genders == h.genders]
+            same_slot = [x for x in listed if x.medal == h.medal and x.epoch == h.epoch and x.genders == h.genders]
             if same_slot and h.code not in {x.code for x in same_slot}:
                 if "conflicting-results" not in flags:
                     flags.append("conflicting-results")
@@ -55,7 +55,9 @@ def _drop_conflicting_prose(hits: list[Hit], flags: list[str]) -> list[Hit]:
 # "These are the results of the men's tournament": a sentence pointing back at the results above
 _REFER_BACK = re.compile(
     r"\b(?:these|those|the above|above|the preceding|the listed)\b[^.\n]{0,40}?"
-    r"\b(?:results?|medals?|medall?ists|medal winners|winners|standings|podium|placings)\b", re.I)
+    r"\b(?:results?|medals?|medall?ists|medal winners|winners|standings|podium|placings)\b",
+    re.I,
+)
 _REFER_BACK_END = re.compile(r";|,?\s(?:while|whereas|but)\s", re.I)
 _SEPARATE_RESULT = re.compile(r"\b(?:also|as well|too)\b", re.I)
 
@@ -63,7 +65,7 @@ _SEPARATE_RESULT = re.compile(r"\b(?:also|as well|too)\b", re.I)
 def _sentence_at(t: str, pos: int) -> str:
     a = max(t.rfind(". ", 0, pos) + 1, t.rfind("\n", 0, pos) + 1)
     m = re.search(r"[.!?](?:\s|$)|\n", t[pos:])
-    return t[a: pos + m.start() if m else len(t)]
+    return t[a : pos + m.start() if m else len(t)]
 
 
 def _refer_back(t: str, hits: list[Hit], genders, lines: list[tx.Line]) -> None:

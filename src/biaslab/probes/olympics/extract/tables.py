@@ -20,9 +20,9 @@ def _cells(t: str, line: tx.Line) -> list[tuple[int, int]]:
         if i == line.end or t[i] == "|":
             out.append((a, i))
             a = i + 1
-    if out and not t[out[0][0]:out[0][1]].strip():
+    if out and not t[out[0][0] : out[0][1]].strip():
         out = out[1:]
-    if out and not t[out[-1][0]:out[-1][1]].strip():
+    if out and not t[out[-1][0] : out[-1][1]].strip():
         out = out[:-1]
     return out
 
@@ -53,8 +53,9 @@ def table_header(t: str, line: tx.Line, ms: list[Mention], strong: list[Cue], ge
     return table if (table.medal_cols or table.rank_col is not None or table.gender_cols) else None
 
 
-def table_row(t: str, line: tx.Line, table: TableLayout | None, ms: list[Mention], strong: list[Cue],
-               genders) -> list | None:
+def table_row(
+    t: str, line: tx.Line, table: TableLayout | None, ms: list[Mention], strong: list[Cue], genders
+) -> list | None:
     """Pairs for a table row under a medal header; None for a header/separator row; [] otherwise."""
     if not ms:
         return None
@@ -69,13 +70,13 @@ def table_row(t: str, line: tx.Line, table: TableLayout | None, ms: list[Mention
         medal_of_row = MEDALS[int(v.group(1)) - 1] if v else None
     if table.gender_cols and medal_of_row is None:
         # "| Gold | Germany | Netherlands |" under "| Medal | Men | Women |": the medal is in the row
-        row_cues = [c for i, (a, b) in enumerate(cells) if i not in table.gender_cols
-                    for c in strong if a <= c.start < b]
+        row_cues = [
+            c for i, (a, b) in enumerate(cells) if i not in table.gender_cols for c in strong if a <= c.start < b
+        ]
         medal_of_row = row_cues[0].medal if len({c.medal for c in row_cues}) == 1 else None
     out = []
     for i, (a, b) in enumerate(cells):
-        medal = table.medal_cols.get(i) or (medal_of_row if not table.gender_cols or i in table.gender_cols
-                                            else None)
+        medal = table.medal_cols.get(i) or (medal_of_row if not table.gender_cols or i in table.gender_cols else None)
         if medal is None:
             continue
         for m in ms:

@@ -13,8 +13,9 @@ _ASSISTANT_HEADERS = re.compile(
 )
 _SPECIAL_TOKENS = re.compile(r"<\|[^|>]{1,40}\|>|</?s>|\[/?INST\]|<(?:start|end)_of_turn>")
 _PROMPT_ECHO = re.compile(r"\A\s*(?:user\s*)?Who won the medals in the [^?\n]{0,200}\?\s*", re.I)
-_QUOTES = str.maketrans({"’": "'", "‘": "'", "“": '"', "”": '"', "\u00a0": " ", "–": "-", "—": "-",
-                         "\u2009": " ", "\u202f": " "})
+_QUOTES = str.maketrans(
+    {"’": "'", "‘": "'", "“": '"', "”": '"', "\u00a0": " ", "–": "-", "—": "-", "\u2009": " ", "\u202f": " "}
+)
 
 
 def clean(text: str) -> str:
@@ -23,7 +24,7 @@ def clean(text: str) -> str:
     for m in _ASSISTANT_HEADERS.finditer(text):
         last = m  # the last header: the answer follows it
     if last is not None:
-        text = text[last.end():]
+        text = text[last.end() :]
     text = _SPECIAL_TOKENS.sub("", text)
     text = _PROMPT_ECHO.sub("", text, count=1)
     return text.translate(_QUOTES).replace("\r\n", "\n").replace("\r", "\n")
@@ -59,7 +60,9 @@ WEAK_GOLD_RE = re.compile(
 # "the podium was X, Y and Z": an ordered list of countries reads as gold, silver, bronze
 RANK_CUE_RE = re.compile(
     r"\bpodium\b|\b(?:medal(?:ists|lists)|medal winners|top three|final standings|finishing order|standings)\b"
-    r"(?=[^.:\n]{0,60}?\b(?:was|were|is|are)\b)|\btop three\b", re.I)
+    r"(?=[^.:\n]{0,60}?\b(?:was|were|is|are)\b)|\btop three\b",
+    re.I,
+)
 MEN_RE = re.compile(r"\b(?:men|men's|mens|male|males|man's|boys)\b", re.I)
 WOMEN_RE = re.compile(r"\b(?:women|women's|womens|female|females|ladies|ladies'|woman's|girls)\b", re.I)
 
@@ -78,15 +81,21 @@ FOLLOWED_BY_RE = re.compile(r"\bfollowed (?:closely )?by\b|\bahead of\b", re.I)
 # The result changed after the games: the clause's country loses its medal / receives one.
 STRIPPED_RE = re.compile(
     r"\b(?:stripped|disqualified|revoked|annulled|rescinded|forfeited|lost (?:their|its|the) (?:\w+ )?medals?"
-    r"|taken away|withdrawn)\b", re.I)
+    r"|taken away|withdrawn)\b",
+    re.I,
+)
 REALLOCATED_RE = re.compile(
     r"\b(?:re-?allocated|re-?assigned|re-?awarded|awarded|given|upgraded|promoted|elevated|handed)\s+to\b"
-    r"|\b(?:were|was)\s+(?:subsequently\s+|later\s+|then\s+)?awarded\b", re.I)
+    r"|\b(?:were|was)\s+(?:subsequently\s+|later\s+|then\s+)?awarded\b",
+    re.I,
+)
 OVERTURNED_RE = re.compile(r"\b(?:overturned|reinstated|restored)\b", re.I)
 CHANGED_LATER_RE = re.compile(
     r"\b(?:stripped|disqualified|disqualification|re-?allocated|re-?assigned|revoked|annulled|doping"
     r"|positive (?:drug )?test|later (?:awarded|upgraded|given)|upgraded to|overturned|controversy"
-    r"|initially (?:awarded|won|finished)|originally (?:won|awarded|finished))\b", re.I)
+    r"|initially (?:awarded|won|finished)|originally (?:won|awarded|finished))\b",
+    re.I,
+)
 # For the status: the answer says the event did not exist / the results changed afterwards.
 NO_EVENT_RE = re.compile(
     r"\bthere (?:was|were|is|are) no\b[^.\n]{0,120}\b(?:event|competition|tournament|race)"
@@ -100,7 +109,9 @@ NO_EVENT_RE = re.compile(
 )
 CHANGED_STATUS_RE = re.compile(
     r"\b(?:stripped|disqualified|disqualification|re-?allocated|re-?assigned|revoked|annulled"
-    r"|later (?:awarded|upgraded|given)|upgraded to|initially awarded|originally awarded)\b", re.I)
+    r"|later (?:awarded|upgraded|given)|upgraded to|initially awarded|originally awarded)\b",
+    re.I,
+)
 OTHER_EVENT_RE = re.compile(
     r"\bworld championships?\b|\bworld cup\b|\bparalympic|\byouth olympic|\bqualif(?:ying|ication|ier)\b"
     r"|\bcommonwealth games\b|\bpan american games\b|\basian games\b|\beuropean championships?\b"
@@ -132,14 +143,15 @@ def aside(s: str, pos: int) -> bool:
     if s.count("(", 0, pos) > s.count(")", 0, pos):
         return True
     m = _ASIDE_OPEN.match(s, 0, pos)
-    clause = s[m.end() if m else 0:pos]
+    clause = s[m.end() if m else 0 : pos]
     return bool(_ASIDE_WORDS.search(clause))
 
 
 # --- segmentation ----------------------------------------------------------------------------
 
 _LINE_MARKER = re.compile(
-    r"^(?P<indent>[ \t]*)(?:(?P<num>\d{1,2})[.)](?!\d)\s*|(?P<bullet>[*+•·▪◦-])\s+|#{1,6}\s+|>\s*)?")
+    r"^(?P<indent>[ \t]*)(?:(?P<num>\d{1,2})[.)](?!\d)\s*|(?P<bullet>[*+•·▪◦-])\s+|#{1,6}\s+|>\s*)?"
+)
 _BOLD = re.compile(r"\*\*|__|(?<!\w)\*(?!\s)|(?<=\S)\*(?!\w)|`")
 _SENT_END = re.compile(r"[.!?](?=\s+[\"'(*\[]?[A-Z0-9])")
 _ABBREV = re.compile(r"(?:\b(?:U\.S|U\.K|U\.S\.A|St|Mr|Mrs|Ms|Dr|Jr|Sr|vs|No|approx|Mt|e\.g|i\.e|etc)|\b[A-Z])$")
@@ -166,15 +178,19 @@ def split_lines(text: str) -> list[Line]:
         pos = end + 1
         m = _LINE_MARKER.match(raw)
         assert m is not None  # the pattern matches every line (all its parts are optional)
-        body = raw[m.end():]
+        body = raw[m.end() :]
         plain = _BOLD.sub("", body).strip()
         indent = len(m.group("indent").expandtabs(4))
         num = int(m.group("num")) if m.group("num") else None
         stripped = body.strip()
         heading = bool(plain) and (
-            plain.endswith(":") or raw.lstrip().startswith("#")
-            or (stripped.startswith(("**", "__")) and stripped.rstrip(":").endswith(("**", "__"))
-                and stripped.count("**") + stripped.count("__") == 2)
+            plain.endswith(":")
+            or raw.lstrip().startswith("#")
+            or (
+                stripped.startswith(("**", "__"))
+                and stripped.rstrip(":").endswith(("**", "__"))
+                and stripped.count("**") + stripped.count("__") == 2
+            )
         )
         line = Line(start, end, raw, indent, num, bool(m.group("bullet")), heading, not plain)
         line.sentences = split_sentences(text, start + m.end(), end)
