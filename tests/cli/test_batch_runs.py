@@ -113,7 +113,7 @@ def test_jobs_lum_through_the_batch_api_gives_the_online_texts_and_metrics(tmp_p
     ]
     assert r_b.metric_dicts() == r_on.metric_dicts() and r_b.model == r_on.model
     assert {a["evaluation"] for a in a_b} >= {"male", "female"}  # the metrics measure something
-    assert r_b["run"]["model_calls"] == 24 and r_b["run"]["cache_hits"] == 0
+    assert r_b.run.model_calls == 24 and r_b.run.cache_hits == 0
 
 
 def _journal_has_batch_id(cache: Path) -> bool:
