@@ -189,6 +189,7 @@ def test_light_checkpoints_run_the_same_bits_without_transformers(
         "from biaslab.models.local.llama.light import LightCausalLM; "
         "from biaslab.models.local.llama.engine import LlamaEngine; "
         "from biaslab.models.local.llama.kv_cache import KVCache; "
+        f"torch.set_num_threads({torch.get_num_threads()}); "  # the same reduction order as this process's
         f"ids = {A}; n = len(ids); outs = []\n"
         "for d in sys.argv[1:]:\n"
         "    e = LlamaEngine(LightCausalLM(Path(d), torch.float32, None))\n"
