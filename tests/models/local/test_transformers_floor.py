@@ -14,6 +14,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from packaging.version import Version
 
 from biaslab.models.versions import MINIMUM
 from tests.conftest import requires_data
@@ -43,7 +44,7 @@ def test_the_embedded_models_first_run_with_the_lowest_transformers(tmp_path):
         env=env,
         check=True,
     ).stdout.split()
-    assert found == [MINIMUM["transformers"], MINIMUM["tokenizers"]]
+    assert [Version(v) for v in found] == [Version(MINIMUM["transformers"]), Version(MINIMUM["tokenizers"])]
 
     def biaslab(*args: object) -> dict:
         proc = subprocess.run(
@@ -60,6 +61,6 @@ def test_the_embedded_models_first_run_with_the_lowest_transformers(tmp_path):
     first = biaslab("run", "jobs-lum", "--limit", 2, "--max-tokens", 8, "--out", tmp_path / "jobs")  # converts
     assert first["run"]["model_calls"] == 2
     [manifest] = (tmp_path / "cache" / "models" / "converted").glob("*/biaslab-conversion.json")
-    assert json.loads(manifest.read_text())["transformers"] == MINIMUM["transformers"]
+    assert Version(json.loads(manifest.read_text())["transformers"]) == Version(MINIMUM["transformers"])
     pairs = biaslab("run", "winosemitism", "--limit", 20, "--out", tmp_path / "pairs")  # the converted copy
     assert pairs["run"]["model_calls"] == 40 and pairs["n_attempts"] == 20
