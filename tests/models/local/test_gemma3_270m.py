@@ -145,7 +145,7 @@ def test_engine_matches_transformers_gemma3(gemma):
             assert res.is_greedy == all(int(logp[p - 1].argmax()) == ids[p] for p in range(1, len(ids)))
     # float32 noise only: the engine multiplies with oneDNN, transformers with MKL, whose sums differ in order (on
     # this model the engine run through MKL is 6e-5 from transformers, and 1e-4 from itself through oneDNN);
-    # transformers 5.24's Gemma 3 is 3.3e-4 from the engine on the 330-token text (5.17's: under 2e-4)
+    # transformers 5.24's Gemma 3 is 3.3e-4 from the engine on these texts (measured; earlier versions under 2e-4)
     assert worst < 5e-4
     # greedy generation, also from a prompt longer than the window
     prompts = [tok(t)["input_ids"] for t in ("The nurse walked into the room and", "Jews are", long_text)]
