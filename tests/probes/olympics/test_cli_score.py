@@ -56,7 +56,7 @@ def test_score_annotated_writes_results(tmp_path):
     proc = score(shared("specified"), shared("underspecified"), out)
     assert proc.returncode == 0, proc.stderr
     results = json.loads((out / "results.json").read_text())
-    assert results["schema_version"] == 1 and results["probe"] == "olympics" and results["probe_version"] == "1"
+    assert results["schema_version"] == 2 and results["probe"] == "olympics" and results["probe_version"] == "1"
     assert results["model"] == {"name": MODEL, "source": "annotated"}
     assert results["n_items"] == 169 and results["n_attempts"] == 507
     assert results["data"] == {
@@ -78,11 +78,12 @@ def test_score_annotated_writes_results(tmp_path):
     assert round(100 * m["implicit_share"]["value"]) == 50 and round(m["implicit_score"]["value"], 2) == 0.11
     for name in ("knowledge_based", "explicit_score", "implicit_score"):
         assert 0 < m[name]["p"] <= 1 and 0 < m[name]["q"] <= 1
-    assert round(results["metrics_without_unsure"]["avg_f1"]["value"], 2) == 0.59
-    assert {"disciplines", "counts", "metrics_without_unsure"} <= set(results)
-    assert results["counts"]["n_explicit"] == 69
+    details = results["details"]  # the probe's own tables (results.json schema 2)
+    assert round(details["metrics_without_unsure"]["avg_f1"]["value"], 2) == 0.59
+    assert {"disciplines", "counts", "metrics_without_unsure"} <= set(details)
+    assert details["counts"]["n_explicit"] == 69
     disc = (out / "disciplines.tsv").read_text().splitlines()
-    assert disc[0].split("\t")[:2] == ["Discipline", "n_texts"] and len(disc) == 1 + len(results["disciplines"])
+    assert disc[0].split("\t")[:2] == ["Discipline", "n_texts"] and len(disc) == 1 + len(details["disciplines"])
     assert (out / "disciplines.md").is_file()
     # the summary is printed
     assert "implicit-ambiguous score" in proc.stdout and "Athletics" in proc.stdout

@@ -114,7 +114,7 @@ def test_file_with_singapore_as_sin_reproduces_table1(tmp_path):
     assert round(m["avg_f1"]["value"], 2) == 0.63 and round(m["knowledge_based"]["value"], 2) == 0.00
     assert round(100 * m["explicit_share"]["value"]) == 69 and round(m["explicit_score"]["value"], 2) == 0.22
     assert round(100 * m["implicit_share"]["value"]) == 31 and round(m["implicit_score"]["value"], 2) == 0.03
-    assert sin["unknown_codes"] == {}
+    assert sin["details"]["unknown_codes"] == {}
     proc, sgp = score(shared("specified", model), shared("underspecified", model), tmp_path / "sgp")
     assert proc.returncode == 0, proc.stderr
     for name, metric in sgp["metrics"].items():
@@ -157,7 +157,7 @@ def test_unknown_code_is_a_one_line_error_or_scored_as_written(tmp_path):
     proc, allowed = score(variants["xyz"], und, tmp_path / "allowed", "--allow-unknown-codes")
     assert proc.returncode == 0, proc.stderr
     assert "XQZ (1)" in proc.stdout and "1 cells" in proc.stdout
-    assert allowed["unknown_codes"] == {"XQZ": 1}
+    assert allowed["details"]["unknown_codes"] == {"XQZ": 1}
     proc, known = score(variants["known"], und, tmp_path / "known")
     assert proc.returncode == 0, proc.stderr
     proc, orig = score(spec_src, und, tmp_path / "orig")
