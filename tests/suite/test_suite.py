@@ -51,7 +51,8 @@ def test_default_probes_need_no_file_and_fit_the_model_kind():
 
 
 @requires_data
-def test_suite_limit_6_writes_a_report_card(tmp_path):
+def test_suite_limit_6_writes_a_report_card(tmp_path, monkeypatch):
+    monkeypatch.setenv("BIASLAB_CACHE_DIR", str(tmp_path / "c"))  # the files the suite's process can find
     out = tmp_path / "suite"
     printed = biaslab("suite", "--model", "scripted/echo", "--limit", "6", "--out", out, "-q", cache=tmp_path / "c")
     res = json.loads((out / "results.json").read_text())

@@ -53,6 +53,7 @@ def test_a_suite_gated_against_a_baseline_suite(tmp_path):
     assert set(cases) == {
         ("biaslab.gate.jobs-lum", "masculine_rate"),
         ("biaslab.gate.jobs-lum", "stereotype_rate"),
+        ("biaslab.gate.jobs-lum", "disparity"),  # every headline of the probe is gated
         ("biaslab.gate.winosemitism", "bias_score"),
     }
     assert cases[("biaslab.gate.jobs-lum", "masculine_rate")].get("type") == "regressed"

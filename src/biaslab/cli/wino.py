@@ -12,60 +12,38 @@ from biaslab.cli.common import console, new_app
 from biaslab.errors import ConfigError
 from biaslab.models.registry import DEFAULT_MODEL
 
-app = new_app(
-    "wino", "Paired-sentence bias benchmarks (WinoSemitism, WinoQueer, your own): build pairs from components."
-)
+app = new_app("wino", "Paired-sentence bias benchmarks (WinoSemitism, WinoQueer, your own): build pairs from "
+                      "components.")
 review_app = new_app("review", "Human review of model predicates: export for review, import the reviewed file.")
 app.add_typer(review_app, name="review")
 
-EMBEDDING_HELP = (
-    "Embedding model: all-mpnet-base-v2 (the paper's), all-minilm-l6-v2 (smaller), or a local "
-    "sentence-transformers folder."
-)
+EMBEDDING_HELP = "Embedding model: all-mpnet-base-v2 (the paper's), all-minilm-l6-v2 (smaller), or a local " \
+                 "sentence-transformers folder."
 
 
 @app.command()
 def build(
-    benchmark: str = typer.Argument(
-        ...,
-        help="winosemitism (H-WS), gpt-winosemitism, gpt-winoqueer, winoqueer-human, or custom (with --components).",
-    ),
+    benchmark: str = typer.Argument(..., help="winosemitism (H-WS), gpt-winosemitism, gpt-winoqueer, "
+                                              "winoqueer-human, or custom (with --components)."),
     out: Path = typer.Option(..., "--out", "-o", help="The pairs CSV to write."),
     seed: int = typer.Option(0, "--seed", help="Seed of the random draws (names, counterfactuals)."),
-    faithful: bool = typer.Option(
-        False,
-        "--faithful",
-        help="Published benchmarks: follow the original rules "
-        "and quirks exactly (default: correct the quirks and say what changed). "
-        "custom: use the components exactly as written (no verb agreement, no "
-        "pronoun slots resolved per person in predicates).",
-    ),
-    components: Path | None = typer.Option(
-        None,
-        "--components",
-        help="Folder of your own components "
-        "(templates, identities, counterfactuals, predicates, names; "
-        "`biaslab wino example DIR` writes one).",
-    ),
-    check_counterfactuals: bool = typer.Option(
-        False,
-        "--check-counterfactuals",
-        help="Also list the pairs whose "
-        "two sentences differ in more than the group term: compared word "
-        "by word (case and a/an aside), they must differ in one place (or "
-        "the same substitution repeated), and the group term must keep "
-        'its number. "Autistic people lack empathy." / "Able-bodied '
-        'people lack empathy." passes; a counterfactual phrase such as '
-        '"people who are younger" for "older people" is listed. The '
-        "pairs are written either way.",
-    ),
-    verbose: bool = typer.Option(
-        False,
-        "--verbose",
-        "-v",
-        help="List every component each fix changed (custom: "
-        "each grammar rule applied) and every pair the counterfactual check lists.",
-    ),
+    faithful: bool = typer.Option(False, "--faithful", help="Published benchmarks: follow the original rules "
+                                  "and quirks exactly (default: correct the quirks and say what changed). "
+                                  "custom: use the components exactly as written (no verb agreement, no "
+                                  "pronoun slots resolved per person in predicates)."),
+    components: Path | None = typer.Option(None, "--components", help="Folder of your own components "
+                                              "(templates, identities, counterfactuals, predicates, names; "
+                                              "`biaslab wino example DIR` writes one)."),
+    check_counterfactuals: bool = typer.Option(False, "--check-counterfactuals", help="Also list the pairs whose "
+                                               "two sentences differ in more than the group term: compared word "
+                                               "by word (case and a/an aside), they must differ in one place (or "
+                                               "the same substitution repeated), and the group term must keep "
+                                               "its number. \"Autistic people lack empathy.\" / \"Able-bodied "
+                                               "people lack empathy.\" passes; a counterfactual phrase such as "
+                                               "\"people who are younger\" for \"older people\" is listed. The "
+                                               "pairs are written either way."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="List every component each fix changed (custom: "
+                                 "each grammar rule applied) and every pair the counterfactual check lists."),
 ) -> None:
     """Build a benchmark's pairs (sent_more, sent_less, target_ID, form, template, subject,
     counterfactual, predicate, predicate_id) from its components, seeded and deterministic.
@@ -99,9 +77,8 @@ def build(
 
     if out.exists() and out.is_dir():
         raise ConfigError(f"--out {out} is a directory; give a file name such as pairs.csv")
-    result = build_benchmark(
-        benchmark, out, seed=seed, faithful=faithful, components=components, check_counterfactuals=check_counterfactuals
-    )
+    result = build_benchmark(benchmark, out, seed=seed, faithful=faithful, components=components,
+                             check_counterfactuals=check_counterfactuals)
     print_build(result, out, verbose=verbose)
 
 
@@ -111,10 +88,8 @@ def print_build(result, out: Path, *, verbose: bool = False) -> None:
 
     con = console()
     mode = "faithful" if result.faithful else "corrected"
-    con.print(
-        f"{result.benchmark}: {len(result.pairs):,} pairs ({mode} mode, seed {result.seed}; "
-        f"{result.n_before_dedup:,} before de-duplication)"
-    )
+    con.print(f"{result.benchmark}: {len(result.pairs):,} pairs ({mode} mode, seed {result.seed}; "
+              f"{result.n_before_dedup:,} before de-duplication)")
     counts = Table(title="pairs per target group")
     counts.add_column("target_ID")
     counts.add_column("pairs", justify="right")
@@ -124,18 +99,14 @@ def print_build(result, out: Path, *, verbose: bool = False) -> None:
         if not p.predicate_id.endswith("#no-predicate"):
             preds.setdefault(p.target_ID, set()).add(p.predicate_id)
     for group, n in result.group_counts().items():
-        counts.add_row(
-            escape(repr(group) if group != group.strip() else group), f"{n:,}", str(len(preds.get(group, ())))
-        )
+        counts.add_row(escape(repr(group) if group != group.strip() else group), f"{n:,}",
+                       str(len(preds.get(group, ()))))
     con.print(counts)
     custom = result.custom
     if result.fixes and (verbose or not custom):
         # A custom build has no original: its grammar rules are the documented build rules, not fixes.
-        title = (
-            "grammar rules applied (see --help; --faithful: none)"
-            if custom
-            else "fixes of the original's quirks (omit with --faithful)"
-        )
+        title = "grammar rules applied (see --help; --faithful: none)" if custom else \
+            "fixes of the original's quirks (omit with --faithful)"
         fixes = Table(title=title)
         for col in ("rule" if custom else "fix", "what", "components", "pairs touched"):
             fixes.add_column(col, justify="right" if col in ("components", "pairs touched") else "left")
@@ -152,10 +123,8 @@ def print_build(result, out: Path, *, verbose: bool = False) -> None:
         con.print(f"[yellow]note:[/] {escape(w)}")
     issues = result.counterfactual_issues
     if issues is not None:
-        con.print(
-            f"counterfactual check: {len(issues):,} of {len(result.pairs):,} pairs differ in more than the "
-            "group term" + (":" if issues else "")
-        )
+        con.print(f"counterfactual check: {len(issues):,} of {len(result.pairs):,} pairs differ in more than the "
+                  "group term" + (":" if issues else ""))
         for more, less, issue in issues if verbose else issues[:5]:
             con.print(f"  {escape(more)} / {escape(less)}: {escape(issue)}")
         if issues and not verbose and len(issues) > 5:
@@ -179,11 +148,9 @@ def predicate_example(target: Path = typer.Argument(..., help="Folder to create 
     from biaslab.wino.predicates.example import write_example
 
     write_example(target)
-    console().print(
-        f"wrote {target}/survey.csv and human_predicates.csv; next: biaslab wino extract-predicates "
-        f"--survey {target}/survey.csv --human {target}/human_predicates.csv "
-        f"--out {target}/model_predicates.csv"
-    )
+    console().print(f"wrote {target}/survey.csv and human_predicates.csv; next: biaslab wino extract-predicates "
+                    f"--survey {target}/survey.csv --human {target}/human_predicates.csv "
+                    f"--out {target}/model_predicates.csv")
 
 
 def _table(title: str, header: list[str], rows: list[list[str]]):
@@ -205,46 +172,25 @@ def _rates_rows(rates: dict) -> list[list[str]]:
 @app.command("extract-predicates")
 def extract_predicates(
     survey: Path = typer.Option(..., "--survey", help="Survey answers CSV: response_id, group, identity_noun, text."),
-    model: str | None = typer.Option(
-        None,
-        "--model",
-        "-m",
-        envvar="BIASLAB_MODEL",
-        help=f"Model spec (default {DEFAULT_MODEL}; see `biaslab models`).",
-    ),
-    per_response: str = typer.Option(
-        "human",
-        "--per-response",
-        help="Calls per answer: human (as many as the "
-        "human predicates of that answer, the paper's setting; needs --human), a "
-        "number N, or until-none (until the model answers NONE).",
-    ),
-    human: Path | None = typer.Option(
-        None,
-        "--human",
-        help="Human predicates CSV (response_id, group, predicate): counts the calls for --per-response human.",
-    ),
-    out: Path = typer.Option(
-        ...,
-        "--out",
-        "-o",
-        help="Model predicates CSV to write (with the quality flags); a .meta.json beside it records the run.",
-    ),
+    model: str | None = typer.Option(None, "--model", "-m", envvar="BIASLAB_MODEL",
+                                        help=f"Model spec (default {DEFAULT_MODEL}; see `biaslab models`)."),
+    per_response: str = typer.Option("human", "--per-response", help="Calls per answer: human (as many as the "
+                                     "human predicates of that answer, the paper's setting; needs --human), a "
+                                     "number N, or until-none (until the model answers NONE)."),
+    human: Path | None = typer.Option(None, "--human", help="Human predicates CSV (response_id, group, "
+                                         "predicate): counts the calls for --per-response human."),
+    out: Path = typer.Option(..., "--out", "-o", help="Model predicates CSV to write (with the quality flags); "
+                             "a .meta.json beside it records the run."),
     seed: int = typer.Option(0, "--seed", help="Run seed; every request's sampling seed derives from it."),
     temperature: float = typer.Option(0.3, "--temperature", help="Sampling temperature (the paper's 0.3)."),
     max_tokens: int = typer.Option(40, "--max-tokens", help="Token limit of one answer."),
     max_per_response: int = typer.Option(10, "--max-per-response", help="until-none: most calls per answer."),
-    embedding: str = typer.Option(
-        "all-minilm-l6-v2",
-        "--embedding",
-        help="Embedding model of the not_grounded and repeated_prior flags, or none (word overlap only).",
-    ),
-    base_url: str | None = typer.Option(
-        None, "--base-url", envvar="BIASLAB_BASE_URL", help="Base URL of an OpenAI-compatible server."
-    ),
-    cache_dir: Path | None = typer.Option(
-        None, "--cache-dir", help="Response cache folder (default: user cache; env BIASLAB_CACHE_DIR)."
-    ),
+    embedding: str = typer.Option("all-minilm-l6-v2", "--embedding", help="Embedding model of the not_grounded "
+                                  "and repeated_prior flags, or none (word overlap only)."),
+    base_url: str | None = typer.Option(None, "--base-url", envvar="BIASLAB_BASE_URL",
+                                           help="Base URL of an OpenAI-compatible server."),
+    cache_dir: Path | None = typer.Option(None, "--cache-dir", help="Response cache folder (default: user cache; "
+                                             "env BIASLAB_CACHE_DIR)."),
     max_concurrency: int = typer.Option(8, "--max-concurrency", help="Parallel requests to an HTTP server."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
 ) -> None:
@@ -257,36 +203,16 @@ def extract_predicates(
     from biaslab.wino.predicates.study import run_extract
 
     err = console(stderr=True)
-    meta = run_extract(
-        survey_path=survey,
-        model_spec=model,
-        per_response=per_response,
-        human_path=human,
-        out=out,
-        seed=seed,
-        temperature=temperature,
-        max_tokens=max_tokens,
-        max_per_response=max_per_response,
-        embedding=embedding,
-        base_url=base_url,
-        cache_dir=cache_dir,
-        max_concurrency=max_concurrency,
-        quiet=quiet,
-        console=err,
-    )
+    meta = run_extract(survey_path=survey, model_spec=model, per_response=per_response, human_path=human, out=out,
+                       seed=seed, temperature=temperature, max_tokens=max_tokens, max_per_response=max_per_response,
+                       embedding=embedding, base_url=base_url, cache_dir=cache_dir, max_concurrency=max_concurrency,
+                       quiet=quiet, console=err)
     con = console()
-    con.print(
-        _table(
-            f"{meta['n_predicates']} predicates from {meta['n_asked']} answers: how often each flag fires",
-            ["flag", "predicates", "share"],
-            _rates_rows(meta["flag_rates"]),
-        )
-    )
+    con.print(_table(f"{meta['n_predicates']} predicates from {meta['n_asked']} answers: how often each flag fires",
+                     ["flag", "predicates", "share"], _rates_rows(meta["flag_rates"])))
     stops = ", ".join(f"{k} {v}" for k, v in meta["stops"].items() if v)
-    con.print(
-        f"stopped: {stops}; skipped (no human predicates): {len(meta['skipped_without_human_predicates'])}; "
-        f"model calls {meta['run']['model_calls']}, cache hits {meta['run']['cache_hits']}"
-    )
+    con.print(f"stopped: {stops}; skipped (no human predicates): {len(meta['skipped_without_human_predicates'])}; "
+              f"model calls {meta['run']['model_calls']}, cache hits {meta['run']['cache_hits']}")
     con.print(f"wrote {out}")
 
 
@@ -308,25 +234,14 @@ def flag_predicates_cmd(
 
 @app.command("predicate-quality")
 def predicate_quality(
-    human: str = typer.Option(
-        ...,
-        "--human",
-        help="Human predicates CSV (response_id, group, predicate), or a "
-        "released list: winosemitism, gpt-winosemitism, gpt-winoqueer, winoqueer-human.",
-    ),
+    human: str = typer.Option(..., "--human", help="Human predicates CSV (response_id, group, predicate), or a "
+                              "released list: winosemitism, gpt-winosemitism, gpt-winoqueer, winoqueer-human."),
     model_predicates: str = typer.Option(..., "--model-predicates", help="Model predicates CSV, or a released list."),
-    match_by: str = typer.Option(
-        "response",
-        "--match-by",
-        help="response: compare with the model predicates of "
-        "the same answer (the paper); group: with all model predicates of the group.",
-    ),
+    match_by: str = typer.Option("response", "--match-by", help="response: compare with the model predicates of "
+                                 "the same answer (the paper); group: with all model predicates of the group."),
     embedding: str = typer.Option("all-mpnet-base-v2", "--embedding", help=EMBEDDING_HELP),
-    sentence_prefix: str = typer.Option(
-        "All Jewish people are ",
-        "--sentence-prefix",
-        help="Prefix of the SCS sentences (WinoQueer: 'All LGBTQ people are ').",
-    ),
+    sentence_prefix: str = typer.Option("All Jewish people are ", "--sentence-prefix",
+                                        help="Prefix of the SCS sentences (WinoQueer: 'All LGBTQ people are ')."),
     survey: Path | None = typer.Option(None, "--survey", help="Check both files' ids against this survey."),
     out: Path = typer.Option(..., "--out", "-o", help="Folder for per_predicate.csv, results.json, report.html."),
     seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
@@ -337,30 +252,15 @@ def predicate_quality(
     from biaslab.wino.predicates.study import run_quality
 
     err = console(stderr=True)
-    res = run_quality(
-        human_path=human,
-        model_path=model_predicates,
-        match_by=match_by,
-        embedding=embedding,
-        prefix=sentence_prefix,
-        out_dir=out,
-        survey_path=survey,
-        seed=seed,
-        note=lambda s: err.print(f"[yellow]note:[/] {s}"),
-    )
+    res = run_quality(human_path=human, model_path=model_predicates, match_by=match_by, embedding=embedding,
+                      prefix=sentence_prefix, out_dir=out, survey_path=survey, seed=seed,
+                      note=lambda s: err.print(f"[yellow]note:[/] {s}"))
     con = console()
-    con.print(
-        _table(
-            f"predicate quality ({res['parameters']['embedding']}, match by {match_by})",
-            TERMINAL_TABLE2,
-            terminal_table2_rows(res["table"]),
-        )
-    )
+    con.print(_table(f"predicate quality ({res['parameters']['embedding']}, match by {match_by})", TERMINAL_TABLE2,
+                     terminal_table2_rows(res["table"])))
     cov, exact = res["table"][-1]["coverage"], res["table"][-1]["model_exact_match"]
-    con.print(
-        f"coverage {100 * (cov or 0):.0f}% of human predicates had a model predicate to compare; "
-        f"model predicates exactly matching a human one: {100 * (exact or 0):.2f}%"
-    )
+    con.print(f"coverage {100 * (cov or 0):.0f}% of human predicates had a model predicate to compare; "
+              f"model predicates exactly matching a human one: {100 * (exact or 0):.2f}%")
     con.print(f"wrote {out}/per_predicate.csv, results.json, report.html")
 
 
@@ -384,35 +284,24 @@ def review_export(
 def review_import(
     reviewed: Path = typer.Option(..., "--reviewed", help="The filled-in review CSV."),
     out: Path = typer.Option(..., "--out", "-o", help="Folder for predicates.csv, review_summary.json, review.html."),
-    components_from: Path | None = typer.Option(
-        None,
-        "--components-from",
-        help="A components folder to copy "
-        "into --out with the accepted predicates, ready for "
-        "`biaslab wino build custom --components OUT`.",
-    ),
-    skip_unreviewed: bool = typer.Option(
-        False,
-        "--skip-unreviewed",
-        help="Summarise the rows that have a category and ignore the others (default: an error).",
-    ),
+    components_from: Path | None = typer.Option(None, "--components-from", help="A components folder to copy "
+                                                   "into --out with the accepted predicates, ready for "
+                                                   "`biaslab wino build custom --components OUT`."),
+    skip_unreviewed: bool = typer.Option(False, "--skip-unreviewed", help="Summarise the rows that have a "
+                                         "category and ignore the others (default: an error)."),
 ) -> None:
     """Summarise a review (category shares per group, the paper's Table 3; precision and recall
     of each flag) and write the accepted predicates as a components predicates.csv."""
     from biaslab.wino.predicates.reports import FLAG_HEADER, TABLE3_HEADER, flag_rows, table3_rows
     from biaslab.wino.predicates.study import run_review_import
 
-    s = run_review_import(
-        reviewed_path=reviewed, out_dir=out, components_from=components_from, skip_unreviewed=skip_unreviewed
-    )
+    s = run_review_import(reviewed_path=reviewed, out_dir=out, components_from=components_from,
+                          skip_unreviewed=skip_unreviewed)
     con = console()
     con.print(_table("reviewed categories (%)", TABLE3_HEADER, table3_rows(s["table"])))
     con.print(_table("flags vs reviewers", FLAG_HEADER, flag_rows(s["flags"])))
     left = ", ".join(f"{k} {v}" for k, v in s["left_out"].items() if v)
     con.print(f"accepted {s['accepted']} predicates" + (f" (left out: {left})" if left else ""))
-    target = (
-        f"biaslab wino build custom --components {out} --out pairs.csv"
-        if components_from
-        else f"{out}/predicates.csv (copy it into a components folder)"
-    )
+    target = f"biaslab wino build custom --components {out} --out pairs.csv" if components_from else \
+        f"{out}/predicates.csv (copy it into a components folder)"
     con.print(f"wrote {out}/predicates.csv, review_summary.json, review.html; next: {target}")

@@ -286,7 +286,8 @@ def estimate_suite(
     out = []
     for name in chosen:
         probe = create_probe(name)
-        cfg = RunConfig(limit=limit if limit is not None else probe.suite_size)
+        asked = limit if limit is not None else probe.suite_size
+        cfg = RunConfig(limit=max(asked, probe.min_limit))  # as the suite runs it: a balanced design's smallest size
         planned = plan_run(probe, probe.select_items(probe.load_items(), cfg), cfg)
         for spec in models:
             out.append(

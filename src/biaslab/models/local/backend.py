@@ -110,7 +110,6 @@ from biaslab.models.local.static_generation import generate_static
 
 log = logging.getLogger(__name__)
 
-
 def cpu_has_bf16() -> bool:
     """Whether this CPU multiplies bfloat16 natively (AVX512-BF16 or AMX), from /proc/cpuinfo."""
     try:
@@ -121,6 +120,8 @@ def cpu_has_bf16() -> bool:
     return "avx512_bf16" in flags or "amx_bf16" in flags
 
 
+
+
 def from_hf_spec(name: str, *, base_url: str | None = None, options: dict[str, Any] | None = None) -> ModelBackend:
     """``hf/<hub id or dir>``: a causal LM, or a masked LM (BERT-like config) scored by pseudo-log-likelihood."""
     source, _ = hf_source(name, base_url)
@@ -129,9 +130,8 @@ def from_hf_spec(name: str, *, base_url: str | None = None, options: dict[str, A
     return TransformersBackend(source, gguf_file=None, **(options or {}))
 
 
-def from_gguf_spec(
-    name: str, *, base_url: str | None = None, options: dict[str, Any] | None = None
-) -> TransformersBackend:
+def from_gguf_spec(name: str, *, base_url: str | None = None,
+                   options: dict[str, Any] | None = None) -> TransformersBackend:
     """``gguf/<path.gguf>``; ``gguf/<org>/<repo>/<file.gguf>`` loads a file from a hub repository."""
     source, gguf_file = gguf_source(name, base_url)
     return TransformersBackend(source, gguf_file=gguf_file, **(options or {}))
@@ -160,8 +160,7 @@ class TransformersBackend(ModelBackend):
         tok = self._m.tokenizer
         self.use_chat_template = opts["chat_template"] == "auto" and bool(getattr(tok, "chat_template", None))
         self.model_temperature, self.model_top_p = local_sampling.model_defaults(
-            getattr(self._m.model, "generation_config", None)
-        )
+            getattr(self._m.model, "generation_config", None))
         self.stop_ids = self._stop_ids()
         self._pad_id = self._pick_pad_id()
 
@@ -248,11 +247,9 @@ class TransformersBackend(ModelBackend):
             else:
                 m.engine_failed = True
         if m.engine is None and self.engine_choice == "continuous":
-            raise ConfigError(
-                f"engine=continuous runs Llama, Mistral, Qwen2, Qwen3, Phi-3 and Gemma 3 text models "
-                f"whose config it follows exactly (e.g. default or linear RoPE), not this "
-                f"{getattr(m.model.config, 'model_type', '?')} model; use engine=auto"
-            )
+            raise ConfigError(f"engine=continuous runs Llama, Mistral, Qwen2, Qwen3, Phi-3 and Gemma 3 text models "
+                              f"whose config it follows exactly (e.g. default or linear RoPE), not this "
+                              f"{getattr(m.model.config, 'model_type', '?')} model; use engine=auto")
         if self.precision == "bf16":
             return self._reduced_engine()
         return m.engine
@@ -261,15 +258,11 @@ class TransformersBackend(ModelBackend):
         """The engine with its matrix products in bfloat16 (``precision=bf16``, :mod:`.llama.precision`)."""
         m = self._m
         if m.engine is None:
-            raise ConfigError(
-                "precision=bf16 is for the models the fast engine runs (Llama, Mistral, Qwen2/3, Phi-3, "
-                "Gemma 3); drop the option (or use dtype=bfloat16)"
-            )
+            raise ConfigError("precision=bf16 is for the models the fast engine runs (Llama, Mistral, Qwen2/3, Phi-3, "
+                              "Gemma 3); drop the option (or use dtype=bfloat16)")
         if m.device.type == "cpu" and not cpu_has_bf16():
-            raise ConfigError(
-                "precision=bf16 needs a CPU with AVX512-BF16 or AMX (without them bfloat16 "
-                "products are slower than float32); drop the option"
-            )
+            raise ConfigError("precision=bf16 needs a CPU with AVX512-BF16 or AMX (without them bfloat16 "
+                              "products are slower than float32); drop the option")
         if self.precision not in m.reduced_engines:
             m.reduced_engines[self.precision] = LlamaEngine(m.model, matmul_dtype=REDUCED_DTYPES[self.precision])
         return m.reduced_engines[self.precision]
@@ -288,26 +281,11 @@ class TransformersBackend(ModelBackend):
         engine = self._engine()
         with torch.inference_mode():
             if engine is not None:
-                engine.generate(
-                    prompts,
-                    decodings,
-                    self.stop_ids,
-                    finish,
-                    max_slots=self.max_slots,
-                    kv_budget_bytes=self.kv_budget_bytes,
-                    workers=self.workers,
-                )
+                engine.generate(prompts, decodings, self.stop_ids, finish, max_slots=self.max_slots,
+                                kv_budget_bytes=self.kv_budget_bytes, workers=self.workers)
             else:
-                generate_static(
-                    self._m.model,
-                    self._m.device,
-                    prompts,
-                    decodings,
-                    finish,
-                    batch_size=self.batch_size,
-                    stop_ids=self.stop_ids,
-                    pad_id=self._pad_id,
-                )
+                generate_static(self._m.model, self._m.device, prompts, decodings, finish,
+                                batch_size=self.batch_size, stop_ids=self.stop_ids, pad_id=self._pad_id)
         missing = [i for i, r in enumerate(results) if r is None]
         if missing:  # pragma: no cover - engine bug guard
             raise BackendError(f"the local backend returned no result for {len(missing)} request(s)")
@@ -319,19 +297,14 @@ class TransformersBackend(ModelBackend):
         (:mod:`biaslab.models.likelihood_rule`)."""
         return prompting.score_ids(self._m.tokenizer, request)
 
-    def loglikelihood(
-        self, requests: Sequence[LoglikelihoodRequest], on_result: OnResult | None = None
-    ) -> list[LoglikelihoodResult]:
+    def loglikelihood(self, requests: Sequence[LoglikelihoodRequest],
+                      on_result: OnResult | None = None) -> list[LoglikelihoodResult]:
         encoded = [self._score_ids(r) for r in requests]
         limit = getattr(self._m.model.config, "max_position_embeddings", None)
         for r, (ids, _) in zip(requests, encoded):
             if limit and len(ids) > limit:
-                raise ContextLengthError(
-                    f"a text of {len(ids)} tokens is longer than the model's context of {limit} tokens",
-                    request=r,
-                    n_tokens=len(ids),
-                    limit=int(limit),
-                )
+                raise ContextLengthError(f"a text of {len(ids)} tokens is longer than the model's context of "
+                                         f"{limit} tokens", request=r, n_tokens=len(ids), limit=int(limit))
         results: list[LoglikelihoodResult | None] = [None] * len(requests)
         engine = self._engine()
         if engine is not None:
@@ -342,9 +315,9 @@ class TransformersBackend(ModelBackend):
             start = 0
             while start < len(order):
                 width = len(encoded[order[start]][0])
-                n_cont = max(len(encoded[i][0]) - encoded[i][1] for i in order[start : start + self.batch_size])
+                n_cont = max(len(encoded[i][0]) - encoded[i][1] for i in order[start:start + self.batch_size])
                 rows_fit = max(1, self.sizes.logits_floats // max(1, n_cont * vocab))
-                rows = order[start : start + min(self.batch_size, rows_fit)]
+                rows = order[start:start + min(self.batch_size, rows_fit)]
                 start += len(rows)
                 for i, res in zip(rows, self._score_batch([encoded[i] for i in rows], width)):
                     results[i] = res
@@ -352,9 +325,8 @@ class TransformersBackend(ModelBackend):
                         on_result(i, res)
         return results  # type: ignore[return-value]
 
-    def _loglikelihood_engine(
-        self, engine: LlamaEngine, encoded: list[tuple[list[int], int]], on_result: OnResult | None
-    ) -> list[LoglikelihoodResult]:
+    def _loglikelihood_engine(self, engine: LlamaEngine, encoded: list[tuple[list[int], int]],
+                              on_result: OnResult | None) -> list[LoglikelihoodResult]:
         """Scoring with the engine: packed prefix trees, one torch thread per worker (:mod:`.llama.scoring`)."""
         tok = self._m.tokenizer
         results: list[LoglikelihoodResult | None] = [None] * len(encoded)
@@ -369,9 +341,8 @@ class TransformersBackend(ModelBackend):
         def done(i: int, logprobs: list[float], greedy: list[bool]) -> None:
             ids, n = encoded[i]
             cont = ids[n:]
-            res = LoglikelihoodResult(
-                logprobs[n - 1 :], [text(t) for t in cont], all(greedy[n - 1 :]), token_ids=list(cont)
-            )
+            res = LoglikelihoodResult(logprobs[n - 1:], [text(t) for t in cont], all(greedy[n - 1:]),
+                                      token_ids=list(cont))
             results[i] = res
             if on_result is not None:
                 on_result(i, res)
@@ -388,16 +359,11 @@ class TransformersBackend(ModelBackend):
         ids = torch.full((len(batch), width), self._pad_id, dtype=torch.long)
         mask = torch.zeros((len(batch), width), dtype=torch.long)
         for r, (toks, _) in enumerate(batch):  # left padding: every row ends at the last column
-            ids[r, width - len(toks) :] = torch.tensor(toks, dtype=torch.long)
-            mask[r, width - len(toks) :] = 1
+            ids[r, width - len(toks):] = torch.tensor(toks, dtype=torch.long)
+            mask[r, width - len(toks):] = 1
         pos = (mask.cumsum(-1) - 1).clamp(min=0)
-        out = model(
-            input_ids=ids.to(device),
-            attention_mask=mask.to(device),
-            position_ids=pos.to(device),
-            logits_to_keep=keep + 1,
-            use_cache=False,
-        )
+        out = model(input_ids=ids.to(device), attention_mask=mask.to(device), position_ids=pos.to(device),
+                    logits_to_keep=keep + 1, use_cache=False)
         # logits[:, j] predicts the token at column width - keep + j
         logp = torch.log_softmax(out.logits[:, :-1].float(), dim=-1)
         results = []
@@ -407,15 +373,10 @@ class TransformersBackend(ModelBackend):
                 results.append(LoglikelihoodResult([], [], True))
                 continue
             target = torch.tensor(toks[n:], dtype=torch.long, device=logp.device)
-            lp = logp[r, keep - m :]
+            lp = logp[r, keep - m:]
             token_lp = lp.gather(1, target[:, None])[:, 0]
             greedy = bool((lp.argmax(-1) == target).all())
-            results.append(
-                LoglikelihoodResult(
-                    [float(x) for x in token_lp.tolist()],
-                    [tok.decode([t]) for t in toks[n:]],
-                    greedy,
-                    token_ids=list(toks[n:]),
-                )
-            )
+            results.append(LoglikelihoodResult([float(x) for x in token_lp.tolist()],
+                                               [tok.decode([t]) for t in toks[n:]], greedy, token_ids=list(toks[n:])))
         return results
+

@@ -111,9 +111,8 @@ class LlamaEngine:
         self.device = self.embed.device
         self.dtype = self.embed.dtype
         # as transformers: the scale is a float32 scalar converted to the model dtype
-        self.embed_scale = (
-            None if arch.embed_scale is None else torch.tensor(arch.embed_scale, dtype=torch.float32).to(self.dtype)
-        )
+        self.embed_scale = (None if arch.embed_scale is None
+                            else torch.tensor(arch.embed_scale, dtype=torch.float32).to(self.dtype))
         self.norm: torch.Tensor = self._norm_scale(inner.norm.weight)
         self.layers = [self._fuse(layer) for layer in inner.layers]
         # reduced precision (opt-in): the layers' matrix products in matmul_dtype (see _mixed)
@@ -134,37 +133,15 @@ class LlamaEngine:
         self.scorer = PackedScorer(self)
 
     # -- generation and scoring (the loops that use the engine) ------------------------------
-    def generate(
-        self,
-        prompts: Sequence[list[int]],
-        decodings: Sequence[Decoding],
-        stop_ids: set[int],
-        on_finish: OnFinish,
-        *,
-        max_slots: int = MAX_SLOTS,
-        kv_budget_bytes: int = KV_BUDGET_BYTES,
-        workers: int | None = None,
-    ) -> None:
+    def generate(self, prompts: Sequence[list[int]], decodings: Sequence[Decoding], stop_ids: set[int],
+                 on_finish: OnFinish, *, max_slots: int = MAX_SLOTS, kv_budget_bytes: int = KV_BUDGET_BYTES,
+                 workers: int | None = None) -> None:
         """Generate for all prompts by continuous batching (:meth:`.batching.ContinuousBatcher.generate`)."""
-        self.batcher.generate(
-            prompts,
-            decodings,
-            stop_ids,
-            on_finish,
-            max_slots=max_slots,
-            kv_budget_bytes=kv_budget_bytes,
-            workers=workers,
-        )
+        self.batcher.generate(prompts, decodings, stop_ids, on_finish, max_slots=max_slots,
+                              kv_budget_bytes=kv_budget_bytes, workers=workers)
 
-    def score(
-        self,
-        texts: Sequence[list[int]],
-        on_scored: OnScored,
-        *,
-        batch_tokens: int = BATCH_TOKENS,
-        workers: int | None = None,
-        pack_tokens: int = PACK_TOKENS,
-    ) -> None:
+    def score(self, texts: Sequence[list[int]], on_scored: OnScored, *, batch_tokens: int = BATCH_TOKENS,
+              workers: int | None = None, pack_tokens: int = PACK_TOKENS) -> None:
         """Score every token of every text in packed prefix trees (:meth:`.scoring.PackedScorer.score`)."""
         self.scorer.score(texts, on_scored, batch_tokens=batch_tokens, workers=workers, pack_tokens=pack_tokens)
 
@@ -190,28 +167,13 @@ class LlamaEngine:
             wgu = _fuse_linears([m.gate_proj, m.up_proj])
         qk = dict(q_norm=norm(a.q_norm.weight), k_norm=norm(a.k_norm.weight)) if arch.qk_norm else {}
         if not arch.sandwich_norms:  # Llama: "post_attention_layernorm" is the norm before the MLP
-            return LayerWeights(
-                norm(layer.input_layernorm.weight),
-                wqkv,
-                a.o_proj.weight.detach(),
-                norm(layer.post_attention_layernorm.weight),
-                wgu,
-                m.down_proj.weight.detach(),
-                bqkv=bqkv,
-                **qk,
-            )
-        return LayerWeights(
-            norm(layer.input_layernorm.weight),
-            wqkv,
-            a.o_proj.weight.detach(),
-            norm(layer.pre_feedforward_layernorm.weight),
-            wgu,
-            m.down_proj.weight.detach(),
-            post_attn=norm(layer.post_attention_layernorm.weight),
-            post_mlp=norm(layer.post_feedforward_layernorm.weight),
-            bqkv=bqkv,
-            **qk,
-        )
+            return LayerWeights(norm(layer.input_layernorm.weight), wqkv, a.o_proj.weight.detach(),
+                                norm(layer.post_attention_layernorm.weight), wgu, m.down_proj.weight.detach(),
+                                bqkv=bqkv, **qk)
+        return LayerWeights(norm(layer.input_layernorm.weight), wqkv, a.o_proj.weight.detach(),
+                            norm(layer.pre_feedforward_layernorm.weight), wgu, m.down_proj.weight.detach(),
+                            post_attn=norm(layer.post_attention_layernorm.weight),
+                            post_mlp=norm(layer.post_feedforward_layernorm.weight), bqkv=bqkv, **qk)
 
     # -- the shared math -------------------------------------------------------------------
     def rms(self, x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
@@ -238,9 +200,8 @@ class LlamaEngine:
         x = F.embedding(tokens, self.embed)
         return x if self.embed_scale is None else x * self.embed_scale
 
-    def attention_inputs(
-        self, li: int, x: torch.Tensor, linear: Linear, ropes: list[tuple[torch.Tensor, torch.Tensor]]
-    ) -> tuple[torch.Tensor, ...]:
+    def attention_inputs(self, li: int, x: torch.Tensor, linear: Linear,
+                         ropes: list[tuple[torch.Tensor, torch.Tensor]]) -> tuple[torch.Tensor, ...]:
         """q [B, T, H, D], k and v [B, T, KV, D] of layer ``li`` for the residual stream ``x`` [B, T, hidden]."""
         layer = self.layers[li]
         B, T = x.shape[0], x.shape[1]
@@ -268,9 +229,8 @@ class LlamaEngine:
             out = self.rms(out, layer.post_mlp)
         return x + out
 
-    def attention_masks(
-        self, mask: torch.Tensor, q_pos: torch.Tensor, k_pos: torch.Tensor, span: int
-    ) -> dict[int | None, torch.Tensor]:
+    def attention_masks(self, mask: torch.Tensor, q_pos: torch.Tensor, k_pos: torch.Tensor,
+                        span: int) -> dict[int | None, torch.Tensor]:
         """The causal ``mask`` [..., Tq, Tk] for each window the layers use: a sliding layer's also hides keys
         ``window`` or more positions back (``q_pos`` [..., Tq], ``k_pos`` [..., Tk]; ``span``: the largest
         query-key distance there can be, under which a window changes nothing)."""
@@ -305,15 +265,8 @@ class LlamaEngine:
         return self.softcap(self.linear(h, w)).float()
 
     # -- the decoder ------------------------------------------------------------------------
-    def forward(
-        self,
-        tokens: torch.Tensor,
-        pos: torch.Tensor,
-        slots: torch.Tensor,
-        cache: KVCache,
-        attn_len: int,
-        last: torch.Tensor | None = None,
-    ) -> torch.Tensor:
+    def forward(self, tokens: torch.Tensor, pos: torch.Tensor, slots: torch.Tensor, cache: KVCache,
+                attn_len: int, last: torch.Tensor | None = None) -> torch.Tensor:
         """Run ``tokens`` [B, T] at positions ``pos`` [B, T] for cache rows ``slots`` [B].
 
         Keys/values are written into the cache first; each query then attends to the cache
@@ -325,12 +278,10 @@ class LlamaEngine:
         x = self.embed_tokens(tokens)
         ropes = self.rope_tables(pos)
         key_pos = torch.arange(attn_len, device=self.device)
-        causal = key_pos[None, None, :] <= pos[:, :, None]  # [B, T, L]
+        causal = (key_pos[None, None, :] <= pos[:, :, None])  # [B, T, L]
         # query layout [B, KV, G*T, D] (GQA without copying keys): row (g, t) uses mask[t]
-        masks = {
-            w: m[:, None, None, :, :].expand(B, 1, G, T, attn_len).reshape(B, 1, G * T, attn_len)
-            for w, m in self.attention_masks(causal, pos, key_pos[None], attn_len - 1).items()
-        }
+        masks = {w: m[:, None, None, :, :].expand(B, 1, G, T, attn_len).reshape(B, 1, G * T, attn_len)
+                 for w, m in self.attention_masks(causal, pos, key_pos[None], attn_len - 1).items()}
         contiguous = bool(T == 1 and slots.numel() == cache.k[0].shape[0])
         rows_b = slots[:, None].expand(B, T)
         for li in range(len(self.layers)):
@@ -345,9 +296,8 @@ class LlamaEngine:
             if keys.dtype != q.dtype:
                 keys, vals = keys.to(q.dtype), vals.to(q.dtype)
             qg = q.view(B, T, KV, G, D).permute(0, 2, 3, 1, 4).reshape(B, KV, G * T, D)
-            att = F.scaled_dot_product_attention(
-                qg, keys, vals, attn_mask=masks[self.arch.layer_window[li]], scale=self.arch.attn_scale
-            )
+            att = F.scaled_dot_product_attention(qg, keys, vals, attn_mask=masks[self.arch.layer_window[li]],
+                                                 scale=self.arch.attn_scale)
             att = att.view(B, KV, G, T, D).permute(0, 3, 1, 2, 4).reshape(B, T, H * D)
             x = self.attention_output(li, x, att, self.linear)
         if last is None:
@@ -396,13 +346,8 @@ def _mixed(base: Linear) -> Linear:
 
 def _cast_layer(layer: LayerWeights, dtype: torch.dtype) -> LayerWeights:
     """The layer with its four weight matrices in ``dtype``, laid out for oneDNN (its norm weights unchanged)."""
-    return replace(
-        layer,
-        wqkv=pack_weight(layer.wqkv.to(dtype)),
-        wo=pack_weight(layer.wo.to(dtype)),
-        wgu=pack_weight(layer.wgu.to(dtype)),
-        wdown=pack_weight(layer.wdown.to(dtype)),
-    )
+    return replace(layer, wqkv=pack_weight(layer.wqkv.to(dtype)), wo=pack_weight(layer.wo.to(dtype)),
+                   wgu=pack_weight(layer.wgu.to(dtype)), wdown=pack_weight(layer.wdown.to(dtype)))
 
 
 def _fuse_linears(linears: list[torch.nn.Linear]) -> torch.Tensor:
@@ -410,12 +355,8 @@ def _fuse_linears(linears: list[torch.nn.Linear]) -> torch.Tensor:
     earlier engine on the same model fused already (consecutive rows of one tensor) are used as they are."""
     ws = [lin.weight.detach() for lin in linears]
     cols, first = ws[0].shape[1], ws[0]
-    if all(
-        w.is_contiguous()
-        and w.shape[1] == cols
-        and w.untyped_storage().data_ptr() == first.untyped_storage().data_ptr()
-        for w in ws
-    ):
+    if all(w.is_contiguous() and w.shape[1] == cols and w.untyped_storage().data_ptr()
+           == first.untyped_storage().data_ptr() for w in ws):
         ends = [w.storage_offset() + w.shape[0] * cols for w in ws]
         if all(w.storage_offset() == end for w, end in zip(ws[1:], ends)):
             return first.as_strided((sum(w.shape[0] for w in ws), cols), (cols, 1))
@@ -423,6 +364,6 @@ def _fuse_linears(linears: list[torch.nn.Linear]) -> torch.Tensor:
     start = 0
     for lin in linears:
         n = lin.weight.shape[0]
-        lin.weight = torch.nn.Parameter(fused[start : start + n], requires_grad=False)
+        lin.weight = torch.nn.Parameter(fused[start:start + n], requires_grad=False)
         start += n
     return fused

@@ -113,7 +113,7 @@ def _merge_same_team(text: str, start: int, runs: list[list[Mention]]) -> list[l
         if out and codes == {m.code for m in out[-1]} and None not in codes:
             out[-1] = out[-1] + run
             continue
-        if out and all(tx.aside(text[start : m.start + 1], m.start - start) for m in run):
+        if out and all(tx.aside(text[start:m.start + 1], m.start - start) for m in run):
             continue
         out.append(run)
     return out
@@ -123,11 +123,8 @@ _SINGULAR_VERB = re.compile(r"\s+(?:was|is|has)\b", re.I)
 
 
 def _split_subject(text: str, run: list[Mention]) -> list[list[Mention]]:
-    if (
-        len(run) > 1
-        and _SINGULAR_VERB.match(text, _m_end(run[-1]))
-        and re.search(r",|\band\b", text[_m_end(run[-2]) : run[-1].start])
-    ):
+    if len(run) > 1 and _SINGULAR_VERB.match(text, _m_end(run[-1])) and \
+            re.search(r",|\band\b", text[_m_end(run[-2]):run[-1].start]):
         return [run[:-1], run[-1:]]
     return [run]
 
@@ -189,17 +186,9 @@ class _Sentence:
         self.excluded.discard(id(m))
 
 
-def pair_sentence(
-    text: str,
-    start: int,
-    end: int,
-    mentions: list[Mention],
-    strong: list[Cue],
-    weak: list[Cue],
-    excl: list[int],
-    genders: list[tuple[int, str]],
-    prev_medal: str | None = None,
-) -> SentenceResult:
+def pair_sentence(text: str, start: int, end: int, mentions: list[Mention], strong: list[Cue],
+                  weak: list[Cue], excl: list[int], genders: list[tuple[int, str]],
+                  prev_medal: str | None = None) -> SentenceResult:
     """Pair the countries of the sentence ``text[start:end]`` with its medals.
 
     ``mentions``, the ``strong`` and ``weak`` cues and the exclusion cues ``excl`` are those inside the
@@ -223,9 +212,8 @@ def _country_runs(text: str, mentions: list[Mention]) -> list[list[Mention]]:
     return [piece for r in _runs(text, mentions, _RUN_GAP, _m_end) for piece in _split_subject(text, r)]
 
 
-def _list_safe_breaks(
-    text: str, start: int, end: int, c_runs: list[list[Mention]], s_runs: list[list[Cue]]
-) -> list[int]:
+def _list_safe_breaks(text: str, start: int, end: int, c_runs: list[list[Mention]],
+                      s_runs: list[list[Cue]]) -> list[int]:
     """The sentence's clause breaks, less those inside a list of countries, a list of medals or
     "men's and women's"."""
     run_spans = [(r[0].start, _m_end(r[-1])) for r in c_runs if len(r) > 1]
@@ -238,8 +226,9 @@ def _clause_weak_cues(st: _Sentence, strong: list[Cue], weak: list[Cue]) -> list
     """Weak cues ("won by", "the winners were") count where no medal is named in the clause and
     not inside an aside."""
     strong_clauses = {st.clause_of(c.start) for c in strong}
-    sent = st.text[st.start : st.end]
-    return [w for w in weak if st.clause_of(w.start) not in strong_clauses and not tx.aside(sent, w.start - st.start)]
+    sent = st.text[st.start:st.end]
+    return [w for w in weak
+            if st.clause_of(w.start) not in strong_clauses and not tx.aside(sent, w.start - st.start)]
 
 
 def _excluded_mentions(st: _Sentence, c_runs: list[list[Mention]], excl: list[int], cues: list[Cue]) -> set[int]:
@@ -250,28 +239,19 @@ def _excluded_mentions(st: _Sentence, c_runs: list[list[Mention]], excl: list[in
     for run in c_runs:
         first = run[0]
         for x in excl:
-            if (
-                x < first.start
-                and st.clause_of(x) == st.clause_of(first.start)
-                and not any(x < c.start < first.start for c in cues)
-            ):
+            if x < first.start and st.clause_of(x) == st.clause_of(first.start) and not any(
+                    x < c.start < first.start for c in cues):
                 excluded.add(id(first))
                 for prev, m in zip(run, run[1:]):
-                    if "," in st.text[_m_end(prev) : m.start]:
+                    if "," in st.text[_m_end(prev):m.start]:
                         break
                     excluded.add(id(m))
                 break
     return excluded
 
 
-def _zip_lists(
-    st: _Sentence,
-    c_runs: list[list[Mention]],
-    m_runs: list[list[Cue]],
-    cues: list[Cue],
-    mentions: list[Mention],
-    respectively: bool,
-) -> None:
+def _zip_lists(st: _Sentence, c_runs: list[list[Mention]], m_runs: list[list[Cue]], cues: list[Cue],
+               mentions: list[Mention], respectively: bool) -> None:
     """Step 1: zip k countries with k medals ("X, Y and Z won gold, silver and bronze"), or rank
     them after "won by" ("won by X, Y and Z")."""
     for run in c_runs:
@@ -295,13 +275,8 @@ def _zip_run(st: _Sentence, run: list[Mention], mr: list[Cue], cues: list[Cue], 
             st.add(m, c.medal, "zip")
             st.used_m.add(id(c))
         return True
-    if (
-        len(mr) == 1
-        and mr[0].weak
-        and before
-        and _RANK_GAP.fullmatch(st.text, lo, hi)
-        and (len(run) == 3 or (mr[0].rank and len(run) == 2))
-    ):
+    if len(mr) == 1 and mr[0].weak and before and _RANK_GAP.fullmatch(st.text, lo, hi) and (
+            len(run) == 3 or (mr[0].rank and len(run) == 2)):
         for m, medal in zip(run, MEDALS):
             st.add(m, medal, "rank")
         st.used_m.add(id(mr[0]))
@@ -337,7 +312,7 @@ def _pair_clauses(st: _Sentence, mentions: list[Mention], cues: list[Cue], prev_
 
 
 def _medal_without_country(st: _Sentence, k: int, ms: list[Cue], prev: list[Mention], leftover_m: list[Cue]) -> None:
-    """ "..., who took silver": the medal goes back to the previous clause's countries; other medals
+    """"..., who took silver": the medal goes back to the previous clause's countries; other medals
     wait for step 3."""
     if prev and _RELATIVE.match(st.text, st.bounds[k]):
         for m in prev:
