@@ -4,7 +4,7 @@
 calling thread already runs an event loop: Jupyter, an async application); :func:`run_all` answers
 a list of requests with at most ``max_concurrency`` calls in flight, reports each result through
 ``on_result`` as it arrives, and on the first failure cancels the rest and raises that failure alone
-(one line for the user). The openai backend has the same rules in its own methods.
+(one line for the user). The openai and anthropic backends both use them.
 """
 
 from __future__ import annotations

@@ -67,13 +67,12 @@ holds one of each, built from its options.
 
 from __future__ import annotations
 
-import asyncio
 import re
-import threading
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from biaslab.errors import BackendError, BiaslabError, ConfigError
+from biaslab.errors import BackendError, ConfigError
+from biaslab.models.async_calls import run_all, run_sync
 from biaslab.models.base import (
     GenerateRequest,
     GenerateResult,
@@ -186,30 +185,9 @@ class OpenAIBackend(ModelBackend):
 
     # -- event loop / concurrency ---------------------------------------------------------
     def _run_sync(self, make_coro: Callable[[], Coroutine[Any, Any, T]]) -> T:
-        """Run a coroutine to completion from synchronous code.
-
-        From a plain thread this is ``asyncio.run``; when the calling thread already runs an
-        event loop (Jupyter, an async application) the work goes to a private thread with
-        its own loop and this call blocks until it is done.
-        """
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return asyncio.run(make_coro())
-        box: dict[str, Any] = {}
-
-        def target() -> None:
-            try:
-                box["value"] = asyncio.run(make_coro())
-            except BaseException as exc:  # re-raised in the caller's thread
-                box["error"] = exc
-
-        thread = threading.Thread(target=target, name="biaslab-openai", daemon=True)
-        thread.start()
-        thread.join()
-        if "error" in box:
-            raise box["error"]
-        return box["value"]
+        """Run a coroutine to completion from synchronous code (:func:`biaslab.models.async_calls.run_sync`:
+        ``asyncio.run``, or a private thread when the calling thread already runs an event loop)."""
+        return run_sync(make_coro, name="biaslab-openai")
 
     async def _prepare(self) -> None:
         client = self._make_client()
@@ -232,31 +210,9 @@ class OpenAIBackend(ModelBackend):
         one: Callable[[AsyncOpenAI, Any], Awaitable[Any]],
         on_result: OnResult | None,
     ) -> list[Any]:
-        results: list[Any] = [None] * len(requests)
-        if not requests:
-            return results
-        sem = asyncio.Semaphore(self.max_concurrency)
-        client = self._make_client()
-
-        async def run_one(i: int) -> None:
-            async with sem:
-                result = await one(client, requests[i])
-            results[i] = result
-            if on_result is not None:
-                on_result(i, result)
-
-        try:
-            async with asyncio.TaskGroup() as group:
-                for i in range(len(requests)):
-                    group.create_task(run_one(i))
-        except BaseExceptionGroup as eg:
-            # The first failure cancelled the rest; report it alone (one line for the user).
-            leaves = _leaves(eg)
-            first = next((e for e in leaves if isinstance(e, BiaslabError)), leaves[0])
-            raise first from None
-        finally:
-            await client.close()
-        return results
+        return await run_all(
+            requests, one, on_result, max_concurrency=self.max_concurrency, make_client=self._make_client
+        )
 
     # -- generate -------------------------------------------------------------------------
     async def _generate_one(self, client: AsyncOpenAI, req: GenerateRequest) -> GenerateResult:
@@ -306,16 +262,6 @@ class OpenAIBackend(ModelBackend):
 
 
 # -- helpers -------------------------------------------------------------------------------
-def _leaves(eg: BaseExceptionGroup) -> list[BaseException]:
-    out: list[BaseException] = []
-    for exc in eg.exceptions:
-        if isinstance(exc, BaseExceptionGroup):
-            out.extend(_leaves(exc))
-        else:
-            out.append(exc)
-    return out
-
-
 def from_spec(name: str, *, base_url: str | None = None, options: dict[str, Any] | None = None) -> OpenAIBackend:
     """Registry factory for ``openai/<model>``."""
     return OpenAIBackend(name, base_url=base_url, **(options or {}))
