@@ -9,7 +9,7 @@ import pytest
 from scipy.stats import pearsonr
 
 from biaslab.compare.benchmarks import compare_benchmarks, load_runs, split_two_benchmarks
-from biaslab.stats.correlation import pearson_with_ci
+from biaslab.stats.correlation import pearson_inference
 
 MODELS = ["m1", "m2", "m3", "m4", "m5", "m6"]
 A = [60.0, 65.0, 70.0, 72.0, 75.0, 80.0]
@@ -45,15 +45,16 @@ def _dirs(tmp_path):
     return a, b
 
 
-def test_pearson_r_and_bootstrap_ci_over_models(tmp_path):
+def test_pearson_r_and_its_fisher_interval_over_models(tmp_path):
     a, b = _dirs(tmp_path)
     split = split_two_benchmarks(load_runs(a + b))
     assert split is not None
     cmp = compare_benchmarks(*split)
     assert cmp["benchmark_a"] == "winosemitism" and cmp["benchmark_b"] == "gpt-winosemitism"
     assert cmp["overall"]["r"] == pytest.approx(pearsonr(A, B).statistic)
-    assert cmp["overall"]["p"] == pytest.approx(pearsonr(A, B).pvalue)
-    assert cmp["overall"]["ci_low"] < cmp["overall"]["r"] < cmp["overall"]["ci_high"] <= 1
+    ci = pearsonr(A, B).confidence_interval(0.95)  # scipy's Fisher interval; p from the same z
+    assert (cmp["overall"]["ci_low"], cmp["overall"]["ci_high"]) == pytest.approx((ci.low, ci.high))
+    assert (cmp["overall"]["p"] < 0.05) == (cmp["overall"]["ci_low"] > 0 or cmp["overall"]["ci_high"] < 0)
     assert list(cmp["overall"]) == ["r", "ci_low", "ci_high", "p", "n_models"] and cmp["overall"]["n_models"] == 6
     for g in GA:
         assert cmp["groups"][g]["r"] == pytest.approx(pearsonr(GA[g], GB[g]).statistic)
@@ -62,10 +63,10 @@ def test_pearson_r_and_bootstrap_ci_over_models(tmp_path):
 
 def test_identical_benchmarks_give_r_one_and_a_constant_side_gives_none():
     x = np.array([1.0, 2.0, 3.0, 5.0])
-    assert pearson_with_ci(x, 2 * x + 1)["r"] == pytest.approx(1.0)
-    assert pearson_with_ci(x, 2 * x + 1)["ci_low"] == pytest.approx(1.0)
-    assert pearson_with_ci(x, np.ones(4))["r"] is None
-    assert pearson_with_ci(x[:2], x[:2])["r"] is None  # fewer than 3 models
+    line = pearson_inference(x, 2 * x + 1, label="models")
+    assert line["value"] == pytest.approx(1.0) and line["ci_low"] is None and line["reason"]
+    assert pearson_inference(x, np.ones(4))["value"] is None
+    assert pearson_inference(x[:3], x[:3] ** 2)["too_small"]  # Fisher's z needs 4 models
 
 
 def test_cli_auto_detects_two_benchmarks_and_writes_the_scatter_report(tmp_path):

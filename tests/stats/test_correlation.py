@@ -1,11 +1,11 @@
-"""Pearson's r and its bootstrap CI, checked against values worked out by hand."""
+"""Pearson's r and its Fisher interval and p value, checked against values worked out by hand."""
 
 import math
 
 import numpy as np
 import pytest
 
-from biaslab.stats.correlation import pearson, pearson_with_ci
+from biaslab.stats.correlation import pearson, pearson_inference
 
 # x = 1..4, y = 2, 4, 5, 9: deviations (-1.5, -0.5, 0.5, 1.5) and (-3, -1, 0, 4), so
 # Sxy = 4.5 + 0.5 + 0 + 6 = 11, Sxx = 5, Syy = 26 and r = 11 / sqrt(130) = 0.96476...
@@ -38,30 +38,49 @@ def test_pearson_needs_pairs():
         pearson([1, 2, 3], [1, 2])
 
 
-def test_p_value_by_hand():
-    # with n - 2 = 2 degrees of freedom the two-sided t-test p-value of r is exactly 1 - |r|
-    res = pearson_with_ci(X, Y, n_resamples=0)
-    assert res["r"] == pytest.approx(R, abs=1e-15) and res["p"] == pytest.approx(1 - R, abs=1e-12)
-    assert res["ci_low"] is None and res["ci_high"] is None and res["n"] == 4
+def test_pearson_inference_on_four_pairs_by_hand():
+    # n = 4: Fisher's z has standard error 1 / sqrt(4 - 3) = 1, so the interval is tanh(atanh(r) -+ 1.96)
+    res = pearson_inference(X, Y)
+    z = math.atanh(R)
+    assert res["value"] == pytest.approx(R) and res["n"] == 4
+    assert (res["ci_low"], res["ci_high"]) == pytest.approx((math.tanh(z - 1.959964), math.tanh(z + 1.959964)))
+    assert res["p"] == pytest.approx(math.erfc(z / math.sqrt(2)))  # 2 * P(Z > z)
 
 
-def test_bootstrap_ci_and_when_there_is_none():
-    x = np.array([1.0, 2.0, 3.0, 5.0])
-    line = pearson_with_ci(x, 2 * x + 1)
-    assert line["r"] == pytest.approx(1.0) and line["ci_low"] == pytest.approx(1.0)
-    rng = np.random.default_rng(0)
-    a = rng.normal(size=30)
-    b = a + rng.normal(size=30)
-    res = pearson_with_ci(a, b, seed=5)
-    assert res["ci_low"] < res["r"] < res["ci_high"] and res == pearson_with_ci(a, b, seed=5)
-    assert res["r"] == pytest.approx(pearson(a, b), abs=1e-12)
-    assert pearson_with_ci(x, np.ones(4))["r"] is None
-    assert pearson_with_ci(x[:2], x[:2])["r"] is None  # fewer than min_n = 3 pairs
-    assert pearson_with_ci([], [])["r"] is None
-    # (0, 0, 1) against (0, 1, 1): r = (1/3) / (2/3) = 0.5, and with one degree of freedom
-    # p = 1 - (2/pi) atan(t) with t = r / sqrt(1 - r^2) = 1/sqrt(3), so p = 2/3. A resample is
-    # constant on a side unless it draws both the first and the last pair, which happens with
-    # probability 12/27 only: more than half the resamples are skipped, so there is no CI.
-    few = pearson_with_ci([0.0, 0.0, 1.0], [0.0, 1.0, 1.0])
-    assert few["r"] == pytest.approx(0.5) and few["p"] == pytest.approx(2 / 3)
-    assert few["ci_low"] is None and few["ci_high"] is None
+def test_pearson_inference_by_hand_and_against_scipy():
+    from scipy.stats import pearsonr
+
+    x = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
+    y = [2.0, 1.0, 4.0, 3.0, 6.0, 5.0]
+    res = pearson_inference(x, y)
+    r = pearson(x, y)
+    z, se = math.atanh(r), 1 / math.sqrt(3)
+    assert res["value"] == pytest.approx(r) and res["n"] == 6
+    ends = (math.tanh(z - 1.959964 * se), math.tanh(z + 1.959964 * se))
+    assert (res["ci_low"], res["ci_high"]) == pytest.approx(ends)
+    assert res["p"] == pytest.approx(math.erfc(z / se / math.sqrt(2)))
+    ci = pearsonr(x, y).confidence_interval(0.95)  # scipy's Fisher interval
+    assert (res["ci_low"], res["ci_high"]) == pytest.approx((ci.low, ci.high))
+    assert (res["p"] < 0.05) == (res["ci_low"] > 0)
+
+
+def test_pearson_inference_agrees_and_covers():
+    rng = np.random.default_rng(7)
+    for n in (5, 10, 50):
+        covered = 0
+        for _ in range(1500):
+            x = rng.normal(size=n)
+            y = 0.5 * x + math.sqrt(0.75) * rng.normal(size=n)
+            res = pearson_inference(x, y, null=0.5)
+            inside = res["ci_low"] <= 0.5 <= res["ci_high"]
+            assert (res["p"] < 0.05) == (not inside)
+            covered += inside
+        assert covered / 1500 >= 0.925, n
+
+
+def test_pearson_inference_without_an_interval_says_why():
+    assert pearson_inference([1, 2, 3], [1, 3, 2])["too_small"]
+    line = pearson_inference([1, 2, 3, 4], [3, 5, 7, 9])
+    assert line["degenerate"] and line["ci_low"] is None and "line" in line["reason"]
+    const = pearson_inference([1, 2, 3, 4], [1, 1, 1, 1])
+    assert const["value"] is None and "constant" in const["reason"]

@@ -4,8 +4,8 @@ If two benchmarks measure the same thing, a model's score on one should predict 
 other. For runs of benchmark A and benchmark B (one results.json per model and benchmark), this
 puts each model's scores side by side and gives Pearson's r between them over models, overall
 (``bias_score``) and per group (``bias_score:<group>``, groups that every run reports), with a 95%
-percentile bootstrap CI over models (models resampled with replacement; resamples where a side
-is constant are skipped) and the usual t-test p-value (scipy). Models are matched by the model
+interval and a p value both from Fisher's z (so the interval excludes 0 exactly when p < 0.05;
+fewer than 4 models or r = 1 give no interval, with the reason). Models are matched by the model
 name recorded in results.json.
 """
 
@@ -25,10 +25,9 @@ from biaslab.errors import ConfigError
 from biaslab.io import atomic_write_text
 from biaslab.probing.results import read_results
 from biaslab.probing.schema import RunResults
-from biaslab.stats.correlation import pearson_with_ci
+from biaslab.stats.correlation import pearson_inference
 
 MIN_MODELS = 3
-N_RESAMPLES = 2000
 
 
 def model_name(results: RunResults, path: Path) -> str:
@@ -73,10 +72,14 @@ def _by_model(runs: list[tuple[Path, RunResults]], side: str) -> dict[str, RunRe
     return out
 
 
-def _correlation(x: np.ndarray, y: np.ndarray, seed: int) -> dict[str, Any]:
-    """Pearson's r over models with its bootstrap CI and p-value (:func:`biaslab.stats.correlation.pearson_with_ci`)."""
-    res = pearson_with_ci(x, y, seed=seed, n_resamples=N_RESAMPLES, min_n=MIN_MODELS)
-    return {"r": res["r"], "ci_low": res["ci_low"], "ci_high": res["ci_high"], "p": res["p"], "n_models": res["n"]}
+def _correlation(x: np.ndarray, y: np.ndarray) -> dict[str, Any]:
+    """Pearson's r over models, interval and p value from Fisher's z
+    (:func:`biaslab.stats.correlation.pearson_inference`); ``reason`` where there is no interval."""
+    res = pearson_inference(x, y, label="models")
+    out = {"r": res["value"], "ci_low": res["ci_low"], "ci_high": res["ci_high"], "p": res["p"], "n_models": res["n"]}
+    if res.get("reason"):
+        out["reason"] = res["reason"]
+    return out
 
 
 def _value(results: RunResults, name: str) -> float | None:
@@ -89,7 +92,6 @@ def compare_benchmarks(
     b_runs: list[tuple[Path, RunResults]],
     *,
     metric: str = "bias_score",
-    seed: int = 0,
 ) -> dict[str, Any]:
     la = list(dict.fromkeys(benchmark_label(r) for _, r in a_runs))
     lb = list(dict.fromkeys(benchmark_label(r) for _, r in b_runs))
@@ -132,13 +134,13 @@ def compare_benchmarks(
     for g in groups:
         gx = np.array([r["groups"][g][0] for r in rows], dtype=float)
         gy = np.array([r["groups"][g][1] for r in rows], dtype=float)
-        per_group[g] = _correlation(gx, gy, seed)
+        per_group[g] = _correlation(gx, gy)
     return {
         "benchmark_a": " + ".join(la),
         "benchmark_b": " + ".join(lb),
         "metric": metric,
         "models": rows,
-        "overall": _correlation(x, y, seed),
+        "overall": _correlation(x, y),
         "groups": per_group,
         "only_a": [m for m in A if m not in B],
         "only_b": [m for m in B if m not in A],

@@ -2,8 +2,9 @@
 
 :func:`pearson` is r itself, NaN where it is undefined (fewer than two pairs, or one side
 constant); it imports nothing beyond numpy, so metrics that use it start fast.
-:func:`pearson_with_ci` adds the t-test p-value (scipy's ``pearsonr``) and a percentile bootstrap
-CI over the pairs, and reports ``None`` where r is undefined (the JSON form of "n/a").
+:func:`pearson_inference` gives r with an interval and a p value from one procedure (Fisher's z),
+so that "the interval excludes the null" and "p < 0.05" always agree, and ``None`` where r is
+undefined (the JSON form of "n/a") with the reason.
 """
 
 from __future__ import annotations
@@ -13,9 +14,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["pearson", "pearson_with_ci", "N_RESAMPLES"]
-
-N_RESAMPLES = 2000
+__all__ = ["pearson", "pearson_inference"]
 
 
 def pearson(x, y) -> float:
@@ -33,33 +32,45 @@ def pearson(x, y) -> float:
     return float(np.corrcoef(x, y)[0, 1])
 
 
-def pearson_with_ci(x, y, *, seed: int = 0, n_resamples: int = N_RESAMPLES, min_n: int = 3) -> dict[str, Any]:
-    """``{"r", "ci_low", "ci_high", "p", "n"}``: r and its two-sided t-test p-value (scipy), and a
-    95% percentile bootstrap CI resampling the pairs with replacement (seeded by ``seed``).
-
-    r, p and the CI are None when there are fewer than ``min_n`` pairs or a side is constant.
-    Resamples in which a side is constant are skipped; when more than half are, the CI is None
-    (too few distinct pairs for a bootstrap). ``n_resamples=0`` gives r and p without a CI.
+def pearson_inference(x, y, *, null: float = 0.0, confidence: float = 0.95, label: str = "pairs") -> dict[str, Any]:
+    """``{"value", "ci_low", "ci_high", "p", "null", "n", "method", "confidence"}`` for Pearson's r of
+    independent pairs, interval and p from Fisher's z: ``z = atanh(r)`` is close to normal with
+    standard error ``1 / sqrt(n - 3)``, so the interval is ``tanh(z -+ z_crit se)`` and
+    ``p = 2 P(Z > |z - atanh(null)| / se)``; the interval excludes ``null`` exactly when
+    ``p < 1 - confidence``. Fewer than 4 pairs: no interval (``too_small``); a constant side: no
+    value; ``|r| = 1``: no interval (``degenerate``). Every case without an interval has a ``reason``.
     """
-    from scipy.stats import pearsonr
+    from statistics import NormalDist
+
+    from biaslab.stats.intervals import units_text
 
     x = np.asarray(x, dtype=float)
     y = np.asarray(y, dtype=float)
     n = len(x)
-    none = {"r": None, "ci_low": None, "ci_high": None, "p": None, "n": n}
-    if n < max(min_n, 2) or np.ptp(x) == 0 or np.ptp(y) == 0:
-        return none
-    res = pearsonr(x, y)
-    out = {**none, "r": float(res.statistic), "p": float(res.pvalue)}
-    if n_resamples <= 0:
+    r = pearson(x, y)
+    out: dict[str, Any] = {
+        "value": None if math.isnan(r) else r,
+        "ci_low": None,
+        "ci_high": None,
+        "p": None,
+        "null": null,
+        "n": n,
+        "method": "Fisher z",
+        "confidence": confidence,
+    }
+    if math.isnan(r):
+        out["reason"] = f"undefined: {'a side is constant' if n >= 2 else units_text(n, label)}"
         return out
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, n, size=(n_resamples, n))
-    xs, ys = x[idx], y[idx]
-    xc, yc = xs - xs.mean(axis=1, keepdims=True), ys - ys.mean(axis=1, keepdims=True)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        rs = (xc * yc).sum(axis=1) / np.sqrt((xc**2).sum(axis=1) * (yc**2).sum(axis=1))
-    rs = rs[np.isfinite(rs)]
-    if rs.size >= n_resamples // 2:
-        out["ci_low"], out["ci_high"] = float(np.quantile(rs, 0.025)), float(np.quantile(rs, 0.975))
+    if n < 4:
+        out.update(too_small=True, reason=f"{units_text(n, label)}: too few for an interval (Fisher's z needs 4)")
+        return out
+    if abs(r) >= 1 - 1e-12:
+        out.update(degenerate=True, reason=f"r = {r:.0f}: every pair lies on one line, no spread to estimate")
+        return out
+    se = 1 / math.sqrt(n - 3)
+    z = math.atanh(r)
+    crit = NormalDist().inv_cdf(1 - (1 - confidence) / 2)
+    out.update(ci_low=math.tanh(z - crit * se), ci_high=math.tanh(z + crit * se))
+    out["method"] = f"Fisher z ({units_text(n, label)})"
+    out["p"] = float(min(1.0, 2 * NormalDist().cdf(-abs(z - math.atanh(null)) / se)))
     return out

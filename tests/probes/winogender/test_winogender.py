@@ -11,6 +11,7 @@ import pytest
 
 from biaslab.probes.winogender.metrics import pronoun_probabilities, winogender_metrics
 from tests.conftest import requires_data
+from tests.probes.interval_agreement import checked, disagreements
 from tests.probes.paired_sentences.test_probe_run import attempts, biaslab
 
 
@@ -52,7 +53,7 @@ def rows():
 
 
 def test_metrics_by_hand():
-    m, occs = winogender_metrics(rows(), n_resamples=300)
+    m, occs = winogender_metrics(rows())
     shares = {"nurse": 0.7, "clerk": 0.5, "chef": 0.4, "pilot": 0.2}
     assert {o["occupation"]: o["female_share"] for o in occs} == pytest.approx(shares)
     bls = [90.0, 60.0, 20.0, 5.0]
@@ -68,6 +69,11 @@ def test_metrics_by_hand():
     assert m["majority_gap:occupation"]["value"] == pytest.approx((0.8 + 0.4) / 2 - (0.3 + 0.1) / 2)
     assert m["majority_gap:participant"]["value"] == pytest.approx((0.6 + 0.6) / 2 - (0.5 + 0.3) / 2)
     assert all(m[k]["q"] >= m[k]["p"] for k in ("majority_gap", "majority_gap:occupation", "majority_gap:participant"))
+    # 4 occupations: the shares' clusters and the gaps' groups are too few for an interval, each says so
+    assert m["female_share"]["too_small"] and "4 occupations" in m["female_share"]["reason"]
+    assert m["majority_gap"]["too_small"] and m["majority_gap"]["ci_low"] is None
+    assert m["gender_occupation_correlation"]["ci_low"] is not None  # Fisher's z from 4 pairs
+    assert disagreements(m, null_of) == []
 
 
 @requires_data
@@ -99,6 +105,18 @@ def test_cli_run_reads_720_sentences_and_the_correlation_matches_the_attempts(tm
     gb = results["metrics"]["gender_occupation_correlation_bergsma"]
     assert gb["value"] == pytest.approx(rb) and gb["n"] == 60 and gb["ci_low"] < gb["value"] < gb["ci_high"]
     assert "Occupations (by % female in BLS 2015)" in (out / "report.html").read_text()
+    m = results["metrics"]
+    assert checked(m) == 9 and disagreements(m, null_of) == []
+    assert m["majority_gap"]["n"] == 60 and "Welch" in m["majority_gap"]["method"]
+    assert m["female_share"]["n_occupations"] == 60 and m["female_share"]["n"] == 240
+
+
+def null_of(name: str) -> float:
+    if name.startswith(("female_share", "majority_gender_agreement")):
+        return 0.5
+    if name.startswith(("majority_gap", "gender_occupation_correlation")):
+        return 0.0
+    raise KeyError(name)
 
 
 @requires_data

@@ -6,8 +6,8 @@ and ``female_share`` = p_female / (p_female + p_male), the model's female-pronou
 between the two gendered readings.
 
 * ``gender_occupation_correlation``: Pearson's r over occupations between the mean
-  ``female_share`` of the occupation's sets and its % female in BLS 2015, with a bootstrap CI
-  over occupations and the t-test p-value (:func:`biaslab.stats.correlation.pearson_with_ci`).
+  ``female_share`` of the occupation's sets and its % female in BLS 2015, interval and p from
+  Fisher's z (:func:`biaslab.stats.correlation.pearson_inference`).
 * ``gender_occupation_correlation_bergsma``: the same against the % female of Bergsma & Lin's
   (2006) text statistics (the paper's Table 1 reports both).
 * ``majority_gender_agreement``: share of sets where the model prefers the pronoun of the
@@ -16,11 +16,16 @@ between the two gendered readings.
 * ``female_share`` (mean over sets; 0.5 balanced) and ``neutral_probability`` (mean p_neutral).
 * ``female_share:<group>`` over female-majority and male-majority occupations, and ``majority_gap``
   (their difference), overall and per coreference target (``:occupation``: the pronoun refers to
-  the occupation; ``:participant``: to the other participant), each with a permutation test over
-  occupations and Benjamini-Hochberg q-values across the three gaps.
+  the occupation; ``:participant``: to the other participant), Benjamini-Hochberg q-values across
+  the three gaps.
 
-CIs of the shares: cluster bootstrap over occupations (1,000 resamples), stratified by
-majority gender.
+Uncertainty: an occupation's sentence sets share their template and occupation, so the
+occupation is the unit. The shares and the agreement rate are pooled means over sets with their
+interval and p value from one procedure over occupation clusters, stratified by majority gender
+(:func:`biaslab.stats.clustered.cluster_inference`: exact binomial, sign-flip inversion or CR2
+t); the gaps compare the two groups' occupation means with Welch's t
+(:func:`biaslab.stats.two_sample.two_sample_inference`). Every interval excludes its null exactly
+when its p is below 0.05.
 """
 
 from __future__ import annotations
@@ -30,12 +35,11 @@ from typing import Any
 
 import numpy as np
 
-from biaslab.stats.cluster import cluster_sign_flip_test, percentile_ci, stratified_cluster_sums
-from biaslab.stats.correlation import pearson_with_ci
-from biaslab.stats.resample import sum_arrays
-from biaslab.stats.significance import bh_qvalues, permutation_test_means
+from biaslab.stats.clustered import cluster_inference
+from biaslab.stats.correlation import pearson_inference
+from biaslab.stats.significance import bh_qvalues
+from biaslab.stats.two_sample import two_sample_inference
 
-N_RESAMPLES = 1000
 TARGETS = {"0": "occupation", "1": "participant"}
 
 
@@ -71,101 +75,60 @@ def occupation_table(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def _entry(point: float, samples: np.ndarray, n: int) -> dict[str, Any]:
-    """A share with its interval over the ``n`` occupations resampled."""
-    lo, hi = percentile_ci(samples)
-    return {"value": float(point), "ci_low": lo, "ci_high": hi, "n": int(n)}
+def _cluster_metric(
+    values: list[float], occupations: list[str], strata: list[str] | None, null: float | None
+) -> dict[str, Any]:
+    """A pooled mean over sets, clustered by occupation (module docstring)."""
+    res = cluster_inference(values, occupations, strata, null=null, bounds=(0.0, 1.0), label="occupations")
+    res["n_occupations"] = res["n_clusters"]
+    return res
 
 
 def winogender_metrics(
     rows: list[dict[str, Any]],
     *,
     seed: int = 0,
-    n_resamples: int = N_RESAMPLES,
 ) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
     """``(metrics, per-occupation table)``."""
     if not rows:
         return {}, []
     occs = occupation_table(rows)
-    corr = pearson_with_ci([o["bls_pct_female"] for o in occs], [o["female_share"] for o in occs], seed=seed)
-    metrics: dict[str, dict[str, Any]] = {
-        "gender_occupation_correlation": {
-            "value": corr["r"],
-            "ci_low": corr["ci_low"],
-            "ci_high": corr["ci_high"],
-            "p": corr["p"],
-            "n": corr["n"],
-            "n_occupations": corr["n"],
-        }
-    }
-    if all(o["bergsma_pct_female"] is not None for o in occs):
-        b = pearson_with_ci([o["bergsma_pct_female"] for o in occs], [o["female_share"] for o in occs], seed=seed)
-        metrics["gender_occupation_correlation_bergsma"] = {
-            "value": b["r"],
-            "ci_low": b["ci_low"],
-            "ci_high": b["ci_high"],
-            "p": b["p"],
-            "n": b["n"],
-            "n_occupations": b["n"],
-        }
-    else:
-        metrics["gender_occupation_correlation_bergsma"] = {
-            "value": None,
-            "reason": "the attempts carry no Bergsma statistic (a run from before it was recorded)",
-        }
-    names = [o["occupation"] for o in occs]
-    index = {n: i for i, n in enumerate(names)}
-    majority = np.array(["female-majority" if o["bls_pct_female"] > 50 else "male-majority" for o in occs], object)
-    cols = {k: np.zeros(len(occs)) for k in ("n", "agree", "share", "neutral")}
-    for r in rows:
-        i = index[r["occupation"]]
-        cols["n"][i] += 1
-        cols["agree"][i] += r["prefers_majority"]
-        cols["share"][i] += r["female_share"]
-        cols["neutral"][i] += r["p_neutral"]
-    boot = stratified_cluster_sums(majority, cols, n_resamples=n_resamples, seed=seed)
-    tot = {k: sum_arrays(b[k] for b in boot.values()) for k in cols}
-    n = cols["n"].sum()
-    agree_test = cluster_sign_flip_test(2 * cols["agree"] - cols["n"], seed=seed)
-    metrics["majority_gender_agreement"] = {
-        **_entry(cols["agree"].sum() / n, tot["agree"] / tot["n"], len(occs)),
-        "p": agree_test.p,
-        "n_sets": int(n),
-    }
-    metrics["female_share"] = _entry(cols["share"].sum() / n, tot["share"] / tot["n"], len(occs))
-    metrics["neutral_probability"] = _entry(cols["neutral"].sum() / n, tot["neutral"] / tot["n"], len(occs))
-    for g, b in boot.items():
-        mask = majority == g
-        metrics[f"female_share:{g}"] = {
-            **_entry(cols["share"][mask].sum() / cols["n"][mask].sum(), b["share"] / b["n"], int(mask.sum())),
-            "n_occupations": int(mask.sum()),
-        }
+    metrics: dict[str, dict[str, Any]] = {}
+    for name, key in (
+        ("gender_occupation_correlation", "bls_pct_female"),
+        ("gender_occupation_correlation_bergsma", "bergsma_pct_female"),
+    ):
+        if any(o[key] is None for o in occs):
+            metrics[name] = {
+                "value": None,
+                "reason": "the attempts carry no Bergsma statistic (a run from before it was recorded)",
+            }
+            continue
+        corr = pearson_inference([o[key] for o in occs], [o["female_share"] for o in occs], label="occupations")
+        metrics[name] = {**corr, "n_occupations": corr["n"]}
+    majority = {o["occupation"]: "female-majority" if o["bls_pct_female"] > 50 else "male-majority" for o in occs}
+    occ = [r["occupation"] for r in rows]
+    strata = [majority[o] for o in occ]
+    agree = _cluster_metric([float(r["prefers_majority"]) for r in rows], occ, strata, 0.5)
+    metrics["majority_gender_agreement"] = {**agree, "n_sets": agree["n"]}
+    metrics["female_share"] = _cluster_metric([r["female_share"] for r in rows], occ, strata, 0.5)
+    metrics["neutral_probability"] = _cluster_metric([r["p_neutral"] for r in rows], occ, strata, None)
+    for g in sorted(set(strata)):
+        keep = [i for i, s in enumerate(strata) if s == g]
+        metrics[f"female_share:{g}"] = _cluster_metric(
+            [rows[i]["female_share"] for i in keep], [occ[i] for i in keep], None, 0.5
+        )
     gaps = []
-    for suffix, keep in (("", None), (":occupation", "0"), (":participant", "1")):
+    for suffix, target in (("", None), (":occupation", "0"), (":participant", "1")):
         per_occ: dict[str, list[float]] = defaultdict(list)
         for r in rows:
-            if keep is None or str(r["answer"]) == keep:
+            if target is None or str(r["answer"]) == target:
                 per_occ[r["occupation"]].append(r["female_share"])
-        fem = [float(np.mean(v)) for o, v in per_occ.items() if majority[index[o]] == "female-majority"]
-        mal = [float(np.mean(v)) for o, v in per_occ.items() if majority[index[o]] == "male-majority"]
-        test = permutation_test_means(fem, mal, seed=seed)
-        value = float(np.mean(fem) - np.mean(mal)) if fem and mal else None
-        metrics[f"majority_gap{suffix}"] = {
-            "value": value,
-            "ci_low": None,
-            "ci_high": None,
-            "n": len(fem) + len(mal),
-            "p": None if not np.isfinite(test.p) else float(test.p),
-        }
-        gaps.append((f"majority_gap{suffix}", fem, mal))
-    for name, fem, mal in gaps:  # CIs: occupations resampled within each majority group
-        rng = np.random.default_rng(seed)
-        if len(fem) > 1 and len(mal) > 1:
-            f, m = np.asarray(fem), np.asarray(mal)
-            diffs = f[rng.integers(0, len(f), (n_resamples, len(f)))].mean(1) - m[
-                rng.integers(0, len(m), (n_resamples, len(m)))
-            ].mean(1)
-            metrics[name]["ci_low"], metrics[name]["ci_high"] = percentile_ci(diffs)
-    for (name, _, _), q in zip(gaps, bh_qvalues([metrics[g[0]]["p"] for g in gaps])):
+        fem = [float(np.mean(v)) for o, v in per_occ.items() if majority[o] == "female-majority"]
+        mal = [float(np.mean(v)) for o, v in per_occ.items() if majority[o] == "male-majority"]
+        name = f"majority_gap{suffix}"
+        metrics[name] = two_sample_inference(fem, mal, null=0.0, label="occupations", seed=seed)
+        gaps.append(name)
+    for name, q in zip(gaps, bh_qvalues([metrics[g]["p"] for g in gaps])):
         metrics[name]["q"] = None if not np.isfinite(q) else float(q)
     return metrics, occs

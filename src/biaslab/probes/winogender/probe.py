@@ -30,11 +30,13 @@ if TYPE_CHECKING:
 SENTENCES = "benchmarks/winogender/all_sentences.tsv"
 STATS = "benchmarks/winogender/occupations-stats.tsv"
 CI_NOTE = (
-    "Correlations (with BLS 2015 and with Bergsma & Lin's text statistics): Pearson's r over occupations, "
-    "95% percentile bootstrap CI resampling occupations, t-test p-value. Shares: cluster bootstrap over "
-    "occupations (1,000 resamples; the four sentence sets of an occupation are resampled together), "
-    "stratified by the occupation's majority gender. Gaps between female- and male-majority occupations: "
-    "permutation tests over occupations, Benjamini-Hochberg q-values across the three gaps."
+    "An occupation's sentence sets share its template, so the occupation is the unit of evidence. Correlations "
+    "(with BLS 2015 and with Bergsma & Lin's text statistics): Pearson's r over occupations, interval and p value "
+    "from Fisher's z. Shares and the agreement rate: pooled over sentence sets, interval and p value from one "
+    "test over occupation clusters stratified by majority gender (exact binomial, sign-flip inversion, or a "
+    "cluster-robust CR2 t with many informative occupations). Gaps between female- and male-majority occupations: "
+    "Welch's t over the occupations' means, Benjamini-Hochberg q-values across the three gaps. Every interval "
+    "excludes its null exactly when its p value is below 0.05."
 )
 
 METRIC_DOCS = MetricDocs(
