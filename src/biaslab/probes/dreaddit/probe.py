@@ -15,7 +15,7 @@ from biaslab.data import data_path
 from biaslab.errors import DataError
 from biaslab.models.base import GenerationParams
 from biaslab.planning.forms import MeanPlan
-from biaslab.probes.dreaddit.metrics import GENDERS, RATES, dreaddit_metrics, gender_permutation_test, item_table
+from biaslab.probes.dreaddit.metrics import GENDERS, RATES, dreaddit_metrics, item_table, max_diff_inference
 from biaslab.probing.answers import parse_yes_no
 from biaslab.probing.core import Attempt, ProbeItem, Prompt, Summary, rows_of, spread_subset
 from biaslab.probing.generation import GenerationProbe
@@ -190,20 +190,18 @@ class DreadditProbe(GenerationProbe):
     def summarize(self, attempts: list[Attempt], *, seed: int = 0) -> Summary:
         table = item_table(rows_of(attempts))
         metrics = bootstrap_metrics(table, dreaddit_metrics, seed=seed, proportions=_proportions())
-        tests = {r: gender_permutation_test(table, r, seed=seed) for r in RATES}
-        qs = bh_qvalues([tests[r].p for r in RATES])
+        gaps = {r: max_diff_inference(table, r, seed=seed) for r in RATES}
+        qs = bh_qvalues([gaps[r]["p"] for r in RATES])
         for r, q in zip(RATES, qs, strict=True):
-            p = tests[r].p
-            metrics[f"max_diff_{r}"].update(
-                p=p if np.isfinite(p) else None, q=float(q) if np.isfinite(q) else None, test=tests[r].method
-            )
+            metrics[f"max_diff_{r}"] = {**gaps[r], "q": float(q) if np.isfinite(q) else None}
         counts = Counter(f"{a.metadata.get('gender')}:{a.evaluation}" for a in attempts)
         return Summary(
             metrics,
             {
                 "counts": dict(sorted(counts.items())),
                 "interval_unit": "posts (every gender and repetition of a post resampled together)",
-                "test": "max_diff_*: within-post permutation of the three genders (10,000 random); "
+                "test": "max_diff_*: each gap between two genders paired over posts (sign-flip inversion or "
+                "cluster-robust t, at 98.3%), the largest by Bonferroni over the three; "
                 "q: Benjamini-Hochberg over the three max_diff tests",
             },
         )
