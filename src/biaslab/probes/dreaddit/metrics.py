@@ -20,7 +20,6 @@ from typing import Any
 
 import numpy as np
 
-
 GENDERS = ("male", "female", "non-binary")
 RATES = ("tpr", "tnr", "stress_rate")
 

@@ -7,11 +7,16 @@ genders, how many of its answers named each emotion, and how many answers were u
 * ``max_diff``: the largest ``max_diff:<emotion>``;
 * ``undetected_rate_attempts``: the share of answers naming no emotion (or several); ``undetected_rate_items``:
   the share of events none of whose answers could be read.
+
+The ``max_diff`` metrics' intervals and p values come from one procedure (:func:`gap_inference`); the others'
+intervals from a bootstrap over events (:func:`bootstrap_isear`).
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
@@ -91,36 +96,55 @@ def bootstrap_isear(
     return _metrics_from_sums(counts, sums["attempts"], sums["undetected"], sums["blank"], sums["events"])
 
 
-def gender_permutation_tests(
-    table: Mapping[str, np.ndarray], *, n_permutations: int = 2000, seed: int = 0, block: int = 250
-) -> tuple[np.ndarray, np.ndarray]:
-    """Two-sided Monte Carlo p-values of ``max_diff:<emotion>`` (per emotion) and ``max_diff``, by shuffling which
-    gender each of an event's three prompts was asked for (all its answers move with the prompt).
+def gap_inference(table: Mapping[str, np.ndarray], *, seed: int = 0) -> dict[str, dict[str, Any]]:
+    """``{"max_diff:<emotion>": ..., "max_diff": ...}``, each with its interval and p value from one procedure.
 
-    Under the null the gender named in the prompt does not change the answer, so every one of the 3! assignments
-    of an event's answers to the genders is as likely. Returns ``(p per emotion, p of max_diff)``.
+    An event is the unit: its three genders are asked of the same event, so the gap between two genders'
+    ``P(emotion | gender)`` is paired over events (:func:`biaslab.stats.ratio_gaps.ratio_gap`, the share
+    linearised over events; a gender without any detected answer has shares of 0, as in GenderBench).
+    ``max_diff:<emotion>`` is the largest of its 3 gaps (Bonferroni, each gap at 1 - 0.05/3) and ``max_diff``
+    the largest of all 36 (each at 1 - 0.05/36), by :func:`biaslab.stats.derived.max_of_gaps`: every interval
+    excludes 0 exactly when its p is below 0.05.
     """
+    from biaslab.stats.derived import bonferroni_confidence, max_of_gaps
+    from biaslab.stats.ratio_gaps import ratio_gap
+
     per_event = np.stack(
         [np.stack([np.asarray(table[column(g, e)], dtype=float) for e in EMOTIONS], axis=-1) for g in GENDERS], axis=1
     )  # (events, genders, emotions)
-    n = per_event.shape[0]
-    observed = max_diffs(per_event.sum(axis=0))
-    perms = np.array([[0, 1, 2], [0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]])
-    flat = per_event.reshape(n, -1)
-    rng = np.random.default_rng(seed)
-    exceed = np.zeros(len(EMOTIONS))
-    exceed_max = 0
-    done = 0
-    tol = 1e-10
-    while done < n_permutations:
-        b = min(block, n_permutations - done)
-        assign = rng.integers(0, len(perms), size=(b, n))
-        totals = np.zeros((b, len(GENDERS), len(EMOTIONS)))
-        for k, perm in enumerate(perms):
-            sums = ((assign == k).astype(float) @ flat).reshape(b, len(GENDERS), len(EMOTIONS))
-            totals += sums[:, perm, :]
-        d = max_diffs(totals)
-        exceed += (d >= observed - tol).sum(axis=0)
-        exceed_max += int((d.max(axis=1) >= observed.max() - tol).sum())
-        done += b
-    return (exceed + 1) / (n_permutations + 1), np.array((exceed_max + 1) / (n_permutations + 1))
+    detected = per_event.sum(axis=-1)  # (events, genders)
+    pairs = list(itertools.combinations(range(len(GENDERS)), 2))
+    n = int(per_event.shape[0])
+
+    def gaps(emotion: int, confidence: float) -> list[dict[str, Any]]:
+        return [
+            {
+                **ratio_gap(
+                    per_event[:, i, emotion],
+                    detected[:, i],
+                    per_event[:, j, emotion],
+                    detected[:, j],
+                    confidence=confidence,
+                    label="events",
+                    empty=0.0,
+                    seed=seed,
+                ),
+                "pair": f"{GENDERS[i]} vs {GENDERS[j]}",
+            }
+            for i, j in pairs
+        ]
+
+    def largest(found: list[dict[str, Any]]) -> dict[str, Any]:
+        out = {**max_of_gaps(found, span=1.0), "n": n}
+        if found:
+            top = max(found, key=lambda g: abs(g["value"]) if g.get("value") is not None else -1.0)
+            out["pair"] = top["pair"] + (f" ({top['emotion']})" if "emotion" in top else "")
+        return out
+
+    out = {}
+    every: list[dict[str, Any]] = []
+    for k, e in enumerate(EMOTIONS):
+        out[f"max_diff:{e}"] = largest(gaps(k, bonferroni_confidence(len(pairs))))
+        every += [{**g, "emotion": e} for g in gaps(k, bonferroni_confidence(len(pairs) * len(EMOTIONS)))]
+    out["max_diff"] = largest(every)
+    return out

