@@ -46,8 +46,21 @@ def test_a_contrast_with_strata_is_welch_s_standard_error_with_bell_mccaffrey_df
     se, df = math.sqrt(5 / 48), 49 / (9 / 2 + 16 / 3)
     assert r["value"] == pytest.approx(0.25) and r["se"] == pytest.approx(se) and r["df"] == pytest.approx(df)
     crit = student_t.ppf(0.975, df)
-    assert (r["ci_low"], r["ci_high"]) == pytest.approx((0.25 - crit * se, 0.25 + crit * se))
+    # 0.25 + crit se = 1.08 is beyond the largest contrast of values in [0, 1]: clipped to 1
+    assert (r["ci_low"], r["ci_high"]) == pytest.approx((0.25 - crit * se, 1.0))
     assert r["p"] == pytest.approx(2 * student_t.sf(0.25 / se, df)) and r["n"] == 7 and r["n_groups"] == 2
+
+
+def test_a_stratum_of_one_unit_joins_its_side_s_largest_stratum():
+    # a: 1, 0; b: 0.5 (alone); c: 0, 0.5, 0. Contrast 0.5 a + 0.5 b - c = 0.25 + 0.25 - 1/6 = 1/3.
+    # v = (x - 0.5) n c_g / n_g: a (weight 1.5) 0.75, -0.75; b (weight 3) 0; c (weight -2) 1, 0, 1; mean 1/3.
+    # b joins a (same sign): stratum {0.75, -0.75, 0}, residual squares 1.125 / (1 - 1/3); c: mean 2/3, residual
+    # squares 2/3 / (1 - 1/3). CR2 variance (1.6875 + 1) / 6^2.
+    x = [1.0, 0.0, 0.5, 0.0, 0.5, 0.0]
+    g = ["a", "a", "b", "c", "c", "c"]
+    r = combination_inference(x, g, {"a": 0.5, "b": 0.5, "c": -1.0}, null=0.0, strata=g, method="cluster-robust")
+    assert r["value"] == pytest.approx(1 / 3) and r["se"] == pytest.approx(math.sqrt(2.6875 / 36))
+    assert "within strata" in r["method"]
 
 
 def test_a_balanced_mean_of_means_is_the_plain_pooled_mean_with_its_exact_steps():
@@ -74,9 +87,10 @@ def test_every_unit_at_the_top_gets_the_exact_bound():
     # and the other end, mirrored
     r = two_group_inference([0.0, 0.0, 0.0], [1.0, 1.0, 1.0], null=0.0)
     assert r["value"] == -1.0 and r["ci_high"] == pytest.approx(1 - 2 * 0.025 ** (1 / 6))
-    # otherwise: Welch / Hsu
+    # otherwise: Welch / Hsu, its interval clipped to the differences of [0, 1] values
     a, b = [1.0, 0.5, 1.0, 1.0], [0.0, 0.5, 0.0, 0.5]
-    assert two_group_inference(a, b) == two_sample_inference(a, b)
+    welch = two_sample_inference(a, b)
+    assert welch["ci_high"] > 1 and two_group_inference(a, b) == {**welch, "ci_high": 1.0}
 
 
 def test_share_of_attempts_clusters_the_attempts_by_row_or_by_a_given_cluster():

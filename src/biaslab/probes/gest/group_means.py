@@ -13,7 +13,9 @@ coefficients sum to 1 (a mean of means) or to 0 (a contrast). :func:`combination
 and p value come from one procedure and agree. For a mean of means the centre is the null, so each ``v_i - null``
 is the unit's ``x_i - null`` scaled: a sign-flip test is then of the units' own symmetric null. A contrast's units
 are not symmetric under its null (the groups may differ from one half as long as the contrast is 0), so its
-callers ask for the cluster-robust t, whose residuals within strata do not depend on the centre.
+callers ask for the cluster-robust t, whose residuals within strata do not depend on the centre. A stratum of one
+unit is merged with others (the CR2 variance needs two units a stratum); the interval is clipped to the values the
+metric can take (a null inside them keeps the agreement).
 
 One case is treated before: **every unit at the end of its scale that raises the metric** (every unit of a group
 with ``c_g > 0`` at the top, of one with ``c_g < 0`` at the bottom), or every one at the other end. Then no spread
@@ -161,7 +163,7 @@ def combination_inference(
     out = cluster_inference(
         x if plain else v,
         None,
-        strata,
+        None if strata is None else _merge_single_strata(strata, g, coef),
         null=null,
         bounds=scale if plain else None,
         confidence=confidence,
@@ -169,8 +171,46 @@ def combination_inference(
         label=label,
         seed=seed,
     )
+    if scale is not None and out.get("ci_low") is not None:  # never beyond what the metric can be
+        low, high = _metric_range(coef, scale)
+        out.update(ci_low=max(float(out["ci_low"]), low), ci_high=min(float(out["ci_high"]), high))
     out["n_groups"] = len(coef)
     return out
+
+
+def _metric_range(coef: Mapping[Any, float], scale: tuple[float, float]) -> tuple[float, float]:
+    """The smallest and largest ``sum_g c_g mean_g(x)`` with every ``x`` in ``scale``."""
+    low, high = scale
+    base = sum(c * (low if c > 0 else high) for c in coef.values())
+    return base, base + (high - low) * sum(abs(c) for c in coef.values())
+
+
+def _merge_single_strata(strata: Sequence[Any] | np.ndarray, g: np.ndarray, coef: Mapping[Any, float]) -> np.ndarray:
+    """The strata with every stratum of one unit merged (the CR2 variance cannot use a stratum of one unit, and
+    would drop all strata for it): on each side of the coefficients' sign, such units form one stratum, or join
+    the side's largest stratum when there is one alone. Merging strata only adds spread (conservative)."""
+    s = np.asarray(strata, dtype=object).astype(str)
+    labels, counts = np.unique(s, return_counts=True)
+    size = dict(zip(labels.tolist(), counts.tolist()))
+    if min(size.values()) >= 2:
+        return s
+    out = s.copy()
+    side = np.array([coef[k] > 0 for k in _keys(g, coef)])
+    for positive in (True, False):
+        lone = np.flatnonzero((side == positive) & np.array([size[x] == 1 for x in s.tolist()]))
+        if lone.size >= 2:
+            out[lone] = f"(strata of one unit, {'+' if positive else '-'})"
+        elif lone.size == 1:
+            others = [x for x in set(s[side == positive].tolist()) if size[x] >= 2]
+            if others:
+                out[lone] = max(others, key=lambda x: (size[x], x))
+    return out
+
+
+def _keys(g: np.ndarray, coef: Mapping[Any, float]) -> list[Any]:
+    """Each unit's key in ``coef`` (groups are matched by their text)."""
+    by_text = {str(k): k for k in coef}
+    return [by_text[str(label)] for label in g.tolist()]
 
 
 def _at_end(
@@ -271,7 +311,8 @@ def two_group_inference(
 ) -> dict[str, Any]:
     """``mean(a) - mean(b)`` over independent units: Welch's t with Hsu's df
     (:func:`biaslab.stats.two_sample.two_sample_inference`), except when every unit of one group is at the top of
-    ``scale`` and every unit of the other at the bottom, where the exact bound of the module docstring applies."""
+    ``scale`` and every unit of the other at the bottom, where the exact bound of the module docstring applies.
+    The interval is clipped to the differences ``scale`` allows (the null 0 lies inside, so agreement holds)."""
     from biaslab.stats.two_sample import two_sample_inference
 
     xa, xb = np.asarray(a, dtype=float).ravel(), np.asarray(b, dtype=float).ravel()
@@ -283,4 +324,8 @@ def two_group_inference(
         if exact is not None and x.size >= MIN_UNITS:
             exact.update(n_a=int(xa.size), n_b=int(xb.size), method=exact["method"] + f" ({units_text(x.size, label)})")
             return exact
-    return two_sample_inference(xa, xb, null=null, confidence=confidence, label=label, seed=seed)
+    out = two_sample_inference(xa, xb, null=null, confidence=confidence, label=label, seed=seed)
+    if scale is not None and out.get("ci_low") is not None:  # never beyond what a difference can be
+        width = scale[1] - scale[0]
+        out.update(ci_low=max(float(out["ci_low"]), -width), ci_high=min(float(out["ci_high"]), width))
+    return out
