@@ -181,8 +181,9 @@ def combination_inference(
 def _metric_range(coef: Mapping[Any, float], scale: tuple[float, float]) -> tuple[float, float]:
     """The smallest and largest ``sum_g c_g mean_g(x)`` with every ``x`` in ``scale``."""
     low, high = scale
-    base = sum(c * (low if c > 0 else high) for c in coef.values())
-    return base, base + (high - low) * sum(abs(c) for c in coef.values())
+    up = math.fsum(c for c in coef.values() if c > 0)
+    down = math.fsum(c for c in coef.values() if c < 0)
+    return low * up + high * down, high * up + low * down
 
 
 def _merge_single_strata(strata: Sequence[Any] | np.ndarray, g: np.ndarray, coef: Mapping[Any, float]) -> np.ndarray:
@@ -236,18 +237,17 @@ def _at_end(
     keys = [k for k in coef if coef[k] != 0]
     n_g = np.array([sizes[k] for k in keys], dtype=float)
     a_g = np.array([abs(coef[k]) for k in keys], dtype=float)
-    span = (high - low) * float(a_g.sum())
-    base = sum(c * (low if c > 0 else high) for c in coef.values())  # the metric at theta = 0
+    base, top_value = _metric_range(coef, scale)  # the metric at theta = 0 and at theta = 1
+    span = top_value - base
     theta0 = None if null is None else (float(null) - base) / span
     if theta0 is not None and not top:
         theta0 = 1 - theta0
     end, p = all_at_end_bound(n_g, a_g, null=None if theta0 is None else min(1.0, max(0.0, theta0)))
-    lo_theta, hi_theta = (end, 1.0) if top else (0.0, 1 - end)
-    value = base + span * (1.0 if top else 0.0)
+    value = top_value if top else base
     return {
         "value": value,
-        "ci_low": base + span * lo_theta,
-        "ci_high": base + span * hi_theta,
+        "ci_low": base + span * end if top else base,
+        "ci_high": top_value if top else base + span * (1 - end),
         "p": p,
         "null": null,
         "n": int(x.size),
@@ -297,6 +297,8 @@ def keep_defined_values(metrics: dict[str, dict[str, Any]], point: Mapping[str, 
         v = point.get(name)
         if isinstance(v, (int, float, np.floating)) and math.isfinite(float(v)) and m.get("value") is not None:
             m["value"] = float(v)
+            if m.get("ci_low") is not None:  # an end at the value stays at it (they differ by rounding only)
+                m.update(ci_low=min(float(m["ci_low"]), m["value"]), ci_high=max(float(m["ci_high"]), m["value"]))
 
 
 def two_group_inference(
