@@ -17,6 +17,7 @@ from biaslab.errors import DataError
 from biaslab.probes.gest.metrics import gest_inference, gest_metrics, item_table
 from biaslab.probes.gest.probe import GestProbe
 from biaslab.probing.config import RunConfig
+from biaslab.probing.results import write_run
 from biaslab.stats.intervals import clopper_pearson
 from tests.probes.interval_agreement import checked, disagreements
 from tests.probes.scripted_runs import request_rng, run_rule, user_text
@@ -150,8 +151,11 @@ def test_scripted_runs_report_intervals_that_agree_with_their_p_values(tmp_path,
         want = "Men" if sid >= 8 else "Women"
         return f"({next(line[1] for line in text.splitlines() if line.endswith(f') {want}'))})"
 
-    results, _ = run_rule(GestProbe(), rule, tmp_path)
+    results, attempts = run_rule(GestProbe(), rule, tmp_path)
     m = results.metric_dicts()
+    write_run(tmp_path / "run", GestProbe(), results, attempts)  # the report renders
+    html = (tmp_path / "run" / "report.html").read_text(encoding="utf-8")
+    assert "<h2>Metrics</h2>" in html and "more often than the other one" in html
     assert checked(m) >= 1 and disagreements(m, lambda name: 0.0) == []
     assert all(x["ci_high"] - x["ci_low"] > 1e-12 for x in m.values() if x.get("ci_low") is not None)
     assert (m["stereotype_rate"]["p"] < 0.001) == (p_stereo > 0) and m["stereotype_rate"]["n"] == 150

@@ -192,4 +192,5 @@ class GestProbe(GenerationProbe):
         return {**super().parameters(cfg, ctx), "reorderings": self.reorderings}
 
     def example_fields(self) -> list[str]:
-        return ["sentence", "stereotype", "options", "evaluation"]
+        # not "options" (a list: the report's label filters take text fields); the prompt shows the order
+        return ["sentence", "stereotype", "evaluation"]
