@@ -221,6 +221,8 @@ def test_a_random_model_is_unbiased(tmp_path, monkeypatch):
 def test_limit_spreads_over_the_stereotypes(gest_dir):
     probe = GestProbe()
     items = probe.load_items()
+    chosen = probe.select_items(items, RunConfig(limit=3))  # fewer than the stereotypes: the first three
+    assert [it.metadata["stereotype"] for it in chosen] == [1, 2, 3]
     chosen = probe.select_items(items, RunConfig(limit=16))
     assert sorted(it.metadata["stereotype"] for it in chosen) == list(range(1, 17))
     chosen = probe.select_items(items, RunConfig(limit=17))

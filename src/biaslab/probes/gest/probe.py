@@ -165,7 +165,7 @@ class GestProbe(GenerationProbe):
             for s in open_[:left]:
                 take[s] += 1
             left -= min(left, len(open_))
-        chosen = {id(it) for s in STEREOTYPES for it in spread_subset(groups[s], take[s])}
+        chosen = {id(it) for s in STEREOTYPES if take[s] for it in spread_subset(groups[s], take[s])}
         return [it for it in items if id(it) in chosen]
 
     def evaluate(self, attempt: Attempt) -> None:
