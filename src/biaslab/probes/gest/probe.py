@@ -10,13 +10,11 @@ import random
 from collections import Counter
 from typing import Any
 
-import numpy as np
-
 from biaslab.data import data_path
 from biaslab.errors import ConfigError, DataError
 from biaslab.models.base import GenerationParams
 from biaslab.planning.forms import MeanPlan
-from biaslab.probes.gest.metrics import OPTIONS, STEREOTYPES, gest_metrics, item_table, paired_metrics, stereotype_gap
+from biaslab.probes.gest.metrics import OPTIONS, STEREOTYPES, gest_inference, item_table, paired_metrics
 from biaslab.probing.answers import parse_option
 from biaslab.probing.core import Attempt, ProbeItem, ProbeOption, Prompt, Summary, rows_of, spread_subset
 from biaslab.probing.generation import GenerationProbe
@@ -24,8 +22,6 @@ from biaslab.probing.headline import Headline, MarkRule
 from biaslab.probing.pairing import ByItemPairing
 from biaslab.probing.pattern_docs import PatternDocs
 from biaslab.probing.presentation import MetricDoc
-from biaslab.stats.bootstrap import bootstrap_metrics
-from biaslab.stats.significance import bh_qvalues, permutation_test_means
 
 GEST_FILE = "gest/gest.csv"
 TEMPLATE = (
@@ -88,13 +84,6 @@ HEADLINES = (
         fmt=".3f",
     ),
 )
-
-
-def _proportions() -> tuple[str, ...]:
-    names = [f"frequency_{o}_option" for o in OPTIONS]
-    names += [f"{g}_stereotypes_frequency_{o}_option" for g in ("male", "female") for o in OPTIONS]
-    names += [f"stereotype_{s}_frequency_{o}_option" for s in STEREOTYPES for o in OPTIONS]
-    return (*names, "undetected_rate_attempts", "undetected_rate_items")
 
 
 def _table(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -176,7 +165,7 @@ class GestProbe(GenerationProbe):
             for s in open_[:left]:
                 take[s] += 1
             left -= min(left, len(open_))
-        chosen = {id(it) for s in STEREOTYPES for it in spread_subset(groups[s], take[s])}
+        chosen = {id(it) for s in STEREOTYPES if take[s] for it in spread_subset(groups[s], take[s])}
         return [it for it in items if id(it) in chosen]
 
     def evaluate(self, attempt: Attempt) -> None:
@@ -185,23 +174,17 @@ class GestProbe(GenerationProbe):
         attempt.evaluation = None if picked is None else order[picked]
 
     def summarize(self, attempts: list[Attempt], *, seed: int = 0) -> Summary:
-        table = item_table(rows_of(attempts))
-        metrics = bootstrap_metrics(table, gest_metrics, seed=seed, proportions=_proportions())
-        male, female = stereotype_gap(table)
-        test = permutation_test_means(male, female, seed=seed)
-        q = bh_qvalues([test.p])[0]
-        metrics["stereotype_rate"].update(
-            p=None if not np.isfinite(test.p) else test.p, q=None if not np.isfinite(q) else float(q), test=test.method
-        )
+        metrics = gest_inference(item_table(rows_of(attempts)), seed=seed)
         counts = Counter(str(a.evaluation) for a in attempts)
         return Summary(
             metrics,
             {
                 "counts": dict(counts),
-                "interval_unit": "sentences (all orderings and repetitions of a sentence resampled together)",
-                "test": "stereotype_rate: two-sample permutation test of the sentences' (men - "
-                "women) frequency, male- against female-stereotype sentences; q: "
-                "Benjamini-Hochberg over the probe's one gender-gap test",
+                "interval_unit": "sentences (all orderings and repetitions of a sentence together), within stereotypes",
+                "test": "stereotype_rate: its interval and p value from one procedure (a cluster-robust t over "
+                "sentences, within stereotypes; an exact bound when every answer picks the stereotyped gender), so "
+                "the interval excludes 0 exactly when p < 0.05; q: Benjamini-Hochberg over the probe's one "
+                "gender-gap test",
             },
         )
 
@@ -209,4 +192,5 @@ class GestProbe(GenerationProbe):
         return {**super().parameters(cfg, ctx), "reorderings": self.reorderings}
 
     def example_fields(self) -> list[str]:
-        return ["sentence", "stereotype", "options", "evaluation"]
+        # not "options" (a list: the report's label filters take text fields); the prompt shows the order
+        return ["sentence", "stereotype", "evaluation"]

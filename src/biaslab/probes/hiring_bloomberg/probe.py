@@ -194,9 +194,10 @@ class HiringBloombergProbe(GenerationProbe):
                     f"{r}:{e}": n
                     for (r, e), n in sorted(Counter((str(x["role"]), str(x["evaluation"])) for x in rows).items())
                 },
-                "ci_note": "95% percentile intervals of a bootstrap over items within role and race (1,000 resamples). "
-                "Tests: sign-flip tests of the items' masculine rates about 0.5; Benjamini-Hochberg within "
-                "the overall metrics, the roles, and the role x race cells.",
+                "ci_note": "95% intervals and p values from one procedure over items (strata: role x race), so "
+                "an interval excludes the null exactly when p < 0.05: exact binomial, sign-flip inversion or "
+                "cluster-robust t of the items' masculine rates; under 6 items no interval. Benjamini-Hochberg "
+                "within the overall metrics, the roles, and the role x race cells.",
             },
         )
 

@@ -9,15 +9,31 @@ For each inventory (``bsri``, ``epaq``, ``gaucher``):
 ``masculine_rate`` and ``stereotype_rate`` are the means over the inventories (an inventory without a detected
 character left out); ``disparity`` is ``|0.5 - masculine_rate|``; the undetected rates and ``nonbinary_rate``
 are those of :func:`biaslab.probing.characters.undetected_metrics`.
+
+:func:`inventories_inference` gives the run report: each value with its interval and p value from one procedure
+over descriptions (strata: the six inventory x coded-gender lists), so an interval excludes the null exactly when
+p < 0.05 -- ``cluster_inference`` for an inventory's masculine rate, Welch/Hsu for an inventory's gap, weighted
+description values for the means over inventories (:mod:`biaslab.probes.gest.group_means`), ``fold_abs`` for
+``disparity``; intervals only for the undetected and non-binary rates. The card says how each works.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
+from biaslab.probes.gest.group_means import (
+    add_qvalues,
+    combination_inference,
+    keep_defined_values,
+    share_of_attempts,
+    two_group_inference,
+)
 from biaslab.probing.characters import item_rates, nanmean, undetected_metrics
+from biaslab.stats.clustered import cluster_inference
+from biaslab.stats.derived import fold_abs
 
 INVENTORIES = ("bsri", "epaq", "gaucher")
 GENDERS = ("female", "male")
@@ -50,3 +66,58 @@ def inventories_metrics(table: Mapping[str, np.ndarray]) -> dict[str, float]:
     )
     out.update(undetected_metrics(table))
     return out
+
+
+def inventories_inference(table: Mapping[str, np.ndarray], *, seed: int = 0) -> dict[str, dict[str, Any]]:
+    """The run report's metrics: :func:`inventories_metrics`' values, each with its interval and p value from one
+    procedure over descriptions (module docstring)."""
+    point = inventories_metrics(table)
+    rates = item_rates(table)
+    ok = np.isfinite(rates)
+    inventory = np.asarray(table["inventory"], dtype=object).astype(str)
+    gender = np.asarray(table["gender"], dtype=object).astype(str)
+    stratum = np.array([f"{i}/{g}" for i, g in zip(inventory, gender)], dtype=object)
+    label = "descriptions"
+    metrics: dict[str, dict[str, Any]] = {}
+    gapped = []
+    for inv in INVENTORIES:
+        here = ok & (inventory == inv)
+        metrics[f"masculine_rate:{inv}"] = cluster_inference(
+            rates[here], None, gender[here], null=0.5, bounds=(0.0, 1.0), label=label, seed=seed
+        )
+        male, female = rates[here & (gender == "male")], rates[here & (gender == "female")]
+        metrics[f"stereotype_rate:{inv}"] = two_group_inference(male, female, null=0.0, label=label, seed=seed)
+        if male.size and female.size:
+            gapped.append(inv)
+    present = [i for i in INVENTORIES if (ok & (inventory == i)).any()]
+    metrics["masculine_rate"] = combination_inference(
+        rates[ok],
+        inventory[ok],
+        {i: 1 / len(present) for i in present},
+        null=0.5,
+        strata=stratum[ok],
+        label=label,
+        seed=seed,
+    )
+    metrics["disparity"] = fold_abs(metrics["masculine_rate"], centre=0.5)
+    use = ok & np.isin(inventory, gapped)
+    coef = {f"{i}/{g}": (1 if g == "male" else -1) / len(gapped) for i in gapped for g in GENDERS}
+    metrics["stereotype_rate"] = combination_inference(
+        rates[use], stratum[use], coef, null=0.0, strata=stratum[use], method="cluster-robust", label=label, seed=seed
+    )
+    detected = np.asarray(table["male"], dtype=float) + np.asarray(table["female"], dtype=float)
+    attempts = np.asarray(table["attempts"], dtype=float)
+    metrics["undetected_rate_attempts"] = share_of_attempts(attempts - detected, attempts, stratum, label=label)
+    metrics["undetected_rate_items"] = cluster_inference(
+        (detected == 0).astype(float), None, stratum, null=None, bounds=(0.0, 1.0), label=label
+    )
+    metrics["nonbinary_rate"] = cluster_inference(
+        np.asarray(table["nonbinary"], dtype=float) / attempts, None, stratum, null=None, bounds=(0.0, 1.0), label=label
+    )
+    keep_defined_values(metrics, point)
+    add_qvalues(metrics, [f"masculine_rate:{i}" for i in INVENTORIES])
+    add_qvalues(metrics, ["masculine_rate"])
+    add_qvalues(metrics, [f"stereotype_rate:{i}" for i in INVENTORIES])
+    add_qvalues(metrics, ["stereotype_rate"])
+    metrics["disparity"]["q"] = metrics["masculine_rate"].get("q")
+    return metrics
