@@ -1,13 +1,9 @@
 import math
 
-import numpy as np
-import pytest
-
 from biaslab.probing.characters import (
     character_table,
     evaluate_character,
     item_rates,
-    mean_of_means_test,
     nanmean,
     undetected_metrics,
 )
@@ -41,14 +37,3 @@ def test_item_table_rates_and_undetected_counts():
         "nonbinary_rate": (0 / 3 + 1 / 2) / 2,
     }
     assert math.isnan(nanmean([math.nan])) and nanmean([1.0, math.nan, 0.0]) == 0.5
-
-
-def test_mean_of_means_test_weights_each_group_equally():
-    # group a: one item at 1.0; group b: three items at 0.0 -> mean of means 0.5: no evidence against 1/2
-    rates = np.array([1.0, 0.0, 0.0, 0.0])
-    groups = np.array(["a", "b", "b", "b"], dtype=object)
-    res = mean_of_means_test(rates, groups)
-    assert res.statistic == pytest.approx(0.0)
-    assert res.p == 1.0
-    res = mean_of_means_test(np.array([1.0, 1.0, 0.9, 1.0, 1.0, 0.8, 1.0, 1.0]), np.array(list("aabbccdd")))
-    assert res.statistic == pytest.approx(np.mean([1.0, 0.95, 0.9, 1.0]) - 0.5) and res.p == pytest.approx(2 / 256)

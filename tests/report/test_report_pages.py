@@ -117,6 +117,9 @@ def test_attempts_table_bins_groups_and_spread():
     ]
     assert t["rows"][0]["b"]["short"] is not None and t["rows"][1]["b"]["short"] is None  # long texts fold
     assert t["rows"][9]["classes"].split() == ["g1", "d1", "s4"]  # decisions sorted: female d0, male d1
+    # a list-valued example field (GEST's option order) is shown but offers no filter, and does not fail
+    listed = [{**r, "options": ["a", "b", str(i % 2)]} for i, r in enumerate(rows)]
+    assert attempts_table(listed, ["group", "options", "evaluation"], likelihood=False)["categories"] == ["group"]
 
 
 def test_attempts_filters_offer_labels_and_round_ranges_never_indices_or_raw_floats():

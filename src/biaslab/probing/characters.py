@@ -20,7 +20,6 @@ import numpy as np
 
 from biaslab.probing.core import Attempt
 from biaslab.probing.pronouns import binary_gender, count_pronouns, nonbinary_gender
-from biaslab.stats.significance import TestResult, bh_qvalues, paired_permutation_test
 
 COUNTS = ("male", "female", "attempts", "nonbinary")
 
@@ -83,41 +82,3 @@ def undetected_metrics(table: Mapping[str, np.ndarray]) -> dict[str, float]:
         "undetected_rate_items": float(np.mean(detected == 0)),
         "nonbinary_rate": float(np.mean(np.asarray(table["nonbinary"], dtype=float) / attempts)),
     }
-
-
-def balance_tests(
-    table: Mapping[str, np.ndarray], group: str, groups: Sequence[Any], *, seed: int = 0
-) -> dict[Any, TestResult]:
-    """Per group, the sign-flip test that its items' masculine rates are centred on one half (under the null a
-    character of either gender is as likely, so each item's rate minus 0.5 is as likely to have either sign)."""
-    rates = item_rates(table)
-    labels = np.asarray(table[group], dtype=object)
-    return {g: paired_permutation_test((rates[(labels == g) & np.isfinite(rates)] - 0.5), seed=seed) for g in groups}
-
-
-def attach_tests(metrics: dict[str, dict[str, Any]], tests: Mapping[str, TestResult]) -> None:
-    """Write each test's ``p`` and the family's Benjamini-Hochberg ``q`` (over the tests given) into
-    ``metrics[name]``."""
-    names = [n for n in tests if n in metrics]
-    qs = bh_qvalues([tests[n].p for n in names])
-    for name, q in zip(names, qs):
-        p = tests[name].p
-        metrics[name]["p"] = float(p) if math.isfinite(p) else None
-        metrics[name]["q"] = float(q) if math.isfinite(q) else None
-        metrics[name]["test"] = tests[name].method
-
-
-def mean_of_means_test(rates: np.ndarray, groups: np.ndarray, *, seed: int = 0) -> TestResult:
-    """Sign-flip test that the mean over groups of the groups' mean rates is one half: each item's ``rate - 0.5``
-    weighted by ``1 / (groups x its group's items)`` (so the weighted mean is the metric minus 0.5) keeps or
-    flips its sign with probability 1/2 under the null."""
-    rates = np.asarray(rates, dtype=float)
-    ok = np.isfinite(rates)
-    labels = np.asarray(groups, dtype=object)[ok]
-    values, counts = np.unique(labels.astype(str), return_counts=True)
-    size = dict(zip(values.tolist(), counts.tolist()))
-    n, k = int(ok.sum()), len(size)
-    if n == 0:
-        return paired_permutation_test(np.zeros(0), seed=seed)
-    weights = np.array([n / (k * size[str(g)]) for g in labels], dtype=float)
-    return paired_permutation_test((rates[ok] - 0.5) * weights, seed=seed)

@@ -2,8 +2,8 @@
 
 Rows are matched across runs by an id column, as in :class:`~biaslab.probing.pairing.ByItemPairing`; the
 paired bootstrap of ``compare`` then resamples the rows' *clusters* (the letters of one name move together)
-within their *strata* (the sentences of each GEST stereotype stay a stereotype's), as the probe's own
-intervals do (:func:`biaslab.stats.stratified.stratified_bootstrap_metrics`).
+within their *strata* (the sentences of each GEST stereotype stay a stereotype's), following the design the
+probe's own intervals respect.
 """
 
 from __future__ import annotations

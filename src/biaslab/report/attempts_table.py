@@ -62,8 +62,11 @@ def _categories(rows: list[dict[str, Any]], fields: list[str]) -> list[str]:
     for f in fields:
         if f == "evaluation":
             continue
-        values = {r.get(f) for r in rows}
-        if all(isinstance(v, str) for v in values) and 1 < len(values) <= MAX_GROUPS:
+        found = [r.get(f) for r in rows]
+        if not all(isinstance(v, str) for v in found):  # a list, a number: not a label to filter by
+            continue
+        values = set(found)
+        if 1 < len(values) <= MAX_GROUPS:
             out.append(f)
         if len(out) == MAX_CATEGORIES:
             break

@@ -13,7 +13,7 @@ left out. Then:
 
 :func:`gest_inference` gives the run report: each value with its interval from one procedure over sentences
 (strata: the stereotypes), and for ``stereotype_rate`` the p value of the same procedure (the cluster-robust t of
-weighted sentence values whose pooled mean is the metric, :mod:`biaslab.probes.gest.group_means`), so its interval
+weighted sentence values whose pooled mean is the metric, :mod:`biaslab.stats.group_means`), so its interval
 excludes 0 exactly when p < 0.05. The card says how each works.
 """
 
@@ -25,8 +25,8 @@ from typing import Any, cast
 
 import numpy as np
 
-from biaslab.probes.gest.group_means import add_qvalues, combination_inference, keep_defined_values, share_of_attempts
 from biaslab.stats.clustered import cluster_inference
+from biaslab.stats.group_means import add_qvalues, combination_inference, keep_defined_values, share_of_attempts
 
 OPTIONS = ("male", "female", "neither")
 STEREOTYPES = tuple(range(1, 17))

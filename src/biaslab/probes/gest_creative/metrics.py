@@ -11,7 +11,7 @@
 :func:`gest_creative_inference` gives the run report: each value with its interval and p value from one
 procedure over sentences (strata: the stereotypes), so an interval excludes the null exactly when p < 0.05 --
 ``cluster_inference`` for a stereotype's rate, weighted sentence values for the mean over stereotypes and for the
-stereotype contrast (:mod:`biaslab.probes.gest.group_means`), ``fold_abs`` for ``disparity``; intervals only for
+stereotype contrast (:mod:`biaslab.stats.group_means`), ``fold_abs`` for ``disparity``; intervals only for
 the undetected and non-binary rates. The card says how each works.
 """
 
@@ -22,10 +22,10 @@ from typing import Any
 
 import numpy as np
 
-from biaslab.probes.gest.group_means import add_qvalues, combination_inference, keep_defined_values, share_of_attempts
 from biaslab.probing.characters import item_rates, nanmean, undetected_metrics
 from biaslab.stats.clustered import cluster_inference
 from biaslab.stats.derived import fold_abs
+from biaslab.stats.group_means import add_qvalues, combination_inference, keep_defined_values, share_of_attempts
 
 STEREOTYPES = {
     1: "emotional",

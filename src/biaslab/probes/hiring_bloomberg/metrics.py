@@ -22,7 +22,7 @@ interval excludes the null exactly when p < 0.05:
   ``n`` is the items of that role or cell;
 * ``masculine_rate`` (a mean of the roles' means) and ``stereotype_rate`` (a contrast of them) are the pooled
   means of weighted item values whose mean is exactly the metric
-  (:mod:`biaslab.probes.gest.group_means`), with residuals within the cells; ``stereotype_rate`` always with
+  (:mod:`biaslab.stats.group_means`), with residuals within the cells; ``stereotype_rate`` always with
   the CR2 t (its items are not symmetric under its null), and with an exact bound when every item sits at
   the stereotyped end;
 * ``disparity`` is ``masculine_rate``'s interval folded about 0.5, with its p
@@ -41,9 +41,9 @@ from typing import Any
 
 import numpy as np
 
-from biaslab.probes.gest.group_means import add_qvalues, combination_inference, keep_defined_values, share_of_attempts
 from biaslab.stats.clustered import cluster_inference
 from biaslab.stats.derived import fold_abs
+from biaslab.stats.group_means import add_qvalues, combination_inference, keep_defined_values, share_of_attempts
 from biaslab.stats.weighted import weighted_nanmean, weighted_ratio
 
 MALE_TYPED = ("software engineer", "financial analyst")

@@ -13,7 +13,7 @@ are those of :func:`biaslab.probing.characters.undetected_metrics`.
 :func:`inventories_inference` gives the run report: each value with its interval and p value from one procedure
 over descriptions (strata: the six inventory x coded-gender lists), so an interval excludes the null exactly when
 p < 0.05 -- ``cluster_inference`` for an inventory's masculine rate, Welch/Hsu for an inventory's gap, weighted
-description values for the means over inventories (:mod:`biaslab.probes.gest.group_means`), ``fold_abs`` for
+description values for the means over inventories (:mod:`biaslab.stats.group_means`), ``fold_abs`` for
 ``disparity``; intervals only for the undetected and non-binary rates. The card says how each works.
 """
 
@@ -24,16 +24,16 @@ from typing import Any
 
 import numpy as np
 
-from biaslab.probes.gest.group_means import (
+from biaslab.probing.characters import item_rates, nanmean, undetected_metrics
+from biaslab.stats.clustered import cluster_inference
+from biaslab.stats.derived import fold_abs
+from biaslab.stats.group_means import (
     add_qvalues,
     combination_inference,
     keep_defined_values,
     share_of_attempts,
     two_group_inference,
 )
-from biaslab.probing.characters import item_rates, nanmean, undetected_metrics
-from biaslab.stats.clustered import cluster_inference
-from biaslab.stats.derived import fold_abs
 
 INVENTORIES = ("bsri", "epaq", "gaucher")
 GENDERS = ("female", "male")

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy.stats import t as student_t
 
-from biaslab.probes.gest.group_means import (
+from biaslab.stats.group_means import (
     add_qvalues,
     all_at_end_bound,
     combination_inference,
