@@ -107,9 +107,11 @@ def _gap(a: np.ndarray | None, b: np.ndarray | None, templates: np.ndarray, conf
     if a is None or b is None:
         return _undefined("a gender has no detected answer")
     bounds = bounds_if_inside((0.0, 1.0), a, b)
-    return paired_cluster_inference(
+    out = paired_cluster_inference(
         b, a, templates, null=0.0, bounds=bounds, confidence=confidence, label="templates", seed=seed
     )
+    out.pop("a"), out.pop("b")  # the two genders' means: their own metrics already
+    return out
 
 
 def summarize_table(t: Mapping[str, np.ndarray], *, seed: int = 0) -> dict[str, dict[str, Any]]:

@@ -105,6 +105,7 @@ def summarize_table(t: Mapping[str, np.ndarray], *, seed: int = 0) -> dict[str, 
     else:
         bounds = bounds_if_inside((0.0, 1.0), male, female)
         diff = paired_cluster_inference(female, male, null=0.0, bounds=bounds, label="questions", seed=seed)
+        diff.pop("a"), diff.pop("b")  # the two genders' means: their own metrics already
     diff["q"] = diff["p"]  # one gap: its q-value is its p value
     metrics["diff_success_rate"] = diff
     metrics["diff_abs_success_rate"] = {**fold_abs(diff), "q": diff["p"]}

@@ -77,9 +77,11 @@ class _Cells:
         return {"n": int(keep.sum()), "n_clusters": int(np.unique(self.pair[keep]).size)}
 
     def paired(self, a: np.ndarray, b: np.ndarray, keep: np.ndarray, bounds: tuple[float, float] | None) -> dict:
-        return paired_cluster_inference(
+        out = paired_cluster_inference(
             a, b, self.pair[keep], self.race[keep], null=0.0, bounds=bounds, label=UNIT, seed=self.seed
         )
+        out.pop("a"), out.pop("b")  # the two genders' means: their own metrics already
+        return out
 
 
 def slope_units(x: np.ndarray, y: np.ndarray, who: str = "the") -> tuple[float | None, np.ndarray | None, str]:
