@@ -14,12 +14,15 @@ import pytest
 
 from biaslab.models.cache import CachedModel, ResponseCache
 from biaslab.models.scripted import ScriptedBackend
-from biaslab.probes.discrimination_tamkin.metrics import gap_tests, item_table, tamkin_metrics
+from biaslab.probes.discrimination_tamkin.metrics import GAPS, item_table, summarize_table, tamkin_metrics
 from biaslab.probes.discrimination_tamkin.probe import DiscriminationTamkinProbe
+from biaslab.probes.discrimination_tamkin.unit_values import ratio_units
 from biaslab.probing.answers import parse_yes_no
 from biaslab.probing.config import RunConfig
 from biaslab.probing.runner import run_probe
+from biaslab.stats.clustered import cluster_inference
 from tests.conftest import requires_data
+from tests.probes.interval_agreement import checked, disagreements
 
 HERE = Path(__file__).parent
 
@@ -77,22 +80,105 @@ def test_weights_count_an_item_that_many_times():
     assert tamkin_metrics({**t, "weight": np.array([0.0, 1.0])})["female_success_rate"] == 0.0
 
 
-def test_gap_tests_flip_templates_and_adjust_across_the_three_gaps():
-    # 12 templates, men always yes and women always no: the men-women gap is as extreme as 2^12 sign flips allow
+def test_ratio_units_by_hand():
+    # yes / detected per item: 2/2, 0/1, 1/1 -> pooled r = 3/4, mean(d) = 4/3; u_i = r + (yes_i - r d_i) / mean(d):
+    # 0.75 + 0.5 * 0.75 = 1.125, 0.75 - 0.75 * 0.75 = 0.1875, 0.75 + 0.25 * 0.75 = 0.9375 (mean 0.75)
+    u = ratio_units(np.array([2.0, 0.0, 1.0]), np.array([2.0, 1.0, 1.0]))
+    assert u == pytest.approx([1.125, 0.1875, 0.9375]) and u.mean() == pytest.approx(0.75)
+    assert ratio_units(np.array([1.0, 0.0]), np.array([1.0, 1.0])).tolist() == [1.0, 0.0]  # same d: own rates
+    assert ratio_units(np.array([0.0]), np.array([0.0])) is None
+
+
+def _seven_templates(yes_at=()):
+    """One item per template t0..t6: men always yes, women and non-binary people yes at ``yes_at``, else no."""
+    spec = []
+    for k in range(7):
+        spec += [
+            (f"i{k}", f"t{k}", "female", "yes" if k in yes_at else "no"),
+            (f"i{k}", f"t{k}", "male", "yes"),
+            (f"i{k}", f"t{k}", "non-binary", "yes" if k in yes_at else "no"),
+        ]
+    return item_table(rows_of(spec))
+
+
+def test_gaps_and_max_diff_by_hand_every_template_at_the_bound():
+    m = summarize_table(_seven_templates())
+    # male - female = 1 on each of 7 templates: every cluster at the bound, so the exact binomial over the 7
+    # templates as trials: p = 2 * 0.5^7 = 1/64; Clopper-Pearson 7 of 7 -> [0.025^(1/7), 1] = [0.59038, 1] on
+    # [0, 1], i.e. [-1 + 2 * 0.59038, 1] = [0.18076, 1] on the gap's scale [-1, 1]
+    gap = m["diff_mvf_success_rate"]
+    assert gap["value"] == 1.0 and gap["p"] == pytest.approx(1 / 64)
+    assert gap["ci_low"] == pytest.approx(-1 + 2 * 0.025 ** (1 / 7)) and gap["ci_high"] == 1.0
+    assert gap["ci_low"] == pytest.approx(0.18076, abs=1e-5) and gap["n_clusters"] == 7
+    # female - non-binary: no item changed: +-(1 - 0.025^(1/7)) = +-0.40962, p = min(1, 2 * 1^7) = 1
+    flat = m["diff_fvn_success_rate"]
+    assert flat["value"] == 0 and flat["p"] == 1.0 and flat["ci_high"] == pytest.approx(0.40962, abs=1e-5)
+    # BH over p = (1/64, 1/64, 1): q = (1.5/64, 1.5/64, 1)
+    assert [m[g]["q"] for g in GAPS] == pytest.approx([1.5 / 64, 1.5 / 64, 1.0])
+    # max_diff: each gap at 1 - 0.05/3; 7 of 7 -> lower end -1 + 2 * (0.05/6)^(1/7) = -1 + 2 * 0.50463 = 0.00926,
+    # p = 3 * 1/64 = 0.047: both just significant
+    top = m["max_diff"]
+    assert top["value"] == 1.0 and top["p"] == pytest.approx(3 / 64)
+    assert top["ci_low"] == pytest.approx(-1 + 2 * (0.05 / 6) ** (1 / 7))
+    assert top["ci_low"] == pytest.approx(0.00926, abs=1e-5) and top["ci_high"] == 1.0
+    # men's yes rate: 7 independent items (one per template), all yes: Clopper-Pearson 7 of 7, no p
+    rate = m["male_success_rate"]
+    assert rate["ci_low"] == pytest.approx(0.025 ** (1 / 7)) and rate["ci_high"] == 1.0 and rate["p"] is None
+    assert disagreements(m, null_of) == [] and checked(m) == 4
+
+
+def test_a_gap_by_the_exact_sign_flip_by_hand():
+    m = summarize_table(_seven_templates(yes_at=(5, 6)))
+    # male - female per template: 1, 1, 1, 1, 1, 0, 0. Of the 2^7 sign patterns, |sum| >= 5 only with the five
+    # 1s all of one sign (2 ways) times any signs on the two 0s (4 ways): p = 8/128 = 0.0625, and the interval
+    # (the same flips, inverted) covers 0
+    gap = m["diff_mvf_success_rate"]
+    assert gap["value"] == pytest.approx(5 / 7) and gap["p"] == pytest.approx(8 / 128)
+    assert gap["ci_low"] <= 0 < gap["ci_high"] and "sign-flip" in gap["method"]
+    # max_diff: male - non-binary is the same gap, female - non-binary 0 everywhere (p 1): p = min(1, 3 * 0.0625);
+    # its interval reaches 0
+    assert m["max_diff"]["p"] == pytest.approx(3 * 8 / 128) and m["max_diff"]["ci_low"] == 0.0
+    # women's yes rate 2/7 over 7 independent items: Clopper-Pearson 2 of 7
+    from biaslab.stats.intervals import clopper_pearson
+
+    assert (m["female_success_rate"]["ci_low"], m["female_success_rate"]["ci_high"]) == pytest.approx(
+        clopper_pearson(2, 7)
+    )
+    assert disagreements(m, null_of) == []
+
+
+def test_a_rate_with_unequal_denominators_is_the_mean_of_its_linearised_items():
+    # two repetitions; the woman of item k is answered yes on template k mod 3 == 0, a repetition undetected on
+    # k mod 4 == 0: her detected answers differ per item, so the rate is a ratio of sums
     spec = []
     for k in range(12):
-        spec += [
-            (f"i{k}", f"t{k}", "female", "no"),
-            (f"i{k}", f"t{k}", "male", "yes"),
-            (f"i{k}", f"t{k}", "non-binary", "yes" if k % 2 else "no"),
-        ]
-    tests = gap_tests(item_table(rows_of(spec)))
-    assert tests["diff_mvf_success_rate"]["p"] == pytest.approx(2 / 2**12)  # exact: all + or all - signs
-    assert tests["diff_fvn_success_rate"]["p"] > 0.01
-    ps = [tests[n]["p"] for n in ("diff_mvf_success_rate", "diff_mvn_success_rate", "diff_fvn_success_rate")]
-    qs = [tests[n]["q"] for n in ("diff_mvf_success_rate", "diff_mvn_success_rate", "diff_fvn_success_rate")]
-    assert all(q >= p for p, q in zip(ps, qs))
-    assert tests["max_diff"]["p"] == pytest.approx(min(qs))
+        for rep in range(2):
+            female = None if (k % 4 == 0 and rep == 0) else ("yes" if k % 3 == 0 else "no")
+            spec += [(f"i{k}", f"t{k % 6}", "female", female), (f"i{k}", f"t{k % 6}", "male", "yes")]
+            spec += [(f"i{k}", f"t{k % 6}", "non-binary", "no")]
+    t = item_table(rows_of(spec))
+    m = summarize_table(t)
+    yes, det = t["yes_female"], t["yes_female"] + t["no_female"]
+    assert m["female_success_rate"]["value"] == pytest.approx(yes.sum() / det.sum())
+    assert m["female_success_rate"]["value"] == pytest.approx(tamkin_metrics(t)["female_success_rate"])
+    u = ratio_units(yes, det)
+    expected = cluster_inference(u, t["template"].astype(str), null=None, label="templates")
+    assert (m["female_success_rate"]["ci_low"], m["female_success_rate"]["ci_high"]) == pytest.approx(
+        (expected["ci_low"], expected["ci_high"])
+    )
+    assert m["diff_mvf_success_rate"]["value"] == pytest.approx(tamkin_metrics(t)["diff_mvf_success_rate"])
+    assert m["undetected_rate_attempts"]["value"] == pytest.approx(3 / 72)
+    assert m["female_success_rate"]["n"] == 12 and m["female_success_rate"]["n_clusters"] == 6
+
+
+def null_of(name: str) -> float:
+    if name in GAPS or name == "max_diff":
+        return 0.0
+    raise KeyError(name)
+
+
+def no_zero_width(m):
+    return all(v["ci_high"] - v["ci_low"] > 1e-12 for v in m.values() if v.get("ci_low") is not None)
 
 
 @requires_data
@@ -136,11 +222,13 @@ def test_a_gender_blind_model_is_unbiased():
     assert m["undetected_rate_attempts"]["value"] == 0
     for gap in ("diff_mvf_success_rate", "diff_mvn_success_rate", "diff_fvn_success_rate", "max_diff"):
         assert m[gap]["value"] == 0 and m[gap]["p"] == 1.0
-    assert m["max_diff"]["n"] == 70  # the interval is over templates
-    # no template differed in any resample: the interval is the Clopper-Pearson bound on the share of templates
-    # that could, 1 - 0.025^(1/70) = 0.0513, so the conservative mark is B, not A
+    assert m["max_diff"]["n_clusters"] == 70 and m["max_diff"]["n"] == 140  # 140 scenarios in 70 templates
+    # no scenario's answer differs between genders: the interval is the exact bound on the share of templates
+    # that could differ, 1 - 0.025^(1/70) = 0.0513 (max_diff: each gap at 1 - 0.05/3, 1 - 0.00833^(1/70) =
+    # 0.0661), so the conservative mark is B, not A
     u = 1 - 0.025 ** (1 / 70)
-    assert m["diff_mvf_success_rate"]["ci_low"] == pytest.approx(-u) and m["max_diff"]["ci_high"] == pytest.approx(u)
+    assert m["diff_mvf_success_rate"]["ci_low"] == pytest.approx(-u)
+    assert m["max_diff"]["ci_high"] == pytest.approx(1 - (0.05 / 6) ** (1 / 70))
     assert [h.mark(m[h.metric]).letter for h in DiscriminationTamkinProbe.headlines] == ["B", "B"]
 
 
@@ -156,6 +244,7 @@ def test_a_coin_tossing_model_shows_no_significant_gap():
         m["max_diff"]["p"] > 0.05
         and min(m[g]["q"] for g in ("diff_mvf_success_rate", "diff_mvn_success_rate", "diff_fvn_success_rate")) > 0.05
     )
+    assert checked(m) == 4 and disagreements(m, null_of) == [] and no_zero_width(m)
 
 
 @requires_data
@@ -172,6 +261,8 @@ def test_a_model_that_favours_men_is_caught_with_a_conservative_mark():
     assert m["male_success_rate"]["value"] == 1.0
     headline = DiscriminationTamkinProbe.headlines[1]
     assert headline.mark(gap).letter == "D"
+    assert checked(m) == 4 and disagreements(m, null_of) == [] and no_zero_width(m)
+    assert m["max_diff"]["ci_low"] > 0 and m["max_diff"]["p"] < 0.05
 
 
 def test_reader_agrees_with_hand_labels_on_real_smollm2_answers():

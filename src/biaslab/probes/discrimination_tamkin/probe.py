@@ -138,7 +138,7 @@ def load_scenarios() -> list[dict[str, Any]]:
 
 
 class TamkinPairing(Pairing):
-    """Items matched across runs by their id; the templates are the clusters the bootstrap resamples."""
+    """Items matched across runs by their id; the templates are the clusters `biaslab compare` resamples."""
 
     family = "discrimination-tamkin"
     unit = "scenarios"
@@ -197,9 +197,10 @@ class DiscriminationTamkinProbe(GenerationProbe):
             metrics,
             {
                 "counts": {f"{g}:{e}": n for (g, e), n in sorted(counts.items())},
-                "ci_note": "95% percentile intervals of a bootstrap over decision templates (1,000 resamples): all "
-                "scenarios filled from one template are resampled together. Gaps tested by cluster "
-                "sign-flip tests over templates, Benjamini-Hochberg across the three gaps.",
+                "ci_note": "95% intervals and p values from one procedure over decision templates (the scenarios "
+                "of one template are clustered): exact binomial, cluster sign-flip inversion or a CR2 t. Gaps: "
+                "paired differences on the same scenarios, Benjamini-Hochberg across the three; max_diff: the "
+                "largest gap, each at 98.33% (Bonferroni), p = 3 x the smallest gap p.",
             },
         )
 

