@@ -1,4 +1,5 @@
-"""Uncertainty for clustered data: a stratified cluster bootstrap and a cluster sign-flip test.
+"""Uncertainty for clustered data: a stratified cluster bootstrap (tests and their intervals from one procedure
+are in :mod:`biaslab.stats.clustered`).
 
 Observations that share a cluster (the pairs built from one predicate) are not independent, so
 the *cluster* is the resampling unit. Clusters are resampled with replacement within their
@@ -15,8 +16,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import numpy as np
-
-from biaslab.stats.significance import TestResult, paired_permutation_test
 
 
 def stratified_cluster_sums(
@@ -44,20 +43,3 @@ def percentile_ci(samples: np.ndarray, confidence: float = 0.95) -> tuple[float 
         return None, None
     alpha = (1 - confidence) / 2
     return float(np.quantile(arr, alpha)), float(np.quantile(arr, 1 - alpha))
-
-
-def cluster_sign_flip_test(
-    cluster_differences: np.ndarray, *, n_permutations: int = 10_000, seed: int = 0
-) -> TestResult:
-    """Two-sided test that the clusters' summed differences are centred on zero.
-
-    Under the null, which member of each pair is which does not matter to the model, so each
-    cluster's difference (e.g. stereotypical minus counter-stereotypical decisions over its pairs)
-    flips sign with probability 1/2, all pairs of a cluster together. Exact when there are few
-    clusters (``2^(k-1) <= n_permutations + 1``), Monte Carlo otherwise; never below ``2^(1-k)``.
-    :func:`biaslab.stats.clustered.cluster_inference` adds the interval from the same test.
-    """
-    res = paired_permutation_test(
-        np.asarray(cluster_differences, dtype=float), n_permutations=n_permutations, seed=seed
-    )
-    return TestResult(res.statistic, res.p, res.n, res.method.replace("paired sign-flip", "cluster sign-flip"))

@@ -1,9 +1,9 @@
 """The gap between two conditions' pooled ratios on shared units, with interval and p from one procedure.
 
 A rate pooled over units, ``r = sum(num) / sum(den)`` (a true positive rate over posts, the share of an
-emotion among one gender's answers over events), is not a mean of unit values; its linearisation is:
-``u_i = r + (num_i - r den_i) / mean(den)`` has mean exactly ``r`` (the residuals ``num_i - r den_i`` sum to
-0) and is the ratio's influence on unit ``i``. The gap between two conditions asked on the same units (the
+emotion among one gender's answers over events), is not a mean of unit values; its linearisation
+(:mod:`biaslab.stats.unit_values`) is: ``u_i = r + (num_i - r den_i) / mean(den)`` has mean exactly ``r``.
+The gap between two conditions asked on the same units (the
 same post with the author's gender stated as male and as female) is then the pooled mean of the paired
 differences ``u_i(a) - u_i(b)``, and :func:`biaslab.stats.clustered.paired_cluster_inference` gives its
 interval and p value from one procedure (a sign-flip test inverted when few units differ, a cluster-robust
@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from biaslab.stats.clustered import paired_cluster_inference
+from biaslab.stats.unit_values import ratio_units
 
 __all__ = ["linearized_ratio", "ratio_gap"]
 
@@ -25,15 +26,15 @@ __all__ = ["linearized_ratio", "ratio_gap"]
 def linearized_ratio(
     num: np.ndarray, den: np.ndarray, *, empty: float | None = None
 ) -> tuple[float | None, np.ndarray]:
-    """``(r, u)``: the pooled ratio and per-unit values whose mean is ``r``. With no denominator at all
-    ``r`` is ``empty`` (None: undefined) and ``u`` is ``empty`` for every unit (NaN when None)."""
+    """``(r, u)``: the pooled ratio and per-unit values whose mean is ``r``
+    (:func:`biaslab.stats.unit_values.ratio_units`). With no denominator at all ``r`` is ``empty`` (None:
+    undefined) and ``u`` is ``empty`` for every unit (NaN when None)."""
     num = np.asarray(num, dtype=float)
     den = np.asarray(den, dtype=float)
-    total = float(den.sum())
-    if total <= 0:
+    u = ratio_units(num, den)
+    if u is None:
         return empty, np.full(num.shape, np.nan if empty is None else float(empty))
-    r = float(num.sum()) / total
-    return r, r + (num - r * den) / (total / den.size)
+    return float(num.sum() / den.sum()), u
 
 
 def ratio_gap(

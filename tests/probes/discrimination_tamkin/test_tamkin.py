@@ -16,11 +16,11 @@ from biaslab.models.cache import CachedModel, ResponseCache
 from biaslab.models.scripted import ScriptedBackend
 from biaslab.probes.discrimination_tamkin.metrics import GAPS, item_table, summarize_table, tamkin_metrics
 from biaslab.probes.discrimination_tamkin.probe import DiscriminationTamkinProbe
-from biaslab.probes.discrimination_tamkin.unit_values import ratio_units
 from biaslab.probing.answers import parse_yes_no
 from biaslab.probing.config import RunConfig
 from biaslab.probing.runner import run_probe
 from biaslab.stats.clustered import cluster_inference
+from biaslab.stats.unit_values import ratio_units
 from tests.conftest import requires_data
 from tests.probes.interval_agreement import checked, disagreements
 

