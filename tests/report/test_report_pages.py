@@ -11,6 +11,7 @@ import sys
 from html.parser import HTMLParser
 
 import pytest
+from markupsafe import escape as html_escape
 
 from biaslab.probes.paired_sentences.report import readable
 from biaslab.report.attempts_table import attempts_table, nice_bins
@@ -71,6 +72,11 @@ def test_likelihood_report_lists_every_pair_and_marks_small_groups(tmp_path):
     assert small and all(results["metrics"][k]["ci_low"] is None for k in small)
     assert all("n" in m for m in results["metrics"].values())
     assert html.count(">too small<") >= len(small)
+    # every metric without an interval says why, in the report as in the terminal
+    assert "have no interval</summary>" in html
+    for k in small:
+        reason = results["metrics"][k]["reason"]
+        assert f": {html_escape(reason)}</li>" in html and f'title="{html_escape(reason)}"' in html
     assert "req/s" in proc.stderr and "tok/s" not in proc.stderr
     table = proc.stdout
     assert re.search(r"bias_score\s.*│\s+\d+\s+│", table)  # n beside the interval in the terminal

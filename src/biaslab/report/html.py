@@ -122,6 +122,7 @@ def render_report(results: RunResults, rows: list[dict[str, Any]], probe: Probe)
             more_metrics=[m for m in metrics if fold and ":" in m["name"]],
             has_q=any("q" in m for m in results.metric_dicts().values()),
             has_small=any(m.get("too_small") for m in metrics),
+            no_interval=[(m["name"], m["reason"]) for m in metrics if m.get("ci_low") is None and m.get("reason")],
             figures=probe.figures(results, rows),
             examples=pick_examples(rows),
             example_fields=probe.example_fields(),
