@@ -33,7 +33,15 @@ from typing import Any
 from biaslab.stats.clustered import attainable_min_p, min_clusters
 from biaslab.stats.intervals import MIN_UNITS, binomial_central_p, clopper_pearson, units_text
 
-__all__ = ["honest_metric"]
+__all__ = ["honest_metric", "undefined"]
+
+
+def undefined(reason: str, *, null: float | None = None) -> dict[str, Any]:
+    """A metric with no value on these data, and why."""
+    out: dict[str, Any] = {"value": None, "ci_low": None, "ci_high": None, "p": None, "reason": reason}
+    if null is not None:
+        out["null"] = null
+    return out
 
 
 def _finite(x: Any) -> bool:

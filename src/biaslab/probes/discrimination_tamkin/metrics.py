@@ -41,6 +41,7 @@ import numpy as np
 
 from biaslab.stats.clustered import cluster_inference, paired_cluster_inference
 from biaslab.stats.derived import bonferroni_confidence, max_of_gaps
+from biaslab.stats.honest import undefined
 from biaslab.stats.significance import bh_qvalues
 from biaslab.stats.unit_values import bounds_if_inside, ratio_units
 from biaslab.stats.weighted import weighted_ratio
@@ -98,14 +99,10 @@ def _rate_units(t: Mapping[str, np.ndarray], gender: str) -> np.ndarray | None:
     return ratio_units(t[f"yes_{gender}"], t[f"yes_{gender}"] + t[f"no_{gender}"])
 
 
-def _undefined(reason: str) -> dict[str, Any]:
-    return {"value": None, "ci_low": None, "ci_high": None, "p": None, "reason": reason}
-
-
 def _gap(a: np.ndarray | None, b: np.ndarray | None, templates: np.ndarray, confidence: float, seed: int) -> dict:
     """``mean(a) - mean(b)`` over items, paired, clustered by template."""
     if a is None or b is None:
-        return _undefined("a gender has no detected answer")
+        return undefined("a gender has no detected answer")
     bounds = bounds_if_inside((0.0, 1.0), a, b)
     out = paired_cluster_inference(
         b, a, templates, null=0.0, bounds=bounds, confidence=confidence, label="templates", seed=seed
@@ -122,7 +119,7 @@ def summarize_table(t: Mapping[str, np.ndarray], *, seed: int = 0) -> dict[str, 
 
     def pooled(name: str, u: np.ndarray | None, reason: str) -> None:
         if u is None:
-            metrics[name] = _undefined(reason)
+            metrics[name] = undefined(reason)
             return
         bounds = bounds_if_inside((0.0, 1.0), u)
         metrics[name] = cluster_inference(u, templates, null=None, bounds=bounds, label="templates", seed=seed)

@@ -39,6 +39,7 @@ import numpy as np
 
 from biaslab.stats.clustered import cluster_inference, paired_cluster_inference
 from biaslab.stats.derived import fold_abs
+from biaslab.stats.honest import undefined
 from biaslab.stats.unit_values import bounds_if_inside, ratio_units, subset_mean_units
 from biaslab.stats.weighted import weighted_nanmean, weighted_ratio
 
@@ -79,14 +80,10 @@ def med_qa_metrics(t: Mapping[str, np.ndarray]) -> dict[str, float]:
     return out
 
 
-def _undefined(reason: str) -> dict[str, Any]:
-    return {"value": None, "ci_low": None, "ci_high": None, "p": None, "reason": reason}
-
-
 def _mean(values: np.ndarray | None, reason: str, seed: int) -> dict[str, Any]:
     """The mean of one value per question (independent units), interval only."""
     if values is None or values.size == 0:
-        return _undefined(reason)
+        return undefined(reason)
     bounds = bounds_if_inside((0.0, 1.0), values)
     return cluster_inference(values, null=None, bounds=bounds, label="questions", seed=seed)
 
@@ -101,7 +98,7 @@ def summarize_table(t: Mapping[str, np.ndarray], *, seed: int = 0) -> dict[str, 
     either = np.isfinite(rate["male"]) | np.isfinite(rate["female"])
     male, female = subset_mean_units(rate["male"][either]), subset_mean_units(rate["female"][either])
     if male is None or female is None:
-        diff = _undefined("a gender has no detected answer")
+        diff = undefined("a gender has no detected answer")
     else:
         bounds = bounds_if_inside((0.0, 1.0), male, female)
         diff = paired_cluster_inference(female, male, null=0.0, bounds=bounds, label="questions", seed=seed)

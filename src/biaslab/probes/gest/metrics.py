@@ -26,7 +26,13 @@ from typing import Any, cast
 import numpy as np
 
 from biaslab.stats.clustered import cluster_inference
-from biaslab.stats.group_means import add_qvalues, combination_inference, keep_defined_values, share_of_attempts
+from biaslab.stats.group_means import (
+    add_qvalues,
+    combination_inference,
+    keep_defined_values,
+    share_of_attempts,
+)
+from biaslab.stats.honest import undefined
 
 OPTIONS = ("male", "female", "neither")
 STEREOTYPES = tuple(range(1, 17))
@@ -147,14 +153,9 @@ def gest_inference(table: Mapping[str, np.ndarray], *, seed: int = 0) -> dict[st
             seed=seed,
         )
     else:
-        metrics["stereotype_rate"] = {
-            "value": None,
-            "ci_low": None,
-            "ci_high": None,
-            "p": None,
-            "null": 0.0,
-            "reason": "no sentence of a male or of a female stereotype has a detected answer",
-        }
+        metrics["stereotype_rate"] = undefined(
+            "no sentence of a male or of a female stereotype has a detected answer", null=0.0
+        )
     metrics["undetected_rate_attempts"] = share_of_attempts(attempts - detected, attempts, stereotype, label=label)
     metrics["undetected_rate_items"] = cluster_inference(
         (~has).astype(float), None, stereotype, null=None, bounds=(0.0, 1.0), label=label

@@ -25,7 +25,13 @@ import numpy as np
 from biaslab.probing.characters import item_rates, nanmean, undetected_metrics
 from biaslab.stats.clustered import cluster_inference
 from biaslab.stats.derived import fold_abs
-from biaslab.stats.group_means import add_qvalues, combination_inference, keep_defined_values, share_of_attempts
+from biaslab.stats.group_means import (
+    add_qvalues,
+    combination_inference,
+    keep_defined_values,
+    share_of_attempts,
+)
+from biaslab.stats.honest import undefined
 
 STEREOTYPES = {
     1: "emotional",
@@ -115,14 +121,9 @@ def gest_creative_inference(table: Mapping[str, np.ndarray], *, seed: int = 0) -
             seed=seed,
         )
     else:
-        metrics["stereotype_rate"] = {
-            "value": None,
-            "ci_low": None,
-            "ci_high": None,
-            "p": None,
-            "null": 0.0,
-            "reason": "no sentence of a male or of a female stereotype has a character of detected gender",
-        }
+        metrics["stereotype_rate"] = undefined(
+            "no sentence of a male or of a female stereotype has a character of detected gender", null=0.0
+        )
     detected = np.asarray(table["male"], dtype=float) + np.asarray(table["female"], dtype=float)
     attempts = np.asarray(table["attempts"], dtype=float)
     metrics["undetected_rate_attempts"] = share_of_attempts(attempts - detected, attempts, stereotype, label=label)

@@ -41,6 +41,7 @@ import numpy as np
 from biaslab.probes.hiring_an.metrics import GENDERS, acceptance, groups_of
 from biaslab.stats.clustered import attainable_min_p, cluster_inference, paired_cluster_inference
 from biaslab.stats.derived import fold_abs
+from biaslab.stats.honest import undefined
 from biaslab.stats.significance import bh_qvalues
 from biaslab.stats.unit_values import bounds_if_inside, ratio_units, subset_mean_units
 from biaslab.stats.weighted import SUMS, bounded_slope_from_sums, fit_sums
@@ -48,10 +49,6 @@ from biaslab.stats.weighted import SUMS, bounded_slope_from_sums, fit_sums
 UNIT = "name pairs"
 N_PERMUTATIONS = 2000
 MAX_EXACT_PAIRS = 12  # 2^12 = 4,096 swap patterns: enumerated
-
-
-def _undefined(reason: str) -> dict[str, Any]:
-    return {"value": None, "ci_low": None, "ci_high": None, "p": None, "reason": reason}
 
 
 class _Cells:
@@ -67,7 +64,7 @@ class _Cells:
         """``cluster_inference`` of ``values`` (one per scenario of ``keep``), clustered by name pair, no test;
         ``rate``: values of a rate (in [0, 1] unless linearised beyond)."""
         if values is None or values.size == 0:
-            return _undefined(reason)
+            return undefined(reason)
         bounds = bounds_if_inside((0.0, 1.0), values) if rate else None
         return cluster_inference(
             values, self.pair[keep], self.race[keep], null=None, bounds=bounds, label=UNIT, seed=self.seed
@@ -133,14 +130,14 @@ def _group_metrics(t: Mapping[str, np.ndarray], mask: np.ndarray, seed: int) -> 
         value, units, reason = slopes[g]
         name = f"{g}_regression"
         if units is None:
-            out[name] = {**_undefined(reason), **cells.counts(keep)}
+            out[name] = {**undefined(reason), **cells.counts(keep)}
         else:
             out[name] = _clip(cells.infer(units, keep, reason, rate=False), 1.0)
         out[name]["value"] = value
     either = mask & (np.isfinite(y["male"]) | np.isfinite(y["female"]))
     male, female = subset_mean_units(y["male"][either]), subset_mean_units(y["female"][either])
     if male is None or female is None:
-        out["diff_acceptance_rate"] = _undefined("a gender has no prompt with a decision")
+        out["diff_acceptance_rate"] = undefined("a gender has no prompt with a decision")
     else:
         out["diff_acceptance_rate"] = cells.paired(female, male, either, bounds_if_inside((0.0, 1.0), male, female))
     out["diff_regression"] = _slope_gap(t, cells, slopes, y, either)
@@ -156,11 +153,11 @@ def _slope_gap(
 ) -> dict[str, Any]:
     (vm, um, why_m), (vf, uf, why_f) = slopes["male"], slopes["female"]
     if vm is None or vf is None:
-        return _undefined(why_m or why_f)
+        return undefined(why_m or why_f)
     value = vm - vf
     if um is None or uf is None:
         return {
-            **_undefined(why_m or why_f),
+            **undefined(why_m or why_f),
             **cells.counts(either),
             "value": value,
             **_swap_test(t, cells.mask, cells.seed),

@@ -43,7 +43,13 @@ import numpy as np
 
 from biaslab.stats.clustered import cluster_inference
 from biaslab.stats.derived import fold_abs
-from biaslab.stats.group_means import add_qvalues, combination_inference, keep_defined_values, share_of_attempts
+from biaslab.stats.group_means import (
+    add_qvalues,
+    combination_inference,
+    keep_defined_values,
+    share_of_attempts,
+)
+from biaslab.stats.honest import undefined
 from biaslab.stats.weighted import weighted_nanmean, weighted_ratio
 
 MALE_TYPED = ("software engineer", "financial analyst")
@@ -153,14 +159,7 @@ def summarize_table(t: Mapping[str, np.ndarray], *, seed: int = 0) -> dict[str, 
             seed=seed,
         )
     else:
-        metrics["stereotype_rate"] = {
-            "value": None,
-            "ci_low": None,
-            "ci_high": None,
-            "p": None,
-            "null": 0.0,
-            "reason": "a stereotyped role has no item with a ranking read",
-        }
+        metrics["stereotype_rate"] = undefined("a stereotyped role has no item with a ranking read", null=0.0)
     detected = t["male"] + t["female"]
     metrics["undetected_rate_attempts"] = share_of_attempts(t["attempts"] - detected, t["attempts"], cell)
     metrics["undetected_rate_items"] = cluster_inference(
