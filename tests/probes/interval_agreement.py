@@ -31,3 +31,12 @@ def checked(metrics: Mapping[str, Any]) -> int:
     return sum(
         isinstance(m, Mapping) and m.get("p") is not None and m.get("ci_low") is not None for m in metrics.values()
     )
+
+
+def no_zero_width(metrics: Mapping[str, Any]) -> bool:
+    """True when no metric shows an interval of zero width (with or without a p value)."""
+    return all(
+        float(m["ci_high"]) - float(m["ci_low"]) > 1e-12
+        for m in metrics.values()
+        if isinstance(m, Mapping) and m.get("ci_low") is not None and m.get("ci_high") is not None
+    )

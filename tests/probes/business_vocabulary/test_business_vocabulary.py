@@ -20,7 +20,7 @@ from biaslab.probing.config import RunConfig
 from biaslab.probing.core import Attempt
 from biaslab.probing.runner import run_probe
 from tests.conftest import requires_data
-from tests.probes.interval_agreement import checked, disagreements
+from tests.probes.interval_agreement import checked, disagreements, no_zero_width
 
 
 def _model(rule):
@@ -73,7 +73,7 @@ def test_run_report_by_hand():
     assert m["mean_diff:wan"]["value"] == 0 and m["mean_diff:wan"]["p"] == 1.0 and m["mean_diff:wan"]["degenerate"]
     assert m["mean_male:bsri"]["value"] == pytest.approx(11 / 18) and m["mean_male:bsri"]["too_small"]
     assert m["undetected_rate_items"]["value"] == pytest.approx(1 / 7) and m["undetected_rate_items"]["n"] == 7
-    assert disagreements(m, lambda name: 0.0) == []
+    assert disagreements(m, lambda name: 0.0) == [] and no_zero_width(m)
 
 
 @requires_data
@@ -195,6 +195,6 @@ def test_counts_agree_with_a_reader_on_real_letters():
 def test_scripted_runs_report_intervals_that_agree_with_their_p_values(male_bias, least):
     results, _ = run_probe(BusinessVocabularyProbe(), _model(lambda r: _letter(r, male_bias)), RunConfig(limit=96))
     m = results.to_json()["metrics"]
-    assert checked(m) >= least and disagreements(m, lambda name: 0.0) == []
+    assert checked(m) >= least and disagreements(m, lambda name: 0.0) == [] and no_zero_width(m)
     assert all(x["ci_high"] - x["ci_low"] > 1e-12 for x in m.values() if x.get("ci_low") is not None)
     assert m["mean_diff"]["n"] == 32 and m["mean_diff:bsri"]["n_a"] == 16 and m["undetected_rate_attempts"]["n"] == 96

@@ -22,7 +22,7 @@ from biaslab.probing.runner import run_probe
 from biaslab.stats.clustered import cluster_inference
 from biaslab.stats.unit_values import ratio_units
 from tests.conftest import requires_data
-from tests.probes.interval_agreement import checked, disagreements
+from tests.probes.interval_agreement import checked, disagreements, no_zero_width
 
 HERE = Path(__file__).parent
 
@@ -175,10 +175,6 @@ def null_of(name: str) -> float:
     if name in GAPS or name == "max_diff":
         return 0.0
     raise KeyError(name)
-
-
-def no_zero_width(m):
-    return all(v["ci_high"] - v["ci_low"] > 1e-12 for v in m.values() if v.get("ci_low") is not None)
 
 
 @requires_data

@@ -18,7 +18,7 @@ from biaslab.probing.config import RunConfig
 from biaslab.probing.runner import run_probe
 from biaslab.stats.clustered import cluster_inference
 from tests.conftest import requires_data
-from tests.probes.interval_agreement import checked, disagreements
+from tests.probes.interval_agreement import checked, disagreements, no_zero_width
 
 OPTIONS = [
     "Voice pitch limitation",
@@ -143,10 +143,6 @@ def null_of(name: str) -> float:
     if name in ("diff_success_rate", "diff_abs_success_rate"):
         return 0.0
     raise KeyError(name)
-
-
-def no_zero_width(m):
-    return all(v["ci_high"] - v["ci_low"] > 1e-12 for v in m.values() if v.get("ci_low") is not None)
 
 
 @requires_data

@@ -9,7 +9,7 @@ from biaslab.probes.dreaddit.metrics import dreaddit_metrics, item_table, max_di
 from biaslab.probes.dreaddit.probe import DreadditProbe, read_stress
 from biaslab.probing.config import RunConfig
 from tests.conftest import requires_data
-from tests.probes.interval_agreement import checked, disagreements
+from tests.probes.interval_agreement import checked, disagreements, no_zero_width
 from tests.probes.scripted_runs import request_rng, run_rule, user_text
 
 
@@ -120,7 +120,7 @@ def test_a_model_that_reads_women_as_stressed_is_caught(tmp_path):
     assert m["max_diff_stress_rate"]["value"] > 0.35 and m["max_diff_stress_rate"]["p"] < 0.001
     assert m["max_diff_stress_rate"]["q"] < 0.01 and m["max_diff_stress_rate"]["ci_low"] > 0.25
     assert set(results.details["counts"]) >= {"female:yes", "male:no", "non-binary:yes"}
-    assert checked(m) == 3 and disagreements(m, lambda name: 0.0) == []
+    assert checked(m) == 3 and disagreements(m, lambda name: 0.0) == [] and no_zero_width(m)
 
 
 @requires_data
@@ -128,7 +128,7 @@ def test_a_random_model_is_unbiased(tmp_path):
     results, _ = run_rule(DreadditProbe(), lambda r: request_rng(r).choice(["Yes", "No"]), tmp_path, limit=300)
     m = results.metric("max_diff_stress_rate")
     assert m["value"] < 0.1 and m["p"] > 0.01 and m["q"] >= m["p"]
-    assert disagreements(results.metric_dicts(), lambda name: 0.0) == []
+    assert disagreements(results.metric_dicts(), lambda name: 0.0) == [] and no_zero_width(results.metric_dicts())
     for g in ("male", "female", "non-binary"):
         assert results.metric(f"{g}_stress_rate")["value"] == pytest.approx(0.5, abs=0.1)
 

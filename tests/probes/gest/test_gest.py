@@ -19,7 +19,7 @@ from biaslab.probes.gest.probe import GestProbe
 from biaslab.probing.config import RunConfig
 from biaslab.probing.results import write_run
 from biaslab.stats.intervals import clopper_pearson
-from tests.probes.interval_agreement import checked, disagreements
+from tests.probes.interval_agreement import checked, disagreements, no_zero_width
 from tests.probes.scripted_runs import request_rng, run_rule, user_text
 
 # made-up first-person sentences in GEST's format (sentence, stereotype id 1-16), one or two per stereotype
@@ -131,7 +131,7 @@ def test_run_report_by_hand():
     # every one of the 16 answers picks an option: 0, exact over the 7 sentences as trials (Clopper-Pearson 0 of 7)
     u = m["undetected_rate_attempts"]
     assert u["value"] == 0 and u["n"] == 16 and (u["ci_low"], u["ci_high"]) == pytest.approx(clopper_pearson(0, 7))
-    assert disagreements(m, lambda name: 0.0) == []
+    assert disagreements(m, lambda name: 0.0) == [] and no_zero_width(m)
 
 
 def _many(n=160):
@@ -156,7 +156,7 @@ def test_scripted_runs_report_intervals_that_agree_with_their_p_values(tmp_path,
     write_run(tmp_path / "run", GestProbe(), results, attempts)  # the report renders
     html = (tmp_path / "run" / "report.html").read_text(encoding="utf-8")
     assert "<h2>Metrics</h2>" in html and "more often than the other one" in html
-    assert checked(m) >= 1 and disagreements(m, lambda name: 0.0) == []
+    assert checked(m) >= 1 and disagreements(m, lambda name: 0.0) == [] and no_zero_width(m)
     assert all(x["ci_high"] - x["ci_low"] > 1e-12 for x in m.values() if x.get("ci_low") is not None)
     assert (m["stereotype_rate"]["p"] < 0.001) == (p_stereo > 0) and m["stereotype_rate"]["n"] == 150
 

@@ -14,7 +14,7 @@ from biaslab.probes.gest_creative.probe import GestCreativeProbe
 from biaslab.probing.config import RunConfig
 from biaslab.probing.runner import run_probe
 from biaslab.stats.intervals import clopper_pearson
-from tests.probes.interval_agreement import checked, disagreements
+from tests.probes.interval_agreement import checked, disagreements, no_zero_width
 from tests.probes.scripted_runs import request_rng
 
 
@@ -95,7 +95,7 @@ def test_run_report_by_hand():
     assert m["masculine_rate:9"]["p"] == pytest.approx(0.5) and m["masculine_rate:9"]["n"] == 2
     assert m["masculine_rate:8"]["too_small"] and m["masculine_rate:8"]["p"] == pytest.approx(0.5)
     assert m["masculine_rate:3"]["value"] is None and m["masculine_rate:3"]["n"] == 0
-    assert disagreements(m, null_of) == []
+    assert disagreements(m, null_of) == [] and no_zero_width(m)
 
 
 def null_of(name: str) -> float:
@@ -114,7 +114,7 @@ def test_scripted_runs_report_intervals_that_agree_with_their_p_values(tmp_path,
 
     results, _ = run_probe(GestCreativeProbe(gest_file=_gest(tmp_path, per=10)), _model(rule), RunConfig(repetitions=2))
     m = results.to_json()["metrics"]
-    assert checked(m) >= least and disagreements(m, null_of) == []
+    assert checked(m) >= least and disagreements(m, null_of) == [] and no_zero_width(m)
     assert all(x["ci_high"] - x["ci_low"] > 1e-12 for x in m.values() if x.get("ci_low") is not None)
     assert m["masculine_rate:3"]["n"] == 10 and m["masculine_rate"]["n"] == 160 and m["stereotype_rate"]["n"] == 150
 

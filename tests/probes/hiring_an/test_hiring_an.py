@@ -19,7 +19,7 @@ from biaslab.probes.hiring_bloomberg.data import load_names
 from biaslab.probing.config import RunConfig
 from biaslab.probing.runner import run_probe
 from tests.conftest import requires_data
-from tests.probes.interval_agreement import checked, disagreements
+from tests.probes.interval_agreement import checked, disagreements, no_zero_width
 
 
 def scenario_rows(item, role, score, race, qualification, pair, male, female):
@@ -181,10 +181,6 @@ def null_of(name: str) -> float:
     if name.partition(":")[0] in ("diff_acceptance_rate", "diff_abs_acceptance_rate", "diff_regression"):
         return 0.0
     raise KeyError(name)
-
-
-def no_zero_width(m):
-    return all(v["ci_high"] - v["ci_low"] > 1e-12 for v in m.values() if v.get("ci_low") is not None)
 
 
 @requires_data

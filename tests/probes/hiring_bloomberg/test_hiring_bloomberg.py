@@ -17,7 +17,7 @@ from biaslab.probing.config import RunConfig
 from biaslab.probing.runner import run_probe
 from biaslab.stats.intervals import clopper_pearson
 from tests.conftest import requires_data
-from tests.probes.interval_agreement import checked, disagreements
+from tests.probes.interval_agreement import checked, disagreements, no_zero_width
 from tests.probes.scripted_runs import request_rng
 
 MEN = ["Ian Koch", "Adam Erickson", "Bailey Schmidt", "Austin Oconnell"]
@@ -210,7 +210,7 @@ def test_scripted_runs_report_intervals_that_agree_with_their_p_values(p_man_typ
         return "1. " + rng.choice(meta["male_names"] if rng.random() < p else meta["female_names"])
 
     m, _ = _run(rule, 64)
-    assert checked(m) >= least and disagreements(m, null_of) == []
+    assert checked(m) >= least and disagreements(m, null_of) == [] and no_zero_width(m)
     assert all(x["ci_high"] - x["ci_low"] > 1e-12 for x in m.values() if x.get("ci_low") is not None)
     cell = m["masculine_rate:retail_white"]
     assert cell["n"] == 4 and cell["too_small"] and cell["p"] is not None  # a cell is its 4 items, not the run's 64

@@ -14,7 +14,7 @@ from biaslab.probing.config import RunConfig
 from biaslab.probing.runner import run_probe
 from biaslab.stats.intervals import clopper_pearson
 from tests.conftest import requires_data
-from tests.probes.interval_agreement import checked, disagreements
+from tests.probes.interval_agreement import checked, disagreements, no_zero_width
 from tests.probes.scripted_runs import request_rng
 
 
@@ -100,7 +100,7 @@ def test_run_report_by_hand():
     assert st["value"] == pytest.approx(0.25) and st["se"] == pytest.approx(se) and st["df"] == pytest.approx(df)
     assert st["p"] == pytest.approx(2 * student_t.sf(0.25 / se, df)) and st["n"] == 14
     assert m["undetected_rate_attempts"]["value"] == 4 / 32 and m["undetected_rate_attempts"]["n_clusters"] == 16
-    assert disagreements(m, null_of) == []
+    assert disagreements(m, null_of) == [] and no_zero_width(m)
 
 
 def null_of(name: str) -> float:
@@ -123,7 +123,7 @@ def test_scripted_runs_report_intervals_that_agree_with_their_p_values(p_coded, 
 
     results, _ = run_probe(probe, _model(rule), RunConfig(repetitions=2, seed=3))
     m = results.to_json()["metrics"]
-    assert checked(m) >= least and disagreements(m, null_of) == []
+    assert checked(m) >= least and disagreements(m, null_of) == [] and no_zero_width(m)
     assert all(x["ci_high"] - x["ci_low"] > 1e-12 for x in m.values() if x.get("ci_low") is not None)
     assert m["masculine_rate:epaq"]["n"] == 32 and m["stereotype_rate:epaq"]["n"] == 32
 

@@ -6,14 +6,13 @@ import pytest
 from biaslab.errors import ConfigError
 from biaslab.models.cache import CachedModel, ResponseCache
 from biaslab.models.scripted import ScriptedBackend
-from biaslab.probes.isear.metrics import GENDERS, column, gap_inference, isear_metrics
+from biaslab.probes.isear.metrics import GENDERS, column, gap_inference, isear_metrics, undetected_inference
 from biaslab.probes.isear.parse import EMOTIONS, parse_emotion, parse_emotion_genderbench
 from biaslab.probes.isear.probe import IsearProbe, item_table
 from biaslab.probing.config import RunConfig
 from biaslab.probing.runner import run_probe
-from biaslab.stats.bootstrap import bootstrap_metrics
 from tests.conftest import requires_data
-from tests.probes.interval_agreement import checked, disagreements
+from tests.probes.interval_agreement import checked, disagreements, no_zero_width
 
 
 def _model(rule):
@@ -78,20 +77,20 @@ def test_a_gender_without_any_detected_answer_has_zero_shares():
     assert m["max_diff:joy"] == 1.0 and m["max_diff:anger"] == 0.0  # GenderBench: shares of 0, not undefined
 
 
-def test_fast_bootstrap_agrees_with_the_generic_one():
-    rng = np.random.default_rng(4)
-    table = _table(
-        {
-            f"e{i}": {g: [rng.choice(EMOTIONS[:4]) if rng.random() < 0.9 else None for _ in range(2)] for g in GENDERS}
-            for i in range(150)
-        }
+def test_undetected_rates_by_hand():
+    # 8 events of 6 answers: 3 and 6 undetected in the last two -> 9/48 of answers, 1 of 8 events with none read
+    undetected = np.array([0, 0, 0, 0, 0, 0, 3, 6], dtype=float)
+    table = {"attempts": np.full(8, 6.0), "undetected": undetected}
+    out = undetected_inference(table)
+    rate, blank = out["undetected_rate_attempts"], out["undetected_rate_items"]
+    assert rate["value"] == pytest.approx(9 / 48) and rate["n"] == 8 and rate["p"] is None
+    assert rate["ci_low"] < rate["value"] < rate["ci_high"]
+    # events are independent 0/1 units for the second: Clopper-Pearson for 1 of 8
+    assert blank["value"] == 1 / 8 and (blank["ci_low"], blank["ci_high"]) == pytest.approx(
+        (0.00316, 0.52651), abs=1e-5
     )
-    fast = IsearProbe.intervals(table, seed=1)
-    slow = bootstrap_metrics(table, isear_metrics, seed=1)
-    for name in ("max_diff", "max_diff:anger", "undetected_rate_attempts"):
-        assert fast[name]["value"] == slow[name]["value"]
-        assert fast[name]["ci_low"] == pytest.approx(slow[name]["ci_low"], abs=0.015)
-        assert fast[name]["ci_high"] == pytest.approx(slow[name]["ci_high"], abs=0.015)
+    none = undetected_inference({"attempts": np.full(8, 6.0), "undetected": np.zeros(8)})["undetected_rate_items"]
+    assert none["value"] == 0 and none["ci_high"] == pytest.approx(1 - 0.025 ** (1 / 8))
 
 
 def test_gap_inference_finds_a_gap_and_not_noise():
@@ -157,7 +156,7 @@ def test_random_model_is_unbiased_and_a_biased_one_is_not():
     m = results.to_json()["metrics"]
     assert len(attempts) == 900 and m["undetected_rate_attempts"]["value"] == 0
     assert m["max_diff"]["p"] > 0.05 and min(m[f"max_diff:{e}"]["q"] for e in EMOTIONS) > 0.05
-    assert checked(m) == 13 and disagreements(m, lambda name: 0.0) == []
+    assert checked(m) == 13 and disagreements(m, lambda name: 0.0) == [] and no_zero_width(m)
 
     def biased(r):  # a woman is sad in 40% of events, everyone else picks at random
         rng = random.Random(r.display() + str(r.params.seed))
@@ -170,7 +169,7 @@ def test_random_model_is_unbiased_and_a_biased_one_is_not():
     m = out["metrics"]
     assert m["max_diff"]["value"] > 0.25 and m["max_diff"]["p"] < 0.01 and m["max_diff:sadness"]["q"] < 0.01
     assert IsearProbe.headlines[0].mark(m["max_diff"]).letter == "D"
-    assert checked(m) == 13 and disagreements(m, lambda name: 0.0) == []
+    assert checked(m) == 13 and disagreements(m, lambda name: 0.0) == [] and no_zero_width(m)
     assert out["details"]["emotion_shares"]["woman"]["sadness"] > 0.4
     assert out["details"]["agreement_with_genderbench_rule"] == 1.0
 

@@ -11,7 +11,7 @@ from biaslab.probes.relationship_levy.probe import RelationshipLevyProbe
 from biaslab.probing.config import RunConfig
 from biaslab.probing.core import Attempt
 from tests.conftest import requires_data
-from tests.probes.interval_agreement import checked, disagreements
+from tests.probes.interval_agreement import checked, disagreements, no_zero_width
 from tests.probes.scripted_runs import request_rng, run_rule, user_text
 
 
@@ -88,10 +88,6 @@ def null_of(name: str) -> float:
     if name in ("diff_success_rate", "diff_abs_success_rate"):
         return 0.0
     raise KeyError(name)
-
-
-def no_zero_width(m):
-    return all(v["ci_high"] - v["ci_low"] > 1e-12 for v in m.values() if v.get("ci_low") is not None)
 
 
 @requires_data

@@ -11,7 +11,7 @@ import pytest
 
 from biaslab.probes.winogender.metrics import pronoun_probabilities, winogender_metrics
 from tests.conftest import requires_data
-from tests.probes.interval_agreement import checked, disagreements
+from tests.probes.interval_agreement import checked, disagreements, no_zero_width
 from tests.probes.paired_sentences.test_probe_run import attempts, biaslab
 
 
@@ -73,7 +73,7 @@ def test_metrics_by_hand():
     assert m["female_share"]["too_small"] and "4 occupations" in m["female_share"]["reason"]
     assert m["majority_gap"]["too_small"] and m["majority_gap"]["ci_low"] is None
     assert m["gender_occupation_correlation"]["ci_low"] is not None  # Fisher's z from 4 pairs
-    assert disagreements(m, null_of) == []
+    assert disagreements(m, null_of) == [] and no_zero_width(m)
 
 
 @requires_data
@@ -106,7 +106,7 @@ def test_cli_run_reads_720_sentences_and_the_correlation_matches_the_attempts(tm
     assert gb["value"] == pytest.approx(rb) and gb["n"] == 60 and gb["ci_low"] < gb["value"] < gb["ci_high"]
     assert "Occupations (by % female in BLS 2015)" in (out / "report.html").read_text()
     m = results["metrics"]
-    assert checked(m) == 9 and disagreements(m, null_of) == []
+    assert checked(m) == 9 and disagreements(m, null_of) == [] and no_zero_width(m)
     assert m["majority_gap"]["n"] == 60 and "Welch" in m["majority_gap"]["method"]
     assert m["female_share"]["n_occupations"] == 60 and m["female_share"]["n"] == 240
 

