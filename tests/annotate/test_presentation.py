@@ -6,10 +6,7 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 import stat
-import subprocess
-import sys
 
 import pytest
 
@@ -20,7 +17,8 @@ from biaslab.annotate.db import Database
 from biaslab.annotate.export import export_csv, skips_path
 from biaslab.annotate.project import Settings, default_instructions
 from biaslab.annotate.skips import skip, undo_skip
-from tests.annotate.helpers import REPO, ServerProcess, make_accounts, make_project, write_csv
+from tests.annotate.helpers import ServerProcess, make_accounts, make_project, write_csv
+from tests.cli_runner import run_cli
 
 
 def ids_of(db):
@@ -175,10 +173,7 @@ def test_default_instructions_match_the_study(tmp_path):
 
 
 def _cli(*args):
-    env = dict(os.environ, PYTHONPATH=str(REPO / "src"), COLUMNS="200")
-    return subprocess.run(
-        [sys.executable, "-m", "biaslab.cli", "annotate", *map(str, args)], env=env, capture_output=True, text=True
-    )
+    return run_cli("annotate", *args, env={"COLUMNS": "200"})
 
 
 def test_add_annotators_from_a_csv_writes_passwords_privately(tmp_path):

@@ -1,23 +1,19 @@
-"""`biaslab bws ...` end to end through the CLI process, including bad input."""
+"""`biaslab bws ...` end to end through the CLI (in process), including bad input."""
 
 import csv
 import json
-import os
-import subprocess
-import sys
 from collections import Counter
 from itertools import combinations
 
 import pandas as pd
 import pytest
 
+from tests.cli_runner import run_cli
 from tests.conftest import requires_data
 
 
 def biaslab(*args):
-    return subprocess.run(
-        [sys.executable, "-m", "biaslab.cli", *map(str, args)], env=dict(os.environ), capture_output=True, text=True
-    )
+    return run_cli(*args)
 
 
 def one_line_error(proc, *fragments):

@@ -5,25 +5,18 @@ from __future__ import annotations
 import csv
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from biaslab.data.registry import FILES
+from tests.cli_runner import run_cli
 from tests.conftest import requires_data
 
 
 def biaslab(*args, env=None):
-    return subprocess.run(
-        [sys.executable, "-m", "biaslab.cli", *map(str, args)],
-        env={**os.environ, **(env or {})},
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    return run_cli(*args, env=env)
 
 
 @requires_data

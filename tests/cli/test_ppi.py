@@ -1,16 +1,15 @@
-"""`biaslab ppi` through the real entry point: CSV, fsb-judge run and `bws score` inputs, the JSON
+"""`biaslab ppi` through the CLI (in process): CSV, fsb-judge run and `bws score` inputs, the JSON
 keys, the terminal table, exit codes and one-line errors."""
 
 import csv
 import json
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
 from biaslab.stats.ppi import ppi_mean
+from tests.cli_runner import run_cli
 from tests.conftest import requires_data
 
 pytestmark = requires_data
@@ -42,12 +41,7 @@ KEYS = {
 
 
 def biaslab(*args, cache=None):
-    env = dict(os.environ)
-    if cache is not None:
-        env["BIASLAB_CACHE_DIR"] = str(cache)
-    return subprocess.run(
-        [sys.executable, "-m", "biaslab.cli", *map(str, args)], env=env, capture_output=True, text=True
-    )
+    return run_cli(*args, env=None if cache is None else {"BIASLAB_CACHE_DIR": str(cache)})
 
 
 def one_line_error(proc, *fragments, code=2):

@@ -1,4 +1,4 @@
-"""End-to-end `biaslab run` through the real CLI process (scripted backend)."""
+"""End-to-end `biaslab run` through the real CLI (scripted backend): in process, or a process where signals are sent."""
 
 import json
 import os
@@ -10,19 +10,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.cli_runner import run_cli
 from tests.conftest import requires_data, wait_for_cached_answers
 
 pytestmark = requires_data
 
 
-def biaslab(*args, cache, check=True, **kw):
-    env = {**os.environ, "BIASLAB_CACHE_DIR": str(cache)}
-    proc = subprocess.run(
-        [sys.executable, "-m", "biaslab.cli", *map(str, args)], env=env, capture_output=True, text=True, **kw
-    )
-    if check and proc.returncode != 0:
-        raise AssertionError(f"exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}")
-    return proc
+def biaslab(*args, cache, check=True, env=None):
+    return run_cli(*args, env={"BIASLAB_CACHE_DIR": str(cache), **(env or {})}, check=check)
 
 
 def read_attempts(out):
@@ -115,6 +110,7 @@ def test_sigkill_then_same_command_completes_without_loss_or_duplicates(tmp_path
         "--quiet",
     ]
     env = {**os.environ, "BIASLAB_CACHE_DIR": str(cache)}
+    # a real process: it is killed (SIGKILL) midway
     proc = subprocess.Popen(
         [sys.executable, "-m", "biaslab.cli", *map(str, args)],
         env=env,
@@ -156,6 +152,7 @@ def test_ctrl_c_says_how_to_resume_exits_130_and_the_same_command_resumes(tmp_pa
         out,
     ]  # the progress bar on: it must not swallow the message
     env = {**os.environ, "BIASLAB_CACHE_DIR": str(cache)}
+    # a real process: Ctrl-C (SIGINT) and the exit code 130 of its real exit path
     proc = subprocess.Popen(
         [sys.executable, "-m", "biaslab.cli", *map(str, args)],
         env=env,
@@ -187,6 +184,7 @@ def test_ctrl_c_says_how_to_resume_exits_130_and_the_same_command_resumes(tmp_pa
         (["--model", "openai/gpt-4o-mini", "--base-url", "http://127.0.0.1:9/v1"], "cannot reach"),
     ],
 )
+@pytest.mark.timeout(120)  # the bad run must fail fast (a subprocess had timeout=120)
 def test_bad_input_is_one_line_without_traceback_and_keeps_earlier_results(tmp_path, args, needle):
     out = tmp_path / "run"
     biaslab("run", "jobs-lum", "--model", "scripted/he", "--limit", "3", "--out", out, cache=tmp_path / "c")
@@ -203,7 +201,6 @@ def test_bad_input_is_one_line_without_traceback_and_keeps_earlier_results(tmp_p
         *args,
         cache=tmp_path / "c",
         check=False,
-        timeout=120,
     )
     assert proc.returncode != 0
     assert needle in proc.stderr, proc.stderr
@@ -213,23 +210,19 @@ def test_bad_input_is_one_line_without_traceback_and_keeps_earlier_results(tmp_p
 
 
 def test_missing_api_key_is_a_clear_error(tmp_path):
-    env_key = os.environ.pop("OPENAI_API_KEY", None)
-    try:
-        proc = biaslab(
-            "run",
-            "jobs-lum",
-            "--model",
-            "openai/gpt-4o-mini",
-            "--limit",
-            "1",
-            "--out",
-            tmp_path / "o",
-            cache=tmp_path / "c",
-            check=False,
-        )
-    finally:
-        if env_key is not None:
-            os.environ["OPENAI_API_KEY"] = env_key
+    proc = biaslab(
+        "run",
+        "jobs-lum",
+        "--model",
+        "openai/gpt-4o-mini",
+        "--limit",
+        "1",
+        "--out",
+        tmp_path / "o",
+        cache=tmp_path / "c",
+        check=False,
+        env={"OPENAI_API_KEY": None},
+    )
     assert proc.returncode != 0 and "OPENAI_API_KEY" in proc.stderr and "Traceback" not in proc.stderr
 
 

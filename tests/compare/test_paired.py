@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -17,18 +14,14 @@ from biaslab.compare.inference import agrees
 from biaslab.compare.paired import compare_all
 from biaslab.probes.paired_sentences.metrics import paired_sentence_metrics
 from biaslab.stats.significance import bh_qvalues, paired_permutation_test
+from tests.cli_runner import run_cli
 from tests.conftest import requires_data
 
 Z = 1.959963984540054  # the normal 97.5% quantile
 
 
 def biaslab(*args, cache):
-    env = {**os.environ, "BIASLAB_CACHE_DIR": str(cache), "COLUMNS": "80"}
-    proc = subprocess.run(
-        [sys.executable, "-m", "biaslab.cli", *map(str, args)], env=env, capture_output=True, text=True, timeout=600
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    return proc.stdout
+    return run_cli(*args, env={"BIASLAB_CACHE_DIR": str(cache), "COLUMNS": "80"}, check=True).stdout
 
 
 def attempts(d: Path) -> list[dict]:

@@ -2,23 +2,20 @@
 
 import json
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from biaslab.fsb.analysis import AnalysisConfig, analyze, assign_bins, histogram, join_texts_scores
+from tests.cli_runner import run_cli
 from tests.conftest import requires_data
 
 TABLE5 = {2: ["she had", "with his", "his wife", "the male"], 3: ["women are", "are not", "emotional and", "that men"]}
 
 
 def biaslab(*args):
-    return subprocess.run(
-        [sys.executable, "-m", "biaslab.cli", *map(str, args)], env=dict(os.environ), capture_output=True, text=True
-    )
+    return run_cli(*args)
 
 
 def test_bins_and_histogram_edges():

@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
-import subprocess
-import sys
 from xml.etree import ElementTree as ET
 
 import pytest
 
+from tests.cli_runner import run_cli
 from tests.conftest import requires_data
 from tests.gate.synthetic import gate_cli
 
@@ -23,11 +21,7 @@ pytestmark = [
 
 
 def biaslab(*args, cache) -> None:
-    env = {**os.environ, "BIASLAB_CACHE_DIR": str(cache)}
-    proc = subprocess.run(
-        [sys.executable, "-m", "biaslab.cli", *map(str, args)], env=env, capture_output=True, text=True, timeout=1700
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    run_cli(*args, env={"BIASLAB_CACHE_DIR": str(cache)}, check=True)
 
 
 def test_two_scorings_of_300_hws_pairs_tight_margin_fails_loose_passes(tmp_path, monkeypatch, capsys):

@@ -162,7 +162,7 @@ _ON_A_GPU = (
 def test_a_cached_rerun_on_a_gpu_machine_never_imports_torch(tmp_path):
     """On a GPU a model computes in bfloat16 by default; the identity says so without asking torch, so a run
     whose answers are cached (here by a bfloat16 run on this CPU) neither loads the model nor imports torch."""
-    responses = tmp_path / "responses"  # the conversion cache stays the session's (BIASLAB_CACHE_DIR)
+    responses = tmp_path / "responses"  # a response cache of its own; conversions come from the model store
 
     def biaslab(driver, *args):
         proc = subprocess.run(

@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import subprocess
-import sys
 from math import comb
 
 import numpy as np
@@ -26,6 +23,7 @@ from biaslab.planning.power import (
     exact_powers,
     fisher_n,
 )
+from tests.cli_runner import run_cli
 
 
 def test_binomial_power_by_hand():
@@ -119,24 +117,11 @@ def test_fisher_z_by_hand():
 
 
 def test_plan_json_from_the_command_line():
-    env = {**os.environ}
-    proc = subprocess.run(
-        [sys.executable, "-m", "biaslab.cli", "plan", "winosemitism", "--effect", "10", "--power", "0.8", "--json"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
+    proc = run_cli("plan", "winosemitism", "--effect", "10", "--power", "0.8", "--json")
     assert proc.returncode == 0, proc.stderr
     res = json.loads(proc.stdout)
     assert res["n_pairs"] == 199 and res["method"].startswith("exact binomial") and res["assumptions"]
-    bad = subprocess.run(
-        [sys.executable, "-m", "biaslab.cli", "plan", "winosemitism", "--effect", "70"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
+    bad = run_cli("plan", "winosemitism", "--effect", "70")
     assert bad.returncode != 0 and "out of range" in bad.stderr and "Traceback" not in bad.stderr
 
 
@@ -293,12 +278,7 @@ def test_pilot_plan_solves_the_growing_design_effect(tmp_path):
     # the planned design effect is the one at n pairs over the 40 predicates, not the pilot's
     assert res["design_effect_planned"] == pytest.approx(1 + (n / 40 - 1) * icc)
     assert abs(res["design_effect_planned"] - res["design_effect"]) > 0.2  # fewer pairs per predicate than the pilot
-    proc = subprocess.run(
-        [sys.executable, "-m", "biaslab.cli", "plan", "pairs", "--effect", "20", "--pilot", str(d)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    proc = run_cli("plan", "pairs", "--effect", "20", "--pilot", d)
     assert proc.returncode == 0, proc.stderr
     said = " ".join(proc.stdout.split())
     assert (

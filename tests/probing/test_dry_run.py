@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -19,6 +18,7 @@ from biaslab.models.spec_identity import spec_identity
 from biaslab.probes.jobs_lum.probe import TEMPLATE
 from biaslab.probing.dry_run import estimate_run, estimate_suite
 from biaslab.probing.execute import execute_run
+from tests.cli_runner import run_cli
 from tests.conftest import requires_data
 
 REPO = Path(__file__).resolve().parents[2]
@@ -210,11 +210,8 @@ def test_suite_dry_run_and_the_command_line_send_and_write_nothing(tmp_path):
         ("fsb-judge", "openai/gpt-4o-mini"),
     ]
     assert all(e.cost for e in ests) and ests[2].requests == 4  # the suite runs one repetition
-    env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "OPENAI_API_KEY": "", "HOME": str(tmp_path / "home")}
-    cmd = [
-        sys.executable,
-        "-m",
-        "biaslab.cli",
+    env = {"OPENAI_API_KEY": "", "HOME": str(tmp_path / "home")}
+    out = run_cli(
         "suite",
         "--dry-run",
         "--model",
@@ -229,21 +226,15 @@ def test_suite_dry_run_and_the_command_line_send_and_write_nothing(tmp_path):
         "0.15",
         "--price-out",
         "0.6",
-    ]
-    out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+        env=env,
+    )
     assert out.returncode == 0, out.stderr
     assert "jobs-lum on openai/gpt-4o-mini: dry run, nothing sent, no model loaded" in out.stdout
     assert "3 to send" in out.stdout and "output at most $0.0005" in out.stdout
     # the gender set's likelihood member is left out for a served chat model, and the dry run says why
     assert "bbq on openai" not in out.stdout and "left out bbq: it scores log-likelihoods" in out.stdout
     assert not (tmp_path / "nocache").exists()
-    bad = subprocess.run(
-        [sys.executable, "-m", "biaslab.cli", "run", "jobs-lum", "--price-in", "1"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    bad = run_cli("run", "jobs-lum", "--price-in", "1", env=env)
     assert bad.returncode != 0 and "go with --dry-run" in bad.stderr and "Traceback" not in bad.stderr
 
 

@@ -11,14 +11,12 @@ from __future__ import annotations
 
 import csv
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.annotate.test_browser import browser, shot  # noqa: F401  (the fixture, reused)
+from tests.cli_runner import run_cli
 from tests.conftest import requires_data
 
 PROBES = {  # probe -> the extra arguments of a small scripted run
@@ -85,15 +83,7 @@ return out;
 
 def _run(tmp: Path, probe: str, args: list[str], out: Path | None = None) -> Path:
     out = out or tmp / probe
-    env = {**os.environ, "BIASLAB_CACHE_DIR": str(tmp / "cache")}
-    proc = subprocess.run(
-        [sys.executable, "-m", "biaslab.cli", "run", probe, *args, "--out", str(out), "-q"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    run_cli("run", probe, *args, "--out", out, "-q", env={"BIASLAB_CACHE_DIR": str(tmp / "cache")}, check=True)
     return out
 
 
@@ -111,13 +101,7 @@ def pages(tmp_path_factory) -> dict[str, Path]:
     runs["pairs"] = _run(tmp, "pairs", ["-m", "scripted/echo", "-P", f"pairs={pairs}"])
     other = _run(tmp, "crows-pairs", ["-m", "scripted/he", "-n", "60"], out=tmp / "crows-pairs-he")
     compare = tmp / "compare.html"
-    proc = subprocess.run(
-        [sys.executable, "-m", "biaslab.cli", "compare", str(runs["crows-pairs"]), str(other), "--out", str(compare)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    run_cli("compare", runs["crows-pairs"], other, "--out", compare, check=True)
     return {**{name: d / "report.html" for name, d in runs.items()}, "compare": compare}
 
 

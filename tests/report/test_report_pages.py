@@ -4,10 +4,7 @@ wording, n and too-small marks beside the intervals."""
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 from html.parser import HTMLParser
 
 import pytest
@@ -15,19 +12,13 @@ from markupsafe import escape as html_escape
 
 from biaslab.probes.paired_sentences.report import readable
 from biaslab.report.attempts_table import attempts_table, nice_bins
+from tests.cli_runner import run_cli
 from tests.conftest import requires_data
 
 
 def run(tmp_path, probe, model, n):
     out = tmp_path / probe
-    env = {**os.environ, "BIASLAB_CACHE_DIR": str(tmp_path / "cache")}
-    proc = subprocess.run(
-        [sys.executable, "-m", "biaslab.cli", "run", probe, "-m", model, "-n", str(n), "--out", str(out)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    proc = run_cli("run", probe, "-m", model, "-n", n, "--out", out, env={"BIASLAB_CACHE_DIR": str(tmp_path / "cache")})
     assert proc.returncode == 0, proc.stderr
     return out, proc
 
@@ -83,9 +74,7 @@ def test_likelihood_report_lists_every_pair_and_marks_small_groups(tmp_path):
     zero = [m for m in results["metrics"].values() if m["value"] == 0 and m.get("interval") == "clopper-pearson"]
     assert all(m["ci_high"] > 0 for m in zero)
     (out / "report.html").unlink()
-    again = subprocess.run(
-        [sys.executable, "-m", "biaslab.cli", "report", str(out)], capture_output=True, text=True, timeout=120
-    )
+    again = run_cli("report", out)
     assert again.returncode == 0 and again.stdout.strip() == f"wrote {out / 'report.html'}"
     assert parse(out / "report.html").rows == page.rows
 

@@ -3,25 +3,18 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
 from biaslab.probes import get_probe_class
 from biaslab.probing.results import build_results
 from biaslab.suite.run import default_probes
+from tests.cli_runner import run_cli
 from tests.conftest import requires_data
 
 
 def biaslab(*args, cache):
-    env = {**os.environ, "BIASLAB_CACHE_DIR": str(cache)}
-    proc = subprocess.run(
-        [sys.executable, "-m", "biaslab.cli", *map(str, args)], env=env, capture_output=True, text=True, timeout=900
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    return proc.stdout
+    return run_cli(*args, env={"BIASLAB_CACHE_DIR": str(cache)}, check=True).stdout
 
 
 def reading(probe: str, metrics: dict) -> str:

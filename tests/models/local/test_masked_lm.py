@@ -139,34 +139,23 @@ def test_pairs_probe_on_masked_lm_matches_hand_rolled_shared_token_pll(bert_dir,
 
 
 def test_sentence_longer_than_the_context_names_file_and_row(bert_dir, tmp_path):
-    import os
-    import subprocess
-    import sys
+    from tests.cli_runner import run_cli
 
     pairs = tmp_path / "pairs.csv"
     long = " ".join(["word"] * 80) + "."
     pairs.write_text(f"sent_more,sent_less\nJews are loud.,Christians are loud.\n{long},Another {long}\n")
     out = tmp_path / "run"
-    env = {**os.environ, "BIASLAB_CACHE_DIR": str(tmp_path / "cache")}
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "biaslab.cli",
-            "run",
-            "pairs",
-            "--pairs",
-            str(pairs),
-            "--model",
-            f"hf/{bert_dir}",
-            "--out",
-            str(out),
-            "-q",
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
+    proc = run_cli(
+        "run",
+        "pairs",
+        "--pairs",
+        pairs,
+        "--model",
+        f"hf/{bert_dir}",
+        "--out",
+        out,
+        "-q",
+        env={"BIASLAB_CACHE_DIR": str(tmp_path / "cache")},
     )
     assert proc.returncode != 0 and "Traceback" not in proc.stderr
     assert f"{pairs}, row 3, sent_more" in proc.stderr and "longer than the model's context of 64" in proc.stderr

@@ -2,8 +2,8 @@
 
 The venv (``<user cache>/biaslab/transformers-<version>-venv``, built on first use by :mod:`.scratch_venv`) holds
 exactly those two versions over this environment's other packages (torch included); biaslab runs there from this
-checkout's ``src``, with an empty cache, so the GGUF file is converted by that transformers. ``BIASLAB_FLOOR=0``
-skips it; without network it skips with the reason.
+checkout's ``src``, with an empty cache and model store, so the GGUF file is converted by that transformers.
+``BIASLAB_FLOOR=0`` skips it; without network it skips with the reason.
 """
 
 from __future__ import annotations
@@ -36,7 +36,13 @@ def test_the_embedded_models_first_run_with_the_lowest_transformers(tmp_path):
         python = scratch_python(f"transformers-{MINIMUM['transformers']}-venv", pins)
     except Unavailable as exc:
         pytest.skip(str(exc))
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "BIASLAB_CACHE_DIR": str(tmp_path / "cache"), "NO_COLOR": "1"}
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT / "src"),
+        "BIASLAB_CACHE_DIR": str(tmp_path / "cache"),
+        "BIASLAB_MODELS_DIR": str(tmp_path / "store"),  # empty: that transformers converts the model
+        "NO_COLOR": "1",
+    }
     found = subprocess.run(
         [python, "-c", "import transformers, tokenizers; print(transformers.__version__, tokenizers.__version__)"],
         capture_output=True,
@@ -60,7 +66,7 @@ def test_the_embedded_models_first_run_with_the_lowest_transformers(tmp_path):
 
     first = biaslab("run", "jobs-lum", "--limit", 2, "--max-tokens", 8, "--out", tmp_path / "jobs")  # converts
     assert first["run"]["model_calls"] == 2
-    [manifest] = (tmp_path / "cache" / "models" / "converted").glob("*/biaslab-conversion.json")
+    [manifest] = (tmp_path / "store" / "converted").glob("*/biaslab-conversion.json")
     assert Version(json.loads(manifest.read_text())["transformers"]) == Version(MINIMUM["transformers"])
     pairs = biaslab("run", "winosemitism", "--limit", 20, "--out", tmp_path / "pairs")  # the converted copy
     assert pairs["run"]["model_calls"] == 40 and pairs["n_attempts"] == 20

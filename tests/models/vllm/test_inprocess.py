@@ -12,8 +12,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -26,6 +24,9 @@ pytestmark = [
     requires_data,
     pytest.mark.skipif(os.environ.get("BIASLAB_VLLM") == "0", reason="BIASLAB_VLLM=0"),
     pytest.mark.timeout(5400),
+    pytest.mark.vllm,
+    pytest.mark.slow,
+    pytest.mark.xdist_group("vllm-inprocess"),  # its own worker: the server tests may run beside it
 ]
 N_PAIRS = 400
 EAGER = ("-P", "enforce_eager=true", "-P", "max_model_len=2048")  # no torch.compile: minutes less to start
@@ -40,21 +41,9 @@ def vllm_venv():
     return python, f"vllm/{f32_checkpoint()}"
 
 
-def local(*args, cache: Path) -> None:
-    proc = subprocess.run(
-        [sys.executable, "-m", "biaslab.cli", *map(str, args)],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "BIASLAB_CACHE_DIR": str(cache), "NO_COLOR": "1"},
-        timeout=1800,
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
-
-
-def test_paired_decisions_match_the_local_engine_and_a_killed_run_resumes(vllm_venv, tmp_path):
+def test_paired_decisions_match_the_local_engine_and_a_killed_run_resumes(vllm_venv, local_runs, tmp_path):
     python, spec = vllm_venv
     run = ["run", "winosemitism", "--limit", N_PAIRS, "-q"]
-    local(*run, "--out", tmp_path / "local", cache=tmp_path / "local-cache")
 
     cache, out = tmp_path / "cache", tmp_path / "vllm"
     # killed mid-run: few sequences at a time (not part of the identity), so that the scoring takes long enough
@@ -79,7 +68,7 @@ def test_paired_decisions_match_the_local_engine_and_a_killed_run_resumes(vllm_v
     assert results["model"]["backend"] == "vllm" and results["model"]["dtype"] == "float32"
     assert results["model"]["vllm"] and results["model"]["vllm_build"] == "cpu"
 
-    a, b = attempts(tmp_path / "local"), attempts(out)
+    a, b = attempts(local_runs(N_PAIRS)), attempts(out)
     agree, gap = compare(a, b)
     print(
         f"\nvLLM in process vs local engine: {agree}/{len(a)} decisions agree, "

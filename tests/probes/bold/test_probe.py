@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
@@ -16,6 +14,7 @@ from biaslab.probing.results import write_run
 from biaslab.probing.runner import run_probe
 from biaslab.probing.schema import validate_results
 from biaslab.scorers import get_scorer
+from tests.cli_runner import run_cli
 from tests.conftest import requires_data
 from tests.probes.interval_agreement import checked, disagreements
 
@@ -102,25 +101,8 @@ def test_full_text_scores_prompt_and_continuation(tmp_path):
     ],
 )
 def test_bad_options_are_one_line_errors(tmp_path, option, message):
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "biaslab.cli",
-            "run",
-            "bold",
-            "--model",
-            "scripted/echo",
-            "--limit",
-            "2",
-            "-P",
-            option,
-            "--out",
-            str(tmp_path / "o"),
-            "-q",
-        ],
-        capture_output=True,
-        text=True,
+    proc = run_cli(
+        "run", "bold", "--model", "scripted/echo", "--limit", "2", "-P", option, "--out", tmp_path / "o", "-q"
     )
     assert proc.returncode != 0 and message in proc.stdout + proc.stderr
     assert "Traceback" not in proc.stderr and not (tmp_path / "o").exists()

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
 from biaslab.scorers import get_scorer
+from tests.cli_runner import run_cli
 from tests.conftest import requires_data
 
 pytestmark = [
@@ -21,30 +19,21 @@ pytestmark = [
 
 def test_smollm2_gender_run_writes_sentiment_range_with_ci(tmp_path):
     out = tmp_path / "run"
-    env = {**os.environ, "BIASLAB_CACHE_DIR": str(tmp_path / "cache")}
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "biaslab.cli",
-            "run",
-            "bold",
-            "--model",
-            "smollm2",
-            "-P",
-            "domains=gender",
-            "--limit",
-            "6",
-            "--max-tokens",
-            "16",
-            "--out",
-            str(out),
-            "-q",
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
+    proc = run_cli(
+        "run",
+        "bold",
+        "--model",
+        "smollm2",
+        "-P",
+        "domains=gender",
+        "--limit",
+        "6",
+        "--max-tokens",
+        "16",
+        "--out",
+        out,
+        "-q",
+        env={"BIASLAB_CACHE_DIR": str(tmp_path / "cache")},
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     results = json.loads((out / "results.json").read_text())

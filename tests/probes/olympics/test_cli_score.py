@@ -1,17 +1,15 @@
-"""`biaslab olympics score-annotated` / `extract` end to end, through the real CLI process."""
+"""`biaslab olympics score-annotated` / `extract` end to end, through the real CLI (run in process)."""
 
 import csv
 import importlib.util
 import io
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from biaslab.probes.olympics.annotated import read_tsv, to_tsv_text
+from tests.cli_runner import run_cli
 from tests.conftest import requires_data
 
 pytestmark = requires_data
@@ -20,9 +18,7 @@ MODEL = "llama3.1-8b"
 
 
 def biaslab(*args):
-    return subprocess.run(
-        [sys.executable, "-m", "biaslab.cli", *map(str, args)], env=dict(os.environ), capture_output=True, text=True
-    )
+    return run_cli(*args)
 
 
 def shared(kind, model=MODEL):

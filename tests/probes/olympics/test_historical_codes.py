@@ -2,10 +2,7 @@
 counted with --allow-unknown-codes."""
 
 import json
-import os
 import re
-import subprocess
-import sys
 
 import pandas as pd
 import pytest
@@ -14,13 +11,12 @@ from biaslab.probes.olympics.annotated import read_tsv, to_tsv_text
 from biaslab.probes.olympics.extract import extract_frame
 from biaslab.probes.olympics.nocs import EXTRACTABLE_CODES, KNOWN_NOCS, to_noc
 from biaslab.probes.olympics.nocs_history import HISTORICAL_CODES, current_code, same_country
+from tests.cli_runner import run_cli
 from tests.conftest import requires_data
 
 
 def biaslab(*args):
-    return subprocess.run(
-        [sys.executable, "-m", "biaslab.cli", *map(str, args)], env=dict(os.environ), capture_output=True, text=True
-    )
+    return run_cli(*args)
 
 
 def shared(kind, model):

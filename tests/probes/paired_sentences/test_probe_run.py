@@ -11,20 +11,16 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli_runner import run_cli
 from tests.conftest import requires_data, wait_for_cached_answers
 from tests.models.openai.openai_test_server import OpenAITestServer, fake_logprob
 
+_PROXIES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
 
-def biaslab(*args, cache, check=True, timeout=600):
-    env = {**os.environ, "BIASLAB_CACHE_DIR": str(cache)}
-    for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
-        env.pop(var, None)
-    proc = subprocess.run(
-        [sys.executable, "-m", "biaslab.cli", *map(str, args)], env=env, capture_output=True, text=True, timeout=timeout
-    )
-    if check and proc.returncode != 0:
-        raise AssertionError(f"exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}")
-    return proc
+
+def biaslab(*args, cache, check=True):
+    env = {"BIASLAB_CACHE_DIR": str(cache), **dict.fromkeys(_PROXIES)}  # None: unset for the run
+    return run_cli(*args, env=env, check=check)
 
 
 def attempts(out: Path) -> list[dict]:
@@ -245,6 +241,7 @@ def test_sigkill_then_same_command_resumes_from_the_cache(tmp_path):
     out, cache = tmp_path / "run", tmp_path / "c"
     args = ["run", "gpt-winoqueer", "--model", "scripted/echo:delay=0.01", "--limit", "300", "--out", out, "-q"]
     env = {**os.environ, "BIASLAB_CACHE_DIR": str(cache)}
+    # a real process: the test kills it with SIGKILL midway
     proc = subprocess.Popen(
         [sys.executable, "-m", "biaslab.cli", *map(str, args)],
         env=env,

@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import csv
-import os
 import re
-import subprocess
-import sys
 
 import pytest
 
@@ -16,6 +13,7 @@ from biaslab.wino.build.check import agreement_error
 from biaslab.wino.build.custom import load_custom
 from biaslab.wino.build.grammar import agree, is_third_singular
 from biaslab.wino.build.originals import BENCHMARKS, load_original
+from tests.cli_runner import run_cli
 
 
 @pytest.mark.parametrize(
@@ -85,12 +83,10 @@ def test_each_verb_agrees_with_the_nearest_subject_slot():
 
 
 def test_example_rebuilt_from_the_cli_has_no_agreement_error(tmp_path):
-    env = {**os.environ, "BIASLAB_CACHE_DIR": str(tmp_path / "cache")}
+    env = {"BIASLAB_CACHE_DIR": str(tmp_path / "cache")}
     comp, out = tmp_path / "comp", tmp_path / "pairs.csv"
     for args in (["wino", "example", comp], ["wino", "build", "custom", "--components", comp, "--out", out]):
-        proc = subprocess.run(
-            [sys.executable, "-m", "biaslab.cli", *map(str, args)], env=env, capture_output=True, text=True, timeout=300
-        )
+        proc = run_cli(*args, env=env)
         assert proc.returncode == 0, proc.stderr
     assert "agreement error" not in proc.stdout + proc.stderr
     rows = list(csv.DictReader(out.open(encoding="utf-8")))

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import csv
-import os
-import subprocess
-import sys
 
 import pytest
 
 from biaslab.wino.build.counterfactuals import counterfactual_issue, counterfactual_issues
+from tests.cli_runner import run_cli
 
 
 @pytest.mark.parametrize(
@@ -52,10 +50,7 @@ def test_issues_keep_the_pairs():
 
 
 def _cli(*args, tmp_path):
-    env = {**os.environ, "BIASLAB_CACHE_DIR": str(tmp_path / "cache")}
-    return subprocess.run(
-        [sys.executable, "-m", "biaslab.cli", *map(str, args)], env=env, capture_output=True, text=True, timeout=300
-    )
+    return run_cli(*args, env={"BIASLAB_CACHE_DIR": str(tmp_path / "cache")})
 
 
 def test_cli_check_counterfactuals_and_no_quirk_fixes_for_custom_components(tmp_path):

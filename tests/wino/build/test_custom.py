@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
-import sys
 
 import pytest
 
@@ -15,6 +12,7 @@ from biaslab.wino.build.custom import load_custom
 from biaslab.wino.build.example import EXAMPLE_DIR
 from biaslab.wino.build.grammar import agree
 from biaslab.wino.build.pairs_io import read_pairs
+from tests.cli_runner import run_cli
 
 
 @pytest.mark.parametrize(
@@ -176,10 +174,7 @@ def test_read_pairs_lists_the_columns_and_delimiter_it_found(tmp_path, header, n
 
 
 def _cli(*args, tmp_path):
-    env = {**os.environ, "BIASLAB_CACHE_DIR": str(tmp_path / "cache")}
-    return subprocess.run(
-        [sys.executable, "-m", "biaslab.cli", *map(str, args)], env=env, capture_output=True, text=True, timeout=300
-    )
+    return run_cli(*args, env={"BIASLAB_CACHE_DIR": str(tmp_path / "cache")})
 
 
 def test_cli_build_example_and_bad_input_keeps_earlier_file(tmp_path):

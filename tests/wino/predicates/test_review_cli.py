@@ -3,28 +3,20 @@ custom and a scored run; review summaries checked by hand; bad input gives one-l
 
 import csv
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from biaslab.wino.predicates.extraction import build_prompt
 from biaslab.wino.predicates.review import accepted_predicates, category_table, flag_agreement
+from tests.cli_runner import run_cli
 from tests.conftest import requires_data
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "src" / "biaslab" / "wino" / "predicates" / "example"
 
 
 def biaslab(*args, cache, check=True):
-    env = {**os.environ, "BIASLAB_CACHE_DIR": str(cache)}
-    proc = subprocess.run(
-        [sys.executable, "-m", "biaslab.cli", *map(str, args)], env=env, capture_output=True, text=True, timeout=600
-    )
-    if check and proc.returncode != 0:
-        raise AssertionError(f"exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}")
-    return proc
+    return run_cli(*args, env={"BIASLAB_CACHE_DIR": str(cache)}, check=check)
 
 
 def read(path):

@@ -5,12 +5,13 @@ takes 20-40 s for the embedded 135M model on 2 cores; a plain checkpoint directo
 a second. So the first load of a GGUF file converts it and keeps the result, and every later
 process loads the checkpoint:
 
-    <cache>/models/converted/<sha256 of the GGUF, 16 hex>-c<converter version>-tf<transformers version>/
+    <store>/converted/<sha256 of the GGUF, 16 hex>-c<converter version>-tf<transformers version>/
         model.safetensors  config.json  generation_config.json  tokenizer.json  tokenizer_config.json ...
         biaslab-conversion.json   what it is: the source file, its sha256 and size, the versions,
                                   each file's size and sha256
 
-``<cache>`` is ``BIASLAB_CACHE_DIR`` or the platform cache dir (:func:`biaslab.data.registry.cache_dir`).
+``<store>`` is the model store (:mod:`biaslab.models.store`: ``BIASLAB_MODELS_DIR``, default the user cache), kept
+apart from response caches, so a fresh ``--cache-dir`` or ``BIASLAB_CACHE_DIR`` never converts again.
 An entry is written to a temporary directory beside it and renamed into place, so it exists
 complete or not at all; it is verified when read (every file's size and sha256, hashed in a
 background thread while torch imports) and rebuilt when it fails. The transformers version is
@@ -38,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from biaslab.errors import ConfigError
+from biaslab.models.store import models_dir
 
 log = logging.getLogger(__name__)
 
@@ -48,14 +50,8 @@ _MEMO_FILE = "sha256-memo.json"
 _memo_lock = threading.Lock()
 
 
-def models_cache_dir() -> Path:
-    from biaslab.data.registry import cache_dir
-
-    return cache_dir() / "models"
-
-
 def conversions_dir() -> Path:
-    return models_cache_dir() / "converted"
+    return models_dir() / "converted"
 
 
 def _hash_file(path: Path) -> str:
@@ -81,7 +77,7 @@ def source_sha256(path: Path) -> str:
     path = Path(path).resolve()
     st = path.stat()
     key = str(path)
-    memo_file = models_cache_dir() / _MEMO_FILE
+    memo_file = models_dir() / _MEMO_FILE
     with _memo_lock:
         memo = _read_json(memo_file) or {}
         hit = memo.get(key)

