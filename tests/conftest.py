@@ -73,10 +73,25 @@ def wait_for_cached_answers(cache_dir, at_least: int, timeout: float) -> int:
     return done
 
 
+def _weight(item: pytest.Item) -> int:
+    """0 for the longest tests (vLLM), 1 for the slow ones (real models end to end, browsers), 2 for the rest."""
+    if item.get_closest_marker("vllm"):
+        return 0
+    return 1 if item.get_closest_marker("slow") or item.get_closest_marker("browser") else 2
+
+
 @pytest.hookimpl(trylast=True)  # after -m / -k have deselected
 def pytest_collection_modifyitems(config, items):
-    """A session with vLLM tests starts building vLLM's venv at once, in the background (a few minutes of
-    download and install that overlap the tests before them); the tests wait for it (a lock in the cache)."""
+    """Modules whose tests take longest come first (each module's tests in their own order), so that pytest-xdist,
+    which hands a worker one module at a time in this order (pyproject.toml), starts the long ones at once and
+    fills in with short ones; the same order in every worker. A session with vLLM tests also starts building vLLM's
+    venv at once, in the background (download and install overlap the tests before them; the tests wait for it
+    with a lock in the cache)."""
+    module_weight: dict[str, int] = {}
+    for item in items:
+        module = item.nodeid.split("::")[0]
+        module_weight[module] = min(module_weight.get(module, 2), _weight(item))
+    items.sort(key=lambda item: module_weight[item.nodeid.split("::")[0]])  # stable: collection order within
     if os.environ.get("PYTEST_XDIST_WORKER", "gw0") != "gw0" or os.environ.get("BIASLAB_VLLM") == "0":
         return
     if os.environ.get("BIASLAB_VLLM_PYTHON") or not any(item.get_closest_marker("vllm") for item in items):

@@ -39,6 +39,7 @@ def client(study, name=None) -> ApiClient:
     return c
 
 
+@pytest.mark.slow
 def test_login_sets_a_strict_httponly_cookie_and_returns_a_csrf_token(study):
     c = client(study)
     status, body, headers = c.request("POST", "/api/login", {"name": "ann", "password": study[1]["ann"]})
@@ -51,6 +52,7 @@ def test_login_sets_a_strict_httponly_cookie_and_returns_a_csrf_token(study):
     assert c.request("POST", "/api/login", {"name": "nobody", "password": "wrong password"})[0] == 401
 
 
+@pytest.mark.slow
 def test_login_rotates_the_session(study):
     c = client(study, "ann")
     first_token, first_csrf = c.session, c.csrf
@@ -241,6 +243,7 @@ def test_security_headers_and_body_limit(study):
     assert c.request("POST", "/api/annotations", bad)[0] == 422
 
 
+@pytest.mark.slow
 def test_admin_status_and_logout(study):
     boss = client(study, "boss")
     status = boss.admin_status()
@@ -301,6 +304,7 @@ def test_form_posts_need_the_csrf_token(study):
     assert status == 403 and "expired" in page
 
 
+@pytest.mark.slow
 def test_abandoned_tuple_goes_to_someone_else_after_the_timeout(tmp_path):
     project = make_project(tmp_path, n_tuples=3, per_tuple=1, cap=1.0)
     passwords = make_accounts(project, ["leaver", "taker"])

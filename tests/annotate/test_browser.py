@@ -56,6 +56,8 @@ from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support import expected_conditions as EC  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
 
 @pytest.fixture
 def browser():

@@ -4,6 +4,8 @@ must be in the database exactly once; the per-tuple count, the cap and the integ
 
 from __future__ import annotations
 
+import pytest
+
 from biaslab.annotate.db import Database
 from tests.annotate.helpers import ServerProcess, make_accounts, make_project
 from tests.annotate.loadgen import run_load, verify_store
@@ -13,6 +15,7 @@ PER_ANNOTATOR = 25
 KILLS = 4
 
 
+@pytest.mark.slow
 def test_sigkill_mid_load_loses_and_duplicates_nothing(tmp_path):
     # 250 tuples x 3 = 750 slots for 20 x 25 = 500 submissions; cap 0.1 -> 25 tuples each.
     project = make_project(tmp_path, n_items=300, n_tuples=250, per_tuple=3, cap=0.1)

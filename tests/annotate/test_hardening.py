@@ -35,6 +35,7 @@ def assert_headers(headers, what):
     assert headers["X-Content-Type-Options"] == "nosniff", what
 
 
+@pytest.mark.slow
 def test_a_parallel_burst_of_guesses_is_counted_before_checking(study):
     server, _, _ = study
     with ThreadPoolExecutor(40) as pool:
@@ -44,6 +45,7 @@ def test_a_parallel_burst_of_guesses_is_counted_before_checking(study):
     assert "Traceback" not in server.log.read_text()
 
 
+@pytest.mark.slow
 def test_an_outsider_cannot_lock_out_a_known_browser(study):
     server, passwords, _ = study
     known = ApiClient(server.url)
@@ -63,6 +65,7 @@ def test_an_outsider_cannot_lock_out_a_known_browser(study):
     assert login_status(server.url, "carol", passwords["carol"], carols) == 200
 
 
+@pytest.mark.slow
 def test_one_client_guessing_across_names_is_throttled(study):
     server, passwords, _ = study
     guesser = ApiClient(server.url)
@@ -71,6 +74,7 @@ def test_one_client_guessing_across_names_is_throttled(study):
     assert "wait" in guesser.request("POST", "/api/login", {"name": "x", "password": "y"})[1]["detail"]
 
 
+@pytest.mark.slow
 def test_password_change_guesses_are_throttled(study):
     server, passwords, _ = study
     c = ApiClient(server.url)
@@ -222,6 +226,7 @@ def test_feedback_is_stored_verbatim(study):
     assert stored == feedback
 
 
+@pytest.mark.slow
 def test_sessions_end_when_idle(tmp_path):
     project = make_project(tmp_path, n_tuples=4, per_tuple=1, cap=1.0)
     password = make_accounts(project, ["ann"])["ann"]
@@ -235,6 +240,7 @@ def test_sessions_end_when_idle(tmp_path):
         assert c.request("GET", "/api/progress")[0] == 401
 
 
+@pytest.mark.slow
 def test_slow_headers_and_slow_bodies_are_cut_off(study):
     server, _, _ = study
     port = int(server.url.rsplit(":", 1)[1])
@@ -330,6 +336,7 @@ def test_a_storage_fault_answers_503_and_the_server_carries_on(tmp_path, monkeyp
         app.state.server.db.close()
 
 
+@pytest.mark.slow
 def test_unparsable_requests_get_400_with_the_security_headers(study):
     server, _, _ = study
     port = int(server.url.rsplit(":", 1)[1])

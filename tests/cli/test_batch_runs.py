@@ -126,6 +126,7 @@ def _journal_has_batch_id(cache: Path) -> bool:
     return False
 
 
+@pytest.mark.slow
 @requires_data
 @pytest.mark.parametrize("when", ["after-journal", "inside-window"])
 def test_a_run_killed_after_submitting_resumes_its_batch(tmp_path, when):
@@ -180,6 +181,7 @@ def test_a_run_killed_after_submitting_resumes_its_batch(tmp_path, when):
     assert leaked(tmp_path, SECRET) == []  # cache, journal, run outputs, home: the key is in none
 
 
+@pytest.mark.slow
 @requires_data
 def test_claude_batch_run_killed_after_submitting_resumes_and_likelihood_probes_cannot_score(tmp_path):
     pytest.importorskip("anthropic")

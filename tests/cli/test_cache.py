@@ -16,6 +16,7 @@ pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 
+@pytest.mark.real_model
 def test_cache_lists_verifies_and_clears(tmp_path, monkeypatch):
     from biaslab.models.local import conversion
     from tests.models.local.test_conversion import _tiny_model_and_tokenizer
@@ -64,6 +65,7 @@ def test_cache_describes_the_response_cache_it_is_given(tmp_path, monkeypatch):
     assert broken.exit_code == 0 and "unreadable" in broken.output
 
 
+@pytest.mark.real_model
 def test_a_fresh_response_cache_uses_the_stored_conversion(tmp_path, monkeypatch):
     """Two runs of a GGUF model with two fresh response caches (--cache-dir, then BIASLAB_CACHE_DIR) and one
     model store: the model is converted by the first run only."""

@@ -29,6 +29,7 @@ RUNS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(RUNS))
 def test_a_run_cached_before_the_relayout_reruns_with_zero_model_calls(tmp_path, name):
     cache = tmp_path / "cache"

@@ -94,6 +94,7 @@ def test_rerun_makes_no_model_calls_and_gives_identical_attempts(tmp_path):
     assert read_attempts(out1) == read_attempts(out2)
 
 
+@pytest.mark.slow
 def test_sigkill_then_same_command_completes_without_loss_or_duplicates(tmp_path):
     out, cache = tmp_path / "run", tmp_path / "c"
     args = [

@@ -72,6 +72,8 @@ def write_components(folder: Path) -> None:
     )
 
 
+@pytest.mark.real_model
+@pytest.mark.slow
 def test_two_scorings_of_a_custom_benchmark_compare_honestly(tmp_path):
     comp = tmp_path / "components"
     biaslab("wino", "example", comp, cwd=tmp_path)  # the example's templates, names and settings; our own rest

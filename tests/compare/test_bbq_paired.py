@@ -12,6 +12,7 @@ from tests.conftest import requires_data
 from tests.probes.bbq.test_bbq_run import N, biaslab, canned_replies
 
 
+@pytest.mark.slow
 @requires_data
 def test_likelihood_and_generated_bbq_runs_compare_paired_over_templates(tmp_path):
     replies = canned_replies(tmp_path / "replies.json", N)

@@ -72,6 +72,7 @@ def test_the_guide_has_one_complete_probe_class():
     assert re.search(r"^class \w+\(\w+Probe\):", code, flags=re.M) and re.search(r'^    name = "', code, flags=re.M)
 
 
+@pytest.mark.slow
 def test_the_plugin_is_listed_with_its_headline(plugin):
     listed = json.loads(biaslab(plugin, "probes", "--json").stdout)
     entry = next(p for p in listed if p["name"] == "pronoun-choice")
@@ -81,6 +82,7 @@ def test_the_plugin_is_listed_with_its_headline(plugin):
     assert "pronoun-choice" in biaslab(plugin, "run", "--help").stdout
 
 
+@pytest.mark.slow
 def test_the_plugin_runs_plans_compares_and_joins_the_suite(plugin, tmp_path):
     a, b = tmp_path / "a", tmp_path / "b"
     biaslab(plugin, "run", "pronoun-choice", "-m", "scripted/coin", "--repetitions", "3", "--out", a, "-q")

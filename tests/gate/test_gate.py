@@ -166,6 +166,7 @@ def test_equivalence_mode(two_runs, monkeypatch, capsys):
     assert r["verdict"] == "different" and r["upper"] < -3
 
 
+@pytest.mark.slow
 def test_suite_against_suite_with_default_margins(tmp_path, monkeypatch, capsys):
     a, b = decisions(N, 0.6, 1), None
     b = decisions(N, 0.9, 2, a, 0.3)

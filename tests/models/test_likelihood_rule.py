@@ -38,6 +38,8 @@ def test_request_keys_of_plain_text_are_unchanged():
     assert LoglikelihoodRequest("b", chat="user").as_key() == {"context": "", "continuation": "b", "chat": "user"}
 
 
+@pytest.mark.real_model
+@pytest.mark.slow
 def test_smollm2_chat_turns_with_its_tokenizer():
     transformers = pytest.importorskip("transformers")
     from biaslab.models.local.chat_likelihood import chat_score_ids

@@ -47,6 +47,7 @@ def test_rejection_region_is_scipys(n):
         assert (binomtest(k, n, 0.5).pvalue <= 0.05) == (k <= c or k >= n - c)
 
 
+@pytest.mark.slow
 def test_bias_score_60_vs_50_needs_199_pairs_and_the_sawtooth():
     res = binomial_n(0.6, 0.05, 0.8)
     assert res == {"n": 199, "n_all_larger": 210, "n_normal": 194}

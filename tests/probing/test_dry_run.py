@@ -238,6 +238,7 @@ def test_suite_dry_run_and_the_command_line_send_and_write_nothing(tmp_path):
     assert bad.returncode != 0 and "go with --dry-run" in bad.stderr and "Traceback" not in bad.stderr
 
 
+@pytest.mark.real_model
 @requires_data
 def test_the_embedded_models_count_is_the_number_of_prompt_tokens_it_runs(tmp_path):
     """SmolLM2's own tokenizer and chat template, read without loading the model, give the prompt lengths the

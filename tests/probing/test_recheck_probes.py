@@ -67,6 +67,7 @@ def _runs(tmp_path, name: str, cfg: RunConfig, noise: float = 0.15, spread: floa
     return res, att, raw, ref
 
 
+@pytest.mark.slow
 @requires_data
 def test_bbq_rescores_its_close_answers_and_answers_as_the_reference(tmp_path):
     res, att, raw, ref = _runs(tmp_path, "bbq", RunConfig(limit=300))
@@ -200,6 +201,7 @@ def test_holistic_bias_contrast_is_the_last_comparison_a_decision_needs_flipped(
     assert deciding_comparison([], [1.0]) is None
 
 
+@pytest.mark.slow
 @requires_data
 def test_holistic_bias_rescores_the_descriptors_of_its_close_pair_tests(tmp_path):
     from biaslab.probes.holistic_bias.metrics import pair_tests

@@ -19,6 +19,8 @@ from tests.annotate.test_browser import browser, shot  # noqa: F401  (the fixtur
 from tests.cli_runner import run_cli
 from tests.conftest import requires_data
 
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
 PROBES = {  # probe -> the extra arguments of a small scripted run
     "jobs-lum": ["-m", "scripted/random-gender", "-n", "12", "--repetitions", "2"],
     "olympics": ["-m", "scripted/random-gender", "-n", "12"],

@@ -7,6 +7,8 @@ import pytest
 from biaslab.errors import ConfigError
 from biaslab.scorers import get_scorer
 
+pytestmark = [pytest.mark.real_model]
+
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 WORDS = ["women", "men", "are", "bad", "good", "drivers", "cooks", "the", "table", "is", "red"]

@@ -83,6 +83,7 @@ def simulate(name, k, reps=R):
     return out, truth
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(SCENARIOS))
 @pytest.mark.parametrize("k", [10, 50])
 def test_coverage_is_nominal(name, k):

@@ -27,7 +27,7 @@ from selenium import webdriver  # noqa: E402
 from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 
-pytestmark = requires_data
+pytestmark = [requires_data, pytest.mark.browser, pytest.mark.slow]
 
 
 @pytest.fixture

@@ -43,6 +43,7 @@ def test_default_probes_need_no_file_and_fit_the_model_kind():
     assert "jobs-lum" in served and "winosemitism" not in served  # no log-likelihoods assumed from a server
 
 
+@pytest.mark.slow
 @requires_data
 def test_suite_limit_6_writes_a_report_card(tmp_path, monkeypatch):
     monkeypatch.setenv("BIASLAB_CACHE_DIR", str(tmp_path / "c"))  # the files the suite's process can find
@@ -73,6 +74,7 @@ def test_suite_limit_6_writes_a_report_card(tmp_path, monkeypatch):
     assert f"scripted/echo holistic-bias: {hb['n_items']} items where 6" in printed  # the terminal says it too
 
 
+@pytest.mark.slow
 @requires_data
 def test_two_models_get_paired_comparisons_and_a_rerun_reuses_every_run(tmp_path):
     out, cache = tmp_path / "suite", tmp_path / "c"
@@ -118,6 +120,7 @@ def test_two_models_get_paired_comparisons_and_a_rerun_reuses_every_run(tmp_path
     assert not any(r["reused"] for r in third["runs"]) and all(r["n_items"] == 9 for r in third["runs"])
 
 
+@pytest.mark.slow
 @requires_data
 def test_gender_suite_two_models_marks_groups_and_paired_headlines(tmp_path):
     """`--probes gender`: the set from the probes' declarations, every headline with its mark and harm group, each

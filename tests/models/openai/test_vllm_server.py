@@ -39,7 +39,7 @@ pytestmark = [
     pytest.mark.timeout(3600),  # building the venv and starting vLLM take minutes on 2 busy cores
     pytest.mark.vllm,
     pytest.mark.slow,
-    pytest.mark.xdist_group("vllm-server"),  # one worker starts the server and runs these
+    pytest.mark.real_model,
 ]
 N_PAIRS = 400
 

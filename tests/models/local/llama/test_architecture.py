@@ -7,6 +7,8 @@ from types import SimpleNamespace
 
 import pytest
 
+pytestmark = [pytest.mark.real_model]
+
 pytest.importorskip("torch")
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+pytestmark = [pytest.mark.real_model]
+
 torch = pytest.importorskip("torch")
 
 PREFIX = [1, 12, 40, 7, 7, 19, 3, 88, 51, 2, 64, 30, 30, 9, 71, 5, 44, 23, 16, 8]  # 20 tokens

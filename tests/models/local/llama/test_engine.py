@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+pytestmark = [pytest.mark.real_model]
+
 torch = pytest.importorskip("torch")
 F = pytest.importorskip("torch.nn.functional")
 

@@ -16,6 +16,8 @@ from tests.models.local.llama.transformers_checks import (
     hf_logits,
 )
 
+pytestmark = [pytest.mark.real_model]
+
 torch = pytest.importorskip("torch")
 
 A = [1, 5, 9, 22, 13, 40, 7, 7, 81, 3, 60, 2, 33, 4]  # 14 tokens: well past the window of 5

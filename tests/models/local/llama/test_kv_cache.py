@@ -7,6 +7,8 @@ from typing import Any
 
 import pytest
 
+pytestmark = [pytest.mark.real_model]
+
 torch = pytest.importorskip("torch")
 
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import pytest
 
+pytestmark = [pytest.mark.real_model]
+
 torch = pytest.importorskip("torch")
 
 TEXTS = [[1, 5, 9, 13, 40, 2, 7, 7, 30], [1, 5, 9, 20], [1, 70, 3, 3, 8, 12, 33, 60, 61, 62, 4]]

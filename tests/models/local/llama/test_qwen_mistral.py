@@ -18,6 +18,8 @@ from tests.models.local.llama.transformers_checks import (
     hf_logits,
 )
 
+pytestmark = [pytest.mark.real_model]
+
 torch = pytest.importorskip("torch")
 
 MODELS = ["tiny_qwen2", "tiny_qwen3", "tiny_mistral", "tiny_phi3"]

@@ -8,6 +8,8 @@ import pytest
 
 from biaslab.models.base import LoglikelihoodRequest
 
+pytestmark = [pytest.mark.real_model]
+
 torch = pytest.importorskip("torch")
 
 
