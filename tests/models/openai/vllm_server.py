@@ -16,8 +16,7 @@ KV cache, the stock endpoints (no ``--enable-tokenizer-info-endpoint``: biaslab 
 model files ``/v1/models`` names, or from ``-P tokenizer=hf/<dir>``) and ``--enforce-eager`` (no torch.compile:
 it starts in about 3 minutes
 instead of 10-15 on 2 busy cores, and scores the same to 1e-4 nats), and can be killed and restarted on
-the same port. ``python -m tests.models.openai.vllm_server build`` builds the venv (what the background build
-runs).
+the same port.
 """
 
 from __future__ import annotations
@@ -240,12 +239,3 @@ class VLLMServer:
     def models(self) -> list[str]:
         with urllib.request.urlopen(f"{self.base_url}/models", timeout=10) as resp:
             return [m["id"] for m in json.load(resp)["data"]]
-
-
-if __name__ == "__main__":  # python -m tests.models.openai.vllm_server build
-    if sys.argv[1:] != ["build"]:
-        sys.exit("usage: python -m tests.models.openai.vllm_server build")
-    try:
-        print(vllm_python())
-    except Unavailable as exc:
-        sys.exit(str(exc))
