@@ -6,11 +6,22 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 
 
+def _cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def pytest_xdist_auto_num_workers(config):
+    """``-n auto``: half as many workers again as cores (a fifth of the suite's time is spent waiting: on servers
+    it starts, on subprocesses, on slow-client timeouts), at most one per 5 GB of memory (a worker running a real
+    model holds 2-5 GB)."""
+    memory_gb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    return max(1, min(_cores() * 3 // 2, int(memory_gb // 5)))
+
+
 def _threads_per_worker() -> int:
-    """The cores this process may use, shared out among pytest-xdist's workers (one each on 2 cores with ``-n 2``):
-    more OpenMP threads than cores spin at every barrier while their partner waits for a core."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    return max(1, cores // max(1, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 1)))
+    """The cores this process may use, shared out among pytest-xdist's workers (one each on 2 cores with 2 or 3
+    workers): more OpenMP threads than cores spin at every barrier while their partner waits for a core."""
+    return max(1, _cores() // max(1, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 1)))
 
 
 # before torch is imported (here or in any biaslab subprocess, which inherits the environment); unless set by

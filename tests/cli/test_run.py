@@ -144,14 +144,14 @@ def test_ctrl_c_says_how_to_resume_exits_130_and_the_same_command_resumes(tmp_pa
         "run",
         "jobs-lum",
         "--model",
-        "scripted/random-gender:delay=0.01",
+        "scripted/random-gender:delay=0.04",
         "--limit",
         "100",
         "--repetitions",
         "3",
         "--out",
         out,
-    ]  # the progress bar on: it must not swallow the message
+    ]  # the progress bar on: it must not swallow the message; 300 answers take at least 12 s (interrupted at 40)
     env = {**os.environ, "BIASLAB_CACHE_DIR": str(cache)}
     # a real process: Ctrl-C (SIGINT) and the exit code 130 of its real exit path
     proc = subprocess.Popen(

@@ -127,6 +127,14 @@ def test_light_tokenizer_is_transformers_gemma_tokenizer(gemma):
 
 
 def test_engine_matches_transformers_gemma3(gemma):
+    """The engine's log-likelihoods are as exact as transformers' own in float32: each text's worst token error
+    against the float64 reference (transformers' Gemma3ForCausalLM in float64, the checkpoint's exact math) is
+    within 4x transformers-float32's worst error on the same text (errors peak at the same ill-conditioned tokens
+    for both, near-ties between two tokens, so the bound follows how hard the text is), or 5e-5, float32 noise
+    of a short text. A real mistake (a wrong window, norm or scale) is off by 1e-2 or more. Measured on 2 cores,
+    1 and 2 threads alike: short texts engine 0.6-2.5e-5, transformers 1e-4; the 798-token text past the window
+    engine 6.2e-4, transformers 2.9e-4 (both at one token of log-probability -0.69), so the two float32
+    implementations differ by up to the sum of their errors, which no fixed bound on their difference captures."""
     from biaslab.models.local.sampling import Decoding
 
     full = gemma._m.model.full()  # transformers' Gemma3ForCausalLM on the same checkpoint
@@ -136,19 +144,27 @@ def test_engine_matches_transformers_gemma3(gemma):
     texts = _hws_sentences(12) + ["The capital of France is Paris.", long_text]
     assert len(tok(long_text)["input_ids"]) > full.config.sliding_window + 50
     got = gemma.loglikelihood([LoglikelihoodRequest(t) for t in texts])
-    worst = 0.0
+
+    def scored(ids: list[int]) -> tuple[torch.Tensor, bool]:
+        """Each token's log-probability after the first, and whether every token is the argmax."""
+        logp = torch.log_softmax(full(torch.tensor([ids])).logits[0, :-1].double(), -1)
+        targets = torch.tensor(ids[1:])
+        return logp[torch.arange(len(targets)), targets], bool((logp.argmax(-1) == targets).all())
+
+    ids_of = [tok(text)["input_ids"] for text in texts]
     with torch.inference_mode():
-        for text, res in zip(texts, got):
-            ids = tok(text)["input_ids"]
-            assert res.token_ids == ids[1:]
-            logp = torch.log_softmax(full(torch.tensor([ids])).logits[0].float(), -1)
-            want = [float(logp[p - 1, ids[p]]) for p in range(1, len(ids))]
-            worst = max(worst, max(abs(a - b) for a, b in zip(res.token_logprobs, want)))
-            assert res.is_greedy == all(int(logp[p - 1].argmax()) == ids[p] for p in range(1, len(ids)))
-    # float32 noise only: the engine multiplies with oneDNN, transformers with MKL, whose sums differ in order (on
-    # this model the engine run through MKL is 6e-5 from transformers, and 1e-4 from itself through oneDNN);
-    # transformers 5.24's Gemma 3 is 3.3e-4 from the engine on these texts (measured; earlier versions under 2e-4)
-    assert worst < 5e-4
+        float32 = [scored(ids) for ids in ids_of]
+        full.double()
+        try:
+            reference = [scored(ids)[0] for ids in ids_of]
+        finally:
+            full.float()  # exact: float32 -> float64 -> float32 changes no weight
+    for ids, res, (_, greedy) in zip(ids_of, got, float32):
+        assert res.token_ids == ids[1:] and res.is_greedy == greedy
+    for text, res, (tf, _), ref in zip(texts, got, float32, reference):
+        engine_error = float((torch.tensor(res.token_logprobs, dtype=torch.float64) - ref).abs().max())
+        transformers_error = float((tf - ref).abs().max())
+        assert engine_error <= max(4 * transformers_error, 5e-5), (text[:40], engine_error, transformers_error)
     # greedy generation, also from a prompt longer than the window
     prompts = [tok(t)["input_ids"] for t in ("The nurse walked into the room and", "Jews are", long_text)]
     out: dict[int, list[int]] = {}
