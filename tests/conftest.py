@@ -1,4 +1,5 @@
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -30,6 +31,11 @@ if "OMP_NUM_THREADS" not in os.environ or os.environ.get("BIASLAB_TEST_THREADS")
     os.environ["BIASLAB_TEST_THREADS"] = "auto"
     for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[_var] = str(_threads_per_worker())
+# Python's bytecode cache on for the session and every process it starts: where PYTHONDONTWRITEBYTECODE is set, each
+# vLLM process compiled the modules of vLLM it imports anew (10 s of every start: its venv is installed without .pyc
+# files, which are written at first import instead), and each biaslab process biaslab's
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+sys.dont_write_bytecode = False
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 _shared = REPO.parent / "shared" / "data"

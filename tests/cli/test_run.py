@@ -138,6 +138,11 @@ def test_sigkill_then_same_command_completes_without_loss_or_duplicates(tmp_path
     assert second.returncode == 0
 
 
+def _as_from_a_shell() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])
+
+
 def test_ctrl_c_says_how_to_resume_exits_130_and_the_same_command_resumes(tmp_path):
     out, cache = tmp_path / "run", tmp_path / "c"
     args = [
@@ -154,18 +159,21 @@ def test_ctrl_c_says_how_to_resume_exits_130_and_the_same_command_resumes(tmp_pa
     ]  # the progress bar on: it must not swallow the message; 300 answers take at least 12 s (interrupted at 40)
     env = {**os.environ, "BIASLAB_CACHE_DIR": str(cache)}
     # a real process: Ctrl-C (SIGINT) and the exit code 130 of its real exit path
+    # started as a shell starts it: SIGINT at its default and not blocked (a test worker may hand down neither)
+    inherited = signal.getsignal(signal.SIGINT), signal.pthread_sigmask(signal.SIG_BLOCK, [])
     proc = subprocess.Popen(
         [sys.executable, "-m", "biaslab.cli", *map(str, args)],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=_as_from_a_shell,
     )
     done = wait_for_cached_answers(cache, 40, timeout=60)
     proc.send_signal(signal.SIGINT)
     stdout, stderr = proc.communicate(timeout=60)
     assert 0 < done < 300, "the run should have been interrupted midway"
-    assert proc.returncode == 130, (proc.returncode, stderr)
+    assert proc.returncode == 130, (proc.returncode, done, inherited, stderr)
     assert "interrupted" in stderr and "run the same command again to resume" in stderr, stderr
     assert "Traceback" not in stderr and "Aborted" not in stderr
     assert not (out / "results.json").exists()
