@@ -90,9 +90,9 @@ def wait_for_cached_answers(cache_dir, at_least: int, timeout: float) -> int:
     return done
 
 
-# The modules that take longest, in the order to start them: with two workers, the first two start at once (the
+# The modules that take longest, in the order to start them: each worker takes the next one as it starts (the
 # in-process vLLM tests begin with a local-engine run while vLLM's venv is built in the background; the lowest
-# transformers' test builds its own small venv), the vLLM server tests follow on the worker that finishes first.
+# transformers' test waits for its own small venv, the vLLM server tests for vLLM's), then the rest.
 LONGEST_FIRST = (
     "tests/models/vllm/test_inprocess.py",
     "tests/models/local/test_transformers_floor.py",

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 from pathlib import Path
 
 import pytest
+
+from tests.locks import exclusive
 
 
 @pytest.fixture(scope="session")
@@ -24,8 +25,7 @@ def local_runs(tmp_path_factory):
     def run(limit: int, *extra: str) -> Path:
         name = "-".join(["winosemitism", str(limit), *extra]).replace("=", "_").replace("/", "_")
         out = root / name
-        with open(root / f"{name}.lock", "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
+        with exclusive(root / f"{name}.lock"):
             if not (out / "results.json").is_file():
                 args = ("run", "winosemitism", "--limit", limit, *extra, "--out", out, "-q", "--overwrite")
                 run_cli(*args, env={"BIASLAB_CACHE_DIR": str(root / f"{name}-cache")}, check=True)

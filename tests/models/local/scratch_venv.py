@@ -9,12 +9,13 @@ there: callers put ``src`` on ``PYTHONPATH``.
 
 from __future__ import annotations
 
-import fcntl
 import os
 import subprocess
 import sys
 import sysconfig
 from pathlib import Path
+
+from tests.locks import exclusive
 
 
 class Unavailable(Exception):
@@ -35,8 +36,7 @@ def scratch_python(name: str, requirements: list[str]) -> str:
     if ready.exists() and ready.read_text() == spec:
         return str(python)
     venv.parent.mkdir(parents=True, exist_ok=True)
-    with open(venv.parent / f"{name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # another process building it (the session's background build): wait
+    with exclusive(venv.parent / f"{name}.lock"):  # another process building it (the background build): wait
         if not (ready.exists() and ready.read_text() == spec):
             _build(venv, requirements)
             ready.write_text(spec)

