@@ -132,17 +132,20 @@ def test_engine_matches_transformers_gemma3(gemma):
     within 4x transformers-float32's worst error on the same text (errors peak at the same ill-conditioned tokens
     for both, near-ties between two tokens, so the bound follows how hard the text is), or 5e-5, float32 noise
     of a short text. A real mistake (a wrong window, norm or scale) is off by 1e-2 or more. Measured on 2 cores,
-    1 and 2 threads alike: short texts engine 0.6-2.5e-5, transformers 1e-4; the 798-token text past the window
-    engine 6.2e-4, transformers 2.9e-4 (both at one token of log-probability -0.69), so the two float32
+    1 and 2 threads alike: short texts engine 0.8-2.5e-5, transformers 0.3-1.6e-5; the 586-token text past the
+    window engine 6.2e-4, transformers 3.2e-4 (both at one token of log-probability -0.69), so the two float32
     implementations differ by up to the sum of their errors, which no fixed bound on their difference captures."""
     from biaslab.models.local.sampling import Decoding
 
     full = gemma._m.model.full()  # transformers' Gemma3ForCausalLM on the same checkpoint
     assert type(full).__name__ == "Gemma3ForCausalLM"
     tok = gemma._m.tokenizer
-    long_text = " ".join(_jobs_prompts()[:30])  # past the sliding window
+    prompts = _jobs_prompts()
+    k = 1  # as few prompts as take the text 50 tokens past the sliding window: its float64 pass is most of the time
+    while len(tok(" ".join(prompts[:k]))["input_ids"]) <= full.config.sliding_window + 50:
+        k += 1
+    long_text = " ".join(prompts[:k])
     texts = _hws_sentences(12) + ["The capital of France is Paris.", long_text]
-    assert len(tok(long_text)["input_ids"]) > full.config.sliding_window + 50
     got = gemma.loglikelihood([LoglikelihoodRequest(t) for t in texts])
 
     def scored(ids: list[int]) -> tuple[torch.Tensor, bool]:
@@ -164,6 +167,7 @@ def test_engine_matches_transformers_gemma3(gemma):
     for text, res, (tf, _), ref in zip(texts, got, float32, reference):
         engine_error = float((torch.tensor(res.token_logprobs, dtype=torch.float64) - ref).abs().max())
         transformers_error = float((tf - ref).abs().max())
+        print(f"{len(res.token_ids)} tokens: engine {engine_error:.2e}, transformers float32 {transformers_error:.2e}")
         assert engine_error <= max(4 * transformers_error, 5e-5), (text[:40], engine_error, transformers_error)
     # greedy generation, also from a prompt longer than the window
     prompts = [tok(t)["input_ids"] for t in ("The nurse walked into the room and", "Jews are", long_text)]
