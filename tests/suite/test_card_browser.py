@@ -6,6 +6,7 @@ Skipped where Chromium is not installed, except in CI (CI=true), where a missing
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -35,21 +36,25 @@ def browser():
     os.environ["SE_OFFLINE"] = "true"
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
+    profile = tempfile.mkdtemp(prefix="biaslab-chromium-")
     for arg in (
         "--headless=new",
         "--no-sandbox",
         "--disable-dev-shm-usage",
         "--disable-gpu",
         "--window-size=1300,900",
-        f"--user-data-dir={tempfile.mkdtemp(prefix='biaslab-chromium-')}",
+        f"--user-data-dir={profile}",
         "--no-first-run",
     ):
         options.add_argument(arg)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
     driver.set_page_load_timeout(60)
-    yield driver
-    driver.quit()
+    try:
+        yield driver
+    finally:
+        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)
 
 
 def test_card_in_chromium(browser, tmp_path):
