@@ -242,3 +242,44 @@ def test_claude_batch_run_killed_after_submitting_resumes_and_likelihood_probes_
         assert len([ln for ln in output.strip().splitlines() if "cannot score" in ln]) == 1
     assert all(ANTHROPIC_SECRET in (h.get("x-api-key", "") + h.get("authorization", "")) for h in srv.headers)
     assert leaked(tmp_path, ANTHROPIC_SECRET) == []
+
+
+@pytest.mark.slow
+@requires_data
+def test_two_runs_started_together_on_one_cache_submit_each_batch_once(tmp_path):
+    """Two identical `-P batch=true` runs started at once on one cache, three times over (the second a little
+    later each time). The upload is slow, so the second run always comes while the first's journal record has
+    no batch id yet: it waits for the journal's lock and then for the first's batch. Some lines fail, and both
+    runs read them: one retry batch is submitted, not two. Both runs end with the same texts."""
+    for attempt in range(3):
+        behaviour = BatchBehaviour(upload_delay=1.5, fail_lines={1})
+        home = tmp_path / f"try{attempt}"
+        home.mkdir()
+        env = clean_env(home)
+        with OpenAIBatchServer(behaviour, reply=profile) as srv:
+            args = [
+                "run",
+                "jobs-lum",
+                "--model",
+                "openai/test-model",
+                "--base-url",
+                srv.base_url,
+                "--limit",
+                "6",
+                "-P",
+                "batch=true",
+                "-P",
+                "batch_poll_seconds=0.2",
+            ]
+            first = biaslab([*args, "--out", str(home / "out-1")], env)
+            time.sleep(0.3 * attempt)
+            second = biaslab([*args, "--out", str(home / "out-2")], env)
+            (code1, out1), (code2, out2) = finish(first), finish(second)
+            assert code1 == 0 and code2 == 0, out1 + out2
+            assert [b["request_counts"]["total"] for b in srv.batches.values()] == [6, 2], out1 + out2
+            assert srv.online_calls == 0
+        texts = [
+            [json.loads(x)["text"] for x in (home / out / "attempts.jsonl").read_text().splitlines()]
+            for out in ("out-1", "out-2")
+        ]
+        assert texts[0] == texts[1] and len(texts[0]) == 6

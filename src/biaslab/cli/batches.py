@@ -1,4 +1,5 @@
-"""``biaslab batches``: the provider batches that runs with ``-P batch=true`` submitted (list, show, cancel)."""
+"""``biaslab batches``: the provider batches that runs with ``-P batch=true`` submitted (list, show, cancel,
+forget)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from biaslab.cli.common import console, new_app
 app = new_app(
     "batches",
     "The batches that runs with -P batch=true submitted to OpenAI's or Anthropic's batch API: "
-    "list them, look at one, cancel them.",
+    "list them, look at one, cancel them, forget those the provider no longer knows.",
 )
 
 CACHE_HELP = "The response cache directory whose batches these are (default: the user cache; env BIASLAB_CACHE_DIR)."
@@ -110,3 +111,40 @@ def cancel(
         out.print(f"{rec.label}: {what}")
     if not records:
         out.print("no unfinished batch matches")
+
+
+@app.command("forget")
+def forget(
+    batches: list[str] = typer.Argument(None, help="Batch ids (or their first characters, or journal tokens)."),
+    stale: bool = typer.Option(
+        False,
+        "--stale",
+        help="Forget every submitted batch (of --model / --run) that the provider answers HTTP 404 for "
+        "(deleted, or made with another API key or project).",
+    ),
+    model: str | None = typer.Option(None, "--model", "-m", help="With --stale: only this model's batches."),
+    run: str | None = typer.Option(
+        None, "--run", help="With --stale: only the batches of runs whose description or command contains this text."
+    ),
+    cache_dir: Path | None = typer.Option(None, "--cache-dir", help=CACHE_HELP),
+) -> None:
+    """Stop waiting for batches: their records stay in the journal, marked forgotten, and the next run submits
+    the requests the cache lacks (answers already cached are kept; nothing is sent to the provider to forget)."""
+    from biaslab.errors import ConfigError
+    from biaslab.models.batch import manage
+
+    journal = manage.journal_for(cache_dir)
+    if batches and not stale and not (model or run):
+        records = [journal.find(b) for b in batches]
+    elif stale and not batches:
+        records = manage.stale(journal, manage.select(journal, model=model, run=run))
+    else:
+        raise ConfigError(
+            "name the batches to forget, or use --stale (with --model or --run to narrow it) to forget those the "
+            "provider no longer knows; `biaslab batches list` shows them"
+        )
+    out = console()
+    for rec, what in manage.forget(journal, records):
+        out.print(f"{rec.label}: {what}")
+    if not records:
+        out.print("no batch to forget" + (": the provider knows every submitted batch" if stale else ""))

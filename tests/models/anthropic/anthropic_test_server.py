@@ -21,7 +21,8 @@ Shapes as Anthropic documents them:
 
 :class:`AnthropicConfig` makes chosen batches (1-based, by creation) expire half-way, fail every
 third line with ``api_error``, stay in progress while ``hold`` is set, or delay the answer to their
-creation (``create_delay``: registered first, so a client killed then never learns the id).
+creation (``create_delay``: registered first, so a client killed then never learns the id); the
+results of ``malformed`` batches have their second line cut short (not JSON).
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ class AnthropicConfig:
     fail_lines: set[int] = field(default_factory=set)
     hold: threading.Event = field(default_factory=threading.Event)
     create_delay: float = 0.0
+    malformed: set[int] = field(default_factory=set)
     steps: int = 2  # looks at an in-progress batch before it ends
 
 
@@ -196,7 +198,11 @@ class AnthropicTestServer:
             "canceled": counts["canceled"],
             "expired": counts["expired"],
         }
-        b["results"] = "".join(json.dumps(x) + "\n" for x in reversed(rows))  # any order, as documented
+        lines = [json.dumps(x) for x in reversed(rows)]  # any order, as documented
+        if b["ordinal"] in self.config.malformed:
+            bad = min(1, len(lines) - 1)
+            lines[bad] = lines[bad][: len(lines[bad]) // 2]
+        b["results"] = "".join(x + "\n" for x in lines)
         b.update(
             processing_status="ended",
             ended_at=_iso(time.time()),

@@ -154,3 +154,14 @@ def test_errored_and_expired_lines_are_retried_and_cancelled_batches_end_the_run
             make(srv, tmp_path / "cancel").generate(chats(4))
         (rec,) = Journal(tmp_path / "cancel" / "batches").records()
         assert rec.collected and len(rec.failed) == 2 and rec.state == "ended"
+
+
+def test_an_unreadable_results_line_is_named_the_others_kept_and_its_request_asked_again(tmp_path, capsys):
+    reqs = chats(5)
+    with AnthropicTestServer(malformed={1}) as srv:
+        got = make(srv, tmp_path).generate(reqs)
+        assert [sum(b["request_counts"].values()) for b in srv.batches.values()] == [5, 1]
+        assert [r.text for r in make(srv).generate(reqs)] == [g.text for g in got]
+    err = capsys.readouterr().err
+    assert "batch msgbatch_0001: 1 line of its results could not be read (the results of msgbatch_0001 line 2" in err
+    assert "not JSON" in err and "Traceback" not in err

@@ -11,6 +11,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from openai_test_server import OpenAITestServer
 
+from tests.models.openai.openai_batch_server import BatchBehaviour, OpenAIBatchServer
+
 
 @pytest.fixture(autouse=True)
 def _no_keys(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -25,6 +27,21 @@ def make_server():
 
     def make(**config):
         srv = OpenAITestServer(**config).start()
+        servers.append(srv)
+        return srv
+
+    yield make
+    for srv in servers:
+        srv.stop()
+
+
+@pytest.fixture
+def batch_server():
+    """Batch API test servers (:mod:`.openai_batch_server`), stopped after the test."""
+    servers: list[OpenAIBatchServer] = []
+
+    def make(behaviour: BatchBehaviour | None = None, **config) -> OpenAIBatchServer:
+        srv = OpenAIBatchServer(behaviour, **config).start()
         servers.append(srv)
         return srv
 

@@ -17,7 +17,12 @@ breaks a rule ends ``failed`` with ``errors``. Each ``GET`` of a batch moves it 
 error file. :class:`BatchBehaviour` makes chosen batches (by order of creation, 1-based) expire
 half-way (``batch_expired`` lines), fail some lines with HTTP 500, fail validation, or stay in
 progress while ``hold`` is set; ``create_delay`` registers a batch and waits before answering (a
-client killed then never learns the id).
+client killed then never learns the id), ``upload_delay`` keeps an upload waiting (a wide window
+between a run's first journal record and its batch id). Faults of the output: ``malformed`` batches
+have their second output line cut short (not JSON), ``no_output`` batches complete without an
+output file (the error file, if any, still comes), ``duplicate`` batches repeat their first output
+line with another answer. :meth:`OpenAIBatchServer.vanish` makes a batch unknown (its ``GET``
+answers 404, as for a deleted batch or another project's).
 """
 
 from __future__ import annotations
@@ -44,6 +49,10 @@ class BatchBehaviour:
     fail_validation: set[int] = field(default_factory=set)
     hold: threading.Event = field(default_factory=threading.Event)  # set: batches stay in_progress
     create_delay: float = 0.0
+    upload_delay: float = 0.0
+    malformed: set[int] = field(default_factory=set)
+    no_output: set[int] = field(default_factory=set)
+    duplicate: set[int] = field(default_factory=set)
     list_batches: bool = True  # False: GET /v1/batches answers 404
     steps: tuple[str, ...] = ("validating", "in_progress", "finalizing")
 
@@ -56,6 +65,7 @@ class OpenAIBatchServer(OpenAITestServer):
         self.batches: dict[str, dict[str, Any]] = {}  # in order of creation
         self.batch_lines: dict[str, list[dict[str, Any]]] = {}
         self.steps: dict[str, int] = {}
+        self.gone: set[str] = set()  # batches answered 404 for (vanish)
         self.created = threading.Event()  # set once a batch exists
         self.httpd.RequestHandlerClass = _batch_handler(self, _make_handler(self))
 
@@ -214,14 +224,32 @@ class OpenAIBatchServer(OpenAITestServer):
                 (out if code == 200 else err).append(row)
         now = int(time.time())
         b["request_counts"].update(completed=len(out), failed=len(err))
+        ordinal = b["ordinal"]
+        if ordinal in self.behaviour.duplicate and out:
+            twin = json.loads(json.dumps(out[0]))
+            twin["response"]["body"]["choices"][0]["message"]["content"] += " (a different answer)"
+            out.insert(0, twin)  # before the right one: a reader that keeps the first keeps the wrong one
         for rows, key in ((out, "output_file_id"), (err, "error_file_id")):
-            if rows:
-                data = "".join(json.dumps(r) + "\n" for r in rows).encode()
+            if rows and not (key == "output_file_id" and ordinal in self.behaviour.no_output):
+                lines = [json.dumps(r) for r in rows]
+                if key == "output_file_id" and ordinal in self.behaviour.malformed:
+                    bad = min(1, len(lines) - 1)
+                    lines[bad] = lines[bad][: len(lines[bad]) // 2]
+                data = "".join(x + "\n" for x in lines).encode()
                 b[key] = self.new_file(data, "batch_output", f"{b['id']}_{key}.jsonl")["id"]
         b.update(status=status, **{f"{status}_at": now, "finalizing_at": now})
 
     def public(self, b: dict[str, Any]) -> dict[str, Any]:
         return {k: v for k, v in b.items() if k != "ordinal"}
+
+    def vanish(self, bid: str) -> None:
+        """The batch is no longer known here (deleted, or another project's): its GET and cancel answer 404, and
+        the list leaves it out (it still counts in ``batches``, which holds every batch ever made)."""
+        with self.lock:
+            self.gone.add(bid)
+
+    def known(self, bid: str) -> bool:
+        return bid in self.batches and bid not in self.gone
 
 
 def _batch_handler(server: OpenAIBatchServer, base: type) -> type:
@@ -244,7 +272,7 @@ def _batch_handler(server: OpenAIBatchServer, base: type) -> type:
                     return
                 limit = int(query.get("limit", ["20"])[0])
                 after = query.get("after", [None])[0]
-                ordered = list(reversed(server.batches.values()))
+                ordered = [b for b in reversed(server.batches.values()) if server.known(b["id"])]
                 if after:
                     ids = [b["id"] for b in ordered]
                     ordered = ordered[ids.index(after) + 1 :] if after in ids else []
@@ -259,8 +287,10 @@ def _batch_handler(server: OpenAIBatchServer, base: type) -> type:
                         "has_more": len(ordered) > limit,
                     },
                 )
-            elif len(parts) == 3 and parts[1] == "batches" and parts[2] in server.batches:
+            elif len(parts) == 3 and parts[1] == "batches" and server.known(parts[2]):
                 self._send(200, server.public(server.advance(parts[2])))
+            elif len(parts) == 3 and parts[1] == "batches":
+                self._send(404, _error_body(f"No batch found with id '{parts[2]}'.", "invalid_request_error"))
             elif len(parts) == 4 and parts[1] == "files" and parts[3] == "content" and parts[2] in server.files:
                 data = server.files[parts[2]]["data"]
                 self.send_response(200)
@@ -294,6 +324,9 @@ def _batch_handler(server: OpenAIBatchServer, base: type) -> type:
                 if status == 200 and server.behaviour.create_delay:
                     time.sleep(server.behaviour.create_delay)
                 self._send(status, server.public(payload) if status == 200 else payload)
+            elif path.endswith("/cancel") and not server.known(path.split("/")[3]):
+                bid = path.split("/")[3]
+                self._send(404, _error_body(f"No batch found with id '{bid}'.", "invalid_request_error"))
             elif path.endswith("/cancel") and path.split("/")[3] in server.batches:
                 b = server.batches[path.split("/")[3]]
                 if b["status"] in ("validating", "in_progress", "finalizing"):
@@ -316,6 +349,8 @@ def _batch_handler(server: OpenAIBatchServer, base: type) -> type:
                 self._send(400, _error_body("purpose must be batch and a file given", "invalid_request_error"))
                 return
             filename, data = fields["file"]
+            if server.behaviour.upload_delay:
+                time.sleep(server.behaviour.upload_delay)
             entry = server.new_file(data, "batch", filename or "upload.jsonl")
             self._send(200, {k: v for k, v in entry.items() if k != "data"})
 

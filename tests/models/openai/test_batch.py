@@ -20,23 +20,9 @@ from biaslab.models.batch.journal import BatchRecord, Journal
 from biaslab.models.batch.runner import custom_id
 from biaslab.models.cache import CachedModel, ResponseCache
 from biaslab.models.openai.backend import OpenAIBackend
-from tests.models.openai.openai_batch_server import BatchBehaviour, OpenAIBatchServer
+from tests.models.openai.openai_batch_server import BatchBehaviour
 
 SECRET = "sk-test-BATCH-SECRET-0123456789"
-
-
-@pytest.fixture
-def batch_server():
-    servers = []
-
-    def make(behaviour: BatchBehaviour | None = None, **config) -> OpenAIBatchServer:
-        srv = OpenAIBatchServer(behaviour, **config).start()
-        servers.append(srv)
-        return srv
-
-    yield make
-    for srv in servers:
-        srv.stop()
 
 
 def requests(n: int = 7, words: str = "hello") -> list[GenerateRequest]:

@@ -29,6 +29,13 @@ from collections.abc import Callable, Coroutine, Sequence
 from typing import Any, TypeVar
 
 from biaslab.errors import BackendError, ConfigError
+from biaslab.models.anthropic.batch import AnthropicBatchProvider
+from biaslab.models.anthropic.messages import (  # noqa: F401 (re-exported)
+    DEFAULT_MAX_TOKENS,
+    STOP_REASONS,
+    message_params,
+    message_result,
+)
 from biaslab.models.async_calls import run_all, run_sync
 from biaslab.models.base import (
     GenerateRequest,
@@ -39,13 +46,13 @@ from biaslab.models.base import (
     OnResult,
 )
 from biaslab.models.batch.options import split_batch_options
+from biaslab.models.batch.runner import run_batched
 from biaslab.models.openai.options import PLACEHOLDER_KEY, Secret
 from biaslab.models.openai.retry import Retrier
 
 T = TypeVar("T")
 ANTHROPIC_BASE_URL = "https://api.anthropic.com"
 API_KEY_ENV = "ANTHROPIC_API_KEY"
-DEFAULT_MAX_TOKENS = 1024
 DEFAULTS: dict[str, Any] = {
     "max_concurrency": 8,
     "max_retries": 6,
@@ -54,7 +61,6 @@ DEFAULTS: dict[str, Any] = {
     "retry_max_delay": 30.0,
     "max_retry_after": 60.0,
 }
-STOP_REASONS = {"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length"}
 
 
 def normalize_base_url(base_url: str | None) -> str:
@@ -93,6 +99,8 @@ def _parse_options(options: dict[str, Any]) -> dict[str, Any]:
 class AnthropicRetrier(Retrier):
     """The openai backend's retry policy (the SDKs share their error classes' shapes), Anthropic's messages."""
 
+    batch_api = "Message Batches API"
+
     def _status_error(self, exc: Any, endpoint: str) -> Exception:
         status = exc.status_code
         if status == 401:
@@ -111,53 +119,7 @@ class AnthropicRetrier(Retrier):
                 f"{self._server_message(exc)}); this model takes no temperature/top_p, which the "
                 "probe or --temperature/--top-p set"
             )
-        if status in (404, 405) and endpoint.startswith("batch"):
-            from biaslab.models.batch.provider import NoBatchListing
-
-            if endpoint == "batches-list":
-                return NoBatchListing(f"HTTP {status} on {self.base_url}/v1/messages/batches")
-            return BackendError(
-                f"{self.base_url} has no Message Batches API (HTTP {status}: "
-                f"{self._server_message(exc)}); run without -P batch=true"
-            )
         return super()._status_error(exc, endpoint)
-
-
-def message_params(model: str, request: GenerateRequest) -> dict[str, Any]:
-    """The Messages API's body for ``request`` (the online call's and a batch line's ``params``)."""
-    if request.messages is None:
-        raise ConfigError(
-            "anthropic/ models take chat messages only (the Messages API has no raw-prompt "
-            "completions); this request is a raw prompt"
-        )
-    system = [content for role, content in request.messages if role == "system"]
-    turns = [{"role": role, "content": content} for role, content in request.messages if role != "system"]
-    p = request.params
-    params: dict[str, Any] = {"model": model, "max_tokens": p.max_tokens or DEFAULT_MAX_TOKENS, "messages": turns}
-    if system:
-        params["system"] = "\n\n".join(system)
-    params.update({k: v for k, v in (("temperature", p.temperature), ("top_p", p.top_p)) if v is not None})
-    return params
-
-
-def message_result(message: Any) -> GenerateResult:
-    """A ``Message`` (SDK object or JSON) as the result every backend returns."""
-
-    def get(obj: Any, name: str) -> Any:
-        return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
-
-    blocks = get(message, "content")
-    if not isinstance(blocks, list):
-        raise BackendError("the Messages API answered without content blocks; check --base-url")
-    text = "".join(str(get(b, "text") or "") for b in blocks if get(b, "type") == "text")
-    usage = get(message, "usage")
-    reason = get(message, "stop_reason")
-    return GenerateResult(
-        text=text,
-        n_prompt_tokens=get(usage, "input_tokens") if usage is not None else None,
-        n_new_tokens=get(usage, "output_tokens") if usage is not None else None,
-        finish_reason=STOP_REASONS.get(reason, reason),
-    )
 
 
 class AnthropicBackend(ModelBackend):
@@ -213,19 +175,31 @@ class AnthropicBackend(ModelBackend):
     def __repr__(self) -> str:
         return f"AnthropicBackend(model={self.model!r}, base_url={self.base_url!r})"
 
-    # -- calls -----------------------------------------------------------------------------
-    def _run_sync(self, make_coro: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    # -- calls (public: what the batch provider uses, biaslab.models.batch.provider.BatchHost) --
+    @property
+    def retrier(self) -> AnthropicRetrier:
+        """The retry policy and one-line errors of every call to this server."""
+        return self._retrier
+
+    def run_sync(self, make_coro: Callable[[], Coroutine[Any, Any, T]]) -> T:
+        """Run a coroutine to completion from synchronous code (:func:`biaslab.models.async_calls.run_sync`)."""
         return run_sync(make_coro, name="biaslab-anthropic")
 
-    def _make_client(self) -> Any:
+    def make_client(self) -> Any:
+        """A new ``AsyncAnthropic`` client for this server (the SDK's own retries off: ours apply)."""
         return self._sdk.AsyncAnthropic(
             api_key=self._api_key.reveal(), base_url=self.base_url, timeout=self.timeout, max_retries=0
         )
 
-    async def _run_all(self, requests: list[Any], one: Any, on_result: OnResult | None) -> list[Any]:
+    async def generate_online(self, requests: list[GenerateRequest], on_result: OnResult | None) -> list[Any]:
+        """Answer ``requests`` with ordinary Messages API calls, each reported through ``on_result``."""
         return await run_all(
-            requests, one, on_result, max_concurrency=self.max_concurrency, make_client=self._make_client
+            requests, self._generate_one, on_result, max_concurrency=self.max_concurrency, make_client=self.make_client
         )
+
+    def batch_provider(self) -> AnthropicBatchProvider:
+        """The Message Batches API for this model and server (``-P batch=true``, ``biaslab batches``)."""
+        return AnthropicBatchProvider(self)
 
     async def _generate_one(self, client: Any, request: GenerateRequest) -> GenerateResult:
         params = message_params(self.model, request)
@@ -241,11 +215,8 @@ class AnthropicBackend(ModelBackend):
         for r in requests:  # a raw prompt fails before anything is sent
             message_params(self.model, r)
         if self.batch_settings.enabled and requests:
-            from biaslab.models.anthropic.batch import AnthropicBatchProvider
-            from biaslab.models.batch.runner import run_batched
-
-            return run_batched(AnthropicBatchProvider(self), self.batch_settings, requests, on_result)
-        return self._run_sync(lambda: self._run_all(requests, self._generate_one, on_result))
+            return run_batched(self.batch_provider(), self.batch_settings, requests, on_result)
+        return self.run_sync(lambda: self.generate_online(requests, on_result))
 
     def loglikelihood(
         self, requests: Sequence[LoglikelihoodRequest], on_result: OnResult | None = None

@@ -10,35 +10,38 @@ metadata, so an interrupted submission is looked up by its size and time (``GET
 /v1/messages/batches``, newest first): the newest batch of the same number of requests created
 since the record was written, not claimed by another record; adopting a wrong one costs nothing but
 time (its lines have other custom ids, so ours come back missing and are submitted again).
+
+The results file is read line by line from the response's bytes (not through the SDK's decoder, which
+stops at the first line that is not JSON): a line that cannot be read is named and its request asked
+again, the others are kept. The provider uses its backend's public interface only
+(:class:`~biaslab.models.batch.provider.BatchHost`) and the request and answer shapes of :mod:`.messages`.
 """
 
 from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any
 
+from biaslab import progress
 from biaslab.errors import BackendError
-from biaslab.models.anthropic.backend import message_params, message_result
-from biaslab.models.base import GenerateRequest, OnResult
+from biaslab.models.anthropic.messages import message_params, message_result
+from biaslab.models.base import GenerateRequest
 from biaslab.models.batch.journal import BatchRecord
-from biaslab.models.batch.provider import BatchProvider, BatchState, LineOutcome
+from biaslab.models.batch.provider import (
+    BatchHost,
+    BatchOutput,
+    BatchProvider,
+    BatchState,
+    LineOutcome,
+    custom_id_of,
+    get_field,
+)
 
-if TYPE_CHECKING:  # pragma: no cover
-    from biaslab.models.anthropic.backend import AnthropicBackend
-
-T = TypeVar("T")
 RETRY_ERRORS = frozenset({"rate_limit_error", "overloaded_error", "api_error", "timeout_error"})
-MAX_LIST_PAGES = 20
-CLOCK_SLACK = 600.0  # seconds a server's clock may be behind ours
-
-
-def _get(obj: Any, name: str, default: Any = None) -> Any:
-    if isinstance(obj, dict):
-        return obj.get(name, default)
-    return getattr(obj, name, default)
+COUNTS = ("processing", "succeeded", "errored", "canceled", "expired")
 
 
 def _epoch(value: Any) -> float:
@@ -54,23 +57,11 @@ class AnthropicBatchProvider(BatchProvider):
     name = "anthropic"
     max_requests = 100_000
     max_bytes = 256 * 1000 * 1000
+    list_slack = 600.0  # seconds a server's clock may be behind ours
 
-    def __init__(self, backend: AnthropicBackend) -> None:
-        self.backend = backend
-        self.base_url, self.model = backend.base_url, backend.model
-        self.retrier = backend._retrier
-        self.client: Any = None
-
-    def run_sync(self, make_coro: Callable[[], Coroutine[Any, Any, T]]) -> T:
-        return self.backend._run_sync(make_coro)
-
-    async def open(self) -> None:
-        self.client = self.backend._make_client()
-
-    async def close(self) -> None:
-        if self.client is not None:
-            await self.client.close()
-            self.client = None
+    def __init__(self, host: BatchHost) -> None:
+        super().__init__(host)
+        self._results: dict[str, str | None] = {}  # token -> results_url once ended
 
     def endpoint(self, request: GenerateRequest) -> str:
         return "/v1/messages"
@@ -81,65 +72,34 @@ class AnthropicBatchProvider(BatchProvider):
 
     async def submit(self, record: BatchRecord, lines: list[bytes], save: Callable[[], None]) -> None:
         requests = [json.loads(x) for x in lines]
-        tries = 0
-
-        async def create() -> Any:
-            nonlocal tries
-            tries += 1
-            if tries > 1:  # the batch may exist though its answer was lost
-                found = await self._lookup(record, set())
-                if found is not None:
-                    return found
-            return await self.client.messages.batches.create(requests=requests)
-
-        batch = await self.retrier.call(create, endpoint="batches")
-        record.batch_id, record.state = str(_get(batch, "id")), str(_get(batch, "processing_status") or "in_progress")
+        batch = await self.create_once(record, lambda: self.client.messages.batches.create(requests=requests))
+        record.batch_id = str(get_field(batch, "id"))
+        record.state = str(get_field(batch, "processing_status") or "in_progress")
         save()
 
-    async def _lookup(self, record: BatchRecord, claimed: set[str]) -> Any:
-        after: str | None = None
-        for _ in range(MAX_LIST_PAGES):
-            kw: dict[str, Any] = {"limit": 100} | ({"after_id": after} if after else {})
-            page = await self.retrier.call(
-                functools.partial(self.client.messages.batches.list, **kw), endpoint="batches-list"
-            )
-            data = list(_get(page, "data") or [])
-            for b in data:
-                created = _epoch(_get(b, "created_at"))
-                counts = _get(b, "request_counts")
-                total = (
-                    sum(
-                        int(_get(counts, k) or 0) for k in ("processing", "succeeded", "errored", "canceled", "expired")
-                    )
-                    if counts is not None
-                    else -1
-                )
-                if (
-                    _get(b, "id") not in claimed
-                    and created >= record.created - CLOCK_SLACK
-                    and total == len(record.ids)
-                ):
-                    return b
-            oldest = min((_epoch(_get(b, "created_at")) for b in data), default=0.0)
-            if not data or not _get(page, "has_more", False) or oldest < record.created - CLOCK_SLACK:
-                return None
-            after = str(_get(data[-1], "id"))
-        return None
-
-    async def find(self, record: BatchRecord, claimed: set[str]) -> str | None:
-        batch = await self._lookup(record, claimed)
-        return None if batch is None else str(_get(batch, "id"))
-
-    def _state(self, batch: Any) -> BatchState:
-        status = str(_get(batch, "processing_status") or "unknown")
-        rc = _get(batch, "request_counts")
-        counts = (
-            {k: int(_get(rc, k) or 0) for k in ("processing", "succeeded", "errored", "canceled", "expired")}
-            if rc is not None
-            else {}
+    async def list_page(self, after: str | None) -> tuple[list[Any], bool]:
+        kw: dict[str, Any] = {"limit": 100} | ({"after_id": after} if after else {})
+        page = await self.calls.call(
+            functools.partial(self.client.messages.batches.list, **kw), endpoint="batches-list"
         )
+        return list(get_field(page, "data") or []), bool(get_field(page, "has_more", False))
+
+    def created_at(self, batch: Any) -> float:
+        return _epoch(get_field(batch, "created_at"))
+
+    def made_for(self, record: BatchRecord, batch: Any) -> bool:
+        counts = get_field(batch, "request_counts")
+        total = sum(int(get_field(counts, k) or 0) for k in COUNTS) if counts is not None else -1
+        return self.created_at(batch) >= record.created - self.list_slack and total == len(record.ids)
+
+    def _state(self, record: BatchRecord | None, batch: Any) -> BatchState:
+        status = str(get_field(batch, "processing_status") or "unknown")
+        rc = get_field(batch, "request_counts")
+        counts = {k: int(get_field(rc, k) or 0) for k in COUNTS} if rc is not None else {}
         total = sum(counts.values())
-        cancelled = _get(batch, "cancel_initiated_at") is not None
+        cancelled = get_field(batch, "cancel_initiated_at") is not None
+        if record is not None:
+            self._results[record.token] = get_field(batch, "results_url")
         return BatchState(
             status=status,
             terminal=status == "ended",
@@ -151,51 +111,45 @@ class AnthropicBatchProvider(BatchProvider):
         )
 
     async def poll(self, record: BatchRecord) -> BatchState:
-        batch = await self.retrier.call(
-            lambda: self.client.messages.batches.retrieve(record.batch_id), endpoint="batches"
-        )
-        return self._state(batch)
+        batch = await self.calls.call(lambda: self.client.messages.batches.retrieve(record.batch_id), endpoint="batch")
+        return self._state(record, batch)
 
     async def cancel(self, batch_id: str) -> BatchState:
-        batch = await self.retrier.call(lambda: self.client.messages.batches.cancel(batch_id), endpoint="batches")
-        return self._state(batch)
+        batch = await self.calls.call(lambda: self.client.messages.batches.cancel(batch_id), endpoint="batch")
+        return self._state(None, batch)
 
-    async def outcomes(self, record: BatchRecord, state: BatchState, wanted: set[str]) -> list[LineOutcome]:
-        async def fetch() -> list[Any]:
+    async def outcomes(self, record: BatchRecord, state: BatchState, wanted: set[str]) -> BatchOutput:
+        out = BatchOutput()
+        if not self._results.get(record.token):  # ended without results: every line is missing
+            progress.note(f"batch {record.label} {state.status} without results")
+            return out
+
+        async def fetch() -> bytes:
             decoder = await self.client.messages.batches.results(record.batch_id)
-            return [row async for row in decoder]
+            return bytes(await decoder.http_response.aread())
 
-        problem: str | None = None
         try:
-            rows = await self.retrier.call(fetch, endpoint="batches")
-        except BackendError as exc:  # results are kept 29 days: missing lines are submitted again
-            problem = str(exc)
-        except self.backend._sdk.AnthropicError as exc:  # e.g. no results_url
-            problem = self.retrier.clean(str(exc), 160)
-        if problem is not None:
-            from biaslab import progress
+            data = await self.calls.call(fetch, endpoint="batch-output")
+        except BackendError as exc:  # results are kept 29 days: missing lines are asked again
+            progress.note(f"cannot read the results of batch {record.label} ({exc})")
+            return out
+        self.read_lines(f"the results of {record.label}", data, self._outcome, out)
+        return out
 
-            progress.note(f"cannot read the results of batch {record.label} ({problem})")
-            return []
-        return [self._outcome(row) for row in rows]
-
-    def _outcome(self, row: Any) -> LineOutcome:
-        cid = str(_get(row, "custom_id"))
-        result = _get(row, "result")
-        kind = str(_get(result, "type") or "")
+    def _outcome(self, row: dict[str, Any]) -> LineOutcome:
+        cid = custom_id_of(row)
+        result = row.get("result")
+        kind = str(get_field(result, "type") or "")
         if kind == "succeeded":
             try:
-                return LineOutcome(cid, result=message_result(_get(result, "message")))
-            except BackendError as exc:
-                return LineOutcome(cid, error=str(exc))
+                return LineOutcome(cid, result=message_result(get_field(result, "message")))
+            except BackendError as exc:  # an answer without content: another submission may answer it
+                return LineOutcome(cid, error=str(exc), retry=True)
         if kind == "errored":
-            err = _get(_get(result, "error"), "error") or _get(result, "error")
-            etype = str(_get(err, "type") or "error")
-            message = self.retrier.clean(str(_get(err, "message") or etype), 160)
+            err = get_field(get_field(result, "error"), "error") or get_field(result, "error")
+            etype = str(get_field(err, "type") or "error")
+            message = self.calls.clean(str(get_field(err, "message") or etype), 160)
             return LineOutcome(cid, error=f"{etype}: {message}", retry=etype in RETRY_ERRORS)
         if kind == "expired":
             return LineOutcome(cid, error="expired (not processed within 24 hours)", retry=True)
         return LineOutcome(cid, error="the batch was cancelled" if kind == "canceled" else kind or "no result")
-
-    async def online(self, requests: list[GenerateRequest], on_result: OnResult) -> None:
-        await self.backend._run_all(requests, self.backend._generate_one, on_result)

@@ -6,10 +6,18 @@ state is looked at. A run killed at any point therefore finds, on its next start
 submitted: a record without a batch id is looked up at the provider by its token (OpenAI keeps it
 in the batch's metadata) before anything is submitted again. Records hold request hashes, ids and
 states, never a prompt, an answer or a key.
+
+Runs that share a cache share its journal. :meth:`Journal.lock` is a lock per provider, server and
+model (``flock`` on a file beside the records; the kernel drops it when its process dies) that a run
+holds while it reads the journal and submits: the first run to take it submits and journals the
+batch before it lets go, and the next one then finds that batch in the journal and waits for it,
+so two runs started together on one cache submit one batch, not two. A record still ``submitting``
+seen under the lock is therefore a submission whose process died.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import time
@@ -22,6 +30,7 @@ from biaslab.errors import CacheError
 from biaslab.io import atomic_write_text
 
 FORMAT = 1
+DROPPED = ("abandoned", "forgotten")  # states of records no run waits for: never submitted, or forgotten by hand
 
 
 @dataclass
@@ -37,7 +46,8 @@ class BatchRecord:
     run: str | None = None  # the run that submitted it ("jobs-lum on openai/gpt-4o-mini")
     input_file_id: str | None = None
     batch_id: str | None = None
-    state: str = "submitting"  # then the provider's status; "abandoned" when it never reached the provider
+    state: str = "submitting"  # then the provider's status; "abandoned" when it never reached the provider,
+    # "forgotten" when `biaslab batches forget` dropped it
     counts: dict[str, int] = field(default_factory=dict)
     failed: dict[str, str] = field(default_factory=dict)  # custom_id -> why (known once collected)
     collected: bool = False  # its results were read once it ended
@@ -138,6 +148,11 @@ class Journal:
             out.append(record)
         return sorted(out, key=lambda r: (r.created, r.token))
 
+    def lock(self, provider: str, base_url: str, model: str) -> JournalLock:
+        """The lock of one provider's, server's and model's records (see the module)."""
+        key = hashlib.sha256(json.dumps([provider, base_url, model]).encode("utf-8")).hexdigest()[:20]
+        return JournalLock(self.directory / f".{provider}-{key}.lock")
+
     def find(self, ref: str) -> BatchRecord:
         """The record whose batch id or token is (or starts with) ``ref``."""
         from biaslab.errors import ConfigError
@@ -152,3 +167,49 @@ class Journal:
             what = "no batch" if not matches else f"{len(matches)} batches"
             raise ConfigError(f"{what} in {self.directory} match {ref!r}; `biaslab batches list` shows them")
         return matches[0]
+
+
+class JournalLock:
+    """An exclusive ``flock`` on the file ``path``, between processes. Without ``fcntl`` (not POSIX) nothing is
+    locked: runs then go on alone, as they did before locks."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fd: int | None = None
+
+    def acquire(self, *, blocking: bool = True) -> bool:
+        """Take the lock (wait for it when ``blocking``); False when another process holds it."""
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - not POSIX
+            return True
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise CacheError(
+                f"cannot lock the batch journal in {self.path.parent} ({exc.strerror}); "
+                "choose a writable place with --cache-dir or BIASLAB_CACHE_DIR"
+            ) from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
+        except BlockingIOError:
+            os.close(fd)
+            return False
+        except BaseException:
+            os.close(fd)
+            raise
+        self._fd = fd
+        return True
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)  # closing the file drops the lock
+            self._fd = None
+
+    def __enter__(self) -> JournalLock:
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()

@@ -76,12 +76,15 @@ from biaslab.models.async_calls import run_all, run_sync
 from biaslab.models.base import (
     GenerateRequest,
     GenerateResult,
+    GenerationParams,
     LoglikelihoodRequest,
     LoglikelihoodResult,
     ModelBackend,
     OnResult,
 )
-from biaslab.models.batch.options import split_batch_options
+from biaslab.models.batch.options import note_likelihood_online, split_batch_options
+from biaslab.models.batch.runner import run_batched
+from biaslab.models.openai.batch import OpenAIBatchProvider
 from biaslab.models.openai.echo import EchoLoglikelihood
 from biaslab.models.openai.options import (  # noqa: F401 (re-exported)
     API_KEY_ENV,
@@ -161,42 +164,69 @@ class OpenAIBackend(ModelBackend):
     def generate(self, requests: Sequence[GenerateRequest], on_result: OnResult | None = None) -> list[GenerateResult]:
         requests = list(requests)
         if self.batch_settings.enabled and requests:
-            from biaslab.models.batch.runner import run_batched
-            from biaslab.models.openai.batch import OpenAIBatchProvider
-
-            return run_batched(OpenAIBatchProvider(self), self.batch_settings, requests, on_result)
-        return self._run_sync(lambda: self._run_all(requests, self._generate_one, on_result))
+            return run_batched(self.batch_provider(), self.batch_settings, requests, on_result)
+        return self.run_sync(lambda: self.generate_online(requests, on_result))
 
     def loglikelihood(
         self, requests: Sequence[LoglikelihoodRequest], on_result: OnResult | None = None
     ) -> list[LoglikelihoodResult]:
         requests = list(requests)
         if self.batch_settings.enabled and requests:
-            from biaslab.models.batch.options import note_likelihood_online
-
             note_likelihood_online(self.kind)
         self._echo.check_supported()
         try:
             if isinstance(self._echo, TokenLoglikelihood) and requests:
-                self._run_sync(self._prepare)
-            return self._run_sync(lambda: self._run_all(requests, self._echo.score, on_result))
+                self.run_sync(self._prepare)
+            return self.run_sync(lambda: self._run_all(requests, self._echo.score, on_result))
         finally:
             self.supports_loglikelihood = self._echo.unsupported_reason is None
 
-    # -- event loop / concurrency ---------------------------------------------------------
-    def _run_sync(self, make_coro: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    # -- what the batch provider uses (biaslab.models.batch.provider.BatchHost) ------------------
+    @property
+    def retrier(self) -> Retrier:
+        """The retry policy and one-line errors of every call to this server."""
+        return self._retrier
+
+    def run_sync(self, make_coro: Callable[[], Coroutine[Any, Any, T]]) -> T:
         """Run a coroutine to completion from synchronous code (:func:`biaslab.models.async_calls.run_sync`:
         ``asyncio.run``, or a private thread when the calling thread already runs an event loop)."""
         return run_sync(make_coro, name="biaslab-openai")
 
+    async def generate_online(self, requests: list[GenerateRequest], on_result: OnResult | None) -> list[Any]:
+        """Answer ``requests`` with ordinary (online) calls, each reported through ``on_result``."""
+        return await self._run_all(requests, self._generate_one, on_result)
+
+    def request_body(self, request: GenerateRequest) -> dict[str, Any]:
+        """The JSON body the online call sends for ``request`` (what a Batch API line carries)."""
+        p = request.params
+        body: dict[str, Any] = {"model": self.model}
+        if request.messages is not None:
+            body["messages"] = [{"role": role, "content": content} for role, content in request.messages]
+        else:
+            body["prompt"] = request.prompt
+        body.update(sampling_args(p))
+        if p.max_tokens is not None:
+            body[self._chat_max_tokens_field if request.messages is not None else "max_tokens"] = p.max_tokens
+        return body
+
+    def use_max_completion_tokens(self) -> None:
+        """Send ``max_completion_tokens`` instead of ``max_tokens`` in chat requests (newer OpenAI models)."""
+        self._chat_max_tokens_field = "max_completion_tokens"
+
+    def batch_provider(self) -> OpenAIBatchProvider:
+        """OpenAI's Batch API for this model and server (``-P batch=true``, ``biaslab batches``)."""
+        return OpenAIBatchProvider(self)
+
+    # -- event loop / concurrency ---------------------------------------------------------
     async def _prepare(self) -> None:
-        client = self._make_client()
+        client = self.make_client()
         try:
             await self._echo.prepare(client)  # type: ignore[union-attr]
         finally:
             await client.close()
 
-    def _make_client(self) -> AsyncOpenAI:
+    def make_client(self) -> AsyncOpenAI:
+        """A new ``AsyncOpenAI`` client for this server (the SDK's own retries off: ours apply)."""
         return self._openai.AsyncOpenAI(
             api_key=self._api_key.reveal(),
             base_url=self.base_url,
@@ -211,15 +241,13 @@ class OpenAIBackend(ModelBackend):
         on_result: OnResult | None,
     ) -> list[Any]:
         return await run_all(
-            requests, one, on_result, max_concurrency=self.max_concurrency, make_client=self._make_client
+            requests, one, on_result, max_concurrency=self.max_concurrency, make_client=self.make_client
         )
 
     # -- generate -------------------------------------------------------------------------
     async def _generate_one(self, client: AsyncOpenAI, req: GenerateRequest) -> GenerateResult:
         p = req.params
-        kw: dict[str, Any] = {
-            k: v for k, v in (("temperature", p.temperature), ("top_p", p.top_p), ("seed", p.seed)) if v is not None
-        }
+        kw = sampling_args(p)
         if req.messages is not None:
             messages = [{"role": role, "content": content} for role, content in req.messages]
             resp = await self._chat_call(client, messages, kw, p.max_tokens)
@@ -257,11 +285,16 @@ class OpenAIBackend(ModelBackend):
             # Newer OpenAI models refuse max_tokens and want max_completion_tokens.
             if max_tokens is None or field != "max_tokens" or "max_completion_tokens" not in str(exc):
                 raise
-            self._chat_max_tokens_field = "max_completion_tokens"
+            self.use_max_completion_tokens()
             return await call("max_completion_tokens")
 
 
 # -- helpers -------------------------------------------------------------------------------
+def sampling_args(p: GenerationParams) -> dict[str, Any]:
+    """The sampling parameters a request sets (temperature, top_p, seed), as the API's arguments."""
+    return {k: v for k, v in (("temperature", p.temperature), ("top_p", p.top_p), ("seed", p.seed)) if v is not None}
+
+
 def from_spec(name: str, *, base_url: str | None = None, options: dict[str, Any] | None = None) -> OpenAIBackend:
     """Registry factory for ``openai/<model>``."""
     return OpenAIBackend(name, base_url=base_url, **(options or {}))

@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from biaslab.errors import BackendError
+from biaslab.models.batch.errors import batch_status_error
 from biaslab.models.openai.options import PLACEHOLDER_KEY, Secret
 
 log = logging.getLogger(__name__.rpartition(".")[0] + ".backend")  # the backend's logger
@@ -41,6 +42,8 @@ class Retrier:
     ``openai`` is the imported SDK module (its exception classes), ``api_key`` the key that
     messages must never show; the other settings are the backend's options.
     """
+
+    batch_api = "Batch API"  # what the provider calls its batch API, in messages
 
     def __init__(
         self,
@@ -178,6 +181,10 @@ class Retrier:
 
     def _status_error(self, exc: Any, endpoint: str) -> Exception:
         status = exc.status_code
+        if endpoint.startswith("batch"):
+            batch_error = batch_status_error(self.base_url, self.batch_api, status, self._server_message(exc), endpoint)
+            if batch_error is not None:
+                return batch_error
         if status == 401:
             return BackendError(
                 f"the server rejected the API key (HTTP 401 from {self.base_url}); set OPENAI_API_KEY "
