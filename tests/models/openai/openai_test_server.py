@@ -18,11 +18,11 @@ and implements just enough of the API:
 Faults are configured per test through :class:`ServerConfig` (mutable while the server
 runs): an HTTP status (429 with ``Retry-After``, 500, 503...), ``"hang"`` (stall past the
 client's timeout), a broken 200 answer (:data:`BAD_REPLIES`: truncated JSON, a body that is not
-JSON, a proxy's HTML page, no choices) or one whose connection drops half-way (:data:`CUT_OFF`), injected for the first N attempts of each distinct request
-and/or for a deterministic fraction of attempts, of every request or of those whose prompt holds
-``fault_match``; a chat-only mode that rejects echo/logprobs; a mode that
-requires an API key (401 otherwise). :class:`ServerStats` counts what was received so tests
-can assert that retries happened and that concurrency stayed bounded.
+JSON, a proxy's HTML page, no choices) or one whose connection drops half-way (:data:`CUT_OFF`),
+injected for the first N attempts of each distinct request and/or for a deterministic fraction of
+attempts, of every request or of those whose prompt holds ``fault_match``; a chat-only mode that
+rejects echo/logprobs; a mode that requires an API key (401 otherwise). :class:`ServerStats` counts
+what was received so tests can assert that retries happened and that concurrency stayed bounded.
 """
 
 from __future__ import annotations
