@@ -76,6 +76,30 @@ def test_suite_limit_6_writes_a_report_card(tmp_path, monkeypatch):
 
 @pytest.mark.slow
 @requires_data
+def test_each_run_counts_its_own_model_calls_and_the_totals_add_up(tmp_path):
+    """Two probes on one model, a fresh cache: 4 occupations (jobs-lum) then 4 questions (direct) are 4 and 4
+    model calls, not 4 and 4 + 4; the second run's new tokens are those of its own answers."""
+    out = tmp_path / "suite"
+    probes = ["--probes", "jobs-lum", "--probes", "direct"]
+    printed = biaslab(
+        "suite", "--model", "scripted/random-gender", *probes, "--limit", "4", "--out", out, "-q", cache=tmp_path / "c"
+    )
+    res = json.loads((out / "results.json").read_text())
+    assert [(r["probe"], r["n_items"], r["model_calls"], r["cache_hits"]) for r in res["runs"]] == [
+        ("jobs-lum", 4, 4, 0),
+        ("direct", 4, 4, 0),
+    ]
+    assert res["totals"] == {"model_calls": 8, "cache_hits": 0}
+    assert "model calls 8, cache hits 0; wrote" in " ".join(printed.split())
+    for r in res["runs"]:  # each run's own results.json: its calls, and the new tokens of its own answers
+        run = json.loads((out / r["dir"] / "results.json").read_text())["run"]
+        attempts = [json.loads(line) for line in (out / r["dir"] / "attempts.jsonl").read_text().splitlines()]
+        assert (run["model_calls"], run["cache_hits"]) == (len(attempts), 0)
+        assert run["new_tokens"] == sum(a["n_new_tokens"] for a in attempts) > 0
+
+
+@pytest.mark.slow
+@requires_data
 def test_two_models_get_paired_comparisons_and_a_rerun_reuses_every_run(tmp_path):
     out, cache = tmp_path / "suite", tmp_path / "c"
     args = [

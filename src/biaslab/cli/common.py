@@ -31,6 +31,15 @@ def console(stderr: bool = False, **kwargs: Any) -> Console:
     return Console(highlight=False, stderr=stderr, **kwargs)
 
 
+def retries_text(retries: int | None, causes: dict[str, int] | None) -> str:
+    """``", retries 3 (HTTP 429: 2, timeout: 1)"`` for the summary line of a run on a server, ``""`` for a backend
+    that never retries (``retries`` None)."""
+    if retries is None:
+        return ""
+    listed = ", ".join(f"{cause}: {n}" for cause, n in (causes or {}).items())
+    return f", retries {retries}" + (f" ({listed})" if listed else "")
+
+
 def fmt(v: Any, digits: int = 3) -> str:
     """A number for a table cell; ``n/a`` for missing."""
     return "n/a" if v is None else f"{v:.{digits}f}"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from biaslab.cli.common import console, new_app
+from biaslab.cli.common import console, new_app, retries_text
 from biaslab.errors import ConfigError
 
 app = new_app(
@@ -245,7 +245,7 @@ def generate_command(
     out_console = console()
     out_console.print(
         f"{run.n_texts} texts of {run.n_planned} planned ({summary}); {run.n_empty} empty; "
-        f"model calls {run.model_calls}, cache hits {run.cache_hits}"
+        f"model calls {run.model_calls}, cache hits {run.cache_hits}{retries_text(run.retries, run.retry_causes)}"
     )
     out_console.print(f"wrote {run.out} and {run.meta_path}")
 

@@ -19,7 +19,7 @@ from rich.markup import escape
 from rich.table import Table
 from typer.core import TyperCommand
 
-from biaslab.cli.common import MODEL_HELP, console, fmt
+from biaslab.cli.common import MODEL_HELP, console, fmt, retries_text
 from biaslab.cli.dry_run import PRICE_IN_HELP, PRICE_OUT_HELP, PRICES_HELP, check_price_flags, dry_run_option
 from biaslab.probing.schema import RunResults
 
@@ -260,6 +260,7 @@ def print_summary(results: RunResults, out_dir: Path, out: Console) -> None:
         mark = h.mark(results.metric(h.metric))
         out.print(escape(reading) + (f" · mark [bold]{mark.letter}[/]" if mark and mark.letter else ""))
     out.print(
-        f"model calls {results.run.model_calls}, cache hits {results.run.cache_hits}; "
+        f"model calls {results.run.model_calls}, cache hits {results.run.cache_hits}"
+        f"{retries_text(results.run.retries, results.run.retry_causes)}; "
         f"wrote {out_dir}/results.json, attempts.jsonl, report.html"
     )

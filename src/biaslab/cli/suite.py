@@ -104,4 +104,5 @@ def suite(
         con.print(
             f"[bold]{escape(g['candidate']['model'])}[/] against the baseline: {verdict} (biaslab gate for details)"
         )
-    con.print(f"wrote {Path(out) / 'results.json'}, {Path(out) / 'report.html'}")
+    counts = ", ".join(f"{k.replace('_', ' ')} {n}" for k, n in res["totals"].items())
+    con.print(f"{counts}; wrote {Path(out) / 'results.json'}, {Path(out) / 'report.html'}")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from biaslab.cli.common import console, new_app
+from biaslab.cli.common import console, new_app, retries_text
 from biaslab.errors import ConfigError
 from biaslab.models.registry import DEFAULT_MODEL
 
@@ -212,7 +212,8 @@ def extract_predicates(
                      ["flag", "predicates", "share"], _rates_rows(meta["flag_rates"])))
     stops = ", ".join(f"{k} {v}" for k, v in meta["stops"].items() if v)
     con.print(f"stopped: {stops}; skipped (no human predicates): {len(meta['skipped_without_human_predicates'])}; "
-              f"model calls {meta['run']['model_calls']}, cache hits {meta['run']['cache_hits']}")
+              f"model calls {meta['run']['model_calls']}, cache hits {meta['run']['cache_hits']}"
+              f"{retries_text(meta['run'].get('retries'), meta['run'].get('retry_causes'))}")
     con.print(f"wrote {out}")
 
 

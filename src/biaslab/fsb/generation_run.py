@@ -28,6 +28,8 @@ class GenerationSummary:
     counts: dict[tuple[str, str], int]  # (seed type, prompt type) -> texts, in generation order
     model_calls: int
     cache_hits: int
+    retries: int | None = None  # a server's faults retried (None: the backend calls no server)
+    retry_causes: dict[str, int] | None = None
 
 
 def meta_path_for(out: Path) -> Path:
@@ -143,6 +145,7 @@ def run_generation(
             "cache_hits": cached.stats.cache_hits,
             "model_calls": cached.stats.model_calls,
             "new_tokens": cached.stats.new_tokens,
+            **cached.counts().retry_fields(),
             "seconds": round(time.time() - started, 2),
         },
     }
@@ -160,4 +163,5 @@ def run_generation(
         counts=dict(Counter((t["seed_type"], t["prompt_type"]) for t in texts)),
         model_calls=cached.stats.model_calls,
         cache_hits=cached.stats.cache_hits,
+        **cached.counts().retry_fields(),
     )

@@ -3,13 +3,19 @@
 :func:`run_sync` runs a coroutine to completion (``asyncio.run``, or on a private thread when the
 calling thread already runs an event loop: Jupyter, an async application); :func:`run_all` answers
 a list of requests with at most ``max_concurrency`` calls in flight, reports each result through
-``on_result`` as it arrives, and on the first failure cancels the rest and raises that failure alone
-(one line for the user). The openai and anthropic backends both use them.
+``on_result`` as it arrives, and on the first failure starts no other request and raises that failure
+alone (one line for the user). The openai and anthropic backends both use them.
+
+The requests already sent when one fails are not cancelled: the server answers them (and a hosted API
+bills them) anyway, so their answers are awaited and reported, and the cache keeps them for the re-run.
+Their retries stop, though (:func:`stopping`: the retry loops ask it before trying again), so a dead
+server costs no more than the attempts already on the wire.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import threading
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, TypeVar
@@ -18,6 +24,14 @@ from biaslab.errors import BiaslabError
 from biaslab.models.base import OnResult
 
 T = TypeVar("T")
+
+_STOPPING: contextvars.ContextVar[asyncio.Event | None] = contextvars.ContextVar("biaslab_stopping", default=None)
+
+
+def stopping() -> bool:
+    """Whether the :func:`run_all` this call belongs to has failed: then a failed attempt is not retried."""
+    event = _STOPPING.get()
+    return event is not None and event.is_set()
 
 
 def run_sync(make_coro: Callable[[], Coroutine[Any, Any, T]], *, name: str = "biaslab-http") -> T:
@@ -55,29 +69,36 @@ async def run_all(
         return results
     sem = asyncio.Semaphore(max_concurrency)
     client = make_client()
+    failed = asyncio.Event()
+    failures: list[Exception] = []
 
     async def run_one(i: int) -> None:
         async with sem:
-            result = await one(client, requests[i])
-        results[i] = result
-        if on_result is not None:
-            on_result(i, result)
+            if failed.is_set():  # not sent yet: nothing to pay for, nothing to wait for
+                return
+            try:
+                result = await one(client, requests[i])
+                results[i] = result
+                if on_result is not None:
+                    on_result(i, result)
+            except Exception as exc:
+                failures.append(exc)
+                failed.set()
 
+    token = _STOPPING.set(failed)  # copied into the context of every task created here
     try:
-        async with asyncio.TaskGroup() as group:
-            for i in range(len(requests)):
-                group.create_task(run_one(i))
-    except BaseExceptionGroup as eg:
-        leaves = _leaves(eg)
-        first = next((e for e in leaves if isinstance(e, BiaslabError)), leaves[0])
-        raise first from None
+        tasks = [asyncio.ensure_future(run_one(i)) for i in range(len(requests))]
+    finally:
+        _STOPPING.reset(token)
+    try:
+        await asyncio.gather(*tasks)
+    except BaseException:  # cancelled (Ctrl-C), or a task's BaseException: stop everything
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
     finally:
         await client.close()
+    if failures:
+        raise next((e for e in failures if isinstance(e, BiaslabError)), failures[0])
     return results
-
-
-def _leaves(eg: BaseExceptionGroup) -> list[BaseException]:
-    out: list[BaseException] = []
-    for exc in eg.exceptions:
-        out.extend(_leaves(exc) if isinstance(exc, BaseExceptionGroup) else [exc])
-    return out

@@ -185,6 +185,11 @@ class ModelBackend(abc.ABC):
             "(hf/..., gguf/..., smollm2) or a completions server that supports echo+logprobs"
         )
 
+    def retry_counts(self) -> dict[str, int] | None:
+        """The retries made so far, by cause (``HTTP 429``, ``timeout``, ``bad reply``...), for backends that call a
+        server and retry its faults; None for the others."""
+        return None
+
     def reference(self) -> ModelBackend | None:
         """The same model at its reference precision when this backend computes in a reduced one (a local
         model's ``precision=bf16``, bfloat16 or float16 weights: ``dtype=bfloat16``, the default on GPUs),

@@ -16,7 +16,7 @@ import sqlite3
 import time
 from collections.abc import Callable, Sequence
 from contextlib import closing
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -118,10 +118,35 @@ class ResponseCache:
 
 @dataclass
 class CallStats:
+    """What a :class:`CachedModel` was asked and did; its ``stats`` count from the moment it was opened, and
+    ``model.counts().since(earlier)`` is what happened after ``earlier = model.counts()`` (one run's share
+    when several runs share the model: a suite's probes)."""
+
     requested: int = 0
     cache_hits: int = 0
     model_calls: int = 0
     new_tokens: int = 0
+    retries: dict[str, int] | None = None  # the backend's retries by cause; None: a backend that never retries
+
+    def since(self, earlier: CallStats) -> CallStats:
+        retries = None
+        if self.retries is not None:
+            before = earlier.retries or {}
+            retries = {k: n - before.get(k, 0) for k, n in sorted(self.retries.items()) if n > before.get(k, 0)}
+        return CallStats(
+            requested=self.requested - earlier.requested,
+            cache_hits=self.cache_hits - earlier.cache_hits,
+            model_calls=self.model_calls - earlier.model_calls,
+            new_tokens=self.new_tokens - earlier.new_tokens,
+            retries=retries,
+        )
+
+    def retry_fields(self) -> dict[str, Any]:
+        """``{"retries": 3, "retry_causes": {"HTTP 429": 2, "timeout": 1}}`` for a run's record; ``{}`` for a
+        backend that never retries."""
+        if self.retries is None:
+            return {}
+        return {"retries": sum(self.retries.values()), "retry_causes": dict(self.retries)}
 
 
 Progress = Callable[[int, Any, bool], None]  # (index, result, from_cache)
@@ -154,6 +179,12 @@ class CachedModel:
 
     def identity(self) -> dict[str, Any]:
         return dict(self._identity)
+
+    def counts(self) -> CallStats:
+        """A copy of :attr:`stats` with the backend's retries so far (see :meth:`CallStats.since`)."""
+        retry_counts = getattr(self.backend, "retry_counts", None)  # test doubles may lack it
+        retries = retry_counts() if retry_counts is not None else None
+        return replace(self.stats, retries=dict(retries) if retries is not None else None)
 
     def reference(self) -> CachedModel | None:
         """The backend's reference-precision twin behind the same cache (its answers keyed by its own
@@ -207,12 +238,8 @@ class CachedModel:
 
             got = call(pending, on_result)
             for j, result in enumerate(got):  # backends that did not report every result
-                for i in todo[pending_keys[j]]:
-                    if results[i] is None:
-                        results[i] = result
-                        self.cache.put(
-                            pending_keys[j], kind, self._model_key, json.dumps(result.to_json(), ensure_ascii=False)
-                        )
+                if results[todo[pending_keys[j]][0]] is None:
+                    on_result(j, result)
         return results
 
     def close(self) -> None:

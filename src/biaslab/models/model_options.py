@@ -14,6 +14,8 @@ from biaslab.errors import ConfigError
 # The names only; each backend checks the values (local.identity.parse_options, vllm.options.parse_options,
 # openai.options.parse_options, batch.options.split_batch_options).
 _OPENAI = ("tokenizer", "likelihood")
+# the hosted APIs' request settings that their errors tell users to change (max_concurrency is --max-concurrency)
+_REQUESTS = ("max_retries", "timeout", "retry_base_delay", "retry_max_delay", "max_retry_after")
 _DESCRIBED = {
     "hf": "local models (smollm2, gemma3-270m, hf/..., gguf/...)",
     "vllm": "vllm/ models",
@@ -35,7 +37,7 @@ def option_names(prefix: str) -> frozenset[str]:
     if prefix in ("openai", "anthropic"):
         from biaslab.models.batch.options import BATCH_OPTIONS  # the hosted APIs' batch endpoints
 
-        return frozenset(BATCH_OPTIONS) | (frozenset(_OPENAI) if prefix == "openai" else frozenset())
+        return frozenset(BATCH_OPTIONS) | frozenset(_REQUESTS) | frozenset(_OPENAI if prefix == "openai" else ())
     return frozenset()
 
 
@@ -44,9 +46,15 @@ def all_option_names() -> frozenset[str]:
 
 
 def check_model_options(prefix: str, spec: str, options: dict[str, Any]) -> None:
-    """A ConfigError for options the backend ``prefix`` does not take."""
+    """A ConfigError for options the backend ``prefix`` does not take, or for a request setting out of its range
+    (checked here too, so a dry run, which builds no backend, refuses what the run would)."""
     foreign = sorted(set(options) - option_names(prefix))
     if not foreign:
+        if prefix in ("openai", "anthropic"):
+            from biaslab.models.openai.options import call_option
+
+            for key in set(options) & set(_REQUESTS):
+                call_option(key, options[key])
         return
     takers = [text for key, text in _DESCRIBED.items() if set(foreign) & option_names(key)]
     raise ConfigError(

@@ -70,18 +70,24 @@ def run_probe(
     items = probe.select_items(probe.load_items() if items is None else items, cfg)
     planned = plan_run(probe, items, cfg)
     started = time.time()
+    before = model.counts()  # the model may have answered other runs already (a suite's probes)
     answers = answer(probe, model, planned, progress=progress)
+    used = model.counts().since(before)
     reference, rechecked, recheck = model.reference(), frozenset[str](), None
     if reference is not None:  # reduced precision: the probe's close decisions re-scored at the reference one
+        reference_before = reference.counts()
         answers, rechecked, recheck = probe.recheck(planned, answers, reference)
+        if recheck is not None:
+            recheck = {**recheck, "model_calls": reference.counts().since(reference_before).model_calls}
     ctx = RunContext(model=model.identity(), rechecked=rechecked)
     attempts = probe.score(planned, answers, ctx)
     summary = probe.summarize(attempts, seed=cfg.bootstrap_seed)
-    run: dict[str, Any] = {"cache_hits": model.stats.cache_hits, "model_calls": model.stats.model_calls}
-    if recheck is not None and reference is not None:
-        run["recheck"] = {**recheck, "model_calls": reference.stats.model_calls}
+    run: dict[str, Any] = {"cache_hits": used.cache_hits, "model_calls": used.model_calls}
+    run.update(used.retry_fields())  # a backend that calls a server: its faults retried, and why
+    if recheck is not None:
+        run["recheck"] = recheck
     if any(p.kind == "generate" for p in planned):
-        run["new_tokens"] = model.stats.new_tokens
+        run["new_tokens"] = used.new_tokens
     if any(p.kind == "loglikelihood" for p in planned):
         run["requests"] = sum(p.kind == "loglikelihood" for p in planned)
     run["seconds"] = round(time.time() - started, 2)

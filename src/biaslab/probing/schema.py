@@ -67,6 +67,8 @@ class RunStats(BaseModel):
     seconds: float | None = None
     new_tokens: int | None = None
     requests: int | None = None
+    retries: int | None = None  # a server's faults retried (None: the backend calls no server)
+    retry_causes: dict[str, int] | None = None  # those retries by cause: {"HTTP 429": 2, "timeout": 1}
     recheck: dict[str, Any] | None = None
 
     @model_serializer(mode="wrap")

@@ -160,6 +160,12 @@ def selection_note(probe: Any, asked: int, used: int) -> str | None:
     )
 
 
+def totals(runs: list[dict[str, Any]]) -> dict[str, int]:
+    """The suite's model calls, cache hits and retries: the sums of its runs' own."""
+    keys = ("model_calls", "cache_hits") + (("retries",) if any("retries" in r for r in runs) else ())
+    return {k: sum(int(r.get(k) or 0) for r in runs) for k in keys}
+
+
 def _previous(out: Path) -> dict[tuple[str, str], dict[str, Any]]:
     import json
 
@@ -233,8 +239,9 @@ def run_suite(
                         "size_asked": asked,
                         "selection_note": selection_note(probe_objs[name], asked, results.n_items),
                         "warnings": [str(w) for w in results.details.get("warnings") or []],
-                        "model_calls": 0 if reused else results.run.model_calls,
+                        "model_calls": 0 if reused else results.run.model_calls,  # this run's own, not a total
                         "cache_hits": results.run.cache_hits,
+                        **({} if results.run.retries is None else {"retries": 0 if reused else results.run.retries}),
                         "reused": reused,
                         "key": key,
                     }
@@ -254,6 +261,7 @@ def run_suite(
         "skipped": skipped,
         "limit": limit,
         "runs": runs,
+        "totals": totals(runs),
         "comparisons": comparisons,
     }
     import json

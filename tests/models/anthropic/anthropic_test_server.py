@@ -45,7 +45,7 @@ CUSTOM_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 class AnthropicConfig:
     api_key: str | None = None
     models: tuple[str, ...] | None = None
-    fault: int | None = None  # answer this status to the first fail_first attempts of each message request
+    fault: int | str | None = None  # answer this status, or one of BAD_REPLIES, to the first fail_first attempts
     fail_first: int = 0
     retry_after: str | None = None
     expire: set[int] = field(default_factory=set)
@@ -54,6 +54,21 @@ class AnthropicConfig:
     create_delay: float = 0.0
     malformed: set[int] = field(default_factory=set)
     steps: int = 2  # looks at an in-progress batch before it ends
+
+
+BAD_REPLIES = ("truncated-json", "not-json", "html-page", "no-content")  # broken message answers with status 200
+
+
+def bad_reply(fault: str, answer: dict[str, Any]) -> tuple[bytes, str]:
+    """(body, content type) of a broken 200 answer in place of ``answer``."""
+    if fault == "html-page":
+        return b"<html><body><h1>502 Bad Gateway</h1></body></html>", "text/html"
+    if fault == "not-json":
+        return b"upstream connect error or disconnect/reset before headers", "application/json"
+    if fault == "no-content":
+        answer = {k: v for k, v in answer.items() if k != "content"}
+    data = json.dumps(answer).encode()
+    return (data[: len(data) // 2] if fault == "truncated-json" else data), "application/json"
 
 
 def _iso(t: float) -> str:
@@ -301,10 +316,13 @@ def _handler(server: AnthropicTestServer) -> type[BaseHTTPRequestHandler]:
                 with server.lock:
                     server.attempts[raw] += 1
                     attempt = server.attempts[raw]
+                if cfg.fault in BAD_REPLIES and attempt <= cfg.fail_first:
+                    self._send(200, *bad_reply(str(cfg.fault), message_answer(cfg, body)[1]))
+                    return
                 if cfg.fault is not None and attempt <= cfg.fail_first:
                     kind = "rate_limit_error" if cfg.fault == 429 else "overloaded_error"
                     headers = {"retry-after": cfg.retry_after} if cfg.retry_after else None
-                    self._send(cfg.fault, _error(kind, "injected fault"), headers=headers)
+                    self._send(int(cfg.fault), _error(kind, "injected fault"), headers=headers)
                     return
                 self._send(*message_answer(cfg, body))
             elif path == "/v1/messages/batches":

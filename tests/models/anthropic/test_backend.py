@@ -14,7 +14,7 @@ from biaslab.models.base import GenerateRequest, GenerationParams, Loglikelihood
 from biaslab.models.batch.journal import Journal
 from biaslab.models.cache import CachedModel, ResponseCache
 from biaslab.models.registry import load_model
-from tests.models.anthropic.anthropic_test_server import AnthropicTestServer
+from tests.models.anthropic.anthropic_test_server import BAD_REPLIES, AnthropicTestServer
 
 SECRET = "sk-ant-test-SECRET-abcdef0123456789"
 
@@ -83,6 +83,23 @@ def test_overloaded_and_rate_limited_requests_are_retried_with_retry_after():
         started = time.monotonic()
         make(srv).generate(chats(1))
         assert time.monotonic() - started >= 0.3
+
+
+@pytest.mark.parametrize("fault", BAD_REPLIES)
+def test_broken_answers_are_retried_and_counted_then_one_line(fault):
+    """A 200 cut short, not JSON, a proxy's HTML page or a message without content: retried like a 529."""
+    with AnthropicTestServer() as srv:
+        baseline = make(srv).generate(chats(3))
+    with AnthropicTestServer(fault=fault, fail_first=2) as srv:
+        be = make(srv)
+        assert be.generate(chats(3)) == baseline and srv.online_calls == 9
+        assert be.retry_counts() == {"bad reply": 6}
+    with AnthropicTestServer(fault=fault, fail_first=10**6) as srv:
+        with pytest.raises(BackendError) as info:
+            make(srv, max_retries=1).generate(chats(1))
+        assert srv.online_calls == 2
+    msg = str(info.value)
+    assert msg.startswith(f"{srv.base_url}/v1/messages ") and ", after 2 attempts; " in msg and "\n" not in msg
 
 
 def test_one_line_errors_and_the_key_is_not_in_them(monkeypatch):

@@ -16,11 +16,13 @@ and implements just enough of the API:
 * ``GET /v1/models``.
 
 Faults are configured per test through :class:`ServerConfig` (mutable while the server
-runs): an HTTP status (429 with ``Retry-After``, 500, 503...) or ``"hang"`` (stall past the
-client's timeout), injected for the first N attempts of each distinct request and/or for a
-deterministic fraction of attempts; a chat-only mode that rejects echo/logprobs; a mode that
-requires an API key (401 otherwise). :class:`ServerStats` counts what was received so tests
-can assert that retries happened and that concurrency stayed bounded.
+runs): an HTTP status (429 with ``Retry-After``, 500, 503...), ``"hang"`` (stall past the
+client's timeout), a broken 200 answer (:data:`BAD_REPLIES`: truncated JSON, a body that is not
+JSON, a proxy's HTML page, no choices) or one whose connection drops half-way (:data:`CUT_OFF`),
+injected for the first N attempts of each distinct request and/or for a deterministic fraction of
+attempts, of every request or of those whose prompt holds ``fault_match``; a chat-only mode that
+rejects echo/logprobs; a mode that requires an API key (401 otherwise). :class:`ServerStats` counts
+what was received so tests can assert that retries happened and that concurrency stayed bounded.
 """
 
 from __future__ import annotations
@@ -78,10 +80,15 @@ def fake_top_logprobs(token: str) -> dict[str, float]:
     return {" the": -0.75}
 
 
+BAD_REPLIES = ("truncated-json", "not-json", "html-page", "no-choices")  # broken answers with status 200
+CUT_OFF = "cut-off"  # a 200 whose connection closes half-way through the body its Content-Length announced
+
+
 @dataclass
 class ServerConfig:
     # --- fault injection (on the POST endpoints) ---
-    fault: int | str | None = None  # HTTP status to answer (429, 500, 503...) or "hang"
+    fault: int | str | None = None  # HTTP status to answer (429, 500, 503...), "hang" or one of BAD_REPLIES
+    fault_match: str | None = None  # inject faults only into requests whose prompt (or a message) holds this text
     fail_first: int = 0  # inject the fault on the first N attempts of each distinct request
     fail_fraction: float = 0.0  # ... and/or on this fraction of attempts (deterministic hash)
     fail_seed: int = 0
@@ -172,6 +179,12 @@ class OpenAITestServer:
 
 def _error_body(message: str, type_: str, code: str | None = None) -> dict[str, Any]:
     return {"error": {"message": message, "type": type_, "param": None, "code": code}}
+
+
+def _prompt_text(body: dict[str, Any]) -> str:
+    """The prompt of a request body, or its messages' contents, as one text."""
+    messages = body.get("messages") or []
+    return " ".join([str(body.get("prompt") or ""), *(str(m.get("content") or "") for m in messages)])
 
 
 def _params_words(body: dict[str, Any]) -> list[str]:
@@ -305,12 +318,16 @@ def _make_handler(server: OpenAITestServer) -> type[BaseHTTPRequestHandler]:
                     return
 
             key = hashlib.sha256(self.path.encode() + b"\0" + raw).hexdigest()
-            if server.should_fail(key):
+            matched = cfg.fault_match is None or cfg.fault_match in _prompt_text(body)
+            if matched and server.should_fail(key):
                 with server.lock:
                     server.stats.faults += 1
                 if cfg.fault == "hang":
                     server.stopping.wait(cfg.hang_seconds)
                     self.close_connection = True
+                    return
+                if cfg.fault in (*BAD_REPLIES, CUT_OFF):
+                    self._bad_reply(str(cfg.fault), body)
                     return
                 headers = {}
                 if cfg.retry_after is not None:
@@ -352,6 +369,32 @@ def _make_handler(server: OpenAITestServer) -> type[BaseHTTPRequestHandler]:
                 self._completions(body)
             else:
                 self._send(404, _error_body(f"no route {self.path}", "not_found"))
+
+        def _bad_reply(self, fault: str, body: dict[str, Any]) -> None:
+            """A 200 answer that is broken: cut half-way, not JSON, an HTML page or without choices."""
+            content_type = "application/json"
+            if fault == "html-page":
+                data, content_type = b"<html><body><h1>502 Bad Gateway</h1></body></html>", "text/html"
+            elif fault == "not-json":
+                data = b"upstream connect error or disconnect/reset before headers"
+            else:
+                _, answer = chat_answer(server.config, body)
+                if fault == "no-choices":
+                    answer["choices"] = []
+                data = json.dumps(answer).encode()
+            announced = len(data)
+            if fault in ("truncated-json", CUT_OFF):
+                data = data[: len(data) // 2]
+                announced = announced if fault == CUT_OFF else len(data)
+            try:
+                self.send_response(200)
+                self.send_header("Content-Type", content_type)
+                self.send_header("Content-Length", str(announced))
+                self.end_headers()
+                self.wfile.write(data)
+            except OSError:
+                pass
+            self.close_connection = fault == CUT_OFF or self.close_connection
 
         def _chat(self, body: dict[str, Any]) -> None:
             self._send(*chat_answer(server.config, body))

@@ -15,7 +15,7 @@ import pytest
 pytest.importorskip("openai")
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from openai_test_server import OpenAITestServer, fake_logprob
+from openai_test_server import BAD_REPLIES, CUT_OFF, OpenAITestServer, fake_logprob
 
 from biaslab.errors import BackendError, ConfigError
 from biaslab.models.base import (
@@ -173,6 +173,69 @@ def test_faults_are_retried_to_identical_results(make_server, faults, options) -
     assert srv.stats.requests == len(reqs) + srv.stats.faults
 
 
+@pytest.mark.parametrize("fault", BAD_REPLIES)
+def test_broken_answers_are_retried_to_identical_results(make_server, fault) -> None:
+    """A 200 cut short, not JSON, a proxy's HTML page, or without choices: retried like a 5xx, and counted."""
+    reqs = sample_requests(6)
+    baseline = backend(make_server()).generate(reqs)
+    srv = make_server(fault=fault, fail_first=2)
+    b = backend(srv)
+    assert b.generate(reqs) == baseline
+    assert srv.stats.faults == 12 and srv.stats.requests == 18
+    assert b.retry_counts() == {"bad reply": 12}
+
+
+@pytest.mark.parametrize(
+    "fault, expected",
+    [
+        ("truncated-json", "/chat/completions sent an answer cut short (invalid JSON: "),
+        ("not-json", "/chat/completions sent an answer that is not JSON (got 'upstream connect error or disconnect"),
+        ("html-page", "/chat/completions did not answer like an OpenAI-compatible API (got '<html><body><h1>502"),
+        ("no-choices", "/chat/completions returned no choices for model 'test-model', after 3 attempts; "),
+    ],
+)
+def test_broken_answers_that_persist_give_one_line(make_server, fault, expected) -> None:
+    srv = make_server(fault=fault, fail_first=10**6)
+    with pytest.raises(BackendError) as err:
+        backend(srv, max_retries=2).generate([GenerateRequest.chat("x")])
+    msg = str(err.value)
+    assert expected in msg and msg.startswith(srv.base_url) and "after 3 attempts" in msg and "\n" not in msg
+    assert srv.stats.requests == 3
+
+
+def test_answers_broken_off_are_retried_as_often_as_other_faults(make_server) -> None:
+    """A connection that drops in the middle of an answer reached the server: not the fast failure of a wrong URL."""
+    srv = make_server(fault=CUT_OFF, fail_first=2)
+    b = backend(srv)
+    assert b.generate(sample_requests(3)) == backend(make_server()).generate(sample_requests(3))
+    assert b.retry_counts() == {"connection": 6}
+    srv = make_server(fault=CUT_OFF, fail_first=10**6)
+    with pytest.raises(BackendError) as err:
+        backend(srv, max_retries=4).generate([GenerateRequest.chat("x")])
+    assert srv.stats.requests == 5 and str(err.value).startswith(f"{srv.base_url} kept breaking off its answers (")
+    assert "5 attempts); the server (or a proxy before it) is failing" in str(err.value)
+
+
+def test_a_failure_lets_the_requests_in_flight_finish(make_server) -> None:
+    """The requests already sent when one fails are answered (and paid for): their answers are reported, so the
+    cache keeps them; the requests not sent yet are not sent."""
+    srv = make_server(fault=500, fail_first=10**6, fault_match="doomed", delay=0.4)
+    reqs = [GenerateRequest.chat("doomed"), *(GenerateRequest.chat(f"fine {i}") for i in range(11))]
+    seen: list[int] = []
+    with pytest.raises(BackendError, match="kept failing with HTTP 500 after 1 attempt"):
+        backend(srv, max_retries=0, max_concurrency=4).generate(reqs, on_result=lambda i, r: seen.append(i))
+    assert sorted(seen) == [1, 2, 3] and srv.stats.requests == 4
+
+
+def test_retries_are_counted_by_cause(make_server) -> None:
+    b = backend(make_server(fault=429, fail_first=1, retry_after="0"))
+    b.generate(sample_requests(3))
+    assert b.retry_counts() == {"HTTP 429": 3}
+    b = backend(make_server(fault="hang", fail_first=1), timeout=0.3)
+    b.generate(sample_requests(2))
+    assert b.retry_counts() == {"timeout": 2}
+
+
 def test_loglikelihood_is_retried_too(make_server) -> None:
     req = [LoglikelihoodRequest(context="The cat", continuation=" sat on")]
     srv = make_server(fault=502, fail_first=2)
@@ -244,13 +307,14 @@ def test_non_retryable_errors_fail_at_once(make_server) -> None:
 
 def test_a_url_that_is_no_api(make_server) -> None:
     srv = make_server(html=True)
-    b = backend(srv, likelihood="text-echo")
+    b = backend(srv, likelihood="text-echo", max_retries=2)  # a page like a proxy's error page: retried, then this
     with pytest.raises(
         BackendError,
         match=r"/chat/completions did not answer like an OpenAI-compatible API "
-        r"\(got '<html><body>It works!</body></html>'\); check --base-url",
+        r"\(got '<html><body>It works!</body></html>'\), after 3 attempts; check --base-url",
     ):
         b.generate([GenerateRequest.chat("x")])
+    assert srv.stats.requests == 3
     with pytest.raises(BackendError, match=r"/completions did not answer like an OpenAI-compatible API"):
         b.loglikelihood([LoglikelihoodRequest(continuation="x y")])
 

@@ -5,8 +5,9 @@ The key comes from ``ANTHROPIC_API_KEY`` only and never appears in :meth:`identi
 errors, logs, caches or results; ``--base-url`` points at another server speaking the same API
 (a gateway, a test server), which may need no key. Requests run like the openai backend's: at most
 ``max_concurrency`` at a time, our retries (the SDK's are off) on 408/409/429/5xx/529, timeouts and
-connection errors with exponential backoff honouring ``Retry-After``, one-line errors otherwise;
-each answer is reported as it arrives, so the answer cache stores it at once.
+connection errors and broken 200 answers (cut short, not JSON, a proxy's page, no content) with
+exponential backoff honouring ``Retry-After``, counted by cause, one-line errors otherwise; each
+answer is reported as it arrives, so the answer cache stores it at once.
 
 A request's messages become the API's: ``system`` turns go to the ``system`` field, the rest stay
 user/assistant turns; ``temperature`` and ``top_p``, when the request has them, are sent in the body as
@@ -47,8 +48,8 @@ from biaslab.models.base import (
 )
 from biaslab.models.batch.options import split_batch_options
 from biaslab.models.batch.runner import run_batched
-from biaslab.models.openai.options import PLACEHOLDER_KEY, Secret
-from biaslab.models.openai.retry import Retrier
+from biaslab.models.openai.options import PLACEHOLDER_KEY, Secret, call_option
+from biaslab.models.openai.retry import AGAIN, BadReply, Retrier
 
 T = TypeVar("T")
 ANTHROPIC_BASE_URL = "https://api.anthropic.com"
@@ -85,14 +86,7 @@ def _parse_options(options: dict[str, Any]) -> dict[str, Any]:
             raise ConfigError(f"do not pass the API key as an option; set {API_KEY_ENV}")
         if key not in DEFAULTS:
             raise ConfigError(f"unknown option {key!r} for the anthropic backend; known: {', '.join(sorted(DEFAULTS))}")
-        try:
-            opts[key] = type(DEFAULTS[key])(value)
-        except (TypeError, ValueError):
-            raise ConfigError(f"option {key} of the anthropic backend must be a number, got {value!r}") from None
-    if opts["max_concurrency"] < 1:
-        raise ConfigError("max_concurrency must be at least 1")
-    if opts["max_retries"] < 0 or opts["timeout"] <= 0:
-        raise ConfigError("max_retries must be 0 or more and timeout a positive number of seconds")
+        opts[key] = call_option(key, value)
     return opts
 
 
@@ -172,6 +166,9 @@ class AnthropicBackend(ModelBackend):
     def identity(self) -> dict[str, Any]:
         return anthropic_identity(self.model, self.base_url)
 
+    def retry_counts(self) -> dict[str, int]:
+        return dict(self._retrier.retries)
+
     def __repr__(self) -> str:
         return f"AnthropicBackend(model={self.model!r}, base_url={self.base_url!r})"
 
@@ -206,9 +203,21 @@ class AnthropicBackend(ModelBackend):
         # sampling parameters go in the JSON body as they are: SDK versions that no longer type them still send them
         sampling = {k: params.pop(k) for k in ("temperature", "top_p") if k in params}
         message = await self._retrier.call(
-            lambda: client.messages.create(**params, extra_body=sampling or None), endpoint="messages"
+            lambda: client.messages.create(**params, extra_body=sampling or None),
+            endpoint="messages",
+            check=self._check_message,
         )
         return message_result(message)
+
+    def _check_message(self, answer: Any) -> None:
+        """A :class:`BadReply` (retried) for an answer that is no message: a proxy's page, no content blocks."""
+        where = f"{self.base_url}/v1/messages"
+        if isinstance(answer, str):
+            raise BadReply(
+                f"{where} did not answer like the Messages API (got {self._retrier.clean(answer, 60)!r})",
+                f"check --base-url; if it is right, {AGAIN}",
+            )
+        message_result(answer, where)
 
     def generate(self, requests: Sequence[GenerateRequest], on_result: OnResult | None = None) -> list[GenerateResult]:
         requests = list(requests)

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from biaslab.errors import BackendError, ConfigError
+from biaslab.errors import ConfigError
 from biaslab.models.base import GenerateRequest, GenerateResult
+from biaslab.models.openai.retry import AGAIN, BadReply
 
 DEFAULT_MAX_TOKENS = 1024
 STOP_REASONS = {"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length"}
@@ -33,15 +34,15 @@ def message_params(model: str, request: GenerateRequest) -> dict[str, Any]:
     return params
 
 
-def message_result(message: Any) -> GenerateResult:
-    """A ``Message`` (SDK object or JSON) as the result every backend returns."""
+def message_result(message: Any, where: str = "the Messages API") -> GenerateResult:
+    """A ``Message`` (SDK object or JSON) as the result every backend returns; ``where`` it came from (for errors)."""
 
     def get(obj: Any, name: str) -> Any:
         return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
 
     blocks = get(message, "content")
     if not isinstance(blocks, list):
-        raise BackendError("the Messages API answered without content blocks; check --base-url")
+        raise BadReply(f"{where} answered without content blocks", f"check --base-url; if it is right, {AGAIN}")
     text = "".join(str(get(b, "text") or "") for b in blocks if get(b, "type") == "text")
     usage = get(message, "usage")
     reason = get(message, "stop_reason")

@@ -10,11 +10,13 @@ backend is built), concurrently but at most ``max_concurrency`` at a time, on a 
 event loop started by the synchronous :meth:`generate` / :meth:`loglikelihood`. Each result
 is handed to ``on_result(i, result)`` as soon as it arrives.
 
-Retries are ours (the SDK's are switched off): HTTP 408/409/429/5xx, timeouts and
-connection errors are retried up to ``max_retries`` times with exponential backoff and
-jitter, honouring ``Retry-After`` / ``retry-after-ms`` (capped at ``max_retry_after``). Other
-errors (400, 401, 403, 404...) fail at once with a one-line :class:`BackendError`; the run
-stops and the requests still in flight are cancelled (finished ones were already reported).
+Retries are ours (the SDK's are switched off): HTTP 408/409/429/5xx, timeouts, connection
+errors and broken 200 answers (cut short, not JSON, a proxy's HTML page, no choices) are retried
+up to ``max_retries`` times with exponential backoff and jitter, honouring ``Retry-After`` /
+``retry-after-ms`` (capped at ``max_retry_after``), and counted by cause (:meth:`retry_counts`).
+Other errors (400, 401, 403, 404...) fail at once with a one-line :class:`BackendError`; the run
+stops: no other request is sent, and the ones in flight are awaited and reported (the server
+answers them anyway), without further retries.
 
 Options (``load_model("openai/<model>", base_url=..., **options)``):
 
@@ -160,6 +162,9 @@ class OpenAIBackend(ModelBackend):
     def __repr__(self) -> str:
         return f"OpenAIBackend(model={self.model!r}, base_url={self.base_url!r})"
 
+    def retry_counts(self) -> dict[str, int]:
+        return dict(self._retrier.retries)
+
     # -- public API -----------------------------------------------------------------------
     def generate(self, requests: Sequence[GenerateRequest], on_result: OnResult | None = None) -> list[GenerateResult]:
         requests = list(requests)
@@ -258,7 +263,9 @@ class OpenAIBackend(ModelBackend):
             if p.max_tokens is not None:
                 kw["max_tokens"] = p.max_tokens
             resp = await self._retrier.call(
-                lambda: client.completions.create(model=self.model, prompt=req.prompt, **kw), endpoint="completions"
+                lambda: client.completions.create(model=self.model, prompt=req.prompt, **kw),
+                endpoint="completions",
+                check=lambda answer: self._retrier.first_choice(answer, "completions"),
             )
             choice = self._retrier.first_choice(resp, "completions")
             text = getattr(choice, "text", None) or ""
@@ -276,7 +283,11 @@ class OpenAIBackend(ModelBackend):
         async def call(field: str) -> Any:
             extra = {field: max_tokens} if max_tokens is not None else {}
             args: dict[str, Any] = {"model": self.model, "messages": messages, **kw, **extra}
-            return await self._retrier.call(lambda: client.chat.completions.create(**args), endpoint="chat")
+            return await self._retrier.call(
+                lambda: client.chat.completions.create(**args),
+                endpoint="chat",
+                check=lambda answer: self._retrier.first_choice(answer, "chat/completions"),
+            )
 
         field = self._chat_max_tokens_field
         try:

@@ -70,6 +70,7 @@ class EchoLoglikelihood:
                     model=self.model, prompt=prompt, max_tokens=max_tokens, echo=True, logprobs=1, temperature=0
                 ),
                 endpoint="completions-echo",
+                check=lambda answer: self.retrier.first_choice(answer, "completions"),
             )
 
         max_tokens = self._max_tokens

@@ -5,6 +5,7 @@ The options themselves are documented with the backend, in :mod:`.backend`.
 
 from __future__ import annotations
 
+import math
 import os
 from typing import Any
 
@@ -25,6 +26,16 @@ DEFAULTS: dict[str, Any] = {
     "tokenizer": None,  # hf/<hub id or dir>: the model's tokenizer, read here (tokenizer_source.py)
 }
 LIKELIHOOD_MODES = ("token-ids", "text-echo")
+CALL_OPTIONS = ("max_concurrency", "max_retries", "timeout", "retry_base_delay", "retry_max_delay", "max_retry_after")
+# what each must be: (the smallest value, whether the smallest itself is allowed, the words for it)
+_RANGES: dict[str, tuple[float, bool, str]] = {
+    "max_concurrency": (1, True, "at least 1, a whole number (--max-concurrency)"),
+    "max_retries": (0, True, "0 or more, a whole number"),
+    "timeout": (0, False, "a positive number of seconds"),
+    "retry_base_delay": (0, True, "0 or more seconds"),
+    "retry_max_delay": (0, True, "0 or more seconds"),
+    "max_retry_after": (0, True, "0 or more seconds"),
+}
 
 
 def import_openai() -> Any:
@@ -77,24 +88,26 @@ def parse_options(options: dict[str, Any]) -> dict[str, Any]:
 
             opts[key] = parse_tokenizer_option(value)
             continue
-        kind = type(DEFAULTS[key])
-        try:
-            value = kind(value)
-        except (TypeError, ValueError):
-            raise ConfigError(f"option {key} of the openai backend must be a number, got {value!r}") from None
-        opts[key] = value
+        opts[key] = call_option(key, value) if key in CALL_OPTIONS else str(value)
     if opts["likelihood"] not in LIKELIHOOD_MODES:
         raise ConfigError(
             f"option likelihood of the openai backend must be one of {', '.join(LIKELIHOOD_MODES)}, "
             f"got {opts['likelihood']!r}"
         )
-    if opts["max_concurrency"] < 1:
-        raise ConfigError("max_concurrency must be at least 1")
-    if opts["max_retries"] < 0:
-        raise ConfigError("max_retries must be 0 or more")
-    if opts["timeout"] <= 0:
-        raise ConfigError("timeout must be a positive number of seconds")
-    for key in ("retry_base_delay", "retry_max_delay", "max_retry_after"):
-        if opts[key] < 0:
-            raise ConfigError(f"{key} must be 0 or more seconds")
     return opts
+
+
+def call_option(key: str, value: Any) -> int | float:
+    """The value of the request option ``key`` (one of :data:`CALL_OPTIONS`, a ``-P`` option but for
+    ``max_concurrency``) as a number of its type and range; a one-line ConfigError otherwise."""
+    lowest, inclusive, what = _RANGES[key]
+    whole = isinstance(DEFAULTS[key], int)
+    try:
+        number = float(str(value).strip())
+    except (TypeError, ValueError):
+        number = math.nan
+    fits = math.isfinite(number) and (number >= lowest if inclusive else number > lowest)
+    if not fits or (whole and not number.is_integer()):
+        flag = "" if key == "max_concurrency" else "-P "
+        raise ConfigError(f"{flag}{key} must be {what}, got {value!r}")
+    return int(number) if whole else number

@@ -109,7 +109,11 @@ class TokenLoglikelihood:
             kw.update(echo=True, logprobs=1)
         else:
             kw["extra_body"] = {"prompt_logprobs": 0}
-        resp = await self.retrier.call(lambda: client.completions.create(**kw), endpoint="completions-echo")
+        resp = await self.retrier.call(
+            lambda: client.completions.create(**kw),
+            endpoint="completions-echo",
+            check=lambda answer: self.retrier.first_choice(answer, "completions"),
+        )
         choice = self.retrier.first_choice(resp, "completions")
         plp = getattr(choice, "prompt_logprobs", None)
         if plp is None and isinstance(getattr(choice, "model_extra", None), dict):

@@ -4,19 +4,26 @@
 and turns the SDK's exceptions into one-line :class:`BackendError` messages that never show the
 API key, or into :class:`Unsupported` when the server cannot return prompt logprobs;
 :meth:`Retrier.first_choice` rejects answers that do not look like the OpenAI API's.
+
+A 200 answer that is broken (cut short, not JSON, a proxy's HTML page, no choices: :class:`BadReply`)
+is a transient fault like a 5xx: retried with the same backoff, as often. Every retry is counted by its
+cause in :attr:`Retrier.retries` (``HTTP 429``, ``timeout``, ``bad reply``...), which the run reports.
 """
 
 from __future__ import annotations
 
 import asyncio
 import email.utils
+import json
 import logging
 import random
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from biaslab.errors import BackendError
+from biaslab.models.async_calls import stopping
 from biaslab.models.batch.errors import batch_status_error
 from biaslab.models.openai.options import PLACEHOLDER_KEY, Secret
 
@@ -34,6 +41,22 @@ class Unsupported(Exception):
     def __init__(self, detail: str) -> None:
         super().__init__(detail)
         self.detail = detail
+
+
+class BadReply(BackendError):
+    """A 200 answer that is not the API's: ``what`` came back, ``advice`` says what to do about it.
+
+    Raised by the checks of an answer inside :meth:`Retrier.call`, it is retried like a 5xx; raised
+    elsewhere it is a one-line error like any other."""
+
+    def __init__(self, what: str, advice: str) -> None:
+        super().__init__(f"{what}; {advice}")
+        self.what = what
+        self.advice = advice
+
+    def after(self, tries: str) -> BackendError:
+        """The error once the retries ran out."""
+        return BackendError(f"{self.what}, after {tries}; {self.advice}")
 
 
 class Retrier:
@@ -67,11 +90,19 @@ class Retrier:
         self.retry_base_delay = retry_base_delay
         self.retry_max_delay = retry_max_delay
         self.max_retry_after = max_retry_after
+        self.retries: Counter[str] = Counter()  # retries made, by cause
 
     # -- retries --------------------------------------------------------------------------
-    async def call(self, call: Callable[[], Awaitable[T]], *, endpoint: str) -> T:
+    async def call(
+        self,
+        call: Callable[[], Awaitable[T]],
+        *,
+        endpoint: str,
+        check: Callable[[T], object] | None = None,
+    ) -> T:
         """Run ``call`` with our retry policy; translate SDK errors into BackendError.
 
+        ``check(answer)`` raises :class:`BadReply` for an answer of the wrong shape, which is retried.
         Our errors are raised outside the ``except`` blocks so they carry no reference to
         the SDK's exception (whose request object holds the Authorization header).
         """
@@ -82,25 +113,36 @@ class Retrier:
             fatal: Exception | None = None
             limit = self.max_retries
             try:
-                return await call()
+                answer = await call()
+                if check is not None:
+                    check(answer)
+                return answer
             except openai.APIStatusError as exc:
                 if exc.status_code in RETRYABLE_STATUS or exc.status_code >= 500:
                     retry_after = _retry_after_seconds(exc.response.headers)
-                    message = self._describe(exc)
+                    cause = message = self._describe(exc)
                     final = self._exhausted_error(exc, attempt + 1)
                 else:
                     fatal = self._status_error(exc, endpoint)
             except openai.APIConnectionError as exc:  # includes APITimeoutError
                 message = self._describe(exc)
+                cause = "timeout" if isinstance(exc, openai.APITimeoutError) else "connection"
                 final = self._exhausted_error(exc, attempt + 1)
-                if not isinstance(exc, openai.APITimeoutError):
+                if not isinstance(exc, openai.APITimeoutError) and not _cut_short(exc):
                     # refused / DNS: a restarting server gets two more tries, a wrong URL fails fast
                     limit = min(limit, CONNECT_RETRIES)
+            except (BadReply, ValueError) as exc:  # ValueError: the SDK's JSON decoding of a broken body
+                if not isinstance(exc, BadReply | json.JSONDecodeError | UnicodeDecodeError):
+                    raise
+                bad = exc if isinstance(exc, BadReply) else self._not_json(exc, endpoint)
+                cause, message = "bad reply", bad.what
+                final = bad.after(_tries(attempt + 1))
             if fatal is not None:
                 raise fatal
-            if attempt >= limit:
+            if attempt >= limit or stopping():
                 raise final
             delay = self.backoff(attempt, retry_after)
+            self.retries[cause] += 1
             log.info("%s: %s; retry %d/%d in %.2f s", self.base_url, message, attempt + 1, self.max_retries, delay)
             await asyncio.sleep(delay)
             attempt += 1
@@ -115,17 +157,26 @@ class Retrier:
 
     # -- error messages (one line, no secrets) ----------------------------------------------
     def first_choice(self, resp: Any, path: str) -> Any:
-        """The first choice of an answer from ``path`` (e.g. ``"completions"``); a BackendError if there is none."""
+        """The first choice of an answer from ``path`` (e.g. ``"completions"``); a :class:`BadReply` if there is
+        none (a proxy's page, a server's hiccup: retried when this checks an answer inside :meth:`call`)."""
         choices = getattr(resp, "choices", None)
         if not isinstance(choices, list):
             got = repr(self.clean(resp, 60)) if isinstance(resp, str) else "an answer without 'choices'"
-            raise BackendError(
-                f"{self.base_url}/{path} did not answer like an OpenAI-compatible API (got {got}); "
-                "check --base-url (it usually ends in /v1)"
+            raise BadReply(
+                f"{self.base_url}/{path} did not answer like an OpenAI-compatible API (got {got})",
+                f"check --base-url (it usually ends in /v1); if it is right, {AGAIN}",
             )
         if not choices:
-            raise BackendError(f"{self.base_url}/{path} returned no choices for model {self.model!r}")
+            raise BadReply(f"{self.base_url}/{path} returned no choices for model {self.model!r}", AGAIN)
         return choices[0]
+
+    def _not_json(self, exc: ValueError, endpoint: str) -> BadReply:
+        body = exc.doc if isinstance(exc, json.JSONDecodeError) else ""
+        where = f"{self.base_url}/{_PATHS.get(endpoint, endpoint)}"
+        if body.lstrip().startswith(("{", "[")):
+            return BadReply(f"{where} sent an answer cut short (invalid JSON: {self.clean(str(exc), 80)})", AGAIN)
+        got = f"got {self.clean(body, 60)!r}" if body.strip() else "got bytes that are not UTF-8 text"
+        return BadReply(f"{where} sent an answer that is not JSON ({got})", AGAIN)
 
     def clean(self, text: str, limit: int = 200) -> str:
         """``text`` on one line, the API key masked, cut to ``limit`` characters."""
@@ -158,12 +209,12 @@ class Retrier:
 
     def _exhausted_error(self, exc: Exception, attempts: int) -> BackendError:
         openai = self._openai
-        tries = f"{attempts} attempt{'s' if attempts != 1 else ''}"
+        tries = _tries(attempts)
         if isinstance(exc, openai.APIStatusError):
             if exc.status_code == 429:
                 return BackendError(
-                    f"{self.base_url} kept answering 429 (rate limited) after {tries}; lower max_concurrency, "
-                    "raise max_retries, or try again later"
+                    f"{self.base_url} kept answering 429 (rate limited) after {tries}; lower --max-concurrency, "
+                    "raise max_retries (-P max_retries=N), or try again later"
                 )
             return BackendError(
                 f"{self.base_url} kept failing with HTTP {exc.status_code} after {tries} "
@@ -172,7 +223,11 @@ class Retrier:
         if isinstance(exc, openai.APITimeoutError):
             return BackendError(
                 f"{self.base_url} did not answer within {self.timeout:g} s ({tries}); the server may be "
-                "overloaded: raise the timeout option or lower max_concurrency"
+                "overloaded: raise the timeout (-P timeout=SECONDS) or lower --max-concurrency"
+            )
+        if _cut_short(exc):
+            return BackendError(
+                f"{self.base_url} kept breaking off its answers ({self._describe(exc)}; {tries}); {AGAIN}"
             )
         return BackendError(
             f"cannot reach {self.base_url}: {self._describe(exc)} ({tries}); "
@@ -221,6 +276,25 @@ class Retrier:
             f"{self.base_url} rejected the request for model {self.model!r} "
             f"(HTTP {status}: {self._server_message(exc)})"
         )
+
+
+AGAIN = "the server (or a proxy before it) is failing: try again later, or raise max_retries (-P max_retries=N)"
+_PATHS = {  # the endpoint each call names, for messages
+    "chat": "chat/completions",
+    "completions": "completions",
+    "completions-echo": "completions",
+    "messages": "v1/messages",  # Anthropic's
+}
+
+
+def _cut_short(exc: Exception) -> bool:
+    """Whether a connection error broke off an answer (the server was reached) rather than failed to connect."""
+    cause = exc.__cause__ or exc.__context__
+    return type(cause).__name__ in ("RemoteProtocolError", "ReadError")
+
+
+def _tries(attempts: int) -> str:
+    return f"{attempts} attempt{'s' if attempts != 1 else ''}"
 
 
 def _retry_after_seconds(headers: Any) -> float | None:

@@ -160,6 +160,7 @@ def run_extract(
             "model_calls": model.stats.model_calls,
             "cache_hits": model.stats.cache_hits,
             "new_tokens": model.stats.new_tokens,
+            **model.counts().retry_fields(),
             "seconds": round(time.time() - started, 2),
         },
     }
