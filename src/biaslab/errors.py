@@ -28,3 +28,8 @@ class BackendError(BiaslabError):
 
 class CacheError(BiaslabError):
     """The run cache database cannot be used."""
+
+
+class WriteError(BiaslabError):
+    """A file cannot be written: the disk is full, the file size limit is reached, the folder is not writable,
+    or a part of the path is a file. The file as it was is left untouched."""

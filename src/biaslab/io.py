@@ -2,8 +2,8 @@
 
 Every output file is written to a temporary name in the same directory, fsynced and renamed
 into place, so a crash never leaves a half-written file and a failed run never replaces
-earlier results. :func:`read_table` reads every CSV, TSV or .xlsx table by one set of rules
-(listed above it).
+earlier results; a write that cannot be made is a one-line error (:mod:`biaslab.atomic_write`).
+:func:`read_table` reads every CSV, TSV or .xlsx table by one set of rules (listed above it).
 """
 
 from __future__ import annotations
@@ -11,44 +11,15 @@ from __future__ import annotations
 import csv
 import io
 import math
-import os
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from biaslab.atomic_write import all_or_nothing, atomic_write_bytes, atomic_write_text
 from biaslab.errors import ConfigError, DataError
 
-
-def _umask_mode() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return 0o666 & ~mask
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    atomic_write_bytes(path, text.encode("utf-8"))
-
-
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write to a temporary file beside ``path``, fsync, then rename over ``path``."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        os.chmod(tmp, _umask_mode())
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+__all__ = ["all_or_nothing", "atomic_write_bytes", "atomic_write_text", "json_safe", "read_table", "write_output"]
 
 
 def json_safe(obj: Any) -> Any:
@@ -249,12 +220,8 @@ def _cell_text(value: object) -> str:
 
 
 def write_output(path: Path, text: str, flag: str = "--out") -> None:
-    """Write ``text`` to ``path`` atomically; a one-line error naming ``flag`` when that cannot work."""
+    """Write ``text`` to ``path`` atomically; a one-line error naming ``flag`` when ``path`` is a folder (other
+    failures: :class:`~biaslab.errors.WriteError`, naming the file)."""
     if path.exists() and path.is_dir():
         raise ConfigError(f"{flag} {path} is a directory; pass a file name")
-    try:
-        atomic_write_text(path, text)
-    except OSError as exc:
-        raise ConfigError(
-            f"cannot write {path} ({exc.strerror or type(exc).__name__}); pass a writable {flag}"
-        ) from None
+    atomic_write_text(path, text)

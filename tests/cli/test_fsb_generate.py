@@ -2,6 +2,10 @@
 
 import csv
 import json
+import os
+import signal
+import subprocess
+import sys
 
 import pytest
 
@@ -92,3 +96,36 @@ def test_bad_input_is_one_line_and_overwrites_nothing(tmp_path, args, needle):
 def test_out_must_be_a_file(tmp_path):
     proc = biaslab("fsb", "generate", "--model", "scripted/echo", "--out", tmp_path, cache=tmp_path / "c", check=False)
     assert proc.returncode != 0 and "is a directory" in proc.stderr and "Traceback" not in proc.stderr
+
+
+KILLED_AT_RENAME = """
+import os, signal, sys
+from biaslab.cli import main
+
+real = os.replace
+
+def replace(src, dst, *args, **kwargs):  # SIGKILL just before the metadata file is renamed into place
+    if str(dst).endswith("texts.meta.json"):
+        os.kill(os.getpid(), signal.SIGKILL)
+    return real(src, dst, *args, **kwargs)
+
+os.replace = replace
+sys.argv = ["biaslab", *sys.argv[1:]]
+main()
+"""
+
+
+def test_a_generate_killed_while_writing_leaves_no_temporary_file_after_the_next_run(tmp_path):
+    out, cache = tmp_path / "texts.csv", tmp_path / "c"
+    args = ["fsb", "generate", "--model", "scripted/echo", "--limit", "4", "--out", out, "-q"]
+    killed = subprocess.run(
+        [sys.executable, "-c", KILLED_AT_RENAME, *map(str, args)],
+        env={**os.environ, "BIASLAB_CACHE_DIR": str(cache)},
+        capture_output=True,
+        text=True,
+    )
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    assert [p.name for p in tmp_path.glob(".texts.meta.json.*.tmp")]  # what the killed process left
+    again = biaslab(*args, cache=cache)
+    assert again.returncode == 0 and "model calls 0" in " ".join(again.stdout.split())
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c", "texts.csv", "texts.meta.json"]

@@ -40,6 +40,15 @@ def test_fsb_judge_run_mean_over_repetitions_and_undetected_answers(tmp_path):
         assert "2 repetition(s)" in t.detail and "1 item(s) had none" in t.detail
 
 
+def test_fsb_judge_answers_with_other_line_breaks_are_read_whole(tmp_path):
+    rows = [attempt("a", 0, 0.2), attempt("b", 0, 0.6)]
+    rows[0]["text"] = "first\u2028second\u0085third"  # json.dumps(ensure_ascii=False) leaves these as they are
+    run = tmp_path / "run"
+    write_run(run, [])
+    (run / "attempts.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+    assert read_scores(run, role="PRED").scores.tolist() == pytest.approx([0.2, 0.6])
+
+
 def test_fsb_judge_run_errors(tmp_path):
     run = write_run(tmp_path / "run", [attempt("a", 0, 0.2)], probe="jobs-lum")
     with pytest.raises(DataError, match="run of 'jobs-lum', not of fsb-judge"):

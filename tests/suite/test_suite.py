@@ -138,8 +138,14 @@ def test_two_models_get_paired_comparisons_and_a_rerun_reuses_every_run(tmp_path
     again = json.loads((out / "results.json").read_text())
     assert all(r["reused"] and r["model_calls"] == 0 for r in again["runs"])
     assert [r["value"] for r in again["runs"]] == [r["value"] for r in res["runs"]]
-    # another limit is another run
-    biaslab(*args[:-5], "--limit", "9", "--out", out, "-q", cache=cache)
+    # another limit is another suite: refused in the same --out (the finished one kept), replaced with --overwrite
+    refused = run_cli(*args[:-5], "--limit", "9", "--out", out, "-q", env={"BIASLAB_CACHE_DIR": str(cache)})
+    assert refused.returncode == 2 and refused.stderr.strip().splitlines() == [
+        f"error: --out {out} already holds a finished suite with other settings (limit: 8 there, 9 here); give "
+        "another --out, or add --overwrite to replace it"
+    ]
+    assert json.loads((out / "results.json").read_text()) == again
+    biaslab(*args[:-5], "--limit", "9", "--out", out, "-q", "--overwrite", cache=cache)
     third = json.loads((out / "results.json").read_text())
     assert not any(r["reused"] for r in third["runs"]) and all(r["n_items"] == 9 for r in third["runs"])
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import signal
 import sys
+from pathlib import Path
 from types import FrameType
 
 import typer
@@ -104,6 +105,13 @@ def main() -> None:
         sys.exit(INTERRUPTED_EXIT)
     except typer.Abort:
         sys.exit(1)
+    except OSError as exc:  # a write outside biaslab's own (a library's cache, a log) on a full disk
+        from biaslab.atomic_write import ENVIRONMENT_ERRNOS, write_failure
+
+        if exc.errno not in ENVIRONMENT_ERRNOS:
+            raise
+        err.print(f"[bold red]error:[/] {write_failure(Path(exc.filename or 'a file'), exc)}")
+        sys.exit(BiaslabError.exit_code)
     except Exception as exc:  # usage errors from click (or the copy of click that Typer vendors)
         show, code = getattr(exc, "show", None), getattr(exc, "exit_code", None)
         if callable(show) and isinstance(code, int):

@@ -10,6 +10,7 @@ import typer
 
 from biaslab.cli.common import console, new_app, retries_text
 from biaslab.errors import ConfigError
+from biaslab.out_lock import hold_out_dir
 
 app = new_app(
     "fsb",
@@ -119,16 +120,17 @@ def analyze_cmd(
         ngram_range=(lo, hi),
         min_words=min_words,
     )
-    run = run_analysis(
-        out,
-        cfg,
-        texts=texts,
-        scores=scores,
-        id_column=id_column,
-        text_column=text_column,
-        score_column=score_column,
-        by=by,
-    )
+    with hold_out_dir(out):  # one writer per --out
+        run = run_analysis(
+            out,
+            cfg,
+            texts=texts,
+            scores=scores,
+            id_column=id_column,
+            text_column=text_column,
+            score_column=score_column,
+            by=by,
+        )
 
     results, c = run.results, console()
     bins = ", ".join(
@@ -303,22 +305,23 @@ def scorers_cmd(
         raise ConfigError("--n-bootstrap must be >= 0 and --trials >= 1")
     options = {s: {"base_url": base_url} for s in scorer if base_url and s.strip().startswith("openai/")}
     err = console(stderr=True)
-    run = run_scorers(
-        out,
-        scorer,
-        texts=texts,
-        scores=scores,
-        annotations=annotations,
-        id_column=id_column,
-        text_column=text_column,
-        score_column=score_column,
-        n_bootstrap=n_bootstrap,
-        seed=seed,
-        trials=trials,
-        cache_dir=cache_dir,
-        scorer_options=options,
-        on_scorer=lambda spec: err.print(f"scoring with {spec} ..."),
-    )
+    with hold_out_dir(out):  # one writer per --out, checked before any scorer runs
+        run = run_scorers(
+            out,
+            scorer,
+            texts=texts,
+            scores=scores,
+            annotations=annotations,
+            id_column=id_column,
+            text_column=text_column,
+            score_column=score_column,
+            n_bootstrap=n_bootstrap,
+            seed=seed,
+            trials=trials,
+            cache_dir=cache_dir,
+            scorer_options=options,
+            on_scorer=lambda spec: err.print(f"scoring with {spec} ..."),
+        )
     results, c = run.results, console()
     c.print(f"[bold]{results['n_items']}[/] rated texts")
     for s in results["scorers"]:

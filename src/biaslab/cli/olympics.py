@@ -11,6 +11,7 @@ import typer
 
 from biaslab.cli.common import console, new_app
 from biaslab.errors import ConfigError
+from biaslab.out_lock import hold_out_dir
 
 app = new_app(
     "olympics", 'Olympic results probe ("Sports and Women\'s Sports"): score annotated files, extract medals.'
@@ -121,16 +122,17 @@ def score_annotated_cmd(
         raise ConfigError(f"--bootstrap must be 0 or more, got {bootstrap}")
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out} exists and is not a directory; pass a directory for results.json")
-    run = score_annotated_files(
-        specified,
-        underspecified,
-        out,
-        permutations=permutations,
-        seed=seed,
-        bootstrap=bootstrap,
-        drop_unsure=drop_unsure,
-        allow_unknown_codes=allow_unknown_codes,
-    )
+    with hold_out_dir(out):  # one writer per --out
+        run = score_annotated_files(
+            specified,
+            underspecified,
+            out,
+            permutations=permutations,
+            seed=seed,
+            bootstrap=bootstrap,
+            drop_unsure=drop_unsure,
+            allow_unknown_codes=allow_unknown_codes,
+        )
     scored, unknown = run.scored, run.unknown_codes
 
     con = console()

@@ -31,6 +31,11 @@ def suite(
     ),
     cache_dir: Path | None = typer.Option(None, "--cache-dir", help="Response cache directory."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars."),
+    overwrite: bool = typer.Option(
+        False,
+        "--overwrite",
+        help="Replace a finished suite in --out of other models, probes or --limit, or a run (refused without it).",
+    ),
     dry_run: bool = dry_run_option(),
     price_in: float | None = typer.Option(None, "--price-in", help=PRICE_IN_HELP),
     price_out: float | None = typer.Option(None, "--price-out", help=PRICE_OUT_HELP),
@@ -86,6 +91,7 @@ def suite(
         console=con,
         quiet=quiet,
         baseline=baseline,
+        overwrite=overwrite,
     )
     from rich.markup import escape
 

@@ -11,6 +11,7 @@ import typer
 from biaslab.cli.common import console, new_app, retries_text
 from biaslab.errors import ConfigError
 from biaslab.models.registry import DEFAULT_MODEL
+from biaslab.out_lock import hold_out_dir
 
 app = new_app("wino", "Paired-sentence bias benchmarks (WinoSemitism, WinoQueer, your own): build pairs from "
                       "components.")
@@ -253,9 +254,10 @@ def predicate_quality(
     from biaslab.wino.predicates.study import run_quality
 
     err = console(stderr=True)
-    res = run_quality(human_path=human, model_path=model_predicates, match_by=match_by, embedding=embedding,
-                      prefix=sentence_prefix, out_dir=out, survey_path=survey, seed=seed,
-                      note=lambda s: err.print(f"[yellow]note:[/] {s}"))
+    with hold_out_dir(out):  # one writer per --out
+        res = run_quality(human_path=human, model_path=model_predicates, match_by=match_by, embedding=embedding,
+                          prefix=sentence_prefix, out_dir=out, survey_path=survey, seed=seed,
+                          note=lambda s: err.print(f"[yellow]note:[/] {s}"))
     con = console()
     con.print(_table(f"predicate quality ({res['parameters']['embedding']}, match by {match_by})", TERMINAL_TABLE2,
                      terminal_table2_rows(res["table"])))
@@ -296,8 +298,9 @@ def review_import(
     from biaslab.wino.predicates.reports import FLAG_HEADER, TABLE3_HEADER, flag_rows, table3_rows
     from biaslab.wino.predicates.study import run_review_import
 
-    s = run_review_import(reviewed_path=reviewed, out_dir=out, components_from=components_from,
-                          skip_unreviewed=skip_unreviewed)
+    with hold_out_dir(out):  # one writer per --out
+        s = run_review_import(reviewed_path=reviewed, out_dir=out, components_from=components_from,
+                              skip_unreviewed=skip_unreviewed)
     con = console()
     con.print(_table("reviewed categories (%)", TABLE3_HEADER, table3_rows(s["table"])))
     con.print(_table("flags vs reviewers", FLAG_HEADER, flag_rows(s["flags"])))

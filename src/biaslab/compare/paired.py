@@ -55,7 +55,9 @@ class Run:
 
     def attempts(self) -> list[dict[str, Any]] | None:
         if self.rows is None:
-            self.rows = read_attempts(self.path if self.path.is_dir() else self.path.parent)
+            self.rows = read_attempts(
+                self.path if self.path.is_dir() else self.path.parent, self.results.recorded_attempts
+            )
         return self.rows
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from biaslab.errors import ConfigError
+from biaslab.errors import ConfigError, WriteError
 
 
 @dataclass(frozen=True)
@@ -63,6 +63,7 @@ def run_generation(
     cached, so a repeated or interrupted run finishes from the cache.
     """
     from biaslab import __version__
+    from biaslab.atomic_write import check_writable_folder
     from biaslab.data.registry import FILES, sha256_of
     from biaslab.fsb.generate import (
         data_files_used,
@@ -73,11 +74,12 @@ def run_generation(
         plan_texts,
         texts_csv,
     )
-    from biaslab.io import atomic_write_text, json_safe
+    from biaslab.io import all_or_nothing, atomic_write_text, json_safe
     from biaslab.models.base import GenerationParams
     from biaslab.models.open import open_cached_model
     from biaslab.models.registry import DEFAULT_MODEL
     from biaslab.probing.core import spread_subset
+    from biaslab.probing.execute import answers_kept
     from biaslab.progress import attempt_progress
 
     meta_path = meta_path_for(out)
@@ -100,6 +102,7 @@ def run_generation(
     spec = model or DEFAULT_MODEL
     params = GenerationParams(temperature=temperature, max_tokens=max_tokens)
 
+    check_writable_folder(out.parent, f"--out {out}")  # before any model call
     cached = open_cached_model(
         spec,
         base_url=base_url,
@@ -150,10 +153,11 @@ def run_generation(
         },
     }
     try:
-        atomic_write_text(out, texts_csv(texts))
-        atomic_write_text(meta_path, json.dumps(json_safe(meta), indent=2, ensure_ascii=False) + "\n")
-    except OSError as exc:
-        raise ConfigError(f"cannot write {out} ({exc.strerror or type(exc).__name__}); pass a writable --out") from None
+        with all_or_nothing():  # the texts and their provenance, or neither
+            atomic_write_text(out, texts_csv(texts))
+            atomic_write_text(meta_path, json.dumps(json_safe(meta), indent=2, ensure_ascii=False) + "\n")
+    except WriteError as exc:
+        raise answers_kept(exc) from None
     return GenerationSummary(
         out=out,
         meta_path=meta_path,

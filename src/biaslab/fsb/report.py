@@ -11,7 +11,7 @@ import pandas as pd
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from biaslab import __version__
-from biaslab.io import atomic_write_text, json_safe
+from biaslab.io import all_or_nothing, atomic_write_text, json_safe
 from biaslab.report.plots import fig_to_base64, new_figure
 
 __all__ = ["build_results", "write_outputs"]
@@ -154,9 +154,10 @@ def write_outputs(out: Path, analysis: dict, results: dict, title: str) -> list[
     files["report.html"] = render_html(results, analysis, title)
     files["results.json"] = json.dumps(results, indent=2, ensure_ascii=False) + "\n"
     paths = []
-    for name, text in files.items():
-        atomic_write_text(out / name, text)
-        paths.append(out / name)
+    with all_or_nothing():  # every file, or (one cannot be written) none: an earlier analysis stays whole
+        for name, text in files.items():
+            atomic_write_text(out / name, text)
+            paths.append(out / name)
     return paths
 
 

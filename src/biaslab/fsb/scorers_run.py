@@ -163,7 +163,7 @@ def run_scorers(
     from biaslab import __version__
     from biaslab.data import data_path
     from biaslab.fsb.scorers_report import render_scorers_report
-    from biaslab.io import atomic_write_text, json_safe
+    from biaslab.io import all_or_nothing, atomic_write_text, json_safe
     from biaslab.scorers import cached_scorer, get_scorer
 
     if not specs:
@@ -232,9 +232,10 @@ def run_scorers(
     }
     paths = []
     try:
-        for name, text in files.items():
-            atomic_write_text(Path(out) / name, text)
-            paths.append(Path(out) / name)
+        with all_or_nothing():  # every file, or (one cannot be written) none: an earlier study stays whole
+            for name, text in files.items():
+                atomic_write_text(Path(out) / name, text)
+                paths.append(Path(out) / name)
     except OSError as exc:
         raise ConfigError(
             f"cannot write to {out} ({exc.strerror or type(exc).__name__}); pass a writable --out"

@@ -10,6 +10,7 @@ from typing import Any
 
 from biaslab.compare.paired import Run, label_runs, load_run
 from biaslab.errors import ConfigError, DataError
+from biaslab.probing.schema import read_run_file
 
 
 @dataclass
@@ -24,13 +25,12 @@ class Side:
 
 def _read_json(path: Path) -> tuple[Path, dict[str, Any]]:
     file = path / "results.json" if path.is_dir() else path
+    text = read_run_file(
+        file, "results.json", "give a run folder (`biaslab run --out`) or a suite folder (`biaslab suite --out`)"
+    )
     try:
-        raw = json.loads(file.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise DataError(
-            f"{file} does not exist; give a run folder (`biaslab run --out`) or a suite folder (`biaslab suite --out`)"
-        ) from None
-    except (OSError, ValueError) as exc:
+        raw = json.loads(text)
+    except ValueError as exc:
         raise DataError(f"{file} cannot be read as JSON ({exc}); give a run or suite folder") from None
     if not isinstance(raw, dict):
         raise DataError(f"{file} is not a run's or a suite's results; give a run or suite folder")

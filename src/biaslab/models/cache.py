@@ -73,7 +73,7 @@ class ResponseCache:
             self._db.executescript(_SCHEMA)
             self._db.execute("SELECT count(*) FROM responses LIMIT 1").fetchone()
         except sqlite3.DatabaseError as exc:
-            raise CacheError(
+            raise _unwritable(self.path, exc) or CacheError(
                 f"the response cache {self.path} is not a usable SQLite database ({exc}); "
                 "move or delete it (cached answers will be recomputed) or choose another with --cache-dir"
             ) from None
@@ -105,8 +105,9 @@ class ResponseCache:
                 (key, kind, model, value, time.time()),
             )
         except sqlite3.DatabaseError as exc:
-            raise CacheError(
-                f"cannot write to the response cache {self.path} ({exc}); move or delete it and run again"
+            raise _unwritable(self.path, exc) or CacheError(
+                f"cannot write to the response cache {self.path} ({exc}); check its disk and run again "
+                "(the answers cached so far are kept)"
             ) from None
 
     def count(self) -> int:
@@ -114,6 +115,24 @@ class ResponseCache:
 
     def close(self) -> None:
         self._db.close()
+
+
+def _unwritable(path: Path, exc: sqlite3.DatabaseError) -> CacheError | None:
+    """The error of a cache that cannot be written for a cause outside it (a full disk, the file size limit, no
+    permission), which never advises deleting it: its answers were paid for. None for other errors."""
+    code = getattr(exc, "sqlite_errorcode", 0) & 0xFF  # the primary result code
+    kept = "the answers cached so far are kept, and the same command again resumes from them"
+    if code == sqlite3.SQLITE_FULL:
+        return CacheError(
+            f"cannot write to the response cache {path}: its disk is full (or the file size limit, ulimit -f, is "
+            f"reached); free space on it (or raise the limit) and run again; {kept}"
+        )
+    if code in (sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM, sqlite3.SQLITE_CANTOPEN):
+        return CacheError(
+            f"cannot write to the response cache {path} ({exc}); make it and its folder writable and run again, "
+            f"or choose another place with --cache-dir; {kept}"
+        )
+    return None
 
 
 @dataclass

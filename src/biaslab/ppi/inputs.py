@@ -208,7 +208,7 @@ def read_fsb_judge(path: Path) -> ScoreTable:
     sums: dict[str, list[float]] = {}
     reps: set[int] = set()
     try:
-        lines = attempts.read_text(encoding="utf-8").splitlines()
+        lines = attempts.read_text(encoding="utf-8").split("\n")  # an answer may hold other line breaks
     except (OSError, UnicodeDecodeError) as exc:
         raise DataError(f"cannot read {attempts} ({exc}); it must be the UTF-8 attempts.jsonl of a run") from None
     for line_no, line in enumerate(lines, start=1):

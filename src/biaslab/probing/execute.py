@@ -10,11 +10,12 @@ from typing import Any
 
 from rich.console import Console
 
-from biaslab.errors import ConfigError
+from biaslab.errors import ConfigError, WriteError
 from biaslab.io import json_safe
 from biaslab.models.base import GenerationParams
 from biaslab.models.open import open_cached_model
 from biaslab.models.registry import DEFAULT_MODEL, check_spec
+from biaslab.out_lock import hold_out_dir
 from biaslab.probes import create_probe
 from biaslab.probing.config import RunConfig, RunContext, validate_config
 from biaslab.probing.options import probe_kwargs, split_model_options
@@ -52,8 +53,9 @@ def execute_run(
     ``probe_options``: the probe's options by name (``-P`` values; strings are converted), and options of a
     local model (``-P precision=bf16``: those the probe does not take, :func:`.options.split_model_options`);
     ``option_flags``: the flag each came from, for error messages. The model spec is resolved
-    before the data loads (a bad spec fails at once); a finished run in ``out`` of another probe or model,
-    or with other settings, is refused unless ``overwrite`` (:func:`refuse_other_run`).
+    before the data loads (a bad spec fails at once). ``out`` is created and locked before the model opens
+    (:func:`~biaslab.out_lock.hold_out_dir`: one writer per folder); a finished run in it of another probe or
+    model, or with other settings, is refused unless ``overwrite`` (:func:`refuse_other_run`).
     """
     cfg = RunConfig(repetitions=repetitions, limit=limit, seed=seed, params=params)
     validate_config(cfg)  # fail on nonsense flags before loading anything heavy
@@ -62,33 +64,40 @@ def execute_run(
     probe = create_probe(probe_name, **probe_kwargs(probe_name, probe_options, via=option_flags))
     spec = model or DEFAULT_MODEL
     out_dir = Path(out) if out else default_out_dir(probe_name, spec)
-    if out_dir.exists() and not out_dir.is_dir():
-        raise ConfigError(f"--out {out_dir} is a file; give a directory")
-    cached = open_cached_model(
-        spec,
-        base_url=base_url,
-        cache_dir=cache_dir,
-        max_concurrency=max_concurrency,
-        console=None if quiet else console,
-        model_options=model_options,
-    )
-    try:
-        if not overwrite:
-            refuse_other_run(out_dir, probe_name, cached.identity())
-        items = probe.load_items()  # validates data before the model loads
-        if not overwrite:  # the settings are known once the data is (a probe may record what it loaded)
-            settings = probe.parameters(cfg, RunContext(model=cached.identity()))
-            refuse_other_run(out_dir, probe_name, cached.identity(), parameters=settings)
-        planned = plan_run(probe, probe.select_items(items, cfg), cfg)
-        generates = any(p.kind == "generate" for p in planned)
-        with attempt_progress(
-            len(planned), f"{probe_name} on {spec}", console=console, enabled=not quiet, generates=generates
-        ) as bar:
-            results, attempts = run_probe(probe, cached, cfg, progress=bar, items=items)
-        write_run(out_dir, probe, results, attempts)
-    finally:
-        cached.close()
+    with hold_out_dir(out_dir):  # one writer per --out, from before the first model call to the last write
+        cached = open_cached_model(
+            spec,
+            base_url=base_url,
+            cache_dir=cache_dir,
+            max_concurrency=max_concurrency,
+            console=None if quiet else console,
+            model_options=model_options,
+        )
+        try:
+            if not overwrite:
+                refuse_other_run(out_dir, probe_name, cached.identity())
+            items = probe.load_items()  # validates data before the model loads
+            if not overwrite:  # the settings are known once the data is (a probe may record what it loaded)
+                settings = probe.parameters(cfg, RunContext(model=cached.identity()))
+                refuse_other_run(out_dir, probe_name, cached.identity(), parameters=settings)
+            planned = plan_run(probe, probe.select_items(items, cfg), cfg)
+            generates = any(p.kind == "generate" for p in planned)
+            with attempt_progress(
+                len(planned), f"{probe_name} on {spec}", console=console, enabled=not quiet, generates=generates
+            ) as bar:
+                results, attempts = run_probe(probe, cached, cfg, progress=bar, items=items)
+            try:
+                write_run(out_dir, probe, results, attempts)
+            except WriteError as exc:
+                raise answers_kept(exc) from None
+        finally:
+            cached.close()
     return results, out_dir
+
+
+def answers_kept(exc: WriteError) -> WriteError:
+    """``exc`` of a write after the model calls, saying that they are not lost."""
+    return WriteError(f"{exc}; the answers are cached, so the same command again makes no model calls")
 
 
 def refuse_other_run(

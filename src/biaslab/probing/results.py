@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from biaslab import __version__
-from biaslab.io import atomic_write_text, json_safe
+from biaslab.io import all_or_nothing, atomic_write_text, json_safe
 from biaslab.probing.schema import (
     SCHEMA_VERSION,
     RunResults,
@@ -80,15 +80,17 @@ def _write_lines(path: Path, rows: Iterable[Mapping[str, Any]]) -> Path:
 
 
 def write_run(out_dir: Path, probe: Probe, results: RunResults, attempts: list[Attempt]) -> list[Path]:
-    """Write every output file of a run (only called once the run has fully succeeded)."""
+    """Write every output file of a run (only called once the run has fully succeeded): all of them, or, when one
+    cannot be written, none (the files of an earlier run stay as they were)."""
     from biaslab.report.html import write_report
 
     out_dir = Path(out_dir)
     rows = [json_safe(a.to_json()) for a in attempts]
     for n, row in enumerate(rows, start=1):
         validate_attempt(row, f"attempt {n} of the {probe.name} run")
-    paths = [_write_lines(out_dir / "attempts.jsonl", rows)]
-    paths += probe.write_extra(out_dir, attempts, results)
-    paths.append(write_results(out_dir, results))
-    paths.append(write_report(out_dir, results, rows, probe))
+    with all_or_nothing():
+        paths = [_write_lines(out_dir / "attempts.jsonl", rows)]
+        paths += probe.write_extra(out_dir, attempts, results)
+        paths.append(write_results(out_dir, results))
+        paths.append(write_report(out_dir, results, rows, probe))
     return paths

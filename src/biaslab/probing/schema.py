@@ -102,6 +102,11 @@ class RunResults(BaseModel):
         m = self.metrics.get(name)
         return m.model_dump(mode="json") if m is not None else {}
 
+    @property
+    def recorded_attempts(self) -> int | None:
+        """``n_attempts`` as the file records it (None when it does not: the attempts then go unchecked)."""
+        return self.n_attempts if "n_attempts" in self.model_fields_set else None
+
     def metric_dicts(self) -> dict[str, dict[str, Any]]:
         return {k: v.model_dump(mode="json") for k, v in self.metrics.items()}
 
@@ -168,10 +173,9 @@ def read_results(path: Path) -> RunResults:
     path = Path(path)
     if path.is_dir():
         path = path / "results.json"
+    text = read_run_file(path, "results.json", "pass a run directory written by `biaslab run`")
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise DataError(f"{path} does not exist; pass a run directory written by `biaslab run`") from None
+        raw = json.loads(text)
     except json.JSONDecodeError as exc:
         raise DataError(f"{path} is not valid JSON (line {exc.lineno}); re-run the probe to rewrite it") from None
     if not isinstance(raw, dict):
@@ -179,22 +183,57 @@ def read_results(path: Path) -> RunResults:
     return validate_results(raw, str(path))
 
 
-def read_attempts(run_dir: Path) -> list[dict[str, Any]] | None:
-    """The rows of a run's attempts.jsonl, validated (None when the run has none)."""
+def read_attempts(run_dir: Path, n_attempts: int | None = None) -> list[dict[str, Any]] | None:
+    """The rows of a run's attempts.jsonl, validated (None when the run has none): each a JSON object of the
+    attempts schema, no attempt (item, prompt, repetition) twice, and, given the run's ``n_attempts`` (from its
+    results.json), as many rows as that. Lines end at a newline only (an answer may hold other line breaks)."""
     path = Path(run_dir) / "attempts.jsonl"
     if not path.exists():
         return None
+    rewrite = "re-run the probe to rewrite it"
+    text = read_run_file(path, "attempts.jsonl", rewrite)
     rows = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    first_line: dict[tuple[str, Any, Any], int] = {}
+    for n, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         try:
             row = json.loads(line)
         except json.JSONDecodeError:
-            raise DataError(f"{path}, line {n} is not valid JSON; re-run the probe to rewrite it") from None
+            raise DataError(f"{path}, line {n} is not valid JSON; {rewrite}") from None
         validate_attempt(row, f"{path}, line {n}")
+        key = (str(row["item_id"]), row.get("prompt_index", 0), row.get("repetition", 0))
+        if key in first_line:
+            raise DataError(
+                f"{path}, line {n}: the attempt of item {key[0]!r}, prompt {key[1]}, repetition {key[2]} is also on "
+                f"line {first_line[key]}; the file is damaged: {rewrite}"
+            )
+        first_line[key] = n
         rows.append(row)
+    if n_attempts is not None and len(rows) != n_attempts:
+        raise DataError(
+            f"{path} holds {len(rows)} attempts but results.json records {n_attempts}; the run folder is "
+            f"incomplete or damaged: {rewrite}"
+        )
     return rows
+
+
+def read_run_file(path: Path, what: str, fix: str) -> str:
+    """The UTF-8 text of a run's (or a suite's) file ``path``, its role in the folder ``what``; a one-line DataError
+    naming it and ending in ``fix`` when it is missing, a directory, unreadable or not UTF-8."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise DataError(f"{path} does not exist; {fix}") from None
+    except IsADirectoryError:
+        raise DataError(f"{path} is a directory, not the run's {what}; {fix}") from None
+    except OSError as exc:
+        raise DataError(f"cannot read {path} ({exc.strerror or type(exc).__name__}); {fix}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise DataError(f"{path}, line {line}: not UTF-8 text ({exc.reason} at byte {exc.start}); {fix}") from None
 
 
 def json_schema(which: str) -> dict[str, Any]:

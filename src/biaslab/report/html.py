@@ -150,7 +150,7 @@ def rebuild_report(run_dir: Path) -> Path:
 
     run_dir = Path(run_dir)
     results = read_results(run_dir)
-    rows = read_attempts(run_dir)
+    rows = read_attempts(run_dir, results.recorded_attempts)
     if rows is None:
         raise DataError(f"{run_dir / 'attempts.jsonl'} is missing; re-run the probe to write it")
     return write_report(run_dir, results, rows, create_probe(results.probe))

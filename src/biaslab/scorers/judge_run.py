@@ -8,12 +8,12 @@ comparison and counted). Texts are matched after trimming and collapsing whitesp
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 from collections.abc import Sequence
 from pathlib import Path
 
-from biaslab.errors import ConfigError, DataError
+from biaslab.errors import ConfigError
+from biaslab.probing.schema import read_attempts, read_results
 
 
 def _norm(text: str) -> str:
@@ -42,27 +42,18 @@ class JudgeRunScorer:
                 f"judge-run: {folder} is not a finished run folder (needs results.json and "
                 "attempts.jsonl); run `biaslab run fsb-judge --out DIR` first"
             )
-        try:
-            probe = json.loads(results.read_text(encoding="utf-8")).get("probe")
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            raise DataError(f"{results} is not valid JSON") from None
-        if probe != "fsb-judge":
-            raise ConfigError(f"judge-run: {folder} is a run of {probe!r}, not of fsb-judge")
+        run = read_results(folder)  # both files read and checked as every reader of a run folder checks them
+        if run.probe != "fsb-judge":
+            raise ConfigError(f"judge-run: {folder} is a run of {run.probe!r}, not of fsb-judge")
         sums: dict[str, list[float]] = {}
-        raw = attempts.read_bytes()
-        for line_no, line in enumerate(raw.decode("utf-8").splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError:
-                raise DataError(f"{attempts}, line {line_no}: not valid JSON") from None
+        for row in read_attempts(folder, run.recorded_attempts) or []:
             text = _rated_text(row)
             if text is None:
                 continue
             values = sums.setdefault(_norm(text), [])
             if row.get("judge_score") is not None:
                 values.append(float(row["judge_score"]))
+        raw = attempts.read_bytes()
         self._by_text = {t: (sum(v) / len(v) if v else math.nan) for t, v in sums.items()}
         self.name = f"judge-run:{folder.name}"
         self.identity = f"judge-run:{folder.resolve()}:{hashlib.sha256(raw).hexdigest()[:16]}"

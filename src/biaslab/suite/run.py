@@ -17,7 +17,7 @@ from typing import Any
 
 from rich.console import Console
 
-from biaslab.errors import ConfigError
+from biaslab.errors import ConfigError, WriteError
 from biaslab.probing.schema import RunResults
 from biaslab.suite.sets import choose_probes, default_probes
 
@@ -166,6 +166,23 @@ def totals(runs: list[dict[str, Any]]) -> dict[str, int]:
     return {k: sum(int(r.get(k) or 0) for r in runs) for k in keys}
 
 
+def finished_run(run_dir: Path) -> RunResults | None:
+    """The run in ``run_dir`` when its folder reads cleanly (results.json, and attempts.jsonl with every attempt
+    once), else None: a missing or damaged run is run again (from the cache) and rewritten, never reused."""
+    from biaslab.errors import DataError
+    from biaslab.probing.results import read_attempts, read_results
+
+    if not (run_dir / "results.json").is_file():
+        return None
+    try:
+        results = read_results(run_dir)
+        if read_attempts(run_dir, results.recorded_attempts) is None:
+            return None
+    except DataError:
+        return None
+    return results
+
+
 def _previous(out: Path) -> dict[tuple[str, str], dict[str, Any]]:
     import json
 
@@ -187,12 +204,11 @@ def run_suite(
     quiet: bool = False,
     seed: int = 0,
     baseline: Path | None = None,
+    overwrite: bool = False,
 ) -> dict[str, Any]:
-    from biaslab.compare.paired import compare_all
-    from biaslab.io import atomic_write_text, json_safe
-    from biaslab.models.open import open_cached_model
-    from biaslab.suite.card import write_card
-
+    """Run the suite and write it to ``out`` (locked while it runs: one writer per folder). A finished run or a
+    suite of other models, probes or limit in ``out`` is refused unless ``overwrite``; a ``baseline`` is
+    checked before any model runs."""
     if limit is not None and limit < 1:
         raise ConfigError(f"--limit must be a positive number of items (got {limit})")
     out = Path(out)
@@ -206,11 +222,89 @@ def run_suite(
             + (f" ({why})" if why else "")
         )
     if baseline is not None:  # a usage error before any model runs
-        from biaslab.gate.sources import load_side
+        check_baseline(Path(baseline))
+    from biaslab.out_lock import hold_out_dir
+    from biaslab.probing.execute import answers_kept
 
-        load_side(Path(baseline), role="baseline")
+    with hold_out_dir(out):  # one writer per --out, from before the first model call to the last write
+        if not overwrite:
+            refuse_other_suite(out, {"models": models, "probes": chosen, "limit": limit})
+        try:
+            return _run_and_write(
+                models,
+                chosen,
+                out,
+                skipped=skipped,
+                asked_probes=probes,
+                limit=limit,
+                cache_dir=cache_dir,
+                console=console,
+                quiet=quiet,
+                seed=seed,
+                baseline=baseline,
+            )
+        except WriteError as exc:
+            raise answers_kept(exc) from None
+
+
+def check_baseline(baseline: Path) -> None:
+    """A one-line error, before any model runs, when ``baseline`` is not a readable suite folder (its runs'
+    results and attempts read and checked as the gate will read them)."""
+    from biaslab.gate.sources import load_side
+
+    side = load_side(baseline, role="baseline")
+    if side.kind != "suite":
+        raise ConfigError(f"--baseline {baseline} is a run folder; give a suite folder (`biaslab suite --out`)")
+    for run in side.runs.values():
+        run.attempts()
+
+
+def refuse_other_suite(out: Path, settings: dict[str, Any]) -> None:
+    """A ConfigError when ``out`` holds a finished run, or a finished suite with other ``settings`` (its models,
+    probes and limit), naming what differs: a suite replaces neither without ``--overwrite``. The same suite
+    again reuses its runs."""
+    import json
+
+    from biaslab.probing.execute import settings_differences
+
+    path = out / "results.json"
+    if not path.is_file():
+        return
+    try:
+        earlier = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        earlier = None
+    if not isinstance(earlier, dict) or not isinstance(earlier.get("runs"), list):
+        probe = earlier.get("probe") if isinstance(earlier, dict) else None
+        what = f"a finished run ({probe})" if probe else "a results.json that is not a suite's"
+        raise ConfigError(f"--out {out} already holds {what}; give another --out, or add --overwrite to replace it")
+    differ = settings_differences({k: earlier.get(k) for k in settings}, settings)
+    if differ:
+        raise ConfigError(
+            f"--out {out} already holds a finished suite with other settings ({'; '.join(differ)}); "
+            "give another --out, or add --overwrite to replace it"
+        )
+
+
+def _run_and_write(
+    models: list[str],
+    chosen: list[str],
+    out: Path,
+    *,
+    skipped: dict[str, str],
+    asked_probes: list[str] | None,
+    limit: int | None,
+    cache_dir: Path | None,
+    console: Console | None,
+    quiet: bool,
+    seed: int,
+    baseline: Path | None,
+) -> dict[str, Any]:
+    from biaslab.compare.paired import compare_all
+    from biaslab.io import all_or_nothing, atomic_write_text, json_safe
+    from biaslab.models.open import open_cached_model
     from biaslab.probes import create_probe
-    from biaslab.probing.results import read_results
+    from biaslab.suite.card import write_card
 
     previous = _previous(out)
     probe_objs = {name: create_probe(name) for name in chosen}
@@ -224,10 +318,9 @@ def run_suite(
                 d = out / "runs" / _slug(spec) / name
                 key = run_key(probe_objs[name], cached.identity(), size)
                 old = previous.get((spec, name))
-                reused = bool(
-                    old and old["key"] == key and (d / "results.json").exists() and (d / "attempts.jsonl").exists()
-                )
-                results = read_results(d) if reused else run_one(probe_objs[name], cached, d, size, console, quiet)
+                earlier = finished_run(d) if old and old["key"] == key else None
+                reused = earlier is not None
+                results = run_one(probe_objs[name], cached, d, size, console, quiet) if earlier is None else earlier
                 runs.append(
                     {
                         "model": spec,
@@ -257,7 +350,7 @@ def run_suite(
     suite = {
         "models": models,
         "probes": chosen,
-        "asked": list(probes or []),
+        "asked": list(asked_probes or []),
         "skipped": skipped,
         "limit": limit,
         "runs": runs,
@@ -267,10 +360,12 @@ def run_suite(
     import json
 
     atomic_write_text(out / "results.json", json.dumps(json_safe(suite), indent=2, ensure_ascii=False) + "\n")
-    if baseline is not None:  # every model against the baseline suite, each headline at its default margin
+    if baseline is not None:  # every model against the baseline suite (read from out), at the default margins
         from biaslab.gate.decide import run_gate
 
         suite["gates"] = [run_gate(Path(baseline), out, candidate_model=m, seed=seed) for m in models]
-        atomic_write_text(out / "results.json", json.dumps(json_safe(suite), indent=2, ensure_ascii=False) + "\n")
-    write_card(suite, out / "report.html")
+    with all_or_nothing():  # the card and the results it shows, or neither
+        if baseline is not None:
+            atomic_write_text(out / "results.json", json.dumps(json_safe(suite), indent=2, ensure_ascii=False) + "\n")
+        write_card(suite, out / "report.html")
     return suite

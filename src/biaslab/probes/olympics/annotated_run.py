@@ -82,7 +82,7 @@ def score_annotated_files(
     import pandas as pd
 
     from biaslab.data.registry import sha256_of
-    from biaslab.io import atomic_write_text
+    from biaslab.io import all_or_nothing, atomic_write_text
     from biaslab.probes.olympics.annotated import read_annotated
     from biaslab.probes.olympics.score import score_annotated
     from biaslab.probing.results import build_results, write_results
@@ -124,9 +124,10 @@ def score_annotated_files(
     disc_md = disciplines_markdown(scored["disciplines"], f"olympics: {results.model['name']}")
     try:
         out.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(out / "disciplines.tsv", disc_tsv)
-        atomic_write_text(out / "disciplines.md", disc_md)
-        path = write_results(out, results)
+        with all_or_nothing():  # every file, or none: an earlier scoring stays whole
+            atomic_write_text(out / "disciplines.tsv", disc_tsv)
+            atomic_write_text(out / "disciplines.md", disc_md)
+            path = write_results(out, results)
     except OSError as exc:
         raise ConfigError(
             f"cannot write results to {out} ({exc.strerror or type(exc).__name__}); pass a writable --out directory"
