@@ -123,3 +123,52 @@ def test_the_timeout_and_retries_the_errors_name_are_set_with_p(server, tmp_path
     assert scripted.returncode != 0 and "model options (timeout) apply to openai/ models and anthropic/ models" in (
         scripted.stderr
     )
+
+
+def hosted_env(srv: OpenAITestServer, tmp_path: Path) -> dict[str, str | None]:
+    """No key or proxy of this machine, the test's cache, and ``srv`` as the server of ``openai/`` models (the
+    commands below take no --base-url)."""
+    return {
+        **NO_KEYS,
+        **{k.lower(): None for k in NO_KEYS},
+        "BIASLAB_CACHE_DIR": str(tmp_path / "cache"),
+        "BIASLAB_BASE_URL": srv.base_url,
+    }
+
+
+def test_suite_takes_the_request_options_the_errors_name(server, tmp_path):
+    """The suite opens its models itself: -P and --max-concurrency reach them (one request at a time, given up
+    after 2 attempts of 0.3 s), and the error names the options it took."""
+    srv = server(fault="hang", fail_first=10**6)
+    args = ["suite", "--model", "openai/test-model", "--probes", "jobs-lum", "--limit", "3", "-q"]
+    proc = run_cli(
+        *args,
+        *("-P", "timeout=0.3", "-P", "max_retries=1", "--max-concurrency", "1", "--out", tmp_path / "o"),
+        env=hosted_env(srv, tmp_path),
+    )
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    assert "did not answer within 0.3 s (2 attempts)" in proc.stderr and srv.stats.requests == 2
+    bad = run_cli(*args, "-P", "max_retries=-1", "--dry-run", env=hosted_env(srv, tmp_path))
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and "max_retries" in bad.stderr
+    local = run_cli("suite", "--probes", "jobs-lum", "-P", "timeout=5", "--out", tmp_path / "l", "-q")
+    assert local.returncode == 2 and "model options (timeout) apply to openai/ models" in local.stderr
+    assert not (tmp_path / "l" / "results.json").exists() and srv.stats.requests == 2
+
+
+def test_fsb_generate_and_predicate_extraction_take_the_request_options(server, tmp_path):
+    srv = server(fault="hang", fail_first=10**6)
+    opts = ("-P", "timeout=0.3", "-P", "max_retries=1", "--max-concurrency", "1")
+    gen = run_cli(
+        "fsb", "generate", "--model", "openai/test-model", "--limit", "2", *opts, "--out", tmp_path / "t.csv", "-q",
+        env=hosted_env(srv, tmp_path),
+    )  # fmt: skip
+    assert gen.returncode != 0 and "Traceback" not in gen.stderr
+    assert "did not answer within 0.3 s (2 attempts)" in gen.stderr and srv.stats.requests == 2
+    ex = tmp_path / "ex"
+    run_cli("wino", "predicate-example", ex, check=True)
+    extract = run_cli(
+        "wino", "extract-predicates", "--survey", ex / "survey.csv", "--per-response", "1", "--embedding", "none",
+        "--model", "openai/test-model", *opts, "--out", tmp_path / "p.csv", "-q", env=hosted_env(srv, tmp_path),
+    )  # fmt: skip
+    assert extract.returncode != 0 and "Traceback" not in extract.stderr
+    assert "did not answer within 0.3 s (2 attempts)" in extract.stderr and srv.stats.requests == 4

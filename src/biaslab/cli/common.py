@@ -14,6 +14,24 @@ MODEL_HELP = (
 )
 
 
+MODEL_OPTION_HELP = (
+    "A model option, as `biaslab run` takes it with -P: a local model's precision=bf16, a server's timeout=120 or "
+    "max_retries=10, a hosted API's batch=true (repeat the flag for more; every model of the command gets it)."
+)
+
+
+def model_option_flag() -> Any:
+    """``-P KEY=VALUE`` for the commands that open models but run no probe (no probe options to tell apart)."""
+    return typer.Option(None, "--model-option", "-P", metavar="KEY=VALUE", help=MODEL_OPTION_HELP)
+
+
+def model_options_from(raw: list[str] | None) -> dict[str, Any]:
+    """The ``-P`` values as a dict (a one-line error for an item that is not KEY=VALUE)."""
+    from biaslab.probing.options import split_assignments
+
+    return dict(split_assignments(raw or []))
+
+
 def new_app(name: str, help: str) -> typer.Typer:
     """A command group: no tracebacks, no completion install, plain-text help."""
     return typer.Typer(

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from biaslab.cli.common import console, new_app, retries_text
+from biaslab.cli.common import console, model_option_flag, model_options_from, new_app, retries_text
 from biaslab.errors import ConfigError
 from biaslab.out_lock import hold_out_dir
 
@@ -207,6 +207,7 @@ def generate_command(
     max_tokens: int = typer.Option(100, "--max-tokens", help="Maximum new tokens per answer (paper: 100)."),
     max_concurrency: int = typer.Option(8, "--max-concurrency", help="Parallel requests to an HTTP server."),
     cache_dir: Path | None = typer.Option(None, "--cache-dir", help="Where the response cache lives."),
+    model_option: list[str] | None = model_option_flag(),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
 ) -> None:
     """Generate graded gender-biased texts the way Fifty Shades of Bias was made (paper section 3).
@@ -242,6 +243,7 @@ def generate_command(
         cache_dir=cache_dir,
         quiet=quiet,
         console=console(stderr=True),
+        model_options=model_options_from(model_option),
     )
     summary = ", ".join(f"{s}/{p} {n}" for (s, p), n in run.counts.items())
     out_console = console()

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from biaslab.cli.common import console
+from biaslab.cli.common import console, model_option_flag, model_options_from
 from biaslab.cli.dry_run import PRICE_IN_HELP, PRICE_OUT_HELP, PRICES_HELP, check_price_flags, dry_run_option
 
 
@@ -30,6 +30,11 @@ def suite(
         None, "--out", "-o", help="Output directory: results.json, report.html and runs/ (required unless --dry-run)."
     ),
     cache_dir: Path | None = typer.Option(None, "--cache-dir", help="Response cache directory."),
+    base_url: str | None = typer.Option(
+        None, "--base-url", help="Base URL of an OpenAI-compatible server (openai/ models).", envvar="BIASLAB_BASE_URL"
+    ),
+    max_concurrency: int = typer.Option(8, "--max-concurrency", help="Parallel requests to an HTTP server."),
+    model_option: list[str] | None = model_option_flag(),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars."),
     overwrite: bool = typer.Option(
         False,
@@ -55,6 +60,7 @@ def suite(
 
     con = console()
     models = list(model) if model else [DEFAULT_MODEL]
+    options = model_options_from(model_option)
     check_price_flags(dry_run, price_in, price_out, prices)
     if dry_run:
         from rich.markup import escape
@@ -69,6 +75,8 @@ def suite(
                 list(probes) if probes else None,
                 limit=limit,
                 cache_dir=cache_dir,
+                model_options=options,
+                base_url=base_url,
                 price_in=price_in,
                 price_out=price_out,
                 prices_file=prices,
@@ -92,6 +100,9 @@ def suite(
         quiet=quiet,
         baseline=baseline,
         overwrite=overwrite,
+        model_options=options,
+        max_concurrency=max_concurrency,
+        base_url=base_url,
     )
     from rich.markup import escape
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from biaslab.cli.common import console, new_app, retries_text
+from biaslab.cli.common import console, model_option_flag, model_options_from, new_app, retries_text
 from biaslab.errors import ConfigError
 from biaslab.models.registry import DEFAULT_MODEL
 from biaslab.out_lock import hold_out_dir
@@ -193,6 +193,7 @@ def extract_predicates(
     cache_dir: Path | None = typer.Option(None, "--cache-dir", help="Response cache folder (default: user cache; "
                                              "env BIASLAB_CACHE_DIR)."),
     max_concurrency: int = typer.Option(8, "--max-concurrency", help="Parallel requests to an HTTP server."),
+    model_option: list[str] | None = model_option_flag(),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
 ) -> None:
     """Extract attested-harm predicates from survey answers with a model (the paper's prompt and
@@ -207,7 +208,7 @@ def extract_predicates(
     meta = run_extract(survey_path=survey, model_spec=model, per_response=per_response, human_path=human, out=out,
                        seed=seed, temperature=temperature, max_tokens=max_tokens, max_per_response=max_per_response,
                        embedding=embedding, base_url=base_url, cache_dir=cache_dir, max_concurrency=max_concurrency,
-                       quiet=quiet, console=err)
+                       quiet=quiet, console=err, model_options=model_options_from(model_option))
     con = console()
     con.print(_table(f"{meta['n_predicates']} predicates from {meta['n_asked']} answers: how often each flag fires",
                      ["flag", "predicates", "share"], _rates_rows(meta["flag_rates"])))

@@ -55,6 +55,7 @@ def run_generation(
     cache_dir: Path | None = None,
     quiet: bool = False,
     console: Any = None,
+    model_options: dict[str, Any] | None = None,
 ) -> GenerationSummary:
     """Generate the planned texts (``limit`` of them evenly spread over the plan) and write ``out``
     and its ``.meta.json``. Progress and the model-loading note go to ``console`` unless ``quiet``.
@@ -109,6 +110,7 @@ def run_generation(
         cache_dir=cache_dir,
         max_concurrency=max_concurrency,
         console=None if quiet else console,
+        model_options=model_options,
     )
     started = time.time()
     try:

@@ -268,11 +268,14 @@ def estimate_suite(
     *,
     limit: int | None = None,
     cache_dir: Path | None = None,
+    model_options: dict[str, Any] | None = None,
+    base_url: str | None = None,
     price_in: float | None = None,
     price_out: float | None = None,
     prices_file: Path | None = None,
 ) -> list[Estimate]:
-    """``biaslab suite --dry-run``: one estimate per model and probe the suite would run (same choice and sizes)."""
+    """``biaslab suite --dry-run``: one estimate per model and probe the suite would run (same choice and sizes);
+    ``model_options`` (``-P``) go to every model."""
     from biaslab.models.open import cache_path
     from biaslab.probes import create_probe
     from biaslab.probing.config import RunConfig
@@ -295,9 +298,9 @@ def estimate_suite(
                     probe,
                     planned,
                     spec,
-                    base_url=None,
+                    base_url=base_url,
                     cache_db=cache_path(cache_dir),
-                    model_options={},
+                    model_options=dict(model_options or {}),
                     prices_for=prices_for,
                 )
             )

@@ -205,12 +205,20 @@ def run_suite(
     seed: int = 0,
     baseline: Path | None = None,
     overwrite: bool = False,
+    model_options: dict[str, Any] | None = None,
+    max_concurrency: int = 8,
+    base_url: str | None = None,
 ) -> dict[str, Any]:
     """Run the suite and write it to ``out`` (locked while it runs: one writer per folder). A finished run or a
     suite of other models, probes or limit in ``out`` is refused unless ``overwrite``; a ``baseline`` is
-    checked before any model runs."""
+    checked before any model runs. ``model_options`` (``-P``) go to every model, checked for each before any runs."""
+    from biaslab.models.model_options import check_model_options
+    from biaslab.models.registry import split_spec
+
     if limit is not None and limit < 1:
         raise ConfigError(f"--limit must be a positive number of items (got {limit})")
+    for spec in models:
+        check_model_options(split_spec(spec)[0], spec, model_options or {})
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out} is a file; give a directory")
@@ -242,6 +250,9 @@ def run_suite(
                 quiet=quiet,
                 seed=seed,
                 baseline=baseline,
+                model_options=model_options or {},
+                max_concurrency=max_concurrency,
+                base_url=base_url,
             )
         except WriteError as exc:
             raise answers_kept(exc) from None
@@ -299,6 +310,9 @@ def _run_and_write(
     quiet: bool,
     seed: int,
     baseline: Path | None,
+    model_options: dict[str, Any],
+    max_concurrency: int,
+    base_url: str | None,
 ) -> dict[str, Any]:
     from biaslab.compare.paired import compare_all
     from biaslab.io import all_or_nothing, atomic_write_text, json_safe
@@ -310,7 +324,14 @@ def _run_and_write(
     probe_objs = {name: create_probe(name) for name in chosen}
     runs = []
     for spec in models:
-        cached = open_cached_model(spec, cache_dir=cache_dir, console=None if quiet else console)
+        cached = open_cached_model(
+            spec,
+            base_url=base_url,
+            cache_dir=cache_dir,
+            console=None if quiet else console,
+            max_concurrency=max_concurrency,
+            model_options=model_options,
+        )
         try:
             for name in chosen:
                 asked = limit if limit is not None else probe_objs[name].suite_size

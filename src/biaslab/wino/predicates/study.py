@@ -68,6 +68,7 @@ def run_extract(
     max_concurrency: int,
     quiet: bool,
     console: Any,
+    model_options: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     from biaslab.models.base import GenerationParams
     from biaslab.models.open import open_cached_model
@@ -97,6 +98,7 @@ def run_extract(
         cache_dir=cache_dir,
         max_concurrency=max_concurrency,
         console=None if quiet else console,
+        model_options=model_options,
     )
     started = time.time()
     params = GenerationParams(temperature=temperature, max_tokens=max_tokens)
