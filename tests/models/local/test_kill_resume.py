@@ -95,7 +95,14 @@ def test_a_generation_run_killed_between_waves_resumes_to_the_uninterrupted_text
     assert len({(r["item_id"], r["repetition"]) for r in rows}) == 16 and all(r["text"].strip() for r in rows)
 
 
-def test_a_call_with_some_answers_cached_scores_the_rest_to_the_bits_of_the_whole_call(tmp_path):
+@pytest.mark.parametrize(
+    "engine, options",
+    [
+        ("continuous", {"batch_tokens": 32}),  # a pack (128 tokens) a batch: several in this call
+        ("static", {"engine": "static", "batch_size": 8}),  # transformers' forward on padded batches of 8
+    ],
+)
+def test_a_call_with_some_answers_cached_scores_the_rest_to_the_bits_of_the_whole_call(tmp_path, engine, options):
     """The kill test's property without its timing: whichever answers are cached, also some in every batch, the
     rest get the bits of the whole call, and batches whose texts are all answered are not run."""
     from biaslab.models.base import LoglikelihoodRequest
@@ -105,19 +112,28 @@ def test_a_call_with_some_answers_cached_scores_the_rest_to_the_bits_of_the_whol
     people = ("Nurses", "Pilots", "Teachers", "Farmers", "Judges", "Bakers", "Doctors", "Clerks", "Cooks", "Poets")
     texts = [f"{p} said that {s} would {v} the match." for p in people for s in ("he", "she") for v in ("lose", "win")]
     requests = [LoglikelihoodRequest(t) for t in texts]
-    backend = load_model("smollm2", batch_tokens=32)  # a pack (128 tokens) a batch: several (not in the identity)
+    backend = load_model("smollm2", **options)  # batch sizes are not in the identity
+    real = backend.backend()
+    scored = []  # the texts each forward pass scored (static batches) or the tree tokens (the engine's)
+    if engine == "static":
+        score_batch = real._score_batch
+        real._score_batch = lambda batch, width: scored.append(len(batch)) or score_batch(batch, width)
+
+    def work() -> float:
+        return sum(scored) if engine == "static" else real.engine_stats().get("score_tokens", 0)
+
     whole = CachedModel(backend, ResponseCache(tmp_path / "whole.sqlite"))
-    before = backend.engine_stats().get("score_tokens", 0)
+    before = work()
     expected = [json.dumps(r.to_json()) for r in whole.loglikelihood(requests)]
-    whole_tokens = backend.engine_stats()["score_tokens"] - before
+    whole_work = work() - before
     model_key = model_cache_key(backend.identity(), backend.base_url)
     for name, answered in (("scattered", range(0, len(texts), 3)), ("all but one", range(1, len(texts)))):
         cache = ResponseCache(tmp_path / f"{name}.sqlite")
         for i in answered:  # as a killed call left it: these answers committed, the others not
             cache.put(request_cache_key(model_key, "loglikelihood", requests[i].as_key()), "x", model_key, expected[i])
         resumed = CachedModel(backend, cache)
-        before = backend.engine_stats()["score_tokens"]
+        before = work()
         assert [json.dumps(r.to_json()) for r in resumed.loglikelihood(requests)] == expected, name
         assert resumed.stats.model_calls == len(texts) - len(answered) and cache.count() == len(texts)
         if name == "all but one":
-            assert 0 < backend.engine_stats()["score_tokens"] - before < whole_tokens  # its batch alone
+            assert 0 < work() - before < whole_work  # its batch alone
