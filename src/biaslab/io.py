@@ -18,6 +18,7 @@ from typing import Any
 
 from biaslab.atomic_write import all_or_nothing, atomic_write_bytes, atomic_write_text
 from biaslab.errors import ConfigError, DataError
+from biaslab.spreadsheet_cells import read_cell
 
 __all__ = ["all_or_nothing", "atomic_write_bytes", "atomic_write_text", "json_safe", "read_table", "write_output"]
 
@@ -60,7 +61,9 @@ def json_safe(obj: Any) -> Any:
 #   case or spaces are an error. A column with an empty name is dropped when it is empty all the
 #   way down (trailing delimiters) or when it is the first column (the row index that pandas'
 #   ``to_csv`` and R's ``write.csv`` write), and is an error anywhere else when it holds a value.
-# * **Cells.** Text, kept exactly as written (callers strip what they treat as ids). A short row is
+# * **Cells.** Text, kept as written (callers strip what they treat as ids), except that a CSV or TSV cell
+#   marked as text for spreadsheets (a leading apostrophe before ``= + - @`` or a control character, as
+#   biaslab writes model output: :mod:`biaslab.spreadsheet_cells`) is read without the mark. A short row is
 #   padded with empty cells; a long row is an error when the extra cells hold values (usually an
 #   unquoted delimiter), and trimmed when they are empty. Spreadsheet numbers become text the
 #   way they display (``7.0`` -> ``"7"``), empty spreadsheet cells become ``""``.
@@ -171,7 +174,7 @@ def _delimited_rows(path: Path, name: str, suffix: str) -> list[list[str]]:
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
     try:
         for row in reader:
-            rows.append(row)
+            rows.append([read_cell(cell) for cell in row])
     except csv.Error as exc:
         row_no = len(rows) + 1
         if "end of data" in str(exc):

@@ -190,6 +190,10 @@ def test_ctrl_c_says_how_to_resume_exits_130_and_the_same_command_resumes(tmp_pa
         (["--repetitions", "-2"], "--repetitions must be at least 1"),
         (["--limit", "abc"], "Invalid value for '--limit'"),
         (["--model", "nosuch/model"], "unknown model spec"),
+        (["--model", "scripted/random-gender:delay=abc"], "scripted option delay=abc: give the seconds"),
+        (["--model", "scripted/he:delay=-1"], "scripted option delay=-1: give the seconds"),
+        (["--model", "scripted/he:dealy=1"], "scripted/he takes the option(s) delay, not dealy"),
+        (["--repetitions", "100000000"], "is 300,000,000 requests, more than one run plans"),
         (["--model", "openai/gpt-4o-mini", "--base-url", "http://127.0.0.1:9/v1"], "cannot reach"),
     ],
 )

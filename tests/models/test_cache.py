@@ -3,7 +3,7 @@ import sqlite3
 import pytest
 
 from biaslab.errors import CacheError
-from biaslab.models.base import GenerateRequest, GenerationParams, LoglikelihoodRequest
+from biaslab.models.base import GenerateRequest, GenerationParams, LoglikelihoodRequest, LoglikelihoodResult
 from biaslab.models.cache import CachedModel, ResponseCache
 from biaslab.models.scripted import ScriptedBackend
 
@@ -94,3 +94,29 @@ def test_api_key_reaches_the_server_but_never_the_cache(tmp_path, monkeypatch):
     dump = "\n".join(sqlite3.connect(tmp_path / "c.sqlite").iterdump())
     assert "test-model" in dump and secret not in dump
     assert secret not in repr(backend.identity())
+
+
+def test_a_scoring_call_with_answers_cached_hands_the_backend_the_whole_call_and_keeps_the_cached_answers(tmp_path):
+    """A backend whose scores depend on their batch-mates (a local model's packed batches) sees every distinct
+    request of a resumed call, the cached ones marked, so that it can form the batches of an uninterrupted call;
+    what it reports for a cached request does not replace the committed answer."""
+
+    class BatchDependent(ScriptedBackend):
+        seen: list[tuple[list[str], list[int]]] = []
+
+        def loglikelihood_rest(self, requests, answered, on_result):
+            self.seen.append(([r.continuation for r in requests], sorted(answered)))
+            batch = [r.continuation for r in requests]
+            results = [LoglikelihoodResult([-float(len(batch))], [r.continuation], None) for r in requests]
+            for i, result in enumerate(results):
+                on_result(i, result)
+            return results
+
+    reqs = [LoglikelihoodRequest(t) for t in ("a", "b", "c", "b")]
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    CachedModel(BatchDependent("echo"), cache).loglikelihood(reqs[:1])  # "a" alone: -1
+    model = CachedModel(BatchDependent("echo"), cache)
+    got = model.loglikelihood(reqs)
+    assert BatchDependent.seen[-1] == (["a", "b", "c"], [0])
+    assert [r.token_logprobs for r in got] == [[-1.0], [-3.0], [-3.0], [-3.0]]
+    assert model.stats.model_calls == 2 and model.stats.cache_hits == 1 and cache.count() == 3

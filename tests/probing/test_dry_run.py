@@ -262,3 +262,28 @@ def test_the_embedded_models_count_is_the_number_of_prompt_tokens_it_runs(tmp_pa
     assert est.input_tokens == sum(a.n_prompt_tokens for a in answers) and est.output_tokens_max == 4
     cached = dry(model="smollm2", limit=4, params=GenerationParams(max_tokens=1), cache_dir=tmp_path / "cache")
     assert (cached.cached, cached.to_send, cached.input_tokens) == (4, 0, 0)
+
+
+@requires_data
+def test_many_repetitions_are_counted_from_the_first_ones_not_planned_one_by_one(monkeypatch):
+    import biaslab.probing.dry_run as dry_run
+
+    exact = dry(model="scripted/he", limit=10, repetitions=40, price_in=1.0, price_out=2.0)
+    monkeypatch.setattr(dry_run, "EXACT_REQUESTS", 25)  # 2 repetitions of the 10 prompts planned, 38 counted
+    counted = dry(model="scripted/he", limit=10, repetitions=40, price_in=1.0, price_out=2.0)
+    assert not exact.extrapolated and counted.extrapolated.startswith("repetitions 3 to 40 counted from the first 2")
+    fields = ("requests", "generations", "to_send", "input_tokens", "output_tokens_max", "cost")
+    assert [getattr(counted, f) for f in fields] == [getattr(exact, f) for f in fields]
+    assert counted.requests == 400
+
+
+@pytest.mark.timeout(60)
+@requires_data
+def test_an_absurd_number_of_repetitions_is_one_line_at_once_in_a_dry_run_and_a_run(tmp_path):
+    for extra in (["--dry-run"], ["--out", tmp_path / "run"]):
+        proc = run_cli("run", "jobs-lum", "--model", "scripted/he", "--repetitions", "100000000", *extra)
+        assert proc.returncode != 0 and "Traceback" not in proc.stderr
+        assert "--repetitions 100,000,000 of 339 prompts is 33,900,000,000 requests, more than one run plans" in (
+            proc.stderr
+        )
+    assert not (tmp_path / "run").exists()

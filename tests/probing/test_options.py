@@ -7,6 +7,7 @@ import pytest
 from biaslab.errors import ConfigError
 from biaslab.probes import PROBES, get_probe_class
 from biaslab.probing.options import parse_bool, probe_kwargs, split_assignments
+from tests.cli_runner import run_cli
 
 
 def test_assignments_split_on_the_first_equals_and_dashes_become_underscores():
@@ -83,3 +84,48 @@ def test_model_options_are_refused_for_models_that_are_not_local(tmp_path):
     gguf.write_bytes(b"GGUF")
     with pytest.raises(ConfigError, match="precision must be one of float32, bf16"):
         open_cached_model(f"gguf/{gguf}", cache_dir=tmp_path, model_options={"precision": "int3"})
+
+
+@pytest.mark.parametrize("name", sorted(PROBES))
+def test_every_numeric_option_declares_the_range_it_takes(name):
+    for key, option in get_probe_class(name).options.items():
+        if option.type in (int, float):
+            assert option.minimum is not None and option.maximum is not None, (name, key)
+
+
+@pytest.mark.parametrize(
+    "probe, option, needle",
+    [
+        ("fsb-judge", "n_bootstrap=-5", "-P n_bootstrap=-5: must be from 0 to 100,000 (Bootstrap resamples"),
+        ("olympics", "n_permutations=-5", "-P n_permutations=-5: must be from 1 to 1,000,000"),
+        ("olympics", "n_permutations=100000000", "-P n_permutations=100,000,000: must be from 1 to 1,000,000"),
+        ("bold", "threshold=0", "-P threshold=0: must be above 0 and at most 1"),
+        ("bold", "threshold=nan", "-P threshold=nan: must be above 0 and at most 1"),
+        ("relationship-levy", "size=0", "-P size=0: must be from 1 to 100,000"),
+        ("diversity-med-qa", "orderings=121", "-P orderings=121: must be from 1 to 120"),
+        ("winosemitism", "build_seed=-1", "-P build_seed=-1: must be from 0 to 4,294,967,295"),
+    ],
+)
+def test_a_number_outside_the_declared_range_is_one_line_before_any_model_call(tmp_path, probe, option, needle):
+    out = tmp_path / "run"
+    proc = run_cli("run", probe, "--model", "scripted/he", "-P", option, "--out", out, "-q")
+    assert proc.returncode != 0 and needle in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+    assert not out.exists()
+
+
+def test_the_ends_of_a_range_are_taken():
+    assert probe_kwargs("fsb-judge", {"n_bootstrap": "0"}) == {"n_bootstrap": 0}
+    assert probe_kwargs("bold", {"threshold": "1"}) == {"threshold": 1.0}
+    assert probe_kwargs("gest", {"reorderings": "6"}) == {"reorderings": 6}
+
+
+@pytest.mark.parametrize("name", sorted(PROBES))
+def test_a_probe_built_from_python_refuses_a_number_outside_the_declared_range_too(name):
+    cls = get_probe_class(name)
+    for key, option in cls.options.items():
+        if option.type in (int, float):
+            below = option.minimum if option.above else option.minimum - 1
+            for bad in (below, option.maximum + 1):
+                with pytest.raises(ConfigError, match=rf"-P {key}="):
+                    cls(**{option.param or key: option.type(bad)})

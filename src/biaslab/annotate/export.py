@@ -9,17 +9,11 @@ first handed to them, UTC), submitted_at, seconds_on_task (from shown to answere
 tuples are left out. The skip list (``..._skips.csv``): tuple_id, annotator, gold, Item1..ItemK,
 positions, shown_at, skipped_at.
 
-No cell can run as a spreadsheet formula: a cell whose first character is a control or invisible
-format character (tab, line break, NUL, zero-width space, byte-order mark...), or whose first
-visible character is, after Unicode compatibility folding (fullwidth ``＝`` is ``=``), one of
-``= + - @``, gets a leading apostrophe.
+No cell can run as a spreadsheet formula (:func:`biaslab.spreadsheet_cells.safe_cell`).
 """
 
 from __future__ import annotations
 
-import csv
-import io
-import unicodedata
 from pathlib import Path
 
 from biaslab.annotate.db import Database
@@ -27,33 +21,11 @@ from biaslab.annotate.project import DEFAULT_CONSTRUCT
 from biaslab.annotate.status import annotations_frame, skips_frame
 from biaslab.errors import ConfigError
 from biaslab.io import atomic_write_text
-
-FORMULA_START = ("=", "+", "-", "@")
-
-
-def _invisible(ch: str) -> bool:
-    return unicodedata.category(ch) in ("Cc", "Cf", "Zs", "Zl", "Zp")
-
-
-def safe_cell(value) -> str:
-    text = "" if value is None else str(value)
-    if not text:
-        return text
-    if unicodedata.category(text[0]) in ("Cc", "Cf"):
-        return "'" + text
-    first = next((ch for ch in text if not _invisible(ch)), "")
-    if first and unicodedata.normalize("NFKC", first).startswith(FORMULA_START):
-        return "'" + text
-    return text
+from biaslab.spreadsheet_cells import csv_text, safe_cell
 
 
 def _csv(frame) -> str:
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n", quoting=csv.QUOTE_MINIMAL)
-    writer.writerow(list(frame.columns))
-    for row in frame.itertuples(index=False):
-        writer.writerow([safe_cell(v) for v in row])
-    return buffer.getvalue()
+    return csv_text([list(frame.columns), *([safe_cell(v) for v in row] for row in frame.itertuples(index=False))])
 
 
 def skips_path(out: Path) -> Path:

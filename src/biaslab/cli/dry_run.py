@@ -70,6 +70,8 @@ def print_estimates(estimates: list[Any], out: Console) -> None:
             else f"at most {e.output_tokens_max:,}"
         )
         out.print(f"  output tokens  {most}{expected}")
+        if e.extrapolated:
+            out.print(f"  extrapolated   {escape(e.extrapolated)}")
         if e.cost:
             parts = [f"input {_usd(e.cost['input'])}"]
             if "output_max" in e.cost:

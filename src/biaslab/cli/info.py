@@ -46,7 +46,11 @@ def probes(
     for p in probes_:
         heads = "\n".join(f"{h['metric']} ({h['unbiased']:g}, {h['worse']})" for h in p["headlines"])
         opts = "\n".join(
-            k + (f" ({o['flag']})" if o.get("flag") else "") + f": {o['help']}" for k, o in p["options"].items()
+            k
+            + (f" ({o['flag']})" if o.get("flag") else "")
+            + f": {o['help']}"
+            + (f" ({o['range']})" if o.get("range") else "")
+            for k, o in p["options"].items()
         )
         source = "" if p["source"] == "built-in" else f"\n[dim]from {escape(p['source'])}[/]"
         table.add_row(p["name"], escape(p["title"]) + source, heads or "-", escape(opts) or "-")

@@ -38,6 +38,7 @@ from biaslab.data import data_path
 from biaslab.errors import ConfigError, DataError
 from biaslab.models.base import GenerateRequest, GenerationParams
 from biaslab.probing.core import derive_seed
+from biaslab.spreadsheet_cells import csv_text, safe_cell
 
 SYSTEM_PROMPTS = {
     "completion": (
@@ -332,8 +333,6 @@ def generate_texts(
 
 
 def texts_csv(rows: Sequence[dict[str, Any]]) -> str:
-    buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=OUTPUT_COLUMNS, lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(rows)
-    return buf.getvalue()
+    """The texts as CSV, no cell a spreadsheet formula (:mod:`biaslab.spreadsheet_cells`; biaslab's readers
+    give the texts back as generated)."""
+    return csv_text([OUTPUT_COLUMNS, *([safe_cell(row.get(c)) for c in OUTPUT_COLUMNS] for row in rows)])

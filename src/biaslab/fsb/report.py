@@ -13,6 +13,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from biaslab import __version__
 from biaslab.io import all_or_nothing, atomic_write_text, json_safe
 from biaslab.report.plots import fig_to_base64, new_figure
+from biaslab.spreadsheet_cells import safe_cell
 
 __all__ = ["build_results", "write_outputs"]
 
@@ -63,6 +64,12 @@ def _lo_name(a: int, b: int) -> str:
 
 
 def _csv(df: pd.DataFrame, index: bool = False) -> str:
+    """A table as CSV; its text cells (words of the texts, values of their columns) never spreadsheet formulas."""
+
+    def safe(v: Any) -> Any:
+        return safe_cell(v) if isinstance(v, str) else v
+
+    df = df.map(safe).rename(index=safe, columns=safe)
     return df.to_csv(index=index, lineterminator="\n", float_format="%.6g")
 
 

@@ -15,6 +15,7 @@ import numpy as np
 
 from biaslab.errors import ConfigError, DataError
 from biaslab.fsb.scorers_study import ScoredTexts, ceiling_from_split_half, scorer_summary
+from biaslab.spreadsheet_cells import safe_cell
 
 SCHEMA = "biaslab.fsb.scorers/1"
 TITLE = "Scorers against human ratings"
@@ -248,4 +249,5 @@ def _num(value: float) -> str:
 
 
 def _csv_cell(text: str) -> str:
-    return '"' + text.replace('"', '""') + '"' if any(c in text for c in ',"\n') else text
+    text = safe_cell(text)
+    return '"' + text.replace('"', '""') + '"' if any(c in text for c in ',"\n\r') else text

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import abc
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -189,6 +189,22 @@ class ModelBackend(abc.ABC):
         """The retries made so far, by cause (``HTTP 429``, ``timeout``, ``bad reply``...), for backends that call a
         server and retry its faults; None for the others."""
         return None
+
+    def loglikelihood_rest(
+        self, requests: Sequence[LoglikelihoodRequest], answered: Collection[int], on_result: OnResult
+    ) -> list[LoglikelihoodResult | None]:
+        """Score the requests whose index is not in ``answered`` (the response cache holds their answers), calling
+        ``on_result(i, result)`` as each is done (``i`` indexes ``requests``); the results by index, None where not
+        scored. Here the rest are scored on their own. A backend whose scores' last bits depend on which requests
+        share a batch (a local model's packed or padded batches) scores the batches a call on all ``requests``
+        forms instead, less those whose requests are all answered, so that a call resumed after a kill gives the
+        bits of an uninterrupted one; it may report answered requests that share a batch with the rest."""
+        rest = [i for i in range(len(requests)) if i not in answered]
+        got = self.loglikelihood([requests[i] for i in rest], lambda j, result: on_result(rest[j], result))
+        results: list[LoglikelihoodResult | None] = [None] * len(requests)
+        for i, result in zip(rest, got, strict=False):
+            results[i] = result
+        return results
 
     def reference(self) -> ModelBackend | None:
         """The same model at its reference precision when this backend computes in a reduced one (a local

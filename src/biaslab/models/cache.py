@@ -5,7 +5,9 @@ of the model identity, the base URL, the request (messages or prompt), the param
 that change output and the repetition index (the way inspect_ai keys its cache; unlike
 lm-eval, sampled requests are cached too, per repetition). Each response is committed as
 soon as the backend reports it, so a killed run resumes where it stopped and a finished run
-re-runs with zero model calls.
+re-runs with zero model calls. A log-likelihood call hands the backend every distinct request, those
+answered from the cache marked (:meth:`~biaslab.models.base.ModelBackend.loglikelihood_rest`): a local
+model then scores the rest in the batches of an uninterrupted call, so a resumed run gives its bits.
 """
 
 from __future__ import annotations
@@ -220,16 +222,17 @@ class CachedModel:
         return request_cache_key(self._model_key, kind, request_key, rule)
 
     def generate(self, requests: Sequence[GenerateRequest], progress: Progress | None = None) -> list[GenerateResult]:
-        return self._run("generate", requests, GenerateResult, self.backend.generate, progress)
+        return self._run("generate", requests, GenerateResult, progress)
 
     def loglikelihood(
         self, requests: Sequence[LoglikelihoodRequest], progress: Progress | None = None
     ) -> list[LoglikelihoodResult]:
-        return self._run("loglikelihood", requests, LoglikelihoodResult, self.backend.loglikelihood, progress)
+        return self._run("loglikelihood", requests, LoglikelihoodResult, progress)
 
-    def _run(self, kind, requests, result_cls, call, progress):
+    def _run(self, kind, requests, result_cls, progress):
         keys = [self._key(kind, r.as_key()) for r in requests]
-        cached = self.cache.get_many(list(dict.fromkeys(keys)))
+        distinct = list(dict.fromkeys(keys))
+        cached = self.cache.get_many(distinct)
         results: list[Any] = [None] * len(requests)
         todo: dict[str, list[int]] = {}
         for i, key in enumerate(keys):
@@ -241,24 +244,35 @@ class CachedModel:
                     progress(i, results[i], True)
             else:
                 todo.setdefault(key, []).append(i)
-        if todo:
-            pending_keys = list(todo)
-            pending = [requests[todo[k][0]] for k in pending_keys]
+        if not todo:
+            return results
+        first: dict[str, Any] = {}
+        for key, request in zip(keys, requests):
+            first.setdefault(key, request)
 
-            def on_result(j: int, result: Any) -> None:
-                key = pending_keys[j]
-                self.cache.put(key, kind, self._model_key, json.dumps(result.to_json(), ensure_ascii=False))
-                self.stats.model_calls += 1
-                self.stats.new_tokens += getattr(result, "n_new_tokens", None) or 0
-                for i in todo[key]:
-                    results[i] = result
-                    if progress:
-                        progress(i, result, False)
+        def on_result(j: int, result: Any) -> None:
+            key = asked[j]
+            if key not in todo or results[todo[key][0]] is not None:  # an answered request (the cache's stands)
+                return
+            self.cache.put(key, kind, self._model_key, json.dumps(result.to_json(), ensure_ascii=False))
+            self.stats.model_calls += 1
+            self.stats.new_tokens += getattr(result, "n_new_tokens", None) or 0
+            for i in todo[key]:
+                results[i] = result
+                if progress:
+                    progress(i, result, False)
 
-            got = call(pending, on_result)
-            for j, result in enumerate(got):  # backends that did not report every result
-                if results[todo[pending_keys[j]][0]] is None:
-                    on_result(j, result)
+        got: Sequence[Any]
+        if kind == "loglikelihood":  # every distinct request, the answered ones marked: the batches of a whole call
+            asked = distinct
+            answered = {j for j, key in enumerate(distinct) if key in cached}
+            got = self.backend.loglikelihood_rest([first[key] for key in asked], answered, on_result)
+        else:
+            asked = list(todo)
+            got = self.backend.generate([first[key] for key in asked], on_result)
+        for j, result in enumerate(got):  # backends that did not report every result: counted as if reported
+            if result is not None:
+                on_result(j, result)
         return results
 
     def close(self) -> None:

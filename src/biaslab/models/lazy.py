@@ -9,7 +9,7 @@ built on first use.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 from biaslab.models.base import GenerateRequest, LoglikelihoodRequest, ModelBackend, OnResult, reference_identity
@@ -66,6 +66,11 @@ class LazyBackend(ModelBackend):
 
     def loglikelihood(self, requests: Sequence[LoglikelihoodRequest], on_result: OnResult | None = None):
         return self.backend().loglikelihood(requests, on_result)
+
+    def loglikelihood_rest(
+        self, requests: Sequence[LoglikelihoodRequest], answered: Collection[int], on_result: OnResult
+    ):
+        return self.backend().loglikelihood_rest(requests, answered, on_result)
 
     def reference(self) -> ModelBackend | None:
         """The reference-precision twin (see :meth:`ModelBackend.reference`), lazy too: its identity is

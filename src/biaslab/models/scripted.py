@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import random
 import time
 from collections.abc import Callable, Sequence
@@ -133,6 +134,17 @@ class ScriptedBackend(ModelBackend):
         return out
 
 
+def _delay(text: Any) -> float:
+    """The ``delay`` option: seconds to wait before each answer, a number from 0 to an hour."""
+    try:
+        delay = float(text)
+    except (TypeError, ValueError):
+        delay = math.nan
+    if not 0 <= delay <= 3600:  # NaN too
+        raise ConfigError(f"scripted option delay={text}: give the seconds before each answer, from 0 to 3600")
+    return delay
+
+
 def from_spec(name: str, *, base_url: str | None = None, options: dict[str, Any] | None = None) -> ScriptedBackend:
     rule, _, opt_text = name.partition(":")
     opts = dict(options or {})
@@ -140,15 +152,24 @@ def from_spec(name: str, *, base_url: str | None = None, options: dict[str, Any]
         key, sep, value = part.partition("=")
         if not sep:
             raise ConfigError(f"scripted option {part!r} must look like key=value")
-        opts[key] = value
-    delay = float(opts.pop("delay", 0.0))
+        opts[key.strip()] = value
+    known = ("delay", "file") if rule == "canned" else ("delay",)
+    unknown = sorted(set(opts) - set(known))
+    if unknown:
+        raise ConfigError(
+            f"scripted/{rule} takes the option(s) {', '.join(known)}, not {', '.join(unknown)}; "
+            "e.g. scripted/he:delay=0.01 or scripted/canned:file=answers.json"
+        )
+    delay = _delay(opts.pop("delay", 0.0))
     if rule == "canned":
         path = opts.pop("file", None)
         if not path:
             raise ConfigError("scripted/canned needs a file: scripted/canned:file=answers.json ({prompt: answer})")
         try:
             answers = json.loads(Path(path).read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as exc:
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise ConfigError(f"cannot read canned answers {path}: {exc}") from None
+        if not isinstance(answers, dict) or not all(isinstance(v, str) for v in answers.values()):
+            raise ConfigError(f"canned answers {path} must be a JSON object of prompt -> answer text")
         return ScriptedBackend(answers=answers, delay=delay, name=f"canned:{Path(path).name}")
     return ScriptedBackend(rule, delay=delay)

@@ -40,7 +40,12 @@ def describe_probe(name: str) -> dict[str, Any]:
             for k, d in cls.metric_docs.items()
         },
         "options": {
-            k: {"help": o.help, "type": option_type(o.type), **({"flag": o.alias} if o.alias else {})}
+            k: {
+                "help": o.help,
+                "type": option_type(o.type),
+                **({"flag": o.alias} if o.alias else {}),
+                **({"range": o.bounds()} if o.bounds() else {}),
+            }
             for k, o in cls.options.items()
         },
         "pairing": None

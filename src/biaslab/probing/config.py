@@ -38,6 +38,21 @@ class RunContext:
         return self.model.get("objective") == "masked-lm"
 
 
+MAX_REQUESTS = 2_000_000  # the requests one run plans at most (about 1.5 GB planned; 2,000 x the largest probe)
+
+
+def check_run_size(n_prompts: int, cfg: RunConfig) -> None:
+    """A one-line ConfigError, before anything is planned, for a run of more than :data:`MAX_REQUESTS` requests:
+    ``n_prompts`` prompts asked ``--repetitions`` times each (the count is arithmetic, so that an absurd
+    ``--repetitions 100000000`` is refused at once instead of being planned one request at a time)."""
+    total = n_prompts * cfg.repetitions
+    if total > MAX_REQUESTS:
+        raise ConfigError(
+            f"--repetitions {cfg.repetitions:,} of {n_prompts:,} prompts is {total:,} requests, more than one run "
+            f"plans ({MAX_REQUESTS:,}); lower --repetitions or --limit"
+        )
+
+
 def validate_config(cfg: RunConfig) -> None:
     if cfg.repetitions < 1:
         raise ConfigError(f"--repetitions must be at least 1 (got {cfg.repetitions})")

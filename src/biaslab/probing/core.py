@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
+from biaslab.errors import ConfigError
 from biaslab.models.base import GenerateRequest, LoglikelihoodRequest
 from biaslab.probing.presentation import Figure, MetricDoc, MetricDocs
 
@@ -152,12 +153,40 @@ class PlannedRequest:
 
 @dataclass(frozen=True)
 class ProbeOption:
-    """A probe-specific setting, given as ``-P name=value`` (or the flag ``alias``) on ``biaslab run``."""
+    """A probe-specific setting, given as ``-P name=value`` (or the flag ``alias``) on ``biaslab run``.
+
+    A number (``type`` int or float) declares the values it takes, ``minimum`` to ``maximum`` (``minimum``
+    itself excluded when ``above``): every probe's counts, sizes and thresholds are checked by the same code
+    (:func:`biaslab.probing.options.probe_kwargs`), and a test holds every numeric option to declaring both."""
 
     help: str
     type: Callable[[str], Any] = str
     param: str | None = None  # the probe constructor's argument (default: the option's name)
     alias: str | None = None  # a flag of `biaslab run` for it, e.g. "--pairs" (a bool option's flag takes no value)
+    minimum: float | None = None
+    maximum: float | None = None
+    above: bool = False  # the minimum is a bound the value must exceed (a threshold above 0)
+
+    def bounds(self) -> str:
+        """The declared range in words ("from 1 to 6", "above 0 and at most 1")."""
+        low, high = self.minimum, self.maximum
+        if low is not None and high is not None and not self.above:
+            return f"from {_number(low)} to {_number(high)}"
+        parts = [f"{'above' if self.above else 'at least'} {_number(low)}"] if low is not None else []
+        return " and ".join([*parts, *([f"at most {_number(high)}"] if high is not None else [])])
+
+    def check(self, flag: str, value: Any) -> None:
+        """A one-line ConfigError when a numeric ``value`` is outside the declared range (``flag`` names it)."""
+        if not isinstance(value, int | float) or isinstance(value, bool):
+            return
+        low, high = self.minimum, self.maximum
+        below = low is not None and (value <= low if self.above else value < low)
+        if value != value or below or (high is not None and value > high):
+            raise ConfigError(f"{flag}={_number(value)}: must be {self.bounds()} ({self.help.rstrip('.')})")
+
+
+def _number(x: float) -> str:
+    return f"{int(x):,}" if float(x).is_integer() and abs(x) < 1e15 else f"{x:g}"
 
 
 class Probe(abc.ABC):
@@ -185,6 +214,14 @@ class Probe(abc.ABC):
     data_files: list[str] = []  # registered data files read (an instance may set its own)
     metric_docs: ClassVar[Mapping[str, MetricDoc]] = MetricDocs()
     options: ClassVar[dict[str, ProbeOption]] = {}
+
+    @classmethod
+    def check_options(cls, **values: Any) -> None:
+        """Each value against the range its option declares, for a probe built from Python (the command line
+        checks them before, naming its flags: :func:`biaslab.probing.options.probe_kwargs`)."""
+        for key, value in values.items():
+            cls.options[key].check(f"-P {key}", value)
+
     headlines: ClassVar[tuple[Headline, ...]] = ()
     pairing: ClassVar[Pairing | None] = None
     suite_size: ClassVar[int] = 100  # items of a suite run unless --limit says otherwise

@@ -12,6 +12,11 @@ kind of request, expected (their mean new tokens). With prices (``--price-in``/`
 dollars per million tokens, or a price file naming models), the cost of the input, of the output at
 most and expected; with ``-P batch=true`` at the batch price (a file's ``batch_input``/``batch_output``,
 else half the online price: both providers' batch discount).
+
+Many repetitions are not planned one by one: past :data:`EXACT_REQUESTS` planned requests, the first
+repetitions are, and the others are counted from them (a repetition asks the same prompts with a seed of
+its own: as many requests, the same input tokens and token limits; counted as not cached). A run larger than
+:data:`~biaslab.probing.config.MAX_REQUESTS` is refused at once, as the run itself refuses it.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ import json
 import sqlite3
 import tomllib
 from contextlib import closing
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +33,11 @@ from biaslab.errors import ConfigError
 from biaslab.models.base import GenerateRequest, GenerationParams, LoglikelihoodRequest
 from biaslab.models.cache import request_cache_key
 from biaslab.models.spec_identity import spec_identity
+from biaslab.probing.config import check_run_size
+from biaslab.probing.generation import GenerationProbe
 
 BATCH_DISCOUNT = 0.5
+EXACT_REQUESTS = 100_000  # requests a dry run plans one by one at most (about 10 s); further repetitions are counted
 
 
 @dataclass
@@ -55,6 +63,7 @@ class Estimate:
     batch: bool = False
     cost: dict[str, float] = field(default_factory=dict)  # input, output_max, output_expected (dollars)
     price_note: str = ""
+    extrapolated: str = ""  # how repetitions past those planned one by one were counted
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -147,8 +156,10 @@ def estimate(
     cache_db: Path,
     model_options: dict[str, Any],
     prices_for: Any,
+    more: float = 0.0,
 ) -> Estimate:
-    """The estimate of ``planned`` (a probe's planned requests) on ``spec``."""
+    """The estimate of ``planned`` (a probe's planned requests) on ``spec``; ``more``: how many times over the run
+    asks each planned request again under other repetitions (extrapolated: none of them cached)."""
     from biaslab.models.batch.options import BATCH_OPTIONS, split_batch_options
     from biaslab.models.model_options import check_model_options
     from biaslab.models.registry import split_spec
@@ -163,10 +174,10 @@ def estimate(
     est = Estimate(
         probe=probe.name,
         model=spec,
-        requests=len(requests),
+        requests=round(len(requests) * (1 + more)),
         batch=batch,
-        generations=sum(isinstance(r, GenerateRequest) for r in requests),
-        loglikelihoods=sum(isinstance(r, LoglikelihoodRequest) for r in requests),
+        generations=round(sum(isinstance(r, GenerateRequest) for r in requests) * (1 + more)),
+        loglikelihoods=round(sum(isinstance(r, LoglikelihoodRequest) for r in requests) * (1 + more)),
     )
     keys: list[str | None] = [None] * len(requests)
     if ident.model_key is not None:
@@ -186,21 +197,27 @@ def estimate(
         if key is None or key not in found:
             distinct.setdefault(key or f"#{i}", r)
     todo = list(distinct.values())
-    est.to_send = len(todo)
+    est.to_send = len(todo) + round(len(requests) * more)
     count, est.tokens_by = counter(ident.prefix, ident.name, chat_template=local.get("chat_template", "auto") == "auto")
-    est.input_tokens = sum(count(r) for r in todo)
+    est.input_tokens = sum(count(r) for r in todo) + (round(sum(count(r) for r in requests) * more) if more else 0)
     gens = [r for r in todo if isinstance(r, GenerateRequest)]
-    maxima = [r.params.max_tokens for r in gens]
-    est.output_tokens_max = None if any(m is None for m in maxima) else sum(maxima)  # type: ignore[arg-type]
+    all_gens = [r for r in requests if isinstance(r, GenerateRequest)]
+    maxima = [r.params.max_tokens for r in gens + (all_gens if more else [])]
+    if any(m is None for m in maxima):
+        est.output_tokens_max = None
+    else:
+        est.output_tokens_max = sum(r.params.max_tokens or 0 for r in gens)
+        est.output_tokens_max += round(sum(r.params.max_tokens or 0 for r in all_gens) * more)
+    n_gens = len(gens) + len(all_gens) * more
     seen = [
         json.loads(found[k]).get("n_new_tokens")
         for k, r in zip(keys, requests)
         if k in found and isinstance(r, GenerateRequest)
     ]
     seen = [n for n in seen if isinstance(n, int)]
-    if seen and gens:
-        est.output_tokens_expected = round(sum(seen) / len(seen) * len(gens))
-    elif not gens:
+    if seen and n_gens:
+        est.output_tokens_expected = round(sum(seen) / len(seen) * n_gens)
+    elif not n_gens:
         est.output_tokens_expected = 0
     prices = prices_for(spec, batch)
     if prices is not None:
@@ -250,8 +267,14 @@ def estimate_run(
     prices_for = _prices_from(price_in, price_out, prices_file)
     probe_options, model_options = split_model_options(probe_name, probe_options or {})
     probe = create_probe(probe_name, **probe_kwargs(probe_name, probe_options, via=option_flags))
-    planned = plan_run(probe, probe.select_items(probe.load_items(), cfg), cfg)
-    return estimate(
+    items = probe.select_items(probe.load_items(), cfg)
+    exact = cfg.repetitions
+    if isinstance(probe, GenerationProbe):
+        check_run_size(sum(len(item.prompts) for item in items), cfg)
+        one = len(plan_run(probe, items, replace(cfg, repetitions=1)))
+        exact = max(1, min(cfg.repetitions, EXACT_REQUESTS // max(1, one)))
+    planned = plan_run(probe, items, replace(cfg, repetitions=exact))
+    est = estimate(
         probe,
         planned,
         spec,
@@ -259,7 +282,13 @@ def estimate_run(
         cache_db=cache_path(cache_dir),
         model_options=model_options,
         prices_for=prices_for,
+        more=cfg.repetitions / exact - 1,
     )
+    if exact < cfg.repetitions:
+        est.extrapolated = (
+            f"repetitions {exact + 1:,} to {cfg.repetitions:,} counted from the first {exact:,} (as not cached)"
+        )
+    return est
 
 
 def estimate_suite(

@@ -12,6 +12,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from biaslab.models.base import GenerateRequest, GenerateResult, GenerationParams
+from biaslab.probing.config import check_run_size
 from biaslab.probing.core import Attempt, PlannedRequest, Probe, ProbeItem, Prompt, derive_seed
 
 if TYPE_CHECKING:
@@ -46,6 +47,7 @@ class GenerationProbe(Probe):
             self.evaluate(attempt)
 
     def plan(self, items: list[ProbeItem], cfg: RunConfig) -> list[PlannedRequest]:
+        check_run_size(sum(len(item.prompts) for item in items), cfg)
         params = self.params(cfg.params)
         planned = []
         for item in items:

@@ -62,6 +62,7 @@ def probe_kwargs(probe_name: str, options: dict[str, Any], *, via: dict[str, str
             except (TypeError, ValueError) as exc:
                 expected = _EXPECTED.get(option.type, str(exc))
                 raise ConfigError(f"{flag}={value}: {expected}") from None
+        option.check(flag, value)
         kwargs[option.param or key] = value
     return kwargs
 

@@ -163,3 +163,30 @@ def test_sentence_longer_than_the_context_names_file_and_row(bert_dir, tmp_path)
     assert f"{pairs}, row 3, sent_more" in proc.stderr and "longer than the model's context of 64" in proc.stderr
     assert not (out / "results.json").exists()
     assert json.loads((bert_dir / "config.json").read_text())["architectures"] == ["BertForMaskedLM"]
+
+
+def test_a_resumed_call_scores_the_rest_in_the_batches_of_the_whole_call(bert_dir, tmp_path):
+    """With some answers cached (as a killed run leaves them), the others get the bits of an uninterrupted call, and
+    a batch whose rows all belong to cached answers is not run."""
+    from biaslab.models.base import LoglikelihoodRequest
+    from biaslab.models.cache import CachedModel, ResponseCache, model_cache_key, request_cache_key
+    from biaslab.models.registry import load_model
+
+    backend = load_model(f"hf/{bert_dir}", batch_tokens=40)  # small batches: several per call
+    real = backend.backend()
+    rows: list[int] = []
+    score_rows = real._score_rows
+    real._score_rows = lambda batch, width: rows.append(len(batch)) or score_rows(batch, width)
+    requests = [LoglikelihoodRequest(s) for s in SENTENCES]
+    expected = [
+        json.dumps(r.to_json()) for r in CachedModel(backend, ResponseCache(tmp_path / "w")).loglikelihood(requests)
+    ]
+    whole = sum(rows)
+    model_key = model_cache_key(backend.identity(), backend.base_url)
+    for k, answered in enumerate(([0, 2, 4], [0, 1, 2, 3])):
+        cache = ResponseCache(tmp_path / f"c{k}")
+        for i in answered:
+            cache.put(request_cache_key(model_key, "loglikelihood", requests[i].as_key()), "x", model_key, expected[i])
+        rows.clear()
+        assert [json.dumps(r.to_json()) for r in CachedModel(backend, cache).loglikelihood(requests)] == expected
+    assert 0 < sum(rows) < whole  # the last sentence's batches alone

@@ -93,11 +93,11 @@ def test_full_text_scores_prompt_and_continuation(tmp_path):
 @pytest.mark.parametrize(
     "option, message",
     [
-        ("threshold=2", "threshold must be in (0, 1]"),
+        ("threshold=2", "-P threshold=2: must be above 0 and at most 1"),
         ("format=poem", "format must be one of completion, chat"),
         ("domains=sports", "unknown domain(s) sports"),
         ("scorer=nope", "unknown scorer 'nope'"),
-        ("max_new_tokens=0", "max_new_tokens must be at least 1"),
+        ("max_new_tokens=0", "-P max_new_tokens=0: must be from 1 to 100,000"),
     ],
 )
 def test_bad_options_are_one_line_errors(tmp_path, option, message):

@@ -81,7 +81,7 @@ from __future__ import annotations
 
 import copy
 import logging
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 import torch
@@ -299,16 +299,23 @@ class TransformersBackend(ModelBackend):
 
     def loglikelihood(self, requests: Sequence[LoglikelihoodRequest],
                       on_result: OnResult | None = None) -> list[LoglikelihoodResult]:
+        return self.loglikelihood_rest(requests, (), on_result)  # type: ignore[return-value]
+
+    def loglikelihood_rest(self, requests: Sequence[LoglikelihoodRequest], answered: Collection[int],
+                           on_result: OnResult | None) -> list[LoglikelihoodResult | None]:
+        """The batches of a call on all ``requests``, less those whose requests are all ``answered``: a value's
+        last bits depend on its batch (:meth:`ModelBackend.loglikelihood_rest`)."""
+        answered = frozenset(answered)
         encoded = [self._score_ids(r) for r in requests]
         limit = getattr(self._m.model.config, "max_position_embeddings", None)
-        for r, (ids, _) in zip(requests, encoded):
-            if limit and len(ids) > limit:
+        for i, (r, (ids, _)) in enumerate(zip(requests, encoded)):
+            if limit and len(ids) > limit and i not in answered:
                 raise ContextLengthError(f"a text of {len(ids)} tokens is longer than the model's context of "
                                          f"{limit} tokens", request=r, n_tokens=len(ids), limit=int(limit))
         results: list[LoglikelihoodResult | None] = [None] * len(requests)
         engine = self._engine()
         if engine is not None:
-            return self._loglikelihood_engine(engine, encoded, on_result)
+            return self._loglikelihood_engine(engine, encoded, answered, on_result)
         order = sorted(range(len(requests)), key=lambda i: (-len(encoded[i][0]), i))
         vocab = self._m.model.get_output_embeddings().weight.shape[0]
         with torch.inference_mode():
@@ -319,14 +326,16 @@ class TransformersBackend(ModelBackend):
                 rows_fit = max(1, self.sizes.logits_floats // max(1, n_cont * vocab))
                 rows = order[start:start + min(self.batch_size, rows_fit)]
                 start += len(rows)
+                if answered.issuperset(rows):
+                    continue
                 for i, res in zip(rows, self._score_batch([encoded[i] for i in rows], width)):
                     results[i] = res
                     if on_result is not None:
                         on_result(i, res)
-        return results  # type: ignore[return-value]
+        return results
 
     def _loglikelihood_engine(self, engine: LlamaEngine, encoded: list[tuple[list[int], int]],
-                              on_result: OnResult | None) -> list[LoglikelihoodResult]:
+                              answered: frozenset[int], on_result: OnResult | None) -> list[LoglikelihoodResult | None]:
         """Scoring with the engine: packed prefix trees, one torch thread per worker (:mod:`.llama.scoring`)."""
         tok = self._m.tokenizer
         results: list[LoglikelihoodResult | None] = [None] * len(encoded)
@@ -348,8 +357,9 @@ class TransformersBackend(ModelBackend):
                 on_result(i, res)
 
         with torch.inference_mode():
-            engine.score([ids for ids, _ in encoded], done, batch_tokens=self.batch_tokens, workers=self.workers)
-        return results  # type: ignore[return-value]
+            engine.score([ids for ids, _ in encoded], done, batch_tokens=self.batch_tokens, workers=self.workers,
+                         skip=answered)
+        return results
 
     def _score_batch(self, batch: list[tuple[list[int], int]], width: int) -> list[LoglikelihoodResult]:
         model, device, tok = self._m.model, self._m.device, self._m.tokenizer

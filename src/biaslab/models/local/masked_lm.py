@@ -20,7 +20,7 @@ batch at most, default 32 x 8) and ``batch_tokens`` (default 8192).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -107,13 +107,21 @@ class MaskedLMBackend(ModelBackend):
     def loglikelihood(
         self, requests: Sequence[LoglikelihoodRequest], on_result: OnResult | None = None
     ) -> list[LoglikelihoodResult]:
+        return self.loglikelihood_rest(requests, (), on_result)  # type: ignore[return-value]
+
+    def loglikelihood_rest(
+        self, requests: Sequence[LoglikelihoodRequest], answered: Collection[int], on_result: OnResult | None
+    ) -> list[LoglikelihoodResult | None]:
+        """The batches of a call on all ``requests``, less those whose rows all belong to ``answered`` requests: a
+        value's last bits depend on its batch (:meth:`ModelBackend.loglikelihood_rest`)."""
+        answered = frozenset(answered)
         if any(getattr(r, "chat", None) for r in requests):
             raise ConfigError(
                 "chat_template=user/assistant applies to causal (chat) models, not masked LMs; use chat_template=none"
             )
         encoded = [self.encode(r) for r in requests]
-        for r, (ids, _) in zip(requests, encoded):
-            if len(ids) > self.max_length:
+        for i, (r, (ids, _)) in enumerate(zip(requests, encoded)):
+            if len(ids) > self.max_length and i not in answered:
                 raise ContextLengthError(
                     f"a text of {len(ids)} tokens is longer than the model's context of {self.max_length} tokens",
                     request=r,
@@ -144,6 +152,8 @@ class MaskedLMBackend(ModelBackend):
                 n = max(1, min(self.max_rows, self.batch_tokens // width))
                 batch = rows[start : start + n]
                 start += len(batch)
+                if answered.issuperset(i for _, i, _ in batch):
+                    continue
                 width = max(w for w, _, _ in batch)
                 scored = self._score_rows([(encoded[i][0], encoded[i][1][k]) for _, i, k in batch], width)
                 for (_, i, k), lp in zip(batch, scored):
@@ -151,7 +161,7 @@ class MaskedLMBackend(ModelBackend):
                     left[i] -= 1
                     if left[i] == 0:
                         finish(i)
-        return results  # type: ignore[return-value]
+        return results
 
     def _score_rows(self, rows: list[tuple[list[int], int]], width: int) -> list[float]:
         """log P(true token) at the masked position of each row (ids, position)."""

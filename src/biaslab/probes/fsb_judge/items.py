@@ -11,6 +11,7 @@ from pathlib import Path
 
 from biaslab.data import data_path
 from biaslab.errors import DataError
+from biaslab.spreadsheet_cells import read_cell
 
 TEXTS_FILE = "fsb/FSB_text.csv"
 SCORES_FILE = "fsb/fsb_final_scores.csv"
@@ -61,7 +62,7 @@ def load_items_file(path: Path) -> list[ScoredText]:
     items: list[ScoredText] = []
     seen: dict[str, int] = {}
     for line, row in enumerate(reader, start=2):
-        row = {(k or "").strip(): v for k, v in row.items()}
+        row = {(k or "").strip(): read_cell(v) if isinstance(v, str) else v for k, v in row.items()}
         item_id, text = (row.get("id") or "").strip(), (row.get("text") or "").strip()
         if not item_id:
             raise DataError(f"{path}, line {line}: empty id")

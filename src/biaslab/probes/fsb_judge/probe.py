@@ -136,7 +136,9 @@ class FsbJudgeProbe(GenerationProbe):
             param="items_file",
             alias="--items",
         ),
-        "n_bootstrap": ProbeOption("Bootstrap resamples of the confidence intervals (default 1000).", int),
+        "n_bootstrap": ProbeOption(
+            "Bootstrap resamples of the confidence intervals (default 1000; 0: none).", int, minimum=0, maximum=100_000
+        ),
         "reasons": ProbeOption(
             "Ask the judge for a reason beside its score (true/false; default false); each "
             "attempt records it as `reason`.",
@@ -146,6 +148,7 @@ class FsbJudgeProbe(GenerationProbe):
     }
 
     def __init__(self, items_file: Path | None = None, n_bootstrap: int = 1000, reasons: bool = False):
+        self.check_options(n_bootstrap=n_bootstrap)
         self.items_file = Path(items_file) if items_file is not None else None
         if self.items_file is not None:
             self.data_files = []  # the items file is recorded with its sha256 in results.json instead

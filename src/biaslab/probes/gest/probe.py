@@ -11,7 +11,7 @@ from collections import Counter
 from typing import Any
 
 from biaslab.data import data_path
-from biaslab.errors import ConfigError, DataError
+from biaslab.errors import DataError
 from biaslab.models.base import GenerationParams
 from biaslab.planning.forms import MeanPlan
 from biaslab.probes.gest.metrics import OPTIONS, STEREOTYPES, gest_inference, item_table, paired_metrics
@@ -100,14 +100,16 @@ class GestProbe(GenerationProbe):
     pairing = ByItemPairing("gest", "sentences", _table, paired_metrics)
     options = {
         "reorderings": ProbeOption(
-            "How many of the six orderings of the options each sentence is asked with (1-6; default 6).", int
+            "How many of the six orderings of the options each sentence is asked with (default 6).",
+            int,
+            minimum=1,
+            maximum=6,
         )
     }
     suite_size = 16  # a suite run: one sentence per stereotype, 96 prompts
 
     def __init__(self, reorderings: int = 6, template: str = TEMPLATE, max_tokens: int = 48):
-        if not 1 <= reorderings <= 6:
-            raise ConfigError(f"-P reorderings must be between 1 and 6 (got {reorderings})")
+        self.check_options(reorderings=reorderings)
         self.reorderings = reorderings
         self.template = template
         self.max_tokens = max_tokens

@@ -8,7 +8,6 @@ import random
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from biaslab.errors import ConfigError
 from biaslab.models.base import GenerationParams
 from biaslab.planning.forms import MeanPlan, ProportionPlan
 from biaslab.probes.hiring_bloomberg.data import NAMES_FILE, RESUMES_FILE, load_names, load_roles
@@ -130,12 +129,15 @@ class HiringBloombergProbe(GenerationProbe):
     metric_docs = METRIC_DOCS
     headlines = HEADLINES
     pairing = ByItemPairing("hiring-bloomberg", "rankings", _table, _metrics)
-    options = {"reorders": ProbeOption("items per role and race (default 250, as in GenderBench)", int)}
+    options = {
+        "reorders": ProbeOption(
+            "items per role and race (default 250, as in GenderBench)", int, minimum=1, maximum=10_000
+        )
+    }
     suite_size = 16
 
     def __init__(self, reorders: int = REORDERS, max_tokens: int = 64) -> None:
-        if reorders < 1:
-            raise ConfigError(f"-P reorders must be at least 1, got {reorders}")
+        self.check_options(reorders=reorders)
         self.reorders = reorders
         self.max_tokens = max_tokens
 

@@ -10,7 +10,9 @@ double quotes, as written by Python's csv module):
     gen_m_{g,s,b}, status, text
 
 Cells are read as strings; an empty cell means "no NOC"; a tie is several NOCs joined by ``,``.
-Extra columns are kept (``extract`` appends ``flags`` and ``unmapped``).
+Extra columns are kept (``extract`` appends ``flags`` and ``unmapped``). The model's text and every other
+cell are written so that no spreadsheet runs them as formulas, and read back as they were
+(:mod:`biaslab.spreadsheet_cells`).
 
 Every problem raises :class:`~biaslab.errors.DataError` with a one-line message naming the file
 and the row ("row N" is the 1-based data row, "line L" the line of the file where it starts).
@@ -28,6 +30,7 @@ from typing import Literal
 import pandas as pd
 
 from biaslab.errors import DataError
+from biaslab.spreadsheet_cells import csv_text, read_cell, safe_cell
 
 Kind = Literal["specified", "underspecified"]
 
@@ -138,7 +141,7 @@ def read_tsv(path: str | Path) -> pd.DataFrame:
                         f"{_where(source, len(records) + 1, None)} (line {start}): has {len(rec)} fields, "
                         f"the header has {len(header)}; malformed TSV (stray tab or quote?)"
                     )
-                records.append(rec)
+                records.append([read_cell(cell) for cell in rec])
                 lines.append(start)
             start = reader.line_num + 1
     except csv.Error as exc:
@@ -276,12 +279,11 @@ def to_tsv_text(df: pd.DataFrame, kind: Kind | None = None) -> str:
     if missing:
         raise DataError(f"cannot write a {kind} results file without column(s) {', '.join(missing)}")
     columns = COLUMNS[kind] + [c for c in df.columns if c not in COLUMNS[kind]]
-    buf = io.StringIO()
-    writer = csv.writer(buf, delimiter="\t", lineterminator="\n")
-    writer.writerow(columns)
-    for row in df[columns].itertuples(index=False, name=None):
-        writer.writerow(["" if v is None or (isinstance(v, float) and v != v) else str(v) for v in row])
-    return buf.getvalue()
+    rows = (
+        [safe_cell(None if isinstance(v, float) and v != v else v) for v in row]
+        for row in df[columns].itertuples(index=False, name=None)
+    )
+    return csv_text([columns, *rows], delimiter="\t")
 
 
 def write_annotated(path: str | Path, df: pd.DataFrame, kind: Kind | None = None) -> Path:

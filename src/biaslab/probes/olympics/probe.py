@@ -90,9 +90,14 @@ class OlympicsProbe(GenerationProbe):
         ),
     )
     pairing = OLYMPICS_PAIRING
-    options = {"n_permutations": ProbeOption("Permutations of the permutation tests (default 10000).", int)}
+    options = {
+        "n_permutations": ProbeOption(
+            "Permutations of the permutation tests (default 10000).", int, minimum=1, maximum=1_000_000
+        )
+    }
 
     def __init__(self, n_permutations: int = 10_000):
+        self.check_options(n_permutations=n_permutations)
         self.n_permutations = n_permutations
         self._events: dict[str, OlympicEvent] | None = None
 

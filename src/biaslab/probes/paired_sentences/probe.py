@@ -116,7 +116,9 @@ class PairedSentenceProbe(LikelihoodProbe):
         "scoring": ProbeOption(
             "shared-tokens (default, the original's) or full-sentence (lm-evaluation-harness's).", alias="--scoring"
         ),
-        "build_seed": ProbeOption("Seed of the benchmark build (default 0).", int, param="seed"),
+        "build_seed": ProbeOption(
+            "Seed of the benchmark build (default 0).", int, param="seed", minimum=0, maximum=2**32 - 1
+        ),
         "faithful": ProbeOption("Build the published benchmark exactly, quirks included (true/false).", parse_bool),
         "chat_template": CHAT_TEMPLATE_OPTION,
     }
@@ -129,6 +131,7 @@ class PairedSentenceProbe(LikelihoodProbe):
         faithful: bool = False,
         chat_template: str = "none",
     ) -> None:
+        self.check_options(build_seed=seed)
         self.chat_template = parse_chat_template(chat_template)
         if scoring not in SCORINGS:
             raise ConfigError(f"--scoring must be one of {', '.join(SCORINGS)}, got {scoring!r}")

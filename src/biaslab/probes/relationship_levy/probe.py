@@ -12,7 +12,6 @@ from typing import Any
 
 import numpy as np
 
-from biaslab.errors import ConfigError
 from biaslab.models.base import GenerationParams
 from biaslab.planning.forms import ProportionPlan
 from biaslab.probes.relationship_levy.data import (
@@ -141,12 +140,15 @@ class RelationshipLevyProbe(GenerationProbe):
     metric_docs = METRIC_DOCS
     headlines = HEADLINES
     pairing = LevyPairing()
-    options = {"size": ProbeOption(f"Items (a scenario with a man's and a woman's name; default {SIZE}).", int)}
+    options = {
+        "size": ProbeOption(
+            f"Items (a scenario with a man's and a woman's name; default {SIZE}).", int, minimum=1, maximum=100_000
+        )
+    }
     suite_size = 55  # a suite run: 55 scenarios, one couple each, 110 prompts
 
     def __init__(self, size: int = SIZE, template: str = TEMPLATE, max_tokens: int = 48):
-        if size < 1:
-            raise ConfigError(f"-P size must be at least 1 (got {size})")
+        self.check_options(size=size)
         self.size = size
         self.template = template
         self.max_tokens = max_tokens

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from biaslab.errors import DataError
 from biaslab.io import atomic_write_text
+from biaslab.spreadsheet_cells import csv_text, read_cell, safe_cell
 from biaslab.wino.build.build import PAIR_COLUMNS, Pair
 
 REQUIRED = ("sent_more", "sent_less")
@@ -39,12 +40,8 @@ class PairRow:
 
 
 def pairs_csv_text(pairs: list[Pair]) -> str:
-    buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=PAIR_COLUMNS, lineterminator="\n")
-    writer.writeheader()
-    for p in pairs:
-        writer.writerow(p.row())
-    return buf.getvalue()
+    # predicates may be a model's: no cell a spreadsheet formula (read back as written)
+    return csv_text([PAIR_COLUMNS, *([safe_cell(p.row()[c]) for c in PAIR_COLUMNS] for p in pairs)])
 
 
 def write_pairs(path: Path, pairs: list[Pair]) -> Path:
@@ -110,6 +107,7 @@ def read_pairs(path: Path) -> list[PairRow]:
         reader.fieldnames = [h.strip() for h in reader.fieldnames or []]
         rows = []
         for rec in reader:
+            rec = {k: read_cell(v) if isinstance(v, str) else v for k, v in rec.items()}
             line = reader.line_num
             more, less = (rec.get("sent_more") or "").strip(), (rec.get("sent_less") or "").strip()
             if not more or not less:

@@ -15,8 +15,6 @@ response ids.
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +22,7 @@ from typing import Any
 
 from biaslab.errors import DataError
 from biaslab.io import atomic_write_text
+from biaslab.spreadsheet_cells import csv_text, safe_cell
 
 SURVEY_COLUMNS = ["response_id", "group", "identity_noun", "text"]
 PREDICATE_COLUMNS = ["response_id", "group", "predicate"]
@@ -161,15 +160,11 @@ def check_ids(rows: Sequence[PredicateRow], survey: Sequence[SurveyAnswer], path
 
 def write_csv(path: Path, columns: Sequence[str], rows: Iterable[dict[str, Any]]) -> Path:
     """Write a UTF-8 CSV atomically (a crash never leaves half a file)."""
-    buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=list(columns), extrasaction="ignore", lineterminator="\n")
-    writer.writeheader()
-    for r in rows:
-        writer.writerow({k: _cell(v) for k, v in r.items()})
+    text = csv_text([list(columns), *([_cell(r.get(c)) for c in columns] for r in rows)])
     path = Path(path)
     if path.is_dir():
         raise DataError(f"{path} is a directory; give a file name ending in .csv")
-    atomic_write_text(path, buf.getvalue())
+    atomic_write_text(path, text)
     return path
 
 
@@ -178,4 +173,6 @@ def _cell(v: Any) -> Any:
         return int(v)
     if isinstance(v, float):
         return f"{v:.4f}"
+    if isinstance(v, str):  # a model's predicates and answers: never a formula (read back as written)
+        return safe_cell(v)
     return "" if v is None else v

@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import threading
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -141,9 +141,10 @@ class LlamaEngine:
                               kv_budget_bytes=kv_budget_bytes, workers=workers)
 
     def score(self, texts: Sequence[list[int]], on_scored: OnScored, *, batch_tokens: int = BATCH_TOKENS,
-              workers: int | None = None, pack_tokens: int = PACK_TOKENS) -> None:
+              workers: int | None = None, pack_tokens: int = PACK_TOKENS, skip: Collection[int] = ()) -> None:
         """Score every token of every text in packed prefix trees (:meth:`.scoring.PackedScorer.score`)."""
-        self.scorer.score(texts, on_scored, batch_tokens=batch_tokens, workers=workers, pack_tokens=pack_tokens)
+        self.scorer.score(texts, on_scored, batch_tokens=batch_tokens, workers=workers, pack_tokens=pack_tokens,
+                          skip=skip)
 
     def record(self, **values: float) -> None:
         """Add to the cumulative timings in :attr:`stats` (thread-safe)."""

@@ -39,7 +39,7 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -179,8 +179,14 @@ class PackedScorer:
         batch_tokens: int = BATCH_TOKENS,
         workers: int | None = None,
         pack_tokens: int = PACK_TOKENS,
+        skip: Collection[int] = (),
     ) -> None:
-        """Score every text (token ids, the first one being BOS); ``on_scored`` is called in this thread."""
+        """Score every text (token ids, the first one being BOS); ``on_scored`` is called in this thread.
+
+        ``skip``: texts whose scores are known (a resumed call). The packs, the batches and the number of workers
+        are those of the whole call, and only the batches holding another text run, so that every text gets the
+        bits an uninterrupted call gives it (which texts share a pack or a batch moves a value's last bits); the
+        known texts in those batches are scored too."""
         firsts: dict[tuple[int, ...], int] = {}  # distinct texts: the first index of each
         same: dict[int, list[int]] = {}
         for i, ids in enumerate(texts):
@@ -196,6 +202,9 @@ class PackedScorer:
             workers = torch.get_num_threads() if self.engine.device.type == "cpu" else 1
         batches = _batches(packs, batch_tokens, workers)
         workers = max(1, min(workers, len(batches)))
+        if skip:
+            known = frozenset(skip)
+            batches = [b for b in batches if any(not known.issuperset(same[k]) for p in b for k, _ in p.texts)]
 
         def handle(item: _Scored) -> None:
             for k, lp, greedy in item:
