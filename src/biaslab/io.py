@@ -222,6 +222,26 @@ def _cell_text(value: object) -> str:
     return str(value)
 
 
+def read_utf8(path: Path, *, what: str, fix: str = "", encoding: str = "utf-8") -> str:
+    """The text of ``path`` (``what`` it should be, e.g. "a TSV file"); a one-line DataError naming it, with the line
+    of the first byte that is not UTF-8, and ending in ``fix``, when it is missing, a directory, unreadable or not
+    UTF-8 (``encoding`` "utf-8-sig" also drops a byte-order mark)."""
+    tail = f"; {fix}" if fix else ""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise DataError(f"{path} does not exist{tail}") from None
+    except IsADirectoryError:
+        raise DataError(f"{path} is a directory, not {what}{tail}") from None
+    except OSError as exc:
+        raise DataError(f"cannot read {path} ({exc.strerror or type(exc).__name__}){tail}") from None
+    try:
+        return data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise DataError(f"{path}, line {line}: not UTF-8 text ({exc.reason} at byte {exc.start}){tail}") from None
+
+
 def write_output(path: Path, text: str, flag: str = "--out") -> None:
     """Write ``text`` to ``path`` atomically; a one-line error naming ``flag`` when ``path`` is a folder (other
     failures: :class:`~biaslab.errors.WriteError`, naming the file)."""

@@ -221,19 +221,9 @@ def read_attempts(run_dir: Path, n_attempts: int | None = None) -> list[dict[str
 def read_run_file(path: Path, what: str, fix: str) -> str:
     """The UTF-8 text of a run's (or a suite's) file ``path``, its role in the folder ``what``; a one-line DataError
     naming it and ending in ``fix`` when it is missing, a directory, unreadable or not UTF-8."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise DataError(f"{path} does not exist; {fix}") from None
-    except IsADirectoryError:
-        raise DataError(f"{path} is a directory, not the run's {what}; {fix}") from None
-    except OSError as exc:
-        raise DataError(f"cannot read {path} ({exc.strerror or type(exc).__name__}); {fix}") from None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        raise DataError(f"{path}, line {line}: not UTF-8 text ({exc.reason} at byte {exc.start}); {fix}") from None
+    from biaslab.io import read_utf8
+
+    return read_utf8(path, what=f"the run's {what}", fix=fix)
 
 
 def json_schema(which: str) -> dict[str, Any]:

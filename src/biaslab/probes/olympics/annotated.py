@@ -30,6 +30,7 @@ from typing import Literal
 import pandas as pd
 
 from biaslab.errors import DataError
+from biaslab.io import read_utf8
 from biaslab.spreadsheet_cells import csv_text, read_cell, safe_cell
 
 Kind = Literal["specified", "underspecified"]
@@ -105,19 +106,7 @@ def read_tsv(path: str | Path) -> pd.DataFrame:
     """
     path = Path(path)
     source = str(path)
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise DataError(f"{source} does not exist") from None
-    except IsADirectoryError:
-        raise DataError(f"{source} is a directory, not a TSV file") from None
-    except OSError as exc:
-        raise DataError(f"{source} cannot be read ({exc.strerror or type(exc).__name__})") from None
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise DataError(f"{source}, line {line}: not valid UTF-8 text") from None
+    text = read_utf8(path, what="a TSV file", encoding="utf-8-sig")
     if "\x00" in text:
         line = text[: text.index("\x00")].count("\n") + 1
         raise DataError(f"{source}, line {line}: contains a NUL byte; not a TSV text file")
