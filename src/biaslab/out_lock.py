@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shlex
 import sys
 import time
@@ -97,7 +98,8 @@ def _record() -> dict[str, object]:
     return {
         "pid": os.getpid(),
         "started": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime()),
-        "command": shlex.join(["biaslab", *sys.argv[1:]]),
+        # a URL's user and password (--base-url http://user:secret@host) never reach the file or another's error
+        "command": re.sub(r"://[^/@\s]+@", "://***@", shlex.join(["biaslab", *sys.argv[1:]])),
     }
 
 

@@ -134,3 +134,12 @@ def test_an_out_on_a_read_only_disk_fails_before_any_model_call(tmp_path):
                 f"error: --out {ro / 'out'}: {ro} is on a read-only file system; write to another folder"
             ]
             assert answers_in(cache) == 0
+
+
+def test_the_lock_record_keeps_no_password_of_a_url(monkeypatch):
+    from biaslab.out_lock import _record
+
+    argv = ["biaslab", "run", "jobs-lum", "--base-url", "http://ann:s3cret@host:8000/v1", "--out", "o"]
+    monkeypatch.setattr("sys.argv", argv)
+    command = _record()["command"]
+    assert "s3cret" not in command and "ann" not in command and "http://***@host:8000/v1" in command
