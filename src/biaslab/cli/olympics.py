@@ -93,6 +93,24 @@ def _disciplines_table(rows: list[dict[str, Any]]):
     return table
 
 
+def _refuse_a_model_run(out: Path) -> None:
+    """A ConfigError when ``out`` holds a run's results.json that is not an earlier scoring of annotated files (the
+    folder of `biaslab run olympics`, say): its results are not replaced without --overwrite."""
+    import json
+
+    try:
+        earlier = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return
+    except (OSError, ValueError):
+        earlier = None
+    model = earlier.get("model") if isinstance(earlier, dict) else None
+    if isinstance(model, dict) and model.get("source") == "annotated":
+        return  # a scoring of annotated files again: refreshed
+    what = f"a finished run ({earlier.get('probe', '?')})" if isinstance(earlier, dict) else "a results.json"
+    raise ConfigError(f"--out {out} already holds {what}; give another --out, or add --overwrite to replace it")
+
+
 @app.command("score-annotated")
 def score_annotated_cmd(
     specified: Path = typer.Option(..., "--specified", help="Annotated results for the specified prompts (TSV)."),
@@ -112,6 +130,9 @@ def score_annotated_cmd(
         help="Score cells whose NOC code biaslab does not know as written (they are counted and listed) "
         "instead of stopping. Every current and historical IOC team code is known.",
     ),
+    overwrite: bool = typer.Option(
+        False, "--overwrite", help="Replace a model run's results in --out (refused without it)."
+    ),
 ) -> None:
     """Compute the paper's metrics (Table 1, Table 6, Table 2) from annotated results files."""
     from biaslab.probes.olympics.annotated_run import score_annotated_files
@@ -123,6 +144,8 @@ def score_annotated_cmd(
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out} exists and is not a directory; pass a directory for results.json")
     with hold_out_dir(out):  # one writer per --out
+        if not overwrite:
+            _refuse_a_model_run(out)
         run = score_annotated_files(
             specified,
             underspecified,
