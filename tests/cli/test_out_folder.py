@@ -13,6 +13,8 @@ import time
 from contextlib import closing
 from pathlib import Path
 
+import pytest
+
 from tests.cli_runner import biaslab_process, run_cli
 from tests.conftest import requires_data, wait_for_cached_answers
 from tests.tmpfs import tmpfs
@@ -45,6 +47,7 @@ def start_run(out: Path, cache: Path, model: str) -> subprocess.Popen:
     )
 
 
+@pytest.mark.slow  # real processes, a run of 6 s
 def test_a_second_run_into_the_same_out_fails_at_once_naming_the_first_and_calls_no_model(tmp_path):
     out = tmp_path / "run"
     first = start_run(out, tmp_path / "c1", "scripted/he:delay=0.2")  # 30 answers, one at a time: 6 s
