@@ -71,6 +71,12 @@ def biaslab(args: list[str], env: dict[str, str]) -> subprocess.Popen:
     )
 
 
+def batch_run(model: str, base_url: str, limit: int, *more: str) -> list[str]:
+    """``biaslab run jobs-lum`` through ``model``'s batch API at ``base_url``, polled every 0.2 s."""
+    return ["run", "jobs-lum", "--model", model, "--base-url", base_url, "--limit", str(limit), "-P", "batch=true",
+            "-P", "batch_poll_seconds=0.2", *more]  # fmt: skip
+
+
 def finish(proc: subprocess.Popen, timeout: float = 240) -> tuple[int, str]:
     out, err = proc.communicate(timeout=timeout)
     return proc.returncode, out + err
@@ -136,22 +142,7 @@ def test_a_run_killed_after_submitting_resumes_its_batch(tmp_path, when):
     behaviour.hold.set()  # batches stay in progress until the re-run
     env = clean_env(tmp_path, OPENAI_API_KEY=SECRET)
     with OpenAIBatchServer(behaviour, reply=profile, api_key=SECRET) as srv:
-        args = [
-            "run",
-            "jobs-lum",
-            "--model",
-            "openai/test-model",
-            "--base-url",
-            srv.base_url,
-            "--limit",
-            "6",
-            "-P",
-            "batch=true",
-            "-P",
-            "batch_poll_seconds=0.2",
-            "--out",
-            str(tmp_path / "out"),
-        ]
+        args = batch_run("openai/test-model", srv.base_url, 6, "--out", str(tmp_path / "out"))
         proc = biaslab(args, env)
         assert srv.created.wait(120), finish(proc)[1]
         if when == "after-journal":
@@ -188,22 +179,7 @@ def test_claude_batch_run_killed_after_submitting_resumes_and_likelihood_probes_
     env = clean_env(tmp_path, ANTHROPIC_API_KEY=ANTHROPIC_SECRET)
     with AnthropicTestServer(api_key=ANTHROPIC_SECRET, create_delay=2.0) as srv:
         srv.config.hold.set()
-        args = [
-            "run",
-            "jobs-lum",
-            "--model",
-            "anthropic/claude-test",
-            "--base-url",
-            srv.base_url,
-            "--limit",
-            "5",
-            "-P",
-            "batch=true",
-            "-P",
-            "batch_poll_seconds=0.2",
-            "--out",
-            str(tmp_path / "out"),
-        ]
+        args = batch_run("anthropic/claude-test", srv.base_url, 5, "--out", str(tmp_path / "out"))
         proc = biaslab(args, env)
         assert srv.created.wait(120), finish(proc)[1]
         proc.send_signal(signal.SIGKILL)  # inside the window: the server made the batch, the client never heard
@@ -257,20 +233,7 @@ def test_two_runs_started_together_on_one_cache_submit_each_batch_once(tmp_path)
         home.mkdir()
         env = clean_env(home)
         with OpenAIBatchServer(behaviour, reply=profile) as srv:
-            args = [
-                "run",
-                "jobs-lum",
-                "--model",
-                "openai/test-model",
-                "--base-url",
-                srv.base_url,
-                "--limit",
-                "6",
-                "-P",
-                "batch=true",
-                "-P",
-                "batch_poll_seconds=0.2",
-            ]
+            args = batch_run("openai/test-model", srv.base_url, 6)
             first = biaslab([*args, "--out", str(home / "out-1")], env)
             time.sleep(0.3 * attempt)
             second = biaslab([*args, "--out", str(home / "out-2")], env)
