@@ -57,6 +57,13 @@ def cache(
         out.print("no converted models yet (a GGUF model is converted once, at its first load)")
     for p in sorted(store.glob("*.gguf")) if store.is_dir() else []:
         out.print(f"assembled model file: {p.name}, {p.stat().st_size / 1e6:.0f} MB", soft_wrap=True)
+    built = sorted((store / "built-pairs").glob("*.json")) if store.is_dir() else []
+    if built:
+        out.print(
+            f"built paired-sentence benchmarks: {len(built)}, {sum(p.stat().st_size for p in built) / 1e6:.0f} MB "
+            f"in {store / 'built-pairs'} (read back by later runs; delete the folder to build them anew)",
+            soft_wrap=True,
+        )
     out.print(
         f"{len(entries)} entries, {sum(e.size for e in entries) / 1e6:.0f} MB "
         "(clear with: biaslab cache --clear [ENTRY])"

@@ -28,11 +28,12 @@ def cache_root() -> Path:
 
 def scratch_python(name: str, requirements: list[str]) -> str:
     """The Python of ``<user cache>/biaslab/<name>``, a venv with ``requirements`` over this interpreter's
-    packages (built once; rebuilt when the requirements change)."""
+    packages (built once; rebuilt when the requirements change, or when it was built over another interpreter's
+    packages: another checkout's venv, perhaps gone since)."""
     venv = cache_root() / name
     python = venv / "bin" / "python"
     ready = venv / ".biaslab-ready"
-    spec = " ".join(requirements)
+    spec = " ".join([*requirements, f"over {sysconfig.get_paths()['purelib']}"])
     if ready.exists() and ready.read_text() == spec:
         return str(python)
     venv.parent.mkdir(parents=True, exist_ok=True)

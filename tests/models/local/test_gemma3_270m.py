@@ -4,6 +4,7 @@ transformers' GemmaTokenizer, and a fresh process that loads it without importin
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
 import os
@@ -88,11 +89,16 @@ def gemma():
     return backend
 
 
-def _hws_sentences(n_pairs: int) -> list[str]:
+@functools.cache
+def _hws_pairs() -> list:
     from biaslab.wino.build.build import build_pairs
     from biaslab.wino.build.originals import load_original
 
-    pairs = build_pairs(load_original("winosemitism"), seed=0).pairs
+    return build_pairs(load_original("winosemitism"), seed=0).pairs  # seconds: built once for the module
+
+
+def _hws_sentences(n_pairs: int) -> list[str]:
+    pairs = _hws_pairs()
     step = max(1, len(pairs) // n_pairs)
     return [s for p in pairs[::step][:n_pairs] for s in (p.sent_more, p.sent_less)]
 

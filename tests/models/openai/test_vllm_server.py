@@ -41,7 +41,7 @@ pytestmark = [
     pytest.mark.slow,
     pytest.mark.real_model,
 ]
-N_PAIRS = 400
+N_PAIRS = 200  # paired decisions compared with the local engine (99.5% must agree, every score within 0.01)
 
 
 class Server:
@@ -99,7 +99,7 @@ def test_a_server_killed_mid_run_fails_it_cleanly_the_rerun_resumes_and_decision
     vllm, local_runs, tmp_path
 ):
     """A run through the server, the server taken away mid-run (a one-line error, nothing written), the re-run
-    (only what the cache lacked, once each), and its 400 paired decisions against the local engine's."""
+    (only what the cache lacked, once each), and its paired decisions against the local engine's."""
     if vllm.managed is None:
         pytest.skip("the server was given by BIASLAB_VLLM_BASE_URL: this test must be able to kill it")
     out, cache = tmp_path / "run", tmp_path / "c"
@@ -133,7 +133,7 @@ def test_a_server_killed_mid_run_fails_it_cleanly_the_rerun_resumes_and_decision
     agree, gap = compare(a, b)
     print(f"\nvLLM vs local engine: {agree}/{len(a)} decisions agree, largest sentence-score gap {gap:.2e} nats")
     assert len(a) == N_PAIRS
-    assert agree >= 398 and gap < 0.01
+    assert agree >= 0.995 * N_PAIRS and gap < 0.01
     assert all(a[k]["n_scored_tokens"] == b[k]["n_scored_tokens"] for k in a)  # the same shared tokens
 
 

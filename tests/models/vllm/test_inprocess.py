@@ -15,6 +15,7 @@ import json
 import os
 import signal
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -31,7 +32,7 @@ pytestmark = [
     pytest.mark.slow,
     pytest.mark.real_model,
 ]
-N_PAIRS = 400
+N_PAIRS = 200  # paired decisions compared with the local engine (99.5% must agree, every score within 0.01)
 EAGER = ("-P", "enforce_eager=true", "-P", "max_model_len=2048")  # no torch.compile: minutes less to start
 
 
@@ -84,7 +85,7 @@ def test_paired_decisions_match_the_local_engine_and_a_killed_run_resumes(refere
         f"\nvLLM in process vs local engine: {agree}/{len(a)} decisions agree, "
         f"largest sentence-score gap {gap:.2e} nats"
     )
-    assert agree >= 398 and gap < 0.01
+    assert agree >= 0.995 * N_PAIRS and gap < 0.01
     assert all(a[k]["n_scored_tokens"] == b[k]["n_scored_tokens"] for k in a)  # the same shared tokens
 
     again = run_biaslab(
@@ -95,20 +96,22 @@ def test_paired_decisions_match_the_local_engine_and_a_killed_run_resumes(refere
 
 
 def test_generation_is_reproducible_and_the_judge_probe_runs(vllm_venv, tmp_path):
+    """jobs-lum batched, its requests again one at a time (each request's own seed gives the same text whatever
+    runs beside it), and fsb-judge: three runs on one engine, in one process (:mod:`.generation_checks`)."""
     python, spec = vllm_venv
-    jobs = ["run", "jobs-lum", "--limit", 3, "--max-tokens", 48, "--model", spec, *EAGER, *ONE_PROCESS, "-q"]
-    run_biaslab(python, *jobs, "--out", tmp_path / "jobs", cache=tmp_path / "c1", one_process=True)
-    rows = list(attempts(tmp_path / "jobs").values())
-    assert len(rows) == 3 and all(r["text"].strip() for r in rows)  # 3 occupations, each answered
-    # the same requests again, one at a time in a new cache: each request's own seed gives the same text
-    run_biaslab(
-        python, *jobs, "-P", "max_num_seqs=1", "--out", tmp_path / "again", cache=tmp_path / "c2", one_process=True
+    out, cache = tmp_path / "out", tmp_path / "cache"
+    proc = subprocess.run(
+        [python, str(Path(__file__).with_name("generation_checks.py")), spec, str(cache), str(out)],
+        capture_output=True,
+        text=True,
+        env=env(cache, one_process=True),
+        timeout=1800,
     )
-    again = attempts(tmp_path / "again")
-    assert {k: r["text"] for k, r in attempts(tmp_path / "jobs").items()} == {k: r["text"] for k, r in again.items()}
-
-    judge = tmp_path / "judge"
-    args = ["run", "fsb-judge", "--limit", 12, "--model", spec, *EAGER, *ONE_PROCESS, "--out", judge, "-q"]
-    run_biaslab(python, *args, cache=tmp_path / "c1", one_process=True)
-    results = json.loads((judge / "results.json").read_text())
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    alone = json.loads(proc.stdout.strip().splitlines()[-1])
+    jobs = attempts(out / "jobs")
+    assert len(jobs) == 3 and all(r["text"].strip() for r in jobs.values())  # 3 occupations, each answered
+    assert json.loads((out / "jobs" / "results.json").read_text())["model"]["backend"] == "vllm"
+    assert {k: r["text"] for k, r in jobs.items()} == alone
+    results = json.loads((out / "judge" / "results.json").read_text())
     assert results["n_attempts"] == 12 and results["run"]["model_calls"] == 12

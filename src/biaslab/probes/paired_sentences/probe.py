@@ -33,18 +33,19 @@ _BUILT: dict[tuple[str, int, bool], tuple[Any, ...]] = {}  # the last few pair s
 
 def built_pairs(comps: Any, *, seed: int, faithful: bool) -> tuple[Any, ...]:
     """The pairs :func:`~biaslab.wino.build.build.build_pairs` makes of ``comps`` (10-20 s for a published
-    benchmark), built once per process for the same components (by content), seed and mode: a process that runs
-    the probe again (a suite, a notebook, the tests) reuses them."""
+    benchmark), built once for the same components (by content), seed and mode: kept in the model store for
+    every later process (:mod:`biaslab.wino.build.stored`) and in this one for a run of the probe again (a suite,
+    a notebook, the tests)."""
     import hashlib
     import pickle
 
-    from biaslab.wino.build.build import build_pairs
+    from biaslab.wino.build.stored import stored_pairs
 
     key = (hashlib.sha256(pickle.dumps(comps)).hexdigest(), seed, faithful)
     if key not in _BUILT:
         while len(_BUILT) >= 4:
             _BUILT.pop(next(iter(_BUILT)))
-        _BUILT[key] = tuple(build_pairs(comps, seed=seed, faithful=faithful).pairs)
+        _BUILT[key] = stored_pairs(comps, seed=seed, faithful=faithful)
     return _BUILT[key]
 
 
