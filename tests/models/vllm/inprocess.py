@@ -39,7 +39,8 @@ def biaslab_python() -> str:
 
 def env(cache: Path, *, one_process: bool = False) -> dict[str, str]:
     """The environment of a run in the vLLM venv; ``one_process``: vLLM's engine core in biaslab's process, not a
-    process of its own (each vLLM process imports torch and vLLM: 10-25 s on 2 cores); pass ``ONE_PROCESS`` too."""
+    process of its own (each vLLM process imports torch and vLLM: 10-25 s on 2 cores); with the model option
+    ``distributed_executor_backend=uni``, no worker process either."""
     return {
         **os.environ,
         **({"VLLM_ENABLE_V1_MULTIPROCESSING": "0"} if one_process else {}),
@@ -58,18 +59,15 @@ def biaslab_command(python: str, *args: object) -> list[str]:
     return [python, "-m", "biaslab.cli", *map(str, args)]
 
 
-ONE_PROCESS = ("-P", "distributed_executor_backend=uni")  # with env(one_process=True): no worker process either
-
-
 def run_biaslab(
-    python: str, *args: object, cache: Path, check: bool = True, timeout: float = 1800, one_process: bool = False
+    python: str, *args: object, cache: Path, check: bool = True, timeout: float = 1800
 ) -> subprocess.CompletedProcess:
-    """``biaslab ARGS`` in the vLLM venv (``one_process``: vLLM in that one process; give ``ONE_PROCESS`` too)."""
+    """``biaslab ARGS`` in the vLLM venv."""
     proc = subprocess.run(
         biaslab_command(python, *args),
         capture_output=True,
         text=True,
-        env=env(cache, one_process=one_process),
+        env=env(cache),
         timeout=timeout,
         cwd=ROOT,
     )

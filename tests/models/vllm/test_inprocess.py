@@ -2,11 +2,11 @@
 
 biaslab runs inside the venv of the server tests (:mod:`tests.models.openai.vllm_server`, built on first use;
 biaslab's own dependencies are added to it once, :mod:`.inprocess`), with this checkout's ``src`` on its path;
-the local engine runs here. Every vLLM run loads the model (minutes on 2 busy cores): the runs are few and each
-checks several things. The run killed mid-way runs vLLM as it runs by default (an engine core and a worker in
-processes of their own, killed with biaslab); the others keep vLLM in biaslab's process (``ONE_PROCESS``), which
-saves two starts of torch and vLLM per run. ``BIASLAB_VLLM=0`` skips the module; without network it skips with
-the reason.
+the local engine runs here. Every vLLM engine start costs about a minute of CPU on 2 busy cores: there are two.
+The run killed mid-way runs vLLM as it runs by default (an engine core and a worker in processes of their own,
+killed with biaslab); everything after it shares one engine in one process (:mod:`.one_engine`, vLLM in that
+process), and the finished run is run again from the command line, where vLLM never starts. ``BIASLAB_VLLM=0``
+skips the module; without network it skips with the reason.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import pytest
 from tests.conftest import requires_data, wait_for_cached_answers
 from tests.models.openai.test_vllm_server import attempts, cached_answers, compare
 from tests.models.openai.vllm_server import Unavailable, f32_checkpoint
-from tests.models.vllm.inprocess import ONE_PROCESS, biaslab_command, biaslab_python, env, run_biaslab
+from tests.models.vllm.inprocess import biaslab_command, biaslab_python, env, run_biaslab
 
 pytestmark = [
     requires_data,
@@ -52,7 +52,11 @@ def vllm_venv():
     return python, f"vllm/{f32_checkpoint()}"
 
 
-def test_paired_decisions_match_the_local_engine_and_a_killed_run_resumes(reference, vllm_venv, tmp_path):
+def test_a_killed_run_resumes_and_scores_generates_and_judges_on_one_engine(reference, vllm_venv, tmp_path):
+    """A run in vLLM's default layout killed mid-way; on one engine in one process (:mod:`.one_engine`) the run
+    resumed (only what the cache lacks, once), its paired decisions against the local engine's, jobs-lum batched
+    and its requests again one at a time (each request's own seed gives the same text whatever runs beside it), and
+    fsb-judge; then the finished run again from the command line, which never starts vLLM."""
     python, spec = vllm_venv
     run = ["run", "winosemitism", "--limit", N_PAIRS, "-q"]
 
@@ -72,10 +76,17 @@ def test_paired_decisions_match_the_local_engine_and_a_killed_run_resumes(refere
     before = cached_answers(cache)
     assert 40 <= done <= before < 2 * N_PAIRS and not (out / "results.json").exists()
 
-    run_biaslab(python, *run, "--model", spec, *EAGER, *ONE_PROCESS, "--out", out, cache=cache, one_process=True)
+    proc = subprocess.run(
+        [python, str(Path(__file__).with_name("one_engine.py")), spec, str(cache), str(tmp_path), str(N_PAIRS)],
+        capture_output=True,
+        text=True,
+        env=env(cache, one_process=True),
+        timeout=2400,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
     results = json.loads((out / "results.json").read_text())
     assert results["n_attempts"] == N_PAIRS and results["run"]["cache_hits"] >= before
-    assert results["run"]["model_calls"] == cached_answers(cache) - before > 0  # only what was missing, once
+    assert results["run"]["model_calls"] == cached_answers(cache) - before - 3 - 12 > 0  # only what was missing
     assert results["model"]["backend"] == "vllm" and results["model"]["dtype"] == "float32"
     assert results["model"]["vllm"] and results["model"]["vllm_build"] == "cpu"
 
@@ -88,30 +99,16 @@ def test_paired_decisions_match_the_local_engine_and_a_killed_run_resumes(refere
     assert agree >= 0.995 * N_PAIRS and gap < 0.01
     assert all(a[k]["n_scored_tokens"] == b[k]["n_scored_tokens"] for k in a)  # the same shared tokens
 
+    alone = json.loads(proc.stdout.strip().splitlines()[-1])
+    jobs = attempts(tmp_path / "jobs")
+    assert len(jobs) == 3 and all(r["text"].strip() for r in jobs.values())  # 3 occupations, each answered
+    assert json.loads((tmp_path / "jobs" / "results.json").read_text())["run"]["model_calls"] == 3
+    assert {k: r["text"] for k, r in jobs.items()} == alone
+    judged = json.loads((tmp_path / "judge" / "results.json").read_text())
+    assert judged["n_attempts"] == 12 and judged["run"]["model_calls"] == 12
+
     again = run_biaslab(
         python, *[x for x in run if x != "-q"], "--model", spec, *EAGER, "--out", tmp_path / "again", cache=cache
     )
     rerun = json.loads((tmp_path / "again" / "results.json").read_text())["run"]
     assert rerun["model_calls"] == 0 and "loading model" not in again.stderr + again.stdout  # vLLM never started
-
-
-def test_generation_is_reproducible_and_the_judge_probe_runs(vllm_venv, tmp_path):
-    """jobs-lum batched, its requests again one at a time (each request's own seed gives the same text whatever
-    runs beside it), and fsb-judge: three runs on one engine, in one process (:mod:`.generation_checks`)."""
-    python, spec = vllm_venv
-    out, cache = tmp_path / "out", tmp_path / "cache"
-    proc = subprocess.run(
-        [python, str(Path(__file__).with_name("generation_checks.py")), spec, str(cache), str(out)],
-        capture_output=True,
-        text=True,
-        env=env(cache, one_process=True),
-        timeout=1800,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    alone = json.loads(proc.stdout.strip().splitlines()[-1])
-    jobs = attempts(out / "jobs")
-    assert len(jobs) == 3 and all(r["text"].strip() for r in jobs.values())  # 3 occupations, each answered
-    assert json.loads((out / "jobs" / "results.json").read_text())["model"]["backend"] == "vllm"
-    assert {k: r["text"] for k, r in jobs.items()} == alone
-    results = json.loads((out / "judge" / "results.json").read_text())
-    assert results["n_attempts"] == 12 and results["run"]["model_calls"] == 12
