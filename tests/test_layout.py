@@ -108,3 +108,20 @@ def test_no_module_over_400_lines():
 def test_no_load_generator_in_the_product():
     assert not [p for p in SRC.rglob("*.py") if "loadgen" in p.name]
     assert not (SRC / "biaslab" / "annotation").exists()
+
+
+def test_every_test_folder_is_collected(pytestconfig):
+    """No folder of tests is one pytest skips by name (its ``norecursedirs``: ``build``, ``dist``, ``venv``,
+    dot-folders...); tests/wino/build was, and its 129 tests never ran."""
+    import fnmatch
+
+    tests = Path(__file__).resolve().parent
+    skipped = pytestconfig.getini("norecursedirs")
+    folders = {p.parent for p in tests.rglob("test_*.py")}
+    hidden = [
+        str(f.relative_to(tests))
+        for f in folders
+        for part in f.relative_to(tests).parts
+        if any(fnmatch.fnmatch(part, pattern) for pattern in skipped)
+    ]
+    assert not hidden, f"pytest never collects these test folders (rename them): {hidden}"

@@ -121,6 +121,7 @@ def test_faithful_example_build_reports_the_errors_it_keeps():
     assert not build_pairs(load_custom(EXAMPLE_DIR), seed=0).agreement_errors
 
 
+@pytest.mark.slow  # builds whole published benchmarks: seconds each
 @pytest.mark.parametrize("benchmark", BENCHMARKS)
 def test_published_benchmarks_build_without_agreement_errors(benchmark):
     res = build_pairs(load_original(benchmark), seed=0)

@@ -38,6 +38,7 @@ def _columns(local: str) -> dict[str, list[str]]:
     return {h: [r[j] for r in rows[1:] if j < len(r) and r[j] is not None] for j, h in enumerate(rows[0]) if h}
 
 
+@pytest.mark.slow  # builds whole published benchmarks: seconds each
 def test_hws_has_58816_pairs_for_every_seed(hws, hws_faithful):
     assert len(hws_faithful.pairs) == 58_816 == hws_faithful.n_before_dedup
     for seed in (1, 7):
@@ -63,11 +64,13 @@ def test_hws_group_counts_match_an_independent_count_of_the_components(hws_faith
     assert sum(expected.values()) == 58_816
 
 
+@pytest.mark.slow  # builds whole published benchmarks: seconds each
 def test_gpt_winoqueer_has_45468_pairs_and_272950_before_dedup(gwq):
     res = build_pairs(gwq, seed=3, faithful=True)
     assert len(res.pairs) == 45_468 and res.n_before_dedup == 272_950
 
 
+@pytest.mark.slow  # builds whole published benchmarks: seconds each
 def test_gpt_winosemitism_has_70992_before_dedup_and_about_68400_after():
     comps = load_original("gpt-winosemitism")
     sizes = set()
@@ -79,6 +82,7 @@ def test_gpt_winosemitism_has_70992_before_dedup_and_about_68400_after():
     assert len(sizes) == 2  # duplicated GPT predicates: the size depends on the draw
 
 
+@pytest.mark.slow  # builds whole published benchmarks: seconds each
 def test_same_seed_same_file_other_seed_other_draws(hws, hws_faithful):
     again = build_pairs(hws, seed=0, faithful=True)
     assert pairs_csv_text(again.pairs) == pairs_csv_text(hws_faithful.pairs)
@@ -175,6 +179,7 @@ def test_ws_slots_in_singular_predicates_are_filled_with_the_subject(hws_faithfu
     assert named.sent_more.startswith("I don’t like David because he is ")
 
 
+@pytest.mark.slow  # builds whole published benchmarks: seconds each
 def test_faithful_keeps_quirks_and_corrected_mode_fixes_them(gwq):
     faithful = build_pairs(gwq, seed=0, faithful=True)
     fixed = build_pairs(gwq, seed=0)
@@ -197,6 +202,7 @@ def test_faithful_keeps_quirks_and_corrected_mode_fixes_them(gwq):
     assert stats["they-is"].pairs == sum(p.sent_more.startswith("They are ") for p in fixed.pairs)
 
 
+@pytest.mark.slow  # builds whole published benchmarks: seconds each
 def test_corrected_gpt_ws_conjugates_singular_copies_and_drops_the_empty_predicate():
     comps = load_original("gpt-winosemitism")
     faithful = build_pairs(comps, seed=0, faithful=True)
@@ -210,6 +216,7 @@ def test_corrected_gpt_ws_conjugates_singular_copies_and_drops_the_empty_predica
     assert not any(p.predicate.strip() == "" and p.predicate_id.startswith("converted#") for p in fixed.pairs)
 
 
+@pytest.mark.slow  # builds whole published benchmarks: seconds each
 def test_hws_corrected_mode_strips_the_non_breaking_space_and_puts_pronouns_for_names(hws, hws_faithful):
     fixed = build_pairs(hws, seed=0)
     assert len(fixed.pairs) == 58_816
