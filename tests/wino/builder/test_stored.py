@@ -71,3 +71,37 @@ def test_biaslab_cache_lists_the_built_benchmarks(store):
     shown = CliRunner().invoke(mount(), ["cache"], terminal_width=300)
     assert shown.exit_code == 0, shown.output
     assert f"built paired-sentence benchmarks: 1, 0 MB in {store}" in shown.output
+
+
+BUILD_ONCE = """
+import sys, time
+from biaslab.wino.build import stored
+from biaslab.wino.build.custom import load_custom
+from biaslab.wino.build.example import EXAMPLE_DIR
+real = stored.build_pairs
+def slow_build(*a, **k):
+    with open(sys.argv[1], "a") as f:
+        f.write("built\\n")
+    time.sleep(1.5)  # long enough for the other process to arrive while this one builds
+    return real(*a, **k)
+stored.build_pairs = slow_build
+print(len(stored.stored_pairs(load_custom(EXAMPLE_DIR), seed=5, faithful=False)))
+"""
+
+
+def test_two_processes_that_need_one_build_build_it_once(store, tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    log = tmp_path / "builds.log"
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", BUILD_ONCE, str(log)], stdout=subprocess.PIPE, text=True, env=os.environ
+        )
+        for _ in range(2)
+    ]
+    counts = {p.communicate(timeout=120)[0].strip() for p in procs}
+    assert all(p.returncode == 0 for p in procs)
+    assert len(counts) == 1 and int(counts.pop()) > 10  # the same pairs for both
+    assert log.read_text().splitlines() == ["built"]  # the second waited for the first and read its file

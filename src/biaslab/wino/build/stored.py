@@ -47,12 +47,29 @@ def _path(name: str) -> Path:
 def stored_pairs(comps: Any, *, seed: int, faithful: bool) -> tuple[Pair, ...]:
     """The pairs :func:`~biaslab.wino.build.build.build_pairs` makes of ``comps``: read from the store, or built
     and stored."""
-    path = _path(key(comps, seed=seed, faithful=faithful))
+    from biaslab.models.store import build_lock
+
+    name = key(comps, seed=seed, faithful=faithful)
+    path = _path(name)
+    found = _read(path)
+    if found is not None:
+        return found
+    with build_lock(f"built-pairs-{name}"):  # another process building the same: wait for it, then read it
+        found = _read(path)
+        if found is not None:
+            return found
+        return _build_and_keep(comps, path, seed=seed, faithful=faithful)
+
+
+def _read(path: Path) -> tuple[Pair, ...] | None:
     try:
         rows = json.loads(path.read_text(encoding="utf-8"))["pairs"]
         return tuple(Pair(**dict(zip(PAIR_COLUMNS, row, strict=True))) for row in rows)
-    except (OSError, ValueError, KeyError, TypeError):  # none yet, or unreadable: build it
-        pass
+    except (OSError, ValueError, KeyError, TypeError):  # none yet, or unreadable: built anew
+        return None
+
+
+def _build_and_keep(comps: Any, path: Path, *, seed: int, faithful: bool) -> tuple[Pair, ...]:
     pairs = tuple(build_pairs(comps, seed=seed, faithful=faithful).pairs)
     text = json.dumps({"format": FORMAT, "pairs": [[getattr(p, c) for c in PAIR_COLUMNS] for p in pairs]})
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
