@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from biaslab.probing.config import RunContext
     from biaslab.probing.schema import RunResults
 
-_BUILT: dict[tuple[str, int, bool], tuple[Any, ...]] = {}  # the last few pair sets built in this process
+_BUILT: dict[str, tuple[Any, ...]] = {}  # the last few pair sets built in this process
 
 
 def built_pairs(comps: Any, *, seed: int, faithful: bool) -> tuple[Any, ...]:
@@ -36,17 +36,14 @@ def built_pairs(comps: Any, *, seed: int, faithful: bool) -> tuple[Any, ...]:
     benchmark), built once for the same components (by content), seed and mode: kept in the model store for
     every later process (:mod:`biaslab.wino.build.stored`) and in this one for a run of the probe again (a suite,
     a notebook, the tests)."""
-    import hashlib
-    import pickle
+    from biaslab.wino.build.stored import key, stored_pairs
 
-    from biaslab.wino.build.stored import stored_pairs
-
-    key = (hashlib.sha256(pickle.dumps(comps)).hexdigest(), seed, faithful)
-    if key not in _BUILT:
+    name = key(comps, seed=seed, faithful=faithful)  # hashes the components once, for both memos
+    if name not in _BUILT:
         while len(_BUILT) >= 4:
             _BUILT.pop(next(iter(_BUILT)))
-        _BUILT[key] = stored_pairs(comps, seed=seed, faithful=faithful)
-    return _BUILT[key]
+        _BUILT[name] = stored_pairs(comps, seed=seed, faithful=faithful, name=name)
+    return _BUILT[name]
 
 
 CI_NOTE = (

@@ -1,6 +1,6 @@
 """Built benchmarks kept on disk: a published benchmark's pairs are a function of its components, the seed, the
 mode and this builder's code alone, so they are built once (10-20 s of CPU) and read back after (well under a
-second) by every later process: a run of ``winosemitism --limit 40`` no longer rebuilds 30,000 pairs first.
+second) by every later process: a run of ``winosemitism --limit 40`` no longer rebuilds all 58,816 pairs first.
 
 They are kept in the model store (:mod:`biaslab.models.store`: ``BIASLAB_MODELS_DIR``, default the user cache), in
 ``built-pairs/<key>.json``. The key hashes the components (their content), the seed, the mode, every source file of
@@ -11,6 +11,7 @@ builds anew. A file that cannot be read or written is no error: the pairs are bu
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -24,6 +25,7 @@ from biaslab.wino.build.build import PAIR_COLUMNS, Pair, build_pairs
 FORMAT = 1
 
 
+@functools.cache
 def _code_digest() -> str:
     h = hashlib.sha256(f"{FORMAT} {sys.version_info[0]}.{sys.version_info[1]}".encode())
     for f in sorted(Path(__file__).parent.glob("*.py")):
@@ -44,12 +46,12 @@ def _path(name: str) -> Path:
     return models_dir() / "built-pairs" / f"{name}.json"
 
 
-def stored_pairs(comps: Any, *, seed: int, faithful: bool) -> tuple[Pair, ...]:
+def stored_pairs(comps: Any, *, seed: int, faithful: bool, name: str | None = None) -> tuple[Pair, ...]:
     """The pairs :func:`~biaslab.wino.build.build.build_pairs` makes of ``comps``: read from the store, or built
-    and stored."""
+    and stored. ``name``: their :func:`key`, if the caller has it already."""
     from biaslab.models.store import build_lock
 
-    name = key(comps, seed=seed, faithful=faithful)
+    name = name or key(comps, seed=seed, faithful=faithful)
     path = _path(name)
     found = _read(path)
     if found is not None:
