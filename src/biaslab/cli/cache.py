@@ -50,7 +50,7 @@ def cache(
         for e in entries:
             row = [e.name, f"{e.size / 1e6:.0f} MB", e.describe()]
             if verify:
-                row.append(conversion.verify(e.path) or "intact")
+                row.append(conversion.verify(e.path, every_byte=True) or "intact")
             table.add_row(*row)
         out.print(table)
     else:

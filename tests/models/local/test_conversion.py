@@ -193,6 +193,38 @@ def test_fresh_process_loads_the_conversion_without_transformers(gguf_direct):
     assert got_ident == ident and heavy == []
 
 
+def test_an_intact_entry_is_hashed_again_only_after_a_change(store, tmp_path, monkeypatch):
+    from biaslab.models.local import conversion
+
+    model, tok = _tiny_model_and_tokenizer()
+    source = tmp_path / "tiny.gguf"
+    source.write_bytes(b"pretend gguf")
+    entry = conversion.write_entry(model, tok, source=source, sha256=conversion.source_sha256(source))
+    hashed = []
+    real = conversion._hash_file
+    monkeypatch.setattr(conversion, "_hash_file", lambda p: hashed.append(p.name) or real(p))
+    n_files = len(json.loads((entry / conversion.MANIFEST).read_text())["files"])
+    assert conversion.verify(entry) is None and len(hashed) == n_files  # just written: not remembered yet
+    assert not (entry / conversion.VERIFIED).exists()
+    monkeypatch.setattr(conversion, "SETTLED_S", 0.0)  # as if written long ago
+    assert conversion.verify(entry) is None and len(hashed) == 2 * n_files and (entry / conversion.VERIFIED).exists()
+    assert conversion.verify(entry) is None and len(hashed) == 2 * n_files  # remembered: nothing hashed
+    weights = entry / "model.safetensors"
+    data = bytearray(weights.read_bytes())
+    st = weights.stat()
+    data[-5] ^= 0xFF
+    weights.write_bytes(bytes(data))
+    os.utime(weights, ns=(st.st_atime_ns, st.st_mtime_ns))  # the old modification time put back: still seen
+    assert "corrupt" in conversion.verify(entry) and hashed[-1] == "model.safetensors"
+    data[-5] ^= 0xFF
+    weights.write_bytes(bytes(data))  # the same bytes again: hashed once more, then remembered
+    assert conversion.verify(entry) is None and hashed.count("model.safetensors") == 4
+    assert conversion.verify(entry) is None and hashed.count("model.safetensors") == 4
+    assert conversion.verify(entry, every_byte=True) is None and hashed.count("model.safetensors") == 5  # --verify
+    (entry / conversion.VERIFIED).write_text("not json")  # an unreadable record: everything hashed
+    assert conversion.verify(entry) is None and hashed.count("model.safetensors") == 6
+
+
 def test_cached_entry_is_loaded_while_hashed_and_dropped_when_broken(store, tmp_path, monkeypatch):
     from biaslab.models.local import conversion, loading
     from biaslab.models.local.loading import _LazyAuto, load_cached

@@ -14,7 +14,9 @@ process loads the checkpoint:
 apart from response caches, so a fresh ``--cache-dir`` or ``BIASLAB_CACHE_DIR`` never converts again.
 An entry is written to a temporary directory beside it and renamed into place, so it exists
 complete or not at all; it is verified when read (every file's size and sha256, hashed in a
-background thread while torch imports) and rebuilt when it fails. The transformers version is
+background thread while torch imports) and rebuilt when it fails. A file hashed intact once is hashed again only
+when its size, inode, modification or status-change time differs from then (``.biaslab-verified.json`` in the
+entry): loading a 1 GB model costs a second of CPU per process otherwise. The transformers version is
 part of the key because the conversion is transformers' own: a new version converts again.
 
 Nothing changes for the model's identity (the GGUF file's sha256, :mod:`.identity`) or its numbers:
@@ -49,6 +51,8 @@ CONVERTER_VERSION = 1  # bump when what is written changes
 MANIFEST = "biaslab-conversion.json"
 WEIGHTS = "model.safetensors"
 _MEMO_FILE = "sha256-memo.json"
+VERIFIED = ".biaslab-verified.json"  # in an entry: the files as they were when last hashed intact
+SETTLED_S = 2.0  # seconds after its last change before a file's verification is remembered
 _memo_lock = threading.Lock()
 
 
@@ -176,8 +180,10 @@ class Verification:
         return self.problem
 
 
-def verify(directory: Path) -> str | None:
-    """None if every file of the entry at ``directory`` has its recorded size and sha256; else what is wrong."""
+def verify(directory: Path, *, every_byte: bool = False) -> str | None:
+    """None if every file of the entry at ``directory`` has its recorded size and sha256; else what is wrong.
+    ``every_byte``: hash every file, also those unchanged since they were last hashed intact (``biaslab cache
+    --verify``: a check of the disk itself)."""
     manifest = _read_json(directory / MANIFEST)
     if not isinstance(manifest, dict) or manifest.get("converter") != CONVERTER_VERSION:
         return "no valid manifest"
@@ -191,10 +197,30 @@ def verify(directory: Path) -> str | None:
                 return f"{name} has the wrong size"
         except OSError:
             return f"{name} is missing"
+    seen = {} if every_byte else _read_json(directory / VERIFIED) or {}
+    stats = {name: _stat_key(directory / name) for name in files}
     for name, want in files.items():
+        if seen.get(name) == stats[name]:  # hashed before, and not written, replaced or touched since
+            continue
         if _hash_file(directory / name) != want["sha256"]:
             return f"{name} is corrupt (sha256 differs)"
+    # a file changed in the last seconds could change again within the same tick of the file system's clock,
+    # unseen: remembered only once its times are older than that (hashed again until then)
+    settled = time.time_ns() - int(SETTLED_S * 1e9)
+    stats = {name: st for name, st in stats.items() if st[3] < settled}
+    if stats and seen != stats:
+        try:
+            _write_json(directory / VERIFIED, stats)
+        except OSError as exc:  # a read-only store: hashed again next time
+            log.debug("could not remember the verification of %s: %s", directory, exc)
     return None
+
+
+def _stat_key(path: Path) -> list[int]:
+    """What changes whenever a file's bytes can have changed: size, inode, modification and status-change times
+    (the last is set by the kernel on every write, rename or ``touch``, and cannot be set back)."""
+    st = path.stat()
+    return [st.st_size, st.st_ino, st.st_mtime_ns, st.st_ctime_ns]
 
 
 def light_tokenizer_ok(directory: Path) -> bool:
