@@ -182,8 +182,7 @@ class Verification:
 
 def verify(directory: Path, *, every_byte: bool = False) -> str | None:
     """None if every file of the entry at ``directory`` has its recorded size and sha256; else what is wrong.
-    ``every_byte``: hash every file, also those unchanged since they were last hashed intact (``biaslab cache
-    --verify``: a check of the disk itself)."""
+    ``every_byte``: also hash the files unchanged since last hashed intact (``biaslab cache --verify``)."""
     manifest = _read_json(directory / MANIFEST)
     if not isinstance(manifest, dict) or manifest.get("converter") != CONVERTER_VERSION:
         return "no valid manifest"
@@ -217,8 +216,7 @@ def verify(directory: Path, *, every_byte: bool = False) -> str | None:
 
 
 def _stat_key(path: Path) -> list[int]:
-    """What changes whenever a file's bytes can have changed: size, inode, modification and status-change times
-    (the last is set by the kernel on every write, rename or ``touch``, and cannot be set back)."""
+    """Size, inode, modification and status-change times (the kernel sets the last at every write or touch)."""
     st = path.stat()
     return [st.st_size, st.st_ino, st.st_mtime_ns, st.st_ctime_ns]
 
