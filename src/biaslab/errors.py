@@ -33,3 +33,14 @@ class CacheError(BiaslabError):
 class WriteError(BiaslabError):
     """A file cannot be written: the disk is full, the file size limit is reached, the folder is not writable,
     or a part of the path is a file. The file as it was is left untouched."""
+
+
+class Interrupted(BiaslabError):
+    """Ctrl-C (or SIGTERM) stopped a command after it saved what it had finished; the message says what was kept
+    and how to go on. Exit code 130 (128 + SIGINT), or 128 + the signal that stopped it."""
+
+    exit_code = 130
+
+    def __init__(self, message: str, exit_code: int = 130):
+        super().__init__(message)
+        self.exit_code = exit_code

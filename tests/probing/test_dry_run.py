@@ -240,15 +240,20 @@ def test_suite_dry_run_and_the_command_line_send_and_write_nothing(tmp_path):
 
 @pytest.mark.real_model
 @requires_data
-def test_the_embedded_models_count_is_the_number_of_prompt_tokens_it_runs(tmp_path):
+def test_the_embedded_models_count_is_the_number_of_prompt_tokens_it_runs(tmp_path, monkeypatch):
     """SmolLM2's own tokenizer and chat template, read without loading the model, give the prompt lengths the
     loaded model reports (a GGUF not yet converted is converted by the run first, so both read the same files)."""
     pytest.importorskip("torch")
+    import biaslab.probing.time_estimate as time_estimate
+    from biaslab.models.local.calibration import Calibration
     from biaslab.models.open import open_cached_model
     from biaslab.probes import create_probe
     from biaslab.probing.config import RunConfig
     from biaslab.probing.runner import plan_run
 
+    steps = {1: 0.1, 8: 0.1, 32: 0.2}  # the time estimate is not what is checked here: no measurement
+    fixed = Calibration(steps, 100.0, 1000.0, 3.0, threads=1, slots=48, kv_bytes_per_token=1, kv_budget_bytes=10**9)
+    monkeypatch.setattr(time_estimate, "calibration_for", lambda *a, **k: (fixed, False))
     cfg = RunConfig(limit=4, params=GenerationParams(max_tokens=1))
     probe = create_probe("jobs-lum")
     planned = plan_run(probe, probe.select_items(probe.load_items(), cfg), cfg)
@@ -262,6 +267,12 @@ def test_the_embedded_models_count_is_the_number_of_prompt_tokens_it_runs(tmp_pa
     assert est.input_tokens == sum(a.n_prompt_tokens for a in answers) and est.output_tokens_max == 4
     cached = dry(model="smollm2", limit=4, params=GenerationParams(max_tokens=1), cache_dir=tmp_path / "cache")
     assert (cached.cached, cached.to_send, cached.input_tokens) == (4, 0, 0)
+    assert est.seconds is not None and est.seconds > time_estimate.START_SECONDS and cached.seconds == 0.0
+    assert est.seconds_note.startswith("at most: every answer as long as max_tokens allows")
+    half = dry(
+        model="smollm2", limit=4, repetitions=2, params=GenerationParams(max_tokens=1), cache_dir=tmp_path / "cache"
+    )
+    assert (half.cached, half.to_send) == (4, 4) and half.seconds_note.startswith("answers as long as the cached ones")
 
 
 @requires_data

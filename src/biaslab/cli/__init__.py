@@ -16,7 +16,7 @@ from types import FrameType
 import typer
 
 from biaslab.cli.common import console, new_app
-from biaslab.errors import BiaslabError
+from biaslab.errors import BiaslabError, Interrupted
 
 app = new_app("biaslab", "Measure social bias in large language models: run probes, score annotations, compare runs.")
 
@@ -97,6 +97,11 @@ def main() -> None:
             raise KeyboardInterrupt
         if isinstance(rv, int) and rv:
             sys.exit(rv)
+    except Interrupted as exc:  # stopped after saving what it finished (a partial suite): what was kept, one line
+        from rich.markup import escape
+
+        err.print(f"[yellow]interrupted[/]: {escape(str(exc))}")
+        sys.exit(exc.exit_code)
     except BiaslabError as exc:
         err.print(f"[bold red]error:[/] {exc}")
         sys.exit(exc.exit_code)

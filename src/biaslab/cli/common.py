@@ -25,6 +25,26 @@ def model_option_flag() -> Any:
     return typer.Option(None, "--model-option", "-P", metavar="KEY=VALUE", help=MODEL_OPTION_HELP)
 
 
+def threads_option() -> Any:
+    """``--threads N``: torch's CPU threads for local models (env ``BIASLAB_THREADS``)."""
+    return typer.Option(
+        None,
+        "--threads",
+        min=1,
+        envvar="BIASLAB_THREADS",
+        help="CPU threads for local models (default: the cores this process may use, less those other processes "
+        "keep busy; env BIASLAB_THREADS).",
+    )
+
+
+def pin_threads(threads: int | None) -> None:
+    """``--threads``: handed to every local model this command loads (through ``BIASLAB_THREADS``)."""
+    if threads is not None:
+        import os
+
+        os.environ["BIASLAB_THREADS"] = str(threads)
+
+
 def model_options_from(raw: list[str] | None) -> dict[str, Any]:
     """The ``-P`` values as a dict (a one-line error for an item that is not KEY=VALUE)."""
     from biaslab.probing.options import split_assignments

@@ -9,6 +9,8 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from biaslab.probing.time_estimate import duration
+
 DRY_RUN_HELP = (
     "Count the requests, cached answers, tokens (and cost, with prices) without sending anything or loading a model."
 )
@@ -56,7 +58,8 @@ def print_estimates(estimates: list[Any], out: Console) -> None:
             else f"{e.cached:,} cached"
         )
         how = " through the batch API (-P batch=true)" if e.batch else ""
-        out.print(f"[bold]{escape(e.probe)}[/] on [bold]{escape(e.model)}[/]: dry run, nothing sent, no model loaded")
+        loaded = "the model loaded once to measure its speed here" if e.measured else "no model loaded"
+        out.print(f"[bold]{escape(e.probe)}[/] on [bold]{escape(e.model)}[/]: dry run, nothing sent, {loaded}")
         out.print(f"  requests       {e.requests:,} ({kinds or 'none'}); {cached}; {e.to_send:,} to send{how}")
         out.print(f"  input tokens   {e.input_tokens:,} to send ({escape(e.tokens_by)})")
         expected = (
@@ -72,6 +75,10 @@ def print_estimates(estimates: list[Any], out: Console) -> None:
         out.print(f"  output tokens  {most}{expected}")
         if e.extrapolated:
             out.print(f"  extrapolated   {escape(e.extrapolated)}")
+        if e.seconds is not None:
+            out.print(f"  time           about {duration(e.seconds)} ({escape(e.seconds_note)})")
+        elif e.seconds_note:
+            out.print(f"  time           {escape(e.seconds_note)}")
         if e.cost:
             parts = [f"input {_usd(e.cost['input'])}"]
             if "output_max" in e.cost:
@@ -87,6 +94,8 @@ def print_estimates(estimates: list[Any], out: Console) -> None:
         n = sum(e.to_send for e in estimates)
         tokens = sum(e.input_tokens for e in estimates)
         line = f"[bold]all[/]: {n:,} requests to send, {tokens:,} input tokens"
+        if any(e.seconds is not None for e in estimates):
+            line += f", about {duration(sum(e.seconds or 0.0 for e in estimates))} on local models"
         if total:
             line += f", input {_usd(total.get('input', 0.0))}"
             if all("output_max" in e.cost for e in estimates if e.to_send):

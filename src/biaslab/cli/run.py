@@ -19,7 +19,7 @@ from rich.markup import escape
 from rich.table import Table
 from typer.core import TyperCommand
 
-from biaslab.cli.common import MODEL_HELP, console, fmt, retries_text
+from biaslab.cli.common import MODEL_HELP, console, fmt, pin_threads, retries_text, threads_option
 from biaslab.cli.dry_run import PRICE_IN_HELP, PRICE_OUT_HELP, PRICES_HELP, check_price_flags, dry_run_option
 from biaslab.probing.schema import RunResults
 
@@ -165,6 +165,7 @@ def run(
     price_in: float | None = typer.Option(None, "--price-in", help=PRICE_IN_HELP),
     price_out: float | None = typer.Option(None, "--price-out", help=PRICE_OUT_HELP),
     prices: Path | None = typer.Option(None, "--prices", help=PRICES_HELP),
+    threads: int | None = threads_option(),
 ) -> None:
     """Run a probe on a model; write results.json, attempts.jsonl and report.html to --out.
 
@@ -175,6 +176,7 @@ def run(
     from biaslab.probing.execute import execute_run
     from biaslab.probing.options import split_assignments
 
+    pin_threads(threads)
     options: dict[str, Any] = dict(split_assignments(probe_option or []))
     flags = {k: FLAG_ORIGINS.get(k, f"-P {k}") for k in options}
     params = GenerationParams(temperature=temperature, top_p=top_p, max_tokens=max_tokens)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from biaslab.cli.common import console, model_option_flag, model_options_from
+from biaslab.cli.common import console, model_option_flag, model_options_from, pin_threads, threads_option
 from biaslab.cli.dry_run import PRICE_IN_HELP, PRICE_OUT_HELP, PRICES_HELP, check_price_flags, dry_run_option
 
 
@@ -39,7 +39,8 @@ def suite(
     overwrite: bool = typer.Option(
         False,
         "--overwrite",
-        help="Replace a finished suite in --out of other models, probes or --limit, or a run (refused without it).",
+        help="Replace a finished or partial suite in --out of other models, probes or --limit, or a run "
+        "(refused without it; the same suite again finishes a partial one).",
     ),
     dry_run: bool = dry_run_option(),
     price_in: float | None = typer.Option(None, "--price-in", help=PRICE_IN_HELP),
@@ -52,13 +53,16 @@ def suite(
         "model against it (headlines at their default margins, as `biaslab gate` "
         "does) in results.json and the card.",
     ),
+    threads: int | None = threads_option(),
 ) -> None:
     """Run a set of probes and write one report card: every headline with its interval, mark and reading, grouped
-    by GenderBench's harm groups, models side by side (`--probes gender`: the gender report card)."""
+    by GenderBench's harm groups, models side by side (`--probes gender`: the gender report card). Ctrl-C writes
+    a partial card of the runs finished (exit 130); the same command again finishes it."""
     from biaslab.models.registry import DEFAULT_MODEL
     from biaslab.suite.run import run_suite
 
     con = console()
+    pin_threads(threads)
     models = list(model) if model else [DEFAULT_MODEL]
     options = model_options_from(model_option)
     check_price_flags(dry_run, price_in, price_out, prices)
@@ -90,6 +94,17 @@ def suite(
         from biaslab.errors import ConfigError
 
         raise ConfigError("give --out DIR for the suite's results (or --dry-run to count and price it first)")
+    from biaslab.probing.time_estimate import suite_estimates
+
+    estimates = suite_estimates(
+        models,
+        list(probes) if probes else None,
+        con,
+        limit=limit,
+        cache_dir=cache_dir,
+        model_options=options,
+        base_url=base_url,
+    )
     res = run_suite(
         models,
         list(probes) if probes else None,
@@ -103,6 +118,7 @@ def suite(
         model_options=options,
         max_concurrency=max_concurrency,
         base_url=base_url,
+        estimates=estimates,
     )
     from rich.markup import escape
 

@@ -206,6 +206,12 @@ class ModelBackend(abc.ABC):
             results[i] = result
         return results
 
+    def engine_info(self) -> dict[str, Any] | None:
+        """What the backend's engine chose for itself when it started (a vLLM engine's memory and context sizes,
+        how long it took to start), recorded in results.json beside the identity (its ``engine`` key, one of
+        :data:`RUN_ONLY_KEYS`) but not part of it: the answers do not depend on it. None when nothing started."""
+        return None
+
     def reference(self) -> ModelBackend | None:
         """The same model at its reference precision when this backend computes in a reduced one (a local
         model's ``precision=bf16``, bfloat16 or float16 weights: ``dtype=bfloat16``, the default on GPUs),
@@ -224,6 +230,12 @@ class ModelBackend(abc.ABC):
 
 
 REDUCED_DTYPES = ("bfloat16", "float16")  # weights below the reference precision (float32)
+RUN_ONLY_KEYS = ("engine",)  # keys of results.json's model section that are not the identity (engine_info)
+
+
+def model_identity(section: dict[str, Any]) -> dict[str, Any]:
+    """The identity in results.json's model section (the section less :data:`RUN_ONLY_KEYS`)."""
+    return {k: v for k, v in section.items() if k not in RUN_ONLY_KEYS}
 
 
 def reference_identity(identity: dict[str, Any]) -> dict[str, Any] | None:

@@ -201,6 +201,13 @@ class CachedModel:
     def identity(self) -> dict[str, Any]:
         return dict(self._identity)
 
+    def record(self) -> dict[str, Any]:
+        """results.json's model section: the identity, and what the backend's engine chose when it started (under
+        ``engine``; not part of the identity, see :meth:`~biaslab.models.base.ModelBackend.engine_info`)."""
+        info = getattr(self.backend, "engine_info", None)  # test doubles may lack it
+        engine = info() if info is not None else None
+        return {**self._identity, "engine": engine} if engine else dict(self._identity)
+
     def counts(self) -> CallStats:
         """A copy of :attr:`stats` with the backend's retries so far (see :meth:`CallStats.since`)."""
         retry_counts = getattr(self.backend, "retry_counts", None)  # test doubles may lack it

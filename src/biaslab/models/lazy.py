@@ -97,6 +97,9 @@ class LazyBackend(ModelBackend):
 
         return LazyBackend(self.spec, ident, build, kind=self.kind, supports_loglikelihood=self.supports_loglikelihood)
 
+    def engine_info(self) -> dict[str, Any] | None:
+        return self._backend.engine_info() if self._backend is not None else None  # never loads the model
+
     def close(self) -> None:
         if self._backend is not None:
             self._backend.close()

@@ -315,5 +315,7 @@ def spread_subset(items: Sequence[T], limit: int | None) -> list[T]:
     """``limit`` items evenly spread over the probe (deterministic, keeps data order)."""
     if limit is None or limit >= len(items):
         return list(items)
+    if limit <= 0:  # a share of a small --limit can round to none
+        return []
     step = len(items) / limit
     return [items[int(i * step)] for i in range(limit)]

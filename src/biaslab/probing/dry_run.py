@@ -35,6 +35,7 @@ from biaslab.models.cache import request_cache_key
 from biaslab.models.spec_identity import spec_identity
 from biaslab.probing.config import check_run_size
 from biaslab.probing.generation import GenerationProbe
+from biaslab.probing.time_estimate import is_local
 
 BATCH_DISCOUNT = 0.5
 EXACT_REQUESTS = 100_000  # requests a dry run plans one by one at most (about 10 s); further repetitions are counted
@@ -64,6 +65,9 @@ class Estimate:
     cost: dict[str, float] = field(default_factory=dict)  # input, output_max, output_expected (dollars)
     price_note: str = ""
     extrapolated: str = ""  # how repetitions past those planned one by one were counted
+    seconds: float | None = None  # estimated wall time (local models: :mod:`.time_estimate`)
+    seconds_note: str = ""
+    measured: bool = False  # the model loaded to measure its speed on this machine
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -219,6 +223,12 @@ def estimate(
         est.output_tokens_expected = round(sum(seen) / len(seen) * n_gens)
     elif not n_gens:
         est.output_tokens_expected = 0
+    if is_local(ident.prefix):
+        from biaslab.probing.time_estimate import local_estimate
+
+        lengths = None if not seen else sum(seen) / len(seen)
+        repeat = (len(todo) + len(requests) * more) / len(todo) if todo else 1.0
+        local_estimate(est, spec, local, [(count(r), r) for r in todo], lengths, repeat)
     prices = prices_for(spec, batch)
     if prices is not None:
         est.price_note = prices.source

@@ -12,7 +12,7 @@ from rich.console import Console
 
 from biaslab.errors import ConfigError, WriteError
 from biaslab.io import json_safe
-from biaslab.models.base import GenerationParams
+from biaslab.models.base import GenerationParams, model_identity
 from biaslab.models.open import open_cached_model
 from biaslab.models.registry import DEFAULT_MODEL, check_spec
 from biaslab.out_lock import hold_out_dir
@@ -116,7 +116,9 @@ def refuse_other_run(
     if not isinstance(earlier, dict):
         earlier = {}
     what = f"{earlier.get('probe', '?')} on {(earlier.get('model') or {}).get('model', '?')}"
-    if earlier.get("probe") != probe_name or earlier.get("model") != json_safe(identity):
+    model = earlier.get("model")
+    same_model = isinstance(model, dict) and model_identity(model) == json_safe(identity)  # the engine's sizes aside
+    if earlier.get("probe") != probe_name or not same_model:
         raise ConfigError(
             f"--out {out_dir} already holds a finished run ({what}); give another --out, "
             "or add --overwrite to replace it"

@@ -7,6 +7,7 @@ log-likelihood), the model answers them through the cache, and the probe scores 
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -54,6 +55,16 @@ def answer(
     return answers
 
 
+def threads_used(identity: dict[str, Any], model_calls: int) -> dict[str, Any] | None:
+    """How many CPU threads a local torch model computed this run's answers with, and why
+    (:mod:`biaslab.models.local.threads`); None when no answer came from one."""
+    local = sys.modules.get("biaslab.models.local.threads")  # not imported: no local model ran here
+    if local is None or model_calls == 0 or identity.get("backend") not in ("transformers", "masked-lm"):
+        return None
+    choice = local.applied()
+    return None if choice is None else choice.record()
+
+
 def run_probe(
     probe: Probe,
     model: CachedModel,
@@ -88,13 +99,16 @@ def run_probe(
         run["recheck"] = recheck
     if any(p.kind == "generate" for p in planned):
         run["new_tokens"] = used.new_tokens
+    threads = threads_used(model.identity(), used.model_calls)
+    if threads is not None:
+        run["threads"] = threads
     if any(p.kind == "loglikelihood" for p in planned):
         run["requests"] = sum(p.kind == "loglikelihood" for p in planned)
     run["seconds"] = round(time.time() - started, 2)
     results = build_results(
         probe=probe.name,
         probe_version=probe.version,
-        model=model.identity(),
+        model=model.record() if hasattr(model, "record") else model.identity(),  # with the engine's sizes
         parameters=probe.parameters(cfg, ctx),
         data=checksums(probe.data_files),
         metrics=no_zero_width(summary.metrics, len(items)),

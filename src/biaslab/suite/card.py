@@ -184,6 +184,8 @@ def runs_cards(suite: dict[str, Any]) -> list[dict[str, Any]]:
                 ]
             )
             warnings += [f"{r['probe']}: {w}" for w in r.get("warnings") or []]
+        for m in (m for m in suite.get("missing") or [] if m["model"] == model):  # a partial suite's runs to do
+            rows.append([m["probe"], "", "–", "", "not run (the suite was stopped before it)", ""])
         cards.append(
             {
                 "title": model,
@@ -266,14 +268,28 @@ def card_sections(suite: dict[str, Any]) -> list[dict[str, Any]]:
                 "title": "Paired comparisons of the headline metrics",
                 "cards": comparison_cards(suite),
                 "intro": "Each model against the first on the items both runs share; q values: "
-                "Benjamini-Hochberg within each probe's comparisons.",
+                "Benjamini-Hochberg within each probe's comparisons."
+                + (" Partial suite: only the probes finished on every model." if suite.get("partial") else ""),
             }
         )
     if suite.get("gates"):
         from biaslab.gate.render import card_section
 
         sections.append(card_section(suite["gates"]))
+    elif suite.get("gates_skipped"):
+        sections.append(
+            {"title": "Release gate against the baseline suite", "intro": suite["gates_skipped"], "cards": []}
+        )
     return sections
+
+
+def partial_banner(suite: dict[str, Any]) -> str | None:
+    """The line at the top of a partial suite's card (stopped before its end), else None."""
+    if not suite.get("partial"):
+        return None
+    from biaslab.suite.partial import progress_text
+
+    return f"Partial: {progress_text(suite)}; run the same command again to finish."
 
 
 def is_gender_card(suite: dict[str, Any]) -> bool:
@@ -297,14 +313,17 @@ def meta_lines(suite: dict[str, Any]) -> list[str]:
     return lines
 
 
-def render_card(title: str, sections: Sequence[dict[str, Any]], meta: Sequence[str] = ()) -> str:
+def render_card(
+    title: str, sections: Sequence[dict[str, Any]], meta: Sequence[str] = (), banner: str | None = None
+) -> str:
     from jinja2 import Environment, PackageLoader, select_autoescape
 
     env = Environment(loader=PackageLoader("biaslab.suite", "templates"), autoescape=select_autoescape(["j2"]))
-    return env.get_template("card.html.j2").render(title=title, sections=list(sections), meta=list(meta))
+    return env.get_template("card.html.j2").render(title=title, sections=list(sections), meta=list(meta), banner=banner)
 
 
 def write_card(suite: dict[str, Any], path: Path) -> Path:
     title = "Gender report card" if is_gender_card(suite) else "Bias report card"
-    atomic_write_text(Path(path), render_card(title, card_sections(suite), meta_lines(suite)))
+    html = render_card(title, card_sections(suite), meta_lines(suite), partial_banner(suite))
+    atomic_write_text(Path(path), html)
     return Path(path)

@@ -5,23 +5,27 @@ Default probes: every registered probe that needs no file of yours (``pairs`` do
 is available offline (``BIASLAB_DATA_DIR`` or the download cache), and whose requests the model
 kind can answer (``openai/`` servers and ``anthropic/``: generation probes only). Default size per probe: the
 probe's ``suite_size`` (``--limit`` overrides it for every probe). Re-running the
-same suite answers every request from the cache.
+same suite answers every request from the cache. Ctrl-C (or SIGTERM) writes a partial card of the runs finished
+and the same command finishes it (:mod:`biaslab.suite.partial`); progress and the ETA: :mod:`biaslab.suite.progress`.
 """
 
 from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 
 from biaslab.errors import ConfigError, WriteError
 from biaslab.probing.schema import RunResults
+from biaslab.suite.partial import check_baseline, finished_run, previous_runs, refuse_other_suite
 from biaslab.suite.sets import choose_probes, default_probes
 
-__all__ = ["run_suite", "default_probes", "headline_entries", "run_key"]
+__all__ = ["run_suite", "default_probes", "headline_entries", "run_key", "check_baseline", "refuse_other_suite"]
 
 
 def _slug(text: str) -> str:
@@ -29,8 +33,15 @@ def _slug(text: str) -> str:
 
 
 def run_one(
-    probe: Any, cached: Any, out_dir: Path, limit: int | None, console: Console | None, quiet: bool
+    probe: Any,
+    cached: Any,
+    out_dir: Path,
+    limit: int | None,
+    console: Console | None,
+    quiet: bool,
+    observe: Callable[[int, Any, bool], None] | None = None,
 ) -> RunResults:
+    """Run ``probe`` and write it to ``out_dir`` (only once it is whole); ``observe`` sees every answer."""
     from biaslab.probing.config import RunConfig
     from biaslab.probing.results import write_run
     from biaslab.probing.runner import plan_run, run_probe
@@ -40,7 +51,13 @@ def run_one(
     items = probe.load_items()  # built once per probe and kept by it, for every model
     n_requests = len(plan_run(probe, probe.select_items(items, cfg), cfg))
     with attempt_progress(n_requests, probe.name, console=console, enabled=not quiet) as bar:
-        results, attempts = run_probe(probe, cached, cfg, progress=bar, items=items)
+
+        def progress(index: int, result: Any, from_cache: bool) -> None:
+            bar(index, result, from_cache)
+            if observe is not None:
+                observe(index, result, from_cache)
+
+        results, attempts = run_probe(probe, cached, cfg, progress=progress, items=items)
     write_run(out_dir, probe, results, attempts)
     return results
 
@@ -160,39 +177,6 @@ def selection_note(probe: Any, asked: int, used: int) -> str | None:
     )
 
 
-def totals(runs: list[dict[str, Any]]) -> dict[str, int]:
-    """The suite's model calls, cache hits and retries: the sums of its runs' own."""
-    keys = ("model_calls", "cache_hits") + (("retries",) if any("retries" in r for r in runs) else ())
-    return {k: sum(int(r.get(k) or 0) for r in runs) for k in keys}
-
-
-def finished_run(run_dir: Path) -> RunResults | None:
-    """The run in ``run_dir`` when its folder reads cleanly (results.json, and attempts.jsonl with every attempt
-    once), else None: a missing or damaged run is run again (from the cache) and rewritten, never reused."""
-    from biaslab.errors import DataError
-    from biaslab.probing.results import read_attempts, read_results
-
-    if not (run_dir / "results.json").is_file():
-        return None
-    try:
-        results = read_results(run_dir)
-        if read_attempts(run_dir, results.recorded_attempts) is None:
-            return None
-    except DataError:
-        return None
-    return results
-
-
-def _previous(out: Path) -> dict[tuple[str, str], dict[str, Any]]:
-    import json
-
-    try:
-        old = json.loads((out / "results.json").read_text(encoding="utf-8"))
-        return {(r["model"], r["probe"]): r for r in old.get("runs", []) if r.get("key")}
-    except (OSError, ValueError, KeyError, TypeError):
-        return {}
-
-
 def run_suite(
     models: list[str],
     probes: list[str] | None,
@@ -208,10 +192,13 @@ def run_suite(
     model_options: dict[str, Any] | None = None,
     max_concurrency: int = 8,
     base_url: str | None = None,
+    estimates: dict[str, float] | None = None,
 ) -> dict[str, Any]:
     """Run the suite and write it to ``out`` (locked while it runs: one writer per folder). A finished run or a
     suite of other models, probes or limit in ``out`` is refused unless ``overwrite``; a ``baseline`` is
-    checked before any model runs. ``model_options`` (``-P``) go to every model, checked for each before any runs."""
+    checked before any model runs. ``model_options`` (``-P``) go to every model, checked for each before any runs.
+    ``estimates``: seconds per model of each probe's run (a calibration's), for the ETA until the suite has its own
+    rate. Ctrl-C or SIGTERM: a partial card of the runs finished, then :class:`biaslab.errors.Interrupted`."""
     from biaslab.models.model_options import check_model_options
     from biaslab.models.registry import split_spec
 
@@ -246,55 +233,17 @@ def run_suite(
                 asked_probes=probes,
                 limit=limit,
                 cache_dir=cache_dir,
-                console=console,
+                console=console or Console(stderr=True),  # one console for the suite's line and the runs' bars
                 quiet=quiet,
                 seed=seed,
                 baseline=baseline,
                 model_options=model_options or {},
                 max_concurrency=max_concurrency,
                 base_url=base_url,
+                estimates=estimates,
             )
         except WriteError as exc:
             raise answers_kept(exc) from None
-
-
-def check_baseline(baseline: Path) -> None:
-    """A one-line error, before any model runs, when ``baseline`` is not a readable suite folder (its runs'
-    results and attempts read and checked as the gate will read them)."""
-    from biaslab.gate.sources import load_side
-
-    side = load_side(baseline, role="baseline")
-    if side.kind != "suite":
-        raise ConfigError(f"--baseline {baseline} is a run folder; give a suite folder (`biaslab suite --out`)")
-    for run in side.runs.values():
-        run.attempts()
-
-
-def refuse_other_suite(out: Path, settings: dict[str, Any]) -> None:
-    """A ConfigError when ``out`` holds a finished run, or a finished suite with other ``settings`` (its models,
-    probes and limit), naming what differs: a suite replaces neither without ``--overwrite``. The same suite
-    again reuses its runs."""
-    import json
-
-    from biaslab.probing.execute import settings_differences
-
-    path = out / "results.json"
-    if not path.is_file():
-        return
-    try:
-        earlier = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        earlier = None
-    if not isinstance(earlier, dict) or not isinstance(earlier.get("runs"), list):
-        probe = earlier.get("probe") if isinstance(earlier, dict) else None
-        what = f"a finished run ({probe})" if probe else "a results.json that is not a suite's"
-        raise ConfigError(f"--out {out} already holds {what}; give another --out, or add --overwrite to replace it")
-    differ = settings_differences({k: earlier.get(k) for k in settings}, settings)
-    if differ:
-        raise ConfigError(
-            f"--out {out} already holds a finished suite with other settings ({'; '.join(differ)}); "
-            "give another --out, or add --overwrite to replace it"
-        )
 
 
 def _run_and_write(
@@ -306,87 +255,90 @@ def _run_and_write(
     asked_probes: list[str] | None,
     limit: int | None,
     cache_dir: Path | None,
-    console: Console | None,
+    console: Console,
     quiet: bool,
     seed: int,
     baseline: Path | None,
     model_options: dict[str, Any],
     max_concurrency: int,
     base_url: str | None,
+    estimates: dict[str, float] | None,
 ) -> dict[str, Any]:
-    from biaslab.compare.paired import compare_all
-    from biaslab.io import all_or_nothing, atomic_write_text, json_safe
     from biaslab.models.open import open_cached_model
     from biaslab.probes import create_probe
-    from biaslab.suite.card import write_card
+    from biaslab.suite.partial import sigterm_as_interrupt, stopped
+    from biaslab.suite.progress import PlannedRun, SuiteProgress, count_requests
+    from biaslab.suite.results import write_suite
 
-    previous = _previous(out)
+    previous = previous_runs(out)
     probe_objs = {name: create_probe(name) for name in chosen}
-    runs = []
-    for spec in models:
-        cached = open_cached_model(
-            spec,
-            base_url=base_url,
-            cache_dir=cache_dir,
-            console=None if quiet else console,
-            max_concurrency=max_concurrency,
-            model_options=model_options,
-        )
-        try:
-            for name in chosen:
-                asked = limit if limit is not None else probe_objs[name].suite_size
-                size = max(asked, probe_objs[name].min_limit)  # a balanced design's smallest size
-                d = out / "runs" / _slug(spec) / name
-                key = run_key(probe_objs[name], cached.identity(), size)
-                old = previous.get((spec, name))
-                earlier = finished_run(d) if old and old["key"] == key else None
-                reused = earlier is not None
-                results = run_one(probe_objs[name], cached, d, size, console, quiet) if earlier is None else earlier
-                runs.append(
-                    {
-                        "model": spec,
-                        "probe": name,
-                        "title": probe_objs[name].title,
-                        "dir": str(d.relative_to(out)),
-                        **headline_entries(probe_objs[name], results),
-                        "n_items": results.n_items,
-                        "size_asked": asked,
-                        "selection_note": selection_note(probe_objs[name], asked, results.n_items),
-                        "warnings": [str(w) for w in results.details.get("warnings") or []],
-                        "model_calls": 0 if reused else results.run.model_calls,  # this run's own, not a total
-                        "cache_hits": results.run.cache_hits,
-                        **({} if results.run.retries is None else {"retries": 0 if reused else results.run.retries}),
-                        "reused": reused,
-                        "key": key,
-                    }
+    asked = {name: limit if limit is not None else probe_objs[name].suite_size for name in chosen}
+    sizes = {name: max(asked[name], probe_objs[name].min_limit) for name in chosen}  # a balanced design's smallest
+    requests = {name: count_requests(probe_objs[name], sizes[name]) for name in chosen}
+    dirs = {(spec, name): out / "runs" / _slug(spec) / name for spec in models for name in chosen}
+    planned = [
+        PlannedRun(m, p, requests[p], (m, p) in previous and (dirs[(m, p)] / "results.json").is_file())
+        for m in models
+        for p in chosen
+    ]
+    tracker = SuiteProgress(planned, estimates, console, enabled=not quiet)
+    console.print(escape(tracker.summary()), highlight=False, soft_wrap=True)
+    runs: list[dict[str, Any]] = []
+    stop: KeyboardInterrupt | None = None
+    try:
+        with sigterm_as_interrupt(), tracker.shown():
+            for i, spec in enumerate(models):
+                cached = open_cached_model(
+                    spec,
+                    base_url=base_url,
+                    cache_dir=cache_dir,
+                    console=None if quiet else console,
+                    max_concurrency=max_concurrency,
+                    model_options=model_options,
                 )
-        finally:
-            cached.close()
-    comparisons = []
-    if len(models) > 1:
-        for name in chosen:
-            dirs = [out / r["dir"] for m in models for r in runs if r["model"] == m and r["probe"] == name]
-            cmp = compare_all(dirs, seed=seed)
-            comparisons.append({"probe": name, **cmp})
-    suite = {
-        "models": models,
-        "probes": chosen,
-        "asked": list(asked_probes or []),
-        "skipped": skipped,
-        "limit": limit,
-        "runs": runs,
-        "totals": totals(runs),
-        "comparisons": comparisons,
-    }
-    import json
-
-    atomic_write_text(out / "results.json", json.dumps(json_safe(suite), indent=2, ensure_ascii=False) + "\n")
-    if baseline is not None:  # every model against the baseline suite (read from out), at the default margins
-        from biaslab.gate.decide import run_gate
-
-        suite["gates"] = [run_gate(Path(baseline), out, candidate_model=m, seed=seed) for m in models]
-    with all_or_nothing():  # the card and the results it shows, or neither
-        if baseline is not None:
-            atomic_write_text(out / "results.json", json.dumps(json_safe(suite), indent=2, ensure_ascii=False) + "\n")
-        write_card(suite, out / "report.html")
+                try:
+                    for j, name in enumerate(chosen):
+                        probe, d = probe_objs[name], dirs[(spec, name)]
+                        key = run_key(probe, cached.identity(), sizes[name])
+                        old = previous.get((spec, name))
+                        earlier = finished_run(d) if old and old["key"] == key else None
+                        tracker.start_run(i * len(chosen) + j, reused=earlier is not None)
+                        results = (  # written once whole: a run stopped part way is not
+                            run_one(probe, cached, d, sizes[name], console, quiet, tracker.answer)
+                            if earlier is None
+                            else earlier
+                        )
+                        runs.append(run_entry(probe, spec, out, d, results, asked[name], key, earlier is not None))
+                        tracker.finish_run()
+                finally:
+                    cached.close()
+    except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: the runs finished so far make a partial card
+        stop = exc
+    suite = write_suite(
+        models, chosen, out, runs, skipped, asked_probes, limit, seed, baseline, partial=stop is not None
+    )
+    if stop is not None:
+        raise stopped(suite, out, stop) from None
     return suite
+
+
+def run_entry(
+    probe: Any, spec: str, out: Path, d: Path, results: RunResults, asked: int, key: str, reused: bool
+) -> dict[str, Any]:
+    """A run as the suite's results.json lists it."""
+    return {
+        "model": spec,
+        "probe": probe.name,
+        "title": probe.title,
+        "dir": str(d.relative_to(out)),
+        **headline_entries(probe, results),
+        "n_items": results.n_items,
+        "size_asked": asked,
+        "selection_note": selection_note(probe, asked, results.n_items),
+        "warnings": [str(w) for w in results.details.get("warnings") or []],
+        "model_calls": 0 if reused else results.run.model_calls,  # this run's own, not a total
+        "cache_hits": results.run.cache_hits,
+        **({} if results.run.retries is None else {"retries": 0 if reused else results.run.retries}),
+        "reused": reused,
+        "key": key,
+    }

@@ -37,21 +37,22 @@ def biaslab_python() -> str:
     return python
 
 
-def env(cache: Path, *, one_process: bool = False) -> dict[str, str]:
+def env(cache: Path, *, one_process: bool = False, extra: dict[str, str] | None = None) -> dict[str, str]:
     """The environment of a run in the vLLM venv; ``one_process``: vLLM's engine core in biaslab's process, not a
     process of its own (each vLLM process imports torch and vLLM: 10-25 s on 2 cores); with the model option
-    ``distributed_executor_backend=uni``, no worker process either."""
+    ``distributed_executor_backend=uni``, no worker process either. No ``VLLM_CPU_KVCACHE_SPACE`` (unless given in
+    ``extra``): biaslab sizes vLLM's KV cache and context itself."""
     return {
-        **os.environ,
+        **{k: v for k, v in os.environ.items() if k != "VLLM_CPU_KVCACHE_SPACE"},
         **({"VLLM_ENABLE_V1_MULTIPROCESSING": "0"} if one_process else {}),
         "PYTHONPATH": str(ROOT / "src"),
         "BIASLAB_CACHE_DIR": str(cache),
         "NO_COLOR": "1",
-        "VLLM_CPU_KVCACHE_SPACE": os.environ.get("VLLM_CPU_KVCACHE_SPACE", "1"),
         "VLLM_NO_USAGE_STATS": "1",
         "DO_NOT_TRACK": "1",
         "VLLM_LOGGING_LEVEL": "WARNING",
         "TOKENIZERS_PARALLELISM": "false",
+        **(extra or {}),
     }
 
 

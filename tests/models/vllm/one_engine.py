@@ -10,8 +10,8 @@
 4. ``fsb-judge`` on 12 texts (greedy), written to ``OUT/judge``.
 
 Prints ``{item_id: text}`` of step 3 as JSON on its last line. The model options are those of the killed run but
-for ``max_num_seqs`` (not part of the identity): eager, a 2,048-token context, vLLM in this process (with
-``VLLM_ENABLE_V1_MULTIPROCESSING=0``).
+for ``max_num_seqs`` (not part of the identity): eager, the KV cache and context biaslab sizes, vLLM in this
+process (with ``VLLM_ENABLE_V1_MULTIPROCESSING=0``).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import json
 import sys
 from pathlib import Path
 
-OPTIONS = {"enforce_eager": "true", "max_model_len": "2048", "distributed_executor_backend": "uni"}
+OPTIONS = {"enforce_eager": "true", "distributed_executor_backend": "uni"}
 
 
 def main(spec: str, cache: str, out: str, n_pairs: str) -> None:

@@ -3,6 +3,7 @@ the answers. The engine is replaced by a scripted one (vLLM itself runs in tests
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -23,6 +24,7 @@ from biaslab.models.vllm import backend as vb
 from biaslab.models.vllm import identity as vi
 from biaslab.models.vllm.engine import GenerateJob, ScoreJob
 from biaslab.models.vllm.options import engine_args, parse_options
+from biaslab.probing.execute import refuse_other_run
 from tests.models.vllm.tiny_tokenizer import write_tokenizer
 
 
@@ -35,6 +37,9 @@ class ScriptedEngines:
 
     def max_model_len(self) -> int:
         return self.limit
+
+    def engine_info(self) -> dict:
+        return {"kv_cache_gib": 2.81, "max_model_len": self.limit, "set_by": {"kv_cache_gib": "biaslab"}}
 
     def run(self, jobs, on_done) -> None:
         self.jobs.append(list(jobs))
@@ -200,3 +205,21 @@ def test_reduced_dtype_reference_is_a_float32_engine_started_after_the_other_sto
     assert pools[2].args["tensor_parallel_size"] == 2 and pools[1].closed  # one engine at a time
     reduced.loglikelihood([LoglikelihoodRequest(continuation="nurses are kind")])  # started again
     assert pools[2].closed and pools[3].args["dtype"] == "bfloat16"
+
+
+def test_the_engines_sizes_are_recorded_beside_the_identity_not_in_it(fake_vllm, tmp_path):
+    model_dir, pools = fake_vllm
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    cached = CachedModel(load_model(f"vllm/{model_dir}"), cache)
+    ident = cached.identity()
+    assert cached.record() == ident and pools == []  # nothing started: nothing to record (and nothing loaded)
+    cached.loglikelihood([LoglikelihoodRequest(continuation="nurses are kind")])
+    sizes = {"kv_cache_gib": 2.81, "max_model_len": 64, "set_by": {"kv_cache_gib": "biaslab"}}
+    assert cached.record() == {**ident, "engine": sizes} and cached.identity() == ident
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "results.json").write_text(json.dumps({"probe": "winosemitism", "model": cached.record()}))
+    refuse_other_run(out, "winosemitism", ident)  # the same model: another engine's sizes do not matter
+    with pytest.raises(ConfigError, match="already holds a finished run"):
+        refuse_other_run(out, "winosemitism", {**ident, "dtype": "bfloat16"})
+    cache.close()

@@ -2,11 +2,13 @@
 
 biaslab runs inside the venv of the server tests (:mod:`tests.models.openai.vllm_server`, built on first use;
 biaslab's own dependencies are added to it once, :mod:`.inprocess`), with this checkout's ``src`` on its path;
-the local engine runs here. Every vLLM engine start costs about a minute of CPU on 2 busy cores: there are two.
-The run killed mid-way runs vLLM as it runs by default (an engine core and a worker in processes of their own,
-killed with biaslab); everything after it shares one engine in one process (:mod:`.one_engine`, vLLM in that
-process), and the finished run is run again from the command line, where vLLM never starts. ``BIASLAB_VLLM=0``
-skips the module; without network it skips with the reason.
+the local engine runs here. Every vLLM engine start costs about a minute of CPU on 2 busy cores: there are two,
+and one that fails. The KV cache and the context are biaslab's own sizes (no ``VLLM_CPU_KVCACHE_SPACE``, no
+``max_model_len``); a KV cache larger than the machine ends in a one-line error. The run killed mid-way runs vLLM
+as it runs by default (an engine core and a worker in processes of their own, killed with biaslab); everything
+after it shares one engine in one process (:mod:`.one_engine`, vLLM in that process), and the finished run is run
+again from the command line, where vLLM never starts. ``BIASLAB_VLLM=0`` skips the module; without network it
+skips with the reason.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ pytestmark = [
     pytest.mark.real_model,
 ]
 N_PAIRS = 200  # paired decisions compared with the local engine (99.5% must agree, every score within 0.01)
-EAGER = ("-P", "enforce_eager=true", "-P", "max_model_len=2048")  # no torch.compile: minutes less to start
+EAGER = ("-P", "enforce_eager=true")  # no torch.compile: minutes less to start; KV cache and context: biaslab's
 
 
 @pytest.fixture(scope="module")
@@ -89,6 +91,10 @@ def test_a_killed_run_resumes_and_scores_generates_and_judges_on_one_engine(refe
     assert results["run"]["model_calls"] == cached_answers(cache) - before - 3 - 12 > 0  # only what was missing
     assert results["model"]["backend"] == "vllm" and results["model"]["dtype"] == "float32"
     assert results["model"]["vllm"] and results["model"]["vllm_build"] == "cpu"
+    engine = results["model"]["engine"]  # sized by biaslab for the memory free (not part of the identity)
+    print(f"\nvLLM in process: the engine biaslab sized: {engine}")
+    assert engine["set_by"]["kv_cache_gib"] == "biaslab" and 0 < engine["kv_cache_gib"] <= engine["memory_free_gib"]
+    assert 512 <= engine["max_model_len"] <= 8192 and engine["start_seconds"] > 0
 
     a, b = attempts(reference), attempts(out)
     agree, gap = compare(a, b)
@@ -110,5 +116,32 @@ def test_a_killed_run_resumes_and_scores_generates_and_judges_on_one_engine(refe
     again = run_biaslab(
         python, *[x for x in run if x != "-q"], "--model", spec, *EAGER, "--out", tmp_path / "again", cache=cache
     )
-    rerun = json.loads((tmp_path / "again" / "results.json").read_text())["run"]
-    assert rerun["model_calls"] == 0 and "loading model" not in again.stderr + again.stdout  # vLLM never started
+    rerun = json.loads((tmp_path / "again" / "results.json").read_text())
+    assert rerun["run"]["model_calls"] == 0 and "loading model" not in again.stderr + again.stdout  # never started
+    assert rerun["model"] == {k: v for k, v in results["model"].items() if k != "engine"}  # no engine: no sizes
+
+
+def test_an_engine_that_cannot_start_is_one_line(vllm_venv, tmp_path):
+    """A KV cache larger than the machine (``VLLM_CPU_KVCACHE_SPACE``, which wins over biaslab's sizing): vLLM fails
+    once the weights are loaded, and biaslab says why in one line with the fix, vLLM's own lines in the log that
+    line names; a non-zero exit. vLLM in biaslab's process (its engine core and worker in processes of their own
+    cost 40 s more CPU to start; the log of a failure in a child process: tests/models/vllm/test_sizing.py)."""
+    python, spec = vllm_venv
+    cache = tmp_path / "cache"
+    run = ["run", "winosemitism", "--limit", 2, "-q", "--model", spec, *EAGER, "-P", "distributed_executor_backend=uni"]
+    proc = subprocess.run(
+        biaslab_command(python, *run, "--out", tmp_path),
+        capture_output=True,
+        text=True,
+        env=env(cache, one_process=True, extra={"VLLM_CPU_KVCACHE_SPACE": "4096"}),
+        timeout=900,
+    )
+    lines = [line for line in (proc.stdout + proc.stderr).splitlines() if line.strip()]
+    print(f"\n{lines}")
+    assert proc.returncode == 3 and len(lines) == 1, proc.stderr[-3000:]
+    line = lines[0]
+    assert line.startswith(f"error: {spec} did not start: vLLM could not reserve 4096 GiB of KV cache: ")
+    assert "GiB are free; set VLLM_CPU_KVCACHE_SPACE=" in line and not (tmp_path / "results.json").exists()
+    log = Path(line.rpartition("(vLLM's log: ")[2].rstrip(")"))
+    assert log.parent == cache / "vllm-logs"
+    assert "Loading safetensors checkpoint shards" in log.read_text()  # vLLM's own lines, kept off the terminal

@@ -27,6 +27,9 @@ class FakeEngine:
     def max_model_len(self):
         return 2048
 
+    def engine_info(self):
+        return {"kv_cache_gib": 1.0}
+
     def run_all(self, jobs):
         self.calls.append(len(jobs))
         if any(job.ids[0] == 666 for job in jobs):
@@ -95,6 +98,7 @@ def test_replicas_answer_every_job_once_as_chunks_finish(fake_ray):
     pool = RayReplicas("m", {"dtype": "bfloat16", "tensor_parallel_size": 1}, 3, gpus_per_replica=1, ray=fake_ray)
     assert fake_ray.initialized and fake_ray.resources == [{"num_cpus": 1, "num_gpus": 1}]  # one GPU per replica
     assert len(FakeEngine.instances) == 3 and pool.max_model_len() == 2048
+    assert pool.engine_info() == {"kv_cache_gib": 1.0, "replicas": 3}  # the first replica's sizes
     got: dict[int, object] = {}
     lock = threading.Lock()
 

@@ -47,7 +47,8 @@ Options (``load_model(spec, **options)``):
 ``engine``        auto       ``auto`` (continuous for Llama, Mistral, Qwen2/3, Phi-3, Gemma 3),
                              ``continuous``, ``static``
 ``chat_template`` auto       ``auto`` (use the tokenizer's template if any) or ``none``
-``threads``       (torch)    CPU threads for torch (``torch.set_num_threads``)
+``threads``       (auto)     CPU threads for torch; default: the usable cores less what other processes
+                             keep busy (:mod:`.threads`; ``BIASLAB_THREADS`` or ``--threads`` pin it)
 ``workers``       (threads)  decoding loops of the continuous engine, each in its own Python
                              thread with one torch thread (default: torch's thread count on CPU);
                              also the scoring loops of its log-likelihood path
@@ -100,6 +101,7 @@ from biaslab.models.base import (
 from biaslab.models.lazy import LazyBackend
 from biaslab.models.local import prompting, sizing
 from biaslab.models.local import sampling as local_sampling
+from biaslab.models.local import threads as local_threads
 from biaslab.models.local.identity import DEFAULTS, SAMPLER_VERSION, gguf_source, hf_source, parse_options  # noqa: F401  (re-exported)
 from biaslab.models.local.llama.engine import LlamaEngine
 from biaslab.models.local.llama.engine import supports as engine_supports
@@ -146,8 +148,8 @@ class TransformersBackend(ModelBackend):
 
     def __init__(self, source: str, *, gguf_file: str | None = None, **options: Any) -> None:
         opts = parse_options(options)
-        if opts["threads"]:
-            torch.set_num_threads(opts["threads"])
+        self.threads_option: int | None = opts["threads"]
+        self.threads = local_threads.apply(self.threads_option)  # before loading: torch's first operations use it
         self.source = source
         self.gguf_file = gguf_file
         self.engine_choice: str = opts["engine"]
@@ -268,6 +270,7 @@ class TransformersBackend(ModelBackend):
         return m.reduced_engines[self.precision]
 
     def generate(self, requests: Sequence[GenerateRequest], on_result: OnResult | None = None) -> list[GenerateResult]:
+        self.threads = local_threads.apply(self.threads_option)
         prompts = [self.prompt_ids(r) for r in requests]
         decodings = [self._decoding(r) for r in requests]
         results: list[GenerateResult | None] = [None] * len(requests)
@@ -306,6 +309,7 @@ class TransformersBackend(ModelBackend):
         """The batches of a call on all ``requests``, less those whose requests are all ``answered``: a value's
         last bits depend on its batch (:meth:`ModelBackend.loglikelihood_rest`)."""
         answered = frozenset(answered)
+        self.threads = local_threads.apply(self.threads_option)
         encoded = [self._score_ids(r) for r in requests]
         limit = getattr(self._m.model.config, "max_position_embeddings", None)
         for i, (r, (ids, _)) in enumerate(zip(requests, encoded)):

@@ -28,6 +28,7 @@ import torch
 
 from biaslab.errors import BackendError, ConfigError
 from biaslab.models.base import ContextLengthError, LoglikelihoodRequest, LoglikelihoodResult, ModelBackend, OnResult
+from biaslab.models.local import threads as local_threads
 from biaslab.models.local.identity import is_masked_lm_config, is_masked_lm_dir, parse_options
 from biaslab.models.local.loading import load, pick_device, pick_dtype
 
@@ -61,8 +62,8 @@ class MaskedLMBackend(ModelBackend):
 
     def __init__(self, source: str, **options: Any) -> None:
         opts = parse_options(options)
-        if opts["threads"]:
-            torch.set_num_threads(opts["threads"])
+        self.threads_option: int | None = opts["threads"]
+        self.threads = local_threads.apply(self.threads_option)  # before loading: torch's first operations use it
         self.source = source
         self.device = pick_device(opts["device"])
         self.dtype = pick_dtype(opts["dtype"], self.device)
@@ -115,6 +116,7 @@ class MaskedLMBackend(ModelBackend):
         """The batches of a call on all ``requests``, less those whose rows all belong to ``answered`` requests: a
         value's last bits depend on its batch (:meth:`ModelBackend.loglikelihood_rest`)."""
         answered = frozenset(answered)
+        self.threads = local_threads.apply(self.threads_option)
         if any(getattr(r, "chat", None) for r in requests):
             raise ConfigError(
                 "chat_template=user/assistant applies to causal (chat) models, not masked LMs; use chat_template=none"

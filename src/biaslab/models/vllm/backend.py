@@ -19,8 +19,11 @@ Options (``-P key=value``; :mod:`.options`):
 ``tensor_parallel_size``     1         GPUs one replica's layers are split over (within a node)
 ``pipeline_parallel_size``   1         stages one replica's layers are cut into (may span nodes, over Ray)
 ``data_parallel_size``       1         replicas, each a Ray actor with its own engine (:mod:`.replicas`)
-``gpu_memory_utilization``   (vLLM's)  share of each GPU's memory vLLM may take (weights + KV cache)
-``max_model_len``            (model's) context length; a smaller one needs less KV-cache memory
+``gpu_memory_utilization``   (sized)   share of each GPU's memory vLLM may take (weights + KV cache): vLLM's
+                                       default when the GPU is that free, else what is free less 1 GiB; on
+                                       the CPU build, of the machine's memory (then vLLM sizes the KV cache)
+``max_model_len``            (sized)   context length: the model's, less where the KV cache cannot hold 4
+                                       sequences of it (CPU build); a smaller one needs less KV-cache memory
 ``max_num_seqs``             (vLLM's)  sequences one engine runs at once
 ``enforce_eager``            false     no CUDA graphs / torch.compile: starts faster, runs slower
 ``dtype``                    auto      ``float32``, ``bfloat16``, ``float16``; auto: float32 on vLLM's CPU
@@ -28,6 +31,15 @@ Options (``-P key=value``; :mod:`.options`):
 ``chat_template``            auto      ``none``: chat messages as plain text, as for a base model
 ``distributed_executor_backend`` (vLLM's) ``mp``, ``ray`` or ``uni``
 ============================ ========= ===============================================================
+
+Sizing (:mod:`.sizing`, read where the engine starts, :mod:`.memory`): on vLLM's CPU build, which would reserve
+92% of the machine's memory, the engine gets an explicit KV cache (vLLM's ``kv_cache_memory_bytes``): the memory
+available now (MemAvailable, or the cgroup's limit) less the weights at the dtype that runs (read from the
+safetensors headers) and a margin for activations and vLLM's processes, at most 8 sequences of the model's
+context; the environment variable ``VLLM_CPU_KVCACHE_SPACE`` (GiB) sets it instead. The options and that variable
+always win over biaslab's sizes; what was chosen is recorded under ``engine`` in results.json's model section
+(with the engine's start time), and is not part of the identity. An engine that cannot start is one line
+(:mod:`.start`), its cause and the option that fixes it; vLLM's own output goes to a log file the line names.
 
 The identity (which keys the cache) names the model's files (or hub id and revision), the dtype, vLLM's
 version and build (``cpu`` / ``gpu``): answers of another vLLM, dtype or build are never reused. The
@@ -133,6 +145,7 @@ class VLLMBackend(ModelBackend):
         self.use_chat_template = opts["chat_template"] == "auto" and prompting.has_chat_template(self.tokenizer)
         self.stop_ids = prompting.stop_ids(self.tokenizer, getattr(gc, "eos_token_id", None), self.use_chat_template)
         self._replicas: Any = None
+        self._engine_info: dict[str, Any] | None = None  # the sizes of the engine started last
         self._lock = threading.Lock()
         self._limit = self._pool_limit()
         revision = None if Path(source).is_dir() else _hub_revision(source)
@@ -153,6 +166,8 @@ class VLLMBackend(ModelBackend):
                     self.source, self._engine_args, self._replica_count, gpus_per_replica=int(self._gpus)
                 )
                 _ACTIVE.append(self)
+                info = getattr(self._replicas, "engine_info", None)
+                self._engine_info = info() if info is not None else None
             return self._replicas
 
     def _pool_limit(self) -> int:
@@ -173,6 +188,9 @@ class VLLMBackend(ModelBackend):
     # -- identity -----------------------------------------------------------------------------
     def identity(self) -> dict[str, Any]:
         return dict(self._identity)
+
+    def engine_info(self) -> dict[str, Any] | None:
+        return dict(self._engine_info) if self._engine_info else None
 
     def reference(self) -> ModelBackend | None:
         """With bfloat16 or float16 weights: the model at float32 (its own engine, started when first used)."""

@@ -16,6 +16,7 @@ Jobs are added to vLLM's engine together and stepped until all are done; each fi
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -39,17 +40,34 @@ class ScoreJob:
 
 
 class VLLMEngine:
-    """``vllm.LLM(model, **engine_args)``, loaded on construction."""
+    """``vllm.LLM(model, **engine_args)``, loaded on construction: sized for the memory free now where the user set
+    no size (:mod:`.memory`), its output in a log file, a failure to start one line (:mod:`.start`)."""
 
     def __init__(self, model: str, engine_args: dict[str, Any]) -> None:
         os.environ.setdefault("VLLM_LOGGING_LEVEL", "WARNING")  # its INFO lines would bury the progress bar
-        from vllm import LLM
+        from biaslab.models.vllm.memory import size_engine
+        from biaslab.models.vllm.start import engine_log, start_error
 
-        self.llm = LLM(model=model, **engine_args)
+        started = time.monotonic()
+        with engine_log() as log:  # from the import on: vLLM prints as it is imported
+            from vllm import LLM
+
+            cpu = _is_cpu_build()
+            args, self.record = size_engine(model, engine_args, cpu=cpu, default_share=_default_share())
+            try:
+                self.llm = LLM(model=model, **args)
+            except Exception as exc:
+                raise start_error(exc, log, model=model, cpu=cpu) from None
+        self.record["max_model_len"] = self.max_model_len()  # what vLLM took (the model's, when not given)
+        self.record["start_seconds"] = round(time.monotonic() - started, 1)
         self._calls = 0
 
     def max_model_len(self) -> int:
         return int(self.llm.llm_engine.model_config.max_model_len)
+
+    def engine_info(self) -> dict[str, Any]:
+        """The sizes this engine was started with (see :meth:`biaslab.models.base.ModelBackend.engine_info`)."""
+        return dict(self.record)
 
     def _params(self, job: GenerateJob | ScoreJob) -> Any:
         from vllm import SamplingParams
@@ -118,6 +136,27 @@ class VLLMEngine:
         if shutdown is not None:
             shutdown()
         del self.llm
+
+
+def _is_cpu_build() -> bool:
+    try:
+        from vllm.platforms import current_platform
+
+        return bool(current_platform.is_cpu())
+    except Exception:  # pragma: no cover - an older vLLM: told by its distribution
+        from biaslab.models.vllm.identity import vllm_build, vllm_version
+
+        return vllm_build(vllm_version()) == "cpu"
+
+
+def _default_share() -> float:
+    """vLLM's default ``gpu_memory_utilization``."""
+    try:
+        from vllm.engine.arg_utils import EngineArgs
+
+        return float(EngineArgs.gpu_memory_utilization)
+    except Exception:  # pragma: no cover - another vLLM
+        return 0.9
 
 
 def _answer(job: GenerateJob | ScoreJob, out: Any) -> Any:

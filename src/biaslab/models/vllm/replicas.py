@@ -37,6 +37,9 @@ class LocalReplica:
     def max_model_len(self) -> int:
         return self.engine.max_model_len()
 
+    def engine_info(self) -> dict[str, Any]:
+        return self.engine.engine_info()
+
     def run(self, jobs: Sequence[GenerateJob | ScoreJob], on_done: OnDone) -> None:
         self.engine.run(jobs, on_done)
 
@@ -83,6 +86,10 @@ class RayReplicas:
 
     def max_model_len(self) -> int:
         return int(self._get(self.actors[0].max_model_len.remote()))
+
+    def engine_info(self) -> dict[str, Any]:
+        """The first replica's sizes (each replica sizes its own engine)."""
+        return dict(self._get(self.actors[0].engine_info.remote()), replicas=self.size)
 
     def _get(self, ref: Any) -> Any:
         try:
