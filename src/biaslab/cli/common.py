@@ -32,8 +32,8 @@ def threads_option() -> Any:
         "--threads",
         min=1,
         envvar="BIASLAB_THREADS",
-        help="CPU threads for local models (default: the cores this process may use, less those other processes "
-        "keep busy; env BIASLAB_THREADS).",
+        help="CPU threads for local models (default: every core this process may use; where torch was imported "
+        "before biaslab, so that its threads spin while they wait, those other processes leave free).",
     )
 
 

@@ -47,8 +47,8 @@ Options (``load_model(spec, **options)``):
 ``engine``        auto       ``auto`` (continuous for Llama, Mistral, Qwen2/3, Phi-3, Gemma 3),
                              ``continuous``, ``static``
 ``chat_template`` auto       ``auto`` (use the tokenizer's template if any) or ``none``
-``threads``       (auto)     CPU threads for torch; default: the usable cores less what other processes
-                             keep busy (:mod:`.threads`; ``BIASLAB_THREADS`` or ``--threads`` pin it)
+``threads``       (auto)     CPU threads for torch; default: the usable cores (fewer where its threads
+                             spin: :mod:`.threads`; ``BIASLAB_THREADS`` or ``--threads`` pin it)
 ``workers``       (threads)  decoding loops of the continuous engine, each in its own Python
                              thread with one torch thread (default: torch's thread count on CPU);
                              also the scoring loops of its log-likelihood path
