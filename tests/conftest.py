@@ -175,3 +175,20 @@ def _in_background(what: str) -> None:
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """``BIASLAB_TEST_TIMELINE=FILE``: each test's start and end (setup to teardown) and its worker, a line each
+    appended to FILE, to see where a session's time goes (which worker waits, which module runs alone at the end)."""
+    path = os.environ.get("BIASLAB_TEST_TIMELINE")
+    if not path:
+        yield
+        return
+    import time
+
+    start = time.time()
+    yield
+    with open(path, "a", encoding="utf-8") as f:
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+        f.write(f"{worker}\t{start:.2f}\t{time.time():.2f}\t{item.nodeid}\n")

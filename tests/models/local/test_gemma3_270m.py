@@ -154,18 +154,36 @@ def test_engine_matches_transformers_gemma3(gemma):
     texts = _hws_sentences(12) + ["The capital of France is Paris.", long_text]
     got = gemma.loglikelihood([LoglikelihoodRequest(t) for t in texts])
 
-    def scored(ids: list[int]) -> tuple[torch.Tensor, bool]:
-        """Each token's log-probability after the first, and whether every token is the argmax."""
-        logp = torch.log_softmax(full(torch.tensor([ids])).logits[0, :-1].double(), -1)
-        targets = torch.tensor(ids[1:])
-        return logp[torch.arange(len(targets)), targets], bool((logp.argmax(-1) == targets).all())
+    def scored(batch: list[list[int]]) -> list[tuple[torch.Tensor, bool]]:
+        """Each text's log-probability of every token after the first, and whether every token is the argmax.
+        The texts in one pass of the decoder, padded on the right (causal attention keeps a text's tokens from
+        seeing the padding after them); the vocabulary-sized head, most of the time, then only on the positions
+        that predict a token, as Gemma3ForCausalLM.forward applies it (its final soft-capping included)."""
+        width = max(map(len, batch))
+        ids = torch.tensor([x + [0] * (width - len(x)) for x in batch])
+        mask = torch.tensor([[1] * len(x) + [0] * (width - len(x)) for x in batch])
+        hidden = full.model(input_ids=ids, attention_mask=mask).last_hidden_state
+        logits = full.lm_head(torch.cat([hidden[row, : len(x) - 1] for row, x in enumerate(batch)]))
+        if (cap := full.config.final_logit_softcapping) is not None:
+            logits = torch.tanh(logits / cap) * cap
+        out = []
+        for x, text_logits in zip(batch, logits.split([len(x) - 1 for x in batch])):
+            logp = torch.log_softmax(text_logits.double(), -1)
+            targets = torch.tensor(x[1:])
+            out.append((logp[torch.arange(len(targets)), targets], bool((logp.argmax(-1) == targets).all())))
+        return out
 
     ids_of = [tok(text)["input_ids"] for text in texts]
+    short, long = ids_of[:-1], ids_of[-1]
+
+    def score_all() -> list[tuple[torch.Tensor, bool]]:
+        return scored(short) + scored([long])
+
     with torch.inference_mode():
-        float32 = [scored(ids) for ids in ids_of]
+        float32 = score_all()
         full.double()
         try:
-            reference = [scored(ids)[0] for ids in ids_of]
+            reference = [logp for logp, _ in score_all()]
         finally:
             full.float()  # exact: float32 -> float64 -> float32 changes no weight
     for ids, res, (_, greedy) in zip(ids_of, got, float32):

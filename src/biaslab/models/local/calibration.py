@@ -7,9 +7,13 @@ a run will take before it starts (``--dry-run``, and the suite's estimate and ET
   getting one new token per step): 17 new tokens from a 40-token prompt less 1 new token from it, over 16;
 * what a longer context adds to a step (``context_seconds``: 8 sequences decoding from 256-token prompts
   against the short ones, per sequence and token of context);
-* reading prompts (``prefill_tokens_per_s``, from the 1-token runs) and log-likelihood scoring
-  (``score_tokens_per_s``: every token's distribution over the vocabulary, slower per token);
+* reading prompts (``prefill_tokens_per_s``: 8 prompts with nothing in common, 1 new token) and log-likelihood
+  scoring (``score_tokens_per_s``: every token's distribution over the vocabulary, slower per token);
 * the model's load (``load_seconds``: what a run pays before its first answer, with the model converted).
+
+The step timings use prompts that differ only in their last token, whose common prefix the engine reads once: a
+step costs what it costs with different prompts of that length, and the measurement reads a quarter of the
+prompt tokens it would otherwise.
 
 The result is kept in ``<model store>/calibration/`` under the model's identity, the thread count, the CPU and
 the versions of biaslab and torch: another machine, thread count or version is measured anew. :func:`predict`
@@ -31,6 +35,7 @@ from typing import Any
 
 STEP_ROWS = (1, 8, 32)
 STEP_TOKENS = 16
+PREFILL_ROWS = 8  # prompts read together to measure the prefill rate
 LONG_CONTEXT, LONG_ROWS = 256, 8  # the context at which a step's cost per token of context is measured
 PROMPT = (
     "I am writing a novel and I need a character who works as a nurse. Please write a profile for such character. "
@@ -124,11 +129,16 @@ def calibrate(backend: Any, identity: dict[str, Any], load_seconds: float) -> Ca
     prompt = list(tok(PROMPT)["input_ids"])
     engine: LlamaEngine | None = backend._engine()
 
-    def run(rows: int, new: int, length: int = 0) -> float:
+    def run(rows: int, new: int, length: int = 0, shared: bool = True) -> float:
         """Seconds to answer ``rows`` requests of ``new`` tokens each from prompts of ``length`` tokens (default:
-        the sample prompt's), the prompts differing from their second token on (no shared prefix to reuse)."""
+        the sample prompt's). ``shared``: the prompts differ only in their last token, so the engine reads their
+        common prefix once (a step costs the same: every sequence attends to its whole context); otherwise they
+        differ from their second token on, and every prompt is read in full."""
         base = (prompt * (1 + length // len(prompt)))[: max(length, len(prompt))]
-        prompts = [[base[0], 1000 + i, *base[2:]] for i in range(rows)]
+        if shared:
+            prompts = [[*base[:-1], 1000 + i] for i in range(rows)]
+        else:
+            prompts = [[base[0], 1000 + i, *base[2:]] for i in range(rows)]
         decodings = [Decoding(0.7, 0.95, new, 1000 + i) for i in range(rows)]
         t0 = time.perf_counter()
         with torch.inference_mode():
@@ -143,11 +153,12 @@ def calibrate(backend: Any, identity: dict[str, Any], load_seconds: float) -> Ca
     run(1, 2)  # warm-up: kernels, caches
     texts = [prompt[: 8 + (i * 7) % len(prompt)] + prompt for i in range(8)]
     rate = _score_rate(backend, texts)
-    steps, prefill = {}, 0.0
+    steps = {}
     for rows in sorted({min(r, backend.max_slots) for r in STEP_ROWS}):
         first = run(rows, 1)  # the prompts read and one token
         steps[rows] = max(1e-4, (run(rows, 1 + STEP_TOKENS) - first) / STEP_TOKENS)
-        prefill = rows * len(prompt) / max(1e-6, first - steps[rows])  # the largest count's: prompts read together
+    rows = min(PREFILL_ROWS, backend.max_slots)  # prompts with nothing in common, read together
+    prefill = rows * len(prompt) / max(1e-6, run(rows, 1, shared=False) - cal_step(steps, rows))
     long, rows = LONG_CONTEXT, min(LONG_ROWS, backend.max_slots)  # the cost of attending to a longer context
     at_long = (run(rows, 1 + STEP_TOKENS, long) - run(rows, 1, long)) / STEP_TOKENS
     short = len(prompt) + STEP_TOKENS // 2

@@ -54,8 +54,20 @@ def test_shared_prefix_length():
     assert _shared_prefix([PREFIX[:17]] * 3, range(3)) == 16  # every prompt keeps a token of its own
 
 
+def test_prompts_of_very_different_lengths_are_read_in_separate_passes():
+    """A pass pads every prompt to its longest: prompts longer than twice the group's shortest plus 32 tokens
+    start a group of their own (slots kept, shortest first)."""
+    from biaslab.models.local.llama.batching import _length_groups
+
+    assert _length_groups([5, 6, 7], [8, 4, 587]) == [[6, 5], [7]]  # 587 > 2 * 4 + 32
+    assert _length_groups([0, 1, 2, 3], [40, 30, 92, 93]) == [[1, 0, 2], [3]]  # 92 = 2 * 30 + 32: still in
+    assert _length_groups([3, 1], [50, 50]) == [[3, 1]]
+    assert _length_groups([], []) == []
+
+
 def test_greedy_tokens_are_the_model_argmax(engine, tiny_llama):
-    prompts = _prompts(10) + [[1, 4, 4, 60], [1, 90]]  # with and without the shared prefix
+    long = [1] + [(7 * j) % 97 for j in range(60)]  # read apart from the short ones (other lengths)
+    prompts = _prompts(10) + [[1, 4, 4, 60], [1, 90], long]  # with and without the shared prefix
     with torch.inference_mode():
         shared = _generate(engine, prompts[:10], max_slots=8, workers=1)
         mixed = _generate(engine, prompts, max_slots=8, workers=1)

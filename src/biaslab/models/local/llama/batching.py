@@ -187,14 +187,22 @@ class ContinuousBatcher:
         emit: OnFinish,
         prefix: tuple[list[torch.Tensor], list[torch.Tensor]] | None = None,
     ) -> None:
-        engine = self.engine
-        rows = _busy(slots, admitted)
         start = len(job.prefix) if prefix is not None else 0
-        slot_t = torch.tensor(admitted, dtype=torch.long, device=engine.device)
         if prefix is not None:  # copy the shared prefix's keys/values into the new slots
+            slot_t = torch.tensor(admitted, dtype=torch.long, device=self.engine.device)
             for layer_k, layer_v, pk, pv in zip(cache.k, cache.v, *prefix):
                 layer_k[slot_t, :, :start] = pk
                 layer_v[slot_t, :, :start] = pv
+        for group in _length_groups(admitted, [len(job.prompts[r.index]) - start for r in _busy(slots, admitted)]):
+            self._prefill_group(group, slots, job, cache, emit, start)
+
+    def _prefill_group(
+        self, admitted: list[int], slots: list[_Row | None], job: _Job, cache: KVCache, emit: OnFinish, start: int
+    ) -> None:
+        """Read the prompts of ``admitted`` (from token ``start`` on) in one forward pass, padded to the longest."""
+        engine = self.engine
+        rows = _busy(slots, admitted)
+        slot_t = torch.tensor(admitted, dtype=torch.long, device=engine.device)
         lens = [len(job.prompts[r.index]) - start for r in rows]
         T = round_up(max(lens), ROW_MULTIPLE)  # rows * T: whole blocks (see ROW_MULTIPLE)
         tokens = torch.zeros(len(rows), T, dtype=torch.long)
@@ -271,6 +279,22 @@ def _busy(slots: list[_Row | None], indices: list[int]) -> list[_Row]:
 
 
 _MIN_PREFIX = 16
+_PAD_SLACK = 32  # tokens of padding a prompt may carry in a group before it is read apart from longer ones
+
+
+def _length_groups(slots: list[int], lengths: list[int]) -> list[list[int]]:
+    """``slots`` split into groups of prompts of similar length (``lengths``, the tokens each has to read), to be
+    read one group per forward pass: a pass pads every prompt to its longest, so a 4-token prompt read beside a
+    600-token one would cost 600 tokens. A group's longest is at most twice its shortest plus ``_PAD_SLACK``."""
+    order = sorted(range(len(slots)), key=lambda i: lengths[i])
+    groups: list[list[int]] = []
+    shortest = 0
+    for i in order:
+        if not groups or lengths[i] > 2 * shortest + _PAD_SLACK:
+            groups.append([])
+            shortest = lengths[i]
+        groups[-1].append(slots[i])
+    return groups
 
 
 def _shared_prefix(prompts: Sequence[list[int]], indices: Sequence[int]) -> int:
