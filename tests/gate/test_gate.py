@@ -40,14 +40,24 @@ def test_tight_margin_fails_loose_margin_passes(two_runs, monkeypatch, capsys):
     assert r["design"] == "paired" and r["n"] == N and r["lower"] < diff < r["upper"] < 15
 
 
-def test_a_run_against_itself_passes_any_positive_margin(two_runs, monkeypatch, capsys):
+def test_a_run_against_itself_passes_only_where_its_units_can_show_it(two_runs, monkeypatch, capsys):
+    """The same answers on every pair: no spread to bootstrap. The candidate worse by 15 points needs 15% of the
+    pairs answered otherwise; none in 22 predicates (a cluster one draw) has chance 0.85^22 = 0.028 (passes at
+    0.05); 10 points: 0.9^22 = 0.098, too small, with the predicates that would do: 0.9^29 = 0.047."""
     base = two_runs[0]
-    code, out, _ = gate_cli(monkeypatch, capsys, base, base, "--margin", "bias_score=0.01")
+    code, out, _ = gate_cli(monkeypatch, capsys, base, base, "--margin", "bias_score=15")
     assert code == 0 and "PASS" in out
-    code, _, _ = gate_cli(monkeypatch, capsys, base, base, "--margin", "bias_score=0.01", "--equivalence")
+    r = run_gate(base, base, ["bias_score=15"])["metrics"][0]
+    assert r["units"] == 22 and r["p"] == pytest.approx(0.85**22) and r["diff"] == 0
+    code, _, _ = gate_cli(monkeypatch, capsys, base, base, "--margin", "bias_score=15", "--equivalence")
     assert code == 0
-    r = run_gate(base, base, ["bias_score=0.01", "bias_score:Jewish=0.01"])
-    assert r["passed"] and all(m["diff"] == 0 for m in r["metrics"])
+    code, out, _ = gate_cli(monkeypatch, capsys, base, base, "--margin", "bias_score=10")
+    assert code == 1 and "too small" in out and "agreement on 29 predicates" in " ".join(out.split())
+    # Holm over two margins at 30 points: the 11 predicates of Jewish pairs 0.7^11 = 0.0198 (the larger p: as is),
+    # all 22 0.7^22 (the smaller: twice)
+    r = run_gate(base, base, ["bias_score=30", "bias_score:Jewish=30"])
+    assert r["passed"] and [m["units"] for m in r["metrics"]] == [22, 11]
+    assert [m["p_holm"] for m in r["metrics"]] == pytest.approx([2 * 0.7**22, 0.7**11])
 
 
 def test_usage_errors_exit_2_with_one_line(two_runs, tmp_path, monkeypatch, capsys):
@@ -180,9 +190,10 @@ def test_suite_against_suite_with_default_margins(tmp_path, monkeypatch, capsys)
         "m2",
         {"pairs": pairs_run(tmp_path / "r3", b), "winosemitism": pairs_run(tmp_path / "r4", a, probe="winosemitism")},
     )
-    # defaults: every headline at its probe's margin (bias_score: 3 points)
+    # defaults: every headline at its probe's margin (bias_score: 3 points) but where one is given; the two
+    # winosemitism runs agree on every pair, which shows them 20 points apart at most (0.8^22 = 0.007), not 3
     junit = tmp_path / "suite.xml"
-    code, out, _ = gate_cli(monkeypatch, capsys, base, cand, "--junit", junit)
+    code, out, _ = gate_cli(monkeypatch, capsys, base, cand, "--junit", junit, "--margin", "winosemitism:bias_score=20")
     assert code == 1 and "(default)" not in out and "3*" in out
     cases = {
         c.get("classname") + "/" + c.get("name"): c.find("failure") is None for c in ET.parse(junit).iter("testcase")
@@ -190,9 +201,9 @@ def test_suite_against_suite_with_default_margins(tmp_path, monkeypatch, capsys)
     assert cases == {"biaslab.gate.pairs/bias_score": False, "biaslab.gate.winosemitism/bias_score": True}
     # a margin given per probe replaces that probe's default only
     r = run_gate(base, cand, ["pairs:bias_score=15"])
-    assert r["passed"] and [(m["name"], m["margin"], m["margin_source"]) for m in r["metrics"]] == [
-        ("pairs:bias_score", 15.0, "given"),
-        ("winosemitism:bias_score", 3.0, "probe default"),
+    assert [(m["name"], m["margin"], m["margin_source"], m["verdict"]) for m in r["metrics"]] == [
+        ("pairs:bias_score", 15.0, "given", "non-inferior"),
+        ("winosemitism:bias_score", 3.0, "probe default", "too small"),
     ]
     # a name without its probe applies to every probe that has the metric
     r = run_gate(base, cand, ["bias_score=15"])

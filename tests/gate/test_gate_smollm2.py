@@ -59,5 +59,9 @@ def test_two_scorings_of_300_hws_pairs_tight_margin_fails_loose_passes(tmp_path,
     assert code == 0 and "PASS" in out and r["verdict"] == "non-inferior"
     assert r["diff"] == pytest.approx(b - a) and r["upper"] < 20 and r["lower"] > 3
 
-    code, _, _ = gate_cli(monkeypatch, capsys, full, full, "--margin", "bias_score=0.1")
-    assert code == 0  # a run against itself passes
+    # a run against itself: the same answer on every pair, no spread; 0.1 points cannot be shown by agreement on
+    # the run's predicates, 20 points can (0.8^k below 0.05 from 14 predicates on)
+    code, out, _ = gate_cli(monkeypatch, capsys, full, full, "--margin", "bias_score=0.1")
+    assert code == 1 and "too small" in out and "the runs agree on all" in " ".join(out.split())
+    code, _, _ = gate_cli(monkeypatch, capsys, full, full, "--margin", "bias_score=20")
+    assert code == 0

@@ -51,6 +51,17 @@ def gate(
         2000, "--resamples", help="Bootstrap resamples (raised when many margins need finer p values)."
     ),
     seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap draws."),
+    require: list[str] | None = typer.Option(
+        None,
+        "--require",
+        help="METRIC<=VALUE (or >=, <, >): an absolute condition on the candidate's own number, met when its "
+        "95% interval lies on the required side (repeat; suites: PROBE:METRIC<=VALUE).",
+    ),
+    min_mark: str | None = typer.Option(
+        None,
+        "--min-mark",
+        help="A-D: every headline's mark of the candidate (the mark of its interval's worse end) at least this.",
+    ),
 ) -> int:
     """Release gate: a non-inferiority test per metric (candidate not worse than baseline by the margin or more).
 
@@ -77,6 +88,8 @@ def gate(
         n_resamples=resamples,
         baseline_model=baseline_model,
         candidate_model=candidate_model,
+        require=list(require or []),
+        min_mark=min_mark,
     )
     con = console()
     render.print_gate(result, con)

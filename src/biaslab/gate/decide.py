@@ -17,9 +17,13 @@ from typing import Any
 import numpy as np
 
 from biaslab.compare.paired import Run, pair_runs
+from biaslab.compare.paired_data import pairing_of
 from biaslab.errors import ConfigError
+from biaslab.gate.requirements import parse_min_mark, parse_requirement, requirement_rows
 from biaslab.gate.sources import load_side, match
 from biaslab.gate.specs import MarginSpec, parse_margins, resolve
+from biaslab.gate.units import Units, agreement_p, binary_test, metric_units, too_few
+from biaslab.gate.verdicts import verdict
 from biaslab.stats import noninferiority as ni
 
 N_RESAMPLES = 2000
@@ -39,13 +43,19 @@ def run_gate(
     n_resamples: int = N_RESAMPLES,
     baseline_model: str | None = None,
     candidate_model: str | None = None,
+    require: list[str] | None = None,
+    min_mark: str | None = None,
 ) -> dict[str, Any]:
-    """The gate's result (the ``--json`` content): ``{"passed", "metrics": [...], ...}``."""
+    """The gate's result (the ``--json`` content): ``{"passed", "metrics": [...], "requirements": [...], ...}``
+    (``require``, ``min_mark``: absolute conditions on the candidate, :mod:`biaslab.gate.requirements`)."""
     if not 0 < alpha < 0.5:
         raise ConfigError(f"--alpha must lie between 0 and 0.5 (got {alpha:g}); e.g. 0.05")
     if n_resamples < 200:
         raise ConfigError(f"--resamples must be at least 200 (got {n_resamples})")
     given = parse_margins(list(margins or []))
+    mark = parse_min_mark(min_mark)
+    for text in require or []:
+        parse_requirement(text)  # a malformed one fails before any run is read
     base = load_side(baseline, baseline_model, role="baseline")
     cand = load_side(candidate, candidate_model, role="candidate")
     pairs, notes = match(base, cand)
@@ -80,14 +90,17 @@ def run_gate(
             equivalence_mode=equivalence_mode,
             seed=seed,
             n_resamples=n_res,
+            m=m,
         )
     adjusted = ni.holm([r["p"] if r["p"] is not None else 1.0 for r in rows])
     for r, q in zip(rows, adjusted, strict=True):
         r["p_holm"] = q if r["p"] is not None else None
-        _verdict(r, alpha=alpha, m=m, power=power, equivalence_mode=equivalence_mode)
-    passed = all(r["verdict"] in PASS for r in rows)
+        verdict(r, alpha=alpha, m=m, power=power, equivalence_mode=equivalence_mode)
+    checks = requirement_rows(cand, list(require or []), mark)
+    passed = all(r["verdict"] in PASS for r in rows) and all(c["status"] == "met" for c in checks)
     return {
         "passed": passed,
+        "requirements": checks,
         "mode": "equivalence" if equivalence_mode else "non-inferiority",
         "alpha": alpha,
         "adjustment": f"Holm's step-down across the {m} margin(s)",
@@ -149,6 +162,8 @@ def _base_row(s: MarginSpec) -> dict[str, Any]:
         "n": None,
         "method": None,
         "reason": None,
+        "units": None,
+        "note": None,
     }
 
 
@@ -175,11 +190,12 @@ def _test_probe(
     equivalence_mode: bool,
     seed: int,
     n_resamples: int,
+    m: int,
 ) -> list[dict[str, Any]]:
     """The rows of one probe's metrics: paired where the pairing defines the metric on the shared items,
     unpaired (from the runs' intervals) otherwise."""
     pdata, why = pair_runs(ra, rb, seed)
-    kw: dict[str, Any] = {"alpha": alpha, "beta": beta, "equivalence_mode": equivalence_mode}
+    kw: dict[str, Any] = {"alpha": alpha, "beta": beta, "equivalence_mode": equivalence_mode, "m": m}
     rows: dict[str, dict[str, Any]] = {}
     if pdata is not None:
         va, vb = pdata.fn(pdata.a), pdata.fn(pdata.b)
@@ -208,7 +224,8 @@ def _test_probe(
             if s.metric in reps:
                 a, b = float(va[s.metric]), float(vb[s.metric])
                 rep_a, rep_b = reps[s.metric]
-                rows[s.metric] = _tested(s, a, b, rep_a - a, rep_b - b, "paired", pdata.n_shared, **kw)
+                units = metric_units(pdata, pairing_of(s.probe), s.metric)
+                rows[s.metric] = margin_row(s, a, b, rep_a - a, rep_b - b, "paired", pdata.n_shared, units, **kw)
         why = "the probe's pairing does not define it on the shared items"
         left = [s.metric for s in specs if s.metric not in rows]
         if left:
@@ -227,15 +244,42 @@ def _test_probe(
         value_a, value_b = _num(ma.get("value")), _num(mb.get("value"))
         se = [_se(mm) for mm in (ma, mb)]
         if value_a is None or value_b is None:
-            rows[s.metric] = _untested(s, "not defined on both runs")
+            rows[s.metric] = _untested(s, _lacks({"baseline": ma, "candidate": mb}, "value", "is not defined"))
         elif se[0] is None or se[1] is None:
             rows[s.metric] = _untested(
-                s, "a run reports no interval for it (runs that cannot be paired on it are tested from their intervals)"
+                s,
+                _lacks({"baseline": ma, "candidate": mb}, "ci_low", "reports no interval for it")
+                + " (runs that cannot be paired on it are tested from their intervals)",
             )
         else:
             da, db = ni.normal_replicates(se[0], se[1], n_resamples, seed + k)
-            rows[s.metric] = _tested(s, value_a, value_b, da, db, "unpaired", n_now, **kw)
+            units = Units(min(_units_of(ma, ra), _units_of(mb, rb)), "units", False, None)
+            rows[s.metric] = margin_row(s, value_a, value_b, da, db, "unpaired", n_now, units, **kw)
     return [rows[s.metric] for s in specs]
+
+
+def _lacks(metrics: dict[str, dict[str, Any]], key: str, what: str) -> str:
+    """Which run lacks ``key`` of the metric, and why where the run says: "the candidate's run: is not defined
+    (no female answers)"."""
+    parts = []
+    for role, m in metrics.items():
+        if _num(m.get(key)) is None:
+            why = m.get("reason") or m.get("note")
+            parts.append(
+                f"the {role}'s run {what}" + (f" ({why})" if why else "")
+                if m
+                else f"the {role}'s run has no such metric"
+            )
+    return "; ".join(parts) or f"a run {what}"
+
+
+def _units_of(metric: dict[str, Any], run: Run) -> int:
+    """The independent units behind a run's metric: its clusters where it reports them, else its items."""
+    for key in ("n_clusters", "n"):
+        v = metric.get(key)
+        if isinstance(v, int) and not isinstance(v, bool) and v > 0:
+            return v
+    return int(run.results.n_items)
 
 
 def _se(metric: dict[str, Any]) -> float | None:
@@ -243,7 +287,7 @@ def _se(metric: dict[str, Any]) -> float | None:
     return (hi - lo) / (2 * Z95) if lo is not None and hi is not None and hi > lo else None
 
 
-def _tested(
+def margin_row(
     s: MarginSpec,
     a: float,
     b: float,
@@ -251,96 +295,68 @@ def _tested(
     db: np.ndarray,
     design: str,
     n_now: int,
+    units: Units,
     *,
     alpha: float,
     beta: float,
     equivalence_mode: bool,
+    m: int,
 ) -> dict[str, Any]:
     h = s.headline
+    values = {"design": design, "baseline": a, "candidate": b, "n": n_now, "units": units.k, "note": _flip(h, a, b)}
+    small = too_few(units.k, alpha, m)
+    if small is not None:
+        return {**_base_row(s), **values, "reason": small, "too_small": True}
+    if units.agree:  # the same on every unit: no spread to test, a bound from the units alone (gate/units.py)
+        p = agreement_p(units, s.margin)
+        if p is None:
+            why = "the runs agree on every unit and the metric is not a mean of values in a known range"
+            return {**_base_row(s), **values, "reason": f"too small: {why}", "too_small": True}
+        return {
+            **_base_row(s),
+            **values,
+            "diff": b - a if equivalence_mode else h.harm_of(b) - h.harm_of(a),
+            "p": p,
+            "agree": {"k": units.k, "width": units.width, "unit": units.unit},
+            "method": f"the runs agree on all {units.k} {units.unit}: p = (1 - margin / {units.width:g})^{units.k}, "
+            "the chance of no differing unit were the candidate worse by the margin",
+        }
+    scored = binary_test(units, s.margin, h.worse, alpha, equivalence_mode)
+    if scored is not None:
+        p, upper, lower, method = scored
+        diff = b - a if equivalence_mode else h.harm_of(b) - h.harm_of(a)
+        se = (upper - lower) / (2 * Z95) if math.isfinite(upper - lower) else None
+        row = {"diff": diff, "upper": upper, "lower": lower, "se": se, "p": p, "method": method}
+        return {**_base_row(s), **values, **row}
     try:
         if equivalence_mode:
-            t = ni.equivalence(a, b, da, db, margin=s.margin, alpha=alpha)
+            t = ni.equivalence(
+                a, b, da, db, margin=s.margin, alpha=alpha, units=units.k, min_sd=units.null_sd(s.margin)
+            )
         else:
             t = ni.noninferiority(
-                a, b, da, db, margin=s.margin, worse=h.worse, unbiased=h.unbiased, alpha=alpha, beta=beta
-            )
+                a, b, da, db, margin=s.margin, worse=h.worse, unbiased=h.unbiased, alpha=alpha, beta=beta,
+                units=units.k, min_sd=units.null_sd(s.margin),
+            )  # fmt: skip
     except ValueError as exc:  # too few usable replicates
         return _untested(s, f"cannot be tested: {exc}")
     return {
         **_base_row(s),
-        "design": design,
-        "baseline": a,
-        "candidate": b,
+        **values,
         "diff": t.diff,
         "upper": t.upper,
         "lower": t.lower,
         "se": t.sd,
         "p": t.p,
-        "n": n_now,
         "method": t.method,
     }
 
 
-def _verdict(r: dict[str, Any], *, alpha: float, m: int, power: float, equivalence_mode: bool) -> None:
-    r["settle"] = None
-    if r["p"] is None:
-        r["verdict"] = "not tested"
-        return
-    margin, diff, noun = r["margin"], r["diff"], r["noun"]
-    per = " per run" if r["design"] == "unpaired" else ""
-    if equivalence_mode:
-        if r["p_holm"] <= alpha:
-            r["verdict"] = "equivalent"
-        elif r["lower"] >= margin or r["upper"] <= -margin:
-            r["verdict"] = "different"
-        else:
-            r["verdict"] = "inconclusive"
-            _settle(
-                r,
-                abs(diff),
-                margin,
-                alpha / m,
-                power,
-                "equivalent" if abs(diff) < margin else "different by the margin or more",
-                noun,
-                per,
-            )
-        return
-    if r["p_holm"] <= alpha:
-        r["verdict"] = "non-inferior"
-    elif r["lower"] >= margin:
-        r["verdict"] = "regressed"
-    else:
-        r["verdict"] = "inconclusive"
-        _settle(
-            r,
-            diff,
-            margin,
-            alpha / m,
-            power,
-            "non-inferior" if diff < margin else "worse by the margin or more",
-            noun,
-            per,
-        )
-
-
-def _settle(
-    r: dict[str, Any], diff: float, margin: float, level: float, power: float, outcome: str, noun: str, per: str
-) -> None:
-    n = ni.items_to_settle(diff, r["se"], r["n"], margin, alpha=level, power=power)
-    if n is None:
-        r["settle"] = {
-            "n": None,
-            "more": None,
-            "text": "no number of items settles it: the difference sits on the margin",
-        }
-        return
-    more = max(0, n - r["n"])
-    r["settle"] = {
-        "n": n,
-        "more": more,
-        "assumes": "new items like these (their clusters included), the "
-        "difference as observed, its standard error scaled as 1/sqrt(n), one-sided level alpha / margins",
-        "text": f"about {n} {noun}{per} in all ({more} more) would show it {outcome} with power "
-        f"{power:g}, if the difference stays at {diff:+.3g}",
-    }
+def _flip(h: Any, a: float, b: float) -> str | None:
+    """A note when a metric worse both ways crossed its unbiased value: the same harm, the other direction."""
+    if h.worse != "away" or (a - h.unbiased) * (b - h.unbiased) >= 0:
+        return None
+    side = (lambda v: f"favours {h.favours}" if v > h.unbiased else "favours the other group") if h.favours else (
+        lambda v: f"above {h.unbiased:g}" if v > h.unbiased else f"below {h.unbiased:g}"
+    )  # fmt: skip
+    return f"the bias changed direction: {side(a)} in the baseline ({a:.3g}), {side(b)} in the candidate ({b:.3g})"

@@ -71,9 +71,31 @@ def reason_lines(result: dict[str, Any]) -> list[str]:
             out.append(f"{r['name']}: different: moved by {num(r['diff'], signed=True)}, past ±{r['margin']:g}")
         elif r["verdict"] == "inconclusive":
             out.append(f"{r['name']}: inconclusive: {r['settle']['text']}")
-        elif r["verdict"] == "not tested":
-            out.append(f"{r['name']}: not tested: {r['reason']}")
+        elif r["verdict"] in ("not tested", "too small"):
+            out.append(f"{r['name']}: {r['verdict']}: {r['reason'].removeprefix('too small: ')}")
     return out
+
+
+def requirement_lines(result: dict[str, Any]) -> list[str]:
+    """A line per absolute requirement on the candidate (``--require``, ``--min-mark``)."""
+    out = []
+    for c in result.get("requirements", []):
+        shown = f"mark {c['mark']}" if c.get("mark") else _value(c)
+        line = f"{c['name']} {c['require']}: {c['status']} ({shown})"
+        out.append(line + (f": {c['reason']}" if c["reason"] and c["status"] != "met" else ""))
+    return out
+
+
+def _value(c: dict[str, Any]) -> str:
+    if c.get("value") is None:
+        return "no value"
+    lo, hi = c.get("ci_low"), c.get("ci_high")
+    return f"{c['value']:.3g}" + (f" [{lo:.3g}, {hi:.3g}]" if lo is not None and hi is not None else "")
+
+
+def note_lines(result: dict[str, Any]) -> list[str]:
+    """What a reader should know of a metric whatever its verdict (a bias that changed direction)."""
+    return [f"{r['name']}: note: {r['note']}" for r in result["metrics"] if r.get("note")]
 
 
 def print_gate(result: dict[str, Any], console: Console) -> None:
@@ -97,15 +119,17 @@ def print_gate(result: dict[str, Any], console: Console) -> None:
         escape(f"{result['adjustment']}, alpha {result['alpha']:g}; {result['resamples']} bootstrap resamples"),
         soft_wrap=True,
     )
-    for line in result["notes"] + reason_lines(result):
+    for line in result["notes"] + note_lines(result) + reason_lines(result) + requirement_lines(result):
         console.print(escape(line), soft_wrap=True)
     word = "non-inferior" if result["mode"] == "non-inferiority" else "equivalent"
     if result["passed"]:
         console.print(f"[bold green]PASS[/]: every metric shown {word}")
     else:
         bad = [r["name"] for r in result["metrics"] if r["verdict"] not in ("non-inferior", "equivalent")]
+        bad += [f"{c['name']} {c['require']}" for c in result.get("requirements", []) if c["status"] != "met"]
         console.print(
-            f"[bold red]FAIL[/]: {len(bad)} of {len(result['metrics'])} not shown {word}: " + escape(", ".join(bad))
+            f"[bold red]FAIL[/]: {len(bad)} of {len(result['metrics']) + len(result.get('requirements', []))} "
+            f"not shown {word} or met: " + escape(", ".join(bad))
         )
 
 
@@ -154,6 +178,19 @@ def junit_xml(result: dict[str, Any]) -> str:
             failure.text = detail
         else:
             ET.SubElement(case, "system-out").text = detail
+    checks = result.get("requirements", [])
+    for c, line in zip(checks, requirement_lines(result), strict=True):
+        case = ET.SubElement(
+            suite, "testcase", classname="biaslab.gate.requirements", name=f"{c['name']} {c['require']}", time="0"
+        )
+        if c["status"] != "met":
+            ET.SubElement(case, "failure", message=line, type=c["status"]).text = line
+        else:
+            ET.SubElement(case, "system-out").text = line
+    n_failed = len(failures) + sum(c["status"] != "met" for c in checks)
+    for element in (suites, suite):
+        element.set("tests", str(len(rows) + len(checks)))
+        element.set("failures", str(n_failed))
     ET.indent(suites)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
 
@@ -164,11 +201,13 @@ def _md(text: str) -> str:
 
 def markdown(result: dict[str, Any]) -> str:
     word = "non-inferior" if result["mode"] == "non-inferiority" else "equivalent"
+    checks = result.get("requirements", [])
     n_bad = sum(r["verdict"] not in ("non-inferior", "equivalent") for r in result["metrics"])
+    n_bad += sum(c["status"] != "met" for c in checks)
     head = (
         f"✅ PASS: every metric shown {word}"
         if result["passed"]
-        else f"❌ FAIL: {n_bad} of {len(result['metrics'])} metric(s) not shown {word}"
+        else f"❌ FAIL: {n_bad} of {len(result['metrics']) + len(checks)} metric(s) not shown {word} or met"
     )
     lines = [
         f"## biaslab gate: {head}",
@@ -183,7 +222,7 @@ def markdown(result: dict[str, Any]) -> str:
         mark = "✅" if r["verdict"] in ("non-inferior", "equivalent") else "❌"
         lines.append("| " + " | ".join(_md(x) for x in row[:-1]) + f" | {mark} {row[-1]} |")
     lines += ["", f"{_md(what_diff(result))}. {result['adjustment']}, alpha {result['alpha']:g}."]
-    extra = result["notes"] + reason_lines(result)
+    extra = result["notes"] + note_lines(result) + reason_lines(result) + requirement_lines(result)
     if extra:
         lines += [""] + [f"- {_md(x)}" for x in extra]
     lines += ["", f"<sub>{_md(result['method'])}</sub>", ""]

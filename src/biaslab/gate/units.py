@@ -1,0 +1,134 @@
+"""What a gated metric rests on: how many independent units (items, or clusters of items), and whether the two
+runs agree on every one of them.
+
+A test on ``k`` units cannot be more certain than its units allow: no exact test on ``k`` units (a sign flipped
+per unit) gives a one-sided p below ``2^-k``, so a metric on fewer units than ``log2(m / alpha)`` can never be
+shown non-inferior at Holm's smallest level ``alpha / m`` and is *too small* (it fails the gate).
+
+**Runs that agree on every unit** (the same answers on every shared item) have no spread to test: a bootstrap
+of them gives every replicate the same difference, 0, and its p value is the smallest it can give, whatever
+``k``. Where the metric is a mean of one value per item in a known range of width ``w`` (a rate: 1), a
+candidate truly worse by the margin ``delta`` needs at least a share ``delta / w`` of the population's items to
+be answered differently, and ``k`` units drawn without one such item happen with probability at most
+``(1 - delta / w)^k``: that is the p value (a cluster counts as one draw). Where the metric is not such a mean
+(or its range is unknown), the agreement cannot be turned into a bound: too small.
+
+**Means of 0/1 values** (a rate over items): a sample with few differing items shows little spread, and a test
+that takes its standard error from the sample passes too often when the baseline sits near 0 or 1 (18% at the
+margin with 30 items, a baseline at 0 and a candidate at 0.1). Under the null (the candidate worse by the margin)
+the differences vary at least as a Bernoulli of the margin's share does; the test uses the larger of that and the
+sample's standard error (:meth:`Units.null_sd`), as a score test does.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from biaslab.compare.inference import row_clusters
+
+
+@dataclass(frozen=True)
+class Units:
+    k: int  # independent units (clusters where the items cluster) the metric rests on
+    unit: str  # what they are, plural
+    agree: bool  # the runs agree on every unit
+    width: float | None  # the width of the range of a unit's value, where the metric is a mean of them
+    binary: int = 0  # where every value lies at an end of that range: the items (rows) the mean is over; else 0
+    updown: tuple[int, int] | None = None  # unclustered 0/1 items: how many went up (0 -> 1), how many down
+
+    def null_sd(self, margin: float) -> float:
+        """The smallest standard error of a difference of two means of 0/1 values (scaled to the width) when the
+        true difference is the margin: a difference of ``margin`` needs a share ``s = margin / width`` of items
+        to differ, and their differences vary at least as a Bernoulli(s) does (the score test's variance, taken
+        under the null rather than from the sample, which sees no variance where it sees no differing item)."""
+        if not self.binary or not self.width:
+            return 0.0
+        share = min(1.0, margin / self.width)
+        return self.width * math.sqrt(share * (1 - share) / self.binary)
+
+
+def metric_units(pdata: Any, pairing: Any, metric: str) -> Units:
+    """The units of ``metric`` on paired data (:class:`biaslab.compare.paired_data.PairedData`)."""
+    n = pdata.n_shared
+    clusters, _ = row_clusters(n, pdata.units, pdata.strata)
+    uva = pairing.unit_values(pdata.a).get(metric) if pairing is not None else None
+    uvb = pairing.unit_values(pdata.b).get(metric) if pairing is not None else None
+    unit = pdata.unit
+    if uva is not None and uvb is not None:
+        rows = np.asarray(uva.mask, dtype=bool) | np.asarray(uvb.mask, dtype=bool)
+        same = np.array_equal(np.asarray(uva.mask, dtype=bool), np.asarray(uvb.mask, dtype=bool)) and bool(
+            np.all(np.asarray(uva.values, dtype=float)[rows] == np.asarray(uvb.values, dtype=float)[rows])
+        )
+        k = int(rows.sum()) if clusters is None else len(set(clusters[rows].tolist()))
+        width = (uva.bounds[1] - uva.bounds[0]) if uva.bounds is not None else None
+        binary, updown = 0, None
+        if uva.bounds is not None:
+            va, vb = np.asarray(uva.values, dtype=float)[rows], np.asarray(uvb.values, dtype=float)[rows]
+            binary = int(rows.sum()) if bool(np.all(np.isin(np.concatenate([va, vb]), uva.bounds))) else 0
+            if binary and k == binary and bool(np.all(np.asarray(uva.mask) == np.asarray(uvb.mask))):
+                high = uva.bounds[1]
+                updown = (int(np.sum((vb == high) & (va != high))), int(np.sum((va == high) & (vb != high))))
+        return Units(k, unit, same, width, binary, updown)
+    k = n if clusters is None else len(set(clusters.tolist()))
+    same = set(pdata.a) == set(pdata.b) and all(_same(pdata.a[c], pdata.b[c]) for c in pdata.a)
+    return Units(k, unit, same, None)
+
+
+def _same(x: Any, y: Any) -> bool:
+    x, y = np.asarray(x), np.asarray(y)
+    if x.shape != y.shape:
+        return False
+    if x.dtype.kind == "f" and y.dtype.kind == "f":
+        return bool(np.all((x == y) | (np.isnan(x) & np.isnan(y))))
+    return bool(np.all(x == y))
+
+
+def too_few(k: int, alpha: float, m: int) -> str | None:
+    """Why ``k`` units cannot show anything at Holm's smallest level ``alpha / m`` (None when they can)."""
+    if 0.5**k <= alpha / m:
+        return None
+    need = math.ceil(math.log2(m / alpha))
+    return (
+        f"too small: {k} units cannot show it (no test on {k} units gives p below {0.5**k:.2g}, above the "
+        f"level {alpha / m:.2g}); at least {need} are needed"
+    )
+
+
+def agreement_p(units: Units, margin: float) -> float | None:
+    """The p value of runs that agree on every unit (module docstring); None where no bound follows."""
+    if units.width is None or not units.width > 0:
+        return None
+    return float(max(0.0, 1.0 - min(1.0, margin / units.width)) ** units.k)
+
+
+def binary_test(
+    units: Units, margin: float, worse: str, alpha: float, equivalence_mode: bool
+) -> tuple[float, float, float, str] | None:
+    """Unclustered 0/1 items of a metric worse one way: Tango's score test of the paired proportions
+    (:mod:`biaslab.stats.paired_binary`), recalibrated to the items (Student's t, as every gate test): ``(p, upper,
+    lower, method)`` in the metric's units, of the harm difference (``b - a`` in equivalence mode); None elsewhere."""
+    from biaslab.stats.few_units import few_units_p, few_units_z
+    from biaslab.stats.paired_binary import noninferior_p, noninferiority_test
+
+    if units.updown is None or not units.width or worse not in ("higher", "lower") and not equivalence_mode:
+        return None
+    up, down = units.updown
+    n, w = units.binary, units.width
+    if worse == "lower" and not equivalence_mode:  # the harm difference is a - b: the items that went down
+        up, down = down, up
+    delta = min(1.0, margin / w)
+    if not delta < 1:
+        return None
+    crit = few_units_z(alpha, n)
+    p, upper, lower = noninferiority_test(up, down, n, delta, alpha, crit, lambda p: few_units_p(p, n))
+    if equivalence_mode:
+        p = max(p, few_units_p(noninferior_p(down, up, n, delta), n))
+    method = (
+        f"Tango's score test of paired proportions ({up} of {n} {units.unit} up, {down} down), recalibrated to "
+        f"{n} units (Student's t, {n - 1} df)"
+    )
+    return p, upper * w, lower * w, method
