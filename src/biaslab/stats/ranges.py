@@ -74,6 +74,7 @@ def within_range(metric: Mapping[str, Any], bounds: Range | None) -> dict[str, A
     tol = 1e-9 * max(1.0, abs(lo), abs(hi))
     value = out.get("value")
     if _finite(value):
+        assert value is not None  # _finite(None) is False
         if not lo - tol <= float(value) <= hi + tol:
             raise ValueError(f"value {value} lies outside its range [{lo:g}, {hi:g}]")
         out["value"] = _clip(value, lo, hi)
