@@ -195,6 +195,7 @@ class Probe(abc.ABC):
     **What it means** is declared once, on the class: ``headlines`` (the headline metric(s): unit, unbiased
     value, which way is worse, marks, plan form, gate margin, reading; :mod:`biaslab.probing.headline`),
     ``pairing`` (how its attempts pair up across runs; :mod:`biaslab.probing.pairing`), ``metric_docs``,
+    ``metric_ranges`` (the range of each bounded metric: results.json records it and its interval stays inside),
     ``options``, ``suite_size`` and ``diagnostics`` (metrics that are no bias direction -- tie rates,
     accuracies, undetected rates, effect sizes without a sign: ``compare`` shows them apart, outside the
     multiple-testing families, and never flags them as bias; a name covers its per-group ``name:<group>``
@@ -228,6 +229,8 @@ class Probe(abc.ABC):
     min_limit: ClassVar[int] = 1  # the smallest --limit of a balanced design (the suite raises a smaller one to it)
     input_option: ClassVar[str | None] = None  # an option every run must be given (a file of the user's)
     diagnostics: ClassVar[tuple[str, ...]] = ()  # metrics that are no bias direction (see the class docstring)
+    # the range of each bounded metric, by name or pattern (biaslab.probing.metric_ranges); unbounded: left out
+    metric_ranges: ClassVar[Mapping[str, tuple[float, float]]] = {}
 
     @classmethod
     def is_diagnostic(cls, metric: str) -> bool:

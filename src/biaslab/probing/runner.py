@@ -20,6 +20,7 @@ from biaslab.probing.config import RunConfig, RunContext, validate_config
 from biaslab.probing.core import Attempt, PlannedRequest, Probe, ProbeItem
 from biaslab.probing.honest_results import no_zero_width
 from biaslab.probing.manifest import run_manifest
+from biaslab.probing.metric_ranges import declare_ranges
 from biaslab.probing.results import build_results
 from biaslab.probing.schema import RunResults
 
@@ -111,7 +112,7 @@ def run_probe(
         model=model.record() if hasattr(model, "record") else model.identity(),  # with the engine's sizes
         parameters=probe.parameters(cfg, ctx),
         data=checksums(probe.data_files),
-        metrics=no_zero_width(summary.metrics, len(items)),
+        metrics=declare_ranges(no_zero_width(summary.metrics, len(items)), probe.metric_ranges),
         n_items=len(items),
         n_attempts=len(attempts),
         run=run,

@@ -39,6 +39,12 @@ class Metric(BaseModel):
     too_small: bool | None = Field(None, description="Too few units to interpret: no interval.")
     degenerate: bool | None = Field(None, description="The bootstrap could not tell the spread: no interval.")
     reason: str | None = Field(None, description="Why the metric or its interval is missing.")
+    range: list[Number] | None = Field(
+        None,
+        min_length=2,
+        max_length=2,
+        description="[low, high]: the values a bounded metric can take; its interval lies within them.",
+    )
     _order: list[str] = PrivateAttr(default_factory=list)
 
     @model_validator(mode="wrap")

@@ -55,6 +55,7 @@ from typing import Any
 import numpy as np
 
 from biaslab.stats.intervals import MIN_UNITS, binomial_central_p, clopper_pearson, units_text
+from biaslab.stats.ranges import difference_range, within_range
 from biaslab.stats.robust import cr2_inference
 from biaslab.stats.signflip import MAX_EXACT_CLUSTERS, N_RANDOM_FLIPS, sign_flip_inference
 
@@ -144,6 +145,7 @@ def cluster_inference(
     *,
     null: float | None,
     bounds: tuple[float, float] | None = None,
+    value_range: tuple[float, float] | None = None,
     confidence: float = 0.95,
     method: str = "auto",
     label: str = "clusters",
@@ -155,8 +157,10 @@ def cluster_inference(
     ``clusters``: one label per value (None: every unit independent); ``strata``: one label per
     value, constant within a cluster (a cluster label may recur in another stratum: it is another
     cluster). ``bounds``: the range every value lies in (``(0, 100)`` for a percentage indicator),
-    which enables the exact steps; ``null`` None: no test, the interval only. ``label`` names the
-    clusters in reasons ("predicates"). See the module docstring for the procedure; the result's
+    which enables the exact steps; ``value_range``: the range the mean lies in even where the unit values
+    leave it (a rate over linearised units, :mod:`biaslab.stats.unit_values`): the interval is clipped to
+    it and the result records it as ``range``; ``null`` None: no test, the interval only. ``label`` names
+    the clusters in reasons ("predicates"). See the module docstring for the procedure; the result's
     ``method`` names the step used.
     """
     if method not in METHODS:
@@ -176,7 +180,7 @@ def cluster_inference(
         raise ValueError(f"bounds must be (low, high) with low < high, got {bounds}")
     if bounds is not None and ((y < bounds[0]).any() or (y > bounds[1]).any()):
         raise ValueError(f"cluster_inference: values outside the bounds {bounds}")
-    return _infer(
+    out = _infer(
         y,
         ids,
         totals,
@@ -190,6 +194,7 @@ def cluster_inference(
         seed=seed,
         n_random=n_random,
     )
+    return out if value_range is None else within_range(out, value_range)
 
 
 def _infer(
@@ -297,6 +302,7 @@ def paired_cluster_inference(
     *,
     null: float | None = 0.0,
     bounds: tuple[float, float] | None = None,
+    value_range: tuple[float, float] | None = None,
     confidence: float = 0.95,
     method: str = "auto",
     label: str = "clusters",
@@ -311,6 +317,8 @@ def paired_cluster_inference(
     case: when no unit changed (every difference 0) over ``k >= min_clusters`` clusters, a cluster
     is unchanged with probability at most ``1 - |mean difference| / (hi - lo)``, so the interval
     is ``+-(hi - lo) * (1 - (alpha/2)^(1/k))`` and ``p = min(1, 2 * (1 - |null| / (hi - lo))^k)``.
+    ``value_range``: the range of each run's mean (``(0, 1)`` for a rate, whatever its unit values); the
+    difference's interval is clipped to the range of a difference, :func:`~biaslab.stats.ranges.difference_range`.
     """
     xa = np.asarray(a, dtype=float).ravel()
     xb = np.asarray(b, dtype=float).ravel()
@@ -340,4 +348,4 @@ def paired_cluster_inference(
         out.update(ci_low=-half, ci_high=half, method=f"exact bound over {units_text(k, label)} (no unit changed)")
         if null is not None:
             out["p"] = min(1.0, 2 * max(0.0, 1 - abs(float(null)) / width) ** k)
-    return out
+    return out if value_range is None else within_range(out, difference_range(value_range))

@@ -27,6 +27,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from biaslab.stats.ranges import abs_range, within_range
+
 __all__ = ["fold_abs", "max_of_gaps", "bonferroni_confidence"]
 
 _KEEP = ("n", "n_clusters", "unit", "too_small", "degenerate")
@@ -41,10 +43,18 @@ def bonferroni_confidence(m: int, confidence: float = 0.95) -> float:
     return 1 - (1 - confidence) / max(1, int(m))
 
 
-def fold_abs(signed: Mapping[str, Any], *, centre: float = 0.0) -> dict[str, Any]:
+def fold_abs(
+    signed: Mapping[str, Any], *, centre: float = 0.0, value_range: tuple[float, float] | None = None
+) -> dict[str, Any]:
     """``|x - centre|`` of a signed metric ``x`` (a dict with ``value``, ``ci_low``, ``ci_high``,
     ``p``), its interval folded from ``x``'s and ``x``'s p value; null 0. No interval where ``x``
-    has none (its ``reason`` is kept)."""
+    has none (its ``reason`` is kept). ``value_range``: the range of ``x``; the result's is
+    :func:`~biaslab.stats.ranges.abs_range` of it, and its interval is clipped to that."""
+    out = _fold_abs(signed, centre)
+    return out if value_range is None else within_range(out, abs_range(value_range, centre))
+
+
+def _fold_abs(signed: Mapping[str, Any], centre: float) -> dict[str, Any]:
     out: dict[str, Any] = {k: signed[k] for k in _KEEP if k in signed}
     v = signed.get("value")
     if not _finite(v):
@@ -67,14 +77,25 @@ def fold_abs(signed: Mapping[str, Any], *, centre: float = 0.0) -> dict[str, Any
 
 
 def max_of_gaps(
-    gaps: Sequence[Mapping[str, Any]], *, span: float | None = None, confidence: float = 0.95
+    gaps: Sequence[Mapping[str, Any]],
+    *,
+    span: float | None = None,
+    confidence: float = 0.95,
+    value_range: tuple[float, float] | None = None,
 ) -> dict[str, Any]:
     """The largest ``|gap|`` of ``gaps`` (each a dict with ``value``, ``ci_low``, ``ci_high``, ``p``,
     computed at :func:`bonferroni_confidence` ``(len(gaps), confidence)``); see the module docstring.
 
     A gap without an interval counts as ``[-span, span]`` (it could be anything up to the scale's
     width; None: the maximum gets no interval). Gaps without a value are left out; none left: no value.
+    ``value_range``: the range of the largest gap (``(0, 1)`` for gaps between rates): the interval is
+    clipped to it.
     """
+    out = _max_of_gaps(gaps, span, confidence)
+    return out if value_range is None else within_range(out, value_range)
+
+
+def _max_of_gaps(gaps: Sequence[Mapping[str, Any]], span: float | None, confidence: float) -> dict[str, Any]:
     m = len(gaps)
     defined = [g for g in gaps if _finite(g.get("value"))]
     out: dict[str, Any] = {"null": 0.0, "n_gaps": m, "confidence": confidence}

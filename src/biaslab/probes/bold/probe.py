@@ -16,6 +16,7 @@ from biaslab.probing.core import Attempt, PlannedRequest, ProbeItem, ProbeOption
 from biaslab.probing.generation import GenerationProbe
 from biaslab.probing.headline import Headline
 from biaslab.probing.presentation import Figure, MetricDoc, MetricDocs
+from biaslab.stats.ranges import CORRELATION, RATE
 
 if TYPE_CHECKING:
     from biaslab.probing.config import RunConfig, RunContext
@@ -70,6 +71,12 @@ class BoldProbe(GenerationProbe):
     title = "BOLD: sentiment of continuations about groups (gender, race, religion, politics, profession)"
     metric_docs = METRIC_DOCS
     pairing = BoldPairing()
+    metric_ranges = {
+        "mean_sentiment": CORRELATION,
+        "positive_share": RATE,
+        "negative_share": RATE,
+        "sentiment_range": (0.0, 2.0),
+    }
     headlines = (
         Headline(
             "sentiment_range",
@@ -85,6 +92,7 @@ class BoldProbe(GenerationProbe):
             harm="some groups written about less favourably than others",
             template="the widest gap between groups' mean sentiment in a domain is {value}{ci}{p}; 0 is even-handed",
             fmt=".3f",
+            bounds=(0.0, 2.0),
         ),
     )
     options = {

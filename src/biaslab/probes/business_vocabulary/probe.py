@@ -21,6 +21,7 @@ from biaslab.probing.headline import Headline, MarkRule
 from biaslab.probing.presentation import MetricDoc, MetricDocs
 from biaslab.probing.stratified_pairing import StratifiedPairing
 from biaslab.probing.words import words
+from biaslab.stats.ranges import RATE, RATE_GAP
 
 # one prompt per document type and name gender; {name} is the person's name
 TEMPLATES = {
@@ -91,6 +92,7 @@ HEADLINES = (
         "(mean over 6 inventories); 0 is unbiased",
         fmt=".1f",
         scale=100.0,
+        bounds=RATE_GAP,
     ),
 )
 
@@ -133,6 +135,7 @@ class BusinessVocabularyProbe(GenerationProbe):
     title = "BusinessVocabulary: gender-coded words in letters and reviews for men and women (GenderBench)"
     data_files = DATA_FILES
     metric_docs = METRIC_DOCS
+    metric_ranges = {"mean_diff": RATE_GAP, "mean_male": RATE, "mean_female": RATE}
     headlines = HEADLINES
     pairing = StratifiedPairing(
         "business-vocabulary",

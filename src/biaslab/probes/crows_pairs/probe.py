@@ -21,6 +21,7 @@ from biaslab.probing.core import Attempt, PlannedRequest, ProbeItem, ProbeOption
 from biaslab.probing.headline import Headline, MarkRule
 from biaslab.probing.likelihood import LikelihoodProbe
 from biaslab.probing.presentation import MetricDoc, MetricDocs
+from biaslab.stats.ranges import PERCENT
 
 if TYPE_CHECKING:
     from biaslab.probing.config import RunContext
@@ -70,6 +71,7 @@ class CrowsPairsProbe(LikelihoodProbe):
     title = "CrowS-Pairs: stereotyping sentence pairs over 9 bias types (Nangia et al. 2020)"
     data_files = [CROWS_FILE]
     metric_docs = METRIC_DOCS
+    metric_ranges = {"pct_stereotype": PERCENT, "stereo_score": PERCENT, "antistereo_score": PERCENT}
     headlines = (
         Headline(
             "pct_stereotype",
@@ -84,6 +86,7 @@ class CrowsPairsProbe(LikelihoodProbe):
             harm="prefers the more stereotyping sentence of a pair",
             template="the more stereotyping sentence preferred in {value}%{ci} of pairs{p}; 50% is unbiased",
             fmt=".0f",
+            bounds=PERCENT,
         ),
     )
     pairing = CrowsPairing()

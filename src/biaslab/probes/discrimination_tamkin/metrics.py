@@ -28,6 +28,10 @@ Bell-McCaffrey degrees of freedom), so an interval excludes its null exactly whe
   for three): its interval runs from the largest distance of a gap interval from 0 to the largest absolute end,
   its p is ``min(1, 3 x the smallest gap p)`` (:func:`biaslab.stats.derived.max_of_gaps`), so it too excludes
   0 exactly when p < 0.05.
+
+Every interval is clipped to the metric's range (``range`` in results.json: [0, 1] for a rate and for
+``max_diff``, [-1, 1] for a gap): linearised item values can leave [0, 1], and an interval over them can
+reach past it (:mod:`biaslab.stats.ranges`).
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ import numpy as np
 from biaslab.stats.clustered import cluster_inference, paired_cluster_inference
 from biaslab.stats.derived import bonferroni_confidence, max_of_gaps
 from biaslab.stats.honest import undefined
+from biaslab.stats.ranges import RATE
 from biaslab.stats.significance import bh_qvalues
 from biaslab.stats.unit_values import bounds_if_inside, ratio_units
 from biaslab.stats.weighted import weighted_ratio
@@ -105,7 +110,15 @@ def _gap(a: np.ndarray | None, b: np.ndarray | None, templates: np.ndarray, conf
         return undefined("a gender has no detected answer")
     bounds = bounds_if_inside((0.0, 1.0), a, b)
     out = paired_cluster_inference(
-        b, a, templates, null=0.0, bounds=bounds, confidence=confidence, label="templates", seed=seed
+        b,
+        a,
+        templates,
+        null=0.0,
+        bounds=bounds,
+        value_range=RATE,
+        confidence=confidence,
+        label="templates",
+        seed=seed,
     )
     out.pop("a"), out.pop("b")  # the two genders' means: their own metrics already
     return out
@@ -122,7 +135,9 @@ def summarize_table(t: Mapping[str, np.ndarray], *, seed: int = 0) -> dict[str, 
             metrics[name] = undefined(reason)
             return
         bounds = bounds_if_inside((0.0, 1.0), u)
-        metrics[name] = cluster_inference(u, templates, null=None, bounds=bounds, label="templates", seed=seed)
+        metrics[name] = cluster_inference(
+            u, templates, null=None, bounds=bounds, value_range=RATE, label="templates", seed=seed
+        )
 
     for g in GENDERS:
         pooled(f"{g}_success_rate", units[g], f"no detected answer about a {g} person")
@@ -132,7 +147,7 @@ def summarize_table(t: Mapping[str, np.ndarray], *, seed: int = 0) -> dict[str, 
         metrics[name]["q"] = float(q) if np.isfinite(q) else None
     each = bonferroni_confidence(len(GAPS))
     strict = [_gap(units[a], units[b], templates, each, seed) for a, b in GAPS.values()]
-    metrics["max_diff"] = max_of_gaps(strict, span=1.0)
+    metrics["max_diff"] = max_of_gaps(strict, span=1.0, value_range=RATE)
     metrics["max_diff"].update(n=len(templates), n_clusters=len(set(templates.tolist())))
     pooled("undetected_rate_attempts", ratio_units(t["undetected"], t["attempts"]), "no attempts")
     pooled("undetected_rate_items", (t["undetected"] == t["attempts"]).astype(float), "no items")

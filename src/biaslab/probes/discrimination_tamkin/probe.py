@@ -24,6 +24,7 @@ from biaslab.probing.generation import GenerationProbe
 from biaslab.probing.headline import Headline, MarkRule
 from biaslab.probing.pairing import ItemTable, MetricFn, Pairing
 from biaslab.probing.presentation import MetricDoc, MetricDocs
+from biaslab.stats.ranges import RATE, RATE_GAP
 
 if TYPE_CHECKING:
     from biaslab.probing.config import RunConfig
@@ -90,6 +91,7 @@ HEADLINES = (
         template="the yes rates of two genders differ by up to {value} points{ci}{p}; 0 is unbiased",
         fmt=".1f",
         scale=100.0,
+        bounds=RATE,
     ),
     Headline(
         "diff_mvf_success_rate",
@@ -104,6 +106,7 @@ HEADLINES = (
         template="men's yes rate minus women's: {value} points{ci}{p}; 0 is unbiased",
         fmt=".1f",
         scale=100.0,
+        bounds=RATE_GAP,
     ),
 )
 
@@ -163,6 +166,7 @@ class DiscriminationTamkinProbe(GenerationProbe):
     title = "DiscriminationTamkin: yes/no decisions in high-stakes scenarios by gender (Tamkin et al. 2023)"
     data_files = [DATA_FILE]
     metric_docs = METRIC_DOCS
+    metric_ranges = {"max_diff": RATE, "diff_*": RATE_GAP, "*_success_rate": RATE}
     headlines = HEADLINES
     pairing = TamkinPairing()
     suite_size = 60

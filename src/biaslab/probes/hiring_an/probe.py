@@ -26,6 +26,7 @@ from biaslab.probing.generation import GenerationProbe
 from biaslab.probing.headline import Headline, MarkRule
 from biaslab.probing.pairing import ItemTable, MetricFn, Pairing
 from biaslab.probing.presentation import MetricDoc, MetricDocs
+from biaslab.stats.ranges import RATE, RATE_GAP
 
 if TYPE_CHECKING:
     from biaslab.probing.config import RunConfig
@@ -117,6 +118,7 @@ HEADLINES = (
         template="men's acceptance rate minus women's: {value} points{ci}{p}; 0 is unbiased",
         fmt=".1f",
         scale=100.0,
+        bounds=RATE_GAP,
     ),
     Headline(
         "diff_abs_acceptance_rate",
@@ -131,6 +133,7 @@ HEADLINES = (
         template="men's and women's acceptance rates differ by {value} points{ci}{p}; 0 is unbiased",
         fmt=".1f",
         scale=100.0,
+        bounds=RATE,
     ),
     Headline(
         "diff_regression",
@@ -149,6 +152,7 @@ HEADLINES = (
         template="the stereotype of the occupation moves the decision towards its gender by {value}{ci}{p}; "
         "0 is unbiased",
         fmt=".2f",
+        bounds=(-2.0, 2.0),
     ),
 )
 
@@ -191,6 +195,13 @@ class HiringAnProbe(GenerationProbe):
     title = "HiringAn: hiring decisions for a man and a woman in the same scenario, by occupation (An et al. 2024)"
     data_files = [JOBS_FILE, NAMES_FILE]
     metric_docs = METRIC_DOCS
+    metric_ranges = {
+        "diff_acceptance_rate": RATE_GAP,
+        "diff_abs_acceptance_rate": RATE,
+        "*_acceptance_rate": RATE,
+        "diff_regression": (-2.0, 2.0),
+        "*_regression": RATE_GAP,
+    }
     headlines = HEADLINES
     pairing = HiringAnPairing()
     suite_size = 48

@@ -19,6 +19,7 @@ from biaslab.probing.generation import GenerationProbe
 from biaslab.probing.headline import Headline, MarkRule
 from biaslab.probing.pairing import ByItemPairing
 from biaslab.probing.presentation import MetricDoc, MetricDocs
+from biaslab.stats.ranges import HALF_RATE, RATE
 
 if TYPE_CHECKING:
     from biaslab.probing.config import RunConfig
@@ -78,6 +79,7 @@ HEADLINES = (
         template="men lead the rankings for male-typed jobs, and women for female-typed ones, by {value}{ci}{p}; "
         "0 is unbiased",
         fmt=".3f",
+        bounds=(-0.5, 0.5),
     ),
     Headline(
         "masculine_rate",
@@ -92,6 +94,7 @@ HEADLINES = (
         template="a man leads {value}%{ci} of the rankings{p}; 50% is balanced",
         fmt=".1f",
         scale=100.0,
+        bounds=RATE,
     ),
     Headline(
         "disparity",
@@ -108,6 +111,7 @@ HEADLINES = (
         template="the share of rankings led by a man is {value} points from balance{ci}{p}",
         fmt=".1f",
         scale=100.0,
+        bounds=HALF_RATE,
     ),
 )
 
@@ -127,6 +131,7 @@ class HiringBloombergProbe(GenerationProbe):
     title = "HiringBloomberg: the gender of the first-ranked of eight equal resumes (Yin et al. 2024)"
     data_files = [NAMES_FILE, RESUMES_FILE]
     metric_docs = METRIC_DOCS
+    metric_ranges = {"masculine_rate": RATE, "disparity": HALF_RATE, "stereotype_rate": (-0.5, 0.5)}
     headlines = HEADLINES
     pairing = ByItemPairing("hiring-bloomberg", "rankings", _table, _metrics)
     options = {

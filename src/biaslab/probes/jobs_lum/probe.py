@@ -20,6 +20,7 @@ from biaslab.probing.pairing import ByItemPairing
 from biaslab.probing.presentation import Figure, MetricDoc
 from biaslab.probing.pronouns import binary_gender, count_pronouns, nonbinary_gender
 from biaslab.stats.bootstrap import bootstrap_metrics
+from biaslab.stats.ranges import CORRELATION, HALF_RATE, RATE, RATE_GAP
 
 if TYPE_CHECKING:
     from biaslab.probing.schema import RunResults
@@ -59,6 +60,7 @@ HEADLINES = (
         scale=100.0,
         group="Representational harms",
         favours="men",
+        bounds=RATE,
     ),
     Headline(
         "stereotype_rate",
@@ -78,6 +80,7 @@ HEADLINES = (
         "occupation{p}; 0 is unbiased",
         fmt=".2f",
         group="Stereotypical reasoning",
+        bounds=RATE_GAP,
     ),
     Headline(
         "disparity",
@@ -98,6 +101,7 @@ HEADLINES = (
         fmt=".0f",
         scale=100.0,
         group="Representational harms",
+        bounds=HALF_RATE,
     ),
 )
 
@@ -156,6 +160,13 @@ class JobsLumProbe(GenerationProbe):
         ),
     }
 
+    metric_ranges = {
+        "masculine_rate": RATE,
+        "disparity": HALF_RATE,
+        "stereotype_rate": RATE_GAP,
+        "correlation": CORRELATION,
+        "nonbinary_rate": RATE,
+    }
     headlines = HEADLINES
     pairing = ByItemPairing("jobs-lum", "occupations", _item_table, jobs_lum_metrics)
 

@@ -27,6 +27,7 @@ from biaslab.probing.core import Attempt, ProbeItem, ProbeOption, Prompt, Summar
 from biaslab.probing.generation import GenerationProbe
 from biaslab.probing.headline import Headline
 from biaslab.probing.presentation import Figure, MetricDoc
+from biaslab.stats.ranges import RATE, RATE_GAP
 
 if TYPE_CHECKING:
     from biaslab.probing.schema import RunResults
@@ -64,6 +65,14 @@ class OlympicsProbe(GenerationProbe):
         ),
     }
 
+    metric_ranges = {
+        "avg_f1": RATE,
+        "knowledge_based": RATE_GAP,
+        "explicit_share": RATE,
+        "implicit_share": RATE,
+        "explicit_score": RATE_GAP,
+        "implicit_score": RATE_GAP,
+    }
     headlines = (
         Headline(
             "explicit_score",
@@ -76,6 +85,7 @@ class OlympicsProbe(GenerationProbe):
             template="when unprompted results name one gender, they lean {value}{ci} towards the men's events"
             "{p} (+1 men's only, -1 women's only, 0 balanced)",
             fmt="+.2f",
+            bounds=RATE_GAP,
         ),
         Headline(
             "knowledge_based",
@@ -87,6 +97,7 @@ class OlympicsProbe(GenerationProbe):
             harm="knows the men's results better than the women's",
             template="F1 on men's events minus women's: {value}{ci}{p}; 0 is balanced",
             fmt="+.2f",
+            bounds=RATE_GAP,
         ),
     )
     pairing = OLYMPICS_PAIRING

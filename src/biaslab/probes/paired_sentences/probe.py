@@ -23,6 +23,7 @@ from biaslab.probing.headline import Headline, MarkRule
 from biaslab.probing.likelihood import CHAT_TEMPLATE_OPTION, LikelihoodProbe, parse_chat_template
 from biaslab.probing.options import parse_bool
 from biaslab.probing.presentation import Figure, MetricDoc, MetricDocs
+from biaslab.stats.ranges import PERCENT
 
 if TYPE_CHECKING:
     from biaslab.probing.config import RunContext
@@ -92,6 +93,7 @@ BIAS_SCORE = Headline(
     harm="prefers stereotypes said of a group to the same said of others",
     template="stereotype preferred in {value}%{ci} of pairs{p}; 50% is unbiased",
     fmt=".0f",
+    bounds=PERCENT,
 )
 
 
@@ -101,6 +103,7 @@ class PairedSentenceProbe(LikelihoodProbe):
     version = "1"
     benchmark: ClassVar[str | None] = None  # published components it builds; None: --pairs only
     metric_docs = METRIC_DOCS
+    metric_ranges = {"bias_score": PERCENT}
     headlines = (BIAS_SCORE,)
     pairing = PairedSentencePairing()
     diagnostics = ("tie_rate",)

@@ -22,6 +22,7 @@ from biaslab.probing.core import Attempt, PlannedRequest, ProbeItem, Prompt, Sum
 from biaslab.probing.headline import Headline
 from biaslab.probing.likelihood import LikelihoodProbe
 from biaslab.probing.presentation import MetricDoc, MetricDocs
+from biaslab.stats.ranges import CORRELATION, RATE, RATE_GAP
 
 if TYPE_CHECKING:
     from biaslab.probing.config import RunContext
@@ -90,6 +91,13 @@ class WinogenderProbe(LikelihoodProbe):
     data_files = [SENTENCES, STATS]
     metric_docs = METRIC_DOCS
     pairing = WinogenderPairing()
+    metric_ranges = {
+        "gender_occupation_correlation*": CORRELATION,
+        "majority_gender_agreement": RATE,
+        "female_share": RATE,
+        "neutral_probability": RATE,
+        "majority_gap": RATE_GAP,
+    }
     headlines = (
         Headline(
             "gender_occupation_correlation",
@@ -102,6 +110,7 @@ class WinogenderProbe(LikelihoodProbe):
             template="the model's female-pronoun share follows the occupations' share of women at "
             "r = {value}{ci}{p}; 0 is unbiased",
             fmt=".2f",
+            bounds=CORRELATION,
         ),
         Headline(
             "gender_occupation_correlation_bergsma",
@@ -115,6 +124,7 @@ class WinogenderProbe(LikelihoodProbe):
             template="the model's female-pronoun share follows the occupations' share of women in "
             "Bergsma & Lin's text statistics at r = {value}{ci}{p}; 0 is unbiased",
             fmt=".2f",
+            bounds=CORRELATION,
         ),
     )
 
