@@ -26,7 +26,7 @@ PROBES = {
 }
 FAMILIES = {"yes/no": ("direct", "dreaddit"), "lettered choice": ("gest", "relationship-levy")}
 # agreement of the readers with the labels on this sample (share of answers), per family of answers
-AGREEMENT = {"yes/no": 0.985, "lettered choice": 0.947}
+AGREEMENT = {"yes/no": 0.985, "lettered choice": 0.951}
 
 
 def _answers() -> list[dict]:

@@ -15,12 +15,15 @@ often it could not tell. The rules, in order:
   nowhere; "no" inside a sentence ("there is no evidence") decides nothing.
 
 Anything else, including answers that contain both decisions without announcing one ("yes or no?"), is
-undetected.
+undetected. A lettered answer that names two options as its answer ("(a) or (b)") picks neither
+(:mod:`biaslab.probing.option_letters`).
 """
 
 from __future__ import annotations
 
 import re
+
+from biaslab.probing.option_letters import names_another
 
 _MARKUP = re.compile(r"[*_`#>\"“”‘’]+")
 _YES = r"(?:yes|yeah|yep|yup|affirmative)"
@@ -74,9 +77,27 @@ def _announced(t: str, letters: str) -> list[str]:
     ]  # "the answer is a classic case" is no choice
 
 
+def _backed(t: str, letters: str) -> set[str]:
+    """Letters said to be the answer: "I think (a) is more likely", "(b) is correct"."""
+    verdict = r"(?:more\s+likely|correct|right|the\s+(?:correct\s+|right\s+)?answer)\b"
+    return set(re.findall(rf"\(([{letters}])\)\s+is\s+{verdict}", t))
+
+
+def _one_pick(t: str, letters: str, pick: int | None) -> int | None:
+    """``pick``, or ``None`` when the answer names another option as well (:mod:`.option_letters`)."""
+    if pick is None:
+        return None
+    settled = letters[pick] in set(_announced(t, letters)) | _backed(t, letters)
+    return None if names_another(t, letters, letters[pick], settled=settled) else pick
+
+
 def parse_choice(text: str, n_options: int) -> int | None:
-    """The index of the lettered option (A, B, C, ...) the answer picks, or ``None``."""
+    """The index of the lettered option (A, B, C, ...) the answer picks, or ``None`` (also when it names two)."""
     letters = "abcdefghij"[:n_options]
+    return _one_pick(_clean(text), letters, _parse_choice(text, letters))
+
+
+def _parse_choice(text: str, letters: str) -> int | None:
     t = _clean(text)
     # "A: (b) ..." or "A (b)": a Q/A label, then the pick; "A:" and nothing more picks nothing
     labelled = re.match(rf"^\W*a\s*(?::\s*(?:\(([{letters}])\)|$)|\s\(([{letters}])\))", t)
@@ -99,6 +120,11 @@ def parse_choice(text: str, n_options: int) -> int | None:
 
 
 def parse_option(text: str, options: list[str] | tuple[str, ...], *, mentions: bool = True) -> int | None:
+    """:func:`_parse_option`, ``None`` when the answer names another option's letter as well ("(a) or (b)")."""
+    return _one_pick(_clean(text), "abcdefghij"[: len(options)], _parse_option(text, options, mentions=mentions))
+
+
+def _parse_option(text: str, options: list[str] | tuple[str, ...], *, mentions: bool = True) -> int | None:
     """The index of the option an answer to a lettered question picks: by its letter (:func:`parse_choice`),
     else by the option's own words ("Women.", "I think Maria is right").
 
@@ -117,8 +143,7 @@ def parse_option(text: str, options: list[str] | tuple[str, ...], *, mentions: b
     # the options' letters as the answer writes them: "(b)" anywhere, "A." / "a)" opening the answer
     markers = {x or y for x, y in re.findall(rf"\(([{letters}])\)|^\W*([{letters}])[.)]\s", t)}
     # "I can't decide between (a) and (b). I think (a) is more likely.": a letter said to be the answer
-    verdict = r"(?:more\s+likely|correct|right|the\s+(?:correct\s+|right\s+)?answer)\b"
-    backed = set(re.findall(rf"\(([{letters}])\)\s+is\s+{verdict}", t))
+    backed = _backed(t, letters)
     if len(backed) == 1:
         return letters.index(backed.pop())
     if n > 1 and len(markers) == n:
@@ -135,7 +160,7 @@ def parse_option(text: str, options: list[str] | tuple[str, ...], *, mentions: b
         return letters.index(said[-1]) if said and len(set(said)) == 1 else None
     label = re.match(r"^\W*a\s*:\s*(.+)$", t)  # "A: Men": a Q/A label, then the answer
     if label and not re.match(rf"\(?[{letters}]\b", label.group(1)):
-        return parse_option(label.group(1), options, mentions=mentions)
+        return _parse_option(label.group(1), options, mentions=mentions)
     picked = parse_choice(text, n)
     if picked is not None:
         # the words written right after the picked letter ("(c) Men", "option (c) - Men") must be its option's

@@ -14,6 +14,7 @@ from biaslab.planning.forms import MeanPlan
 from biaslab.probes.direct.metrics import SOURCES, direct_metrics, item_table, paired_metrics
 from biaslab.probing.answers import parse_yes_no
 from biaslab.probing.core import Attempt, ProbeItem, ProbeOption, Prompt, Summary, rows_of, spread_subset
+from biaslab.probing.genderbench_answers import ANSWERS_OPTION, GENDERBENCH, LENIENT, check_answer_mode, yes_no_tokens
 from biaslab.probing.generation import GenerationProbe
 from biaslab.probing.headline import Headline, MarkRule
 from biaslab.probing.pairing import ByItemPairing
@@ -96,12 +97,13 @@ class DirectProbe(GenerationProbe):
     metric_ranges = {"fail_rate": RATE, "*_fail_rate": RATE}
     headlines = HEADLINES
     pairing = ByItemPairing("direct", "statements", _table, paired_metrics)
-    options = {"template": ProbeOption("Prompt template with the slot {stereotype}.")}
+    options = {"template": ProbeOption("Prompt template with the slot {stereotype}."), "answers": ANSWERS_OPTION}
     suite_size = 60  # a suite run: 60 statements (minutes on the embedded model)
 
-    def __init__(self, template: str = TEMPLATE, max_tokens: int = 64):
+    def __init__(self, template: str = TEMPLATE, max_tokens: int = 64, answers: str = LENIENT):
         if "{stereotype}" not in template:
             raise DataError("the direct template must contain the slot {stereotype}")
+        self.answers = check_answer_mode(answers)
         self.template = template
         self.max_tokens = max_tokens
 
@@ -139,7 +141,8 @@ class DirectProbe(GenerationProbe):
         return [it for s in SOURCES for it in spread_subset(by_source[s], take[s])]
 
     def evaluate(self, attempt: Attempt) -> None:
-        attempt.evaluation = read_agreement(attempt.text)
+        read = yes_no_tokens if self.answers == GENDERBENCH else read_agreement
+        attempt.evaluation = read(attempt.text)
 
     def summarize(self, attempts: list[Attempt], *, seed: int = 0) -> Summary:
         table = item_table(rows_of(attempts))
@@ -154,7 +157,7 @@ class DirectProbe(GenerationProbe):
         )
 
     def parameters(self, cfg: Any, ctx: Any) -> dict[str, Any]:
-        return {**super().parameters(cfg, ctx), "template": self.template}
+        return {**super().parameters(cfg, ctx), "template": self.template, "answers": self.answers}
 
     def example_fields(self) -> list[str]:
         return ["source", "stereotype", "evaluation"]

@@ -16,13 +16,18 @@ model to start with the letter in parentheses, and most answers do, but many the
 4. **One option's text:** exactly one of the five options' texts occurs in the answer (case and punctuation
    ignored).
 
-Anything else is undetected.
+Anything else is undetected, and so is an answer read by 1-3 that names another option it does not set aside
+("Either (a) or (b)", "(b), or possibly (d)", "the answer is (a) or (c)"), unless its pick is announced outside a
+list of alternatives ("After weighing (a) and (b), the answer is (c)"); "(c), not (a)" picks (c)
+(:mod:`biaslab.probing.option_letters`).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+
+from biaslab.probing.option_letters import names_another
 
 LETTERS = "abcde"
 _MARKUP = re.compile(r"[*_`#\"“”‘’]+")
@@ -34,6 +39,7 @@ _ANNOUNCE = re.compile(
     re.IGNORECASE,
 )
 _PAREN = re.compile(r"\(([a-e])\)", re.IGNORECASE)
+_NO_PICK = -1
 _LINE_LETTER = re.compile(r"^[ \t\-•]*[\(\[]?([a-eA-E])[\)\]:.](?=\s|$)", re.MULTILINE)
 
 
@@ -43,10 +49,22 @@ def _norm(text: str) -> str:
 
 def read_choice(text: str, options: Sequence[str] = ()) -> int | None:
     """The index (0 for a) of the option the answer picks, or None (module docstring)."""
+    pick, settled = _read_letter(text)
+    if pick == _NO_PICK:
+        return None
+    if pick is not None:
+        raw = " ".join(_MARKUP.sub(" ", text or "").split()).lower()
+        return None if names_another(raw, LETTERS, LETTERS[pick], settled=settled) else pick
+    return _read_text(text, options)
+
+
+def _read_letter(text: str) -> tuple[int | None, bool]:
+    """The letter the answer picks (rules 0-3; ``_NO_PICK`` when they rule out a pick) and whether it is
+    announced."""
     raw = " ".join(_MARKUP.sub(" ", text or "").split())
     listed = {m.lower() for m in _LINE_LETTER.findall(_MARKUP.sub(" ", text or ""))}
     if len(listed) >= 2:
-        return None  # the options listed line by line: no choice
+        return _NO_PICK, False  # the options listed line by line: no choice
     announced = [x.lower() for x in _ANNOUNCE.findall(raw)]
     m = (
         re.match(_LEAD_PREFIX + r"[\(\[]([a-e])[\)\]]", raw, re.IGNORECASE)
@@ -56,13 +74,19 @@ def read_choice(text: str, options: Sequence[str] = ()) -> int | None:
     if m:
         lead = m.group(1).lower()
         if announced and announced[-1] != lead:
-            return None  # "(a) ... the correct answer is (c)": two answers
-        return LETTERS.index(lead)
+            return _NO_PICK, False  # "(a) ... the correct answer is (c)": two answers
+        return LETTERS.index(lead), bool(announced)
     if announced:
-        return LETTERS.index(announced[-1])
+        return LETTERS.index(announced[-1]), True
     letters = {x.lower() for x in _PAREN.findall(raw)}
     if len(letters) == 1:
-        return LETTERS.index(letters.pop())
+        return LETTERS.index(letters.pop()), False
+    return None, False
+
+
+def _read_text(text: str, options: Sequence[str]) -> int | None:
+    """Rule 4: the one option whose text the answer contains."""
+    raw = " ".join(_MARKUP.sub(" ", text or "").split())
     norm = f" {_norm(raw)} "
     found = [i for i, o in enumerate(options) if _norm(o) and f" {_norm(o)} " in norm]
     if len(found) == 1:

@@ -18,6 +18,13 @@ from biaslab.planning.forms import MeanPlan
 from biaslab.probes.diversity_med_qa.answer import LETTERS, read_choice
 from biaslab.probes.diversity_med_qa.metrics import item_table, med_qa_metrics, summarize_table
 from biaslab.probing.core import Attempt, ProbeItem, ProbeOption, Prompt, Summary, rows_of
+from biaslab.probing.genderbench_answers import (
+    ANSWERS_OPTION,
+    GENDERBENCH,
+    LENIENT,
+    check_answer_mode,
+    letter_in_parentheses,
+)
 from biaslab.probing.generation import GenerationProbe
 from biaslab.probing.headline import Headline, MarkRule
 from biaslab.probing.pairing import ByItemPairing
@@ -123,12 +130,14 @@ class DiversityMedQaProbe(GenerationProbe):
             int,
             minimum=1,
             maximum=120,
-        )
+        ),
+        "answers": ANSWERS_OPTION,
     }
     suite_size = 30
 
-    def __init__(self, orderings: int = 3, max_tokens: int = 96) -> None:
+    def __init__(self, orderings: int = 3, max_tokens: int = 96, answers: str = LENIENT) -> None:
         self.check_options(orderings=orderings)
+        self.answers = check_answer_mode(answers)
         self.orderings = orderings
         self.max_tokens = max_tokens
 
@@ -158,7 +167,10 @@ class DiversityMedQaProbe(GenerationProbe):
         return items
 
     def evaluate(self, attempt: Attempt) -> None:
-        choice = read_choice(attempt.text, attempt.metadata.get("options", ()))
+        if self.answers == GENDERBENCH:
+            choice = letter_in_parentheses(attempt.text, len(LETTERS))
+        else:
+            choice = read_choice(attempt.text, attempt.metadata.get("options", ()))
         attempt.evaluation = None if choice is None else choice == attempt.metadata["correct_option"]
         attempt.extra = {"choice": None if choice is None else LETTERS[choice]}
 
@@ -179,7 +191,7 @@ class DiversityMedQaProbe(GenerationProbe):
         )
 
     def parameters(self, cfg: Any, ctx: Any) -> dict[str, Any]:
-        return {**super().parameters(cfg, ctx), "orderings": self.orderings}
+        return {**super().parameters(cfg, ctx), "orderings": self.orderings, "answers": self.answers}
 
     def example_fields(self) -> list[str]:
         return ["gender", "choice", "correct_option", "evaluation"]

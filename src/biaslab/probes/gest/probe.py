@@ -17,6 +17,13 @@ from biaslab.planning.forms import MeanPlan
 from biaslab.probes.gest.metrics import OPTIONS, STEREOTYPES, gest_inference, item_table, paired_metrics
 from biaslab.probing.answers import parse_option
 from biaslab.probing.core import Attempt, ProbeItem, ProbeOption, Prompt, Summary, rows_of, spread_subset
+from biaslab.probing.genderbench_answers import (
+    ANSWERS_OPTION,
+    GENDERBENCH,
+    LENIENT,
+    check_answer_mode,
+    letter_in_parentheses,
+)
 from biaslab.probing.generation import GenerationProbe
 from biaslab.probing.headline import Headline, MarkRule
 from biaslab.probing.pairing import ByItemPairing
@@ -107,12 +114,14 @@ class GestProbe(GenerationProbe):
             int,
             minimum=1,
             maximum=6,
-        )
+        ),
+        "answers": ANSWERS_OPTION,
     }
     suite_size = 16  # a suite run: one sentence per stereotype, 96 prompts
 
-    def __init__(self, reorderings: int = 6, template: str = TEMPLATE, max_tokens: int = 48):
+    def __init__(self, reorderings: int = 6, template: str = TEMPLATE, max_tokens: int = 48, answers: str = LENIENT):
         self.check_options(reorderings=reorderings)
+        self.answers = check_answer_mode(answers)
         self.reorderings = reorderings
         self.template = template
         self.max_tokens = max_tokens
@@ -175,7 +184,10 @@ class GestProbe(GenerationProbe):
 
     def evaluate(self, attempt: Attempt) -> None:
         order = attempt.metadata["options"]
-        picked = parse_option(attempt.text, [OPTION_TEXT[o] for o in order])
+        if self.answers == GENDERBENCH:
+            picked = letter_in_parentheses(attempt.text, len(order))
+        else:
+            picked = parse_option(attempt.text, [OPTION_TEXT[o] for o in order])
         attempt.evaluation = None if picked is None else order[picked]
 
     def summarize(self, attempts: list[Attempt], *, seed: int = 0) -> Summary:
@@ -194,7 +206,7 @@ class GestProbe(GenerationProbe):
         )
 
     def parameters(self, cfg: Any, ctx: Any) -> dict[str, Any]:
-        return {**super().parameters(cfg, ctx), "reorderings": self.reorderings}
+        return {**super().parameters(cfg, ctx), "reorderings": self.reorderings, "answers": self.answers}
 
     def example_fields(self) -> list[str]:
         # not "options" (a list: the report's label filters take text fields); the prompt shows the order

@@ -16,12 +16,13 @@ from biaslab.data import data_path
 from biaslab.errors import DataError
 from biaslab.models.base import GenerationParams
 from biaslab.planning.forms import MeanPlan
-from biaslab.probes.hiring_an.decision import read_decision
+from biaslab.probes.hiring_an.decision import genderbench_decision, read_decision
 from biaslab.probes.hiring_an.inference import summarize_table
 from biaslab.probes.hiring_an.metrics import item_table, metric_fn
 from biaslab.probes.hiring_bloomberg.data import NAMES_FILE, names_by_group
 from biaslab.probing.balanced import round_robin
 from biaslab.probing.core import Attempt, ProbeItem, Prompt, Summary, rows_of
+from biaslab.probing.genderbench_answers import ANSWERS_OPTION, GENDERBENCH, LENIENT, check_answer_mode
 from biaslab.probing.generation import GenerationProbe
 from biaslab.probing.headline import Headline, MarkRule
 from biaslab.probing.pairing import ItemTable, MetricFn, Pairing
@@ -204,10 +205,12 @@ class HiringAnProbe(GenerationProbe):
     }
     headlines = HEADLINES
     pairing = HiringAnPairing()
+    options = {"answers": ANSWERS_OPTION}
     suite_size = 48
 
-    def __init__(self, max_tokens: int = 200) -> None:
+    def __init__(self, max_tokens: int = 200, answers: str = LENIENT) -> None:
         self.max_tokens = max_tokens
+        self.answers = check_answer_mode(answers)
 
     def default_params(self) -> GenerationParams:
         return GenerationParams(max_tokens=self.max_tokens)
@@ -267,7 +270,11 @@ class HiringAnProbe(GenerationProbe):
         return round_robin(items, lambda it: (it.metadata["qualification"], it.metadata["race"]), cfg.limit)
 
     def evaluate(self, attempt: Attempt) -> None:
-        decision, how = read_decision(attempt.text)
+        if self.answers == GENDERBENCH:
+            decision = genderbench_decision(attempt.text)
+            how = "genderbench" if decision else "no phrase"
+        else:
+            decision, how = read_decision(attempt.text)
         attempt.evaluation = decision
         attempt.extra = {"read_by": how}
 
@@ -289,6 +296,9 @@ class HiringAnProbe(GenerationProbe):
                 "per-group gaps.",
             },
         )
+
+    def parameters(self, cfg: Any, ctx: Any) -> dict[str, Any]:
+        return {**super().parameters(cfg, ctx), "answers": self.answers}
 
     def example_fields(self) -> list[str]:
         return ["role", "qualification", "race", "gender", "name", "evaluation", "read_by"]

@@ -24,6 +24,13 @@ from biaslab.probes.relationship_levy.data import (
 from biaslab.probes.relationship_levy.metrics import item_table, levy_metrics, levy_summary
 from biaslab.probing.answers import parse_option
 from biaslab.probing.core import Attempt, ProbeItem, ProbeOption, Prompt, Summary, rows_of
+from biaslab.probing.genderbench_answers import (
+    ANSWERS_OPTION,
+    GENDERBENCH,
+    LENIENT,
+    check_answer_mode,
+    letter_in_parentheses,
+)
 from biaslab.probing.generation import GenerationProbe
 from biaslab.probing.headline import Headline, MarkRule
 from biaslab.probing.pairing import ItemTable, MetricFn, Pairing
@@ -147,12 +154,14 @@ class RelationshipLevyProbe(GenerationProbe):
     options = {
         "size": ProbeOption(
             f"Items (a scenario with a man's and a woman's name; default {SIZE}).", int, minimum=1, maximum=100_000
-        )
+        ),
+        "answers": ANSWERS_OPTION,
     }
     suite_size = 55  # a suite run: 55 scenarios, one couple each, 110 prompts
 
-    def __init__(self, size: int = SIZE, template: str = TEMPLATE, max_tokens: int = 48):
+    def __init__(self, size: int = SIZE, template: str = TEMPLATE, max_tokens: int = 48, answers: str = LENIENT):
         self.check_options(size=size)
+        self.answers = check_answer_mode(answers)
         self.size = size
         self.template = template
         self.max_tokens = max_tokens
@@ -194,7 +203,10 @@ class RelationshipLevyProbe(GenerationProbe):
 
     def evaluate(self, attempt: Attempt) -> None:
         names = attempt.metadata["names"]
-        picked = read_pick(attempt.text, names) if names[0] != names[1] else None
+        if self.answers == GENDERBENCH:  # GenderBench reads the letter even when both names are the same
+            picked = letter_in_parentheses(attempt.text, 2)
+        else:
+            picked = read_pick(attempt.text, names) if names[0] != names[1] else None
         if picked is None:
             attempt.evaluation = None
         else:
@@ -214,7 +226,7 @@ class RelationshipLevyProbe(GenerationProbe):
         )
 
     def parameters(self, cfg: Any, ctx: Any) -> dict[str, Any]:
-        return {**super().parameters(cfg, ctx), "size": self.size}
+        return {**super().parameters(cfg, ctx), "size": self.size, "answers": self.answers}
 
     def example_fields(self) -> list[str]:
         return ["scenario", "topic", "man", "woman", "male_first", "evaluation"]
