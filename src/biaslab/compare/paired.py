@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from biaslab.compare.benchmarks import benchmark_label
-from biaslab.compare.families import assign_families, headline_verdicts
+from biaslab.compare.families import assign_families, headline_verdicts, reading_scale
 from biaslab.compare.inference import bootstrap_samples, bootstrap_test, floor_p, row_clusters, unit_test
 from biaslab.compare.paired_data import PairedData, family, paired_data, pairing_of
 from biaslab.errors import ConfigError
@@ -244,7 +244,14 @@ def compare_all(
         rows, info = compare_pair(runs[0], b, seed=seed, n_resamples=n_resamples, n_permutations=n_permutations)
         for r in rows:
             comparisons.append(
-                {**r, "run_a": runs[0].label, "run_b": b.label, "design": info["design"], "probe": runs[0].probe}
+                {
+                    **r,
+                    "scale": reading_scale(runs[0].probe, r["metric"]),
+                    "run_a": runs[0].label,
+                    "run_b": b.label,
+                    "design": info["design"],
+                    "probe": runs[0].probe,
+                }
             )
         pairs.append({"run_a": 0, "run_b": k, **info})
     families = assign_families(comparisons)
@@ -260,6 +267,7 @@ def compare_all(
         "diff",
         "ci_low",
         "ci_high",
+        "scale",
         "p",
         "q",
         "family",
@@ -289,5 +297,6 @@ def compare_all(
         "clusters, no interval under 6) for metrics that are means over items, the paired bootstrap "
         "with the p value of its resamples for the others; unpaired: normal approximation from the "
         "runs' CIs; q: Benjamini-Hochberg within each family (see families); diagnostics are not "
-        "bias directions and are not tested as such",
+        "bias directions and are not tested as such; a, b, diff and the interval in the metric's stored "
+        "units, shown x scale (the headline's reading scale) in tables, plots and verdicts",
     }
