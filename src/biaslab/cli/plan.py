@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 
 from biaslab.cli.common import console
+from biaslab.planning.shortfall import ASSUMED_ICC
 
 
 def plan(
@@ -30,12 +31,18 @@ def plan(
     pilot: Path | None = typer.Option(
         None, "--pilot", help="A finished run of the probe: plan from its per-item values and cluster structure."
     ),
+    icc: float = typer.Option(
+        ASSUMED_ICC,
+        "--icc",
+        help="Where more items are needed than the probe has: the correlation assumed between answers to one "
+        "item, for the repetitions that would do instead (0: every answer independent).",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the plan as JSON."),
 ) -> None:
     """Items needed to detect an effect E with the given power (closed form, or from a pilot run)."""
     from biaslab.planning.plan import plan as make_plan
 
-    res = make_plan(probe, effect, power=power, alpha=alpha, pilot=pilot, metric=metric)
+    res = make_plan(probe, effect, power=power, alpha=alpha, pilot=pilot, metric=metric, icc=icc)
     if as_json:
         print(json.dumps(res, indent=2))
         return
@@ -66,3 +73,8 @@ def plan(
         )
     for a in res["assumptions"]:
         con.print(f"  - {a}")
+    if res.get("shortfall_text"):
+        first, *instead = res["shortfall_text"]
+        con.print(f"[bold]{first}[/]; instead:")
+        for line in instead:
+            con.print(f"  - {line}")

@@ -12,7 +12,9 @@ comparison (the many subgroup rows would otherwise swamp the headline):
 **Verdicts.** One sentence per headline comparison: how far B lies from A with its interval, which way
 from the unbiased value, whether it is significant, and how many units would detect a difference of the
 headline's margin at 80% power -- :func:`biaslab.planning.power.normal_n` with the standard error of this
-very comparison (the two runs are their own pilot), scaled as ``1/sqrt(n)``.
+very comparison (the two runs are their own pilot), scaled as ``1/sqrt(n)``; where that is more items than
+the probe has, what would do instead (:func:`biaslab.planning.shortfall.items_shortfall`): the difference
+all its items detect, or the repetitions per item.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ if TYPE_CHECKING:
     from biaslab.compare.paired import Run
 
 Z95 = 1.959963984540054
+POWER, Z_POWER = 0.8, 0.8416212335729143  # the power of the "you need" lines, and its normal quantile
 
 
 def _probe_class(probe: str) -> Any:
@@ -44,6 +47,24 @@ def family_of(probe: str, metric: str) -> str | None:
     if cls is not None and metric in {h.metric for h in cls.headlines}:
         return "headlines"
     return f"{probe} subgroups" if ":" in metric else f"{probe} other metrics"
+
+
+def reading_scale(probe: str, metric: str) -> float:
+    """The scale a metric is read on: its headline's ``scale`` (100 for a rate read as points), for its
+    subgroup rows (``metric:<group>``) too; 1 for a metric that is no headline."""
+    cls = _probe_class(probe)
+    base = metric.split(":")[0]
+    found = next((h for h in cls.headlines if h.metric == base), None) if cls is not None else None
+    return float(found.scale) if found is not None else 1.0
+
+
+def as_read(row: dict[str, Any]) -> dict[str, Any]:
+    """A comparison row with its values on the metric's reading scale (``row["scale"]``), as the verdicts
+    show them: the table, the forest plots and the verdict lines then agree on one unit per metric."""
+    s = float(row.get("scale") or 1.0)
+    if s == 1.0:
+        return row
+    return {**row, **{k: row[k] * s for k in ("a", "b", "diff", "ci_low", "ci_high") if row.get(k) is not None}}
 
 
 def assign_families(comparisons: list[dict[str, Any]]) -> dict[str, int]:
@@ -64,9 +85,11 @@ def _fmt(v: float, fmt: str) -> str:
     return format(v, fmt)
 
 
-def verdict(h: Any, row: dict[str, Any]) -> dict[str, Any]:
-    """The verdict on one headline row (``h``: the probe's :class:`~biaslab.probing.headline.Headline`)."""
+def verdict(h: Any, row: dict[str, Any], probe: str = "", repetitions: int = 1) -> dict[str, Any]:
+    """The verdict on one headline row (``h``: the probe's :class:`~biaslab.probing.headline.Headline`);
+    ``probe`` and the runs' ``repetitions`` per item tell what would do where the probe has too few items."""
     from biaslab.planning.power import normal_n
+    from biaslab.planning.shortfall import items_shortfall, probe_items, repetitions_blocker
 
     diff, lo, hi, p = row.get("diff"), row.get("ci_low"), row.get("ci_high"), row.get("p")
     s, fmt = h.scale, (".1f" if h.fmt in (".0f", ".0%") else h.fmt)
@@ -91,9 +114,25 @@ def verdict(h: Any, row: dict[str, Any]) -> dict[str, Any]:
     n = int(row.get("n_shared") or 0)
     if h.margin and lo is not None and hi is not None and n > 1 and hi > lo:
         se = (hi - lo) / (2 * Z95)
-        need = normal_n(h.margin, se * math.sqrt(n))
-        text += f"; to detect a difference of {h.margin * s:g} you need ~{need} {h.plan.noun} (these runs share {n})"
+        need = normal_n(h.margin, se * math.sqrt(n), power=POWER)
         out["n_needed"] = need
+        short = items_shortfall(
+            probe,
+            need,
+            probe_items(probe) if probe else None,
+            noun=h.plan.noun,
+            power=POWER,
+            detectable=lambda k: (Z95 + Z_POWER) * se * math.sqrt(n / k),
+            no_repetitions=repetitions_blocker(probe) if probe else "",
+            repetitions=repetitions,
+        )
+        text += f"; to detect a difference of {h.margin * s:g}"
+        if short is None:
+            text += f" you need ~{need} {h.plan.noun} (these runs share {n})"
+        else:  # more than the probe has: say so, and what would do instead
+            first, *instead = short.sentences(s, fmt, what="a difference")
+            text += f": {first} (these runs share {n}); " + "; ".join(instead)
+            out["shortfall"] = short.as_dict()
     out.update(text=text, significant=sig)
     return out
 
@@ -104,4 +143,5 @@ def headline_verdicts(a: Run, b: Run, rows: list[dict[str, Any]]) -> list[dict[s
     if cls is None:
         return []
     by = {r["metric"]: r for r in rows}
-    return [verdict(h, by[h.metric]) for h in cls.headlines if h.metric in by]
+    reps = max(int(r.results.parameters.get("repetitions") or 1) for r in (a, b))
+    return [verdict(h, by[h.metric], a.probe, reps) for h in cls.headlines if h.metric in by]

@@ -14,6 +14,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from biaslab.compare.families import as_read
+
 ROW = 22
 LEFT = 270
 PLOT = 380
@@ -99,5 +101,10 @@ def forest_plots(comparisons: Sequence[dict[str, Any]], *, several_pairs: bool) 
         if c.get("diagnostic"):
             continue
         label = c["metric"] + (f"  ({c['run_b']})" if several_pairs else "")
-        families.setdefault(c["metric"].split(":")[0], []).append({**c, "label": label})
-    return [s for name, rows in families.items() if (s := forest_svg(rows, f"{name}: difference B - A with 95% CI"))]
+        families.setdefault(c["metric"].split(":")[0], []).append({**as_read(c), "label": label})
+    return [s for name, rows in families.items() if (s := forest_svg(rows, _title(name, rows[0].get("scale"))))]
+
+
+def _title(metric: str, scale: Any) -> str:
+    times = f" (x {float(scale):g})" if scale and float(scale) != 1.0 else ""
+    return f"{metric}{times}: difference B - A with 95% CI"

@@ -8,8 +8,10 @@
 * Any other metric (a correlation, a ratio of sums) gets the paired bootstrap over the same units (the
   same draw for both runs) and the p value of the same resamples: ``p = 2 min(#{d* <= 0}, #{d* >= 0}) / B``,
   whose inversion is the percentile interval taken at order statistics, so ``p < 0.05`` exactly when the
-  interval excludes 0. Over clustered rows the p value is floored at ``2^(1-k)`` and fewer than 6 clusters
-  get no interval (:func:`biaslab.stats.honest.honest_metric`, which also replaces zero-width intervals).
+  interval excludes 0. The p value is floored at ``2^(1-k)`` over ``k`` clusters, or ``k`` independent units
+  (:func:`floor_p`: no exact test of ``k`` units gives less), and fewer than 6 get no interval
+  (:func:`biaslab.stats.honest.honest_metric`, which also replaces zero-width intervals). A dedicated test
+  of the pairing keeps the same floor.
 """
 
 from __future__ import annotations
@@ -108,6 +110,12 @@ def _f(v: Any) -> float:
     return float(v) if isinstance(v, (int, float, np.floating, np.integer)) else math.nan
 
 
+def floor_p(p: float | None, units: int) -> float | None:
+    """``p`` raised to the smallest p an exact test over ``units`` independent units or clusters can give
+    (:func:`~biaslab.stats.clustered.attainable_min_p`): a resampling p of 0 over 8 units is 2^(1-8)."""
+    return None if p is None else max(float(p), attainable_min_p(units))
+
+
 def bootstrap_test(
     samples: np.ndarray, diff: float, *, k: int | None, n_units: int, label: str, n_resamples: int
 ) -> dict[str, Any]:
@@ -123,12 +131,11 @@ def bootstrap_test(
     m = max(1, math.ceil(ALPHA / 2 * big_b))
     lo, hi = float(col[m - 1]), float(col[big_b - m])
     below, above = int(np.count_nonzero(col <= 0)), int(np.count_nonzero(col >= 0))
-    p = min(1.0, 2 * min(below, above) / big_b)
-    if k is not None:
-        p = max(p, attainable_min_p(k))  # k >= 6 here whenever an interval is kept: 2^(1-k) < alpha
+    units = k if k is not None else n_units  # independent units are clusters of one
+    p = floor_p(min(1.0, 2 * min(below, above) / big_b), units)
     out.update(ci_low=lo, ci_high=hi, p=p)
     metric = {"value": diff, "ci_low": lo, "ci_high": hi, "p": p, "n": n_units}
-    honest = honest_metric(metric, independent=k is None, n_clusters=k, label=label)
+    honest = honest_metric(metric, independent=False, n_clusters=units, label=label)
     out.update(ci_low=honest.get("ci_low"), ci_high=honest.get("ci_high"), p=honest.get("p"))
     for key in ("reason", "too_small", "degenerate"):
         if honest.get(key) and out["ci_low"] is None:

@@ -25,12 +25,13 @@ from typing import Any
 import numpy as np
 
 from biaslab.compare.benchmarks import benchmark_label
-from biaslab.compare.families import assign_families, headline_verdicts
-from biaslab.compare.inference import bootstrap_samples, bootstrap_test, row_clusters, unit_test
+from biaslab.compare.families import assign_families, headline_verdicts, reading_scale
+from biaslab.compare.inference import bootstrap_samples, bootstrap_test, floor_p, row_clusters, unit_test
 from biaslab.compare.paired_data import PairedData, family, paired_data, pairing_of
 from biaslab.errors import ConfigError
 from biaslab.probing.results import read_attempts, read_results
 from biaslab.probing.schema import RunResults
+from biaslab.stats.two_sample import attainable_min_p_two_sample
 
 N_RESAMPLES = 1000
 N_PERMUTATIONS = 2000
@@ -113,6 +114,9 @@ def _unpaired(a: Run, b: Run, note: str) -> tuple[list[dict[str, Any]], dict[str
             se = math.sqrt(sum((h / (2 * Z95)) ** 2 for h in halves))
             row["ci_low"], row["ci_high"] = diff - Z95 * se, diff + Z95 * se
             row["p"] = math.erfc(abs(diff) / se / math.sqrt(2))
+            units = [_num(m[name].get("n_clusters")) or _num(m[name].get("n")) for m in (ma, mb)]
+            if all(units):  # never below what a permutation test of the two runs' units can give
+                row["p"] = max(row["p"], attainable_min_p_two_sample(*(int(u or 0) for u in units)))
         elif diff is not None:
             why = [m[name].get("reason") for m in (ma, mb) if m[name].get("ci_low") is None]
             row["reason"] = "a run has no interval for this metric" + (f" ({why[0]})" if why and why[0] else "")
@@ -197,7 +201,8 @@ def compare_pair(
             row["n_shared"] = _n_for(pdata, n)
             if n in pdata.tests:
                 test = pdata.tests[n](pdata.a, pdata.b)
-                row.update(p=_num(test.p), test=f"{test.method}; interval: {row['test']}")
+                units = k if k is not None else _n_for(pdata, n)
+                row.update(p=floor_p(_num(test.p), units), test=f"{test.method}; interval: {row['test']}")
         out.append({**base, **row})
     left = max(pdata.n_a, pdata.n_b) - pdata.n_shared
     note = f"paired on {pdata.n_shared} shared items; units of evidence: {pdata.unit}"
@@ -239,7 +244,14 @@ def compare_all(
         rows, info = compare_pair(runs[0], b, seed=seed, n_resamples=n_resamples, n_permutations=n_permutations)
         for r in rows:
             comparisons.append(
-                {**r, "run_a": runs[0].label, "run_b": b.label, "design": info["design"], "probe": runs[0].probe}
+                {
+                    **r,
+                    "scale": reading_scale(runs[0].probe, r["metric"]),
+                    "run_a": runs[0].label,
+                    "run_b": b.label,
+                    "design": info["design"],
+                    "probe": runs[0].probe,
+                }
             )
         pairs.append({"run_a": 0, "run_b": k, **info})
     families = assign_families(comparisons)
@@ -255,6 +267,7 @@ def compare_all(
         "diff",
         "ci_low",
         "ci_high",
+        "scale",
         "p",
         "q",
         "family",
@@ -284,5 +297,6 @@ def compare_all(
         "clusters, no interval under 6) for metrics that are means over items, the paired bootstrap "
         "with the p value of its resamples for the others; unpaired: normal approximation from the "
         "runs' CIs; q: Benjamini-Hochberg within each family (see families); diagnostics are not "
-        "bias directions and are not tested as such",
+        "bias directions and are not tested as such; a, b, diff and the interval in the metric's stored "
+        "units, shown x scale (the headline's reading scale) in tables, plots and verdicts",
     }

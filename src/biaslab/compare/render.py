@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from biaslab.compare.families import as_read
 from biaslab.io import atomic_write_text, json_safe
 from biaslab.report.style import CSS
 
@@ -54,7 +55,8 @@ def pair_comparisons(cmp: dict[str, Any], k: int, diagnostic: bool | None = None
 
 def row_cells(c: dict[str, Any]) -> list[str]:
     q = "diagnostic" if c.get("diagnostic") else pval(c.get("q"))
-    return [c["metric"], num(c["a"]), num(c["b"]), num(c["diff"], signed=True), ci_cell(c), pval(c["p"]), q]
+    r = as_read(c)
+    return [c["metric"], num(r["a"]), num(r["b"]), num(r["diff"], signed=True), ci_cell(r), pval(c["p"]), q]
 
 
 def pair_rows(cmp: dict[str, Any], k: int) -> list[list[str]]:
@@ -62,16 +64,25 @@ def pair_rows(cmp: dict[str, Any], k: int) -> list[list[str]]:
 
 
 def families_text(cmp: dict[str, Any]) -> str:
+    """The footnote: the q families, the diagnostic rows (only when some are shown) and the reading scales."""
     fams = cmp.get("families") or {}
     parts = [f"{name} ({n})" for name, n in fams.items()]
-    return (
-        (
-            "q: Benjamini-Hochberg within each family: " + "; ".join(parts) + ". Rows marked diagnostic measure no "
-            "bias direction: no q, never flagged."
-        )
+    text = (
+        "q: Benjamini-Hochberg within each family: " + "; ".join(parts) + "."
         if parts
         else "q: Benjamini-Hochberg (no tested rows)."
     )
+    rows = cmp.get("comparisons") or []
+    if any(c.get("diagnostic") for c in rows):
+        text += " Rows marked diagnostic measure no bias direction: no q, never flagged."
+    scales: dict[float, list[str]] = {}
+    for c in rows:
+        base = c["metric"].split(":")[0]
+        if float(c.get("scale") or 1.0) != 1.0 and base not in scales.get(c["scale"], []):
+            scales.setdefault(c["scale"], []).append(base)
+    for s, names in scales.items():
+        text += f" {', '.join(names)}: values x {s:g}, as the verdicts read them."
+    return text
 
 
 def pair_title(cmp: dict[str, Any], k: int) -> str:

@@ -30,6 +30,7 @@ import numpy as np
 from biaslab.errors import ConfigError
 from biaslab.planning.forms import ProportionPlan
 from biaslab.planning.power import binomial_n, normal_n
+from biaslab.planning.shortfall import ASSUMED_ICC, headline_shortfall
 from biaslab.probing.headline import Headline
 
 N_BOOT = 2000
@@ -88,8 +89,11 @@ def plan(
     pilot: Path | None = None,
     seed: int = 0,
     metric: str | None = None,
+    icc: float = ASSUMED_ICC,
 ) -> dict[str, Any]:
-    """The items ``probe`` needs to detect ``effect`` on its headline metric (None: :func:`default_effect`)."""
+    """The items ``probe`` needs to detect ``effect`` on its headline metric (None: :func:`default_effect`);
+    where that is more than the probe has, ``shortfall``: what would do instead
+    (:func:`biaslab.planning.shortfall.headline_shortfall`, ``icc`` the intra-item correlation assumed)."""
     h = headline(probe, metric)
     chosen = effect is None
     if effect is None:
@@ -108,10 +112,17 @@ def plan(
         "alpha": alpha,
         "counts": h.plan.noun,
     }
+    if not 0 <= icc <= 1:
+        raise ConfigError(f"--icc must be between 0 and 1 (got {icc}); e.g. 0.1")
     if pilot is None:
         res = h.plan.closed(h.metric, h.unbiased, effect, power, alpha)
-        return {**base, count_key(h): res.pop("n"), **res}
-    return {**base, **_from_pilot(probe, h, effect, power, alpha, Path(pilot), seed)}
+        out = {**base, count_key(h): res.pop("n"), **res}
+    else:
+        out = {**base, **_from_pilot(probe, h, effect, power, alpha, Path(pilot), seed)}
+    short = headline_shortfall(probe, h, out[count_key(h)], power=power, alpha=alpha, icc=icc)
+    if short is not None:
+        out.update(n_available=short.n_items, shortfall=short.as_dict(), shortfall_text=short.sentences())
+    return out
 
 
 def _pilot_rows(pilot: Path, probe: str) -> list[dict[str, Any]]:
