@@ -33,7 +33,8 @@ in the ppi_py reference code). A tuned weight is fitted on the gold items, so wi
 
 Measured by ``bench/bench_ppi_coverage.py`` (normal or 0/1 human scores, r = 0 to 0.95,
 ``N_u`` = 300 or 3,000): at least 0.94 at 30 gold items for both targets. Skewed human scores
-(e.g. 0/1 with 20% ones) cover about 0.93 at 30 gold items, humans-only intervals too.
+(e.g. 0/1 with 20% ones) cover 0.93-0.96 at 30 gold items and 0.93-0.95 at 50 or 80, humans-only
+intervals too.
 Differences between groups and their p values use the same t family (:func:`group_differences`).
 
 The tuned weight minimises the variance under either target (the same formula):
