@@ -43,11 +43,12 @@ def _method(lam: float | None) -> str:
     if lam is None:
         return (
             "PPI++: prediction-powered inference with the power-tuned weight lambda (Angelopoulos, Duchi & Zrnic "
-            "2023), normal intervals"
+            "2023), Student t intervals (module biaslab.stats.ppi: degrees of freedom from the gold items, the "
+            "tuned weight's own error included)"
         )
     return (
         f"prediction-powered inference (Angelopoulos et al., Science 2023) with fixed lambda = {lam:g}, "
-        "normal intervals"
+        "Student t intervals (degrees of freedom from the gold items)"
     )
 
 
@@ -57,6 +58,7 @@ def _estimate_dict(e: PPIEstimate, judge: np.ndarray) -> dict[str, Any]:
         "se": e.ppi.se,
         "ci_low": e.ppi.ci_low,
         "ci_high": e.ppi.ci_high,
+        "df": e.ppi.df,
         "lambda": e.lam,
         "n_pred": e.n_pred,
         "n_gold": e.n_gold,
@@ -209,6 +211,7 @@ def analyse(
             "a": d.a,
             "b": d.b,
             **d.ppi.as_dict(),
+            "df": d.ppi.df,
             "p": d.p,
             "p_holm": d.p_holm,
             "classical": {**d.classical.as_dict(), "p": d.classical_p, "p_holm": d.classical_p_holm},

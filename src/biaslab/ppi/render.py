@@ -72,7 +72,7 @@ def print_result(res: dict[str, Any], out: Console) -> None:
 
 
 def _pm(d: dict[str, Any]) -> str:
-    """``estimate ± half-width`` (the intervals are normal, hence symmetric)."""
+    """``estimate ± half-width`` (the t intervals are symmetric)."""
     return f"{_num(d['estimate'])} ± {_num((d['ci_high'] - d['ci_low']) / 2)}"
 
 
