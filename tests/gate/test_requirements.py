@@ -10,6 +10,8 @@ import pytest
 
 from biaslab.gate.decide import _lacks, run_gate
 from biaslab.gate.requirements import check_requirement
+from tests.cli_runner import run_cli
+from tests.conftest import requires_data
 from tests.gate.synthetic import decisions, gate_cli, pairs_run
 
 N = 600
@@ -65,15 +67,17 @@ def test_requirements_and_marks_decide_the_exit_code(runs, tmp_path, monkeypatch
     )
 
 
-def test_malformed_requirements_are_one_line_usage_errors(runs, monkeypatch, capsys):
+def test_malformed_requirements_and_margins_off_scale_are_one_line_usage_errors(runs, monkeypatch, capsys):
     base, close, _ = runs
     for args, words in (
         (("--require", "bias_score=3"), "is not METRIC<=VALUE"),
         (("--require", "bias_score<=x"), "is not METRIC<=VALUE"),
         (("--require", "tie_rat<=3"), "the candidate has no metric tie_rat"),
         (("--min-mark", "E"), "give a mark from A (best) to D"),
+        (("--margin", "bias_score=100"), "is not below the metric's whole range (0 to 100)"),
     ):
-        code, out, err = gate_cli(monkeypatch, capsys, base, close, "--margin", "bias_score=15", *args)
+        margin = () if args[0] == "--margin" else ("--margin", "bias_score=15")
+        code, out, err = gate_cli(monkeypatch, capsys, base, close, *margin, *args)
         assert code == 2 and words in err and len(err.strip().splitlines()) == 1, (args, err)
 
 
@@ -99,3 +103,29 @@ def test_a_metric_that_cannot_be_tested_names_the_run_that_lacks_it():
     assert _lacks(none, "value", "is not defined") == "the baseline's run has no such metric"
     interval = {"baseline": {"value": 0.3}, "candidate": {"value": 0.2, "ci_low": 0.1, "ci_high": 0.3}}
     assert _lacks(interval, "ci_low", "reports no interval for it") == "the baseline's run reports no interval for it"
+
+
+def test_a_margin_on_the_wrong_scale_says_so():
+    from biaslab.errors import ConfigError
+    from biaslab.gate.specs import check_against_range
+    from biaslab.probes import get_probe_class
+
+    rate = next(h for h in get_probe_class("jobs-lum").headlines if h.bounds == (0.0, 1.0))
+    with pytest.raises(ConfigError, match=r"30 points are 0\.3 on this scale"):
+        check_against_range(rate.metric, 30.0, rate)
+    check_against_range(rate.metric, 0.3, rate)  # within the range: accepted
+
+
+@requires_data
+def test_an_inconclusive_line_says_when_the_probe_runs_out_of_items(tmp_path, monkeypatch, capsys):
+    """Two jobs-lum runs of 20 occupations at the default margins: the items that would settle it exceed the
+    probe's 339 for at least one headline, and the line says so, with the repetitions that would do instead."""
+    for name, seed in (("a", "0"), ("b", "3")):
+        run_cli(
+            "run", "jobs-lum", "-m", "scripted/random-gender", "-n", "20", "--repetitions", "2", "--seed", seed,
+            "--out", tmp_path / name, "-q", env={"BIASLAB_CACHE_DIR": str(tmp_path / "cache")}, check=True,
+        )  # fmt: skip
+    code, out, _ = gate_cli(monkeypatch, capsys, tmp_path / "a", tmp_path / "b")
+    flat = " ".join(out.split())
+    assert code == 1 and "inconclusive" in flat and "but jobs-lum has 339 occupations" in flat
+    assert "would be needed" in flat and "repetitions" in flat

@@ -56,6 +56,21 @@ def parse_margins(texts: list[str]) -> dict[str, float]:
     return out
 
 
+def check_against_range(name: str, delta: float, h: Headline) -> None:
+    """A margin no smaller than the whole range of a bounded metric would pass any candidate: a one-line error
+    (a margin on the wrong scale, e.g. 30 on a rate between 0 and 1 meant as 30 points)."""
+    if h.bounds is None:
+        return
+    lo, hi = h.bounds
+    width = hi - lo
+    if delta >= width:
+        scaled = f"; {delta:g} points are {delta / 100:g} on this scale" if width <= 1 < delta <= 100 else ""
+        raise ConfigError(
+            f"--margin {name}={delta:g} is not below the metric's whole range ({lo:g} to {hi:g}), so any candidate "
+            f"would pass; give it in the metric's units ({h.unit}){scaled}"
+        )
+
+
 def headlines_of(probe: str) -> tuple[Headline, ...]:
     from biaslab.probes import get_probe_class
 
@@ -94,6 +109,7 @@ def resolve(
             hint = "; in suites name the probe too, e.g. winosemitism:bias_score" if suites and not sep else ""
             raise ConfigError(f"--margin {name}: unknown metric; metrics that can be gated: {known}{hint}")
         for p, m, h in hits:
+            check_against_range(name, delta, h)
             chosen[(p, m)] = MarginSpec(p, m, delta, h, True)
     notes = []
     for p in probes:

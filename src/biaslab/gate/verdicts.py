@@ -70,14 +70,27 @@ def settle(
         }
         return
     more = max(0, n - r["n"])
+    short = _shortfall(r["probe"], n, noun, power)
     r["settle"] = {
         "n": n,
         "more": more,
         "assumes": "new items like these (their clusters included), the "
         "difference as observed, its standard error scaled as 1/sqrt(n), one-sided level alpha / margins",
         "text": f"about {n} {noun}{per} in all ({more} more) would show it {outcome} with power "
-        f"{power:g}, if the difference stays at {diff:+.3g}",
+        f"{power:g}, if the difference stays at {diff:+.3g}" + (f"; but {short.text}" if short else ""),
     }
+    if short is not None:
+        r["settle"]["shortfall"] = short.as_dict()
+
+
+def _shortfall(probe: str, n: int, noun: str, power: float) -> Any:
+    """Where the probe has fewer items than ``n``: that, and the repetitions that would do instead
+    (:func:`biaslab.planning.shortfall.items_shortfall`)."""
+    from biaslab.planning.shortfall import items_shortfall, probe_items, repetitions_blocker
+
+    return items_shortfall(
+        probe, n, probe_items(probe), noun=noun, power=power, no_repetitions=repetitions_blocker(probe)
+    )
 
 
 def _agreement_too_small(r: dict[str, Any], level: float) -> None:
