@@ -271,5 +271,6 @@ def test_report_can_be_rebuilt_and_runs_compared(tmp_path):
         c for c in json.loads((tmp_path / "cmp.json").read_text())["comparisons"] if c["metric"] == "masculine_rate"
     )
     assert rate["diff"] == -1.0 and rate["n_shared"] == 5
-    # every occupation flipped: the paired bootstrap has no spread, so no interval and no p, and the reason says so
-    assert rate["ci_low"] is None and rate["p"] is None and "5 units show no spread" in rate["reason"]
+    # every occupation flipped: 5 are too few for an interval (the reason says so); the p
+    # of 5 flips out of 5, 2^(1-5), the smallest any test on 5 units gives, not the resamples' 0
+    assert rate["ci_low"] is None and rate["p"] == 0.0625 and "5 occupations: too few" in rate["reason"]

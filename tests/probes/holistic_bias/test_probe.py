@@ -150,8 +150,11 @@ def test_results_rebuild_from_attempts(tmp_path):
     from biaslab.probes.holistic_bias.metrics import likelihood_bias
     from biaslab.probing.honest_results import no_zero_width
 
+    from biaslab.probing.metric_ranges import declare_ranges
+
     again, _ = likelihood_bias(rows, seed=0)
-    assert no_zero_width(again, 16) == results["metrics"]  # as the run writes them: no zero-width interval
+    # as the run writes them: no zero-width interval, each metric's range declared
+    assert declare_ranges(no_zero_width(again, 16), probe.metric_ranges) == results["metrics"]
 
 
 def test_report_names_the_most_and_least_likely_descriptors_of_each_axis():
