@@ -149,7 +149,6 @@ def test_results_rebuild_from_attempts(tmp_path):
     rows = [json.loads(line) for line in (tmp_path / "out" / "attempts.jsonl").read_text().splitlines()]
     from biaslab.probes.holistic_bias.metrics import likelihood_bias
     from biaslab.probing.honest_results import no_zero_width
-
     from biaslab.probing.metric_ranges import declare_ranges
 
     again, _ = likelihood_bias(rows, seed=0)
