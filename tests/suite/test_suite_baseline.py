@@ -32,7 +32,9 @@ def test_a_suite_gated_against_a_baseline_suite(tmp_path):
     (gate,) = res["gates"]
     verdicts = {m["name"]: (m["verdict"], m["margin"], m["margin_source"]) for m in gate["metrics"]}
     assert verdicts["jobs-lum:masculine_rate"] == ("regressed", 0.03, "probe default")
-    assert verdicts["winosemitism:bias_score"] == ("non-inferior", 3.0, "probe default")
+    # the two runs score every pair alike: 40 pairs that agree cannot show a 3-point margin (0.97^k for its k
+    # predicates is far above 0.05), so it is too small, not a pass (tests/gate/test_small_samples.py)
+    assert verdicts["winosemitism:bias_score"] == ("too small", 3.0, "probe default")
     base_rate = json.loads((base / "runs/scripted_random-gender/jobs-lum/results.json").read_text())["metrics"][
         "masculine_rate"
     ]["value"]
@@ -53,8 +55,10 @@ def test_a_suite_gated_against_a_baseline_suite(tmp_path):
         ("biaslab.gate.winosemitism", "bias_score"),
     }
     assert cases[("biaslab.gate.jobs-lum", "masculine_rate")].get("type") == "regressed"
-    assert cases[("biaslab.gate.winosemitism", "bias_score")] is None
-    biaslab("gate", cand, cand, cache=cache)  # a suite against itself passes its default margins
+    assert cases[("biaslab.gate.winosemitism", "bias_score")].get("type") == "too small"
+    # a suite against itself agrees on every item: too small at these 40 items for the default margins
+    out = biaslab("gate", cand, cand, cache=cache, expect=1)
+    assert "too small" in out and "the runs agree on all" in " ".join(out.split())
 
 
 def test_a_baseline_that_is_not_a_suite_is_refused_before_any_model_runs(tmp_path):
