@@ -40,6 +40,7 @@ def test_a_requirement_is_met_only_when_the_interval_shows_it():
     assert check_requirement("x", "<=", 0.1, {"value": 0.05})["status"] == "not shown"  # no interval
 
 
+@pytest.mark.slow
 def test_requirements_and_marks_decide_the_exit_code(runs, tmp_path, monkeypatch, capsys):
     base, close, _ = runs
     value = json.loads((close / "results.json").read_text())["metrics"]["bias_score"]
