@@ -35,6 +35,7 @@ from typing import Any
 
 STEP_ROWS = (1, 8, 32)
 STEP_TOKENS = 16
+METHOD = 2  # how the measurement is taken: a new method measures again (2: steps from shared prompt prefixes)
 PREFILL_ROWS = 8  # prompts read together to measure the prefill rate
 LONG_CONTEXT, LONG_ROWS = 256, 8  # the context at which a step's cost per token of context is measured
 PROMPT = (
@@ -101,7 +102,9 @@ def calibration_file(identity: dict[str, Any], threads: int) -> Path:
     from biaslab.models.store import models_dir
 
     key = json.dumps(
-        [identity, threads, _cpu_name(), os.cpu_count(), __version__, torch.__version__], sort_keys=True, default=str
+        [identity, threads, _cpu_name(), os.cpu_count(), __version__, torch.__version__, METHOD],
+        sort_keys=True,
+        default=str,
     )
     return models_dir() / "calibration" / f"{hashlib.sha256(key.encode()).hexdigest()[:24]}.json"
 
