@@ -67,8 +67,10 @@ def gate(
 
     Paired on the runs' shared items (the probe's pairing, its clusters resampled within strata, as in
     `compare`), unpaired from the runs' intervals otherwise; Holm's step-down adjustment across the margins.
-    Exit 0 when every metric is shown non-inferior, 1 when any is not (regressed, inconclusive or not
-    tested: the output says which and how many more items would settle it), 2 for a usage error.
+    Every p value is recalibrated to the units it rests on (too few, or runs that agree on too few, are
+    "too small"). Exit 0 when every metric is shown non-inferior and every --require / --min-mark is met, 1 when
+    any is not (regressed, inconclusive, too small or not tested: the output says which and what would settle
+    it), 2 for a usage error.
     """
     from biaslab.errors import ConfigError
     from biaslab.gate import render
