@@ -19,7 +19,7 @@ import numpy as np
 from biaslab.compare.paired import Run, pair_runs
 from biaslab.compare.paired_data import pairing_of
 from biaslab.errors import ConfigError
-from biaslab.gate.requirements import parse_min_mark, parse_requirement, requirement_rows
+from biaslab.gate.requirements import finite, parse_min_mark, parse_requirement, requirement_rows
 from biaslab.gate.sources import load_side, match
 from biaslab.gate.specs import MarginSpec, parse_margins, resolve
 from biaslab.gate.units import Units, agreement_p, binary_test, metric_units, too_few
@@ -171,14 +171,6 @@ def _untested(s: MarginSpec, reason: str) -> dict[str, Any]:
     return {**_base_row(s), "reason": reason}
 
 
-def _num(v: Any) -> float | None:
-    return (
-        float(v)
-        if isinstance(v, (int, float, np.floating)) and not isinstance(v, bool) and math.isfinite(float(v))
-        else None
-    )
-
-
 def _test_probe(
     specs: list[MarginSpec],
     ra: Run,
@@ -199,7 +191,9 @@ def _test_probe(
     rows: dict[str, dict[str, Any]] = {}
     if pdata is not None:
         va, vb = pdata.fn(pdata.a), pdata.fn(pdata.b)
-        names = [s.metric for s in specs if _num(va.get(s.metric)) is not None and _num(vb.get(s.metric)) is not None]
+        names = [
+            s.metric for s in specs if finite(va.get(s.metric)) is not None and finite(vb.get(s.metric)) is not None
+        ]
         reps = (
             ni.paired_replicates(
                 pdata.a,
@@ -220,12 +214,14 @@ def _test_probe(
                 f"; {pdata.n_a - pdata.n_shared} only in the baseline and {pdata.n_b - pdata.n_shared} only "
                 "in the candidate left out"
             )
+        paired_units = metric_units(pdata, pairing_of(specs[0].probe), list(reps))
         for s in specs:
             if s.metric in reps:
                 a, b = float(va[s.metric]), float(vb[s.metric])
                 rep_a, rep_b = reps[s.metric]
-                units = metric_units(pdata, pairing_of(s.probe), s.metric)
-                rows[s.metric] = margin_row(s, a, b, rep_a - a, rep_b - b, "paired", pdata.n_shared, units, **kw)
+                rows[s.metric] = margin_row(
+                    s, a, b, rep_a - a, rep_b - b, "paired", pdata.n_shared, paired_units[s.metric], **kw
+                )
         why = "the probe's pairing does not define it on the shared items"
         left = [s.metric for s in specs if s.metric not in rows]
         if left:
@@ -241,7 +237,7 @@ def _test_probe(
         if s.metric in rows:
             continue
         ma, mb = ra.results.metric(s.metric), rb.results.metric(s.metric)
-        value_a, value_b = _num(ma.get("value")), _num(mb.get("value"))
+        value_a, value_b = finite(ma.get("value")), finite(mb.get("value"))
         se = [_se(mm) for mm in (ma, mb)]
         if value_a is None or value_b is None:
             rows[s.metric] = _untested(s, _lacks({"baseline": ma, "candidate": mb}, "value", "is not defined"))
@@ -263,7 +259,7 @@ def _lacks(metrics: dict[str, dict[str, Any]], key: str, what: str) -> str:
     (no female answers)"."""
     parts = []
     for role, m in metrics.items():
-        if _num(m.get(key)) is None:
+        if finite(m.get(key)) is None:
             why = m.get("reason") or m.get("note")
             parts.append(
                 f"the {role}'s run {what}" + (f" ({why})" if why else "")
@@ -283,7 +279,7 @@ def _units_of(metric: dict[str, Any], run: Run) -> int:
 
 
 def _se(metric: dict[str, Any]) -> float | None:
-    lo, hi = _num(metric.get("ci_low")), _num(metric.get("ci_high"))
+    lo, hi = finite(metric.get("ci_low")), finite(metric.get("ci_high"))
     return (hi - lo) / (2 * Z95) if lo is not None and hi is not None and hi > lo else None
 
 

@@ -17,6 +17,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from biaslab.errors import ConfigError
 
 OPS: dict[str, Callable[[float, float], bool]] = {
@@ -55,14 +57,15 @@ def parse_min_mark(text: str | None) -> str | None:
     return letter
 
 
-def _num(v: Any) -> float | None:
-    ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(float(v))
+def finite(v: Any) -> float | None:
+    """``v`` as a float where it is a finite number (numpy's included), else None."""
+    ok = isinstance(v, (int, float, np.floating)) and not isinstance(v, bool) and math.isfinite(float(v))
     return float(v) if ok else None
 
 
 def check_requirement(name: str, op: str, threshold: float, metric: dict[str, Any]) -> dict[str, Any]:
     """One requirement on one metric dict of the candidate's results: its row (``status``: met, not met, not shown)."""
-    value, lo, hi = _num(metric.get("value")), _num(metric.get("ci_low")), _num(metric.get("ci_high"))
+    value, lo, hi = finite(metric.get("value")), finite(metric.get("ci_low")), finite(metric.get("ci_high"))
     row: dict[str, Any] = {"name": name, "require": f"{op} {threshold:g}", "value": value, "ci_low": lo, "ci_high": hi}
     holds = OPS[op]
     if value is None:
@@ -85,7 +88,7 @@ def check_requirement(name: str, op: str, threshold: float, metric: dict[str, An
 def check_mark(name: str, headline: Any, metric: dict[str, Any], min_mark: str) -> dict[str, Any]:
     """The candidate's conservative mark of one headline against ``min_mark``."""
     mark = headline.mark(metric)
-    row: dict[str, Any] = {"name": name, "require": f"mark {min_mark} or better", "value": _num(metric.get("value"))}
+    row: dict[str, Any] = {"name": name, "require": f"mark {min_mark} or better", "value": finite(metric.get("value"))}
     if mark is None or mark.letter is None:
         why = mark.reason if mark is not None else "no mark"
         return {**row, "mark": None, "status": "not shown", "reason": f"{name}: {why}"}

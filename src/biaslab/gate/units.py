@@ -51,12 +51,16 @@ class Units:
         return self.width * math.sqrt(share * (1 - share) / self.binary)
 
 
-def metric_units(pdata: Any, pairing: Any, metric: str) -> Units:
-    """The units of ``metric`` on paired data (:class:`biaslab.compare.paired_data.PairedData`)."""
+def metric_units(pdata: Any, pairing: Any, metrics: list[str]) -> dict[str, Units]:
+    """The units of each of ``metrics`` on paired data (:class:`biaslab.compare.paired_data.PairedData`)."""
+    clusters, _ = row_clusters(pdata.n_shared, pdata.units, pdata.strata)
+    values_a = pairing.unit_values(pdata.a) if pairing is not None else {}
+    values_b = pairing.unit_values(pdata.b) if pairing is not None else {}
+    return {m: _units(pdata, clusters, values_a.get(m), values_b.get(m)) for m in metrics}
+
+
+def _units(pdata: Any, clusters: np.ndarray | None, uva: Any, uvb: Any) -> Units:
     n = pdata.n_shared
-    clusters, _ = row_clusters(n, pdata.units, pdata.strata)
-    uva = pairing.unit_values(pdata.a).get(metric) if pairing is not None else None
-    uvb = pairing.unit_values(pdata.b).get(metric) if pairing is not None else None
     unit = pdata.unit
     if uva is not None and uvb is not None:
         rows = np.asarray(uva.mask, dtype=bool) | np.asarray(uvb.mask, dtype=bool)

@@ -13,6 +13,7 @@ few differing items (a Wald test passes 17% of candidates worse by the margin at
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from scipy.stats import norm
 
@@ -42,7 +43,7 @@ def noninferior_p(up: int, down: int, n: int, delta: float) -> float:
     return float(norm.cdf(tango_z(up, down, n, delta)))
 
 
-def _bisect(holds, lo: float, hi: float) -> float:
+def _bisect(holds: Callable[[float], bool], lo: float, hi: float) -> float:
     """The smallest x in [lo, hi] where ``holds(x)`` (monotone: false below, true above)."""
     if not holds(hi):
         return hi
@@ -56,7 +57,13 @@ def _bisect(holds, lo: float, hi: float) -> float:
 
 
 def noninferiority_test(
-    up: int, down: int, n: int, delta: float, alpha: float, z_crit: float | None = None, calibrate=None
+    up: int,
+    down: int,
+    n: int,
+    delta: float,
+    alpha: float,
+    z_crit: float | None = None,
+    calibrate: Callable[[float], float] | None = None,
 ) -> tuple[float, float, float]:
     """``(p, upper, lower)`` on the difference's scale (shares): the p value of H0 "higher by ``delta`` or more",
     and the one-sided bounds of the difference from the same test inverted, at the critical statistic ``z_crit``
