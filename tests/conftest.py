@@ -179,16 +179,22 @@ def _in_background(what: str) -> None:
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
-    """``BIASLAB_TEST_TIMELINE=FILE``: each test's start and end (setup to teardown) and its worker, a line each
-    appended to FILE, to see where a session's time goes (which worker waits, which module runs alone at the end)."""
+    """``BIASLAB_TEST_TIMELINE=FILE``: each test's start and end (setup to teardown), its worker and the CPU
+    seconds it used (its own and its finished subprocesses'), a line each appended to FILE, to see where a
+    session's time goes (which worker waits, which module runs alone at the end, which test is CPU-heavy)."""
     path = os.environ.get("BIASLAB_TEST_TIMELINE")
     if not path:
         yield
         return
+    import resource
     import time
 
-    start = time.time()
+    def cpu() -> float:
+        own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+        return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+    start, cpu_start = time.time(), cpu()
     yield
     with open(path, "a", encoding="utf-8") as f:
         worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
-        f.write(f"{worker}\t{start:.2f}\t{time.time():.2f}\t{item.nodeid}\n")
+        f.write(f"{worker}\t{start:.2f}\t{time.time():.2f}\t{item.nodeid}\t{cpu() - cpu_start:.2f}\n")
