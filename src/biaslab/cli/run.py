@@ -260,7 +260,8 @@ def print_summary(results: RunResults, out_dir: Path, out: Console) -> None:
     probe = get_probe_class(results.probe)
     for h, reading in zip(probe.headlines, probe.readings(results), strict=False):
         mark = h.mark(results.metric(h.metric))
-        out.print(escape(reading) + (f" · mark [bold]{mark.letter}[/]" if mark and mark.letter else ""))
+        words = f" · mark [bold]{mark.letter}[/], {escape(mark.status)}" if mark and mark.letter else ""
+        out.print(escape(reading) + words)
     out.print(
         f"model calls {results.run.model_calls}, cache hits {results.run.cache_hits}"
         f"{retries_text(results.run.retries, results.run.retry_causes)}; "

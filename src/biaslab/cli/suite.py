@@ -122,9 +122,11 @@ def suite(
     )
     from rich.markup import escape
 
+    from biaslab.probing.headline import mark_words
+
     for r in res["runs"]:
         for h in r["headlines"]:
-            mark = f" (mark {h['mark']})" if h.get("mark") else ""
+            mark = f" · {mark_words(h['mark'], h.get('mark_genderbench_rule'))}" if h.get("mark") else ""
             con.print(
                 f"[bold]{escape(r['model'])}[/] {escape(r['probe'])}: {escape(h['reading'] + mark)}", highlight=False
             )

