@@ -1,9 +1,9 @@
-"""Every probe's report.html, the compare page and a suite's report card in a real Chromium at a phone's width
-(390 px) and a laptop's (1280 px): nothing wider than the page, every table inside its card (reflowed into one card
+"""Every probe's report.html and the compare page in a real Chromium at a phone's width (390 px) and a
+laptop's (1280 px): nothing wider than the page, every table inside its card (reflowed into one card
 per row on the phone, never clipped), rows of a sensible height, and red used only for q < 0.05, with a key.
 
-Reports come from scripted-backend runs (seconds each), the card from a gender suite of two scripted models
-(half a minute: its own tests, ``-k suite``). Skipped where Chromium is not installed, except
+Reports come from scripted-backend runs (seconds each); the suite's report card has its own layout test
+(tests/suite/test_card_browser.py). Skipped where Chromium is not installed, except
 in CI (see tests/annotate/test_browser.py, whose browser fixture this reuses). BIASLAB_SCREENSHOTS=DIR
 keeps a screenshot of every page at both widths.
 """
@@ -138,39 +138,6 @@ def test_every_report_fits_phone_and_laptop_widths(pages, browser, width):  # no
     browser.set_window_size(width, 900)
     failures = [f for name in NAMES for f in _layout_failures(browser, name, pages[name], width)]
     assert not failures, "\n".join(failures)
-
-
-@pytest.fixture(scope="module")
-def suite_card(tmp_path_factory) -> Path:
-    """The report card of a gender suite of two scripted models (every probe of the set that runs here)."""
-    out = tmp_path_factory.mktemp("suite") / "card"
-    models = ["--model", "scripted/random-gender", "--model", "scripted/he"]
-    env = {"BIASLAB_CACHE_DIR": str(out.parent / "cache")}
-    run_cli("suite", *models, "--probes", "gender", "--limit", "10", "--out", out, "-q", env=env, check=True)
-    return out / "report.html"
-
-
-# The marks at a glance: whether its card scrolls sideways, and whether its rows are reflowed (no header row shown)
-GLANCE_JS = r"""
-const h2 = [...document.querySelectorAll('h2')].find(h => h.textContent === 'Marks at a glance');
-let card = h2.nextElementSibling;
-while (!card.classList.contains('card')) card = card.nextElementSibling;
-return {scrolls: card.scrollWidth > card.clientWidth + 1, thead: getComputedStyle(card.querySelector('thead')).display,
-        marks: card.querySelectorAll('span.mark').length};
-"""
-
-
-@requires_data
-@pytest.mark.parametrize("width", WIDTHS)
-def test_the_suite_report_card_fits_phone_and_laptop_widths(suite_card, browser, width):  # noqa: F811
-    """The card of a real (scripted) suite: nothing wider than the page, and the marks at a glance never scroll
-    sideways: at 390 px a card per headline, each model's mark on a line of its own."""
-    browser.set_window_size(width, 900)
-    failures = _layout_failures(browser, "suite", suite_card, width)
-    assert not failures, "\n".join(failures)
-    glance = browser.execute_script(GLANCE_JS)
-    assert not glance["scrolls"] and glance["marks"] > 10, glance
-    assert glance["thead"] == ("none" if width < 640 else "table-header-group"), glance
 
 
 @requires_data
