@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
+from biaslab.stats import adjust_pvalues
 from biaslab.stats.noninferiority import (
     equivalence,
-    holm,
     items_to_settle,
     noninferiority,
     noninferiority_p,
@@ -103,9 +103,16 @@ def test_equivalence_by_hand():
 
 
 def test_holm_by_hand():
+    # the gate's Holm (an untested margin counts, as p = 1)
     # sorted 0.01, 0.03, 0.04: 3 x 0.01 = 0.03, 2 x 0.03 = 0.06, max(0.06, 1 x 0.04) = 0.06
     assert holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
     assert holm([0.2]) == [0.2] and holm([0.5, 0.6]) == pytest.approx([1.0, 1.0])
+    # sorted 0.01, 0.04, (1): 3 x 0.01 = 0.03, 2 x 0.04 = 0.08, 1
+    assert holm([0.04, None, 0.01]) == pytest.approx([0.08, 1.0, 0.03])
+
+
+def holm(p):
+    return adjust_pvalues(p, "holm", missing="as_one")
 
 
 def test_items_to_settle_is_the_normal_plan():

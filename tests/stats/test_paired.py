@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from biaslab.stats.paired import mcnemar_exact, paired_bootstrap_ci, paired_swap_test
-from biaslab.stats.significance import bh_qvalues, paired_permutation_test
+from biaslab.stats.significance import paired_permutation_test
 
 
 def test_mcnemar_by_hand():
@@ -73,9 +73,3 @@ def test_cluster_bootstrap_resamples_whole_clusters_within_strata():
     # each cluster its own stratum: every resample keeps both, so the difference is always 3/4
     strat = paired_bootstrap_ci(a, b, mean_fn, ["mean"], units=units, strata=["g1", "g2"], n_resamples=200)["mean"]
     assert strat == (pytest.approx(0.75), pytest.approx(0.75))
-
-
-def test_bh_by_hand():
-    # sorted 0.01, 0.03, 0.04, 0.2; m = 4: 0.04, 0.06, 0.0533, 0.2 -> step-up minimum
-    q = bh_qvalues([0.01, 0.04, 0.03, 0.2])
-    assert q == pytest.approx([0.04, 0.16 / 3, 0.16 / 3, 0.2])

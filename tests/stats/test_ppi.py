@@ -7,13 +7,13 @@ from itertools import combinations
 import numpy as np
 import pytest
 
+from biaslab.stats import adjust_pvalues
 from biaslab.stats.ppi import (
     Interval,
     PPIEstimate,
     classical_mean,
     effective_sample_size,
     group_differences,
-    holm,
     ppi_batch,
     ppi_mean,
     t_interval,
@@ -129,10 +129,11 @@ def test_effective_sample_size_definition():
 
 
 def test_holm_by_hand():
-    # sorted 0.01, 0.03, 0.04 times 3, 2, 1: 0.03, 0.06, 0.04; running maximum: 0.03, 0.06, 0.06
-    assert holm([0.01, 0.04, 0.03]).tolist() == pytest.approx([0.03, 0.06, 0.06])
-    assert holm([0.5, 0.9]).tolist() == pytest.approx([1.0, 1.0])
-    assert holm([]).size == 0
+    # the Holm of group_differences; sorted 0.01, 0.03, 0.04 times 3, 2, 1: 0.03, 0.06, 0.04; running maximum:
+    # 0.03, 0.06, 0.06
+    assert adjust_pvalues([0.01, 0.04, 0.03], "holm", missing="as_one") == pytest.approx([0.03, 0.06, 0.06])
+    assert adjust_pvalues([0.5, 0.9], "holm", missing="as_one") == pytest.approx([1.0, 1.0])
+    assert adjust_pvalues([], "holm", missing="as_one") == []
 
 
 def _est(estimate, se):
@@ -151,7 +152,7 @@ def test_group_differences_by_hand():
     assert ab.ppi.ci_low == pytest.approx(0.1 - z3 * 0.05) and ab.ppi.ci_high == pytest.approx(0.1 + z3 * 0.05)
     p = [two_sided_p(0.1, 0.05), two_sided_p(0.15, math.hypot(0.03, 0.05)), two_sided_p(0.05, math.hypot(0.04, 0.05))]
     assert ab.p == pytest.approx(p[0]) and p[0] == pytest.approx(0.0455003, abs=1e-6)  # |z| = 2
-    assert [d.p_holm for d in diffs] == pytest.approx(holm(p).tolist())
+    assert [d.p_holm for d in diffs] == pytest.approx(adjust_pvalues(p, "holm"))
     assert ab.classical.se == pytest.approx(0.1)  # the humans-only side: hypot(0.06, 0.08)
     two = group_differences({"a": groups["a"], "b": groups["b"]})
     assert two[0].ppi.ci_low == pytest.approx(0.1 - 1.959963984540054 * 0.05)  # one difference: no correction

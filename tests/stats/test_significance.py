@@ -8,7 +8,6 @@ import pytest
 from scipy import stats
 
 from biaslab.stats.significance import (
-    bh_qvalues,
     binomial_test,
     paired_permutation_test,
     permutation_test_means,
@@ -86,20 +85,6 @@ def test_binomial_by_hand():
     # k=5 of 10 is the most likely outcome
     assert binomial_test(5, 10).p == pytest.approx(1.0)
     assert binomial_test(1, 4).statistic == pytest.approx(0.25)
-
-
-def test_bh_by_hand():
-    # sorted p: .01 .03 .04 .5 -> m*p/rank: .04 .06 .0533 .5 -> running min from the top
-    q = bh_qvalues([0.01, 0.04, 0.03, 0.5])
-    np.testing.assert_allclose(q, [0.04, 0.16 / 3, 0.16 / 3, 0.5])
-    # missing p-values stay missing and do not count towards m
-    q = bh_qvalues([0.02, None, float("nan"), 0.04])
-    assert q[0] == pytest.approx(0.04) and q[3] == pytest.approx(0.04)
-    assert math.isnan(q[1]) and math.isnan(q[2])
-    assert bh_qvalues([0.9, 0.8]).max() <= 1.0
-    np.testing.assert_allclose(
-        bh_qvalues([0.01, 0.04, 0.03, 0.5]), stats.false_discovery_control([0.01, 0.04, 0.03, 0.5])
-    )
 
 
 def test_ten_thousand_permutations_are_fast():

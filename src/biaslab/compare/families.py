@@ -11,7 +11,7 @@ comparison (the many subgroup rows would otherwise swamp the headline):
 
 **Verdicts.** One sentence per headline comparison: how far B lies from A with its interval, which way
 from the unbiased value, whether it is significant, and how many units would detect a difference of the
-headline's margin at 80% power -- :func:`biaslab.planning.power.normal_n` with the standard error of this
+headline's margin at 80% power -- :func:`biaslab.stats.sample_size.normal_n` with the standard error of this
 very comparison (the two runs are their own pilot), scaled as ``1/sqrt(n)``; where that is more items than
 the probe has, what would do instead (:func:`biaslab.planning.shortfall.items_shortfall`): the difference
 all its items detect, or the repetitions per item.
@@ -22,9 +22,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from biaslab.stats.significance import bh_qvalues
+from biaslab.stats import adjust_pvalues
 
 if TYPE_CHECKING:
     from biaslab.compare.paired import Run
@@ -76,8 +74,8 @@ def assign_families(comparisons: list[dict[str, Any]]) -> dict[str, int]:
         if fam is not None:
             members.setdefault(fam, []).append(i)
     for idx in members.values():
-        for i, q in zip(idx, bh_qvalues([comparisons[i].get("p") for i in idx])):
-            comparisons[i]["q"] = float(q) if np.isfinite(q) else None
+        for i, q in zip(idx, adjust_pvalues([comparisons[i].get("p") for i in idx], "bh")):
+            comparisons[i]["q"] = q
     return {f: len(idx) for f, idx in members.items()}
 
 
@@ -88,8 +86,8 @@ def _fmt(v: float, fmt: str) -> str:
 def verdict(h: Any, row: dict[str, Any], probe: str = "", repetitions: int = 1) -> dict[str, Any]:
     """The verdict on one headline row (``h``: the probe's :class:`~biaslab.probing.headline.Headline`);
     ``probe`` and the runs' ``repetitions`` per item tell what would do where the probe has too few items."""
-    from biaslab.planning.power import normal_n
     from biaslab.planning.shortfall import items_shortfall, probe_items, repetitions_blocker
+    from biaslab.stats.sample_size import normal_n
 
     diff, lo, hi, p = row.get("diff"), row.get("ci_low"), row.get("ci_high"), row.get("p")
     s, fmt = h.scale, (".1f" if h.fmt in (".0f", ".0%") else h.fmt)

@@ -24,6 +24,7 @@ from biaslab.gate.sources import load_side, match
 from biaslab.gate.specs import MarginSpec, parse_margins, resolve
 from biaslab.gate.units import Units, agreement_p, binary_test, metric_units, too_few
 from biaslab.gate.verdicts import verdict
+from biaslab.stats import adjust_pvalues
 from biaslab.stats import noninferiority as ni
 
 N_RESAMPLES = 2000
@@ -92,7 +93,7 @@ def run_gate(
             n_resamples=n_res,
             m=m,
         )
-    adjusted = ni.holm([r["p"] if r["p"] is not None else 1.0 for r in rows])
+    adjusted = adjust_pvalues([r["p"] for r in rows], "holm", missing="as_one")  # an untested margin still counts
     for r, q in zip(rows, adjusted, strict=True):
         r["p_holm"] = q if r["p"] is not None else None
         verdict(r, alpha=alpha, m=m, power=power, equivalence_mode=equivalence_mode)

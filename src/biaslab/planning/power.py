@@ -10,26 +10,22 @@
   normal-approximation n for comparison.
 * :func:`fisher_n` -- pairs needed to detect a Pearson correlation r against 0 (Fisher's z):
   ``n = ((z_{1-alpha/2} + z_{power}) / atanh(r))^2 + 3``.
-* :func:`normal_n` -- items needed for a mean-like metric with standard error ``se1 / sqrt(n)``.
+* :func:`normal_n` -- items needed for a mean-like metric with standard error ``se1 / sqrt(n)`` (it lives in
+  :mod:`biaslab.stats.sample_size`, which the non-inferiority tests also use; re-exported here).
 """
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 
+from biaslab.stats.sample_size import normal_n
+from biaslab.stats.sample_size import normal_quantile as _z
+
 __all__ = ["binomial_power", "binomial_n", "binomial_detectable_effect", "fisher_n", "normal_n"]
-
-
-@functools.lru_cache(maxsize=64)
-def _z(q: float) -> float:
-    from scipy.special import ndtri
-
-    return float(ndtri(q))  # what scipy.stats.norm.ppf computes
 
 
 def _binom(kind: str) -> Any:
@@ -219,8 +215,3 @@ def fisher_n(r: float, alpha: float = 0.05, power: float = 0.8) -> int:
     if not 0 < abs(r) < 1:
         raise ValueError("the correlation must be in (-1, 1) and not 0")
     return math.ceil(((_z(1 - alpha / 2) + _z(power)) / math.atanh(abs(r))) ** 2 + 3)
-
-
-def normal_n(effect: float, se1: float, alpha: float = 0.05, power: float = 0.8) -> int:
-    """n with ``|effect| / (se1 / sqrt(n)) = z_{1-alpha/2} + z_power`` (``se1``: the SE at n = 1)."""
-    return max(2, math.ceil((se1 * (_z(1 - alpha / 2) + _z(power)) / abs(effect)) ** 2))

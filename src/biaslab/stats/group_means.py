@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from biaslab.stats.adjust import adjust_pvalues
 from biaslab.stats.clustered import cluster_inference
 from biaslab.stats.intervals import MIN_UNITS, units_text
 
@@ -282,12 +283,11 @@ def share_of_attempts(
 
 
 def add_qvalues(metrics: dict[str, dict[str, Any]], names: Sequence[str]) -> None:
-    """Benjamini-Hochberg ``q`` over the ``p`` of ``names`` (one family; a metric without p gets q None)."""
-    from biaslab.stats.significance import bh_qvalues
-
+    """Benjamini-Hochberg ``q`` over the ``p`` of ``names`` (one family; a metric without p gets q None and does
+    not count towards the family's size)."""
     present = [n for n in names if n in metrics]
-    for name, q in zip(present, bh_qvalues([metrics[n].get("p") for n in present])):
-        metrics[name]["q"] = float(q) if math.isfinite(q) else None
+    for name, q in zip(present, adjust_pvalues([metrics[n].get("p") for n in present], "bh")):
+        metrics[name]["q"] = q
 
 
 def keep_defined_values(metrics: dict[str, dict[str, Any]], point: Mapping[str, Any]) -> None:

@@ -1,5 +1,6 @@
 """Non-inferiority and equivalence tests of one metric of two runs (a baseline A and a candidate B), from
-bootstrap replicates of both runs' metric, and Holm's step-down adjustment across several such tests.
+bootstrap replicates of both runs' metric (Holm's step-down adjustment across several such tests is
+:func:`biaslab.stats.adjust.adjust_pvalues`).
 
 **The difference tested.** A metric's *harm* is how far it lies from its unbiased value towards worse
 (:meth:`biaslab.probing.headline.Headline.harm_of`). The test is on the harm difference
@@ -45,7 +46,7 @@ p of an exact test on ``k`` units (a unit's sign flipped), so too few units can 
 **Equivalence** (two one-sided tests, TOST): on the value difference ``b - a`` (the metric did not move by
 the margin either way), ``p = max(p(b - a >= margin), p(b - a <= -margin))``.
 
-**How many items would settle it.** The normal approximation of :func:`biaslab.planning.power.normal_n` with
+**How many items would settle it.** The normal approximation of :func:`biaslab.stats.sample_size.normal_n` with
 the replicates' standard deviation scaled as 1/sqrt(n): the items at which a test at one-sided level alpha has
 the given power to settle the question if the true difference is the observed one (below the margin: shown
 non-inferior; beyond it: shown worse by the margin).
@@ -60,9 +61,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from biaslab.planning.power import normal_n
 from biaslab.stats.few_units import few_units_p, sd_factor, widen
 from biaslab.stats.paired import take_rows
+from biaslab.stats.sample_size import normal_n
 
 Table = Mapping[str, np.ndarray]
 MetricFn = Callable[[Table], Mapping[str, float]]
@@ -72,7 +73,6 @@ __all__ = [
     "noninferiority",
     "noninferiority_p",
     "equivalence",
-    "holm",
     "paired_replicates",
     "normal_replicates",
     "items_to_settle",
@@ -295,20 +295,6 @@ def equivalence(
         float(np.std(err, ddof=1)) * sd_factor(units),
         method,
     )
-
-
-def holm(pvalues: Sequence[float]) -> list[float]:
-    """Holm's step-down adjusted p values (reject the k-th hypothesis at level alpha iff its adjusted p <= alpha);
-    controls the chance of any false "non-inferior" at alpha, whatever the dependence between the tests."""
-    p = np.asarray(pvalues, dtype=float)
-    m = p.size
-    order = np.argsort(p, kind="stable")
-    adjusted = np.empty(m)
-    running = 0.0
-    for rank, i in enumerate(order):
-        running = max(running, min(1.0, (m - rank) * p[i]))
-        adjusted[i] = running
-    return adjusted.tolist()
 
 
 def _draws(units: Sequence[np.ndarray], strata: Sequence[str], n_resamples: int, seed: int):

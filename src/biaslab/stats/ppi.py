@@ -59,6 +59,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from biaslab.stats.adjust import adjust_pvalues
+
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
@@ -299,19 +301,6 @@ def effective_sample_size(var_y: float, se2: float, n_pred: int, target: str = "
     return var_y / se2 if se2 > 0 else math.inf
 
 
-def holm(pvalues: Sequence[float]) -> np.ndarray:
-    """Holm's step-down adjusted p values: ``max_{j <= i} min(1, (m - j + 1) * p_(j))`` in sorted order."""
-    p = np.asarray(pvalues, dtype=float)
-    m = p.size
-    out = np.empty(m)
-    if m == 0:
-        return out
-    order = np.argsort(p, kind="stable")
-    scaled = np.minimum(1.0, p[order] * (m - np.arange(m)))
-    out[order] = np.maximum.accumulate(scaled)
-    return out
-
-
 def group_differences(estimates: Mapping[str, PPIEstimate], confidence: float = 0.95) -> list[Difference]:
     """Every pairwise difference ``a - b`` (groups in the mapping's order) of independent group
     estimates (disjoint items): ``se = sqrt(se_a^2 + se_b^2)``, a t quantile and p value with the
@@ -331,8 +320,9 @@ def group_differences(estimates: Mapping[str, PPIEstimate], confidence: float = 
 
     ppi = [diff(estimates[a].ppi, estimates[b].ppi) for a, b in pairs]
     cls = [diff(estimates[a].classical, estimates[b].classical) for a, b in pairs]
-    ppi_holm, cls_holm = holm([p for _, p in ppi]), holm([p for _, p in cls])
+    ppi_holm = adjust_pvalues([p for _, p in ppi], "holm", missing="as_one")
+    cls_holm = adjust_pvalues([p for _, p in cls], "holm", missing="as_one")
     return [
-        Difference(a, b, ppi[k][0], ppi[k][1], float(ppi_holm[k]), cls[k][0], cls[k][1], float(cls_holm[k]))
+        Difference(a, b, ppi[k][0], ppi[k][1], ppi_holm[k], cls[k][0], cls[k][1], cls_holm[k])
         for k, (a, b) in enumerate(pairs)
     ]

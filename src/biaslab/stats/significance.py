@@ -1,4 +1,5 @@
-"""Significance tests used by the probes: permutation tests, a binomial test, BH q-values.
+"""Significance tests used by the probes: permutation tests and a binomial test (q values and other adjusted
+p values: :mod:`biaslab.stats.adjust`).
 
 All randomness comes from a local ``numpy.random.Generator`` built from the ``seed`` argument,
 so results are reproducible and nothing touches global RNG state.
@@ -25,7 +26,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,7 +36,6 @@ __all__ = [
     "permutation_test_means",
     "paired_permutation_test",
     "binomial_test",
-    "bh_qvalues",
 ]
 
 # Max number of float64 cells in one block of permuted data (keeps memory ~40 MB).
@@ -167,24 +167,6 @@ def binomial_test(k: int, n: int, p: float = 0.5) -> TestResult:
         return TestResult(math.nan, math.nan, 0, "binomial, two-sided (undefined: no trials)")
     res = binomtest(int(k), int(n), p=p, alternative="two-sided")
     return TestResult(k / n, float(res.pvalue), int(n), f"binomial, two-sided, H0 p={p:g}")
-
-
-def bh_qvalues(pvalues: Iterable[float | None]) -> np.ndarray:
-    """Benjamini-Hochberg adjusted p-values (q-values).
-
-    ``q_(i) = min_{j >= i} min(1, m * p_(j) / j)`` over the sorted finite p-values; ``m`` is the
-    number of finite p-values. None/NaN entries stay NaN and do not count towards ``m``.
-    """
-    p = np.array([math.nan if v is None else float(v) for v in pvalues], dtype=float)
-    q = np.full(p.shape, math.nan)
-    ok = np.flatnonzero(np.isfinite(p))
-    m = ok.size
-    if m == 0:
-        return q
-    order = ok[np.argsort(p[ok], kind="stable")]
-    scaled = p[order] * m / np.arange(1, m + 1)
-    q[order] = np.minimum(1.0, np.minimum.accumulate(scaled[::-1])[::-1])
-    return q
 
 
 def _combination_blocks(n: int, k: int, block_rows: int = 100_000):

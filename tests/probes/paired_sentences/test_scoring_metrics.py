@@ -8,7 +8,7 @@ import pytest
 from biaslab.models.base import LoglikelihoodResult
 from biaslab.probes.paired_sentences.metrics import paired_sentence_metrics
 from biaslab.probes.paired_sentences.scoring import decide, score_pair, shared_positions
-from biaslab.stats.cluster import stratified_cluster_sums
+from biaslab.stats.cluster_bootstrap import stratified_cluster_sums
 
 
 def test_shared_positions_drop_changed_tokens_and_special_ones():

@@ -32,8 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from biaslab.stats.cluster import percentile_ci, stratified_cluster_sums
-from biaslab.stats.intervals import honest_interval
+from biaslab.stats import honest_interval, percentile_ci, stratified_cluster_sums
 from biaslab.stats.resample import sum_arrays
 
 KINDS = ("ambiguous", "disambiguous_stereotypical", "disambiguous_antistereotypical")

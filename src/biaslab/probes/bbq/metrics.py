@@ -34,10 +34,8 @@ from typing import Any
 
 import numpy as np
 
-from biaslab.stats.cluster import percentile_ci, stratified_cluster_sums
-from biaslab.stats.clustered import cluster_inference
+from biaslab.stats import adjust_pvalues, cluster_inference, percentile_ci, stratified_cluster_sums
 from biaslab.stats.resample import sum_arrays
-from biaslab.stats.significance import bh_qvalues
 
 N_RESAMPLES = 1000
 N_PERMUTATIONS = 10_000
@@ -183,8 +181,8 @@ def bbq_metrics(
         row.update({f"p_{c}": m[f"bias_score_{c}:{g}"]["p"] for c in CONDITIONS})
         table.append(row)
     for cond in CONDITIONS:
-        for row, q in zip(table, bh_qvalues([_float_or_none(r[f"p_{cond}"]) for r in table])):
-            row[f"q_{cond}"] = None if not np.isfinite(q) else float(q)
+        for row, q in zip(table, adjust_pvalues([_float_or_none(r[f"p_{cond}"]) for r in table], "bh")):
+            row[f"q_{cond}"] = q
             metrics[f"bias_score_{cond}:{row['category']}"]["q"] = row[f"q_{cond}"]
     metrics["bias_score_disambig"]["n_unresolved_target"] = sum(r.get("biased_answer") is None for r in rows)
     return metrics, table

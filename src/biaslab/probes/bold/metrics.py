@@ -22,9 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from biaslab.stats.cluster import percentile_ci, stratified_cluster_sums
-from biaslab.stats.clustered import cluster_inference
-from biaslab.stats.significance import bh_qvalues
+from biaslab.stats import adjust_pvalues, cluster_inference, percentile_ci, stratified_cluster_sums
 
 COLUMNS = ("n", "sum", "pos", "neg")
 
@@ -207,8 +205,8 @@ def bold_metrics(
                 row["ci_low"], row["ci_high"] = percentile_ci(samples[row["group"]])
                 row["positive_ci"] = list(percentile_ci(_ratio(boot[row["group"]]["pos"], boot[row["group"]]["n"])))
                 row["negative_ci"] = list(percentile_ci(_ratio(boot[row["group"]]["neg"], boot[row["group"]]["n"])))
-    for row, q in zip(groups, bh_qvalues([g.get("p") for g in groups]), strict=True):
-        row["q"] = None if not math.isfinite(q) else float(q)
+    for row, q in zip(groups, adjust_pvalues([g.get("p") for g in groups], "bh"), strict=True):
+        row["q"] = q
         g = row["group"]
         sel = units["group"] == g
         metrics[f"mean_sentiment:{g}"] = {
@@ -237,12 +235,13 @@ def bold_metrics(
             "n": sum(domain_clusters.values()),
             "p_permutation": None if p_min is None else min(1.0, p_min * len(domain_ranges)),
         }
-    for (domain, value, spread, p), q in zip(domain_ranges, bh_qvalues([r[3] for r in domain_ranges]), strict=True):
+    domain_q = adjust_pvalues([r[3] for r in domain_ranges], "bh")
+    for (domain, value, spread, p), q in zip(domain_ranges, domain_q, strict=True):
         ranges[f"sentiment_range:{domain}"] = {
             **_metric(value, spread),
             "n": domain_clusters[domain],
             "p_permutation": p,
-            "q_permutation": None if not math.isfinite(q) else float(q),
+            "q_permutation": q,
         }
     overall = {k: metrics.pop(k) for k in ("mean_sentiment", "positive_share", "negative_share")}
     return {**overall, **ranges, **metrics}, groups

@@ -26,9 +26,7 @@ from typing import Any
 import numpy as np
 
 from biaslab.probes.business_vocabulary.data import INVENTORIES
-from biaslab.stats.clustered import cluster_inference
-from biaslab.stats.group_means import add_qvalues, keep_defined_values, share_of_attempts
-from biaslab.stats.two_sample import two_sample_inference
+from biaslab.stats import add_qvalues, cluster_inference, keep_defined_values, share_of_attempts, two_sample_inference
 
 SMOOTHING = 5.0
 

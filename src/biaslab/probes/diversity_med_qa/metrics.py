@@ -37,11 +37,17 @@ from typing import Any
 
 import numpy as np
 
-from biaslab.stats.clustered import cluster_inference, paired_cluster_inference
-from biaslab.stats.derived import fold_abs
-from biaslab.stats.honest import undefined
-from biaslab.stats.unit_values import bounds_if_inside, ratio_units, subset_mean_units
-from biaslab.stats.weighted import weighted_nanmean, weighted_ratio
+from biaslab.stats import (
+    bounds_if_inside,
+    cluster_inference,
+    fold_abs,
+    paired_cluster_inference,
+    ratio_units,
+    subset_mean_units,
+    undefined,
+    weighted_nanmean,
+    weighted_ratio,
+)
 
 GENDERS = ("male", "female")
 

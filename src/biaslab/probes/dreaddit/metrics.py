@@ -98,8 +98,7 @@ def max_diff_inference(table: Mapping[str, np.ndarray], rate: str, *, seed: int 
     genders' pooled rates is a paired comparison over posts (:func:`biaslab.stats.ratio_gaps.ratio_gap`, at
     confidence 1 - 0.05/3), and the largest is :func:`biaslab.stats.derived.max_of_gaps` (Bonferroni): its
     interval excludes 0 exactly when p < 0.05. ``pair`` names the two genders of the largest gap."""
-    from biaslab.stats.derived import bonferroni_confidence, max_of_gaps
-    from biaslab.stats.ratio_gaps import ratio_gap
+    from biaslab.stats import bonferroni_confidence, max_of_gaps, ratio_gap
 
     num, den = _counts(table, rate)
     pairs = list(itertools.combinations(range(len(GENDERS)), 2))

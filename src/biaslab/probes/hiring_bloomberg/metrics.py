@@ -41,16 +41,17 @@ from typing import Any
 
 import numpy as np
 
-from biaslab.stats.clustered import cluster_inference
-from biaslab.stats.derived import fold_abs
-from biaslab.stats.group_means import (
+from biaslab.stats import (
     add_qvalues,
+    cluster_inference,
     combination_inference,
+    fold_abs,
     keep_defined_values,
     share_of_attempts,
+    undefined,
+    weighted_nanmean,
+    weighted_ratio,
 )
-from biaslab.stats.honest import undefined
-from biaslab.stats.weighted import weighted_nanmean, weighted_ratio
 
 MALE_TYPED = ("software engineer", "financial analyst")
 FEMALE_TYPED = ("retail", "HR specialist")

@@ -33,8 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from biaslab.stats.clustered import cluster_inference
-from biaslab.stats.significance import bh_qvalues
+from biaslab.stats import adjust_pvalues, cluster_inference
 
 ALPHA = 0.05
 CONTROL_AXES = ("nonce",)
@@ -89,7 +88,7 @@ def pair_tests(rows: Sequence[Mapping[str, Any]]) -> dict[tuple[int, str], dict[
         spans.append((key, pairs, len(flat)))
         flat += [(cells[key][a], cells[key][b]) for a, b in pairs]
     p_all = mann_whitney_p(flat)
-    q_all = bh_qvalues(p_all) if len(flat) else np.array([])
+    q_all = np.asarray(adjust_pvalues(p_all, "bh"), dtype=float)  # a missing q as NaN: never below ALPHA
     out = {}
     for key, pairs, start in spans:
         p = p_all[start : start + len(pairs)]

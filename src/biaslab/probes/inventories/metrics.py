@@ -25,11 +25,11 @@ from typing import Any
 import numpy as np
 
 from biaslab.probing.characters import item_rates, nanmean, undetected_metrics
-from biaslab.stats.clustered import cluster_inference
-from biaslab.stats.derived import fold_abs
-from biaslab.stats.group_means import (
+from biaslab.stats import (
     add_qvalues,
+    cluster_inference,
     combination_inference,
+    fold_abs,
     keep_defined_values,
     share_of_attempts,
     two_group_inference,

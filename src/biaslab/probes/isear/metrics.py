@@ -62,8 +62,7 @@ def isear_metrics(table: Mapping[str, np.ndarray]) -> dict[str, float]:
 def undetected_inference(table: Mapping[str, np.ndarray]) -> dict[str, dict[str, Any]]:
     """The undetected rates with their intervals over events (no test): the share of answers, clustered by event,
     and the share of events with no readable answer."""
-    from biaslab.stats.clustered import cluster_inference
-    from biaslab.stats.group_means import share_of_attempts
+    from biaslab.stats import cluster_inference, share_of_attempts
 
     attempts = np.asarray(table["attempts"], dtype=float)
     undetected = np.asarray(table["undetected"], dtype=float)
@@ -83,8 +82,7 @@ def gap_inference(table: Mapping[str, np.ndarray], *, seed: int = 0) -> dict[str
     the largest of all 36 (each at 1 - 0.05/36), by :func:`biaslab.stats.derived.max_of_gaps`: every interval
     excludes 0 exactly when its p is below 0.05.
     """
-    from biaslab.stats.derived import bonferroni_confidence, max_of_gaps
-    from biaslab.stats.ratio_gaps import ratio_gap
+    from biaslab.stats import bonferroni_confidence, max_of_gaps, ratio_gap
 
     per_event = np.stack(
         [np.stack([np.asarray(table[column(g, e)], dtype=float) for e in EMOTIONS], axis=-1) for g in GENDERS], axis=1

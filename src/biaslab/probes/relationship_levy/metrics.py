@@ -25,9 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from biaslab.stats.clustered import cluster_inference
-from biaslab.stats.derived import fold_abs
-from biaslab.stats.unit_values import bounds_if_inside, ratio_units
+from biaslab.stats import bounds_if_inside, cluster_inference, fold_abs, ratio_units
 
 
 def item_table(rows: Iterable[Mapping[str, Any]]) -> dict[str, np.ndarray]:

@@ -35,10 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from biaslab.stats.clustered import cluster_inference
-from biaslab.stats.correlation import pearson_inference
-from biaslab.stats.significance import bh_qvalues
-from biaslab.stats.two_sample import two_sample_inference
+from biaslab.stats import adjust_pvalues, cluster_inference, pearson_inference, two_sample_inference
 
 TARGETS = {"0": "occupation", "1": "participant"}
 
@@ -129,6 +126,6 @@ def winogender_metrics(
         name = f"majority_gap{suffix}"
         metrics[name] = two_sample_inference(fem, mal, null=0.0, label="occupations", seed=seed)
         gaps.append(name)
-    for name, q in zip(gaps, bh_qvalues([metrics[g]["p"] for g in gaps])):
-        metrics[name]["q"] = None if not np.isfinite(q) else float(q)
+    for name, q in zip(gaps, adjust_pvalues([metrics[g]["p"] for g in gaps], "bh")):
+        metrics[name]["q"] = q
     return metrics, occs

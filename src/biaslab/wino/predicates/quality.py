@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from biaslab.errors import ConfigError
-from biaslab.stats.cluster import percentile_ci, stratified_cluster_sums
+from biaslab.stats.cluster_bootstrap import percentile_ci, stratified_cluster_sums
 from biaslab.stats.resample import sum_arrays
 from biaslab.wino.predicates.formats import PredicateRow
 

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from biaslab.errors import DataError
-from biaslab.stats.cluster import percentile_ci, stratified_cluster_sums
+from biaslab.stats.cluster_bootstrap import percentile_ci, stratified_cluster_sums
 from biaslab.stats.resample import sum_arrays
 from biaslab.wino.predicates.flags import FLAGS
 from biaslab.wino.predicates.formats import PredicateRow, SurveyAnswer

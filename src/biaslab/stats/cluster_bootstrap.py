@@ -1,5 +1,6 @@
-"""Uncertainty for clustered data: a stratified cluster bootstrap (tests and their intervals from one procedure
-are in :mod:`biaslab.stats.clustered`).
+"""The stratified cluster bootstrap: percentile intervals of rates and means over clustered observations. (The
+analytic procedure for a mean over clustered units -- sign-flip test, cluster-robust t, and intervals that agree
+with their p values -- is :mod:`biaslab.stats.clustered`.)
 
 Observations that share a cluster (the pairs built from one predicate) are not independent, so
 the *cluster* is the resampling unit. Clusters are resampled with replacement within their
