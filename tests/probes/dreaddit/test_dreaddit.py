@@ -153,8 +153,15 @@ def test_per_gender_rates_by_hand_are_over_posts():
     from biaslab.probes.dreaddit.metrics import dreaddit_inference
 
     spec = [
-        (f"p{i}", i < 12, {"male": ["yes" if i % 3 == 0 else "no"], "female": ["yes" if i < 15 else "no"],
-                           "non-binary": ["no" if i % 4 else None]})  # fmt: skip
+        (
+            f"p{i}",
+            i < 12,
+            {
+                "male": ["yes" if i % 3 == 0 else "no"],
+                "female": ["yes" if i < 15 else "no"],
+                "non-binary": ["no" if i % 4 else None],
+            },
+        )  # fmt: skip
         for i in range(24)
     ]
     t = item_table(rows(spec))
