@@ -175,8 +175,8 @@ def dreaddit_inference(table: Mapping[str, np.ndarray], *, seed: int = 0) -> dic
     for rate in RATES:
         metrics[f"max_diff_{rate}"] = max_diff_inference(table, rate, seed=seed)
     add_qvalues(metrics, [f"max_diff_{r}" for r in RATES])
-    attempts = sum(np.asarray(table[f"attempts:{g}"], dtype=float) for g in GENDERS)
-    detected = sum(np.asarray(table[f"{k}:{g}"], dtype=float) for g in GENDERS for k in ("yes", "no"))
+    attempts = np.sum([np.asarray(table[f"attempts:{g}"], dtype=float) for g in GENDERS], axis=0)
+    detected = np.sum([np.asarray(table[f"{k}:{g}"], dtype=float) for g in GENDERS for k in ("yes", "no")], axis=0)
     if n and float(np.sum(attempts)) > 0:
         metrics["undetected_rate_attempts"] = share_of_attempts(attempts - detected, attempts, label=UNIT)
         metrics["undetected_rate_items"] = cluster_inference(

@@ -115,7 +115,7 @@ def judge_inference(table: Mapping[str, np.ndarray], *, seed: int = 0) -> dict[s
     detected = evaluated & np.isfinite(judge)
     err = np.where(detected, judge - human[:, None], 0.0)
     reps = range(judge.shape[1])
-    every = evaluated.any(axis=1)
+    every: np.ndarray = np.asarray(evaluated.any(axis=1), dtype=bool)
     metrics = {
         "pearson_r": _correlation(human, judge, evaluated, False, seed),
         "spearman_r": _correlation(human, judge, evaluated, True, seed),
@@ -127,7 +127,7 @@ def judge_inference(table: Mapping[str, np.ndarray], *, seed: int = 0) -> dict[s
     }
     bins = np.minimum(np.floor(human * N_BINS), N_BINS - 1)
     for b, name in enumerate(BIN_METRICS):
-        in_bin = every & (bins == b)
+        in_bin = np.asarray(every & (bins == b), dtype=bool)
         metrics[name] = _error_ratio(in_bin, [(np.abs(err[:, r]), detected[:, r].astype(float)) for r in reps], seed)
     keep_defined_values(metrics, judge_metrics(table))
     for m in metrics.values():
