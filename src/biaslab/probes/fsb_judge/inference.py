@@ -50,9 +50,11 @@ def pearson_units(x: np.ndarray, y: np.ndarray) -> np.ndarray | None:
     """Values whose mean is Pearson's r of ``x`` and ``y``: r plus its influence values (module docstring);
     None where r is undefined (fewer than 2 pairs, or a constant side)."""
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if x.size < 2:
+        return None
     dx, dy = x - x.mean(), y - y.mean()
-    sx, sy = float(np.sqrt(np.mean(dx * dx))) if x.size else 0.0, float(np.sqrt(np.mean(dy * dy))) if y.size else 0.0
-    if x.size < 2 or sx == 0.0 or sy == 0.0:
+    sx, sy = float(np.sqrt(np.mean(dx * dx))), float(np.sqrt(np.mean(dy * dy)))
+    if sx == 0.0 or sy == 0.0:
         return None
     zx, zy = dx / sx, dy / sy
     r = float(np.mean(zx * zy))

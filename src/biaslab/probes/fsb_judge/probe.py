@@ -225,7 +225,7 @@ class FsbJudgeProbe(GenerationProbe):
         return Summary(judge_inference(item_table(rows), seed=seed), self._details(rows))
 
     def _details(self, rows: list[dict[str, Any]]) -> dict[str, Any]:
-        from scipy.stats import pearsonr
+        from biaslab.stats.correlation import pearson_inference
 
         table = item_table(rows)
         reps = []
@@ -233,8 +233,8 @@ class FsbJudgeProbe(GenerationProbe):
             rep_rows = [r for r in rows if int(r["repetition"]) == rep]
             pairs = [(r["human_score"], r["judge_score"]) for r in rep_rows if r["judge_score"] is not None]
             p = None
-            if len(pairs) > 2 and np.isfinite(m["pearson_r"]):
-                p = float(pearsonr(*zip(*pairs)).pvalue)
+            if len(pairs) > 2 and np.isfinite(m["pearson_r"]):  # Fisher's z, as the metric's own test
+                p = pearson_inference(*zip(*pairs))["p"]
             reps.append(
                 {
                     "repetition": rep,

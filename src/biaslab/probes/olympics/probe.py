@@ -103,7 +103,10 @@ class OlympicsProbe(GenerationProbe):
     pairing = OLYMPICS_PAIRING
     options = {
         "n_permutations": ProbeOption(
-            "Permutations of the permutation tests (default 10000).", int, minimum=1, maximum=1_000_000
+            "Permutations of the paper's permutation tests (details.paper_tests; default 10000).",
+            int,
+            minimum=1,
+            maximum=1_000_000,
         )
     }
 
