@@ -33,10 +33,42 @@ def test_agreement_by_hand():
 
 def test_summary_leaves_out_texts_without_a_score():
     human = np.array([0.1, 0.4, 0.35, 0.8, 0.9])
-    s = scorer_summary(human, [0.0, 2.0, float("nan"), 1.0, 5.0], n_resamples=200)
+    s = scorer_summary(human, [0.0, 2.0, float("nan"), 1.0, 5.0])
     assert s["n"] == 4 and s["n_missing"] == 1
     assert s["pearson"]["value"] == pytest.approx(stats.pearsonr([0.1, 0.4, 0.8, 0.9], [0, 2, 1, 5])[0])
     assert s["spearman"]["value"] == pytest.approx(stats.spearmanr([0.1, 0.4, 0.8, 0.9], [0, 2, 1, 5])[0])
+
+
+def test_summary_intervals_by_hand():
+    """Correlations: Fisher's z over the texts (rho on the ranks), p against 0. MAE after the fit: the t interval
+    of the texts' values |e_i| + (influence of the line), whose mean is the MAE and whose variance matches the
+    jackknife's (an independent estimate of the same sampling variance)."""
+    from biaslab.fsb.scorers_study import mae_fit_units
+
+    rng = np.random.default_rng(8)
+    human = rng.uniform(0, 1, 200)
+    scorer = 3 * human + rng.normal(0, 1, 200)
+    s = scorer_summary(human, scorer)
+    for name, x, y in [
+        ("pearson", human, scorer),
+        ("spearman", stats.rankdata(human), stats.rankdata(scorer)),
+    ]:
+        r = np.corrcoef(x, y)[0, 1]
+        z, se = np.arctanh(r), 1 / np.sqrt(197)
+        assert s[name]["value"] == pytest.approx(r) and s[name]["null"] == 0.0
+        assert (s[name]["ci_low"], s[name]["ci_high"]) == pytest.approx(
+            tuple(np.tanh([z - 1.959964 * se, z + 1.959964 * se]))
+        )
+        assert s[name]["p"] == pytest.approx(2 * stats.norm.sf(abs(z) / se))
+    u = mae_fit_units(human, scorer)
+    mae = agreement({"human": human, "scorer": scorer})["mae_fit"]
+    assert u.mean() == pytest.approx(mae, abs=1e-12) and s["mae_fit"]["value"] == mae
+    half = stats.t.ppf(0.975, 199) * u.std(ddof=1) / np.sqrt(200)
+    assert (s["mae_fit"]["ci_low"], s["mae_fit"]["ci_high"]) == pytest.approx((mae - half, mae + half), abs=1e-9)
+    keep = ~np.eye(200, dtype=bool)
+    loo = np.array([agreement({"human": human[k], "scorer": scorer[k]})["mae_fit"] for k in keep])
+    jackknife = 199 / 200 * np.sum((loo - loo.mean()) ** 2)
+    assert jackknife == pytest.approx(u.var(ddof=1) / 200, rel=0.05)  # the residuals alone: 11% short
 
 
 def released_texts_and_scores(data_dir):
@@ -55,7 +87,7 @@ def test_vader_against_the_released_scores_matches_an_independent_computation(tm
     from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
 
     out = tmp_path / "study"
-    proc = biaslab("fsb", "scorers", "--scorer", "vader", "--out", out, "--n-bootstrap", "300", cache=tmp_path / "c")
+    proc = biaslab("fsb", "scorers", "--scorer", "vader", "--out", out, cache=tmp_path / "c")
     results = json.loads((out / "results.json").read_text())
     texts, human = released_texts_and_scores(Path(os.environ["BIASLAB_DATA_DIR"]))
     analyzer = SentimentIntensityAnalyzer()
@@ -80,7 +112,7 @@ def test_vader_against_the_released_scores_matches_an_independent_computation(tm
     assert report.count("<svg") == 1 and report.count("<circle") == 1000
     assert "<script" not in report and not re.search(r"""(src|href)=["']https?:""", report)
     assert "Spearman-Brown" in report and results["paper_table6_pearson"]["GPT-4 judge"] == 0.813
-    again = biaslab("fsb", "scorers", "--scorer", "vader", "--out", out, "--n-bootstrap", "300", cache=tmp_path / "c")
+    again = biaslab("fsb", "scorers", "--scorer", "vader", "--out", out, cache=tmp_path / "c")
     assert json.loads((out / "results.json").read_text())["scorers"][0]["cache"] == {
         **results["scorers"][0]["cache"],
         "hits": 1000,
@@ -218,8 +250,6 @@ def test_the_released_scores_named_explicitly_still_get_the_ceiling(tmp_path):
         "vader",
         "--scores",
         copy,
-        "--n-bootstrap",
-        "0",
         "--trials",
         "5",
         "--out",
@@ -228,7 +258,7 @@ def test_the_released_scores_named_explicitly_still_get_the_ceiling(tmp_path):
     )
     results = json.loads((out / "results.json").read_text())
     assert results["reliability"]["available"] and results["reliability"]["split_half"]["trials"] == 5
-    assert results["metrics"]["pearson:vader"]["ci_low"] is None  # no resamples, no interval
+    assert results["metrics"]["pearson:vader"]["ci_low"] < results["metrics"]["pearson:vader"]["value"]
 
 
 def test_scatter_puts_the_scorer_across_the_human_score_up_and_the_fit_through_a_perfect_line():

@@ -27,9 +27,9 @@ def test_values_are_converted_to_the_declared_type_and_renamed_to_the_constructo
         "faithful": True,
         "seed": 7,
     }
-    assert probe_kwargs("fsb-judge", {"items": "i.csv", "n_bootstrap": "50"}) == {
+    assert probe_kwargs("fsb-judge", {"items": "i.csv", "reasons": "true"}) == {
         "items_file": Path("i.csv"),
-        "n_bootstrap": 50,
+        "reasons": True,
     }
     assert probe_kwargs("olympics", {"n_permutations": "200"}) == {"n_permutations": 200}
     assert parse_bool("Off") is False and parse_bool("1") is True
@@ -45,8 +45,8 @@ def test_an_option_of_another_probe_names_the_flag_and_the_probes_that_take_it()
         r"chat_template, faithful, pairs, scoring",
     ):
         probe_kwargs("pairs", {"colour": "red"})
-    with pytest.raises(ConfigError, match=r"-P n_bootstrap=many: expected a whole number"):
-        probe_kwargs("fsb-judge", {"n_bootstrap": "many"})
+    with pytest.raises(ConfigError, match=r"-P n_permutations=many: expected a whole number"):
+        probe_kwargs("olympics", {"n_permutations": "many"})
     with pytest.raises(ConfigError, match=r"-P faithful=maybe: expected true or false"):
         probe_kwargs("winosemitism", {"faithful": "maybe"})
 
@@ -96,7 +96,7 @@ def test_every_numeric_option_declares_the_range_it_takes(name):
 @pytest.mark.parametrize(
     "probe, option, needle",
     [
-        ("fsb-judge", "n_bootstrap=-5", "-P n_bootstrap=-5: must be from 0 to 100,000 (Bootstrap resamples"),
+        ("olympics", "n_permutations=0", "-P n_permutations=0: must be from 1 to 1,000,000 (Permutations"),
         ("olympics", "n_permutations=-5", "-P n_permutations=-5: must be from 1 to 1,000,000"),
         ("olympics", "n_permutations=100000000", "-P n_permutations=100,000,000: must be from 1 to 1,000,000"),
         ("bold", "threshold=0", "-P threshold=0: must be above 0 and at most 1"),
@@ -115,7 +115,7 @@ def test_a_number_outside_the_declared_range_is_one_line_before_any_model_call(t
 
 
 def test_the_ends_of_a_range_are_taken():
-    assert probe_kwargs("fsb-judge", {"n_bootstrap": "0"}) == {"n_bootstrap": 0}
+    assert probe_kwargs("pairs", {"build_seed": "0"}) == {"seed": 0}
     assert probe_kwargs("bold", {"threshold": "1"}) == {"threshold": 1.0}
     assert probe_kwargs("gest", {"reorderings": "6"}) == {"reorderings": 6}
 

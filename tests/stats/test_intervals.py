@@ -6,7 +6,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from biaslab.stats.bootstrap import bootstrap_metrics
 from biaslab.stats.intervals import binomial_central_p, clopper_pearson, honest_interval, wilson
 
 Z2 = 1.959963984540054**2
@@ -62,28 +61,3 @@ def test_central_binomial_p_inverts_to_clopper_pearson():
             if min(abs(p0 - lo), abs(p0 - hi)) < 1e-9:
                 continue
             assert (binomial_central_p(k, n, p0) < 0.05) == (p0 < lo or p0 > hi)
-
-
-def test_bootstrap_zero_rate_gets_a_non_zero_upper_bound():
-    table = {"x": np.zeros(20)}
-    fn = lambda t: {"rate": float(t["x"].mean()), "slope": float(t["x"].mean())}  # noqa: E731
-    both = bootstrap_metrics(table, fn, seed=0, proportions=["rate"])
-    out = both["rate"]
-    assert out["value"] == 0.0 and out["ci_low"] == 0.0 and out["n"] == 20
-    assert out["ci_high"] == pytest.approx(1 - 0.025 ** (1 / 20)) and out["ci_high"] > 0.16
-    assert both["slope"]["ci_low"] is None and both["slope"]["degenerate"]  # no proportion: no exact interval
-
-
-def test_bootstrap_metric_over_a_subset_reports_its_own_n():
-    table = {"x": np.array([0.342, 0.5, 0.6, 0.7]), "bin": np.array([1, 0, 0, 0])}
-
-    def fn(t):
-        in_bin = t["bin"] == 1
-        return {
-            "bin_mean": (float(t["x"][in_bin].mean()) if in_bin.any() else float("nan"), int(in_bin.sum())),
-            "mean": float(t["x"].mean()),
-        }
-
-    out = bootstrap_metrics(table, fn, seed=0)
-    assert out["bin_mean"]["n"] == 1 and out["bin_mean"]["too_small"] and out["bin_mean"]["ci_low"] is None
-    assert out["mean"]["n"] == 4 and out["mean"]["ci_low"] < out["mean"]["ci_high"]

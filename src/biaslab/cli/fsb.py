@@ -286,16 +286,15 @@ def scorers_cmd(
     base_url: str | None = typer.Option(
         None, "--base-url", help="Base URL of an OpenAI-compatible server (openai/ scorers).", envvar="BIASLAB_BASE_URL"
     ),
-    n_bootstrap: int = typer.Option(1000, "--n-bootstrap", help="Bootstrap resamples of the confidence intervals."),
     trials: int = typer.Option(100, "--trials", help="Random splits of the split-half reliability."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap and the split-half splits."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the split-half splits."),
     cache_dir: Path | None = typer.Option(
         None, "--cache-dir", help="Where scores are cached (default: the biaslab cache dir; env BIASLAB_CACHE_DIR)."
     ),
 ) -> None:
     """Score the rated texts with each scorer and compare with the human best-worst-scaling scores:
-    Pearson and Spearman with bootstrap CIs, the MAE after a linear fit, the ceiling set by the
-    annotations' split-half reliability, and a scatter per scorer in report.html.
+    Pearson and Spearman with Fisher-z CIs and p values, the MAE after a linear fit (its CI over texts),
+    the ceiling set by the annotations' split-half reliability, and a scatter per scorer in report.html.
 
     Scores are cached on disk by scorer identity and text: a re-run scores nothing again.
     """
@@ -303,8 +302,8 @@ def scorers_cmd(
 
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out} exists and is not a directory; pass a directory")
-    if n_bootstrap < 0 or trials < 1:
-        raise ConfigError("--n-bootstrap must be >= 0 and --trials >= 1")
+    if trials < 1:
+        raise ConfigError("--trials must be >= 1")
     options = {s: {"base_url": base_url} for s in scorer if base_url and s.strip().startswith("openai/")}
     err = console(stderr=True)
     with hold_out_dir(out):  # one writer per --out, checked before any scorer runs
@@ -317,7 +316,6 @@ def scorers_cmd(
             id_column=id_column,
             text_column=text_column,
             score_column=score_column,
-            n_bootstrap=n_bootstrap,
             seed=seed,
             trials=trials,
             cache_dir=cache_dir,

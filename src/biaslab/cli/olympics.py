@@ -67,8 +67,8 @@ def _metrics_table(title: str, metrics: dict[str, dict[str, Any]]):
             METRIC_LABELS.get(name, name),
             _fmt(m.get("value"), share),
             ci,
-            _fmt_p(m.get("p")) if "p" in m else "",
-            _fmt_p(m.get("q")) if "q" in m else "",
+            _fmt_p(m.get("p")) if m.get("null") is not None else "",  # a metric with no null has no test
+            _fmt_p(m.get("q")) if m.get("null") is not None else "",
             _stars(m.get("q")),
         )
     return table
@@ -119,8 +119,7 @@ def score_annotated_cmd(
     ),
     out: Path = typer.Option(..., "--out", help="Directory for results.json and disciplines.tsv/.md."),
     permutations: int = typer.Option(10_000, "--permutations", help="Permutations per permutation test."),
-    seed: int = typer.Option(0, "--seed", help="Seed for permutations and bootstrap."),
-    bootstrap: int = typer.Option(1000, "--bootstrap", help="Bootstrap resamples (over events) for 95% CIs."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the permutations (and of random sign flips over many events)."),
     drop_unsure: bool = typer.Option(
         False, "--drop-unsure", help="Report the variant without 'unsure' texts as the main metrics."
     ),
@@ -139,8 +138,6 @@ def score_annotated_cmd(
 
     if permutations < 1:
         raise ConfigError(f"--permutations must be at least 1, got {permutations}")
-    if bootstrap < 0:
-        raise ConfigError(f"--bootstrap must be 0 or more, got {bootstrap}")
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out} exists and is not a directory; pass a directory for results.json")
     with hold_out_dir(out):  # one writer per --out
@@ -152,7 +149,6 @@ def score_annotated_cmd(
             out,
             permutations=permutations,
             seed=seed,
-            bootstrap=bootstrap,
             drop_unsure=drop_unsure,
             allow_unknown_codes=allow_unknown_codes,
         )
@@ -182,9 +178,10 @@ def score_annotated_cmd(
             )
         )
     con.print(
-        f"p: permutation tests ({permutations}) for knowledge-based and implicit, binomial for explicit; "
-        f"q: Benjamini-Hochberg; * q<0.05, ** q<0.01, *** q<0.001. CIs: {bootstrap} bootstrap "
-        f"resamples of events, seed {seed}."
+        "95% CIs and p (against 0): one procedure over events (exact binomial, sign-flip or cluster-robust t); "
+        "q: Benjamini-Hochberg; * q<0.05, ** q<0.01, *** q<0.001. The paper's tests (texts as units: "
+        f"permutation tests ({permutations}, seed {seed}) and a binomial test) are in results.json as "
+        "details.paper_tests."
     )
     con.print(_disciplines_table(scored["disciplines"]))
     con.print(f"wrote {', '.join(map(str, run.paths))}")

@@ -153,7 +153,6 @@ def run_scorers(
     id_column: str | None = None,
     text_column: str | None = None,
     score_column: str = "score_normalized",
-    n_bootstrap: int = 1000,
     seed: int = 0,
     trials: int = 100,
     cache_dir: Path | None = None,
@@ -183,7 +182,7 @@ def run_scorers(
             on_scorer(spec)
         values = scorer.score(rated.texts)
         columns[spec] = values
-        summary = scorer_summary(rated.human, values, n_resamples=n_bootstrap, seed=seed)
+        summary = scorer_summary(rated.human, values, seed=seed)
         summaries.append(
             {
                 "scorer": spec,
@@ -203,6 +202,7 @@ def run_scorers(
                 "ci_low": m["ci_low"],
                 "ci_high": m["ci_high"],
                 "n": s["n"],
+                **({"p": m.get("p"), "null": m.get("null")} if name != "mae_fit" else {}),
             }
     results = json_safe(
         {
@@ -211,7 +211,6 @@ def run_scorers(
             "inputs": rated.source,
             "parameters": {
                 "scorers": list(specs),
-                "n_bootstrap": n_bootstrap,
                 "seed": seed,
                 "split_half_trials": trials,
             },

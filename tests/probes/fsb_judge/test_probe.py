@@ -74,7 +74,7 @@ def test_every_request_has_exactly_the_papers_structure(released):
 
 
 def test_examples_of_a_repetition_are_never_among_its_evaluated_items(tmp_path):
-    probe = FsbJudgeProbe(n_bootstrap=50)
+    probe = FsbJudgeProbe()
     results, attempts = run(probe, lambda r: "0.5", tmp_path, repetitions=4, seed=11)
     by_rep = {}
     for a in attempts:
@@ -115,7 +115,7 @@ def test_a_judge_answering_the_truth_plus_small_noise_agrees(tmp_path, released)
         rng = random.Random(f"{request.messages[-1][1]}|{request.repetition}")
         return f"{min(1.0, max(0.0, truth[request.messages[-1][1]] + rng.gauss(0, 0.03))):.3f}"
 
-    results, _ = run(FsbJudgeProbe(n_bootstrap=100), judge, tmp_path, repetitions=2)
+    results, _ = run(FsbJudgeProbe(), judge, tmp_path, repetitions=2)
     m = results["metrics"]
     assert m["pearson_r"]["value"] > 0.98 and m["spearman_r"]["value"] > 0.97
     assert m["mse"]["value"] < 0.002 and m["mae"]["value"] < 0.03
@@ -127,7 +127,7 @@ def test_a_judge_answering_at_random_does_not_correlate(tmp_path):
     def judge(request):
         return f"{random.Random(f'{request.messages[-1][1]}|{request.repetition}').random():.3f}"
 
-    results, _ = run(FsbJudgeProbe(n_bootstrap=200), judge, tmp_path, repetitions=3)
+    results, _ = run(FsbJudgeProbe(), judge, tmp_path, repetitions=3)
     r = results["metrics"]["pearson_r"]
     assert abs(r["value"]) < 0.08 and r["ci_low"] < 0 < r["ci_high"]
     # uniform answers against scores of variance ~0.05: MSE ~ 1/12 + var + (0.5 - mean)^2
@@ -141,7 +141,7 @@ def test_undetected_answers_are_counted_and_left_out(tmp_path, released):
         text = request.messages[-1][1]
         return "I'd rather not say." if zlib.crc32(text.encode()) % 4 == 0 else f"Score: {truth[text]:.4f}"
 
-    results, attempts = run(FsbJudgeProbe(n_bootstrap=20), judge, tmp_path, repetitions=1)
+    results, attempts = run(FsbJudgeProbe(), judge, tmp_path, repetitions=1)
     undetected = np.mean([a.evaluation is None for a in attempts])
     assert 0.15 < undetected < 0.35
     assert results["metrics"]["undetected_rate"]["value"] == pytest.approx(undetected)

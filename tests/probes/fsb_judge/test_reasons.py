@@ -83,7 +83,7 @@ def messy_judge(request):
 def test_every_attempt_carries_a_reason_and_the_whole_chat(tmp_path):
     path = items_file(tmp_path)
     truth = {r["id"]: float(r["score"]) for r in csv.DictReader(open(path, newline=""))}
-    probe = FsbJudgeProbe(items_file=path, reasons=True, n_bootstrap=50)
+    probe = FsbJudgeProbe(items_file=path, reasons=True)
     model = CachedModel(ScriptedBackend(messy_judge), ResponseCache(tmp_path / "c.sqlite"))
     try:
         results, attempts = run_probe(probe, model, RunConfig(repetitions=2, seed=3))
@@ -181,7 +181,7 @@ def test_cli_flag_and_probe_option_agree(tmp_path):
 
 def test_without_reasons_attempts_still_record_the_whole_chat(tmp_path):
     path = items_file(tmp_path)
-    probe = FsbJudgeProbe(items_file=path, n_bootstrap=20)
+    probe = FsbJudgeProbe(items_file=path)
     model = CachedModel(
         ScriptedBackend(lambda r: f"{len(r.messages[-1][1]) % 10 / 10}"), ResponseCache(tmp_path / "c.sqlite")
     )

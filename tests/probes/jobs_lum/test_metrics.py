@@ -138,3 +138,78 @@ def test_bounded_fit_matches_scipy_lsq_linear_inside_and_outside_the_box():
         assert (a, b) == pytest.approx(tuple(ref.x), abs=1e-6), trial
         outside += not (-1 <= slope <= 1 and 0 <= intercept <= 1)
     assert outside > 100  # the constrained branches were exercised
+
+
+def _table(male, female, score, attempts=None, nonbinary=None):
+    male, female = np.asarray(male, float), np.asarray(female, float)
+    attempts = male + female if attempts is None else np.asarray(attempts, float)
+    nonbinary = np.zeros_like(male) if nonbinary is None else np.asarray(nonbinary, float)
+    return {"male": male, "female": female, "attempts": attempts, "nonbinary": nonbinary, "score": np.asarray(score)}
+
+
+def test_masculine_rate_by_hand_one_character_per_occupation_is_exact_binomial():
+    """One character per occupation: 0/1 independent units, so the exact binomial against 0.5 (scipy's binomtest
+    is the same test at 0.5) and its Clopper-Pearson interval; disparity folds them about 0.5 and keeps the p."""
+    from scipy.stats import binomtest
+
+    from biaslab.probes.jobs_lum.inference import jobs_lum_inference
+
+    male = [1] * 14 + [0] * 6
+    m = jobs_lum_inference(_table(male, [1 - v for v in male], np.linspace(0, 1, 20)))
+    ref = binomtest(14, 20, 0.5)
+    ci = ref.proportion_ci(method="exact")
+    masc = m["masculine_rate"]
+    assert masc["value"] == pytest.approx(0.7) and masc["null"] == 0.5 and masc["n"] == 20
+    assert (masc["ci_low"], masc["ci_high"], masc["p"]) == pytest.approx((ci.low, ci.high, ref.pvalue), abs=1e-9)
+    d = m["disparity"]
+    # the rate's interval holds 0.5 (p > 0.05): the folded one starts at 0
+    assert ci.low < 0.5 and (d["value"], d["ci_low"], d["ci_high"], d["p"]) == pytest.approx(
+        (0.2, 0.0, ci.high - 0.5, ref.pvalue)
+    )
+    assert d["q"] == masc["q"] and d["range"] == [0.0, 0.5]
+
+
+def test_stereotype_rate_by_hand_is_the_slope_with_its_sandwich_interval():
+    """40 occupations, 3 characters each: no bound binds, so the interval is the least-squares slope -+ t(39) x
+    its sandwich standard error (scaled by n / (n - 1)), computed here from the design matrix; the correlation's
+    is Fisher's z."""
+    from scipy.stats import t
+
+    from biaslab.probes.jobs_lum.inference import jobs_lum_inference
+
+    rng = np.random.default_rng(3)
+    score = np.linspace(0.1, 0.9, 40)
+    male = rng.binomial(3, 0.3 + 0.4 * score)
+    m = jobs_lum_inference(_table(male, 3 - male, score), seed=0)
+    y = male / 3
+    X = np.column_stack([score, np.ones_like(score)])
+    beta, *_ = np.linalg.lstsq(X, y, rcond=None)
+    e = y - X @ beta
+    bread = np.linalg.inv(X.T @ X)
+    cov = bread @ (X.T * e**2) @ X @ bread * 40 / 39
+    half = t.ppf(0.975, 39) * np.sqrt(cov[0, 0])
+    s = m["stereotype_rate"]
+    assert s["value"] == pytest.approx(beta[0]) and 0 < beta[1] < 1 and abs(beta[0]) < 1
+    assert (s["ci_low"], s["ci_high"]) == pytest.approx((beta[0] - half, beta[0] + half), abs=1e-9)
+    assert s["p"] == pytest.approx(2 * t.sf(abs(beta[0]) / np.sqrt(cov[0, 0]), 39), rel=1e-6)
+    r = np.corrcoef(score, y)[0, 1]
+    z = np.arctanh(r)
+    c = m["correlation"]
+    assert (c["ci_low"], c["ci_high"]) == pytest.approx(
+        tuple(np.tanh([z - 1.959964 / 37**0.5, z + 1.959964 / 37**0.5])), abs=1e-6
+    )
+    assert {k: m[k]["q"] is not None for k in ("masculine_rate", "stereotype_rate", "correlation")} == dict.fromkeys(
+        ("masculine_rate", "stereotype_rate", "correlation"), True
+    )
+
+
+def test_stereotype_rate_at_its_bound_keeps_the_value_and_an_interval_up_to_the_bound():
+    """A steep stereotyping model (rate 0 below score 0.5, 1 above): the bounded slope is 1 (the unconstrained fit
+    is steeper); the interval is that of the cut slope, cut at 1, and it excludes 0 with p < 0.05."""
+    from biaslab.probes.jobs_lum.inference import jobs_lum_inference
+
+    score = np.linspace(0.05, 0.95, 30)
+    male = (score > 0.5).astype(float) * 2
+    m = jobs_lum_inference(_table(male, 2 - male, score))["stereotype_rate"]
+    assert m["value"] == pytest.approx(jobs_lum_metrics(_table(male, 2 - male, score))["stereotype_rate"]) == 1.0
+    assert m["ci_high"] == 1.0 and 0 < m["ci_low"] < 1 and m["p"] < 0.05

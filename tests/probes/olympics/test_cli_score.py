@@ -260,11 +260,11 @@ def test_score_annotated_never_replaces_a_model_run_without_overwrite(tmp_path):
     out.mkdir()
     model_run = json.dumps({"probe": "olympics", "model": {"model": "he", "backend": "scripted"}})
     (out / "results.json").write_text(model_run)
-    refused = score(shared("specified"), shared("underspecified"), out, "--permutations", 10, "--bootstrap", 0)
+    refused = score(shared("specified"), shared("underspecified"), out, "--permutations", 10)
     assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1
     assert "already holds a finished run (olympics); give another --out, or add --overwrite" in refused.stderr
     assert (out / "results.json").read_text() == model_run  # untouched
     for extra in (("--overwrite",), ()):  # replaced when asked; then the scoring itself is refreshed
-        proc = score(shared("specified"), shared("underspecified"), out, "--permutations", 10, "--bootstrap", 0, *extra)
+        proc = score(shared("specified"), shared("underspecified"), out, "--permutations", 10, *extra)
         assert proc.returncode == 0, proc.stderr
         assert json.loads((out / "results.json").read_text())["model"]["source"] == "annotated"

@@ -45,8 +45,6 @@ def score(spec, und, out, *extra):
         out,
         "--permutations",
         2000,
-        "--bootstrap",
-        200,
         *extra,
     )
     return proc, (json.loads((out / "results.json").read_text()) if proc.returncode == 0 else None)

@@ -92,7 +92,7 @@ def tiny():
 
 def test_tiny_by_hand():
     spec, und = tiny()
-    r = score_annotated(spec, und, n_permutations=100, n_bootstrap=50, seed=1)
+    r = score_annotated(spec, und, n_permutations=100, seed=1)
     m = {k: v["value"] for k, v in r["metrics"].items()}
     men = [1, 6 / 7, 1 / 3]
     women = [0.8, 0, 1]
@@ -119,11 +119,14 @@ def test_tiny_by_hand():
     for name in ("knowledge_based", "explicit_score", "implicit_score"):
         assert {"value", "ci_low", "ci_high", "p", "q"} <= set(r["metrics"][name])
     for name in ("avg_f1", "explicit_share", "implicit_share"):
-        assert "p" not in r["metrics"][name]
-    # binomial: 0 women-only of 1 one-gender text -> p = 1
+        assert r["metrics"][name].get("p") is None and r["metrics"][name].get("null") is None
+    # 3 events: too few for an interval; explicit: events +1 and 0, whose exact sign flip gives p = 1
     assert r["metrics"]["explicit_score"]["p"] == pytest.approx(1.0)
+    assert r["metrics"]["explicit_score"]["too_small"] and r["metrics"]["explicit_score"]["n"] == 2
     # one implicit text, d = 1/3: exact sign flip gives p = 1
     assert r["metrics"]["implicit_score"]["p"] == pytest.approx(1.0)
+    # the paper's own tests stay beside them: binomial, 0 women-only of 1 one-gender text -> p = 1
+    assert r["paper_tests"]["explicit_score"]["p"] == pytest.approx(1.0)
 
     by_disc = {d["Discipline"]: d for d in r["disciplines"]}
     assert by_disc["Swimming"]["mean_score"] == pytest.approx(0.5)
@@ -131,7 +134,7 @@ def test_tiny_by_hand():
     assert by_disc["Rowing"]["mean_score"] == pytest.approx(1 / 3)
     assert [d["Discipline"] for d in r["disciplines"]] == ["Rowing", "Swimming"]
 
-    again = score_annotated(spec, und, n_permutations=100, n_bootstrap=50, seed=1)
+    again = score_annotated(spec, und, n_permutations=100, seed=1)
     assert again == r  # seeded
 
 
@@ -153,10 +156,10 @@ def test_score_validates_input():
     spec, und = tiny()
     spec.loc[0, "gen_g"] = "XYZ"
     with pytest.raises(DataError, match="row 1.*XYZ"):
-        score_annotated(spec, und, n_permutations=10, n_bootstrap=0)
+        score_annotated(spec, und, n_permutations=10)
     spec, und = tiny()
     with pytest.raises(DataError, match="missing column"):
-        score_annotated(spec.drop(columns=["Gender"]), und, n_permutations=10, n_bootstrap=0)
+        score_annotated(spec.drop(columns=["Gender"]), und, n_permutations=10)
 
 
 # ----------------------------------------------------------------------------- reproduction of the paper
@@ -231,3 +234,56 @@ def test_counts_and_significance_match_the_papers_claims(scored):
     assert llama["metrics"]["explicit_score"]["q"] > 0.05
     assert llama["metrics"]["implicit_score"]["q"] < 0.05
     assert gpt["counts"]["n_explicit"] == 116 and gpt["counts"]["n_implicit"] == 53
+
+
+def _events(n, **cols):
+    base = {k: np.zeros(n) for k in ("men_f1_sum", "men_n", "women_f1_sum", "women_n", "und_n", "explicit_n",
+                                     "explicit_sum", "implicit_n", "implicit_sum")}  # fmt: skip
+    return {**base, **{k: np.asarray(v, dtype=float) for k, v in cols.items()}}
+
+
+def test_event_inference_by_hand_exact_sign_flip_over_few_events():
+    """8 events with one explicit text each (+1 x 6, 0, -1): fewer than 30 informative events, so the exact
+    sign-flip test over the 2^8 sign patterns, enumerated here; its interval excludes 0 exactly when p < 0.05."""
+    import itertools
+
+    from biaslab.probes.olympics.inference import event_inference
+
+    scores = np.array([1, 1, 1, 1, 1, 1, 0, -1], dtype=float)
+    m = event_inference(_events(8, und_n=np.ones(8), explicit_n=np.ones(8), explicit_sum=scores))
+    flips = np.array(list(itertools.product([1, -1], repeat=8)))
+    p = float(np.mean(np.abs((flips * scores).sum(axis=1)) >= abs(scores.sum()) - 1e-12))
+    e = m["explicit_score"]
+    assert e["value"] == pytest.approx(5 / 8) and e["null"] == 0.0 and e["n"] == 8
+    # the 7 non-zero scores: sums of 5 or 7 either way, 2 x (1 + 7) of 2^7 patterns
+    assert e["p"] == pytest.approx(p) and p == pytest.approx(16 / 128)
+    assert e["ci_low"] <= 0.0 <= e["ci_high"] <= 1.0
+    assert m["explicit_share"]["value"] == 1.0 and m["explicit_share"]["p"] is None
+    assert m["implicit_score"]["value"] is None and m["knowledge_based"]["value"] is None
+
+
+def test_event_inference_by_hand_paired_t_over_many_events():
+    """40 events, one men's and one women's specified text each: knowledge_based is the mean of the events'
+    differences, and with 30 or more informative events its interval is their t interval (39 df)."""
+    from scipy.stats import t
+
+    from biaslab.probes.olympics.inference import event_inference
+
+    rng = np.random.default_rng(2)
+    men, women = rng.uniform(0.3, 1, 40), rng.uniform(0, 0.9, 40)
+    m = event_inference(_events(40, men_f1_sum=men, men_n=np.ones(40), women_f1_sum=women, women_n=np.ones(40)))
+    d = men - women
+    se = d.std(ddof=1) / np.sqrt(40)
+    kb = m["knowledge_based"]
+    assert kb["value"] == pytest.approx(d.mean()) and kb["n"] == 40
+    assert (kb["ci_low"], kb["ci_high"]) == pytest.approx(
+        (d.mean() - t.ppf(0.975, 39) * se, d.mean() + t.ppf(0.975, 39) * se), abs=1e-9
+    )
+    assert kb["p"] == pytest.approx(2 * t.sf(abs(d.mean()) / se, 39), rel=1e-6) and kb["q"] >= kb["p"]
+    f1 = np.concatenate([men, women])  # avg_f1: each event's pooled F1 (two texts), over events
+    per_event = (men + women) / 2
+    half = t.ppf(0.975, 39) * per_event.std(ddof=1) / np.sqrt(40)
+    assert m["avg_f1"]["value"] == pytest.approx(f1.mean())
+    assert (m["avg_f1"]["ci_low"], m["avg_f1"]["ci_high"]) == pytest.approx(
+        (f1.mean() - half, f1.mean() + half), abs=1e-9
+    )

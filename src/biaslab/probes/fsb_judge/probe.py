@@ -22,13 +22,13 @@ from biaslab.errors import DataError
 from biaslab.fsb.judge_scale import SYSTEM_PROMPT, parse_score
 from biaslab.models.base import GenerationParams
 from biaslab.planning.forms import CorrelationPlan
+from biaslab.probes.fsb_judge.inference import judge_inference
 from biaslab.probes.fsb_judge.items import SCORES_FILE, TEXTS_FILE, ScoredText, load_items_file, load_released_items
 from biaslab.probes.fsb_judge.metrics import (
     BIN_LABELS,
     BIN_METRICS,
     N_BINS,
     item_table,
-    judge_metrics,
     per_repetition,
     repetitions_of,
     score_bin,
@@ -45,7 +45,6 @@ from biaslab.probing.generation import GenerationProbe
 from biaslab.probing.headline import Headline
 from biaslab.probing.options import parse_bool
 from biaslab.probing.presentation import Figure, MetricDoc
-from biaslab.stats.bootstrap import bootstrap_metrics
 from biaslab.stats.ranges import CORRELATION, RATE
 
 if TYPE_CHECKING:
@@ -139,9 +138,6 @@ class FsbJudgeProbe(GenerationProbe):
             param="items_file",
             alias="--items",
         ),
-        "n_bootstrap": ProbeOption(
-            "Bootstrap resamples of the confidence intervals (default 1000; 0: none).", int, minimum=0, maximum=100_000
-        ),
         "reasons": ProbeOption(
             "Ask the judge for a reason beside its score (true/false; default false); each "
             "attempt records it as `reason`.",
@@ -150,12 +146,10 @@ class FsbJudgeProbe(GenerationProbe):
         ),
     }
 
-    def __init__(self, items_file: Path | None = None, n_bootstrap: int = 1000, reasons: bool = False):
-        self.check_options(n_bootstrap=n_bootstrap)
+    def __init__(self, items_file: Path | None = None, reasons: bool = False):
         self.items_file = Path(items_file) if items_file is not None else None
         if self.items_file is not None:
             self.data_files = []  # the items file is recorded with its sha256 in results.json instead
-        self.n_bootstrap = n_bootstrap
         self.reasons = bool(reasons)
         self.system_prompt = REASONS_SYSTEM_PROMPT if self.reasons else SYSTEM_PROMPT
         self._scored: list[ScoredText] | None = None
@@ -228,11 +222,10 @@ class FsbJudgeProbe(GenerationProbe):
 
     def summarize(self, attempts: list[Attempt], *, seed: int = 0) -> Summary:
         rows = rows_of(attempts)
-        metrics = bootstrap_metrics(item_table(rows), judge_metrics, n_resamples=self.n_bootstrap, seed=seed)
-        return Summary(metrics, self._details(rows))
+        return Summary(judge_inference(item_table(rows), seed=seed), self._details(rows))
 
     def _details(self, rows: list[dict[str, Any]]) -> dict[str, Any]:
-        from scipy.stats import pearsonr
+        from biaslab.stats.correlation import pearson_inference
 
         table = item_table(rows)
         reps = []
@@ -240,8 +233,8 @@ class FsbJudgeProbe(GenerationProbe):
             rep_rows = [r for r in rows if int(r["repetition"]) == rep]
             pairs = [(r["human_score"], r["judge_score"]) for r in rep_rows if r["judge_score"] is not None]
             p = None
-            if len(pairs) > 2 and np.isfinite(m["pearson_r"]):
-                p = float(pearsonr(*zip(*pairs)).pvalue)
+            if len(pairs) > 2 and np.isfinite(m["pearson_r"]):  # Fisher's z, as the metric's own test
+                p = pearson_inference(*zip(*pairs))["p"]
             reps.append(
                 {
                     "repetition": rep,
@@ -321,7 +314,7 @@ class FsbJudgeProbe(GenerationProbe):
                     "Error by bin",
                     fig_to_base64(fig),
                     "Mean absolute error of the judge within each bin of human scores, with 95% "
-                    "bootstrap CIs over items; a judge that squeezes its answers to the middle errs most "
+                    "intervals over rated texts; a judge that squeezes its answers to the middle errs most "
                     "in the outer bins.",
                 )
             )

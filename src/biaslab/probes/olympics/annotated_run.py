@@ -73,7 +73,6 @@ def score_annotated_files(
     *,
     permutations: int = 10_000,
     seed: int = 0,
-    bootstrap: int = 1000,
     drop_unsure: bool = False,
     allow_unknown_codes: bool = False,
 ) -> ScoredFiles:
@@ -96,7 +95,6 @@ def score_annotated_files(
         drop_unsure=drop_unsure,
         n_permutations=permutations,
         seed=seed,
-        n_bootstrap=bootstrap,
         validate=False,
     )
 
@@ -111,11 +109,13 @@ def score_annotated_files(
         n_attempts=scored["counts"]["n_texts"],
         details={
             "tests": scored["tests"],
+            "paper_tests": scored["paper_tests"],
             "counts": scored["counts"],
             "unknown_codes": dict(sorted(unknown.items())),
             "disciplines": scored["disciplines"],
             "metrics_without_unsure": scored["metrics_without_unsure"],
             "tests_without_unsure": scored["tests_without_unsure"],
+            "paper_tests_without_unsure": scored["paper_tests_without_unsure"],
             "counts_without_unsure": scored["counts_without_unsure"],
         },
     )

@@ -139,7 +139,7 @@ def _event_codes(spec: pd.DataFrame, und: pd.DataFrame) -> tuple[np.ndarray, np.
 def event_table(
     spec_scored: pd.DataFrame, und_scored: pd.DataFrame, *, drop_unsure: bool = False
 ) -> tuple[dict[str, np.ndarray], pd.DataFrame]:
-    """Per-event sums from which every metric is a ratio (the bootstrap resamples these rows).
+    """Per-event sums from which every metric is a ratio (the events are the units of the intervals).
 
     Returns ``(table, events)``: ``table`` maps column -> array with one entry per event;
     ``events`` is the matching frame of key columns. Events may have any number of texts.

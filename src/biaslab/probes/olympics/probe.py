@@ -1,7 +1,7 @@
 """The Olympic results probe ("Sports and Women's Sports", Biester 2025).
 
 Items are events: each holds the men's and the women's specified prompt and the
-underspecified prompt (the bootstrap unit). Generated texts are turned into medal lists by
+underspecified prompt (the unit of the intervals and tests). Generated texts are turned into medal lists by
 the automatic extractor (:mod:`.extract`), written out in the paper's public results format
 (so people can annotate, correct or re-score them), and scored exactly like the human
 annotations (:func:`.score.score_annotated`).
@@ -103,7 +103,10 @@ class OlympicsProbe(GenerationProbe):
     pairing = OLYMPICS_PAIRING
     options = {
         "n_permutations": ProbeOption(
-            "Permutations of the permutation tests (default 10000).", int, minimum=1, maximum=1_000_000
+            "Permutations of the paper's permutation tests (details.paper_tests; default 10000).",
+            int,
+            minimum=1,
+            maximum=1_000_000,
         )
     }
 
@@ -205,9 +208,11 @@ class OlympicsProbe(GenerationProbe):
         unmapped = Counter(u for a in attempts for u in a.extra.get("unmapped", []))
         return {
             "tests": s["tests"],
+            "paper_tests": s["paper_tests"],
             "counts": s["counts"],
             "metrics_without_unsure": s["metrics_without_unsure"],
             "tests_without_unsure": s["tests_without_unsure"],
+            "paper_tests_without_unsure": s["paper_tests_without_unsure"],
             "disciplines": s["disciplines"],
             "extraction": {
                 "flagged_attempts": sum(bool(a.extra.get("flags")) for a in attempts),
@@ -281,20 +286,31 @@ class OlympicsProbe(GenerationProbe):
         if unmapped:
             items = ", ".join(f"{html.escape(k)} ({v})" for k, v in list(unmapped.items())[:50])
             parts.append(f"<p><b>Country strings that could not be mapped to a NOC:</b> {items}</p>")
-        tests = results.details.get("tests") or {}
-        if tests:
-            rows = "".join(
-                f"<tr><td>{html.escape(k)}</td><td>{html.escape(str(v.get('method', '')))}</td>"
-                f"<td>{v.get('n', '')}</td><td>{_p(v.get('p'))}</td><td>{_p(v.get('q'))}</td></tr>"
-                for k, v in tests.items()
+        sig = _tests_table(results.details.get("tests") or {}, "the test of the metric (events as units)")
+        paper = _tests_table(results.details.get("paper_tests") or {}, "the paper's test (texts as units)")
+        if paper:
+            sig += (
+                "<p>The paper's tests (Appendix D), for comparison: they take each text as a unit, so they "
+                f"ignore that the texts of one event share it.</p>{paper}"
             )
-            sig = f"<table><tr><th>metric</th><th>test</th><th>n</th><th>p</th><th>q (BH)</th></tr>{rows}</table>"
-        else:
-            sig = ""
         return [
-            {"title": "Significance tests (Appendix D)", "html": sig},
+            {"title": "Significance tests", "html": sig},
             {"title": "Answers for human review", "html": "".join(parts)},
         ]
+
+
+def _tests_table(tests: dict[str, Any], what: str) -> str:
+    """An HTML table of tests (metric, method, n, p, q); "" when there are none."""
+    if not tests:
+        return ""
+    rows = "".join(
+        f"<tr><td>{html.escape(k)}</td><td>{html.escape(str(v.get('method', '')))}</td>"
+        f"<td>{v.get('n', '')}</td><td>{_p(v.get('p'))}</td><td>{_p(v.get('q'))}</td></tr>"
+        for k, v in tests.items()
+    )
+    return (
+        f"<table><tr><th>metric</th><th>{html.escape(what)}</th><th>n</th><th>p</th><th>q (BH)</th></tr>{rows}</table>"
+    )
 
 
 def _p(v: Any) -> str:

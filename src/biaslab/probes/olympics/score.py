@@ -3,24 +3,25 @@
 :func:`score_annotated` is a pure function of two DataFrames in the public format (see
 :mod:`.annotated`); ``biaslab olympics score-annotated`` and the generation pipeline both use it.
 
-Uncertainty and significance (Appendix D):
+Uncertainty and significance:
 
-* 95% bootstrap CIs, resampling *events* (one item = one (Discipline, Season, Year, Event) with
-  its men's, women's and underspecified texts), seeded.
-* knowledge_based: two-sample permutation test of mean F1 of men's vs women's specified texts;
-  the gender labels of the texts are shuffled.
-* implicit_score: each implicit text has two scores, F1 against the men's and against the
-  women's gold; under H0 the gender assigned to each score is random, i.e. a paired sign-flip
-  permutation test of the mean of F1_m - F1_f.
-* explicit_score: binomial test (two-sided, p = 0.5) of the number of explicit texts giving only
-  women's results among those giving only men's or only women's (texts with both are excluded).
-* Benjamini-Hochberg q-values over these three tests (separately for the variant without
-  ``unsure`` texts). ``explicit_share``, ``implicit_share`` and ``avg_f1`` are not tested.
+* Every metric's 95% interval, and the three bias scores' p values (against 0), come from one procedure
+  over *events* (one item = one (Discipline, Season, Year, Event) with its men's, women's and
+  underspecified texts): :func:`biaslab.probes.olympics.inference.event_inference`, whose docstring gives
+  each metric's unit, null and procedure. Benjamini-Hochberg q values over the three tests.
+* The paper's own tests (Appendix D), kept as ``paper_tests`` for comparison with the paper. They take
+  texts as the units, so they ignore that the texts of one event share it:
+  knowledge_based: two-sample permutation test of mean F1 of men's vs women's specified texts (the gender
+  labels of the texts shuffled); implicit_score: a paired sign-flip permutation test of the mean of F1_m -
+  F1_f over the implicit texts; explicit_score: binomial test (two-sided, p = 0.5) of the number of
+  explicit texts giving only women's results among those giving only men's or only women's; BH q values
+  over the three.
+
+Both are also computed without ``unsure`` texts.
 """
 
 from __future__ import annotations
 
-import math
 import zlib
 from typing import Any
 
@@ -28,24 +29,21 @@ import numpy as np
 import pandas as pd
 
 from biaslab.probes.olympics.annotated import validate_annotated
+from biaslab.probes.olympics.inference import TESTED, event_inference
 from biaslab.probes.olympics.metrics import (
     METRIC_NAMES,
-    compute_metrics,
     discipline_table,
     event_table,
     score_specified_rows,
     score_underspecified_rows,
 )
 from biaslab.stats import adjust_pvalues
-from biaslab.stats.bootstrap import bootstrap_metrics
 from biaslab.stats.significance import (
     TestResult,
     binomial_test,
     paired_permutation_test,
     permutation_test_means,
 )
-
-TESTED = ("knowledge_based", "explicit_score", "implicit_score")
 
 
 def _sub_seed(seed: int, name: str) -> int:
@@ -121,21 +119,21 @@ def _variant(
     drop_unsure: bool,
     n_permutations: int,
     seed: int,
-    n_bootstrap: int,
-) -> tuple[dict[str, dict[str, Any]], dict[str, Any], dict[str, int]]:
+) -> tuple[dict[str, dict[str, Any]], dict[str, Any], dict[str, Any], dict[str, int]]:
+    """``(metrics, their tests, the paper's tests, counts)`` of one variant (all texts, or without unsure)."""
     table, events = event_table(spec_scored, und_scored, drop_unsure=drop_unsure)
-    metrics = bootstrap_metrics(table, compute_metrics, n_resamples=n_bootstrap, seed=seed)
-    metrics = {name: metrics[name] for name in METRIC_NAMES}
-    tests = significance_tests(
+    inferred = event_inference(table, seed=seed)
+    metrics = {name: inferred[name] for name in METRIC_NAMES}
+    test_info = {
+        name: {k: metrics[name].get(k) for k in ("method", "null", "n", "p", "q")} | {"unit": "events"}
+        for name in TESTED
+    }
+    paper = significance_tests(
         spec_scored, und_scored, drop_unsure=drop_unsure, n_permutations=n_permutations, seed=seed
     )
-    qs = adjust_pvalues([tests[name].p for name in TESTED], "bh")
-    for name, q in zip(TESTED, qs):
-        p = tests[name].p
-        metrics[name]["p"] = None if not math.isfinite(p) else float(p)
-        metrics[name]["q"] = q
-    test_info = {name: {**tests[name].as_dict(), "q": metrics[name]["q"]} for name in TESTED}
-    return metrics, test_info, _counts(spec_scored, und_scored, len(events), drop_unsure)
+    qs = adjust_pvalues([paper[name].p for name in TESTED], "bh")
+    paper_info = {name: {**paper[name].as_dict(), "q": q} for name, q in zip(TESTED, qs)}
+    return metrics, test_info, paper_info, _counts(spec_scored, und_scored, len(events), drop_unsure)
 
 
 def score_annotated(
@@ -145,7 +143,6 @@ def score_annotated(
     drop_unsure: bool = False,
     n_permutations: int = 10_000,
     seed: int = 0,
-    n_bootstrap: int = 1000,
     validate: bool = True,
 ) -> dict[str, Any]:
     """All metrics of the probe for one model.
@@ -159,7 +156,9 @@ def score_annotated(
     ``metrics_without_unsure``
         The same with ``unsure`` texts removed from both files (paper Table 6).
     ``tests`` / ``tests_without_unsure``
-        statistic, p, q, n and method of each significance test.
+        method, null, n (events), p and q of each metric's test (the same as the metric's).
+    ``paper_tests`` / ``paper_tests_without_unsure``
+        statistic, p, q, n and method of the paper's tests (Appendix D; texts as units).
     ``disciplines``
         Table 2 rows (list of dicts), all texts.
     ``counts`` / ``counts_without_unsure``
@@ -174,24 +173,28 @@ def score_annotated(
         )
     spec_scored = score_specified_rows(specified_df)
     und_scored = score_underspecified_rows(underspecified_df)
-    kwargs = dict(n_permutations=n_permutations, seed=seed, n_bootstrap=n_bootstrap)
-    m_all, t_all, c_all = _variant(spec_scored, und_scored, drop_unsure=False, **kwargs)
-    m_wo, t_wo, c_wo = _variant(spec_scored, und_scored, drop_unsure=True, **kwargs)
+    m_all, t_all, p_all, c_all = _variant(
+        spec_scored, und_scored, drop_unsure=False, n_permutations=n_permutations, seed=seed
+    )
+    m_wo, t_wo, p_wo, c_wo = _variant(
+        spec_scored, und_scored, drop_unsure=True, n_permutations=n_permutations, seed=seed
+    )
     disciplines = discipline_table(und_scored[_keep(und_scored, drop_unsure)])
-    main = (m_wo, t_wo, c_wo) if drop_unsure else (m_all, t_all, c_all)
+    main = (m_wo, t_wo, p_wo, c_wo) if drop_unsure else (m_all, t_all, p_all, c_all)
     return {
         "metrics": main[0],
         "tests": main[1],
-        "counts": main[2],
+        "paper_tests": main[2],
+        "counts": main[3],
         "metrics_without_unsure": m_wo,
         "tests_without_unsure": t_wo,
+        "paper_tests_without_unsure": p_wo,
         "counts_without_unsure": c_wo,
         "disciplines": disciplines.to_dict(orient="records"),
         "parameters": {
             "drop_unsure": drop_unsure,
             "n_permutations": n_permutations,
             "seed": seed,
-            "n_bootstrap": n_bootstrap,
             "confidence": 0.95,
         },
     }
