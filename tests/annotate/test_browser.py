@@ -8,10 +8,12 @@ Set BIASLAB_SCREENSHOTS=DIR to keep a screenshot of every page visited.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -59,8 +61,7 @@ from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
-@pytest.fixture
-def browser():
+def _start_chromium() -> tuple[webdriver.Chrome, str]:
     os.environ["SE_OFFLINE"] = "true"  # Selenium Manager must not try to download anything
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
@@ -78,11 +79,50 @@ def browser():
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
     driver.set_page_load_timeout(60)
-    try:
-        yield driver
-    finally:
-        driver.quit()
-        shutil.rmtree(profile, ignore_errors=True)
+    return driver, profile
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    """One Chromium for a module's tests (each start costs about 2 s of CPU), restarted if a test left it broken;
+    :func:`browser` hands it to each test as a fresh one."""
+    held: dict[str, Any] = {}
+    yield held
+    if "driver" in held:
+        held["driver"].quit()
+        shutil.rmtree(held["profile"], ignore_errors=True)
+
+
+def _fresh(driver: webdriver.Chrome) -> None:
+    """As a new browser: one blank window of 1200x900, no cookies (they are per host, not per port, and every
+    test's server is on 127.0.0.1), no cache, no console messages from before."""
+    handles = driver.window_handles
+    for handle in handles[1:]:
+        driver.switch_to.window(handle)
+        driver.close()
+    driver.switch_to.window(handles[0])
+    driver.get("about:blank")
+    driver.execute_cdp_cmd("Network.clearBrowserCookies", {})
+    driver.execute_cdp_cmd("Network.clearBrowserCache", {})
+    driver.set_window_size(1200, 900)
+    driver.get_log("browser")
+
+
+@pytest.fixture
+def browser(chromium):
+    if "driver" in chromium:
+        try:
+            _fresh(chromium["driver"])
+        except WebDriverException:  # an alert left open, a crashed tab: a new browser
+            chromium.pop("driver").quit()
+            shutil.rmtree(chromium.pop("profile"), ignore_errors=True)
+    if "driver" not in chromium:
+        chromium["driver"], chromium["profile"] = _start_chromium()
+    driver = chromium["driver"]
+    yield driver
+    with contextlib.suppress(WebDriverException):  # the page's storage (a later server may get the same port)
+        if driver.current_url.startswith("http"):
+            driver.execute_script("localStorage.clear(); sessionStorage.clear();")
 
 
 def shot(driver, name: str) -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.annotate.test_browser import browser, shot  # noqa: F401  (the fixture, reused)
+from tests.annotate.test_browser import browser, chromium, shot  # noqa: F401  (the fixtures, reused)
 from tests.cli_runner import run_cli
 from tests.conftest import requires_data
 

@@ -41,7 +41,7 @@ pytestmark = [
     pytest.mark.slow,
     pytest.mark.real_model,
 ]
-N_PAIRS = 200  # paired decisions compared with the local engine (99.5% must agree, every score within 0.01)
+N_PAIRS = 100  # paired decisions compared with the local engine (one near-tie may flip, every score within 0.01)
 
 
 class Server:
@@ -133,7 +133,7 @@ def test_a_server_killed_mid_run_fails_it_cleanly_the_rerun_resumes_and_decision
     agree, gap = compare(a, b)
     print(f"\nvLLM vs local engine: {agree}/{len(a)} decisions agree, largest sentence-score gap {gap:.2e} nats")
     assert len(a) == N_PAIRS
-    assert agree >= 0.995 * N_PAIRS and gap < 0.01
+    assert agree >= N_PAIRS - 1 and gap < 0.01
     assert all(a[k]["n_scored_tokens"] == b[k]["n_scored_tokens"] for k in a)  # the same shared tokens
 
 

@@ -34,7 +34,7 @@ pytestmark = [
     pytest.mark.slow,
     pytest.mark.real_model,
 ]
-N_PAIRS = 200  # paired decisions compared with the local engine (99.5% must agree, every score within 0.01)
+N_PAIRS = 100  # paired decisions compared with the local engine (one near-tie may flip, every score within 0.01)
 EAGER = ("-P", "enforce_eager=true")  # no torch.compile: minutes less to start; KV cache and context: biaslab's
 
 
@@ -102,7 +102,7 @@ def test_a_killed_run_resumes_and_scores_generates_and_judges_on_one_engine(refe
         f"\nvLLM in process vs local engine: {agree}/{len(a)} decisions agree, "
         f"largest sentence-score gap {gap:.2e} nats"
     )
-    assert agree >= 0.995 * N_PAIRS and gap < 0.01
+    assert agree >= N_PAIRS - 1 and gap < 0.01
     assert all(a[k]["n_scored_tokens"] == b[k]["n_scored_tokens"] for k in a)  # the same shared tokens
 
     alone = json.loads(proc.stdout.strip().splitlines()[-1])
