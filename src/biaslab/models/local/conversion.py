@@ -67,8 +67,7 @@ def _hash_file(path: Path) -> str:
         try:
             with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
                 # one call, which releases the GIL for the whole file: hashing overlaps imports and loading in
-                # other threads, also while one holds the GIL for seconds (a reading loop would wait for it
-                # at every chunk)
+                # other threads even while one holds the GIL for seconds (a loop would wait at every chunk)
                 h.update(mapped)
                 return h.hexdigest()
         except (ValueError, OSError):  # an empty file (cannot be mapped), or no mmap here
@@ -351,20 +350,16 @@ def verified_entry(path: Path) -> Path | None:
 
 @contextlib.contextmanager
 def parsed_once(path: Path) -> Iterator[None]:
-    """While the GGUF file ``path`` is converted: transformers reads its metadata three times (for the tokenizer,
-    the config and the weights), each time a pure-Python parse of every field, which for Gemma 3's 262,144-token
-    vocabulary takes half a minute on 2 cores; here the first parse is kept and handed to the other two (the
-    reader is a read-only view of the file). Other files are read as usual. Likewise the map from GGUF's tensor
-    names to transformers', which transformers builds anew for every submodule of the model it walks (15 s of CPU
-    for Gemma 3's): built once per architecture and depth (a lookup table, never changed)."""
+    """While the GGUF file ``path`` is converted: transformers parses its metadata three times (tokenizer, config,
+    weights; half a minute for Gemma 3's 262,144-token vocabulary on 2 cores): the first parse (a read-only view)
+    is kept for the other two; so is GGUF's tensor-name map, built anew per submodule (15 s of CPU for Gemma 3)."""
     try:
         import gguf
     except ImportError:  # transformers says what is missing
         yield
         return
     original, name_map = gguf.GGUFReader, gguf.get_tensor_name_map
-    target = os.path.realpath(path)
-    kept: list[Any] = []
+    target, kept = os.path.realpath(path), list[Any]()
 
     def reader(file: Any, *args: Any, **kwargs: Any) -> Any:
         if args or kwargs or os.path.realpath(file) != target:
