@@ -84,7 +84,7 @@ def agreement_error(sentence: str, names: Iterable[str] = (), *, verbs: bool = T
     ``verbs=False`` (predicates not known to be verb phrases, such as "snowflakes") checks the
     auxiliaries only: a plural noun cannot be told from a third-person verb by its form.
     """
-    names = set(names)
+    names = names if isinstance(names, (set, frozenset)) else set(names)  # a set given is not copied per sentence
     words = [w.replace("’", "'") for w in _TOKEN.findall(sentence)]
     number = None  # "plural"/"singular": the clause's subject; None: no clause open
     after_verb = False
