@@ -36,8 +36,15 @@ def test_binomial_power_by_hand():
 
 
 def independent_power(n: int, p1: float, alpha: float = 0.05) -> float:
-    """Power from scipy's binomial test itself: the probability of the k it rejects."""
-    return sum(binom.pmf(k, n, p1) for k in range(n + 1) if binomtest(k, n, 0.5).pvalue <= alpha)
+    """Power from scipy's binomial test itself: the probability of the k it rejects. Against 0.5 the test is
+    symmetric and its p value grows as k nears n/2, so it rejects k <= c and k >= n - c for the largest c it
+    rejects below n/2, found by bisection over scipy's own p values (every k is asked in
+    test_rejection_region_is_scipys)."""
+    lo, hi = -1, n // 2  # scipy rejects lo (or lo is -1: none), and never n // 2
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if binomtest(mid, n, 0.5).pvalue <= alpha else (lo, mid)
+    return 0.0 if lo < 0 else float(binom.cdf(lo, n, p1) + binom.sf(n - lo - 1, n, p1))
 
 
 @pytest.mark.parametrize("n", [5, 6, 17, 40, 61, 100])
