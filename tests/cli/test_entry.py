@@ -10,7 +10,7 @@ import pytest
 def test_the_command_ends_with_its_exit_code_and_all_of_its_output():
     ok = subprocess.run([sys.executable, "-m", "biaslab.cli", "probes"], capture_output=True, text=True)
     assert ok.returncode == 0
-    assert "winosemitism" in ok.stdout and ok.stdout.rstrip().endswith("┘")  # flushed to its last line
+    assert "winosemitism" in ok.stdout and ok.stdout.rstrip().endswith("biaslab probes --long")  # its last line
     bad = subprocess.run([sys.executable, "-m", "biaslab.cli", "run", "no-such-probe"], capture_output=True, text=True)
     assert bad.returncode == 2 and "unknown probe" in bad.stderr and "Traceback" not in bad.stderr
 

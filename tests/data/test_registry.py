@@ -24,7 +24,8 @@ def test_offline_without_data_names_the_file_and_both_ways(tmp_path, monkeypatch
         data_path("jobs/kennison_jobs.csv")
     msg = str(err.value)
     assert "jobs/kennison_jobs.csv" in msg and "BIASLAB_DATA_DIR" in msg and "download" in msg
-    assert "\n" not in msg
+    assert f"the download cache ({tmp_path / 'cache' / 'data'})" in msg and f"({tmp_path / 'empty'})" in msg
+    assert "`biaslab data --fetch jobs/kennison_jobs.csv`" in msg and "\n" not in msg
 
 
 @requires_data

@@ -20,6 +20,10 @@ from biaslab.models.registry import closest_spec, split_spec
         ("openai:gpt-4o-mini", "openai/gpt-4o-mini"),
         ("gguff/model.gguf", "gguf/model.gguf"),
         ("scripted", "scripted/<name>"),
+        ("gpt-4o-mini", "openai/gpt-4o-mini"),
+        ("o3-mini", "openai/o3-mini"),
+        ("claude-3-5-haiku-latest", "anthropic/claude-3-5-haiku-latest"),
+        ("models/tiny.gguf", "gguf/models/tiny.gguf"),
     ],
 )
 def test_the_closest_alias_or_prefix_is_suggested(typed, meant):
@@ -30,9 +34,17 @@ def test_the_closest_alias_or_prefix_is_suggested(typed, meant):
     assert "smollm2" in str(err.value) and "hf/<name>" in str(err.value)  # and the full list
 
 
-@pytest.mark.parametrize("typed", ["nothing-like-it", "zz/model"])
+@pytest.mark.parametrize("typed", ["nothing-like-it", "zz:model"])
 def test_no_suggestion_when_nothing_is_close(typed):
     assert closest_spec(typed) is None
     with pytest.raises(ConfigError, match="use one of") as err:
         split_spec(typed)
     assert "did you mean" not in str(err.value)
+
+
+@pytest.mark.parametrize("hub_id", ["meta-llama/Llama-3.1-8B", "openai-community/gpt2", "Qwen/Qwen2.5-0.5B"])
+def test_a_bare_hub_id_is_offered_with_the_hf_and_vllm_prefixes(hub_id):
+    assert closest_spec(hub_id) == f"hf/{hub_id}"
+    with pytest.raises(ConfigError) as err:
+        split_spec(hub_id)
+    assert f"(did you mean 'hf/{hub_id}', or 'vllm/{hub_id}' to run it with vLLM?)" in str(err.value)

@@ -23,7 +23,7 @@ app = new_app("biaslab", "Measure social bias in large language models: run prob
 # name -> "module:function"
 COMMANDS: dict[str, str] = {
     "run": "biaslab.cli.run:run",
-    "probes": "biaslab.cli.info:probes",
+    "probes": "biaslab.cli.probe_list:probes",
     "models": "biaslab.cli.info:models",
     "report": "biaslab.cli.report:report",
     "compare": "biaslab.cli.compare:compare",

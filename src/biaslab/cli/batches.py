@@ -10,15 +10,13 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from biaslab.cli.common import console, new_app
+from biaslab.cli.common import cache_dir_option, console, new_app
 
 app = new_app(
     "batches",
     "The batches that runs with -P batch=true submitted to OpenAI's or Anthropic's batch API: "
     "list them, look at one, cancel them, forget those the provider no longer knows.",
 )
-
-CACHE_HELP = "The response cache directory whose batches these are (default: the user cache; env BIASLAB_CACHE_DIR)."
 
 
 def _when(t: float) -> str:
@@ -35,7 +33,7 @@ def list_(
         "contains this text (e.g. jobs-lum, or the --out folder).",
     ),
     unfinished: bool = typer.Option(False, "--unfinished", help="Only batches not read back yet."),
-    cache_dir: Path | None = typer.Option(None, "--cache-dir", help=CACHE_HELP),
+    cache_dir: Path | None = cache_dir_option(),
 ) -> None:
     """List the batches in the journal (nothing is sent; `show` asks the provider for a batch's state now)."""
     from biaslab.models.batch.manage import journal_for, select
@@ -69,7 +67,7 @@ def show(
     offline: bool = typer.Option(
         False, "--offline", help="Print the journal's record only (ask the provider nothing)."
     ),
-    cache_dir: Path | None = typer.Option(None, "--cache-dir", help=CACHE_HELP),
+    cache_dir: Path | None = cache_dir_option(),
 ) -> None:
     """One batch: its record, and its state at the provider now (the key comes from the environment)."""
     from biaslab.models.batch.manage import describe, journal_for, refresh
@@ -91,7 +89,7 @@ def cancel(
     run: str | None = typer.Option(
         None, "--run", help="Cancel every unfinished batch of the runs whose description or command contains this text."
     ),
-    cache_dir: Path | None = typer.Option(None, "--cache-dir", help=CACHE_HELP),
+    cache_dir: Path | None = cache_dir_option(),
 ) -> None:
     """Cancel batches at the provider. Lines already answered are kept; the next run submits the rest anew."""
     from biaslab.errors import ConfigError
@@ -126,7 +124,7 @@ def forget(
     run: str | None = typer.Option(
         None, "--run", help="With --stale: only the batches of runs whose description or command contains this text."
     ),
-    cache_dir: Path | None = typer.Option(None, "--cache-dir", help=CACHE_HELP),
+    cache_dir: Path | None = cache_dir_option(),
 ) -> None:
     """Stop waiting for batches: their records stay in the journal, marked forgotten, and the next run submits
     the requests the cache lacks (answers already cached are kept; nothing is sent to the provider to forget)."""

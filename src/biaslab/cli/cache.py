@@ -8,15 +8,13 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from biaslab.cli.common import console
+from biaslab.cli.common import cache_dir_option, console
 
 
 def cache(
     clear: bool = typer.Option(False, "--clear", help="Delete converted models (all, or those named)."),
     verify: bool = typer.Option(False, "--verify", help="Check every file of each entry against its sha256."),
-    cache_dir: Path | None = typer.Option(
-        None, "--cache-dir", help="The response cache to describe (default: user cache; env BIASLAB_CACHE_DIR)."
-    ),
+    cache_dir: Path | None = cache_dir_option(),
     names: list[str] = typer.Argument(None, help="Entries to clear (a name or its first characters)."),
 ) -> None:
     """Show the model store (BIASLAB_MODELS_DIR: each GGUF file converted once, shared by every response cache)

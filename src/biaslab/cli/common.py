@@ -20,6 +20,19 @@ MODEL_OPTION_HELP = (
 )
 
 
+CACHE_DIR_HELP = (
+    "The response cache directory: responses.sqlite and the batch journal (default: the user cache; "
+    "env BIASLAB_CACHE_DIR)."
+)
+
+
+def cache_dir_option() -> Any:
+    """``--cache-dir DIR``, the same on every command that reads or writes the response cache. Without it the
+    response cache's own default applies, which honours ``BIASLAB_CACHE_DIR``
+    (:func:`biaslab.models.open.cache_path`)."""
+    return typer.Option(None, "--cache-dir", metavar="DIR", help=CACHE_DIR_HELP)
+
+
 def model_option_flag() -> Any:
     """``-P KEY=VALUE`` for the commands that open models but run no probe (no probe options to tell apart)."""
     return typer.Option(None, "--model-option", "-P", metavar="KEY=VALUE", help=MODEL_OPTION_HELP)

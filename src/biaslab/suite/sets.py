@@ -14,9 +14,7 @@ available offline, or the model kind cannot answer its requests -- and the suite
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
-from pathlib import Path
 
 from biaslab.errors import ConfigError
 
@@ -46,21 +44,6 @@ NAMED_SETS: dict[str, tuple[str, Callable[[], list[str]]]] = {
 }
 
 
-def data_available(files: list[str]) -> bool:
-    """Every registered file in ``files`` is in ``BIASLAB_DATA_DIR`` or the download cache."""
-    from biaslab.data.registry import FILES, cache_dir
-
-    for local in files:
-        df = FILES.get(local)
-        if df is None:
-            return False
-        data_dir = os.environ.get("BIASLAB_DATA_DIR")
-        here = [Path(data_dir).expanduser() / df.local] if data_dir else []
-        if not any(p.is_file() for p in [*here, cache_dir() / "data" / df.local]):
-            return False
-    return True
-
-
 def why_not(name: str, model_specs: list[str]) -> str | None:
     """Why the probe cannot run in a suite of these models without more from the user (None: it can)."""
     from biaslab.probes import create_probe, get_probe_class
@@ -79,18 +62,10 @@ def why_not(name: str, model_specs: list[str]) -> str | None:
     served = [s for s in model_specs if s.startswith(("openai/", "anthropic/"))]
     if served and isinstance(probe, LikelihoodProbe):
         return f"it scores log-likelihoods, which {served[0]} does not give"
-    missing = [f for f in probe.data_files if not data_available([f])]
-    if missing:
-        from biaslab.data.registry import FILES
+    from biaslab.data.availability import missing_message
 
-        supplied = [f for f in missing if f in FILES and FILES[f].sha256 is None]  # never downloaded: yours to put
-        how = (
-            "put it under BIASLAB_DATA_DIR (its card says where to get it)"
-            if supplied == missing
-            else "set BIASLAB_DATA_DIR or run biaslab data --fetch"
-        )
-        return f"its data ({', '.join(missing)}) is not available offline: {how}"
-    return None
+    missing = missing_message(probe.needed_data())
+    return f"its data is not here: {missing}" if missing else None
 
 
 def default_probes(model_specs: list[str]) -> list[str]:

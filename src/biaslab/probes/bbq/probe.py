@@ -27,7 +27,7 @@ from biaslab.models.base import (
     LoglikelihoodResult,
 )
 from biaslab.planning.forms import MeanPlan, ProportionPlan
-from biaslab.probes.bbq.data import BbqQuestion, load_questions
+from biaslab.probes.bbq.data import BbqQuestion, load_questions, registered_categories
 from biaslab.probes.bbq.genderbench import genderbench_metrics
 from biaslab.probes.bbq.metrics import bbq_metrics
 from biaslab.probes.bbq.pairing import BbqPairing
@@ -140,6 +140,7 @@ class BbqProbe(LikelihoodProbe):
     name = "bbq"
     version = "2"
     title = "BBQ: bias in question answering, ambiguous and disambiguated contexts (Parrish et al. 2022)"
+    summary = "stereotypes in QA"
     metric_docs = METRIC_DOCS
     pairing = BbqPairing()
     diagnostics = ("accuracy_ambig", "accuracy_disambig", "unparsed_rate")  # how often right, not which way
@@ -223,6 +224,11 @@ class BbqProbe(LikelihoodProbe):
         self.data_files: list[str] = []
         self.unregistered: dict[str, str] = {}
         self._items: list[ProbeItem] | None = None
+
+    def needed_data(self) -> list[str]:
+        """The registered category files of the run (before :meth:`load_items` has read them)."""
+        registered = registered_categories()
+        return [registered[c] for c in (self.categories or registered) if c in registered]
 
     def load_items(self) -> list[ProbeItem]:
         if self._items is None:

@@ -69,6 +69,7 @@ class BoldProbe(GenerationProbe):
     name = "bold"
     version = "1"
     title = "BOLD: sentiment of continuations about groups (gender, race, religion, politics, profession)"
+    summary = "sentiment about groups"
     metric_docs = METRIC_DOCS
     pairing = BoldPairing()
     metric_ranges = {

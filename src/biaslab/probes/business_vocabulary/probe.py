@@ -133,6 +133,7 @@ class BusinessVocabularyProbe(GenerationProbe):
     name = "business-vocabulary"
     version = "1"
     title = "BusinessVocabulary: gender-coded words in letters and reviews for men and women (GenderBench)"
+    summary = "gendered words in letters"
     data_files = DATA_FILES
     metric_docs = METRIC_DOCS
     metric_ranges = {"mean_diff": RATE_GAP, "mean_male": RATE, "mean_female": RATE}

@@ -85,6 +85,7 @@ class FsbJudgeProbe(GenerationProbe):
     name = "fsb-judge"
     version = "1"
     title = "Fifty Shades of Bias: LLM as a judge of the degree of gender bias"
+    summary = "judging bias in texts"
     data_files = [TEXTS_FILE, SCORES_FILE]
     accepts_items_file = True
     metric_docs = {

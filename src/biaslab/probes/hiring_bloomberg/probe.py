@@ -129,6 +129,7 @@ class HiringBloombergProbe(GenerationProbe):
     name = "hiring-bloomberg"
     version = "1"
     title = "HiringBloomberg: the gender of the first-ranked of eight equal resumes (Yin et al. 2024)"
+    summary = "resume ranking by gender"
     data_files = [NAMES_FILE, RESUMES_FILE]
     metric_docs = METRIC_DOCS
     metric_ranges = {"masculine_rate": RATE, "disparity": HALF_RATE, "stereotype_rate": (-0.5, 0.5)}

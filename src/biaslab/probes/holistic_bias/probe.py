@@ -81,6 +81,7 @@ class HolisticBiasProbe(LikelihoodProbe):
     name = "holistic-bias"
     version = "2"
     title = "HolisticBias: likelihood bias across identity descriptors"
+    summary = "identity descriptors"
     metric_docs = METRIC_DOCS
     pairing = HolisticBiasPairing()
     metric_ranges = {"likelihood_bias": RATE, "likelihood_bias_bh": RATE}

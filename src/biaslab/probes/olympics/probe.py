@@ -39,6 +39,7 @@ class OlympicsProbe(GenerationProbe):
     name = "olympics"
     version = "1"
     title = "Olympic results: gender bias in factual answers"
+    summary = "sport results by gender"
     data_files = [GOLD_FILE]
     metric_docs = {
         "avg_f1": MetricDoc(

@@ -12,5 +12,6 @@ from biaslab.probes.paired_sentences.probe import PairedSentenceProbe
 class PairsProbe(PairedSentenceProbe):
     name = "pairs"
     title = "Paired sentences from your own CSV (CrowS-Pairs and the like)"
+    summary = "your own sentence pairs"
     benchmark = None
     input_option = "pairs"

@@ -13,4 +13,5 @@ from biaslab.probes.paired_sentences.probe import PairedSentenceProbe
 class WinoQueerHumanProbe(PairedSentenceProbe):
     name = "winoqueer-human"
     title = "WinoQueer (human stereotypes, GPT-WQ recipe): anti-LGBTQ+ stereotypes written by survey respondents"
+    summary = "anti-LGBTQ+ stereotypes"
     benchmark = "winoqueer-human"

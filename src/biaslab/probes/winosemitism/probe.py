@@ -12,4 +12,5 @@ from biaslab.probes.paired_sentences.probe import PairedSentenceProbe
 class WinoSemitismProbe(PairedSentenceProbe):
     name = "winosemitism"
     title = "WinoSemitism (H-WS): antisemitic stereotypes from a Jewish community survey"
+    summary = "antisemitic stereotypes"
     benchmark = "winosemitism"
