@@ -46,8 +46,9 @@ def test_init_add_status_export(files):
         "init", project, "--items", items, "--tuples", tuples, "--per-tuple", 2, "--cap", 0.3, "--gold", gold
     )
     assert proc.returncode == 0, proc.stderr
-    assert "20 items, 10 tuples" in proc.stdout and "1 gold tuples" in proc.stdout
-    assert "may be shown 3 tuples" in proc.stdout and "at least 7 annotators" in proc.stdout
+    assert "20 items, 10 tuples" in proc.stdout and "1 gold tuple\n" in proc.stdout
+    assert "may be shown 3 of the 10 tuples (cap 0.3: --cap;" in proc.stdout
+    assert "at least 7 annotators are needed" in proc.stdout
     out = biaslab("add-annotator", project, "ann1")
     assert out.returncode == 0, out.stderr
     password = out.stdout.strip().splitlines()[-1]
@@ -182,11 +183,11 @@ def test_commands_on_a_folder_without_project(tmp_path):
         assert "Traceback" not in proc.stderr
 
 
-def test_init_refuses_an_existing_project(files):
+def test_init_again_with_the_same_settings_changes_nothing(files):
     tmp, items, tuples, _ = files
     assert biaslab("init", tmp / "p", "--items", items, "--tuples", tuples, "--cap", 0.5).returncode == 0
     again = biaslab("init", tmp / "p", "--items", items, "--tuples", tuples, "--cap", 0.5)
-    assert again.returncode != 0 and "already holds an annotation project" in again.stderr
+    assert again.returncode == 0 and "nothing to change" in again.stdout, again.stderr
 
 
 def test_serve_refuses_a_busy_port_and_a_second_server(files):

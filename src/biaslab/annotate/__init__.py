@@ -6,6 +6,7 @@ gender bias by default, "anti-Muslim bias", "antisemitism"...). Everything lives
 project folder: items, tuples, accounts, sessions, assignments and annotations.
 
 * :mod:`.project` -- ``init``: build a project from items, tuples (or a design) and gold tuples;
+* :mod:`.amend` -- ``init`` on an existing project: change its settings before the study starts;
 * :mod:`.loaders` -- read those files (items, tuples, gold tuples, instructions) by the rules of
   :func:`biaslab.io.read_table`;
 * :mod:`.manage` -- the project-management commands as functions (add an annotator, status, export...);

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import fcntl
 import ipaddress
 import os
 import secrets
@@ -20,7 +19,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from biaslab.annotate.assignment import Refused
 from biaslab.annotate.auth import IDLE_SECONDS
-from biaslab.annotate.db import Database
+from biaslab.annotate.db import Database, db_path, try_lock
 from biaslab.annotate.middleware import SecurityHeaders
 from biaslab.annotate.project import Settings
 from biaslab.annotate.render import templates
@@ -123,13 +122,13 @@ def _is_loopback(host: str) -> bool:
 
 
 def _lock(project_dir: Path):
-    """One server per project: an exclusive lock released by the kernel when the process dies."""
-    fh = open(Path(project_dir) / ".serve.lock", "a+")
-    try:
-        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        fh.close()
-        raise ConfigError(f"another `biaslab annotate serve` is already serving {project_dir}; stop it first") from None
+    """One server per project, and no settings change while it serves (:func:`try_lock`)."""
+    fh = try_lock(project_dir)
+    if fh is None:
+        raise ConfigError(
+            f"another `biaslab annotate serve` is already serving {project_dir} (or `init` is changing its "
+            "settings this moment); stop it first"
+        )
     fh.seek(0)
     fh.truncate()
     fh.write(str(os.getpid()))
@@ -195,9 +194,11 @@ def serve(
     if not 0 < port < 65536:
         raise ConfigError(f"--port {port}: a TCP port in 1..65535")
     hosts = _normalise_hosts(allowed_hosts, port) if allowed_hosts else default_hosts(host, port)
-    app = create_app(project_dir, lease=lease, secure_cookies=secure_cookies, idle=idle, allowed_hosts=hosts)
-    lock = _lock(project_dir)
+    # The lock before the settings are read, so that none can change between reading and serving
+    # (no lock where there is no project: create_app says so).
+    lock = _lock(project_dir) if db_path(project_dir).is_file() else None
     try:
+        app = create_app(project_dir, lease=lease, secure_cookies=secure_cookies, idle=idle, allowed_hosts=hosts)
         sock = _listen(host, port)
         if not _is_loopback(host) and not secure_cookies:
             echo(f"warning: serving on {host} over plain HTTP; put it behind an HTTPS proxy and add --secure-cookies")
@@ -216,7 +217,8 @@ def serve(
         )
         uvicorn.Server(config).run(sockets=[sock])
     finally:
-        lock.close()
+        if lock is not None:
+            lock.close()
 
 
 def _listen(host: str, port: int) -> socket.socket:

@@ -17,17 +17,19 @@ the CLI) are kept out by SQLite's lock and wait up to ``BUSY_TIMEOUT_MS``.
 
 from __future__ import annotations
 
+import fcntl
 import queue
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TypeVar, cast
+from typing import IO, TypeVar, cast
 
 from biaslab.errors import DataError
 
 DB_NAME = "annotate.sqlite"
+LOCK_NAME = ".serve.lock"
 SCHEMA_VERSION = 2
 BUSY_TIMEOUT_MS = 30_000
 MAX_BATCH = 64
@@ -97,6 +99,19 @@ CREATE TABLE annotations (
 
 def db_path(project_dir: Path) -> Path:
     return Path(project_dir) / DB_NAME
+
+
+def try_lock(project_dir: Path) -> IO[str] | None:
+    """The project's exclusive lock, or None while another process holds it. ``serve`` holds it as
+    long as it runs (it reads the settings once, at start) and ``init`` while it changes them, so
+    settings never change under a running server. The kernel releases it when the holder dies."""
+    fh = open(Path(project_dir) / LOCK_NAME, "a+")
+    try:
+        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        fh.close()
+        return None
+    return fh
 
 
 def connect(path: Path) -> sqlite3.Connection:

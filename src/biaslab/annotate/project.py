@@ -20,6 +20,8 @@ from biaslab.annotate.loaders import GoldTuple, read_gold, read_instructions, re
 from biaslab.errors import ConfigError, DataError
 
 BREAK_EVERY = 25
+PAPER_CAP = 0.08  # the default share of the tuples one annotator may be shown, in a large study
+PAPER_LOAD = 160  # that share of the Fifty Shades of Bias study's 2,000 tuples: one person's allowance
 NAME_CHARS = "letters, digits, _ . -"
 DEFAULT_CONSTRUCT = "gender bias"  # the Fifty Shades of Bias study; projects made before --construct read as this
 MAX_CONSTRUCT = 80
@@ -67,9 +69,60 @@ def cap_count(cap: float, n_tuples: int) -> int:
     return int(math.floor(cap * n_tuples + 1e-9))
 
 
+def cap_limit(cap: float, n_tuples: int) -> int:
+    """:func:`cap_count`, refused in one line when it lets nobody do a tuple."""
+    limit = cap_count(cap, n_tuples)
+    if limit < 1:
+        raise ConfigError(
+            f"--cap {cap} of {n_tuples} tuples lets each annotator do no tuple at all; "
+            f"raise --cap to at least {1 / n_tuples:.4g}"
+        )
+    return limit
+
+
+def default_cap(n_tuples: int) -> float:
+    """The cap when ``--cap`` is not given: each annotator may be shown 8% of the tuples, but at least
+    160 of them (8% of the paper's 2,000) and never more than half of them (at least one).
+
+    The cap is there so that no single annotator's judgements weigh much in the scores and nobody
+    reads more of the (often offensive) texts than needed. From 2,000 tuples up, 8% keeps each
+    annotator under 3% of the annotations at 3 per tuple (38 annotators needed). Below that, a fixed
+    8% would ask a small study for as many people as a large one (12 items, 24 tuples: 72); 160 tuples
+    is what the default asks of one person at the paper's size, so a smaller study keeps that
+    allowance and needs proportionally fewer people, and the half keeps a cap in the smallest
+    studies: nobody sees the whole study, and a team of twice the annotations per tuple (6 at 3 per
+    tuple) can finish it.
+    """
+    if PAPER_CAP * n_tuples >= PAPER_LOAD:
+        return PAPER_CAP
+    return min(PAPER_LOAD, max(1, n_tuples // 2)) / max(n_tuples, 1)
+
+
+def needed_annotators(per_tuple: int, n_tuples: int, limit: int) -> int:
+    """Fewest annotators that can give every study tuple ``per_tuple`` annotations under the cap."""
+    return max(per_tuple, math.ceil(per_tuple * n_tuples / max(limit, 1)))
+
+
+def plural(n: int, word: str) -> str:
+    """``1 tuple``, ``2 tuples``."""
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def cap_line(per_tuple: int, n_tuples: int, cap: float, limit: int, *, default: bool = False) -> str:
+    """What the cap means for the study, in one line (``init`` prints it)."""
+    needed = needed_annotators(per_tuple, n_tuples, limit)
+    why = f"the default for {plural(n_tuples, 'tuple')}" if default else "--cap"
+    return (
+        f"{plural(per_tuple, 'annotation')} per tuple; each annotator may be shown {limit} of the "
+        f"{plural(n_tuples, 'tuple')} (cap {cap:.3g}: {why}; answered and skipped alike); at least "
+        f"{plural(needed, 'annotator')} {'is' if needed == 1 else 'are'} needed"
+    )
+
+
 @dataclass(frozen=True)
 class Settings:
-    """A project's fixed parameters, read from the ``meta`` table."""
+    """A project's parameters, read from the ``meta`` table (changeable only before the study starts:
+    :mod:`biaslab.annotate.amend`)."""
 
     per_tuple: int
     cap: float
@@ -103,19 +156,20 @@ class Settings:
 
     def needed_annotators(self) -> int:
         """Fewest annotators that can give every study tuple ``per_tuple`` annotations under the cap."""
-        return max(self.per_tuple, math.ceil(self.per_tuple * self.n_tuples / max(self.cap_count, 1)))
+        return needed_annotators(self.per_tuple, self.n_tuples, self.cap_count)
 
 
-def _design(item_ids: list[str], seed: int, appearances: int, attempts: int) -> list[tuple[str, ...]]:
+def designed_tuples(item_ids: list[str], seed: int, appearances: int, attempts: int) -> list[tuple[str, ...]]:
     from biaslab.bws.design import design_tuples
 
     return [tuple(t) for t in design_tuples(item_ids, seed=seed, appearances=appearances, attempts=attempts)]
 
 
-def _check_numbers(per_tuple: int, cap: float, gold_rate: float, gold_threshold: float, gold_min: int) -> None:
+def check_numbers(per_tuple: int, cap: float | None, gold_rate: float, gold_threshold: float, gold_min: int) -> None:
+    """One-line errors for settings out of range (``cap`` None: the default, always in range)."""
     if per_tuple < 1:
         raise ConfigError(f"--per-tuple {per_tuple}: each tuple needs at least 1 annotation")
-    if not 0 < cap <= 1:
+    if cap is not None and not 0 < cap <= 1:
         raise ConfigError(f"--cap {cap}: the cap is a share of the tuples, in (0, 1] (the paper used 0.08)")
     if not 0 <= gold_rate < 1:
         raise ConfigError(f"--gold-rate {gold_rate}: a share of the tuples handed out, in [0, 1)")
@@ -131,20 +185,26 @@ def init_project(
     *,
     tuples_file: Path | None = None,
     seed: int | None = None,
-    per_tuple: int = 3,
-    cap: float = 0.08,
+    per_tuple: int | None = None,
+    cap: float | None = None,
     gold_file: Path | None = None,
     instructions_file: Path | None = None,
-    gold_rate: float = 0.1,
-    gold_threshold: float = 0.7,
-    gold_min: int = 5,
+    gold_rate: float | None = None,
+    gold_threshold: float | None = None,
+    gold_min: int | None = None,
     id_column: str | None = None,
     text_column: str | None = None,
     construct: str = DEFAULT_CONSTRUCT,
     appearances: int | None = None,
     attempts: int | None = None,
 ) -> dict:
-    """Create the project; returns a summary (counts and settings) for the CLI to print."""
+    """Create the project; returns a summary (counts and settings) for the CLI to print. A setting
+    None takes its default: 3 annotations per tuple, :func:`default_cap` for the study's number of
+    tuples, gold rate 0.1, threshold 0.7, minimum 5."""
+    per_tuple = 3 if per_tuple is None else per_tuple
+    gold_rate = 0.1 if gold_rate is None else gold_rate
+    gold_threshold = 0.7 if gold_threshold is None else gold_threshold
+    gold_min = 5 if gold_min is None else gold_min
     project_dir = Path(project_dir)
     if db_path(project_dir).exists():
         raise ConfigError(f"{project_dir} already holds an annotation project ({DB_NAME}); choose a new folder")
@@ -155,7 +215,7 @@ def init_project(
     if tuples_file is not None and (appearances is not None or attempts is not None):
         raise ConfigError("--appearances and --attempts shape designed tuples; with --tuples FILE leave them out")
     construct = check_construct(construct)
-    _check_numbers(per_tuple, cap, gold_rate, gold_threshold, gold_min)
+    check_numbers(per_tuple, cap, gold_rate, gold_threshold, gold_min)
     items = read_items(items_file, id_column, text_column)
     known = {item_id for item_id, _ in items}
     if tuples_file is not None:
@@ -164,7 +224,9 @@ def init_project(
     else:
         seed = 0 if seed is None else seed
         appearances = 8 if appearances is None else appearances
-        tuples = _design([item_id for item_id, _ in items], seed, appearances, 100 if attempts is None else attempts)
+        tuples = designed_tuples(
+            [item_id for item_id, _ in items], seed, appearances, 100 if attempts is None else attempts
+        )
         design = f"designed with seed {seed}, each item in {appearances} tuples"
     sizes = {len(t) for t in tuples}
     if len(sizes) != 1:
@@ -179,12 +241,9 @@ def init_project(
                 f"{gold_file}: gold tuple {', '.join(g.items)} is also a study tuple; gold tuples must be "
                 "separate from the tuples being annotated"
             )
-    limit = cap_count(cap, len(tuples))
-    if limit < 1:
-        raise ConfigError(
-            f"--cap {cap} of {len(tuples)} tuples lets each annotator do no tuple at all; "
-            f"raise --cap to at least {1 / len(tuples):.4g}"
-        )
+    cap_given = cap is not None
+    cap = default_cap(len(tuples)) if cap is None else cap
+    limit = cap_limit(cap, len(tuples))
     instructions = (
         read_instructions(instructions_file)
         if instructions_file
@@ -245,9 +304,10 @@ def init_project(
         "per_tuple": per_tuple,
         "cap": cap,
         "cap_count": limit,
+        "cap_default": not cap_given,
         "construct": construct,
         "custom_instructions": instructions_file is not None,
-        "needed_annotators": max(per_tuple, math.ceil(per_tuple * len(tuples) / limit)),
+        "needed_annotators": needed_annotators(per_tuple, len(tuples), limit),
     }
 
 

@@ -32,11 +32,17 @@ def _require(*modules: str) -> None:
 
 @app.command()
 def init(
-    project: Path = typer.Argument(..., help="New project folder (created; must not hold a project yet)."),
-    items: Path = typer.Option(
+    project: Path = typer.Argument(
         ...,
+        help="Project folder: a new one is created. On an existing study, changes the settings given "
+        "(--cap, --per-tuple, --gold-rate, --gold-threshold, --gold-min, --construct, --instructions; the "
+        "others keep their values) until the first tuple is shown; its items, tuples and gold tuples never change.",
+    ),
+    items: Path | None = typer.Option(
+        None,
         "--items",
-        help="CSV/TSV of texts: an id column (id or uid) and a text column (text or response), e.g. FSB_text.csv.",
+        help="CSV/TSV of texts: an id column (id or uid) and a text column (text or response), e.g. "
+        "FSB_text.csv. Needed for a new study.",
     ),
     tuples: Path | None = typer.Option(
         None,
@@ -66,11 +72,15 @@ def init(
     attempts: int | None = typer.Option(
         None, "--attempts", help="Random designs tried; the most balanced is kept (default 100)."
     ),
-    per_tuple: int = typer.Option(3, "--per-tuple", help="Annotations each tuple gets, from distinct annotators."),
-    cap: float = typer.Option(
-        0.08,
+    per_tuple: int | None = typer.Option(
+        None, "--per-tuple", help="Annotations each tuple gets, from distinct annotators (default 3)."
+    ),
+    cap: float | None = typer.Option(
+        None,
         "--cap",
-        help="Largest share of the tuples one annotator may be shown, answered and skipped alike (paper: 0.08).",
+        help="Largest share of the tuples one annotator may be shown, answered and skipped alike. Default: "
+        "8% of the tuples, but at least 160 (8% of the paper's 2,000) and at most half of them; so 0.08 from "
+        "2,000 tuples up, and 0.5 (6 annotators at 3 per tuple) up to 320.",
     ),
     gold: Path | None = typer.Option(
         None,
@@ -84,19 +94,48 @@ def init(
         "(text or simple Markdown); default: the paper's guidelines, for "
         "--construct.",
     ),
-    gold_rate: float = typer.Option(0.1, "--gold-rate", help="Share of handed-out tuples that are gold."),
-    gold_threshold: float = typer.Option(
-        0.7,
-        "--gold-threshold",
-        help="Flag annotators whose gold accuracy (best and worst both right) falls below this.",
+    gold_rate: float | None = typer.Option(
+        None, "--gold-rate", help="Share of handed-out tuples that are gold (default 0.1)."
     ),
-    gold_min: int = typer.Option(5, "--gold-min", help="Gold answers needed before an annotator can be flagged."),
+    gold_threshold: float | None = typer.Option(
+        None,
+        "--gold-threshold",
+        help="Flag annotators whose gold accuracy (best and worst both right) falls below this (default 0.7).",
+    ),
+    gold_min: int | None = typer.Option(
+        None, "--gold-min", help="Gold answers needed before an annotator can be flagged (default 5)."
+    ),
     id_column: str | None = typer.Option(None, "--id-column", help="Name of the id column in --items."),
     text_column: str | None = typer.Option(None, "--text-column", help="Name of the text column in --items."),
 ) -> None:
-    """Create an annotation project: the texts, the tuples, the rules, in PROJECT/annotate.sqlite."""
-    from biaslab.annotate.project import DEFAULT_CONSTRUCT, init_project
+    """Create an annotation project (the texts, the tuples, the rules, in PROJECT/annotate.sqlite), or
+    change the settings of one before its first tuple is shown."""
+    from biaslab.annotate.db import db_path
+    from biaslab.annotate.project import DEFAULT_CONSTRUCT, cap_line, init_project, plural
+    from biaslab.errors import ConfigError
 
+    if db_path(project).exists():
+        _change(
+            project,
+            items,
+            tuples_file=tuples,
+            seed=seed,
+            appearances=appearances,
+            attempts=attempts,
+            gold_file=gold,
+            id_column=id_column,
+            text_column=text_column,
+            per_tuple=per_tuple,
+            cap=cap,
+            gold_rate=gold_rate,
+            gold_threshold=gold_threshold,
+            gold_min=gold_min,
+            construct=construct,
+            instructions_file=instructions,
+        )
+        return
+    if items is None:
+        raise ConfigError(f"{project} holds no study yet: give --items FILE, the texts to annotate")
     summary = init_project(
         project,
         items,
@@ -117,8 +156,8 @@ def init(
     )
     out = console(soft_wrap=True)
     out.print(
-        f"created {project}: {summary['items']} items, {summary['tuples']} tuples ({summary['design']}), "
-        f"{summary['gold']} gold tuples"
+        f"created {project}: {plural(summary['items'], 'item')}, {plural(summary['tuples'], 'tuple')} "
+        f"({summary['design']}), {plural(summary['gold'], 'gold tuple')}"
     )
     where = "your --instructions" if summary["custom_instructions"] else "the default instructions"
     out.print(
@@ -127,15 +166,33 @@ def init(
     )
     if instructions is not None and construct is None:
         out.print(
-            "note: the pages say gender bias; if your instructions ask about another bias, make the study "
-            'again with --construct "..." naming it'
+            "note: the pages say gender bias; if your instructions ask about another bias, name it before "
+            f'the study starts: biaslab annotate init {project} --construct "..."'
         )
-    out.print(
-        f"{summary['per_tuple']} annotations per tuple; each annotator may be shown {summary['cap_count']} "
-        f"tuples ({summary['cap']:g} of them; answered and skipped alike): at least "
-        f"{summary['needed_annotators']} annotators are needed"
-    )
+    n, limit = summary["tuples"], summary["cap_count"]
+    out.print(cap_line(summary["per_tuple"], n, summary["cap"], limit, default=summary["cap_default"]))
     out.print(f"next: biaslab annotate add-annotator {project} NAME [--admin]")
+
+
+def _change(project: Path, items: Path | None, **options) -> None:
+    """``init`` on an existing study: change the settings given (:func:`biaslab.annotate.amend.change_settings`)
+    and say what changed, in one line, then what the cap means now."""
+    from biaslab.annotate.amend import change_settings
+    from biaslab.annotate.project import cap_line, default_cap, plural
+
+    done = change_settings(project, items, **options)
+    s = done["settings"]
+    out = console(soft_wrap=True)
+    if done["changes"]:
+        out.print(f"changed {project}: {', '.join(done['changes'])}")
+    else:
+        out.print(f"{project}: nothing to change (the settings given are the study's already)")
+    out.print(cap_line(s.per_tuple, s.n_tuples, s.cap, s.cap_count, default=s.cap == default_cap(s.n_tuples)))
+    if done["consents_withdrawn"]:
+        who = plural(done["consents_withdrawn"], "annotator")
+        out.print(f"{who} who accepted the content warning will be shown it and the instructions again")
+    if done["kept_own_instructions"]:
+        out.print(f"note: your own instructions were kept; check that they ask about {s.construct}")
 
 
 @app.command("add-annotator")
