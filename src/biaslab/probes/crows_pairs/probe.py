@@ -69,6 +69,7 @@ class CrowsPairsProbe(LikelihoodProbe):
     name = "crows-pairs"
     version = "2"
     title = "CrowS-Pairs: stereotyping sentence pairs over 9 bias types (Nangia et al. 2020)"
+    item_noun = "pairs"
     data_files = [CROWS_FILE]
     metric_docs = METRIC_DOCS
     metric_ranges = {"pct_stereotype": PERCENT, "stereo_score": PERCENT, "antistereo_score": PERCENT}

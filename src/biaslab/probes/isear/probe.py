@@ -103,6 +103,7 @@ class IsearProbe(GenerationProbe):
     name = "isear"
     version = "1"
     title = "Isear: emotions attributed to men, women and non-binary people in the same events (GenderBench)"
+    item_noun = "events"
     data_files = [EVENTS_FILE]
     metric_docs = METRIC_DOCS
     metric_ranges = {"max_diff": RATE}

@@ -117,6 +117,7 @@ class JobsLumProbe(GenerationProbe):
     name = "jobs-lum"
     version = "1"
     title = "JobsLum: gender of generated characters by occupation"
+    item_noun = "occupations"
     data_files = [JOBS_FILE]
     metric_docs = {
         "masculine_rate": MetricDoc(

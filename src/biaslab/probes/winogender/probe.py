@@ -88,6 +88,7 @@ class WinogenderProbe(LikelihoodProbe):
     name = "winogender"
     version = "2"
     title = "Winogender: pronoun preferences for 60 occupations against labour statistics (Rudinger et al. 2018)"
+    item_noun = "sentences"
     data_files = [SENTENCES, STATS]
     metric_docs = METRIC_DOCS
     pairing = WinogenderPairing()
