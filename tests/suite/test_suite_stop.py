@@ -75,6 +75,7 @@ def test_ctrl_c_writes_a_partial_card_and_the_same_command_finishes_it(tmp_path,
         ("scripted/coin", "crows-pairs"),
     ]
     assert [c["probe"] for c in res["comparisons"]] == ["crows-pairs"]  # direct is not finished on every model
+    assert res["runs"][0]["covers"].startswith("4 pairs")  # what each run covered
     assert not (out / "runs" / "scripted_coin" / "direct").exists()  # the run stopped part way is not written
     page = (out / "report.html").read_text()
     assert "Partial: 3 of 4 probe runs finished; run the same command again to finish." in page
@@ -244,3 +245,8 @@ def test_a_tiny_limit_plans_and_estimates_every_gender_probe(tmp_path):
     proc = run_cli("suite", "--probes", "gender", "--model", "scripted/he", "--limit", "2", "--dry-run")
     assert proc.returncode == 0, proc.stderr
     assert "direct on scripted/he" in proc.stdout
+    from biaslab.data.availability import is_here
+
+    if not is_here("gest/gest.csv"):  # a member left out says how to include it
+        assert "left out gest: its data (gest/gest.csv) is not available offline (looked in " in proc.stdout
+        assert "`biaslab run gest -m scripted/he --limit 2`" in proc.stdout

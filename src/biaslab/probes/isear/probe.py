@@ -104,6 +104,7 @@ class IsearProbe(GenerationProbe):
     version = "1"
     title = "Isear: emotions attributed to men, women and non-binary people in the same events (GenderBench)"
     summary = "emotions by gender"
+    item_noun = "events"
     data_files = [EVENTS_FILE]
     metric_docs = METRIC_DOCS
     metric_ranges = {"max_diff": RATE}

@@ -118,6 +118,7 @@ class JobsLumProbe(GenerationProbe):
     version = "1"
     title = "JobsLum: gender of generated characters by occupation"
     summary = "characters' gender by job"
+    item_noun = "occupations"
     data_files = [JOBS_FILE]
     metric_docs = {
         "masculine_rate": MetricDoc(

