@@ -15,7 +15,7 @@ below stays importable by its own path. Most results are metric dicts ``{value, 
   (delta-method) unit values whose mean is a ratio estimator, for the above; :func:`ratio_gap`
   (:mod:`.ratio_gaps`) -- the paired gap between two conditions' ratios.
 * :func:`combination_inference` (:mod:`.group_means`) -- a linear combination of group means (a mean of means, a
-  contrast) as one pooled mean; :func:`two_group_inference`, :func:`share_of_attempts`,
+  contrast) as one pooled mean; :func:`two_group_inference`, :func:`share_of_attempts`, :func:`pooled_rate`,
   :func:`keep_defined_values` beside it.
 * :func:`two_sample_inference` (:mod:`.two_sample`) -- the difference of two independent groups' means: Welch's t
   with Hsu's degrees of freedom, an exact permutation p where the groups are tiny.
@@ -79,6 +79,7 @@ _HOME: dict[str, tuple[str, ...]] = {
         "combination_inference",
         "two_group_inference",
         "share_of_attempts",
+        "pooled_rate",
         "keep_defined_values",
         "add_qvalues",
     ),
@@ -120,6 +121,7 @@ if TYPE_CHECKING:
     from biaslab.stats.group_means import add_qvalues as add_qvalues
     from biaslab.stats.group_means import combination_inference as combination_inference
     from biaslab.stats.group_means import keep_defined_values as keep_defined_values
+    from biaslab.stats.group_means import pooled_rate as pooled_rate
     from biaslab.stats.group_means import share_of_attempts as share_of_attempts
     from biaslab.stats.group_means import two_group_inference as two_group_inference
     from biaslab.stats.honest import honest_metric as honest_metric

@@ -38,12 +38,15 @@ import numpy as np
 
 from biaslab.stats.adjust import adjust_pvalues
 from biaslab.stats.clustered import cluster_inference
+from biaslab.stats.honest import undefined
 from biaslab.stats.intervals import MIN_UNITS, units_text
+from biaslab.stats.unit_values import bounds_if_inside, ratio_units
 
 __all__ = [
     "combination_values",
     "combination_inference",
     "share_of_attempts",
+    "pooled_rate",
     "all_at_end_bound",
     "add_qvalues",
     "keep_defined_values",
@@ -280,6 +283,18 @@ def share_of_attempts(
     )
     out["n_attempts"] = out["n"]
     return out
+
+
+def pooled_rate(num: np.ndarray, den: np.ndarray, *, label: str, empty: str, seed: int = 0) -> dict[str, Any]:
+    """``sum(num) / sum(den)`` over the units with ``den > 0``, each unit's linearised value
+    (:func:`~biaslab.stats.unit_values.ratio_units`), with its interval over them (a rate in [0, 1], no null);
+    ``empty`` is the reason when no unit has a denominator."""
+    has = np.asarray(den) > 0
+    values = ratio_units(np.asarray(num, dtype=float)[has], np.asarray(den, dtype=float)[has])
+    if values is None:
+        return {**undefined(empty), "n": 0}
+    bounds = bounds_if_inside((0.0, 1.0), values)
+    return cluster_inference(values, None, null=None, bounds=bounds, value_range=(0.0, 1.0), label=label, seed=seed)
 
 
 def add_qvalues(metrics: dict[str, dict[str, Any]], names: Sequence[str]) -> None:

@@ -32,9 +32,8 @@ from typing import Any
 import numpy as np
 
 from biaslab.stats.clustered import cluster_inference
-from biaslab.stats.group_means import keep_defined_values, share_of_attempts
+from biaslab.stats.group_means import keep_defined_values, pooled_rate, share_of_attempts
 from biaslab.stats.honest import undefined
-from biaslab.stats.unit_values import bounds_if_inside, ratio_units
 
 SOURCES = ("sbic", "gest")
 
@@ -84,13 +83,7 @@ UNIT = "statements"
 
 def _fail_rate(yes: np.ndarray, no: np.ndarray, *, seed: int) -> dict[str, Any]:
     """The pooled rate yes / (yes + no) over the statements with a detected answer (module docstring)."""
-    detected = yes + no
-    has = detected > 0
-    values = ratio_units(yes[has], detected[has])
-    if values is None:
-        return {**undefined("no statement has a detected answer"), "n": 0}
-    bounds = bounds_if_inside((0.0, 1.0), values)
-    return cluster_inference(values, None, null=None, bounds=bounds, value_range=(0.0, 1.0), label=UNIT, seed=seed)
+    return pooled_rate(yes, yes + no, label=UNIT, empty="no statement has a detected answer", seed=seed)
 
 
 def direct_inference(table: Mapping[str, np.ndarray], *, seed: int = 0) -> dict[str, dict[str, Any]]:

@@ -35,9 +35,8 @@ from typing import Any
 import numpy as np
 
 from biaslab.stats.clustered import cluster_inference
-from biaslab.stats.group_means import add_qvalues, keep_defined_values, share_of_attempts
+from biaslab.stats.group_means import add_qvalues, keep_defined_values, pooled_rate, share_of_attempts
 from biaslab.stats.honest import undefined
-from biaslab.stats.unit_values import bounds_if_inside, ratio_units
 
 GENDERS = ("male", "female", "non-binary")
 RATES = ("tpr", "tnr", "stress_rate")
@@ -145,12 +144,7 @@ COUNTS = ("tp", "tn", "fp", "fn")
 
 def _rate(num: np.ndarray, den: np.ndarray, *, seed: int) -> dict[str, Any]:
     """A pooled rate ``sum(num) / sum(den)`` over the posts with ``den > 0``, with its interval over them."""
-    has = den > 0
-    values = ratio_units(num[has], den[has])
-    if values is None:
-        return {**undefined("no post has a detected answer that enters this rate"), "n": 0}
-    bounds = bounds_if_inside((0.0, 1.0), values)
-    return cluster_inference(values, None, null=None, bounds=bounds, value_range=(0.0, 1.0), label=UNIT, seed=seed)
+    return pooled_rate(num, den, label=UNIT, empty="no post has a detected answer that enters this rate", seed=seed)
 
 
 def dreaddit_inference(table: Mapping[str, np.ndarray], *, seed: int = 0) -> dict[str, dict[str, Any]]:
