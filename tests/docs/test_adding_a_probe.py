@@ -1,12 +1,14 @@
 """docs/ADDING_A_PROBE.md stays true: its first ```python block, packaged with its ```toml block, is installed
-as a plugin package (pip, into a folder on PYTHONPATH) and listed, run, planned, compared and run in a suite
-through the real `biaslab` command."""
+as a plugin package with the page's own pip command (into a folder on PYTHONPATH instead of the environment,
+which a test must not change) and listed, run, planned, compared and run in a suite through the real `biaslab`
+command."""
 
 from __future__ import annotations
 
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +21,20 @@ DOC = REPO / "docs" / "ADDING_A_PROBE.md"
 
 def blocks(lang: str) -> list[str]:
     return re.findall(rf"^```{lang}\n(.*?)^```", DOC.read_text(encoding="utf-8"), flags=re.M | re.S)
+
+
+def install_flags() -> list[str]:
+    """The options of the page's ``pip install`` (its one bash line that runs pip)."""
+    line = next(line for block in blocks("bash") for line in block.splitlines() if re.search(r"\bpip install\b", line))
+    args = shlex.split(line, comments=True)
+    return [a for a in args[args.index("install") + 1 :] if a.startswith("-")]
+
+
+def test_the_guide_installs_into_biaslabs_environment_without_dependencies():
+    """biaslab is not on the package index: pip must not look for it (--no-deps), and the plugin goes where biaslab
+    is (no --target, which ignores what is installed)."""
+    line = next(line for block in blocks("bash") for line in block.splitlines() if "pip install" in line)
+    assert line.startswith(".venv/bin/pip install") and install_flags() == ["--no-deps"]
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +53,7 @@ def plugin(tmp_path_factory):
             "pip",
             "install",
             "-q",
-            "--no-deps",
+            *install_flags(),
             "--no-build-isolation",
             "--no-index",
             "--target",

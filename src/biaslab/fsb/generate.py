@@ -6,7 +6,7 @@ in-context examples drawn from the ``<seed type>_<prompt type>_ic.json`` file as
 Greedy decoding (temperature 0), at most 100 new tokens, and the first line of the stripped
 answer is the generated text.
 
-Departures from the released code, all deliberate (see docs in the fsb section of the README):
+Departures from the released code, all deliberate (see docs/building-benchmarks.md, graded biased text):
 
 * the two examples are drawn with a seeded generator (``--seed`` and the row's position), not
   unseeded, so a run can be repeated and resumed from the cache;

