@@ -26,6 +26,7 @@ COMMANDS: dict[str, str] = {
     "probes": "biaslab.cli.probe_list:probes",
     "models": "biaslab.cli.info:models",
     "report": "biaslab.cli.report:report",
+    "view": "biaslab.cli.view:view",
     "compare": "biaslab.cli.compare:compare",
     "gate": "biaslab.cli.gate:gate",
     "data": "biaslab.cli.info:data",

@@ -56,8 +56,8 @@ def _score(rows: list[dict[str, Any]], fields: list[str]) -> tuple[str, list[flo
     return None
 
 
-def _categories(rows: list[dict[str, Any]], fields: list[str]) -> list[str]:
-    """The example fields offered as label filters (see the module)."""
+def category_fields(rows: list[dict[str, Any]], fields: list[str]) -> list[str]:
+    """The example fields offered as label filters (see the module; ``biaslab view`` shows them as the groups)."""
     out = []
     for f in fields:
         if f == "evaluation":
@@ -119,7 +119,7 @@ def attempts_table(rows: list[dict[str, Any]], fields: list[str], *, likelihood:
     if not rows:
         return None
     shown = _spread(rows, MAX_ROWS)
-    cats = _categories(shown, fields)
+    cats = category_fields(shown, fields)
     score = _score(shown, fields)
     if likelihood:
         paired = any("sent_more" in r for r in shown)
