@@ -31,11 +31,19 @@ def test_chat_span_scores_what_differs_from_the_empty_turn():
     with pytest.raises(ConfigError, match="takes no context"):
         check_chat(LoglikelihoodRequest(continuation="b", context="a", chat="user"))
     assert check_chat(LoglikelihoodRequest(continuation="b")) is None
+    assert chat_messages("user", "x", "Be kind.") == [
+        {"role": "system", "content": "Be kind."},
+        {"role": "user", "content": "x"},
+    ]
+    with pytest.raises(ConfigError, match="chat-template likelihood requests only"):
+        check_chat(LoglikelihoodRequest(continuation="b", system="Be kind."))
 
 
 def test_request_keys_of_plain_text_are_unchanged():
     assert LoglikelihoodRequest("b", "a").as_key() == {"context": "a", "continuation": "b"}
     assert LoglikelihoodRequest("b", chat="user").as_key() == {"context": "", "continuation": "b", "chat": "user"}
+    with_system = LoglikelihoodRequest("b", chat="user", system="Be kind.").as_key()
+    assert with_system == {"context": "", "continuation": "b", "chat": "user", "system": "Be kind."}
 
 
 @pytest.mark.real_model
@@ -57,3 +65,5 @@ def test_smollm2_chat_turns_with_its_tokenizer():
         rendered = tok.decode(ids[:n])
         assert rendered.endswith(f"<|im_start|>{role}\n") and ids[n:] == alone  # the sentence's own tokens
         assert "<|im_end|>" not in tok.decode(ids[n:])
+        told, m = chat_score_ids(tok, role, text, "You are a careful assistant.")
+        assert "You are a careful assistant." in tok.decode(told[:m]) and told[m:] == alone  # the same tokens scored

@@ -26,6 +26,32 @@ CACHE_DIR_HELP = (
 )
 
 
+SYSTEM_PROMPT_HELP = (
+    "A system prompt put first in every chat request of every generation probe: TEXT, or @FILE to read it from "
+    "a UTF-8 file (@@ starts a text with @). A probe's own system message follows it after a blank line. "
+    "Log-likelihood probes take it only with -P chat_template=user|assistant. Recorded in results.json; "
+    "answers are cached per system prompt."
+)
+
+
+def system_prompt_option() -> Any:
+    """``--system-prompt TEXT|@FILE`` (:mod:`biaslab.probing.system_prompt`), the same on ``run`` and ``suite``."""
+    return typer.Option(None, "--system-prompt", metavar="TEXT|@FILE", help=SYSTEM_PROMPT_HELP)
+
+
+def temperature_option() -> Any:
+    """``--temperature``: for every generation request, the same on ``run`` and ``suite``."""
+    return typer.Option(None, "--temperature", help="Sampling temperature (default: the model's).")
+
+
+def top_p_option() -> Any:
+    return typer.Option(None, "--top-p", help="Nucleus sampling top-p (default: the model's).")
+
+
+def max_tokens_option() -> Any:
+    return typer.Option(None, "--max-tokens", help="Maximum new tokens per answer (default: the probe's).")
+
+
 def cache_dir_option() -> Any:
     """``--cache-dir DIR``, the same on every command that reads or writes the response cache. Without it the
     response cache's own default applies, which honours ``BIASLAB_CACHE_DIR``

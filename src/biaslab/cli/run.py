@@ -19,7 +19,19 @@ from rich.markup import escape
 from rich.table import Table
 from typer.core import TyperCommand
 
-from biaslab.cli.common import MODEL_HELP, cache_dir_option, console, fmt, pin_threads, retries_text, threads_option
+from biaslab.cli.common import (
+    MODEL_HELP,
+    cache_dir_option,
+    console,
+    fmt,
+    max_tokens_option,
+    pin_threads,
+    retries_text,
+    system_prompt_option,
+    temperature_option,
+    threads_option,
+    top_p_option,
+)
 from biaslab.cli.dry_run import PRICE_IN_HELP, PRICE_OUT_HELP, PRICES_HELP, check_price_flags, dry_run_option
 from biaslab.probing.schema import RunResults
 
@@ -134,13 +146,10 @@ def run(
     limit: int | None = typer.Option(None, "--limit", "-n", help="Run only N items, evenly spread over the probe."),
     seed: int = typer.Option(0, "--seed", help="Run seed: every request's sampling seed derives from it."),
     out: Path | None = typer.Option(None, "--out", "-o", help="Output directory (default runs/<probe>/<model>)."),
-    temperature: float | None = typer.Option(
-        None, "--temperature", help="Sampling temperature (default: the model's)."
-    ),
-    top_p: float | None = typer.Option(None, "--top-p", help="Nucleus sampling top-p (default: the model's)."),
-    max_tokens: int | None = typer.Option(
-        None, "--max-tokens", help="Maximum new tokens per answer (default: the probe's)."
-    ),
+    temperature: float | None = temperature_option(),
+    top_p: float | None = top_p_option(),
+    max_tokens: int | None = max_tokens_option(),
+    system_prompt: str | None = system_prompt_option(),
     max_concurrency: int = typer.Option(8, "--max-concurrency", help="Parallel requests to an HTTP server."),
     cache_dir: Path | None = cache_dir_option(),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
@@ -173,8 +182,10 @@ def run(
     from biaslab.models.base import GenerationParams
     from biaslab.probing.execute import execute_run
     from biaslab.probing.options import split_assignments
+    from biaslab.probing.system_prompt import read_system_prompt
 
     pin_threads(threads)
+    system = read_system_prompt(system_prompt)
     options: dict[str, Any] = dict(split_assignments(probe_option or []))
     flags = {k: FLAG_ORIGINS.get(k, f"-P {k}") for k in options}
     params = GenerationParams(temperature=temperature, top_p=top_p, max_tokens=max_tokens)
@@ -199,6 +210,7 @@ def run(
                     price_in=price_in,
                     price_out=price_out,
                     prices_file=prices,
+                    system_prompt=system,
                 )
             ],
             Console(),
@@ -220,6 +232,7 @@ def run(
         probe_options=options,
         option_flags=flags,
         overwrite=overwrite,
+        system_prompt=system,
     )
     print_summary(results, out_dir, Console())
 

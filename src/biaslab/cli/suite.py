@@ -9,10 +9,14 @@ import typer
 from biaslab.cli.common import (
     cache_dir_option,
     console,
+    max_tokens_option,
     model_option_flag,
     model_options_from,
     pin_threads,
+    system_prompt_option,
+    temperature_option,
     threads_option,
+    top_p_option,
 )
 from biaslab.cli.dry_run import PRICE_IN_HELP, PRICE_OUT_HELP, PRICES_HELP, check_price_flags, dry_run_option
 
@@ -44,6 +48,10 @@ def suite(
     ),
     max_concurrency: int = typer.Option(8, "--max-concurrency", help="Parallel requests to an HTTP server."),
     model_option: list[str] | None = model_option_flag(),
+    system_prompt: str | None = system_prompt_option(),
+    temperature: float | None = temperature_option(),
+    top_p: float | None = top_p_option(),
+    max_tokens: int | None = max_tokens_option(),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars."),
     overwrite: bool = typer.Option(
         False,
@@ -67,13 +75,19 @@ def suite(
     """Run a set of probes and write one report card: every headline with its interval, mark and reading, grouped
     by GenderBench's harm groups, models side by side (`--probes gender`: the gender report card). Ctrl-C writes
     a partial card of the runs finished (exit 130); the same command again finishes it."""
+    from biaslab.models.base import GenerationParams
     from biaslab.models.registry import DEFAULT_MODEL
+    from biaslab.probing.config import RunConfig, validate_config
+    from biaslab.probing.system_prompt import read_system_prompt
     from biaslab.suite.run import run_suite
 
     con = console()
     pin_threads(threads)
     models = list(model) if model else [DEFAULT_MODEL]
     options = model_options_from(model_option)
+    params = GenerationParams(temperature=temperature, top_p=top_p, max_tokens=max_tokens)
+    settings = RunConfig(params=params if params.as_key() else None, system_prompt=read_system_prompt(system_prompt))
+    validate_config(settings)
     check_price_flags(dry_run, price_in, price_out, prices)
     if dry_run:
         from rich.markup import escape
@@ -93,6 +107,7 @@ def suite(
                 price_in=price_in,
                 price_out=price_out,
                 prices_file=prices,
+                settings=settings,
             ),
             con,
         )
@@ -113,6 +128,7 @@ def suite(
         cache_dir=cache_dir,
         model_options=options,
         base_url=base_url,
+        settings=settings,
     )
     res = run_suite(
         models,
@@ -128,6 +144,7 @@ def suite(
         max_concurrency=max_concurrency,
         base_url=base_url,
         estimates=estimates,
+        settings=settings,
     )
     from rich.markup import escape
 

@@ -93,17 +93,21 @@ class LoglikelihoodRequest:
     """Score ``continuation`` given ``context`` (which may be empty).
 
     ``chat``: ``"user"`` / ``"assistant"`` scores the continuation as that turn of the model's chat
-    template (no context then), None the plain text (:mod:`biaslab.models.likelihood_rule`).
+    template (no context then), None the plain text (:mod:`biaslab.models.likelihood_rule`); ``system``: a
+    system message before that turn (chat requests only).
     """
 
     continuation: str
     context: str = ""
     chat: str | None = None
+    system: str | None = None
 
     def as_key(self) -> dict[str, Any]:
         key = {"context": self.context, "continuation": self.continuation}
         if self.chat is not None:  # plain-text keys stay as they were
             key["chat"] = self.chat
+        if self.system is not None:  # and so do chat keys without a system message
+            key["system"] = self.system
         return key
 
 

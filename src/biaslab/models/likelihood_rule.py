@@ -13,10 +13,10 @@ else its BOS (or, lacking one, EOS) id is put in front.
 
 Chat template (``chat`` = ``"user"`` or ``"assistant"``): the continuation is rendered as that
 turn of a conversation by the model's chat template (the assistant turn answers an empty user
-turn; templates add their own system prompt, if any), and tokenized without further special
-tokens. The scored tokens are those that differ from the same conversation rendered with empty
-content: the common token prefix is the conditioning, the common token suffix (the end-of-turn
-markers) is not scored.
+turn; a request's ``system`` message comes first, else templates add their own system prompt, if any),
+and tokenized without further special tokens. The scored tokens are those that differ from the same
+conversation rendered with empty content: the common token prefix is the conditioning, the common token
+suffix (the end-of-turn markers) is not scored.
 """
 
 from __future__ import annotations
@@ -49,12 +49,13 @@ def plain_ids(whole: Sequence[int], ctx: Sequence[int], prefix_id: int | None) -
     return whole, n
 
 
-def chat_messages(role: str, text: str) -> list[dict[str, str]]:
-    """The conversation in which ``text`` is scored as the ``role`` turn."""
+def chat_messages(role: str, text: str, system: str | None = None) -> list[dict[str, str]]:
+    """The conversation in which ``text`` is scored as the ``role`` turn (after a ``system`` message, if any)."""
+    first = [{"role": "system", "content": system}] if system is not None else []
     if role == "user":
-        return [{"role": "user", "content": text}]
+        return [*first, {"role": "user", "content": text}]
     if role == "assistant":
-        return [{"role": "user", "content": ""}, {"role": "assistant", "content": text}]
+        return [*first, {"role": "user", "content": ""}, {"role": "assistant", "content": text}]
     raise ConfigError(f"chat_template must be one of {', '.join(CHAT_TEMPLATE_CHOICES)}, got {role!r}")
 
 
@@ -76,8 +77,11 @@ def chat_span(full: Sequence[int], empty: Sequence[int]) -> tuple[list[int], int
 
 
 def check_chat(request: Any) -> str | None:
-    """The request's chat role (None: plain text); a ConfigError for a chat request with a context."""
+    """The request's chat role (None: plain text); a ConfigError for a chat request with a context, or a plain-text
+    one with a system message."""
     role = getattr(request, "chat", None)
     if role is not None and request.context:
         raise ConfigError("a chat-template likelihood request takes no context")
+    if role is None and getattr(request, "system", None) is not None:
+        raise ConfigError("a system message goes with chat-template likelihood requests only (chat=user|assistant)")
     return role

@@ -22,6 +22,7 @@ class RunConfig:
     seed: int = 0
     params: GenerationParams | None = None  # overrides of the probe's defaults (None fields keep them)
     bootstrap_seed: int = 0
+    system_prompt: str | None = None  # put first in every chat request (biaslab.probing.system_prompt)
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,9 @@ def validate_config(cfg: RunConfig) -> None:
         raise ConfigError(f"--repetitions must be at least 1 (got {cfg.repetitions})")
     if cfg.limit is not None and cfg.limit < 1:
         raise ConfigError(f"--limit must be a positive number of items (got {cfg.limit}); omit it to run all items")
+    from biaslab.probing.system_prompt import check_system_prompt
+
+    check_system_prompt(cfg.system_prompt)
     p = cfg.params
     if p is not None:
         if p.temperature is not None and p.temperature < 0:

@@ -33,7 +33,7 @@ from biaslab.errors import ConfigError
 from biaslab.models.base import GenerateRequest, GenerationParams, LoglikelihoodRequest
 from biaslab.models.cache import request_cache_key
 from biaslab.models.spec_identity import spec_identity
-from biaslab.probing.config import check_run_size
+from biaslab.probing.config import RunConfig, check_run_size
 from biaslab.probing.generation import GenerationProbe
 from biaslab.probing.time_estimate import is_local
 
@@ -261,16 +261,17 @@ def estimate_run(
     price_in: float | None = None,
     price_out: float | None = None,
     prices_file: Path | None = None,
+    system_prompt: str | None = None,
 ) -> Estimate:
     """``biaslab run PROBE --dry-run``: the arguments of :func:`~biaslab.probing.execute.execute_run`, plus prices."""
     from biaslab.models.open import cache_path
     from biaslab.models.registry import DEFAULT_MODEL, check_spec
     from biaslab.probes import create_probe
-    from biaslab.probing.config import RunConfig, validate_config
+    from biaslab.probing.config import validate_config
     from biaslab.probing.options import probe_kwargs, split_model_options
     from biaslab.probing.runner import plan_run
 
-    cfg = RunConfig(repetitions=repetitions, limit=limit, seed=seed, params=params)
+    cfg = RunConfig(repetitions=repetitions, limit=limit, seed=seed, params=params, system_prompt=system_prompt)
     validate_config(cfg)
     spec = model or DEFAULT_MODEL
     check_spec(spec, base_url=base_url)
@@ -312,11 +313,12 @@ def estimate_suite(
     price_in: float | None = None,
     price_out: float | None = None,
     prices_file: Path | None = None,
+    settings: RunConfig | None = None,
 ) -> list[Estimate]:
     """``biaslab suite --dry-run``: one estimate per model and probe the suite would run (same choice and sizes);
-    ``model_options`` (``-P``) go to every model."""
+    ``model_options`` (``-P``) go to every model; ``settings``: the suite's decoding parameters and system prompt
+    (:func:`biaslab.suite.run.suite_config`)."""
     from biaslab.models.open import cache_path
-    from biaslab.probing.config import RunConfig
     from biaslab.probing.runner import plan_run
     from biaslab.suite.sets import build_probe, choose_probes, member_options
 
@@ -329,7 +331,7 @@ def estimate_suite(
     for name in chosen:
         probe = build_probe(name, options.get(name))
         asked = limit if limit is not None else probe.suite_size
-        cfg = RunConfig(limit=max(asked, probe.min_limit))  # as the suite runs it: a balanced design's smallest size
+        cfg = replace(settings or RunConfig(), limit=max(asked, probe.min_limit))  # a balanced design's smallest size
         planned = plan_run(probe, probe.select_items(probe.load_items(), cfg), cfg)
         for spec in models:
             out.append(

@@ -22,6 +22,7 @@ from biaslab.probing.options import probe_kwargs, split_model_options
 from biaslab.probing.results import write_run
 from biaslab.probing.runner import plan_run, run_probe
 from biaslab.probing.schema import SCHEMA_VERSION, RunResults
+from biaslab.probing.system_prompt import not_applied_note, run_parameters, takes_system_prompt
 from biaslab.progress import attempt_progress
 
 
@@ -47,6 +48,7 @@ def execute_run(
     probe_options: dict[str, Any] | None = None,
     option_flags: dict[str, str] | None = None,
     overwrite: bool = False,
+    system_prompt: str | None = None,
 ) -> tuple[RunResults, Path]:
     """Run ``probe_name`` on ``model`` and write its outputs; returns (results, output directory).
 
@@ -55,9 +57,10 @@ def execute_run(
     ``option_flags``: the flag each came from, for error messages. The model spec is resolved
     before the data loads (a bad spec fails at once). ``out`` is created and locked before the model opens
     (:func:`~biaslab.out_lock.hold_out_dir`: one writer per folder); a finished run in it of another probe or
-    model, or with other settings, is refused unless ``overwrite`` (:func:`refuse_other_run`).
+    model, or with other settings, is refused unless ``overwrite`` (:func:`refuse_other_run`). ``system_prompt``:
+    put first in every chat request (:mod:`biaslab.probing.system_prompt`).
     """
-    cfg = RunConfig(repetitions=repetitions, limit=limit, seed=seed, params=params)
+    cfg = RunConfig(repetitions=repetitions, limit=limit, seed=seed, params=params, system_prompt=system_prompt)
     validate_config(cfg)  # fail on nonsense flags before loading anything heavy
     check_spec(model or DEFAULT_MODEL, base_url=base_url)  # a bad model spec fails at once
     probe_options, model_options = split_model_options(probe_name, probe_options or {})
@@ -78,9 +81,10 @@ def execute_run(
                 refuse_other_run(out_dir, probe_name, cached.identity())
             items = probe.load_items()  # validates data before the model loads
             if not overwrite:  # the settings are known once the data is (a probe may record what it loaded)
-                settings = probe.parameters(cfg, RunContext(model=cached.identity()))
+                settings = run_parameters(probe, cfg, RunContext(model=cached.identity()))
                 refuse_other_run(out_dir, probe_name, cached.identity(), parameters=settings)
             planned = plan_run(probe, probe.select_items(items, cfg), cfg)
+            say_system_prompt(probe, planned, cfg, console)
             generates = any(p.kind == "generate" for p in planned)
             with attempt_progress(
                 len(planned), f"{probe_name} on {spec}", console=console, enabled=not quiet, generates=generates
@@ -93,6 +97,15 @@ def execute_run(
         finally:
             cached.close()
     return results, out_dir
+
+
+def say_system_prompt(probe: Any, planned: list[Any], cfg: RunConfig, console: Console | None) -> None:
+    """One line on ``console`` when the run's system prompt reaches none (or only some) of its requests."""
+    if cfg.system_prompt is None or console is None:
+        return
+    note = not_applied_note(probe, planned, sum(takes_system_prompt(p.request) for p in planned))
+    if note is not None:
+        console.print(note, markup=False, highlight=False, soft_wrap=True)
 
 
 def answers_kept(exc: WriteError) -> WriteError:

@@ -23,13 +23,17 @@ from biaslab.probing.manifest import run_manifest
 from biaslab.probing.metric_ranges import declare_ranges
 from biaslab.probing.results import build_results
 from biaslab.probing.schema import RunResults
+from biaslab.probing.system_prompt import apply_system_prompt, run_parameters, takes_system_prompt
 
 
 def plan_run(probe: Probe, items: list[ProbeItem], cfg: RunConfig) -> list[PlannedRequest]:
-    """The model requests of a run over ``items`` (after the checks; the progress bar's total)."""
+    """The model requests of a run over ``items`` (after the checks; the progress bar's total), with the run's
+    system prompt in every one that has a chat (:mod:`biaslab.probing.system_prompt`)."""
     validate_config(cfg)
     probe.validate(cfg)
-    return probe.plan(items, cfg)
+    planned = probe.plan(items, cfg)
+    apply_system_prompt(planned, cfg.system_prompt)
+    return planned
 
 
 def answer(
@@ -105,12 +109,14 @@ def run_probe(
         run["threads"] = threads
     if any(p.kind == "loglikelihood" for p in planned):
         run["requests"] = sum(p.kind == "loglikelihood" for p in planned)
+    if cfg.system_prompt is not None:  # how many of the run's requests carried it
+        run["system_prompt_requests"] = sum(takes_system_prompt(p.request) for p in planned)
     run["seconds"] = round(time.time() - started, 2)
     results = build_results(
         probe=probe.name,
         probe_version=probe.version,
         model=model.record() if hasattr(model, "record") else model.identity(),  # with the engine's sizes
-        parameters=probe.parameters(cfg, ctx),
+        parameters=run_parameters(probe, cfg, ctx),
         data=checksums(probe.data_files),
         metrics=declare_ranges(no_zero_width(summary.metrics, len(items)), probe.metric_ranges),
         n_items=len(items),

@@ -76,6 +76,7 @@ class RunStats(BaseModel):
     retries: int | None = None  # a server's faults retried (None: the backend calls no server)
     retry_causes: dict[str, int] | None = None  # those retries by cause: {"HTTP 429": 2, "timeout": 1}
     recheck: dict[str, Any] | None = None
+    system_prompt_requests: int | None = None  # the requests that carried --system-prompt (None: none given)
 
     @model_serializer(mode="wrap")
     def _without_nulls(self, handler: Any) -> dict[str, Any]:

@@ -29,11 +29,16 @@ APPROXIMATION = (
 
 def approximate_tokens(request: Any) -> int:
     if isinstance(request, LoglikelihoodRequest):
-        return math.ceil(len(request.context + request.continuation) / CHARS_PER_TOKEN)
+        return math.ceil(len(_scored_text(request)) / CHARS_PER_TOKEN)
     if request.prompt is not None:
         return math.ceil(len(request.prompt) / CHARS_PER_TOKEN)
     turns = request.messages or ()
     return sum(math.ceil(len(c) / CHARS_PER_TOKEN) + PER_MESSAGE for _, c in turns) + PER_REPLY
+
+
+def _scored_text(request: LoglikelihoodRequest) -> str:
+    """The text a log-likelihood request runs, its system message (chat requests) first."""
+    return (f"{request.system}\n\n" if request.system else "") + request.context + request.continuation
 
 
 def _tokenizer_dir(prefix: str, name: str) -> tuple[Path | None, tuple[str, str | None]]:
@@ -83,7 +88,7 @@ def counter(prefix: str, name: str, *, chat_template: bool = True) -> tuple[Call
 
     def count(request: Any) -> int:
         if isinstance(request, LoglikelihoodRequest):
-            return len(tok(request.context + request.continuation, add_special_tokens=True)["input_ids"])
+            return len(tok(_scored_text(request), add_special_tokens=True)["input_ids"])
         assert isinstance(request, GenerateRequest)
         if request.prompt is not None:
             return len(tok(request.prompt, add_special_tokens=True)["input_ids"])

@@ -97,6 +97,20 @@ def _pairs_file(results: RunResults) -> dict[str, str] | None:
     return {"name": Path(path).name, "path": path, "sha256": str(results.parameters.get("pairs_sha256") or "")}
 
 
+def system_prompt_line(results: RunResults) -> str | None:
+    """The report's line on the run's ``--system-prompt``: its start, length and sha256, and the requests it
+    reached; None without one."""
+    from biaslab.probing.system_prompt import describe
+
+    shown = describe(results.parameters.get("system_prompt"))
+    if shown is None:
+        return None
+    n = results.run.system_prompt_requests
+    if n == 0:
+        return f"{shown}; not applied: no request of this run has a chat (plain-text log-likelihoods or completions)"
+    return f"{shown}; first in every chat request" + (f" ({n:,} requests)" if n else "")
+
+
 def render_report(results: RunResults, rows: list[dict[str, Any]], probe: Probe) -> str:
     metrics = []
     for name, m in results.metric_dicts().items():
@@ -118,6 +132,7 @@ def render_report(results: RunResults, rows: list[dict[str, Any]], probe: Probe)
             r=results,
             title=f"{title}: {pairs['name']}" if pairs else title,
             pairs_file=pairs,
+            system_prompt=system_prompt_line(results),
             main_metrics=[m for m in metrics if not (fold and ":" in m["name"])],
             more_metrics=[m for m in metrics if fold and ":" in m["name"]],
             has_q=any("q" in m for m in results.metric_dicts().values()),

@@ -336,6 +336,22 @@ def meta_lines(suite: dict[str, Any]) -> list[str]:
     lines = [f"{len(suite['models'])} model(s), {len(suite['probes'])} probe(s); sizes: {size}."]
     if suite.get("asked"):
         lines.append("Asked for: " + ", ".join(suite["asked"]) + ".")
+    return lines + settings_lines(suite)
+
+
+def settings_lines(suite: dict[str, Any]) -> list[str]:
+    """The decoding parameters and the system prompt the suite gave every run, and the runs it did not reach."""
+    from biaslab.probing.system_prompt import describe
+
+    lines: list[str] = []
+    if suite.get("generation"):
+        given = ", ".join(f"{k} {v}" for k, v in suite["generation"].items())
+        lines.append(f"Decoding for every generation probe: {given}.")
+    shown = describe(suite.get("system_prompt"))
+    if shown:
+        missed = sorted({r["probe"] for r in suite["runs"] if r.get("system_prompt_requests") == 0})
+        note = f"; not applied to {', '.join(missed)} (no chat in their requests)" if missed else ""
+        lines.append(f"System prompt first in every chat request: {shown}{note}.")
     return lines
 
 

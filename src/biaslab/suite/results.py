@@ -4,13 +4,27 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from biaslab.probing.config import RunConfig
 
 
 def totals(runs: list[dict[str, Any]]) -> dict[str, int]:
     """The suite's model calls, cache hits and retries: the sums of its runs' own."""
     keys = ("model_calls", "cache_hits") + (("retries",) if any("retries" in r for r in runs) else ())
     return {k: sum(int(r.get(k) or 0) for r in runs) for k in keys}
+
+
+def settings_record(settings: RunConfig | None) -> dict[str, Any]:
+    """The settings a suite gives every run, as its results.json records them (and an earlier suite in ``--out`` is
+    compared by): ``generation`` (the decoding parameters given: ``--temperature``, ``--top-p``, ``--max-tokens``)
+    and ``system_prompt`` (its text, sha256 and length), each None when not given (and then left out of the file)."""
+    from biaslab.probing.system_prompt import record
+
+    params = settings.params.as_key() if settings is not None and settings.params is not None else {}
+    system = settings.system_prompt if settings is not None else None
+    return {"generation": params or None, "system_prompt": None if system is None else record(system)}
 
 
 def write_suite(
@@ -26,9 +40,11 @@ def write_suite(
     *,
     partial: bool,
     options: dict[str, dict[str, Any]] | None = None,
+    settings: RunConfig | None = None,
 ) -> dict[str, Any]:
     """results.json and the card of ``runs``: a partial suite compares only the probes finished on every model,
-    and is not gated. ``options``: the options named sets ran their members with, by probe."""
+    and is not gated. ``options``: the options named sets ran their members with, by probe; ``settings``: the
+    decoding parameters and system prompt every run was given (:func:`settings_record`)."""
     import json
 
     from biaslab.compare.paired import compare_all
@@ -49,6 +65,7 @@ def write_suite(
         "skipped": skipped,
         "options": dict(options or {}),
         "limit": limit,
+        **{k: v for k, v in settings_record(settings).items() if v is not None},  # given ones only
         "partial": partial,
         "runs": runs,
         "totals": totals(runs),

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,9 @@ from rich.console import Console
 from rich.markup import escape
 
 from biaslab.errors import ConfigError, WriteError
+from biaslab.probing.config import RunConfig
 from biaslab.probing.schema import RunResults
+from biaslab.suite.keys import run_key
 from biaslab.suite.partial import check_baseline, finished_run, previous_runs, refuse_other_suite
 from biaslab.suite.sets import build_probe, choose_probes, default_probes, member_options
 
@@ -42,17 +45,20 @@ def run_one(
     console: Console | None,
     quiet: bool,
     observe: Callable[[int, Any, bool], None] | None = None,
+    settings: RunConfig | None = None,
 ) -> RunResults:
-    """Run ``probe`` and write it to ``out_dir`` (only once it is whole); ``observe`` sees every answer."""
-    from biaslab.probing.config import RunConfig
+    """Run ``probe`` and write it to ``out_dir`` (only once it is whole); ``observe`` sees every answer; ``settings``:
+    the suite's decoding parameters and system prompt."""
+    from biaslab.probing.execute import say_system_prompt
     from biaslab.probing.results import write_run
     from biaslab.probing.runner import plan_run, run_probe
     from biaslab.progress import attempt_progress
 
-    cfg = RunConfig(limit=limit)
+    cfg = replace(settings or RunConfig(), limit=limit)
     items = probe.load_items()  # built once per probe and kept by it, for every model
-    n_requests = len(plan_run(probe, probe.select_items(items, cfg), cfg))
-    with attempt_progress(n_requests, probe.name, console=console, enabled=not quiet) as bar:
+    planned = plan_run(probe, probe.select_items(items, cfg), cfg)
+    say_system_prompt(probe, planned, cfg, console)
+    with attempt_progress(len(planned), probe.name, console=console, enabled=not quiet) as bar:
 
         def progress(index: int, result: Any, from_cache: bool) -> None:
             bar(index, result, from_cache)
@@ -62,31 +68,6 @@ def run_one(
         results, attempts = run_probe(probe, cached, cfg, progress=progress, items=items)
     write_run(out_dir, probe, results, attempts)
     return results
-
-
-def run_key(probe: Any, identity: dict[str, Any], limit: int | None, options: dict[str, Any] | None = None) -> str:
-    """What a finished run depends on: when an earlier suite wrote a run with the same key, it is reused. A set's
-    ``options`` change the probe's parameters too; they are in the key besides (where there are any)."""
-    import json
-
-    from biaslab import __version__
-    from biaslab.probing.config import RunConfig, RunContext
-
-    parameters = probe.parameters(RunConfig(limit=limit), RunContext(model=identity))
-    return json.dumps(
-        {
-            "model": identity,
-            "probe": probe.name,
-            "version": probe.version,
-            "limit": limit,
-            "parameters": parameters,
-            "data": list(probe.data_files),
-            "biaslab": __version__,
-        }
-        | ({"options": options} if options else {}),
-        sort_keys=True,
-        default=str,
-    )
 
 
 def plan_units(h: Any, m: dict[str, Any], n_items: int) -> int | None:
@@ -199,17 +180,23 @@ def run_suite(
     max_concurrency: int = 8,
     base_url: str | None = None,
     estimates: dict[str, float] | None = None,
+    settings: RunConfig | None = None,
 ) -> dict[str, Any]:
     """Run the suite and write it to ``out`` (locked while it runs: one writer per folder). A finished run or a
     suite of other models, probes or limit in ``out`` is refused unless ``overwrite``; a ``baseline`` is
     checked before any model runs. ``model_options`` (``-P``) go to every model, checked for each before any runs.
     ``estimates``: seconds per model of each probe's run (a calibration's), for the ETA until the suite has its own
-    rate. Ctrl-C or SIGTERM: a partial card of the runs finished, then :class:`biaslab.errors.Interrupted`."""
+    rate. ``settings``: decoding parameters and a system prompt for every run (:func:`~.results.settings_record`).
+    Ctrl-C or SIGTERM: a partial card of the runs finished, then :class:`biaslab.errors.Interrupted`."""
     from biaslab.models.model_options import check_model_options
     from biaslab.models.registry import split_spec
+    from biaslab.probing.config import validate_config
+    from biaslab.suite.results import settings_record
 
     if limit is not None and limit < 1:
         raise ConfigError(f"--limit must be a positive number of items (got {limit})")
+    settings = settings or RunConfig()
+    validate_config(settings)
     for spec in models:
         check_model_options(split_spec(spec)[0], spec, model_options or {})
     out = Path(out)
@@ -235,8 +222,8 @@ def run_suite(
 
     with hold_out_dir(out):  # one writer per --out, from before the first model call to the last write
         if not overwrite:
-            settings = {"models": models, "probes": chosen, "limit": limit} | ({"options": options} if options else {})
-            refuse_other_suite(out, settings)
+            asked = {"models": models, "probes": chosen, "limit": limit} | ({"options": options} if options else {})
+            refuse_other_suite(out, asked | settings_record(settings))
         try:
             return _run_and_write(
                 models,
@@ -255,6 +242,7 @@ def run_suite(
                 max_concurrency=max_concurrency,
                 base_url=base_url,
                 estimates=estimates,
+                settings=settings,
             )
         except WriteError as exc:
             raise answers_kept(exc) from None
@@ -278,6 +266,7 @@ def _run_and_write(
     max_concurrency: int,
     base_url: str | None,
     estimates: dict[str, float] | None,
+    settings: RunConfig,
 ) -> dict[str, Any]:
     from biaslab.models.open import open_cached_model
     from biaslab.suite.partial import sigterm_as_interrupt, stopped
@@ -313,12 +302,12 @@ def _run_and_write(
                 try:
                     for j, name in enumerate(chosen):
                         probe, d = probe_objs[name], dirs[(spec, name)]
-                        key = run_key(probe, cached.identity(), sizes[name], options.get(name))
+                        key = run_key(probe, cached.identity(), sizes[name], options.get(name), settings)
                         old = previous.get((spec, name))
                         earlier = finished_run(d) if old and old["key"] == key else None
                         tracker.start_run(i * len(chosen) + j, reused=earlier is not None)
                         results = (  # written once whole: a run stopped part way is not
-                            run_one(probe, cached, d, sizes[name], console, quiet, tracker.answer)
+                            run_one(probe, cached, d, sizes[name], console, quiet, tracker.answer, settings)
                             if earlier is None
                             else earlier
                         )
@@ -343,6 +332,7 @@ def _run_and_write(
         baseline,
         partial=stop is not None,
         options=options,
+        settings=settings,
     )
     if stop is not None:
         raise stopped(suite, out, stop) from None
@@ -377,6 +367,11 @@ def run_entry(
         "model_calls": 0 if reused else results.run.model_calls,  # this run's own, not a total
         "cache_hits": results.run.cache_hits,
         **({} if results.run.retries is None else {"retries": 0 if reused else results.run.retries}),
+        **(
+            {}
+            if results.run.system_prompt_requests is None
+            else {"system_prompt_requests": results.run.system_prompt_requests}
+        ),
         "reused": reused,
         "key": key,
     }

@@ -14,11 +14,14 @@ def render_ids(tokenizer: Any, messages: list[dict[str, str]]) -> list[int]:
     return list(tokenizer(text, add_special_tokens=False)["input_ids"])
 
 
-def chat_score_ids(tokenizer: Any, role: str, text: str) -> tuple[list[int], int]:
-    """``(ids, n)`` of ``text`` scored as the ``role`` turn: ids to run, and where the text's tokens start."""
+def chat_score_ids(tokenizer: Any, role: str, text: str, system: str | None = None) -> tuple[list[int], int]:
+    """``(ids, n)`` of ``text`` scored as the ``role`` turn (after a ``system`` message, if any): ids to run, and
+    where the text's tokens start."""
     if not getattr(tokenizer, "chat_template", None):
         raise ConfigError(
             "chat_template=user/assistant needs a model with a chat template; this one has none "
             "(use chat_template=none)"
         )
-    return chat_span(render_ids(tokenizer, chat_messages(role, text)), render_ids(tokenizer, chat_messages(role, "")))
+    return chat_span(
+        render_ids(tokenizer, chat_messages(role, text, system)), render_ids(tokenizer, chat_messages(role, "", system))
+    )

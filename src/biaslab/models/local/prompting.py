@@ -60,7 +60,7 @@ def score_ids(tokenizer: Any, request: LoglikelihoodRequest) -> tuple[list[int],
     """Token ids of context + continuation and the index where the continuation starts."""
     role = check_chat(request)
     if role is not None:
-        return chat_score_ids(tokenizer, role, request.continuation)
+        return chat_score_ids(tokenizer, role, request.continuation, request.system)
     whole = list(tokenizer(request.context + request.continuation, add_special_tokens=True)["input_ids"])
     ctx = list(tokenizer(request.context, add_special_tokens=True)["input_ids"]) if request.context else []
     prefix = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id

@@ -91,8 +91,8 @@ class TokenLoglikelihood:
     async def _ids(self, client: AsyncOpenAI, req: LoglikelihoodRequest) -> tuple[list[int], int]:
         role = check_chat(req)
         if role is not None:
-            full = await self.tokens.render(client, chat_messages(role, req.continuation))
-            empty = await self.tokens.render(client, chat_messages(role, ""))
+            full = await self.tokens.render(client, chat_messages(role, req.continuation, req.system))
+            empty = await self.tokens.render(client, chat_messages(role, "", req.system))
             return chat_span(full, empty)
         whole = await self.tokens.tokenize(client, req.context + req.continuation, special=True)
         ctx = await self.tokens.tokenize(client, req.context, special=True) if req.context else []

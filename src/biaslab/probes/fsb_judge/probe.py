@@ -20,7 +20,7 @@ import numpy as np
 from biaslab.data.registry import sha256_of
 from biaslab.errors import DataError
 from biaslab.fsb.judge_scale import SYSTEM_PROMPT, parse_score
-from biaslab.models.base import GenerationParams
+from biaslab.models.base import GenerateRequest, GenerationParams
 from biaslab.planning.forms import CorrelationPlan
 from biaslab.probes.fsb_judge.inference import judge_inference
 from biaslab.probes.fsb_judge.items import SCORES_FILE, TEXTS_FILE, ScoredText, load_items_file, load_released_items
@@ -211,11 +211,13 @@ class FsbJudgeProbe(GenerationProbe):
         attempt.evaluation = score
 
     def score(self, planned: list[PlannedRequest], answers: list[Any], ctx: RunContext) -> list[Attempt]:
-        """Attempts whose ``prompt`` is the whole chat sent, and ``rated_text`` the text rated."""
+        """Attempts whose ``prompt`` is the whole chat sent (a ``--system-prompt`` included), and ``rated_text`` the
+        text rated."""
         attempts = super().score(planned, answers, ctx)
         for attempt, p in zip(attempts, planned, strict=True):
             attempt.extra["rated_text"] = p.item.prompts[p.prompt_index].text
-            attempt.prompt = [{"role": role, "content": content} for role, content in p.prompt.messages()]
+            sent = p.request.messages if isinstance(p.request, GenerateRequest) else None
+            attempt.prompt = [{"role": role, "content": content} for role, content in sent or p.prompt.messages()]
         return attempts
 
     def parameters(self, cfg: RunConfig, ctx: RunContext) -> dict[str, Any]:
