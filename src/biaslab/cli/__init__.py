@@ -104,7 +104,9 @@ def main() -> None:
         err.print(f"[yellow]interrupted[/]: {escape(str(exc))}")
         sys.exit(exc.exit_code)
     except BiaslabError as exc:
-        err.print(f"[bold red]error:[/] {exc}")
+        from rich.markup import escape
+
+        err.print(f"[bold red]error:[/] {escape(str(exc))}")  # a message quoting "[a, b]" keeps it
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         err.print(_INTERRUPT_MESSAGE)

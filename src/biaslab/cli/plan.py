@@ -13,7 +13,9 @@ from biaslab.planning.shortfall import ASSUMED_ICC
 
 def plan(
     probe: str = typer.Argument(
-        ..., help="The probe to plan (any probe `biaslab probes` lists, e.g. winosemitism, jobs-lum, crows-pairs)."
+        ...,
+        help="The probe to plan (any probe `biaslab probes` lists, e.g. winosemitism, jobs-lum, crows-pairs, "
+        "or file:PATH for a probe defined by a YAML file).",
     ),
     effect: float | None = typer.Option(
         None,

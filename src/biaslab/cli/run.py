@@ -137,7 +137,11 @@ class RunCommand(TyperCommand):
 
 
 def run(
-    probe: str = typer.Argument(..., help="Probe to run (`biaslab probes` lists them).", metavar="PROBE"),
+    probe: str = typer.Argument(
+        ...,
+        help="Probe to run (`biaslab probes` lists them), or file:PATH for a probe defined by a YAML file.",
+        metavar="PROBE",
+    ),
     model: str | None = typer.Option(None, "--model", "-m", help=MODEL_HELP, envvar="BIASLAB_MODEL"),
     base_url: str | None = typer.Option(
         None, "--base-url", help="Base URL of an OpenAI-compatible server.", envvar="BIASLAB_BASE_URL"

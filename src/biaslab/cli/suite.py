@@ -29,7 +29,7 @@ def suite(
         None,
         "--probes",
         "-p",
-        help="Probe to run, or a named set: gender "
+        help="Probe to run (a name, or file:PATH for a probe defined by a YAML file), or a named set: gender "
         "(every probe with a GenderBench harm-group headline, each with the options it declares for the set: "
         "bbq asks its Gender_identity questions only; members that "
         "cannot run here are left out, with the reason and how to include them). A probe named on its own runs "

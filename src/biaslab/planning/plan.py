@@ -94,6 +94,9 @@ def plan(
     """The items ``probe`` needs to detect ``effect`` on its headline metric (None: :func:`default_effect`);
     where that is more than the probe has, ``shortfall``: what would do instead
     (:func:`biaslab.planning.shortfall.headline_shortfall`, ``icc`` the intra-item correlation assumed)."""
+    from biaslab.probing.file_probe.registry import recorded_name
+
+    probe = recorded_name(probe)  # file:PATH -> file:<name>@<hash>, as its runs (a pilot) record it
     h = headline(probe, metric)
     chosen = effect is None
     if effect is None:

@@ -2,6 +2,9 @@
 once: name -> its class as ``"module:Class"`` (imported lazily) and, for a probe with commands of its own,
 the Typer app mounted as ``biaslab <name> ...``.
 
+A probe defined by a YAML file is named ``file:PATH`` (docs/file_probes.md); its runs record
+``file:<name>@<hash>``. Both are found here (:mod:`biaslab.probing.file_probe.registry`) but never listed.
+
 Other packages add probes through the entry-point group ``biaslab.probes`` (``name = "module:Class"`` in
 their pyproject's ``[project.entry-points."biaslab.probes"]``): they appear in :data:`PROBES` beside the
 built-in ones and run, plan, compare and join the suite like them (docs/ADDING_A_PROBE.md). A plugin may not
@@ -18,6 +21,7 @@ from typing import Any
 from biaslab.errors import ConfigError
 
 ENTRY_POINT_GROUP = "biaslab.probes"
+FILE_PREFIX = "file:"  # ``file:PATH``: a probe defined by a YAML file (biaslab.probing.file_probe)
 
 
 @dataclass(frozen=True)
@@ -87,6 +91,13 @@ class _Registry(Mapping[str, ProbeEntry]):
         self._all = None
 
     def __getitem__(self, name: str) -> ProbeEntry:
+        if name.startswith(FILE_PREFIX):  # a probe from a YAML file: never listed, found by its name
+            from biaslab.probing.file_probe.registry import lookup
+
+            cls = lookup(name)
+            if cls is None:  # a recorded name no run read here made known
+                raise KeyError(name)
+            return ProbeEntry(f"{cls.__module__}:{cls.__name__}", source=f"file {cls.spec.path}")
         return self._entries()[name]
 
     def __iter__(self) -> Iterator[str]:
@@ -106,6 +117,10 @@ def load_target(target: str) -> Any:
 
 
 def get_probe_class(name: str) -> Any:
+    if name.startswith(FILE_PREFIX):
+        from biaslab.probing.file_probe.registry import file_probe_class
+
+        return file_probe_class(name)
     if name not in PROBES:
         from difflib import get_close_matches
 

@@ -28,7 +28,8 @@ from biaslab.progress import attempt_progress
 
 def default_out_dir(probe: str, model_spec: str) -> Path:
     slug = re.sub(r"[^A-Za-z0-9._-]+", "_", model_spec.split("/")[-1])[:60] or "model"
-    return Path("runs") / probe / slug
+    folder = re.sub(r"[^A-Za-z0-9._-]+", "_", probe.removeprefix("file:")) or "probe"  # file:x@hash -> x_hash
+    return Path("runs") / folder / slug
 
 
 def execute_run(
@@ -63,6 +64,9 @@ def execute_run(
     cfg = RunConfig(repetitions=repetitions, limit=limit, seed=seed, params=params, system_prompt=system_prompt)
     validate_config(cfg)  # fail on nonsense flags before loading anything heavy
     check_spec(model or DEFAULT_MODEL, base_url=base_url)  # a bad model spec fails at once
+    from biaslab.probing.file_probe.registry import recorded_name
+
+    probe_name = recorded_name(probe_name)  # file:PATH -> file:<name>@<hash>, the file read and checked now
     probe_options, model_options = split_model_options(probe_name, probe_options or {})
     probe = create_probe(probe_name, **probe_kwargs(probe_name, probe_options, via=option_flags))
     spec = model or DEFAULT_MODEL

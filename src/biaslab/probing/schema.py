@@ -187,7 +187,12 @@ def read_results(path: Path) -> RunResults:
         raise DataError(f"{path} is not valid JSON (line {exc.lineno}); re-run the probe to rewrite it") from None
     if not isinstance(raw, dict):
         raise DataError(f"{path} is not a results object; pass a run directory written by `biaslab run`")
-    return validate_results(raw, str(path))
+    results = validate_results(raw, str(path))
+    if results.probe.startswith("file:"):  # a probe from a YAML file: known from the file's text the run keeps
+        from biaslab.probing.file_probe.registry import register_results
+
+        register_results(results)
+    return results
 
 
 def read_attempts(run_dir: Path, n_attempts: int | None = None) -> list[dict[str, Any]] | None:

@@ -278,7 +278,7 @@ def _run_and_write(
     asked = {name: limit if limit is not None else probe_objs[name].suite_size for name in chosen}
     sizes = {name: max(asked[name], probe_objs[name].min_limit) for name in chosen}  # a balanced design's smallest
     requests = {name: count_requests(probe_objs[name], sizes[name]) for name in chosen}
-    dirs = {(spec, name): out / "runs" / _slug(spec) / name for spec in models for name in chosen}
+    dirs = {(spec, name): out / "runs" / _slug(spec) / _slug(name) for spec in models for name in chosen}
     planned = [
         PlannedRun(m, p, requests[p], (m, p) in previous and (dirs[(m, p)] / "results.json").is_file())
         for m in models

@@ -131,9 +131,11 @@ def choose_probes(
 
     Set names expand to their members; a probe named twice runs once, in the order first named."""
     from biaslab.probes import PROBES
+    from biaslab.probing.file_probe.registry import recorded_name
 
     if not names:
         return default_probes(model_specs), {}
+    names = [recorded_name(n) for n in names]  # file:PATH -> file:<name>@<hash>, the name its runs record
     unknown = [n for n in names if n not in PROBES and n not in NAMED_SETS]
     if unknown:
         sets = ", ".join(f"{k} ({v[0]})" for k, v in NAMED_SETS.items())
