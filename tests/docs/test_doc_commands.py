@@ -206,6 +206,11 @@ def _check_run(params: dict[str, Any], plugins: set[str]) -> None:
     probe = params["probe"]
     if probe in plugins:
         return
+    if probe.startswith("file:"):  # a probe from a YAML file: the pages name the repository's own examples
+        from biaslab.probing.file_probe.registry import file_probe_class
+
+        probe = f"file:{REPO / probe.removeprefix('file:')}"
+        file_probe_class(probe)  # a ConfigError for a file that is missing or not a valid probe
     assert probe in PROBES, f"no probe {probe!r}"
     probe_options, model_options = split_model_options(probe, split_assignments(params.get("probe_option") or []))
     probe_kwargs(probe, probe_options)
@@ -295,7 +300,10 @@ class PageRuns:
 
     def run_through(self, page: Path, index: int) -> None:
         """Run the page's runnable commands up to ``index`` (those before it first, as it may read them)."""
-        cwd = self.dirs.setdefault(page, self.factory.mktemp(page.stem.replace(".", "_")))
+        if page not in self.dirs:  # run where a reader of the docs runs them: beside the repository's examples
+            self.dirs[page] = self.factory.mktemp(page.stem.replace(".", "_"))
+            (self.dirs[page] / "examples").symlink_to(REPO / "examples")
+        cwd = self.dirs[page]
         steps = plan(page)
         for i in range(self.done.get(page, -1) + 1, index + 1):
             step = steps[i]
