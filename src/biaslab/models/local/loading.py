@@ -29,6 +29,7 @@ import torch
 from biaslab.errors import BackendError, ConfigError
 from biaslab.models.device_info import BF16_MIN_CAPABILITY
 from biaslab.models.local import conversion
+from biaslab.models.local.gguf_parse import parsed_once
 from biaslab.models.local.identity import local_identity
 from biaslab.models.local.light_tokenizer import LightTokenizer, transformers_tokenizer
 from biaslab.models.local.llama.engine import LlamaEngine
@@ -207,7 +208,7 @@ def _convert(path: Path, sha256: str, model_class: Any, dtype: torch.dtype, devi
     store cannot be written)."""
     from transformers import AutoTokenizer
 
-    with _quiet_loading(gguf=True), conversion.parsed_once(path):
+    with _quiet_loading(gguf=True), parsed_once(path):
         tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
         model = model_class.from_pretrained(str(path.parent), gguf_file=path.name, dtype=torch.float32)
     try:
