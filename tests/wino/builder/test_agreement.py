@@ -12,7 +12,6 @@ from biaslab.wino.build.build import build_pairs
 from biaslab.wino.build.check import agreement_error
 from biaslab.wino.build.custom import load_custom
 from biaslab.wino.build.grammar import agree, is_third_singular
-from biaslab.wino.build.originals import BENCHMARKS, load_original
 from tests.cli_runner import run_cli
 
 
@@ -119,10 +118,3 @@ def test_faithful_example_build_reports_the_errors_it_keeps():
     res = build_pairs(load_custom(EXAMPLE_DIR), seed=0, faithful=True)
     assert res.agreement_errors and any("agreement error" in w for w in res.warnings)
     assert not build_pairs(load_custom(EXAMPLE_DIR), seed=0).agreement_errors
-
-
-@pytest.mark.slow  # builds whole published benchmarks: seconds each
-@pytest.mark.parametrize("benchmark", BENCHMARKS)
-def test_published_benchmarks_build_without_agreement_errors(benchmark):
-    res = build_pairs(load_original(benchmark), seed=0)
-    assert res.agreement_errors == [], res.agreement_errors[:5]

@@ -9,26 +9,27 @@ import pytest
 
 from biaslab.data import data_path
 from biaslab.wino.build.build import build_pairs
-from biaslab.wino.build.originals import load_original
+from biaslab.wino.build.originals import BENCHMARKS
 from biaslab.wino.build.pairs_io import pairs_csv_text
 from tests.conftest import requires_data
+from tests.wino.builder.published import built, components
 
 pytestmark = requires_data
 
 
 @pytest.fixture(scope="module")
 def hws():
-    return load_original("winosemitism")
+    return components("winosemitism")
 
 
 @pytest.fixture(scope="module")
 def hws_faithful(hws):
-    return build_pairs(hws, seed=0, faithful=True)
+    return built("winosemitism", seed=0, faithful=True)
 
 
 @pytest.fixture(scope="module")
 def gwq():
-    return load_original("gpt-winoqueer")
+    return components("gpt-winoqueer")
 
 
 def _columns(local: str) -> dict[str, list[str]]:
@@ -42,7 +43,7 @@ def _columns(local: str) -> dict[str, list[str]]:
 def test_hws_has_58816_pairs_for_every_seed(hws, hws_faithful):
     assert len(hws_faithful.pairs) == 58_816 == hws_faithful.n_before_dedup
     for seed in (1, 7):
-        assert len(build_pairs(hws, seed=seed, faithful=True).pairs) == 58_816
+        assert len(built("winosemitism", seed=seed, faithful=True).pairs) == 58_816
 
 
 def test_hws_group_counts_match_an_independent_count_of_the_components(hws_faithful):
@@ -66,16 +67,15 @@ def test_hws_group_counts_match_an_independent_count_of_the_components(hws_faith
 
 @pytest.mark.slow  # builds whole published benchmarks: seconds each
 def test_gpt_winoqueer_has_45468_pairs_and_272950_before_dedup(gwq):
-    res = build_pairs(gwq, seed=3, faithful=True)
+    res = built("gpt-winoqueer", seed=3, faithful=True)
     assert len(res.pairs) == 45_468 and res.n_before_dedup == 272_950
 
 
 @pytest.mark.slow  # builds whole published benchmarks: seconds each
 def test_gpt_winosemitism_has_70992_before_dedup_and_about_68400_after():
-    comps = load_original("gpt-winosemitism")
     sizes = set()
     for seed in (0, 1):
-        res = build_pairs(comps, seed=seed, faithful=True)
+        res = built("gpt-winosemitism", seed=seed, faithful=True)
         assert res.n_before_dedup == 70_992
         assert 68_000 <= len(res.pairs) <= 68_800
         sizes.add(len(res.pairs))
@@ -84,9 +84,9 @@ def test_gpt_winosemitism_has_70992_before_dedup_and_about_68400_after():
 
 @pytest.mark.slow  # builds whole published benchmarks: seconds each
 def test_same_seed_same_file_other_seed_other_draws(hws, hws_faithful):
-    again = build_pairs(hws, seed=0, faithful=True)
+    again = build_pairs(hws, seed=0, faithful=True)  # built anew here, not the kept build
     assert pairs_csv_text(again.pairs) == pairs_csv_text(hws_faithful.pairs)
-    other = build_pairs(hws, seed=1, faithful=True)
+    other = built("winosemitism", seed=1, faithful=True)
     assert pairs_csv_text(other.pairs) != pairs_csv_text(hws_faithful.pairs)
 
 
@@ -181,8 +181,8 @@ def test_ws_slots_in_singular_predicates_are_filled_with_the_subject(hws_faithfu
 
 @pytest.mark.slow  # builds whole published benchmarks: seconds each
 def test_faithful_keeps_quirks_and_corrected_mode_fixes_them(gwq):
-    faithful = build_pairs(gwq, seed=0, faithful=True)
-    fixed = build_pairs(gwq, seed=0)
+    faithful = built("gpt-winoqueer", seed=0, faithful=True)
+    fixed = built("gpt-winoqueer", seed=0)
     f_labels = Counter(p.target_ID for p in faithful.pairs)
     assert f_labels["LGBTQ "] > 0 and "LGBTQ " not in {p.target_ID for p in fixed.pairs}
     assert all(p.subject not in ("he",) for p in faithful.pairs if p.target_ID == "LGBTQ ")
@@ -204,9 +204,8 @@ def test_faithful_keeps_quirks_and_corrected_mode_fixes_them(gwq):
 
 @pytest.mark.slow  # builds whole published benchmarks: seconds each
 def test_corrected_gpt_ws_conjugates_singular_copies_and_drops_the_empty_predicate():
-    comps = load_original("gpt-winosemitism")
-    faithful = build_pairs(comps, seed=0, faithful=True)
-    fixed = build_pairs(comps, seed=0)
+    faithful = built("gpt-winosemitism", seed=0, faithful=True)
+    fixed = built("gpt-winosemitism", seed=0)
     assert any(" and are cheap." in p.sent_more for p in faithful.pairs)
     assert any(" and is cheap." in p.sent_more for p in fixed.pairs)
     assert not any(" and are cheap" in p.sent_more for p in fixed.pairs)
@@ -218,7 +217,7 @@ def test_corrected_gpt_ws_conjugates_singular_copies_and_drops_the_empty_predica
 
 @pytest.mark.slow  # builds whole published benchmarks: seconds each
 def test_hws_corrected_mode_strips_the_non_breaking_space_and_puts_pronouns_for_names(hws, hws_faithful):
-    fixed = build_pairs(hws, seed=0)
+    fixed = built("winosemitism", seed=0)
     assert len(fixed.pairs) == 58_816
     stats = {f.name: f for f in fixed.fixes}
     assert list(stats) == ["whitespace", "predicate-pronoun"]
@@ -239,10 +238,18 @@ def test_hws_corrected_mode_strips_the_non_breaking_space_and_puts_pronouns_for_
 
 
 def test_winoqueer_human_uses_the_gpt_wq_recipe_with_nb_as_nonbinary():
-    comps = load_original("winoqueer-human")
-    res = build_pairs(comps, seed=0, faithful=True)
+    res = built("winoqueer-human", seed=0, faithful=True)
     groups = {p.target_ID for p in res.pairs}
     assert "Nonbinary" in groups and "NB" not in groups
     nb = [p for p in res.pairs if p.target_ID == "Nonbinary"]
     assert {p.counterfactual for p in nb} == {"Cisgender", "Cis"}
     assert all(p.subject not in ("he", "she") for p in nb)
+
+
+@pytest.mark.slow  # builds whole published benchmarks: seconds each
+@pytest.mark.parametrize("benchmark", BENCHMARKS)
+def test_published_benchmarks_build_without_agreement_errors(benchmark):
+    """Every published benchmark, corrected, breaks no agreement rule (tests/wino/builder/test_agreement.py: the
+    rules; here beside the other tests of the same builds, which share them)."""
+    res = built(benchmark, seed=0)
+    assert res.agreement_errors == [], res.agreement_errors[:5]

@@ -298,6 +298,7 @@ class _Builder:
             label, label_fix = self.fixes.label(quirk, group.name)
             fixed |= label_fix
         identity = group.identities[form.name]
+        ttext = self._predicates_filled(ttext, values)  # the same for the sentence and each counterfactual
         more = self._fill(ttext, identity, values, form.number)
         cfs = group.counterfactuals[form.name]
         k = self.c.settings.counterfactuals_per_sentence
@@ -328,6 +329,13 @@ class _Builder:
                 )
             )
 
+    def _predicates_filled(self, template: str, values: dict[str, str]) -> str:
+        """Corrected mode: the predicate slots filled first, so that the slots inside them (<possessive>) are
+        filled too by :meth:`_fill`; faithful mode: the template as it is."""
+        if self.faithful:
+            return template
+        return fill(template, {k: v for k, v in values.items() if k.startswith(PREDICATE_PREFIX)})
+
     def _fill(self, template: str, identity: str, values: dict[str, str], number: str) -> str:
         vals = dict(values)
         vals.update(
@@ -337,8 +345,7 @@ class _Builder:
             if number == PLURAL:  # identity first, predicate last: its slots stay as written
                 return fill(template, vals, skip=("predicate",)).replace("<predicate>", vals["predicate"])
             return fill(template.replace("<predicate>", vals["predicate"]), vals)
-        # the predicate first, so that the slots inside it (<possessive>) are filled too
-        return fill(fill(template, {k: v for k, v in vals.items() if k.startswith(PREDICATE_PREFIX)}), vals)
+        return fill(template, vals)  # its predicates filled already (_predicates_filled)
 
     def _warnings(self, errors: list[tuple[str, str]], pronouns: list[tuple[str, str]]) -> list[str]:
         capital = sorted({p.predicate_id for p in self.pairs if p.predicate[:1].isupper()})

@@ -9,6 +9,7 @@ name and ``<subject>`` stays the pronoun ("I don't like David because he is ..."
 
 from __future__ import annotations
 
+import functools
 import re
 
 SLOT_RE = re.compile(r"<([^<>]{1,40})>")
@@ -40,21 +41,31 @@ def article(phrase: str) -> str:
     return "an" if phrase[:1].lower() in "aeiou" else "a"
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _pieces(text: str) -> tuple[str, ...]:
+    """``text`` split at its slots: text, slot name, text, ..., text (a build fills the same texts many times)."""
+    return tuple(SLOT_RE.split(text))
+
+
 def fill(text: str, values: dict[str, str], *, skip: tuple[str, ...] = ()) -> str:
     """Replace every slot of ``text`` that has a value (one pass: values are not re-filled).
 
     Slots named in ``skip`` (lower case) and slots without a value are left as they are.
     """
-
-    def sub(m: re.Match[str]) -> str:
-        name = m.group(1)
+    pieces = _pieces(text)
+    if len(pieces) == 1:
+        return text
+    out = [pieces[0]]
+    for i in range(1, len(pieces), 2):
+        name = pieces[i]
         low = name.lower()
         if low in skip:
-            return m.group(0)
-        if name in values:
-            return values[name]
-        if low in values:
-            return capitalize(values[low]) if name[:1].isupper() else values[low]
-        return m.group(0)
-
-    return SLOT_RE.sub(sub, text)
+            out.append(f"<{name}>")
+        elif name in values:
+            out.append(values[name])
+        elif low in values:
+            out.append(capitalize(values[low]) if name[:1].isupper() else values[low])
+        else:
+            out.append(f"<{name}>")
+        out.append(pieces[i + 1])
+    return "".join(out)
