@@ -89,7 +89,7 @@ class Attempt:
     def from_json(cls, row: Mapping[str, Any]) -> Attempt:
         """The attempt of a line of attempts.jsonl (:meth:`to_json` of it gives the line back): the probe's
         own fields (item metadata and evaluator outputs, which the line does not tell apart) go to ``extra``."""
-        extra = {k: v for k, v in row.items() if k not in _ATTEMPT_FIELDS}
+        extra = {k: v for k, v in row.items() if k not in ATTEMPT_FIELDS}
         return cls(
             item_id=str(row["item_id"]),
             prompt_index=int(row.get("prompt_index", 0)),
@@ -104,7 +104,7 @@ class Attempt:
         )
 
 
-_ATTEMPT_FIELDS = (
+ATTEMPT_FIELDS = (
     "item_id",
     "prompt_index",
     "repetition",

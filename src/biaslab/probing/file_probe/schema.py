@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from biaslab.errors import ConfigError, DataError
+from biaslab.probing.core import ATTEMPT_FIELDS
 from biaslab.probing.file_probe import PREFIX
 from biaslab.probing.file_probe.answers import AnswerSpec, parse_answer
 from biaslab.probing.file_probe.metric_specs import EXAMPLE, MetricSpec, parse_metrics
@@ -51,19 +52,7 @@ REQUIRED = {
 }
 # fields of attempts.jsonl (biaslab.probing.core.Attempt) and of the probe's own prompts: a group column may not be
 # called so, since its values travel in the attempts under the column's name
-RESERVED = (
-    "item_id",
-    "prompt_index",
-    "repetition",
-    "seed",
-    "prompt",
-    "text",
-    "evaluation",
-    "n_new_tokens",
-    "finish_reason",
-    "options",
-    "option_texts",
-)
+RESERVED = (*ATTEMPT_FIELDS, "options", "option_texts")
 
 
 @dataclass(frozen=True)
