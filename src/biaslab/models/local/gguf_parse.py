@@ -29,11 +29,11 @@ from typing import Any
 _STRING, _ARRAY = 8, 9  # GGUFValueType.STRING, GGUFValueType.ARRAY
 
 
-def _plain_fields_reader(original: type) -> type:
+def _plain_fields_reader(original: Any) -> Any:
     """``original`` (``gguf.GGUFReader``) parsing its metadata from a plain ``numpy.ndarray`` view of its map."""
     import numpy as np
 
-    class PlainFieldsReader(original):  # type: ignore[misc, valid-type]
+    class PlainFieldsReader(original):
         def _build_fields(self, offs: int, count: int) -> Any:
             return self._over_plain_array(super()._build_fields, offs, count)
 
@@ -41,7 +41,7 @@ def _plain_fields_reader(original: type) -> type:
             return self._over_plain_array(super()._build_tensor_info, offs, count)
 
         def _over_plain_array(self, parse: Any, *args: Any) -> Any:
-            mapped = self.data
+            mapped: Any = getattr(self, "data")  # noqa: B009 - set by the reader it derives from
             self.data = mapped.view(np.ndarray)  # the same bytes, sliced without memmap's hooks
             try:
                 return parse(*args)
@@ -83,19 +83,20 @@ def parsed_once(path: Path) -> Iterator[None]:
             kept.append(plain(file))
         return kept[0]
 
+    tf_gguf: Any = None
     try:
         from transformers import modeling_gguf_pytorch_utils as tf_gguf
     except ImportError:
-        tf_gguf = None
+        pass
     parse_value = getattr(tf_gguf, "_gguf_parse_value", None)
     setattr(gguf, "GGUFReader", reader)  # noqa: B010 - a class replaced by a function for the conversion
     gguf.get_tensor_name_map = functools.cache(name_map)
     if parse_value is not None:
-        tf_gguf._gguf_parse_value = _fast_strings(parse_value)  # type: ignore[union-attr]
+        tf_gguf._gguf_parse_value = _fast_strings(parse_value)
     try:
         yield
     finally:
         setattr(gguf, "GGUFReader", original)  # noqa: B010
         gguf.get_tensor_name_map = name_map
         if parse_value is not None:
-            tf_gguf._gguf_parse_value = parse_value  # type: ignore[union-attr]
+            tf_gguf._gguf_parse_value = parse_value
