@@ -259,10 +259,11 @@ def test_generation_probe_metric_gets_the_sign_flip_test_of_per_item_values(tmp_
     assert len(shared) == 10  # every occupation has a detected character in both runs here
     d = np.array([rb[k][0] / sum(rb[k]) - ra[k][0] / sum(ra[k]) for k in shared])
     flip = paired_permutation_test(d, n_permutations=1024)  # exact: 2^10 arrangements
-    # the bootstrap's own p (same resamples as the interval) agrees with it, and roughly with the exact flip test
-    assert abs(by["masculine_rate"]["p"] - flip.p) < 0.2 and agrees(by["masculine_rate"])
+    # a mean of the occupations' rates (the pairing's unit values): the exact sign-flip test of their differences
+    assert by["masculine_rate"]["p"] == pytest.approx(flip.p) and agrees(by["masculine_rate"])
     assert by["masculine_rate"]["diff"] == pytest.approx(d.mean())
-    assert "bootstrap" in by["masculine_rate"]["test"] and by["masculine_rate"]["n_shared"] == 10
+    assert "sign-flip, exact" in by["masculine_rate"]["test"] and by["masculine_rate"]["n_shared"] == 10
+    assert "bootstrap" in by["stereotype_rate"]["test"]  # a slope: no mean of occupations
     assert math.isfinite(by["stereotype_rate"]["p"])
     # every item shared: the paired table reproduces each run's own metrics
     for side, d in (("a", a), ("b", b)):

@@ -38,9 +38,12 @@ def test_no_p_below_what_8_occupations_allow(eight):
     assert tested and all(c["p"] >= floor * (1 - 1e-12) for c in tested), [(c["metric"], c["p"]) for c in tested]
     assert all(c["q"] >= c["p"] for c in tested if c["q"] is not None)
     assert not re.search(r"\b[pq] 0[,)]", text) and "<0.001" not in text
-    # the coin against all men: every occupation moved the same way, p at the floor of 8 units
+    # the coin against all men: each occupation's rate 1 in A, 0 or 1 in B; those that moved all moved down, and
+    # the exact sign-flip test of the occupations' differences is at the floor of those that moved (not of all 8)
     masc = next(c for c in cmp["comparisons"] if c["metric"] == "masculine_rate" and "coin" in c["run_b"])
-    assert masc["p"] == pytest.approx(floor, rel=0.02) and masc["ci_high"] < 0
+    moved = round(-masc["diff"] * 8)
+    assert 0 < moved < 8 and masc["p"] == pytest.approx(2.0 ** (1 - moved)) and "sign-flip" in masc["test"]
+    assert masc["ci_low"] < masc["diff"] < 0 <= masc["ci_high"] + 1e-12
 
 
 def test_table_and_verdicts_read_each_metric_on_one_scale(eight):
@@ -55,7 +58,8 @@ def test_table_and_verdicts_read_each_metric_on_one_scale(eight):
     cells = row_cells(rows["masculine_rate"])
     assert cells[1:4] == ["100.0", "50.0", "-50.0"]
     lo, hi = rows["masculine_rate"]["ci_low"] * 100, rows["masculine_rate"]["ci_high"] * 100
-    assert cells[4] == f"[{lo:.1f}, {hi:.1f}]" and f"[{lo:.1f}, {hi:.1f}]" in verdict
+    assert f"[{lo:.1f}, {hi:.1f}]" in verdict  # the same interval in points in both (the table writes 0 as 0.000)
+    assert [float(x) for x in cells[4].strip("[]").split(",")] == pytest.approx([lo, hi], abs=0.05)
     line = next(ln for ln in text.splitlines() if ln.startswith("masculine_rate ") and "-50.0" in ln)
     assert "100.0" in line and "-0.500" not in line
     assert "masculine_rate, disparity: values x 100" in text

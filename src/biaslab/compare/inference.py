@@ -56,7 +56,7 @@ def unit_test(
         None if clusters is None else clusters[m],
         None if strata is None else strata[m],
         null=0.0,
-        bounds=uv_a.bounds,
+        bounds=uv_a.bounds if uv_a.bounds == uv_b.bounds else None,  # linearised values may leave them in one run
         label=label,
         seed=seed,
     )

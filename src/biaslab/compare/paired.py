@@ -152,7 +152,8 @@ def compare_pair(
 
     Every row's interval and p value come from one procedure (:mod:`biaslab.compare.inference`): the
     paired cluster inference for the metrics the pairing declares as means of rows, the paired bootstrap
-    (with the p value of its resamples) for the others; a metric with a dedicated test of the pairing keeps
+    (with the p value of its resamples) for the others (and for a rate whose rows differ between the runs, those
+    with a denominator); a metric with a dedicated test of the pairing keeps
     that test's p beside the bootstrap interval."""
     pdata, why = pair_runs(a, b, seed)
     if pdata is None:
@@ -163,6 +164,7 @@ def compare_pair(
     names = [n for n in va if n in ma and n in mb and _num(va[n]) is not None and _num(vb.get(n)) is not None]
     uva = pairing.unit_values(pdata.a) if pairing is not None else {}
     uvb = pairing.unit_values(pdata.b) if pairing is not None else {}
+    uva = {n: uv for n, uv in uva.items() if n in uvb and np.array_equal(uv.mask, uvb[n].mask)}  # the same rows
     clusters, strata = row_clusters(pdata.n_shared, pdata.units, pdata.strata)
     label = (
         pairing.cluster_unit if pdata.units is not None and pairing is not None and pairing.cluster_unit else pdata.unit

@@ -13,6 +13,10 @@ be answered differently, and ``k`` units drawn without one such item happen with
 ``(1 - delta / w)^k``: that is the p value (a cluster counts as one draw). Where the metric is not such a mean
 (or its range is unknown), the agreement cannot be turned into a bound: too small.
 
+A pooled rate (yes over detected answers) is such a mean of its linearised values over the rows with a
+denominator (:class:`biaslab.probing.pairing.UnitValues`), which may differ between the runs: its units are the
+rows either run counts, and its values are 0/1 where each run's own are.
+
 **Means of 0/1 values** (a rate over items): a sample with few differing items shows little spread, and a test
 that takes its standard error from the sample passes too often when the baseline sits near 0 or 1 (18% at the
 margin with 30 items, a baseline at 0 and a candidate at 0.1). Under the null (the candidate worse by the margin)
@@ -63,18 +67,20 @@ def _units(pdata: Any, clusters: np.ndarray | None, uva: Any, uvb: Any) -> Units
     n = pdata.n_shared
     unit = pdata.unit
     if uva is not None and uvb is not None:
-        rows = np.asarray(uva.mask, dtype=bool) | np.asarray(uvb.mask, dtype=bool)
-        same = np.array_equal(np.asarray(uva.mask, dtype=bool), np.asarray(uvb.mask, dtype=bool)) and bool(
-            np.all(np.asarray(uva.values, dtype=float)[rows] == np.asarray(uvb.values, dtype=float)[rows])
-        )
+        mask_a, mask_b = np.asarray(uva.mask, dtype=bool), np.asarray(uvb.mask, dtype=bool)
+        rows = mask_a | mask_b
+        both = bool(np.array_equal(mask_a, mask_b))  # the same rows: else values outside a mask may be NaN
+        values_a, values_b = np.asarray(uva.values, dtype=float), np.asarray(uvb.values, dtype=float)
+        same = both and bool(np.all(values_a[rows] == values_b[rows]))
         k = int(rows.sum()) if clusters is None else len(set(clusters[rows].tolist()))
-        width = (uva.bounds[1] - uva.bounds[0]) if uva.bounds is not None else None
+        bounds = uva.bounds if uva.bounds == uvb.bounds else None  # a linearised rate may leave them in one run
+        width = (bounds[1] - bounds[0]) if bounds is not None else None
         binary, updown = 0, None
-        if uva.bounds is not None:
-            va, vb = np.asarray(uva.values, dtype=float)[rows], np.asarray(uvb.values, dtype=float)[rows]
-            binary = int(rows.sum()) if bool(np.all(np.isin(np.concatenate([va, vb]), uva.bounds))) else 0
-            if binary and k == binary and bool(np.all(np.asarray(uva.mask) == np.asarray(uvb.mask))):
-                high = uva.bounds[1]
+        if bounds is not None:
+            va, vb = values_a[mask_a], values_b[mask_b]  # each run's values on its own rows
+            binary = int(rows.sum()) if bool(np.all(np.isin(np.concatenate([va, vb]), bounds))) else 0
+            if binary and k == binary and both:
+                high = bounds[1]
                 updown = (int(np.sum((vb == high) & (va != high))), int(np.sum((va == high) & (vb != high))))
         return Units(k, unit, same, width, binary, updown)
     k = n if clusters is None else len(set(clusters.tolist()))

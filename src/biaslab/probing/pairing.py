@@ -30,13 +30,38 @@ class UnitValues:
     """A metric that is a mean of one value per row: ``metric == mean(values[mask])`` on any item table.
 
     ``compare`` tests such a metric on the rows' paired differences with one procedure for interval and p
-    (:func:`biaslab.stats.clustered.paired_cluster_inference`, clustered by the pairing's clusters);
-    ``bounds``: the range of every value (``(0, 100)`` for a percentage indicator), None when unbounded.
+    (:func:`biaslab.stats.clustered.paired_cluster_inference`, clustered by the pairing's clusters) where both
+    runs' masks are the same rows; ``bounds``: the range of every value (``(0, 100)`` for a percentage
+    indicator), None when unbounded. A row outside the mask may hold NaN (a pooled rate's rows without a
+    denominator, whose mask then differs between runs).
     """
 
     values: np.ndarray
     mask: np.ndarray
     bounds: tuple[float, float] | None = None
+
+    @classmethod
+    def ratio(
+        cls, num: np.ndarray, den: np.ndarray, rows: np.ndarray | None = None, bounds: tuple[float, float] = (0.0, 1.0)
+    ) -> UnitValues | None:
+        """A pooled ratio ``sum(num) / sum(den)`` over the rows (of ``rows``) with ``den > 0``: the linearised
+        values of :func:`biaslab.stats.unit_values.masked_ratio_units`, the values a run report's interval of
+        such a rate is over; ``bounds`` where every value lies inside them. None where no row has a denominator."""
+        from biaslab.stats.unit_values import bounds_if_inside, masked_ratio_units
+
+        got = masked_ratio_units(num, den, rows)
+        if got is None:
+            return None
+        values, mask = got
+        return cls(values, mask, bounds_if_inside(bounds, values))
+
+    @classmethod
+    def mean(cls, values: np.ndarray, mask: np.ndarray, bounds: tuple[float, float] | None) -> UnitValues | None:
+        """A mean of ``values`` over the rows of ``mask`` (NaN elsewhere); None where the mask holds no row."""
+        mask = np.asarray(mask, dtype=bool)
+        if not mask.any():
+            return None
+        return cls(np.where(mask, np.asarray(values, dtype=float), np.nan), mask, bounds)
 
 
 @dataclass
@@ -85,7 +110,8 @@ class Pairing(abc.ABC):
 
 
 class ByItemPairing(Pairing):
-    """Rows matched across runs by an id column of the table (``key``); every row is its own unit."""
+    """Rows matched across runs by an id column of the table (``key``); every row is its own unit. ``units``: the
+    probe's :meth:`Pairing.unit_values` (metric -> its values, None where undefined on the table)."""
 
     def __init__(
         self,
@@ -94,9 +120,10 @@ class ByItemPairing(Pairing):
         table_fn: Callable[[list[dict[str, Any]]], Table],
         metrics: MetricFn,
         key: str = "item_id",
+        units: Callable[[Mapping[str, np.ndarray]], Mapping[str, UnitValues | None]] | None = None,
     ) -> None:
         self.family, self.unit, self.key = family, unit, key
-        self._table_fn, self._metrics = table_fn, metrics
+        self._table_fn, self._metrics, self._units = table_fn, metrics, units
 
     def table(self, rows: list[dict[str, Any]]) -> ItemTable:
         columns = self._table_fn(rows)
@@ -104,3 +131,8 @@ class ByItemPairing(Pairing):
 
     def metric_fn(self, aligned: Mapping[str, np.ndarray]) -> MetricFn:
         return self._metrics
+
+    def unit_values(self, table: Mapping[str, np.ndarray]) -> dict[str, UnitValues]:
+        if self._units is None:
+            return {}
+        return {name: uv for name, uv in self._units(table).items() if uv is not None}

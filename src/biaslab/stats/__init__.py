@@ -11,9 +11,9 @@ below stays importable by its own path. Most results are metric dicts ``{value, 
   degrees of freedom otherwise (:mod:`.robust`); :func:`paired_cluster_inference`, the same for the paired
   difference of two runs on shared units. :func:`min_clusters`, :func:`attainable_min_p`: what ``k`` exchangeable
   clusters can show at all.
-* :func:`ratio_units`, :func:`subset_mean_units`, :func:`bounds_if_inside` (:mod:`.unit_values`) -- linearised
-  (delta-method) unit values whose mean is a ratio estimator, for the above; :func:`ratio_gap`
-  (:mod:`.ratio_gaps`) -- the paired gap between two conditions' ratios.
+* :func:`ratio_units`, :func:`masked_ratio_units`, :func:`subset_mean_units`, :func:`bounds_if_inside`
+  (:mod:`.unit_values`) -- linearised (delta-method) unit values whose mean is a ratio estimator, for the above;
+  :func:`ratio_gap` (:mod:`.ratio_gaps`) -- the paired gap between two conditions' ratios.
 * :func:`combination_inference` (:mod:`.group_means`) -- a linear combination of group means (a mean of means, a
   contrast) as one pooled mean; :func:`two_group_inference`, :func:`share_of_attempts`, :func:`pooled_rate`,
   :func:`keep_defined_values` beside it.
@@ -73,7 +73,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (type che
 
 _HOME: dict[str, tuple[str, ...]] = {
     "clustered": ("cluster_inference", "paired_cluster_inference", "min_clusters", "attainable_min_p"),
-    "unit_values": ("ratio_units", "subset_mean_units", "bounds_if_inside"),
+    "unit_values": ("ratio_units", "masked_ratio_units", "subset_mean_units", "bounds_if_inside"),
     "ratio_gaps": ("ratio_gap",),
     "group_means": (
         "combination_inference",
@@ -152,6 +152,7 @@ if TYPE_CHECKING:
     from biaslab.stats.two_sample import attainable_min_p_two_sample as attainable_min_p_two_sample
     from biaslab.stats.two_sample import two_sample_inference as two_sample_inference
     from biaslab.stats.unit_values import bounds_if_inside as bounds_if_inside
+    from biaslab.stats.unit_values import masked_ratio_units as masked_ratio_units
     from biaslab.stats.unit_values import ratio_units as ratio_units
     from biaslab.stats.unit_values import subset_mean_units as subset_mean_units
     from biaslab.stats.weighted import weighted_bounded_slope as weighted_bounded_slope

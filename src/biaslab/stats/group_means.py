@@ -40,7 +40,7 @@ from biaslab.stats.adjust import adjust_pvalues
 from biaslab.stats.clustered import cluster_inference
 from biaslab.stats.honest import undefined
 from biaslab.stats.intervals import MIN_UNITS, units_text
-from biaslab.stats.unit_values import bounds_if_inside, ratio_units
+from biaslab.stats.unit_values import bounds_if_inside, masked_ratio_units
 
 __all__ = [
     "combination_values",
@@ -289,10 +289,10 @@ def pooled_rate(num: np.ndarray, den: np.ndarray, *, label: str, empty: str, see
     """``sum(num) / sum(den)`` over the units with ``den > 0``, each unit's linearised value
     (:func:`~biaslab.stats.unit_values.ratio_units`), with its interval over them (a rate in [0, 1], no null);
     ``empty`` is the reason when no unit has a denominator."""
-    has = np.asarray(den) > 0
-    values = ratio_units(np.asarray(num, dtype=float)[has], np.asarray(den, dtype=float)[has])
-    if values is None:
+    got = masked_ratio_units(num, den)
+    if got is None:
         return {**undefined(empty), "n": 0}
+    values = got[0][got[1]]
     bounds = bounds_if_inside((0.0, 1.0), values)
     return cluster_inference(values, None, null=None, bounds=bounds, value_range=(0.0, 1.0), label=label, seed=seed)
 

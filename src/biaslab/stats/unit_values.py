@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["ratio_units", "subset_mean_units", "bounds_if_inside"]
+__all__ = ["ratio_units", "masked_ratio_units", "subset_mean_units", "bounds_if_inside"]
 
 
 def ratio_units(y: np.ndarray, d: np.ndarray) -> np.ndarray | None:
@@ -30,6 +30,24 @@ def ratio_units(y: np.ndarray, d: np.ndarray) -> np.ndarray | None:
         return y / d[0]
     r = y.sum() / d.sum()
     return r + (y - r * d) / d.mean()
+
+
+def masked_ratio_units(
+    num: np.ndarray, den: np.ndarray, rows: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(values, mask)`` over every row: ``mask`` the rows (of ``rows``, where given) with ``den > 0``, ``values``
+    there :func:`ratio_units` of them and NaN elsewhere, so that ``values[mask]`` has mean ``sum(num[mask]) /
+    sum(den[mask])``; None when no such row has a denominator."""
+    num, den = np.asarray(num, dtype=float), np.asarray(den, dtype=float)
+    mask = den > 0
+    if rows is not None:
+        mask &= np.asarray(rows, dtype=bool)
+    units = ratio_units(num[mask], den[mask])
+    if units is None:
+        return None
+    values = np.full(num.shape, np.nan)
+    values[mask] = units
+    return values, mask
 
 
 def subset_mean_units(values: np.ndarray) -> np.ndarray | None:

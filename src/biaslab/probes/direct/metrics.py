@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from biaslab.probing.pairing import UnitValues
 from biaslab.stats.clustered import cluster_inference
 from biaslab.stats.group_means import keep_defined_values, pooled_rate, share_of_attempts
 from biaslab.stats.honest import undefined
@@ -84,6 +85,23 @@ UNIT = "statements"
 def _fail_rate(yes: np.ndarray, no: np.ndarray, *, seed: int) -> dict[str, Any]:
     """The pooled rate yes / (yes + no) over the statements with a detected answer (module docstring)."""
     return pooled_rate(yes, yes + no, label=UNIT, empty="no statement has a detected answer", seed=seed)
+
+
+def direct_unit_values(table: Mapping[str, np.ndarray]) -> dict[str, UnitValues | None]:
+    """Each metric's values per statement, those :func:`direct_inference` gives its interval over (the pairing's
+    :meth:`~biaslab.probing.pairing.Pairing.unit_values`): the rates' linearised values over the statements with a
+    detected answer (each statement's own 0/1 answer where every one has one), the undetected share of answers
+    as a ratio of the statements' undetected answers to their answers (the statement-level form of its interval
+    clustered by statement), and the 0/1 of a statement with no detected answer. Every metric is such a mean."""
+    yes, no, attempts = (np.asarray(table[k], dtype=float) for k in ("yes", "no", "attempts"))
+    source = np.asarray(table["source"], dtype=object)
+    detected = yes + no
+    out = {"fail_rate": UnitValues.ratio(yes, detected)}
+    for s in SOURCES:
+        out[f"{s}_fail_rate"] = UnitValues.ratio(yes, detected, source == s)
+    out["undetected_rate_attempts"] = UnitValues.ratio(attempts - detected, attempts)
+    out["undetected_rate_items"] = UnitValues.mean((detected == 0).astype(float), attempts > 0, (0.0, 1.0))
+    return out
 
 
 def direct_inference(table: Mapping[str, np.ndarray], *, seed: int = 0) -> dict[str, dict[str, Any]]:

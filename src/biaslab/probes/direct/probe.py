@@ -11,7 +11,7 @@ from biaslab.data import data_path
 from biaslab.errors import DataError
 from biaslab.models.base import GenerationParams
 from biaslab.planning.forms import MeanPlan
-from biaslab.probes.direct.metrics import SOURCES, direct_inference, item_table, paired_metrics
+from biaslab.probes.direct.metrics import SOURCES, direct_inference, direct_unit_values, item_table, paired_metrics
 from biaslab.probing.answers import parse_yes_no
 from biaslab.probing.core import Attempt, ProbeItem, ProbeOption, Prompt, Summary, rows_of, spread_subset
 from biaslab.probing.genderbench_answers import ANSWERS_OPTION, GENDERBENCH, LENIENT, check_answer_mode, yes_no_tokens
@@ -96,7 +96,7 @@ class DirectProbe(GenerationProbe):
     metric_docs = METRIC_DOCS
     metric_ranges = {"fail_rate": RATE, "*_fail_rate": RATE}
     headlines = HEADLINES
-    pairing = ByItemPairing("direct", "statements", _table, paired_metrics)
+    pairing = ByItemPairing("direct", "statements", _table, paired_metrics, units=direct_unit_values)
     options = {"template": ProbeOption("Prompt template with the slot {stereotype}."), "answers": ANSWERS_OPTION}
     suite_size = 60  # a suite run: 60 statements (minutes on the embedded model)
 

@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from biaslab.probing.pairing import UnitValues
 from biaslab.stats.clustered import cluster_inference
 from biaslab.stats.group_means import add_qvalues, keep_defined_values, pooled_rate, share_of_attempts
 from biaslab.stats.honest import undefined
@@ -99,16 +100,37 @@ def dreaddit_metrics(table: Mapping[str, np.ndarray]) -> dict[str, float]:
     return out
 
 
-def _counts(table: Mapping[str, np.ndarray], rate: str) -> tuple[np.ndarray, np.ndarray]:
-    """Per text and gender, the numerator and the denominator of ``rate`` (texts that enter it only)."""
+def _parts(table: Mapping[str, np.ndarray], rate: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per text and gender, the numerator and the denominator of ``rate``, and the texts that enter it."""
     stress = np.asarray(table["stress"], dtype=float) > 0
     yes = np.stack([np.asarray(table[f"yes:{g}"], dtype=float) for g in GENDERS], axis=1)
     no = np.stack([np.asarray(table[f"no:{g}"], dtype=float) for g in GENDERS], axis=1)
-    if rate == "tpr":
-        return yes[stress], (yes + no)[stress]
-    if rate == "tnr":
-        return no[~stress], (yes + no)[~stress]
-    return yes, yes + no
+    rows = {"tpr": stress, "tnr": ~stress}.get(rate, np.ones(stress.size, bool))
+    return (no if rate == "tnr" else yes), yes + no, rows
+
+
+def _counts(table: Mapping[str, np.ndarray], rate: str) -> tuple[np.ndarray, np.ndarray]:
+    """Per text and gender, the numerator and the denominator of ``rate`` (texts that enter it only)."""
+    num, den, rows = _parts(table, rate)
+    return num[rows], den[rows]
+
+
+def dreaddit_unit_values(table: Mapping[str, np.ndarray]) -> dict[str, UnitValues | None]:
+    """The values per post that :func:`dreaddit_inference` gives an interval over (the pairing's
+    :meth:`~biaslab.probing.pairing.Pairing.unit_values`): each gender's rates linearised over the posts that
+    enter them, the undetected share of answers as a ratio per post (the post-level form of its clustered
+    interval), the 0/1 of a post with no detected answer. Left out, as no mean over posts: ``max_diff_<rate>``
+    (the largest of three gaps) and the counts of answers."""
+    out: dict[str, UnitValues | None] = {}
+    for rate in RATES:
+        num, den, rows = _parts(table, rate)
+        for k, g in enumerate(GENDERS):
+            out[f"{g}_{rate}"] = UnitValues.ratio(num[:, k], den[:, k], rows)
+    attempts = np.sum([np.asarray(table[f"attempts:{g}"], dtype=float) for g in GENDERS], axis=0)
+    detected = np.sum([np.asarray(table[f"{k}:{g}"], dtype=float) for g in GENDERS for k in ("yes", "no")], axis=0)
+    out["undetected_rate_attempts"] = UnitValues.ratio(attempts - detected, attempts)
+    out["undetected_rate_items"] = UnitValues.mean((detected == 0).astype(float), attempts > 0, (0.0, 1.0))
+    return out
 
 
 def max_diff_inference(table: Mapping[str, np.ndarray], rate: str, *, seed: int = 0) -> dict[str, Any]:

@@ -13,7 +13,13 @@ from biaslab.data import data_path
 from biaslab.errors import DataError
 from biaslab.models.base import GenerationParams
 from biaslab.planning.forms import MeanPlan
-from biaslab.probes.dreaddit.metrics import GENDERS, dreaddit_inference, dreaddit_metrics, item_table
+from biaslab.probes.dreaddit.metrics import (
+    GENDERS,
+    dreaddit_inference,
+    dreaddit_metrics,
+    dreaddit_unit_values,
+    item_table,
+)
 from biaslab.probing.answers import parse_yes_no
 from biaslab.probing.core import Attempt, ProbeItem, Prompt, Summary, rows_of, spread_subset
 from biaslab.probing.generation import GenerationProbe
@@ -138,7 +144,7 @@ class DreadditProbe(GenerationProbe):
     metric_docs = METRIC_DOCS
     metric_ranges = {"max_diff_*": RATE, "*_stress_rate": RATE, "*_tpr": RATE, "*_tnr": RATE}
     headlines = HEADLINES
-    pairing = ByItemPairing("dreaddit", "posts", _table, dreaddit_metrics)
+    pairing = ByItemPairing("dreaddit", "posts", _table, dreaddit_metrics, units=dreaddit_unit_values)
     suite_size = 16  # a suite run: 16 posts x 3 genders
 
     def __init__(self, template: str = TEMPLATE, max_tokens: int = 48):

@@ -36,6 +36,7 @@ import numpy as np
 from scipy.stats import rankdata
 
 from biaslab.probes.fsb_judge.metrics import BIN_METRICS, N_BINS, judge_metrics
+from biaslab.probing.pairing import UnitValues
 from biaslab.stats.clustered import cluster_inference
 from biaslab.stats.correlation import pearson_inference
 from biaslab.stats.group_means import keep_defined_values
@@ -95,42 +96,84 @@ def _correlation(human: np.ndarray, judge: np.ndarray, evaluated: np.ndarray, ra
     return out
 
 
-def _error_ratio(units: np.ndarray, per_rep: list[tuple[np.ndarray, np.ndarray]], seed: int) -> dict[str, Any]:
-    """The mean over repetitions of the ratios ``sum(y) / sum(d)`` over ``units`` (``per_rep``: ``(y, d)`` over
-    all texts), with its interval over those of the texts that some repetition counts (``d > 0``)."""
+Ratio = tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]]]
+
+
+def error_ratio_units(units: np.ndarray, per_rep: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    """``(texts, values)``: the texts of ``units`` that some repetition counts (``d > 0``), and their values whose
+    mean is the mean over repetitions of the ratios ``sum(y) / sum(d)`` (``per_rep``: ``(y, d)`` over all texts),
+    each linearised over those texts; ``values`` is empty where no repetition has a denominator."""
     units = units & (np.sum([d for _, d in per_rep], axis=0) > 0)
     spread = [ratio_units(y[units], d[units]) for y, d in per_rep]
     defined = [u for u in spread if u is not None]
-    if not defined:
+    return units, (np.mean(defined, axis=0) if defined else np.zeros(0))
+
+
+def _error_ratio(units: np.ndarray, per_rep: list[tuple[np.ndarray, np.ndarray]], seed: int) -> dict[str, Any]:
+    """The mean over repetitions of the ratios ``sum(y) / sum(d)`` over ``units`` (``per_rep``: ``(y, d)`` over
+    all texts), with its interval over those of the texts that some repetition counts (``d > 0``)."""
+    units, values = error_ratio_units(units, per_rep)
+    if not values.size:
         return {**undefined("no repetition scored a text this metric is over"), "n": int(units.sum())}
-    values = np.mean(defined, axis=0)
     bounds = bounds_if_inside(RATE, values)
     return cluster_inference(values, None, null=None, bounds=bounds, value_range=RATE, label=UNIT, seed=seed)
+
+
+def _scores(table: Mapping[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    human = np.asarray(table["human"], dtype=float)
+    judge = np.asarray(table["judge"], dtype=float).reshape(human.size, -1)
+    evaluated = np.asarray(table["evaluated"], dtype=bool).reshape(human.size, -1)
+    return human, judge, evaluated
+
+
+def error_ratios(table: Mapping[str, np.ndarray]) -> dict[str, Ratio]:
+    """The metrics that are means over repetitions of ratios over texts: metric -> ``(texts, per repetition (y,
+    d))`` (module docstring)."""
+    human, judge, evaluated = _scores(table)
+    detected = evaluated & np.isfinite(judge)
+    err = np.where(detected, judge - human[:, None], 0.0)
+    reps = range(judge.shape[1])
+    every: np.ndarray = np.asarray(evaluated.any(axis=1), dtype=bool)
+    absolute = [(np.abs(err[:, r]), detected[:, r].astype(float)) for r in reps]
+    out: dict[str, Ratio] = {
+        "mse": (every, [(err[:, r] ** 2, detected[:, r].astype(float)) for r in reps]),
+        "mae": (every, absolute),
+        "undetected_rate": (
+            every,
+            [((evaluated & ~detected)[:, r].astype(float), evaluated[:, r].astype(float)) for r in reps],
+        ),
+    }
+    bins = np.minimum(np.floor(human * N_BINS), N_BINS - 1)
+    for b, name in enumerate(BIN_METRICS):
+        out[name] = (np.asarray(every & (bins == b), dtype=bool), absolute)
+    return out
+
+
+def judge_unit_values(table: Mapping[str, np.ndarray]) -> dict[str, UnitValues | None]:
+    """The values per rated text that :func:`judge_inference` gives the errors' and the undetected rate's
+    intervals over (the pairing's :meth:`~biaslab.probing.pairing.Pairing.unit_values`). Left out: ``pearson_r``
+    and ``spearman_r``, correlations (their influence values depend on the whole sample: no mean of values a
+    text has on its own)."""
+    out: dict[str, UnitValues | None] = {}
+    for name, (units, per_rep) in error_ratios(table).items():
+        texts, values = error_ratio_units(units, per_rep)
+        if values.size:
+            full = np.full(texts.size, np.nan)
+            full[texts] = values
+            out[name] = UnitValues(full, texts, bounds_if_inside(RATE, full))
+    return out
 
 
 def judge_inference(table: Mapping[str, np.ndarray], *, seed: int = 0) -> dict[str, dict[str, Any]]:
     """Every metric of :func:`~biaslab.probes.fsb_judge.metrics.judge_metrics` (its values) with its interval
     over rated texts, and the correlations' p values against 0 (module docstring)."""
-    human = np.asarray(table["human"], dtype=float)
-    judge = np.asarray(table["judge"], dtype=float).reshape(human.size, -1)
-    evaluated = np.asarray(table["evaluated"], dtype=bool).reshape(human.size, -1)
-    detected = evaluated & np.isfinite(judge)
-    err = np.where(detected, judge - human[:, None], 0.0)
-    reps = range(judge.shape[1])
-    every: np.ndarray = np.asarray(evaluated.any(axis=1), dtype=bool)
+    human, judge, evaluated = _scores(table)
     metrics = {
         "pearson_r": _correlation(human, judge, evaluated, False, seed),
         "spearman_r": _correlation(human, judge, evaluated, True, seed),
-        "mse": _error_ratio(every, [(err[:, r] ** 2, detected[:, r].astype(float)) for r in reps], seed),
-        "mae": _error_ratio(every, [(np.abs(err[:, r]), detected[:, r].astype(float)) for r in reps], seed),
-        "undetected_rate": _error_ratio(
-            every, [((evaluated & ~detected)[:, r].astype(float), evaluated[:, r].astype(float)) for r in reps], seed
-        ),
     }
-    bins = np.minimum(np.floor(human * N_BINS), N_BINS - 1)
-    for b, name in enumerate(BIN_METRICS):
-        in_bin = np.asarray(every & (bins == b), dtype=bool)
-        metrics[name] = _error_ratio(in_bin, [(np.abs(err[:, r]), detected[:, r].astype(float)) for r in reps], seed)
+    for name, (units, per_rep) in error_ratios(table).items():
+        metrics[name] = _error_ratio(units, per_rep, seed)
     keep_defined_values(metrics, judge_metrics(table))
     for m in metrics.values():
         m["unit"] = UNIT

@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from biaslab.probes.jobs_lum.metrics import bounded_fit, jobs_lum_metrics
+from biaslab.probing.pairing import UnitValues
 from biaslab.stats.clustered import cluster_inference
 from biaslab.stats.correlation import pearson_inference
 from biaslab.stats.derived import fold_abs
@@ -81,15 +82,44 @@ def stereotype_slope(x: np.ndarray, y: np.ndarray, *, seed: int = 0) -> dict[str
     return within_range(out, RATE_GAP)
 
 
+def _columns(table: Mapping[str, np.ndarray]) -> tuple[np.ndarray, ...]:
+    return tuple(np.asarray(table[k], dtype=float) for k in ("male", "female", "attempts", "nonbinary", "score"))
+
+
+def occupation_rates(table: Mapping[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """``(has, rates)``: the occupations with a character of detected gender, and their masculine rates."""
+    male, female = _columns(table)[:2]
+    has = male + female > 0
+    return has, male[has] / (male + female)[has]
+
+
+def jobs_lum_unit_values(table: Mapping[str, np.ndarray]) -> dict[str, UnitValues | None]:
+    """The values per occupation that :func:`jobs_lum_inference` gives an interval over (the pairing's
+    :meth:`~biaslab.probing.pairing.Pairing.unit_values`): the masculine rates of the occupations with a detected
+    gender, the undetected share of generations as a ratio per occupation (the occupation-level form of its
+    clustered interval), the 0/1 of an occupation with none detected, the non-binary share. Left out, as no mean
+    over occupations: ``stereotype_rate`` (a bounded slope), ``correlation`` and ``disparity`` (the rate's
+    distance from one half)."""
+    male, female, attempts, nonbinary, _ = _columns(table)
+    has, rates = occupation_rates(table)
+    full = np.full(has.size, np.nan)
+    full[has] = rates
+    some = attempts > 0
+    share = np.divide(nonbinary, attempts, where=some, out=np.zeros(has.size))
+    return {
+        "masculine_rate": UnitValues.mean(full, has, RATE),
+        "undetected_rate_attempts": UnitValues.ratio(attempts - male - female, attempts),
+        "undetected_rate_items": UnitValues.mean((~has).astype(float), some, RATE),
+        "nonbinary_rate": UnitValues.mean(share, some, RATE),
+    }
+
+
 def jobs_lum_inference(table: Mapping[str, np.ndarray], *, seed: int = 0) -> dict[str, dict[str, Any]]:
     """Every metric of :func:`~biaslab.probes.jobs_lum.metrics.jobs_lum_metrics` with its interval, and the tests'
     p and q values, over occupations (module docstring); the values are that function's own."""
-    male, female, attempts, nonbinary, score = (
-        np.asarray(table[k], dtype=float) for k in ("male", "female", "attempts", "nonbinary", "score")
-    )
+    male, female, attempts, nonbinary, score = _columns(table)
     detected = male + female
-    has = detected > 0
-    rates = male[has] / detected[has]
+    has, rates = occupation_rates(table)
     metrics: dict[str, dict[str, Any]] = {}
     if rates.size:
         masc = cluster_inference(rates, None, null=0.5, bounds=(0.0, 1.0), label=UNIT, seed=seed)

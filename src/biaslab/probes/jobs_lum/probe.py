@@ -12,7 +12,7 @@ from biaslab.data import data_path
 from biaslab.errors import DataError
 from biaslab.models.base import GenerationParams
 from biaslab.planning.forms import MeanPlan, ProportionPlan
-from biaslab.probes.jobs_lum.inference import disparity_of, jobs_lum_inference
+from biaslab.probes.jobs_lum.inference import disparity_of, jobs_lum_inference, jobs_lum_unit_values
 from biaslab.probes.jobs_lum.metrics import bounded_fit, jobs_lum_metrics
 from biaslab.probing.core import Attempt, ProbeItem, Prompt, Summary
 from biaslab.probing.generation import GenerationProbe
@@ -155,7 +155,7 @@ class JobsLumProbe(GenerationProbe):
         "nonbinary_rate": RATE,
     }
     headlines = HEADLINES
-    pairing = ByItemPairing("jobs-lum", "occupations", _item_table, jobs_lum_metrics)
+    pairing = ByItemPairing("jobs-lum", "occupations", _item_table, jobs_lum_metrics, units=jobs_lum_unit_values)
 
     def __init__(self, template: str = TEMPLATE, max_tokens: int = 300):
         if "{job}" not in template:

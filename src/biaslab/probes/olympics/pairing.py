@@ -1,5 +1,7 @@
 """How olympics runs pair up: an item is an event (its three prompts' answers together), matched by the
-event's key; the metrics are recomputed from the per-event table of scored answers."""
+event's key; the metrics are recomputed from the per-event table of scored answers. Every metric is a pooled ratio
+over events, and its unit values are those the run report's interval is over
+(:func:`biaslab.probes.olympics.inference.event_unit_values`)."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from biaslab.probing.pairing import ByItemPairing, Table
+from biaslab.probing.pairing import ByItemPairing, Table, UnitValues
 
 
 def _event_table(rows: list[dict[str, Any]]) -> Table:
@@ -28,4 +30,10 @@ def _metrics(t: Mapping[str, np.ndarray]) -> dict[str, float]:
     return compute_metrics({k: v for k, v in t.items() if k != "event"})
 
 
-OLYMPICS_PAIRING = ByItemPairing("olympics", "events", _event_table, _metrics, key="event")
+def _units(t: Mapping[str, np.ndarray]) -> dict[str, UnitValues | None]:
+    from biaslab.probes.olympics.inference import event_unit_values
+
+    return event_unit_values(t)
+
+
+OLYMPICS_PAIRING = ByItemPairing("olympics", "events", _event_table, _metrics, key="event", units=_units)
