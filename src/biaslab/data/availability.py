@@ -13,8 +13,18 @@ import shlex
 from collections.abc import Iterable
 from pathlib import Path
 
-from biaslab.data.registry import FILES, cache_dir
+from biaslab.data.table import FILES
 from biaslab.errors import ConfigError
+
+
+def cache_dir() -> Path:
+    """The download cache: ``BIASLAB_CACHE_DIR``, or the platform's cache directory for biaslab."""
+    env = os.environ.get("BIASLAB_CACHE_DIR")
+    if env:
+        return Path(env).expanduser()
+    import pooch
+
+    return Path(pooch.os_cache("biaslab"))
 
 
 def data_dir() -> Path | None:

@@ -26,7 +26,7 @@ class DiskCachedScorer:
     """Wraps a scorer; ``name`` and ``identity`` are the wrapped scorer's."""
 
     def __init__(self, scorer, cache_dir: Path | None = None, chunk: int = CHUNK):
-        from biaslab.data.registry import cache_dir as default_cache_dir
+        from biaslab.data.availability import cache_dir as default_cache_dir
 
         self.inner = scorer
         self.name = scorer.name

@@ -17,7 +17,8 @@ from openai_test_server import SPECIAL_IDS, OpenAITestServer, fake_ids, fake_log
 from biaslab.errors import ConfigError
 from biaslab.models.base import LoglikelihoodRequest
 from biaslab.models.openai.backend import OpenAIBackend
-from biaslab.models.openai.tokenizer_source import CHECK_TEXT, parse_tokenizer_option
+from biaslab.models.openai.options import parse_tokenizer_option
+from biaslab.models.openai.tokenizer_source import CHECK_TEXT
 
 TEXTS = ("nurses are kind", "The cat", "The cat sat on", CHECK_TEXT)
 REQUESTS = [

@@ -108,9 +108,11 @@ from biaslab.models.local.llama.engine import supports as engine_supports
 from biaslab.models.local.llama.precision import REDUCED_DTYPES
 from biaslab.models.local.loading import load, pick_device, pick_dtype
 from biaslab.models.local.masked_lm import MaskedLMBackend, is_masked_lm_source
+from biaslab.models.local.scoring import score_static, score_with_engine
 from biaslab.models.local.static_generation import generate_static
 
 log = logging.getLogger(__name__)
+
 
 def cpu_has_bf16() -> bool:
     """Whether this CPU multiplies bfloat16 natively (AVX512-BF16 or AMX), from /proc/cpuinfo."""
@@ -122,8 +124,6 @@ def cpu_has_bf16() -> bool:
     return "avx512_bf16" in flags or "amx_bf16" in flags
 
 
-
-
 def from_hf_spec(name: str, *, base_url: str | None = None, options: dict[str, Any] | None = None) -> ModelBackend:
     """``hf/<hub id or dir>``: a causal LM, or a masked LM (BERT-like config) scored by pseudo-log-likelihood."""
     source, _ = hf_source(name, base_url)
@@ -132,8 +132,9 @@ def from_hf_spec(name: str, *, base_url: str | None = None, options: dict[str, A
     return TransformersBackend(source, gguf_file=None, **(options or {}))
 
 
-def from_gguf_spec(name: str, *, base_url: str | None = None,
-                   options: dict[str, Any] | None = None) -> TransformersBackend:
+def from_gguf_spec(
+    name: str, *, base_url: str | None = None, options: dict[str, Any] | None = None
+) -> TransformersBackend:
     """``gguf/<path.gguf>``; ``gguf/<org>/<repo>/<file.gguf>`` loads a file from a hub repository."""
     source, gguf_file = gguf_source(name, base_url)
     return TransformersBackend(source, gguf_file=gguf_file, **(options or {}))
@@ -162,7 +163,8 @@ class TransformersBackend(ModelBackend):
         tok = self._m.tokenizer
         self.use_chat_template = opts["chat_template"] == "auto" and bool(getattr(tok, "chat_template", None))
         self.model_temperature, self.model_top_p = local_sampling.model_defaults(
-            getattr(self._m.model, "generation_config", None))
+            getattr(self._m.model, "generation_config", None)
+        )
         self.stop_ids = self._stop_ids()
         self._pad_id = self._pick_pad_id()
 
@@ -249,9 +251,11 @@ class TransformersBackend(ModelBackend):
             else:
                 m.engine_failed = True
         if m.engine is None and self.engine_choice == "continuous":
-            raise ConfigError(f"engine=continuous runs Llama, Mistral, Qwen2, Qwen3, Phi-3 and Gemma 3 text models "
-                              f"whose config it follows exactly (e.g. default or linear RoPE), not this "
-                              f"{getattr(m.model.config, 'model_type', '?')} model; use engine=auto")
+            raise ConfigError(
+                f"engine=continuous runs Llama, Mistral, Qwen2, Qwen3, Phi-3 and Gemma 3 text models "
+                f"whose config it follows exactly (e.g. default or linear RoPE), not this "
+                f"{getattr(m.model.config, 'model_type', '?')} model; use engine=auto"
+            )
         if self.precision == "bf16":
             return self._reduced_engine()
         return m.engine
@@ -260,11 +264,15 @@ class TransformersBackend(ModelBackend):
         """The engine with its matrix products in bfloat16 (``precision=bf16``, :mod:`.llama.precision`)."""
         m = self._m
         if m.engine is None:
-            raise ConfigError("precision=bf16 is for the models the fast engine runs (Llama, Mistral, Qwen2/3, Phi-3, "
-                              "Gemma 3); drop the option (or use dtype=bfloat16)")
+            raise ConfigError(
+                "precision=bf16 is for the models the fast engine runs (Llama, Mistral, Qwen2/3, Phi-3, "
+                "Gemma 3); drop the option (or use dtype=bfloat16)"
+            )
         if m.device.type == "cpu" and not cpu_has_bf16():
-            raise ConfigError("precision=bf16 needs a CPU with AVX512-BF16 or AMX (without them bfloat16 "
-                              "products are slower than float32); drop the option")
+            raise ConfigError(
+                "precision=bf16 needs a CPU with AVX512-BF16 or AMX (without them bfloat16 "
+                "products are slower than float32); drop the option"
+            )
         if self.precision not in m.reduced_engines:
             m.reduced_engines[self.precision] = LlamaEngine(m.model, matmul_dtype=REDUCED_DTYPES[self.precision])
         return m.reduced_engines[self.precision]
@@ -284,11 +292,26 @@ class TransformersBackend(ModelBackend):
         engine = self._engine()
         with torch.inference_mode():
             if engine is not None:
-                engine.generate(prompts, decodings, self.stop_ids, finish, max_slots=self.max_slots,
-                                kv_budget_bytes=self.kv_budget_bytes, workers=self.workers)
+                engine.generate(
+                    prompts,
+                    decodings,
+                    self.stop_ids,
+                    finish,
+                    max_slots=self.max_slots,
+                    kv_budget_bytes=self.kv_budget_bytes,
+                    workers=self.workers,
+                )
             else:
-                generate_static(self._m.model, self._m.device, prompts, decodings, finish,
-                                batch_size=self.batch_size, stop_ids=self.stop_ids, pad_id=self._pad_id)
+                generate_static(
+                    self._m.model,
+                    self._m.device,
+                    prompts,
+                    decodings,
+                    finish,
+                    batch_size=self.batch_size,
+                    stop_ids=self.stop_ids,
+                    pad_id=self._pad_id,
+                )
         missing = [i for i, r in enumerate(results) if r is None]
         if missing:  # pragma: no cover - engine bug guard
             raise BackendError(f"the local backend returned no result for {len(missing)} request(s)")
@@ -300,12 +323,14 @@ class TransformersBackend(ModelBackend):
         (:mod:`biaslab.models.likelihood_rule`)."""
         return prompting.score_ids(self._m.tokenizer, request)
 
-    def loglikelihood(self, requests: Sequence[LoglikelihoodRequest],
-                      on_result: OnResult | None = None) -> list[LoglikelihoodResult]:
+    def loglikelihood(
+        self, requests: Sequence[LoglikelihoodRequest], on_result: OnResult | None = None
+    ) -> list[LoglikelihoodResult]:
         return self.loglikelihood_rest(requests, (), on_result)  # type: ignore[return-value]
 
-    def loglikelihood_rest(self, requests: Sequence[LoglikelihoodRequest], answered: Collection[int],
-                           on_result: OnResult | None) -> list[LoglikelihoodResult | None]:
+    def loglikelihood_rest(
+        self, requests: Sequence[LoglikelihoodRequest], answered: Collection[int], on_result: OnResult | None
+    ) -> list[LoglikelihoodResult | None]:
         """The batches of a call on all ``requests``, less those whose requests are all ``answered``: a value's
         last bits depend on its batch (:meth:`ModelBackend.loglikelihood_rest`)."""
         answered = frozenset(answered)
@@ -314,83 +339,31 @@ class TransformersBackend(ModelBackend):
         limit = getattr(self._m.model.config, "max_position_embeddings", None)
         for i, (r, (ids, _)) in enumerate(zip(requests, encoded)):
             if limit and len(ids) > limit and i not in answered:
-                raise ContextLengthError(f"a text of {len(ids)} tokens is longer than the model's context of "
-                                         f"{limit} tokens", request=r, n_tokens=len(ids), limit=int(limit))
-        results: list[LoglikelihoodResult | None] = [None] * len(requests)
+                raise ContextLengthError(
+                    f"a text of {len(ids)} tokens is longer than the model's context of {limit} tokens",
+                    request=r,
+                    n_tokens=len(ids),
+                    limit=int(limit),
+                )
         engine = self._engine()
         if engine is not None:
-            return self._loglikelihood_engine(engine, encoded, answered, on_result)
-        order = sorted(range(len(requests)), key=lambda i: (-len(encoded[i][0]), i))
-        vocab = self._m.model.get_output_embeddings().weight.shape[0]
-        with torch.inference_mode():
-            start = 0
-            while start < len(order):
-                width = len(encoded[order[start]][0])
-                n_cont = max(len(encoded[i][0]) - encoded[i][1] for i in order[start:start + self.batch_size])
-                rows_fit = max(1, self.sizes.logits_floats // max(1, n_cont * vocab))
-                rows = order[start:start + min(self.batch_size, rows_fit)]
-                start += len(rows)
-                if answered.issuperset(rows):
-                    continue
-                for i, res in zip(rows, self._score_batch([encoded[i] for i in rows], width)):
-                    results[i] = res
-                    if on_result is not None:
-                        on_result(i, res)
-        return results
-
-    def _loglikelihood_engine(self, engine: LlamaEngine, encoded: list[tuple[list[int], int]],
-                              answered: frozenset[int], on_result: OnResult | None) -> list[LoglikelihoodResult | None]:
-        """Scoring with the engine: packed prefix trees, one torch thread per worker (:mod:`.llama.scoring`)."""
-        tok = self._m.tokenizer
-        results: list[LoglikelihoodResult | None] = [None] * len(encoded)
-        texts: dict[int, str] = {}  # token id -> its text (decoded once per call)
-
-        def text(t: int) -> str:
-            s = texts.get(t)
-            if s is None:
-                s = texts[t] = tok.decode([t])
-            return s
-
-        def done(i: int, logprobs: list[float], greedy: list[bool]) -> None:
-            ids, n = encoded[i]
-            cont = ids[n:]
-            res = LoglikelihoodResult(logprobs[n - 1:], [text(t) for t in cont], all(greedy[n - 1:]),
-                                      token_ids=list(cont))
-            results[i] = res
-            if on_result is not None:
-                on_result(i, res)
-
-        with torch.inference_mode():
-            engine.score([ids for ids, _ in encoded], done, batch_tokens=self.batch_tokens, workers=self.workers,
-                         skip=answered)
-        return results
-
-    def _score_batch(self, batch: list[tuple[list[int], int]], width: int) -> list[LoglikelihoodResult]:
-        model, device, tok = self._m.model, self._m.device, self._m.tokenizer
-        keep = max(len(ids) - n for ids, n in batch)  # continuation tokens of the longest one
-        if keep == 0:
-            return [LoglikelihoodResult([], [], True) for _ in batch]
-        ids = torch.full((len(batch), width), self._pad_id, dtype=torch.long)
-        mask = torch.zeros((len(batch), width), dtype=torch.long)
-        for r, (toks, _) in enumerate(batch):  # left padding: every row ends at the last column
-            ids[r, width - len(toks):] = torch.tensor(toks, dtype=torch.long)
-            mask[r, width - len(toks):] = 1
-        pos = (mask.cumsum(-1) - 1).clamp(min=0)
-        out = model(input_ids=ids.to(device), attention_mask=mask.to(device), position_ids=pos.to(device),
-                    logits_to_keep=keep + 1, use_cache=False)
-        # logits[:, j] predicts the token at column width - keep + j
-        logp = torch.log_softmax(out.logits[:, :-1].float(), dim=-1)
-        results = []
-        for r, (toks, n) in enumerate(batch):
-            m = len(toks) - n
-            if m == 0:
-                results.append(LoglikelihoodResult([], [], True))
-                continue
-            target = torch.tensor(toks[n:], dtype=torch.long, device=logp.device)
-            lp = logp[r, keep - m:]
-            token_lp = lp.gather(1, target[:, None])[:, 0]
-            greedy = bool((lp.argmax(-1) == target).all())
-            results.append(LoglikelihoodResult([float(x) for x in token_lp.tolist()],
-                                               [tok.decode([t]) for t in toks[n:]], greedy, token_ids=list(toks[n:])))
-        return results
-
+            return score_with_engine(
+                engine,
+                self._m.tokenizer,
+                encoded,
+                answered,
+                on_result,
+                batch_tokens=self.batch_tokens,
+                workers=self.workers,
+            )
+        return score_static(
+            self._m.model,
+            self._m.device,
+            self._m.tokenizer,
+            encoded,
+            answered,
+            on_result,
+            batch_size=self.batch_size,
+            logits_floats=self.sizes.logits_floats,
+            pad_id=self._pad_id,
+        )

@@ -7,7 +7,7 @@ The beginning-of-sequence id that the plain-text rule puts in front of a sentenc
 once per backend: the tokenizer's own when tokenizing ``""`` gives one token (Llama, Gemma...),
 else the ``bos_token`` (or ``eos_token``) that ``GET /tokenizer_info`` reports (vLLM started
 with ``--enable-tokenizer-info-endpoint``), or, on a stock server, the one in the model files that
-``/v1/models`` names (:mod:`.tokenizer_source`), tokenized.
+``/v1/models`` names (:mod:`.served_bos`), tokenized.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from biaslab.errors import BackendError
 from biaslab.models.openai.retry import Retrier, Unsupported
+from biaslab.models.openai.served_bos import served_bos_text
 
 if TYPE_CHECKING:  # pragma: no cover
     from openai import AsyncOpenAI
@@ -75,9 +76,7 @@ class ServerTokenizer:
             return
         try:
             info = await self._tokenizer_info(client)
-        except Unsupported:  # a stock server: the token's text from the model's own files (tokenizer_source)
-            from biaslab.models.openai.tokenizer_source import served_bos_text
-
+        except Unsupported:  # a stock server: the token's text from the model's own files (served_bos)
             text = await served_bos_text(self.retrier, client, self.model)
             if text is None:
                 raise

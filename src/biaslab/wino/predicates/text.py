@@ -2,50 +2,47 @@
 
 The lexicon is lemminflect's (shipped inside its wheel, no download): a word "has a verb
 reading" when lemminflect knows it as a VERB or AUX form. Words it does not know (rare verbs such
-as "objectify") are *unknown*: the flags never fire on an unknown word alone.
+as "objectify") are *unknown*: the flags never fire on an unknown word alone. The word lists (negators,
+auxiliaries, determiners...) are read once from the packaged ``words.toml``.
 """
 
 from __future__ import annotations
 
 import re
+import tomllib
 from functools import lru_cache
+from importlib.resources import files
 
 _WORD = re.compile(r"[A-Za-z]+(?:['\u2019][A-Za-z]+)*")
 
-NEGATORS = frozenset({"not", "never", "no", "nor", "cannot", "nobody", "nothing", "none", "neither"})
-NEG_CONTRACTIONS = frozenset({"don't", "doesn't", "didn't", "aren't", "isn't", "wasn't", "weren't", "can't",
-                              "couldn't", "won't", "wouldn't", "shouldn't", "haven't", "hasn't", "hadn't",
-                              "mustn't", "ain't"})
-AUXILIARIES = frozenset({"are", "is", "am", "was", "were", "be", "been", "being", "do", "does", "did", "have",
-                         "has", "had", "can", "could", "will", "would", "shall", "should", "may", "might", "must",
-                         "get", "gets", "got", "getting"}) | NEG_CONTRACTIONS
+_WORDS = tomllib.loads(files("biaslab.wino.predicates").joinpath("words.toml").read_text("utf-8"))
+
+NEGATORS = frozenset(_WORDS["negators"])
+NEG_CONTRACTIONS = frozenset(_WORDS["neg_contractions"])
+AUXILIARIES = frozenset(_WORDS["auxiliaries"]) | NEG_CONTRACTIONS
 # Adverbs that may stand before the verb of a predicate ("often complain", "always have").
-PRE_VERB_ADVERBS = frozenset({"often", "always", "usually", "sometimes", "generally", "typically", "never",
-                              "rarely", "seldom", "all", "also", "just", "only", "really", "secretly", "mostly",
-                              "still", "even", "actually", "supposedly", "allegedly", "constantly"})
-SUBJECTS = frozenset({"i", "we", "you", "he", "she", "it", "they", "people", "everyone", "everybody", "someone",
-                      "somebody", "this", "that", "these", "those", "there", "my", "our", "their", "his", "her"})
-QUANTIFIERS = frozenset({"all", "every", "each", "some", "most", "many", "few", "any"})
-DETERMINERS = frozenset({"the", "a", "an", "this", "that", "these", "those", "my", "our", "your", "their", "his",
-                         "her", "its", "some", "any", "no", "every", "each"})
-PREPOSITIONS = frozenset({"of", "in", "on", "at", "to", "for", "with", "about", "from", "by", "as", "into", "onto",
-                          "over", "under", "than", "like", "through", "against", "between", "toward", "towards",
-                          "upon", "within", "without", "among", "around", "after", "before", "during"})
-CONJUNCTIONS = frozenset({"and", "or", "but", "because", "so", "if", "that", "which", "who", "whom", "whose",
-                          "when", "while", "although", "though", "since", "unless", "whether", "where"})
-PRONOUNS = frozenset({"i", "me", "my", "mine", "myself", "we", "us", "our", "ours", "ourselves", "you", "your",
-                      "yours", "he", "him", "his", "she", "her", "hers", "it", "its", "they", "them", "their",
-                      "theirs", "themselves", "himself", "herself", "itself", "one", "someone", "anyone",
-                      "everyone", "people"})
-PASSIVE_AUX = frozenset({"am", "is", "are", "was", "were", "be", "been", "being", "get", "gets", "got",
-                         "getting", "gotten"})
-FIRST_PERSON_OBJECTS = frozenset({"me", "us", "my", "our", "myself", "ourselves"})
+PRE_VERB_ADVERBS = frozenset(_WORDS["pre_verb_adverbs"])
+SUBJECTS = frozenset(_WORDS["subjects"])
+QUANTIFIERS = frozenset(_WORDS["quantifiers"])
+DETERMINERS = frozenset(_WORDS["determiners"])
+PREPOSITIONS = frozenset(_WORDS["prepositions"])
+CONJUNCTIONS = frozenset(_WORDS["conjunctions"])
+PRONOUNS = frozenset(_WORDS["pronouns"])
+PASSIVE_AUX = frozenset(_WORDS["passive_aux"])
+FIRST_PERSON_OBJECTS = frozenset(_WORDS["first_person_objects"])
 # Words after which a predicate cannot end: it was cut off ("are good at", "believe that").
 DANGLING = (DETERMINERS | PREPOSITIONS | CONJUNCTIONS | AUXILIARIES | NEGATORS) - {"that", "this", "those", "these"}
-FUNCTION_WORDS = (DETERMINERS | PREPOSITIONS | CONJUNCTIONS | PRONOUNS | AUXILIARIES | NEGATORS | QUANTIFIERS
-                  | PRE_VERB_ADVERBS | {"very", "too", "more", "less", "much", "so", "such", "other", "others",
-                                        "not", "also", "then", "there", "here", "what", "how", "why", "s",
-                                        "t", "just", "like", "lot", "lots", "thing", "things", "way", "really"})
+FUNCTION_WORDS = (
+    DETERMINERS
+    | PREPOSITIONS
+    | CONJUNCTIONS
+    | PRONOUNS
+    | AUXILIARIES
+    | NEGATORS
+    | QUANTIFIERS
+    | PRE_VERB_ADVERBS
+    | set(_WORDS["function_words_extra"])
+)
 
 
 def words(text: str) -> list[str]:

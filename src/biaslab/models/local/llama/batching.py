@@ -4,7 +4,7 @@
 loop per worker and hands each finished request to ``on_finish``; each loop refills free
 slots from the shared queue, prefills them (copying the keys/values of the prompt prefix all
 requests share) and decodes one token for all busy slots per step. The batcher is given the
-engine and runs its decoder (:meth:`~.engine.LlamaEngine.forward`) over a :class:`.kv_cache.KVCache`.
+engine and runs its decoder (:meth:`~.decoder.Decoder.forward`) over a :class:`.kv_cache.KVCache`.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from biaslab.models.local.llama.kv_cache import KVCache
 from biaslab.models.local.llama.runtime import ROW_MULTIPLE, limit_heap_retention, round_up, run_workers
 from biaslab.models.local.sampling import Decoding, RowRandom, sample_rows
 
-if TYPE_CHECKING:  # pragma: no cover - the engine imports this module
-    from biaslab.models.local.llama.engine import LlamaEngine
+if TYPE_CHECKING:  # pragma: no cover - annotations only
+    from biaslab.models.local.llama.decoder import Decoder
 
 MAX_SLOTS = 48  # concurrent requests at most
 KV_BUDGET_BYTES = 720 << 20  # about this much memory for the KV cache (fewer slots for long requests)
@@ -45,7 +45,7 @@ OnFinish = Callable[[int, list[int], str, int], None]  # (request index, new tok
 class ContinuousBatcher:
     """Generation on ``engine``'s weights: slots of a KV cache kept full from a queue of requests."""
 
-    def __init__(self, engine: LlamaEngine) -> None:
+    def __init__(self, engine: Decoder) -> None:
         self.engine = engine
 
     # -- scheduling -------------------------------------------------------------------------

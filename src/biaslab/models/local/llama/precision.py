@@ -1,7 +1,7 @@
 """Reduced precision for the engine's log-likelihood path (the ``precision=bf16`` model option).
 
 With ``precision=bf16`` the engine's layer matrix products take bfloat16 inputs and weights
-(:func:`.engine._mixed`), and the LM head of the scoring path is :class:`ReducedHead`: the
+(:func:`.decoder._mixed`), and the LM head of the scoring path is :class:`ReducedHead`: the
 vocabulary-sized product in bfloat16, its few large logits recomputed exactly. The residual stream,
 norms, attention and the log-normaliser stay in float32. On a CPU with AVX512-BF16 (or AMX) a
 bfloat16 product runs about 2.2x faster than float32 (single-threaded oneDNN: 8.7 ms against

@@ -13,8 +13,8 @@ padded to the batch's widest pack. Templated benchmarks share a lot: the 800 sen
 WinoSemitism pairs ("I don’t like him because he is a Jew and he ...") have 12,874 input tokens
 and 7,150 tree tokens in packs of 128. The LM head is applied to tree tokens only, in chunks of at
 most :data:`HEAD_ROWS` rows (fewer for a large vocabulary: :data:`HEAD_LOGITS_BYTES`)
-(:meth:`~.engine.LlamaEngine.head`). On CPU every product goes through oneDNN's linear
-(:func:`~.engine._pick_linear`).
+(:meth:`~.decoder.Decoder.head`). On CPU every product goes through oneDNN's linear
+(:func:`~.decoder._pick_linear`).
 
 The attention within a pack costs ``pack_tokens`` squared, partly wasted on other texts' tokens;
 at 128 it is about 5 % of the time with SmolLM2. A text longer than ``pack_tokens`` gets a pack
@@ -50,8 +50,8 @@ import torch.nn.functional as F
 
 from biaslab.models.local.llama.runtime import ROW_MULTIPLE, reuse_heap_blocks, run_workers
 
-if TYPE_CHECKING:  # pragma: no cover - the engine imports this module
-    from biaslab.models.local.llama.engine import LlamaEngine
+if TYPE_CHECKING:  # pragma: no cover - annotations only
+    from biaslab.models.local.llama.decoder import Decoder
 
 OnScored = Callable[[int, list[float], list[bool]], None]  # (text index, logprobs and is-argmax of tokens 1..n-1)
 PACK_TOKENS = 128  # tree tokens per pack (a longer text gets a pack of its own length)
@@ -151,7 +151,7 @@ def _batches(packs: list[_Pack], batch_tokens: int, workers: int = 1) -> list[li
 
 @contextmanager
 def _blas_threads(n: int | None) -> Iterator[None]:
-    """numpy's BLAS (the LM head where oneDNN's linear is not available, :meth:`~.engine.LlamaEngine.head`)
+    """numpy's BLAS (the LM head where oneDNN's linear is not available, :meth:`~.decoder.Decoder.head`)
     at ``n`` threads for the duration (None: as it is)."""
     if n is None:
         yield
@@ -168,7 +168,7 @@ def _blas_threads(n: int | None) -> Iterator[None]:
 class PackedScorer:
     """Scoring on ``engine``'s weights: the distinct texts of a call in packed prefix trees."""
 
-    def __init__(self, engine: LlamaEngine) -> None:
+    def __init__(self, engine: Decoder) -> None:
         self.engine = engine
 
     def score(

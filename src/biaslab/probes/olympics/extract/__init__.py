@@ -6,7 +6,8 @@ the same with rules, one step per module:
 
 * ``text``       clean-up (chat template, echoed prompt), lines, sentences, clauses, cue words
 * ``countries``  country mentions -> NOC codes (year-aware, "X (Y)" qualifiers folded)
-* ``pairs``      mentions + medal words -> (country, medal) pairs inside a sentence
+* ``pairs``      mentions + medal words -> (country, medal) pairs inside a sentence (the medal, weak and
+                 gender cues in ``cues``, the pairing clause by clause in ``clauses``)
 * ``lines``      walks the answer line by line keeping the context a reader keeps: the
                  current men's / women's section, a medal heading ("**Gold:**") waiting
                  for its country, ranked lists (1. 2. 3.), parts about another event
@@ -24,8 +25,8 @@ from __future__ import annotations
 import pandas as pd
 
 from biaslab.probes.olympics.annotated import split_nocs
+from biaslab.probes.olympics.extract.cues import MEDALS
 from biaslab.probes.olympics.extract.lines import extract_medals
-from biaslab.probes.olympics.extract.pairs import MEDALS
 from biaslab.probes.olympics.extract.result import Extraction
 from biaslab.probes.olympics.nocs_history import same_country
 

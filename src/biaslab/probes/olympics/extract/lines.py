@@ -14,15 +14,8 @@ import re
 from biaslab.probes.olympics.extract import text as tx
 from biaslab.probes.olympics.extract.context import Hit, Target, apply_change, other_year
 from biaslab.probes.olympics.extract.countries import Mention, find_mentions
-from biaslab.probes.olympics.extract.pairs import (
-    MEDALS,
-    Cue,
-    SentenceResult,
-    gender_spans,
-    medal_cues,
-    pair_sentence,
-    weak_cues,
-)
+from biaslab.probes.olympics.extract.cues import MEDALS, Cue, gender_spans, medal_cues, weak_cues
+from biaslab.probes.olympics.extract.pairs import SentenceResult, pair_sentence
 from biaslab.probes.olympics.extract.result import NEGATED_GENDER, Extraction, assemble
 from biaslab.probes.olympics.extract.tables import TableLayout, table_header, table_row
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from biaslab.probes.olympics import nocs
 from biaslab.probes.olympics.extract import text as tx
 from biaslab.probes.olympics.extract.context import Hit
-from biaslab.probes.olympics.extract.pairs import MEDALS
+from biaslab.probes.olympics.extract.cues import MEDALS
 
 
 @dataclass

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from biaslab.probes.olympics.extract import text as tx
 from biaslab.probes.olympics.extract.countries import Mention
-from biaslab.probes.olympics.extract.pairs import MEDALS, Cue
+from biaslab.probes.olympics.extract.cues import MEDALS, Cue
 
 _TABLE_RULE = re.compile(r"[\s|:-]*")
 _RANK_HEADER = re.compile(r"\s*(?:rank|place|position|pos\.?|#)\s*", re.I)
