@@ -13,7 +13,7 @@ from tests.conftest import requires_data
 from tests.probes.paired_sentences.test_probe_run import attempts, biaslab
 
 pytestmark = requires_data
-N = 60  # questions, each in English and Turkish
+N = 120  # items: 60 questions, each in English and Turkish (one wording)
 PHRASES = {"en": ["{L}", "The answer is ({L}).", "{T}"], "tr": ["{L}", "Cevap: ({L})", "{T}"]}
 
 
@@ -53,7 +53,7 @@ def run(tmp_path, name, replies, languages="en,tr"):
         "-P",
         "prompt=1",
         "--limit",
-        N,
+        N * len(languages.split(",")) // 2,  # the same questions whatever the languages
         "--out",
         out,
         "-q",
@@ -94,7 +94,7 @@ def test_gap_found_scores_recomputed_and_compared_across_languages(tmp_path):
     replies = canned(tmp_path / "gap.json", gap=True)
     en, tr = run(tmp_path, "en", replies, "en"), run(tmp_path, "tr", replies, "tr")
     rows = attempts(en) + attempts(tr)
-    assert len(rows) == 2 * N and all(r["answer"] is not None for r in rows)  # every reply form read in both
+    assert len(rows) == N and all(r["answer"] is not None for r in rows)  # every reply form read in both
     for out in (en, tr):
         mine = {k: m["value"] for k, m in json.loads((out / "results.json").read_text())["metrics"].items()}
         for name, value in published(attempts(out)).items():
@@ -105,7 +105,7 @@ def test_gap_found_scores_recomputed_and_compared_across_languages(tmp_path):
     assert metrics["lang_diff_adjusted_bias_score_ambig:tr"]["value"] == pytest.approx(d["value"])  # same control
     assert all(r["adequate"] for r in details["languages"])
     rows_cmp, info = compare_pair(load_run(en), load_run(tr), n_resamples=200)
-    assert info["design"] == "paired" and info["n_shared"] == N  # each Turkish question with its English twin
+    assert info["design"] == "paired" and info["n_shared"] == N // 2  # each Turkish question with its English twin
     amb = next(r for r in rows_cmp if r["metric"] == "bias_score_ambig")
     assert amb["diff"] == pytest.approx(d["value"]) and amb["p"] < 0.05
     # the gate across languages: Turkish no worse than English by more than 5 points -- not met

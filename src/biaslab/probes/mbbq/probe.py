@@ -162,7 +162,8 @@ class MbbqProbe(LikelihoodProbe):
         "prompt": ProbeOption("The authors' prompt wording(s): 1 to 5, a list (1,3) or all (the default)."),
         "prompts": ProbeOption("Same as prompt (prompts=all: the five wordings)."),
     }
-    suite_size = 50
+    suite_size = 200  # 10 questions in 4 languages and 5 wordings
+    min_limit = len(LANGUAGES) * N_WORDINGS  # one question in every language and wording (the defaults)
     item_noun = "questions"
 
     def __init__(
@@ -216,9 +217,11 @@ class MbbqProbe(LikelihoodProbe):
         return self._items
 
     def select_items(self, items: list[ProbeItem], cfg: RunConfig) -> list[ProbeItem]:
-        """``--limit N``: N questions (spread over categories and sets), each in every language and wording."""
+        """``--limit N``: N items as whole questions (spread over categories and sets), each in every language and
+        wording of the run (N rounded up to a multiple of languages x wordings)."""
         keys = list(dict.fromkeys(_base(it) for it in items))
-        chosen = set(spread_subset(keys, cfg.limit))
+        per = len(self.languages) * len(self.prompts)
+        chosen = set(spread_subset(keys, None if cfg.limit is None else -(-cfg.limit // per)))
         return [it for it in items if _base(it) in chosen]
 
     # -- planning -----------------------------------------------------------------------------
