@@ -91,6 +91,7 @@ def test_hand_computed_scores_control_adequacy_and_language_differences():
     # tr - en over the parallel items
     assert v["lang_diff_bias_score_ambig:tr"] == pytest.approx(75.0)
     assert v["lang_diff_bias_score_disambig:tr"] == pytest.approx(100.0)
+    assert metrics["lang_diff_bias_score_disambig:tr"]["ci_low"] is None  # one template: no interval
     assert v["lang_diff_control_accuracy_disambig:tr"] == pytest.approx(-1.0)
     # adjusted: template gaps d1 = 100 - 50, d2 = 50 - (-50) on control gaps x1 = -0.5, x2 = -1 (equal weights):
     # slope (100 - 50) / (-1 + 0.5) = -100; pooled gap 75, pooled control gap 0.25 - 1 = -0.75 -> 75 - 75 = 0

@@ -12,11 +12,13 @@ language against English item by item.
   of each bias score across wordings (``wording_range_<score>:<lang>``).
 * **Against English** (a run with ``en`` and other languages): per language L and metric, the difference L - en
   over the parallel items of both (same category, set, ``parallel_id``, wording and repetition), clustered by
-  template (category, ``question_index``) within category. ``bias_score_ambig``: the paired cluster inference of
-  bbq's unit values (:func:`_ambig_test`: exact sign-flip test and its interval with few templates), over the
-  questions answered in both languages. The others (ratios): 95% percentile interval and p value from the same
-  paired cluster bootstrap, both languages' questions of a template drawn together
-  (:func:`biaslab.compare.inference.bootstrap_test`). Benjamini-Hochberg q values across every language and bias
+  template (category, ``question_index``) within category. The bias scores: the paired cluster inference of unit
+  values whose mean is each language's score (:func:`_score_test`: exact sign-flip test and its interval with few
+  templates), over the questions answered in both languages. The others: 95% percentile interval and p value from
+  the same paired cluster bootstrap, both languages' questions of a template drawn together
+  (:func:`biaslab.compare.inference.bootstrap_test`), its p never below ``2^(1-k)`` over the ``k`` templates with
+  a question answered differently in the two languages (the others hold no evidence of a difference; under 6 of
+  them, no interval). Benjamini-Hochberg q values across every language and bias
   score (the accuracies apart).
 * **Adjusted for control accuracy** (``lang_diff_adjusted_<score>:<lang>``): ``gap - slope x control gap``, where
   gap is the bias score's difference (L - en) above, control gap the difference in control accuracy (both contexts
@@ -38,6 +40,7 @@ from biaslab.compare.inference import bootstrap_test
 from biaslab.probes.bbq.metrics import COLS, _row_values, _scores, bbq_metrics
 from biaslab.stats import adjust_pvalues
 from biaslab.stats.clustered import paired_cluster_inference
+from biaslab.stats.unit_values import ratio_units
 
 ADEQUATE = 0.5
 SCORES = ("bias_score_ambig", "bias_score_disambig")
@@ -175,6 +178,7 @@ def _against_reference(rows: list[dict[str, Any]], lang: str, seed: int) -> list
     other = {_key(r): r for r in rows if r["language"] == lang}
     shared = [k for k in ref if k in other]
     clusters: dict[tuple[str, str], int] = {}
+    differing: set[tuple[str, str]] = set()  # templates with a question answered differently (the evidence)
     cols: dict[str, list[float]] = defaultdict(list)
     names = [f"{side}{s}{c}" for side in ("a_", "b_") for s in ("", "c_") for c in COLS]
     for k in shared:
@@ -188,23 +192,23 @@ def _against_reference(rows: list[dict[str, Any]], lang: str, seed: int) -> list
         for side, r in (("a_", a), ("b_", b)):
             for c, v in _row_values(r).items():
                 cols[f"{side}{part}{c}"][clusters[t]] += v
+        if _row_values(a) != _row_values(b) or _signs_or_none(a) != _signs_or_none(b):
+            differing.add(t)
     if not clusters:
         return []
     per = {n: np.array(cols[n]) for n in names}
     strata = np.array([t[0] for t in clusters], dtype=object)
     counts = _resample_counts(strata, N_RESAMPLES, seed)  # (R, K)
     n_pairs = sum(1 for k in shared if k[0] == "bias")
-    out = [_ambig_test(lang, [(ref[k], other[k]) for k in shared], seed, n_pairs)]
-    for metric, part, name in [(s, "", s) for s in ("bias_score_disambig", *ACCURACIES)] + [
-        (f"control_{a}", "c_", a) for a in ACCURACIES
-    ]:
+    out = [_score_test(lang, s, [(ref[k], other[k]) for k in shared], seed, n_pairs) for s in SCORES]
+    for metric, part, name in [(s, "", s) for s in ACCURACIES] + [(f"control_{a}", "c_", a) for a in ACCURACIES]:
         point = _diff(per, part, name, np.ones((1, len(clusters))))[0]
         samples = _diff(per, part, name, counts)
-        out.append(_test(lang, metric, point, samples, len(clusters), n_pairs))
+        out.append(_test(lang, metric, point, samples, len(differing), n_pairs))
     for s in SCORES:
         point = _adjusted(per, s, np.ones((1, len(clusters))))[0]
         samples = _adjusted(per, s, counts)
-        out.append(_test(lang, f"adjusted_{s}", point, samples, len(clusters), n_pairs))
+        out.append(_test(lang, f"adjusted_{s}", point, samples, len(differing), n_pairs))
     return out
 
 
@@ -276,6 +280,10 @@ def _control_acc(per: dict[str, np.ndarray], side: str, counts: np.ndarray | Non
         return np.asarray(num / den, dtype=float)
 
 
+def _signs_or_none(r: dict[str, Any]) -> float | None:
+    return None if r["answer"] is None else _signs(r)
+
+
 def _signs(r: dict[str, Any]) -> float:
     """+1 the biased answer, -1 the other group's, 0 unknown or no resolved biased answer."""
     if r["answer"] == r.get("unknown_answer") or r.get("biased_answer") is None:
@@ -283,29 +291,34 @@ def _signs(r: dict[str, Any]) -> float:
     return 1.0 if r["answer"] == r["biased_answer"] else -1.0
 
 
-def _ambig_test(lang: str, pairs: list[tuple[dict[str, Any], dict[str, Any]]], seed: int, n: int) -> dict[str, Any]:
-    """s_AMB's gap from bbq's unit values (each run's mean of them is its score: +-c per question, c = 100 x wrong /
-    non-unknown answers with a resolved biased answer) over the ambiguous questions answered in both languages:
-    :func:`paired_cluster_inference` over templates (exact sign-flip test with few templates)."""
-    amb = [
+def _score_test(
+    lang: str, score: str, pairs: list[tuple[dict[str, Any], dict[str, Any]]], seed: int, n: int
+) -> dict[str, Any]:
+    """A bias score's gap from unit values whose mean, per language, is its score over the questions of that
+    context answered in both languages; :func:`paired_cluster_inference` over templates (exact sign-flip test and
+    its interval with few templates). ``bias_score_ambig``: bbq's values, +-c per question (c = 100 x wrong /
+    non-unknown answers with a resolved biased answer); ``bias_score_disambig``: the linearised ratio
+    (:func:`biaslab.stats.unit_values.ratio_units`) of 100 x (biased - other) over non-unknown answers."""
+    cond = score.removeprefix("bias_score_")
+    both = [
         (a, b)
         for a, b in pairs
-        if a["set"] == "bias"
-        and a["context_condition"] == "ambig"
-        and a["answer"] is not None
-        and b["answer"] is not None
+        if a["set"] == "bias" and a["context_condition"] == cond and a["answer"] is not None and b["answer"] is not None
     ]
-    if not amb:
-        return _test(lang, "bias_score_ambig", math.nan, np.zeros(0), 0, n)
     sides = []
     for j in (0, 1):
-        signs = np.array([_signs(p[j]) for p in amb])
-        wrong = sum(p[j]["answer"] != p[j]["label"] for p in amb)
-        nu = np.count_nonzero(signs)
-        sides.append(signs * (100.0 * wrong / nu if nu else 0.0))
-    clusters = [f"{a['category']}\x1f{a['question_index']}" for a, _ in amb]
+        signs = np.array([_signs(p[j]) for p in both])
+        if cond == "ambig":
+            wrong = sum(p[j]["answer"] != p[j]["label"] for p in both)
+            nu = np.count_nonzero(signs)
+            sides.append(signs * (100.0 * wrong / nu if nu else 0.0))
+        else:
+            sides.append(ratio_units(100.0 * signs, np.abs(signs)))
+    if not both or any(s is None or not np.any(s) and cond == "disambig" for s in sides):
+        return _test(lang, score, math.nan, np.zeros(0), 0, n)
+    clusters = [f"{a['category']}\x1f{a['question_index']}" for a, _ in both]
     res = paired_cluster_inference(
-        sides[0], sides[1], clusters, [a["category"] for a, _ in amb], null=0.0, label="templates", seed=seed
+        sides[0], sides[1], clusters, [a["category"] for a, _ in both], null=0.0, label="templates", seed=seed
     )
     keep = {k: res.get(k) for k in ("ci_low", "ci_high", "p", "n_clusters", "reason", "method")}
-    return {"language": lang, "metric": "bias_score_ambig", "diff": res.get("value"), **keep, "n_pairs": n}
+    return {"language": lang, "metric": score, "diff": res.get("value"), **keep, "n_pairs": n}

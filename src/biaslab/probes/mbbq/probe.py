@@ -112,7 +112,7 @@ METRIC_DOCS = MetricDocs(
         },
         **{
             f"lang_diff_{m}:<lang>": MetricDoc(
-                f"{m} of the language minus English's, over their parallel items (paired cluster bootstrap over "
+                f"{m} of the language minus English's, over their parallel items (paired over "
                 "templates; q: Benjamini-Hochberg across languages and bias scores, accuracies apart).",
                 "0",
                 "- / -",
