@@ -107,7 +107,7 @@ def test_gap_found_scores_recomputed_and_compared_across_languages(tmp_path):
     rows_cmp, info = compare_pair(load_run(en), load_run(tr), n_resamples=200)
     assert info["design"] == "paired" and info["n_shared"] == N // 2  # each Turkish question with its English twin
     amb = next(r for r in rows_cmp if r["metric"] == "bias_score_ambig")
-    assert amb["diff"] == pytest.approx(d["value"]) and amb["p"] < 0.05
+    assert amb["diff"] == pytest.approx(d["value"]) and amb["p"] < 0.05 and "sign-flip" in amb["test"]
     # the gate across languages: Turkish no worse than English by more than 5 points -- not met
     gate = biaslab(
         "gate", en, tr, "--margin", "bias_score_ambig=5", "--resamples", 200, cache=tmp_path / "g", check=False
