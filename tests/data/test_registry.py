@@ -1,4 +1,6 @@
+import os
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -10,9 +12,14 @@ from tests.conftest import requires_data
 
 @requires_data
 def test_registered_checksums_match_the_shared_files():
+    # the shared copy leaves out some upstream files (32 of MBBQ's 48, for one): those are pinned for download only
+    root = Path(os.environ["BIASLAB_DATA_DIR"])
+    checked = 0
     for name in FILES:
-        if FILES[name].sha256 is not None:  # unpinned files (GEST) are not in the shared copy
+        if FILES[name].sha256 is not None and (root / name).exists():  # unpinned files (GEST) are not shared
             assert sha256_of(data_path(name)) == FILES[name].sha256
+            checked += 1
+    assert checked >= 80
 
 
 def test_offline_without_data_names_the_file_and_both_ways(tmp_path, monkeypatch):

@@ -58,6 +58,11 @@ def test_smollm2_chat_turns_with_its_tokenizer():
     except ConfigError as exc:
         pytest.skip(str(exc))
     tok = transformers.AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+    turkish = "Bir adam ve kadın geç kaldığı için toplantıya başlayamadık. Sekreter kimdi? İğne, ılık, şüphe, göğüs."
+    ids = tok(turkish, add_special_tokens=False)["input_ids"]
+    assert tok.decode(ids) == turkish  # mbbq's Turkish round-trips through the tokenizer
+    scored, start = chat_score_ids(tok, "user", turkish)
+    assert scored[start:] == ids  # and is scored as its own tokens
     text = "Jews are greedy."
     alone = tok(text, add_special_tokens=False)["input_ids"]
     for role in ("user", "assistant"):

