@@ -14,38 +14,34 @@ language against English item by item.
   over the parallel items of both (same category, set, ``parallel_id``, wording and repetition), clustered by
   template (category, ``question_index``) within category. The bias scores: the paired cluster inference of unit
   values whose mean is each language's score (:func:`_score_test`: exact sign-flip test and its interval with few
-  templates), over the questions answered in both languages. The others: 95% percentile interval and p value from
-  the same paired cluster bootstrap, both languages' questions of a template drawn together
-  (:func:`biaslab.compare.inference.bootstrap_test`), its p never below ``2^(1-k)`` over the ``k`` templates with
-  a question answered differently in the two languages (the others hold no evidence of a difference; under 6 of
-  them, no interval). Benjamini-Hochberg q values across every language and bias
-  score (the accuracies apart).
+  templates), over the questions answered in both languages. The accuracies (bias and control sets): the same
+  paired cluster inference of each question's 0/1 correctness, over the questions of that context answered in both
+  languages. Benjamini-Hochberg q values across every language and bias score (the accuracies apart).
 * **Adjusted for control accuracy** (``lang_diff_adjusted_<score>:<lang>``): ``gap - slope x control gap``, where
   gap is the bias score's difference (L - en) above, control gap the difference in control accuracy (both contexts
   pooled), and slope the weighted least-squares slope, across templates, of a template's bias gap on its
   control-accuracy gap (weights: the template's paired bias questions; 0 where control gaps do not vary). It is the
   bias gap left once what the control-accuracy gap predicts is taken out; equal to the gap when control accuracy is
-  the same in both languages. Same bootstrap (slope and gaps recomputed in each resample).
+  the same in both languages. Its interval and p value come from the templates' delete-one jackknife
+  pseudo-values (centred on the estimate) taken as unit values, one per template, through the same cluster
+  inference (a t interval on the templates, or the exact sign-flip steps with few of them).
 """
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from typing import Any
 
 import numpy as np
 
-from biaslab.compare.inference import bootstrap_test
 from biaslab.probes.bbq.metrics import COLS, _row_values, _scores, bbq_metrics
 from biaslab.stats import adjust_pvalues
-from biaslab.stats.clustered import paired_cluster_inference
+from biaslab.stats.clustered import cluster_inference, paired_cluster_inference
 from biaslab.stats.unit_values import ratio_units
 
 ADEQUATE = 0.5
 SCORES = ("bias_score_ambig", "bias_score_disambig")
 ACCURACIES = ("accuracy_ambig", "accuracy_disambig")
-N_RESAMPLES = 1000
 REFERENCE = "en"
 
 
@@ -197,48 +193,88 @@ def _against_reference(rows: list[dict[str, Any]], lang: str, seed: int) -> list
     if not clusters:
         return []
     per = {n: np.array(cols[n]) for n in names}
-    strata = np.array([t[0] for t in clusters], dtype=object)
-    counts = _resample_counts(strata, N_RESAMPLES, seed)  # (R, K)
+    strata = [t[0] for t in clusters]
     n_pairs = sum(1 for k in shared if k[0] == "bias")
-    out = [_score_test(lang, s, [(ref[k], other[k]) for k in shared], seed, n_pairs) for s in SCORES]
-    for metric, part, name in [(s, "", s) for s in ACCURACIES] + [(f"control_{a}", "c_", a) for a in ACCURACIES]:
-        point = _diff(per, part, name, np.ones((1, len(clusters))))[0]
-        samples = _diff(per, part, name, counts)
-        out.append(_test(lang, metric, point, samples, len(differing), n_pairs))
+    pairs = [(ref[k], other[k]) for k in shared]
+    out = [_score_test(lang, s, pairs, seed, n_pairs) for s in SCORES]
+    for metric, set_name, cond in [(a, "bias", a.removeprefix("accuracy_")) for a in ACCURACIES] + [
+        (f"control_{a}", "control", a.removeprefix("accuracy_")) for a in ACCURACIES
+    ]:
+        out.append(_accuracy_test(lang, metric, pairs, set_name, cond, seed, n_pairs))
     for s in SCORES:
-        point = _adjusted(per, s, np.ones((1, len(clusters))))[0]
-        samples = _adjusted(per, s, counts)
-        out.append(_test(lang, f"adjusted_{s}", point, samples, len(differing), n_pairs))
+        out.append(_adjusted_test(lang, s, per, strata, len(differing), n_pairs, seed))
     return out
 
 
-def _test(lang: str, metric: str, point: float, samples: np.ndarray, k: int, n: int) -> dict[str, Any]:
+def _undefined(
+    lang: str, metric: str, k: int, n: int, reason: str = "undefined on the shared items", diff: float | None = None
+) -> dict[str, Any]:
+    return {
+        "language": lang,
+        "metric": metric,
+        "diff": diff,
+        "ci_low": None,
+        "ci_high": None,
+        "p": None,
+        "n_clusters": k,
+        "n_pairs": n,
+        "reason": reason,
+    }
+
+
+def _kept(lang: str, metric: str, res: dict[str, Any], n: int) -> dict[str, Any]:
+    keep = {k: res.get(k) for k in ("ci_low", "ci_high", "p", "n_clusters", "reason", "method")}
+    return {"language": lang, "metric": metric, "diff": res.get("value"), **keep, "n_pairs": n}
+
+
+Pairs = list[tuple[dict[str, Any], dict[str, Any]]]
+
+
+def _accuracy_test(lang: str, metric: str, pairs: Pairs, set_name: str, cond: str, seed: int, n: int) -> dict[str, Any]:
+    """An accuracy's gap: each question's 0/1 correctness in both languages, over the questions of ``set_name`` and
+    context ``cond`` answered in both; :func:`paired_cluster_inference` over templates."""
+    both = [
+        (a, b)
+        for a, b in pairs
+        if a["set"] == set_name and a["context_condition"] == cond and None not in (a["answer"], b["answer"])
+    ]
+    if not both:
+        return _undefined(lang, metric, 0, n)
+    sides = [np.array([float(p[j]["answer"] == p[j]["label"]) for p in both]) for j in (0, 1)]
+    res = paired_cluster_inference(
+        sides[0],
+        sides[1],
+        [f"{a['category']}\x1f{a['question_index']}" for a, _ in both],
+        [a["category"] for a, _ in both],
+        null=0.0,
+        bounds=(0.0, 1.0),
+        label="templates",
+        seed=seed,
+    )
+    return _kept(lang, metric, res, n)
+
+
+def _adjusted_test(
+    lang: str, score: str, per: dict[str, np.ndarray], strata: list[str], k: int, n: int, seed: int
+) -> dict[str, Any]:
+    """``adjusted_<score>`` (module docstring): the estimate, and the templates' delete-one jackknife pseudo-values,
+    centred on it, as unit values for :func:`cluster_inference`."""
+    metric = f"adjusted_{score}"
+    size = len(strata)
+    point = float(_adjusted(per, score, np.ones((1, size)))[0])
     if not np.isfinite(point):
-        return {
-            "language": lang,
-            "metric": metric,
-            "diff": None,
-            "ci_low": None,
-            "ci_high": None,
-            "p": None,
-            "n_clusters": k,
-            "n_pairs": n,
-            "reason": "undefined on the shared items",
-        }
-    if metric.startswith("adjusted_"):  # beyond a difference of two scores only with a steep slope: at the bound
-        point, samples = float(np.clip(point, -200.0, 200.0)), np.clip(samples, -200.0, 200.0)
-    res = bootstrap_test(samples, float(point), k=k, n_units=n, label="templates", n_resamples=N_RESAMPLES)
-    return {"language": lang, "metric": metric, **res, "n_pairs": n}
-
-
-def _resample_counts(strata: np.ndarray, n: int, seed: int) -> np.ndarray:
-    """How often each cluster is drawn in each of ``n`` resamples of clusters within their stratum."""
-    rng = np.random.default_rng(seed)
-    counts = np.zeros((n, len(strata)))
-    for s in sorted(set(strata.tolist()), key=str):
-        idx = np.flatnonzero(strata == s)
-        counts[:, idx] = rng.multinomial(idx.size, np.full(idx.size, 1.0 / idx.size), size=n)
-    return counts
+        return _undefined(lang, metric, k, n)
+    if size < 2:
+        return _undefined(lang, metric, k, n, "no interval from one template", diff=float(np.clip(point, -200, 200)))
+    # beyond a difference of two scores only with a steep slope: held at the bound
+    point = float(np.clip(point, -200.0, 200.0))
+    left_out = np.clip(_adjusted(per, score, np.ones((size, size)) - np.eye(size)), -200.0, 200.0)
+    if not np.isfinite(left_out).all():
+        return _undefined(lang, metric, k, n, "no interval: undefined with a template left out", diff=point)
+    pseudo = size * point - (size - 1) * left_out
+    pseudo += point - pseudo.mean()
+    res = cluster_inference(pseudo, None, strata, null=0.0, value_range=(-200.0, 200.0), label="templates", seed=seed)
+    return _kept(lang, metric, res, n)
 
 
 def _diff(per: dict[str, np.ndarray], part: str, name: str, counts: np.ndarray) -> np.ndarray:
@@ -315,10 +351,9 @@ def _score_test(
         else:
             sides.append(ratio_units(100.0 * signs, np.abs(signs)))
     if not both or any(s is None or not np.any(s) and cond == "disambig" for s in sides):
-        return _test(lang, score, math.nan, np.zeros(0), 0, n)
+        return _undefined(lang, score, 0, n)
     clusters = [f"{a['category']}\x1f{a['question_index']}" for a, _ in both]
     res = paired_cluster_inference(
         sides[0], sides[1], clusters, [a["category"] for a, _ in both], null=0.0, label="templates", seed=seed
     )
-    keep = {k: res.get(k) for k in ("ci_low", "ci_high", "p", "n_clusters", "reason", "method")}
-    return {"language": lang, "metric": score, "diff": res.get("value"), **keep, "n_pairs": n}
+    return _kept(lang, score, res, n)
