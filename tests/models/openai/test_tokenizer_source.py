@@ -17,7 +17,8 @@ from openai_test_server import SPECIAL_IDS, OpenAITestServer, fake_ids, fake_log
 from biaslab.errors import ConfigError
 from biaslab.models.base import LoglikelihoodRequest
 from biaslab.models.openai.backend import OpenAIBackend
-from biaslab.models.openai.tokenizer_source import CHECK_TEXT, parse_tokenizer_option
+from biaslab.models.openai.options import parse_tokenizer_option
+from biaslab.models.openai.tokenizer_source import CHECK_TEXT
 
 TEXTS = ("nurses are kind", "The cat", "The cat sat on", CHECK_TEXT)
 REQUESTS = [
@@ -120,8 +121,8 @@ def test_the_option(tmp_path):
 
 
 def test_p_tokenizer_reaches_the_openai_backend(tmp_path):
+    from biaslab.app.resolve import split_model_options
     from biaslab.models.open import open_cached_model
-    from biaslab.probing.options import split_model_options
 
     probe, model = split_model_options("winosemitism", {"tokenizer": "hf/x", "tensor_parallel_size": "2"})
     assert model == {"tokenizer": "hf/x", "tensor_parallel_size": "2"} and probe == {}

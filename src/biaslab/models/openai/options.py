@@ -84,8 +84,6 @@ def parse_options(options: dict[str, Any]) -> dict[str, Any]:
         if key not in DEFAULTS:
             raise ConfigError(f"unknown option {key!r} for the openai backend; known: {', '.join(sorted(DEFAULTS))}")
         if key == "tokenizer":
-            from biaslab.models.openai.tokenizer_source import parse_tokenizer_option
-
             opts[key] = parse_tokenizer_option(value)
             continue
         opts[key] = call_option(key, value) if key in CALL_OPTIONS else str(value)
@@ -111,3 +109,15 @@ def call_option(key: str, value: Any) -> int | float:
         flag = "" if key == "max_concurrency" else "-P "
         raise ConfigError(f"{flag}{key} must be {what}, got {value!r}")
     return int(number) if whole else number
+
+
+def parse_tokenizer_option(value: Any) -> str | None:
+    """``-P tokenizer=hf/<hub id or dir>`` -> the hub id or directory; a ConfigError for anything else."""
+    if value is None:
+        return None
+    text = str(value).strip()
+    if not text.startswith("hf/") or len(text) == 3:
+        raise ConfigError(
+            f"-P tokenizer must name a Hugging Face tokenizer: tokenizer=hf/<hub id or dir>, got {text!r}"
+        )
+    return text[3:]

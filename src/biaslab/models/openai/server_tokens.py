@@ -76,7 +76,7 @@ class ServerTokenizer:
         try:
             info = await self._tokenizer_info(client)
         except Unsupported:  # a stock server: the token's text from the model's own files (tokenizer_source)
-            from biaslab.models.openai.tokenizer_source import served_bos_text
+            from biaslab.models.openai.served_files import served_bos_text
 
             text = await served_bos_text(self.retrier, client, self.model)
             if text is None:

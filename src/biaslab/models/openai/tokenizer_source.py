@@ -4,7 +4,7 @@ A vLLM server started without ``--enable-tokenizer-info-endpoint`` tokenizes (``
 which beginning-of-sequence token the plain-text rule puts before a sentence when the tokenizer adds none
 itself (SmolLM2, Qwen, GPT-2...). Two ways around it, both giving the ids the local engine gives:
 
-* :func:`served_bos_text`: ``GET /v1/models`` names the ``root`` the server loaded the model from (a
+* :func:`.served_files.served_bos_text`: ``GET /v1/models`` names the ``root`` the server loaded the model from (a
   directory or a hub id); when that directory is readable here, or the hub id is in the Hugging Face cache,
   the BOS (else EOS) token is read from its ``tokenizer_config.json`` and tokenized by the server;
 * ``-P tokenizer=hf/<hub id or dir>`` (:class:`LocalTokenizer`): the named tokenizer, loaded here with
@@ -17,7 +17,6 @@ itself (SmolLM2, Qwen, GPT-2...). Two ways around it, both giving the ids the lo
 from __future__ import annotations
 
 import asyncio
-import json
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,68 +28,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from openai import AsyncOpenAI
 
 CHECK_TEXT = "The nurse said that she was tired, and the doctor didn’t believe her – 2,000 times."
-
-
-def _token_text(value: Any) -> str | None:
-    if isinstance(value, dict):
-        value = value.get("content")
-    return value if isinstance(value, str) and value else None
-
-
-def bos_text_from_files(directory: Path) -> str | None:
-    """The BOS (else EOS) token's text from a checkpoint's ``tokenizer_config.json`` / ``special_tokens_map.json``."""
-    for name in ("bos_token", "eos_token"):
-        for file in ("tokenizer_config.json", "special_tokens_map.json"):
-            try:
-                config = json.loads((directory / file).read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                continue
-            text = _token_text(config.get(name))
-            if text:
-                return text
-    return None
-
-
-def _model_directory(root: str) -> Path | None:
-    """Where the files of the model the server loaded from ``root`` are on this machine, if they are."""
-    path = Path(root).expanduser()
-    if path.is_dir():
-        return path
-    try:
-        from huggingface_hub import try_to_load_from_cache
-
-        found = try_to_load_from_cache(root, "tokenizer_config.json")
-    except Exception:  # no huggingface_hub, or not a hub id
-        return None
-    return Path(found).parent if isinstance(found, str) else None
-
-
-async def served_bos_text(retrier: Retrier, client: AsyncOpenAI, model: str) -> str | None:
-    """The BOS (else EOS) token's text of the served ``model``, from the files named by ``/v1/models``'s root."""
-    try:
-        listing = await retrier.call(
-            lambda: client.get(f"{retrier.base_url}/models", cast_to=object), endpoint="tokenize"
-        )
-    except Unsupported:
-        return None
-    entries = listing.get("data") if isinstance(listing, dict) else None
-    for entry in entries if isinstance(entries, list) else []:
-        if isinstance(entry, dict) and entry.get("id") == model and isinstance(entry.get("root"), str):
-            directory = _model_directory(entry["root"])
-            return bos_text_from_files(directory) if directory is not None else None
-    return None
-
-
-def parse_tokenizer_option(value: Any) -> str | None:
-    """``-P tokenizer=hf/<hub id or dir>`` -> the hub id or directory; a ConfigError for anything else."""
-    if value is None:
-        return None
-    text = str(value).strip()
-    if not text.startswith("hf/") or len(text) == 3:
-        raise ConfigError(
-            f"-P tokenizer must name a Hugging Face tokenizer: tokenizer=hf/<hub id or dir>, got {text!r}"
-        )
-    return text[3:]
 
 
 class LocalTokenizer:
