@@ -19,8 +19,8 @@ from tests.conftest import requires_data
 
 pytest.importorskip("openai")
 
+from biaslab.app.execute import execute_run
 from biaslab.models.base import GenerationParams
-from biaslab.probing.execute import execute_run
 from tests.models.anthropic.anthropic_test_server import AnthropicTestServer
 from tests.models.openai.openai_batch_server import BatchBehaviour, OpenAIBatchServer
 

@@ -111,7 +111,7 @@ def test_probes_fits_80_columns_and_says_why_one_cannot_run(tmp_path):
 
 
 def test_without_a_model_backend_a_probe_says_which_to_install():
-    from biaslab.probing.readiness import readiness
+    from biaslab.app.readiness import readiness
 
     none = {"local": False, "vllm": False, "openai": False, "anthropic": False}
     likelihood = readiness("crows-pairs", none)["reasons"][-1]

@@ -6,10 +6,10 @@ import hashlib
 import json
 import math
 
+from biaslab.app.dry_run import estimate_run
 from biaslab.cli.run import own_options
 from biaslab.models.base import GenerateRequest, GenerationParams, LoglikelihoodRequest
 from biaslab.probing.core import PlannedRequest, ProbeItem, Prompt
-from biaslab.probing.dry_run import estimate_run
 from biaslab.probing.system_prompt import apply_system_prompt, read_system_prompt
 from tests.cli_runner import run_cli
 from tests.conftest import requires_data

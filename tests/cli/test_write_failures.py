@@ -182,7 +182,7 @@ def test_a_run_whose_cache_disk_fills_up_keeps_the_answers_and_says_to_free_spac
 
 
 def test_a_full_disk_met_outside_biaslab_own_writes_is_one_line(tmp_path, monkeypatch):
-    from biaslab.probing import execute
+    from biaslab.app import execute
 
     def library_write(*args, **kwargs):  # e.g. a library writing its own cache file
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(tmp_path / "lib" / "cache.bin"))

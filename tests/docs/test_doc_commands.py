@@ -198,10 +198,11 @@ def _check_models(path: tuple[str, ...], params: dict[str, Any]) -> None:
 
 
 def _check_run(params: dict[str, Any], plugins: set[str]) -> None:
+    from biaslab.app.resolve import probe_kwargs, split_model_options
     from biaslab.models.model_options import check_model_options
     from biaslab.models.registry import split_spec
     from biaslab.probes import PROBES
-    from biaslab.probing.options import probe_kwargs, split_assignments, split_model_options
+    from biaslab.probing.options import split_assignments
 
     probe = params["probe"]
     if probe in plugins:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from biaslab.app.resolve import probe_kwargs
 from biaslab.errors import ConfigError
 from biaslab.probes import create_probe
 from biaslab.probing.config import RunConfig, RunContext
-from biaslab.probing.options import probe_kwargs
 
 
 def test_chat_template_option_builds_chat_requests_and_is_recorded(tmp_path):

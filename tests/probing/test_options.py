@@ -4,9 +4,10 @@ from pathlib import Path
 
 import pytest
 
+from biaslab.app.resolve import probe_kwargs
 from biaslab.errors import ConfigError
 from biaslab.probes import PROBES, get_probe_class
-from biaslab.probing.options import parse_bool, probe_kwargs, split_assignments
+from biaslab.probing.options import parse_bool, split_assignments
 from tests.cli_runner import run_cli
 
 
@@ -63,7 +64,7 @@ def test_every_declared_option_is_a_constructor_argument(name):
 
 
 def test_a_key_the_probe_lacks_but_local_models_take_goes_to_the_model():
-    from biaslab.probing.options import split_model_options
+    from biaslab.app.resolve import split_model_options
 
     probe, model = split_model_options(
         "pairs",

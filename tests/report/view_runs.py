@@ -8,9 +8,9 @@ from __future__ import annotations
 import itertools
 from pathlib import Path
 
+from biaslab.app.results import write_run
 from biaslab.probes.jobs_lum.probe import JobsLumProbe
 from biaslab.probes.relationship_levy.probe import RelationshipLevyProbe
-from biaslab.probing.results import write_run
 from tests.probes.scripted_runs import run_rule
 
 HOSTILE = "<script>window.__pwned = 1; alert(1)</script>"

@@ -7,7 +7,7 @@ import json
 import math
 
 from biaslab.probing.config import RunConfig
-from biaslab.probing.dry_run import estimate_suite
+from biaslab.suite.estimate import estimate_suite
 from tests.cli_runner import run_cli
 from tests.conftest import requires_data
 

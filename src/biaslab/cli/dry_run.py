@@ -9,7 +9,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from biaslab.probing.time_estimate import duration
+from biaslab.app.time_estimate import duration
 
 DRY_RUN_HELP = (
     "Count the requests, cached answers, tokens (and cost, with prices) without sending anything or loading a model."

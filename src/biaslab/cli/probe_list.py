@@ -71,8 +71,8 @@ def probes(
     why not. Options are given as `biaslab run PROBE -P key=value`."""
     import json
 
-    from biaslab.probing.catalog import catalog
-    from biaslab.probing.readiness import backends_here, readiness
+    from biaslab.app.catalog import catalog
+    from biaslab.app.readiness import backends_here, readiness
 
     backends = backends_here()
     rows = [{**p, "here": readiness(p["name"], backends)} for p in catalog()]

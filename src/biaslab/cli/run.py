@@ -1,4 +1,4 @@
-"""``biaslab run PROBE``: parse the flags, run the probe (:func:`biaslab.probing.execute.execute_run`),
+"""``biaslab run PROBE``: parse the flags, run the probe (:func:`biaslab.app.execute.execute_run`),
 print the summary table.
 
 Probe options are given as ``-P key=value``. A probe may declare a flag of its own for an option
@@ -183,8 +183,8 @@ def run(
     Every model answer is cached: re-running the same command makes no model calls, and a run
     that was interrupted resumes where it stopped.
     """
+    from biaslab.app.execute import execute_run
     from biaslab.models.base import GenerationParams
-    from biaslab.probing.execute import execute_run
     from biaslab.probing.options import split_assignments
     from biaslab.probing.system_prompt import read_system_prompt
 
@@ -195,8 +195,8 @@ def run(
     params = GenerationParams(temperature=temperature, top_p=top_p, max_tokens=max_tokens)
     check_price_flags(dry_run, price_in, price_out, prices)
     if dry_run:
+        from biaslab.app.dry_run import estimate_run
         from biaslab.cli.dry_run import print_estimates
-        from biaslab.probing.dry_run import estimate_run
 
         print_estimates(
             [

@@ -93,7 +93,7 @@ def suite(
         from rich.markup import escape
 
         from biaslab.cli.dry_run import print_estimates
-        from biaslab.probing.dry_run import estimate_suite
+        from biaslab.suite.estimate import estimate_suite
         from biaslab.suite.sets import choose_probes
 
         print_estimates(
@@ -118,7 +118,7 @@ def suite(
         from biaslab.errors import ConfigError
 
         raise ConfigError("give --out DIR for the suite's results (or --dry-run to count and price it first)")
-    from biaslab.probing.time_estimate import suite_estimates
+    from biaslab.suite.estimate import suite_estimates
 
     estimates = suite_estimates(
         models,

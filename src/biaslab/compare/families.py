@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from biaslab.stats import adjust_pvalues
 
 if TYPE_CHECKING:
-    from biaslab.compare.paired import Run
+    from biaslab.compare.run import Run
 
 Z95 = 1.959963984540054
 POWER, Z_POWER = 0.8, 0.8416212335729143  # the power of the "you need" lines, and its normal quantile

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -28,42 +27,13 @@ from biaslab.compare.benchmarks import benchmark_label
 from biaslab.compare.families import assign_families, headline_verdicts, reading_scale
 from biaslab.compare.inference import bootstrap_samples, bootstrap_test, floor_p, row_clusters, unit_test
 from biaslab.compare.paired_data import PairedData, family, paired_data, pairing_of
+from biaslab.compare.run import Run, load_run
 from biaslab.errors import ConfigError
-from biaslab.probing.results import read_attempts, read_results
-from biaslab.probing.schema import RunResults
 from biaslab.stats.two_sample import attainable_min_p_two_sample
 
 N_RESAMPLES = 1000
 N_PERMUTATIONS = 2000
 Z95 = 1.959963984540054
-
-
-@dataclass
-class Run:
-    path: Path
-    results: RunResults
-    label: str = ""
-    rows: list[dict[str, Any]] | None = field(default=None, repr=False)
-
-    @property
-    def probe(self) -> str:
-        return self.results.probe
-
-    @property
-    def model(self) -> str:
-        m = self.results.model
-        return str(m.get("model") or m.get("name") or "?")
-
-    def attempts(self) -> list[dict[str, Any]] | None:
-        if self.rows is None:
-            self.rows = read_attempts(
-                self.path if self.path.is_dir() else self.path.parent, self.results.recorded_attempts
-            )
-        return self.rows
-
-
-def load_run(path: Path) -> Run:
-    return Run(Path(path), read_results(Path(path)))
 
 
 def label_runs(runs: list[Run]) -> None:

@@ -64,6 +64,7 @@ def run_generation(
     cached, so a repeated or interrupted run finishes from the cache.
     """
     from biaslab import __version__
+    from biaslab.app.execute import answers_kept
     from biaslab.atomic_write import check_writable_folder
     from biaslab.data.registry import FILES, sha256_of
     from biaslab.fsb.generate import (
@@ -80,7 +81,6 @@ def run_generation(
     from biaslab.models.open import open_cached_model
     from biaslab.models.registry import DEFAULT_MODEL
     from biaslab.probing.core import spread_subset
-    from biaslab.probing.execute import answers_kept
     from biaslab.progress import attempt_progress
 
     meta_path = meta_path_for(out)

@@ -16,8 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from biaslab.compare.paired import Run, pair_runs
+from biaslab.compare.paired import pair_runs
 from biaslab.compare.paired_data import pairing_of
+from biaslab.compare.run import Run
 from biaslab.errors import ConfigError
 from biaslab.gate.requirements import finite, parse_min_mark, parse_requirement, requirement_rows
 from biaslab.gate.sources import load_side, match

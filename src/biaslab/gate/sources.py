@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from biaslab.compare.paired import Run, label_runs, load_run
+from biaslab.compare.paired import label_runs
+from biaslab.compare.run import Run, load_run
 from biaslab.errors import ConfigError, DataError
 from biaslab.probing.schema import read_run_file
 

@@ -14,7 +14,8 @@ from typing import Any
 from biaslab.models.batch.options import BATCH_OPTIONS
 from biaslab.models.cache import CachedModel, ResponseCache, default_cache_path
 from biaslab.models.model_options import check_model_options
-from biaslab.models.registry import DEFAULT_MODEL, load_model, split_spec
+from biaslab.models.registry import load_model, parse_spec
+from biaslab.models.spec import ModelSpec
 
 LOCAL_PREFIXES = ("hf", "gguf")  # backends that take local model options
 HOSTED_PREFIXES = ("openai", "anthropic")  # backends that take the batch options (-P batch=true ...)
@@ -26,7 +27,7 @@ def cache_path(cache_dir: Path | str | None) -> Path:
 
 
 def open_cached_model(
-    spec: str | None,
+    spec: str | ModelSpec | None,
     *,
     base_url: str | None = None,
     cache_dir: Path | str | None = None,
@@ -41,10 +42,12 @@ def open_cached_model(
     with ``console`` (a Rich console) and no ``on_load``, that moment is announced there.
     ``model_options``: the model's ``-P`` options (a local model's ``precision``, ``threads``, ...; a vLLM model's
     ``tensor_parallel_size``, ...; a server's ``tokenizer``); a ConfigError for options the backend does not take.
+    ``spec``: a parsed :class:`~biaslab.models.spec.ModelSpec` (its ``base_url`` is the one used), or the text,
+    parsed here with ``base_url``.
     """
-    spec = spec or DEFAULT_MODEL
-    prefix = split_spec(spec)[0]
-    check_model_options(prefix, spec, model_options or {})
+    parsed = parse_spec(spec, base_url=base_url)
+    prefix = parsed.prefix
+    check_model_options(prefix, parsed.text, model_options or {})
     if on_load is None and console is not None:
 
         def on_load(what: str) -> None:
@@ -57,7 +60,7 @@ def open_cached_model(
         if any(key in BATCH_OPTIONS for key in options):
             options["batch_dir"] = cache.path.parent / "batches"  # the journal beside the answers
     try:
-        backend = load_model(spec, base_url=base_url, on_load=on_load, **options)
+        backend = load_model(parsed, on_load=on_load, **options)
     except BaseException:
         cache.close()
         raise

@@ -19,6 +19,7 @@ from typing import Any
 from biaslab.errors import ConfigError
 from biaslab.models.base import ModelBackend
 from biaslab.models.lazy import LazyBackend
+from biaslab.models.spec import ModelSpec
 
 
 @dataclass(frozen=True)
@@ -77,7 +78,20 @@ DEFAULT_MODEL = "smollm2"
 
 def split_spec(spec: str) -> tuple[str, str]:
     """``"hf/org/model"`` -> ``("hf", "org/model")``; aliases are resolved first."""
-    spec = spec.strip()
+    parsed = _parse(spec, None)
+    return parsed.prefix, parsed.name
+
+
+def parse_spec(spec: str | ModelSpec | None, *, base_url: str | None = None) -> ModelSpec:
+    """``spec`` (default, for None or empty: the embedded model) parsed: aliases resolved, the backend's prefix
+    checked (a ConfigError with the closest spec for an unknown one). A :class:`ModelSpec` comes back as it is."""
+    if isinstance(spec, ModelSpec):
+        return spec
+    return _parse(spec or DEFAULT_MODEL, base_url)
+
+
+def _parse(text: str, base_url: str | None) -> ModelSpec:
+    spec = text.strip()
     if spec in ALIASES:
         spec = ALIASES[spec].resolve()
     prefix, sep, name = spec.partition("/")
@@ -88,7 +102,7 @@ def split_spec(spec: str) -> tuple[str, str]:
         if guess == f"hf/{spec}" and "vllm" in BACKENDS:  # a hub id: vLLM runs it too
             hint = f" (did you mean {guess!r}, or 'vllm/{spec}' to run it with vLLM?)"
         raise ConfigError(f"unknown model spec {spec!r}{hint}; use one of: {known} (see `biaslab models`)")
-    return prefix, name
+    return ModelSpec(text, prefix, name, base_url)
 
 
 # bare model names of the hosted APIs -> the backend that serves them (gpt-4o-mini -> openai/gpt-4o-mini)
@@ -130,17 +144,18 @@ def closest_spec(spec: str) -> str | None:
     return None
 
 
-def check_spec(spec: str, *, base_url: str | None = None) -> None:
-    """Fail fast on a spec that cannot load: unknown prefix, or what the backend's cheap identity
-    hook rejects (``hf/`` directory not found, hub model not local and unreachable)."""
-    prefix, name = split_spec(spec)
-    entry = BACKENDS[prefix]
+def check_spec(spec: str | None, *, base_url: str | None = None) -> ModelSpec:
+    """``spec`` parsed (:func:`parse_spec`), failing fast on one that cannot load: unknown prefix, or what the
+    backend's cheap identity hook rejects (``hf/`` directory not found, hub model not local and unreachable)."""
+    parsed = parse_spec(spec, base_url=base_url)
+    entry = BACKENDS[parsed.prefix]
     if entry.identity:
-        import_target(entry.identity, entry)(name, base_url=base_url, options={})
+        import_target(entry.identity, entry)(parsed.name, base_url=parsed.base_url, options={})
+    return parsed
 
 
 def load_model(
-    spec: str | None = None,
+    spec: str | ModelSpec | None = None,
     *,
     base_url: str | None = None,
     lazy: bool = True,
@@ -152,10 +167,11 @@ def load_model(
     With ``lazy`` (the default), a backend whose identity can be known without loading (local
     model files) comes back as a :class:`~.lazy.LazyBackend`: the model loads at the first request
     the cache cannot answer, and ``on_load(spec)`` is called just before. Other backends are built
-    at once.
+    at once. ``spec``: a parsed :class:`ModelSpec` (its ``base_url`` is the one used), or the text, parsed here
+    with ``base_url``.
     """
-    spec = spec or DEFAULT_MODEL
-    prefix, name = split_spec(spec)
+    parsed = parse_spec(spec, base_url=base_url)
+    prefix, name, base_url = parsed.prefix, parsed.name, parsed.base_url
     entry = BACKENDS[prefix]
     factory = import_target(entry.target, entry) if not (lazy and entry.identity) else None
 
@@ -171,7 +187,7 @@ def load_model(
     if lazy and entry.identity:
         ident = import_target(entry.identity, entry)(name, base_url=base_url, options=options)
         if ident is not None:
-            return LazyBackend(spec, ident, build, kind=prefix, on_load=on_load, build_float32=build_float32)
+            return LazyBackend(parsed.text, ident, build, kind=prefix, on_load=on_load, build_float32=build_float32)
     return build()
 
 

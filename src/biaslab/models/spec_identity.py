@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from biaslab.models.cache import model_cache_key
-from biaslab.models.registry import BACKENDS, import_target, split_spec
+from biaslab.models.registry import BACKENDS, import_target, parse_spec
+from biaslab.models.spec import ModelSpec
 
 
 @dataclass(frozen=True)
@@ -31,9 +32,12 @@ class SpecIdentity:
 
 
 def spec_identity(
-    spec: str, *, base_url: str | None = None, model_options: dict[str, Any] | None = None
+    spec: str | ModelSpec, *, base_url: str | None = None, model_options: dict[str, Any] | None = None
 ) -> SpecIdentity:
-    prefix, name = split_spec(spec)
+    """``spec``: a parsed :class:`~biaslab.models.spec.ModelSpec` (its ``base_url`` is the one used), or the text,
+    parsed here with ``base_url``."""
+    parsed = parse_spec(spec, base_url=base_url)
+    prefix, name, base_url, spec = parsed.prefix, parsed.name, parsed.base_url, parsed.text
     entry = BACKENDS[prefix]
     if prefix == "openai":
         from biaslab.models.openai.options import OPENAI_BASE_URL

@@ -129,8 +129,8 @@ def plan(
 
 
 def _pilot_rows(pilot: Path, probe: str) -> list[dict[str, Any]]:
-    from biaslab.compare.paired import load_run
     from biaslab.compare.paired_data import family
+    from biaslab.compare.run import load_run
 
     run = load_run(pilot)
     if run.probe != probe and (family(run.probe) is None or family(run.probe) != family(probe)):

@@ -59,8 +59,6 @@ def validate_config(cfg: RunConfig) -> None:
         raise ConfigError(f"--repetitions must be at least 1 (got {cfg.repetitions})")
     if cfg.limit is not None and cfg.limit < 1:
         raise ConfigError(f"--limit must be a positive number of items (got {cfg.limit}); omit it to run all items")
-    from biaslab.probing.system_prompt import check_system_prompt
-
     check_system_prompt(cfg.system_prompt)
     p = cfg.params
     if p is not None:
@@ -70,3 +68,9 @@ def validate_config(cfg: RunConfig) -> None:
             raise ConfigError(f"--top-p must be in (0, 1] (got {p.top_p})")
         if p.max_tokens is not None and p.max_tokens < 1:
             raise ConfigError(f"--max-tokens must be at least 1 (got {p.max_tokens})")
+
+
+def check_system_prompt(text: str | None) -> None:
+    """A one-line error for a blank system prompt given from Python (the command line checks it when reading it)."""
+    if text is not None and not text.strip():
+        raise ConfigError("the system prompt is empty; give its text or leave it out")

@@ -2,12 +2,13 @@
 
 Each probe declares the options it takes (:attr:`~biaslab.probing.core.Probe.options`): a name,
 a help text, a type, and optionally the constructor argument and a dedicated flag kept as an
-alias (``--items``, ``--pairs``, ``--scoring``).
+alias (``--items``, ``--pairs``, ``--scoring``). The functions here take the probe's class; the application layer
+(:mod:`biaslab.app.resolve`) looks it up by name once and passes it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from biaslab.errors import ConfigError
@@ -36,23 +37,31 @@ def split_assignments(raw: Sequence[str]) -> dict[str, str]:
     return out
 
 
-def probe_kwargs(probe_name: str, options: dict[str, Any], *, via: dict[str, str] | None = None) -> dict[str, Any]:
-    """Constructor arguments of ``probe_name`` from option values (strings are converted).
+def probe_kwargs(
+    cls: Any,
+    options: dict[str, Any],
+    *,
+    name: str | None = None,
+    via: dict[str, str] | None = None,
+    takers: Callable[[str], list[str]] | None = None,
+) -> dict[str, Any]:
+    """Constructor arguments of the probe class ``cls`` (named ``name``: default its ``name``) from option values
+    (strings are converted).
 
-    ``via`` names the flag each option came from (``{"pairs": "--pairs"}``), for the error message.
+    ``via`` names the flag each option came from (``{"pairs": "--pairs"}``), for the error message; ``takers(key)``
+    the probes that take an option ``cls`` does not (the message names them).
     """
-    from biaslab.probes import PROBES, get_probe_class
-
-    declared: dict[str, ProbeOption] = get_probe_class(probe_name).options
+    probe_name = name or cls.name
+    declared: dict[str, ProbeOption] = cls.options
     kwargs: dict[str, Any] = {}
     for key, value in options.items():
         flag = (via or {}).get(key, f"-P {key}")
         if key not in declared:
-            takers = sorted(n for n in PROBES if key in get_probe_class(n).options)
+            others = takers(key) if takers is not None else []
             takes = ", ".join(sorted(declared)) or "no options"
             raise ConfigError(
                 f"{flag} does not apply to the {probe_name} probe; "
-                + (f"it works with: {', '.join(takers)}" if takers else f"{probe_name} takes: {takes}")
+                + (f"it works with: {', '.join(others)}" if others else f"{probe_name} takes: {takes}")
                 + " (see `biaslab probes`)"
             )
         option = declared[key]
@@ -67,16 +76,14 @@ def probe_kwargs(probe_name: str, options: dict[str, Any], *, via: dict[str, str
     return kwargs
 
 
-def split_model_options(probe_name: str, options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """``-P`` options as (the probe's, the model's): a key the probe does not declare but a model backend takes
-    (``precision=bf16``, ``threads``, ``tensor_parallel_size``, ``tokenizer``, the hosted APIs'
-    ``batch=true`` ...;
-    :mod:`biaslab.models.model_options`) is a model option. Anything else stays with the probe (and fails there,
-    with the probe's message)."""
+def split_model_options(cls: Any, options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``-P`` options as (the probe's, the model's), for the probe class ``cls``: a key the probe does not declare
+    but a model backend takes (``precision=bf16``, ``threads``, ``tensor_parallel_size``, ``tokenizer``, the hosted
+    APIs' ``batch=true`` ...; :mod:`biaslab.models.model_options`) is a model option. Anything else stays with the
+    probe (and fails there, with the probe's message)."""
     from biaslab.models.model_options import all_option_names
-    from biaslab.probes import get_probe_class
 
-    declared = get_probe_class(probe_name).options
+    declared = cls.options
     model_keys = all_option_names()
     model = {k: v for k, v in options.items() if k not in declared and k in model_keys}
     return {k: v for k, v in options.items() if k not in model}, model

@@ -1,8 +1,9 @@
-"""A run's files: ``results.json`` (:class:`~biaslab.probing.schema.RunResults`), ``attempts.jsonl`` (one
-:class:`~biaslab.probing.schema.AttemptRecord` a line), the probe's further files and ``report.html``.
+"""A run's result files: ``results.json`` (:class:`~biaslab.probing.schema.RunResults`) and ``attempts.jsonl`` (one
+:class:`~biaslab.probing.schema.AttemptRecord` a line): built, validated, written and read.
 
 Every file is validated against its schema, written to a temporary name in the same directory and renamed
-into place, so a crash never leaves a half-written file and a failed run never replaces earlier results.
+into place, so a crash never leaves a half-written file. A whole run's files (these, the probe's further files and
+the report) are written together by :func:`biaslab.app.results.write_run`.
 """
 
 from __future__ import annotations
@@ -10,23 +11,24 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from biaslab import __version__
-from biaslab.io import all_or_nothing, atomic_write_text, json_safe
-from biaslab.probing.schema import (
-    SCHEMA_VERSION,
-    RunResults,
-    read_attempts,
-    read_results,
-    validate_attempt,
-    validate_results,
-)
+from biaslab.io import atomic_write_text, json_safe
+from biaslab.probing.file_probe.registry import register_results
+from biaslab.probing.schema import SCHEMA_VERSION, RunResults, read_attempts, validate_results
+from biaslab.probing.schema import read_results as read_results_file
 
-if TYPE_CHECKING:
-    from biaslab.probing.core import Attempt, Probe
+__all__ = ["build_results", "read_attempts", "read_results", "write_jsonl", "write_lines", "write_results"]
 
-__all__ = ["build_results", "read_attempts", "read_results", "write_jsonl", "write_results", "write_run"]
+
+def read_results(path: Path) -> RunResults:
+    """results.json of a run directory (or the file itself), validated; a run of a probe from a YAML file makes
+    that probe known by its recorded name, from the file's text the run keeps."""
+    results = read_results_file(path)
+    if results.probe.startswith("file:"):
+        register_results(results)
+    return results
 
 
 def build_results(
@@ -71,26 +73,10 @@ def write_results(out_dir: Path, results: RunResults) -> Path:
 
 
 def write_jsonl(path: Path, rows: Iterable[Mapping[str, Any]]) -> Path:
-    return _write_lines(path, (json_safe(r) for r in rows))
+    return write_lines(path, (json_safe(r) for r in rows))
 
 
-def _write_lines(path: Path, rows: Iterable[Mapping[str, Any]]) -> Path:
+def write_lines(path: Path, rows: Iterable[Mapping[str, Any]]) -> Path:
+    """``rows`` (JSON-safe already) one JSON object a line, written atomically."""
     atomic_write_text(Path(path), "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
     return Path(path)
-
-
-def write_run(out_dir: Path, probe: Probe, results: RunResults, attempts: list[Attempt]) -> list[Path]:
-    """Write every output file of a run (only called once the run has fully succeeded): all of them, or, when one
-    cannot be written, none (the files of an earlier run stay as they were)."""
-    from biaslab.report.html import write_report
-
-    out_dir = Path(out_dir)
-    rows = [json_safe(a.to_json()) for a in attempts]
-    for n, row in enumerate(rows, start=1):
-        validate_attempt(row, f"attempt {n} of the {probe.name} run")
-    with all_or_nothing():
-        paths = [_write_lines(out_dir / "attempts.jsonl", rows)]
-        paths += probe.write_extra(out_dir, attempts, results)
-        paths.append(write_results(out_dir, results))
-        paths.append(write_report(out_dir, results, rows, probe))
-    return paths

@@ -176,7 +176,8 @@ def _first_error(exc: ValidationError) -> str:
 
 
 def read_results(path: Path) -> RunResults:
-    """results.json of a run directory (or the file itself), validated."""
+    """results.json of a run directory (or the file itself), validated (:func:`biaslab.probing.results.read_results`
+    also makes the probe of a run of a file probe known)."""
     path = Path(path)
     if path.is_dir():
         path = path / "results.json"
@@ -187,12 +188,7 @@ def read_results(path: Path) -> RunResults:
         raise DataError(f"{path} is not valid JSON (line {exc.lineno}); re-run the probe to rewrite it") from None
     if not isinstance(raw, dict):
         raise DataError(f"{path} is not a results object; pass a run directory written by `biaslab run`")
-    results = validate_results(raw, str(path))
-    if results.probe.startswith("file:"):  # a probe from a YAML file: known from the file's text the run keeps
-        from biaslab.probing.file_probe.registry import register_results
-
-        register_results(results)
-    return results
+    return validate_results(raw, str(path))
 
 
 def read_attempts(run_dir: Path, n_attempts: int | None = None) -> list[dict[str, Any]] | None:

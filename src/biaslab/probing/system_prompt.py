@@ -53,12 +53,6 @@ def read_system_prompt(value: str | None) -> str | None:
     return text
 
 
-def check_system_prompt(text: str | None) -> None:
-    """A one-line error for a blank system prompt given from Python (the command line checks it when reading it)."""
-    if text is not None and not text.strip():
-        raise ConfigError("the system prompt is empty; give its text or leave it out")
-
-
 def takes_system_prompt(request: Any) -> bool:
     """Whether a planned request has a chat to put a system prompt in."""
     if isinstance(request, GenerateRequest):

@@ -1,5 +1,6 @@
 """Render a run's report.html from its written results and attempts (never from live state),
-so any run can be re-reported later without a model: ``biaslab report DIR``."""
+so any run can be re-reported later without a model: ``biaslab report DIR``
+(:func:`biaslab.app.results.rebuild_report`). The probe is passed in, never built here from its name."""
 
 from __future__ import annotations
 
@@ -15,7 +16,6 @@ from markupsafe import Markup, escape
 from biaslab.io import atomic_write_text
 from biaslab.probing.core import Probe
 from biaslab.probing.likelihood import LikelihoodProbe
-from biaslab.probing.results import read_attempts, read_results
 from biaslab.probing.schema import RunResults
 from biaslab.report.attempts_table import attempts_table
 from biaslab.report.style import CSS
@@ -156,16 +156,3 @@ def write_report(out_dir: Path, results: RunResults, rows: list[dict[str, Any]],
     path = Path(out_dir) / "report.html"
     atomic_write_text(path, render_report(results, rows, probe))
     return path
-
-
-def rebuild_report(run_dir: Path) -> Path:
-    """Re-render report.html of a finished run from results.json + attempts.jsonl."""
-    from biaslab.errors import DataError
-    from biaslab.probes import create_probe
-
-    run_dir = Path(run_dir)
-    results = read_results(run_dir)
-    rows = read_attempts(run_dir, results.recorded_attempts)
-    if rows is None:
-        raise DataError(f"{run_dir / 'attempts.jsonl'} is missing; re-run the probe to write it")
-    return write_report(run_dir, results, rows, create_probe(results.probe))

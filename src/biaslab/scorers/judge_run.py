@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from biaslab.errors import ConfigError
-from biaslab.probing.schema import read_attempts, read_results
+from biaslab.probing.results import read_attempts, read_results
 
 
 def _norm(text: str) -> str:

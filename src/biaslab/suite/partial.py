@@ -84,7 +84,7 @@ def refuse_other_suite(out: Path, settings: dict[str, Any]) -> None:
     """A ConfigError when ``out`` holds a finished run, or a finished or partial suite with other ``settings`` (its
     models, probes and limit), naming what differs: a suite replaces neither without ``--overwrite``. The same
     suite again reuses its runs (and finishes a partial one)."""
-    from biaslab.probing.execute import settings_differences
+    from biaslab.app.execute import settings_differences
 
     path = out / "results.json"
     if not path.is_file():

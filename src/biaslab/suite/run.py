@@ -24,6 +24,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from biaslab.errors import ConfigError, WriteError
+from biaslab.models.spec import ModelSpec
 from biaslab.probing.config import RunConfig
 from biaslab.probing.schema import RunResults
 from biaslab.suite.keys import run_key
@@ -49,8 +50,8 @@ def run_one(
 ) -> RunResults:
     """Run ``probe`` and write it to ``out_dir`` (only once it is whole); ``observe`` sees every answer; ``settings``:
     the suite's decoding parameters and system prompt."""
-    from biaslab.probing.execute import say_system_prompt
-    from biaslab.probing.results import write_run
+    from biaslab.app.execute import say_system_prompt
+    from biaslab.app.results import write_run
     from biaslab.probing.runner import plan_run, run_probe
     from biaslab.progress import attempt_progress
 
@@ -189,7 +190,7 @@ def run_suite(
     rate. ``settings``: decoding parameters and a system prompt for every run (:func:`~.results.settings_record`).
     Ctrl-C or SIGTERM: a partial card of the runs finished, then :class:`biaslab.errors.Interrupted`."""
     from biaslab.models.model_options import check_model_options
-    from biaslab.models.registry import split_spec
+    from biaslab.models.registry import parse_spec
     from biaslab.probing.config import validate_config
     from biaslab.suite.results import settings_record
 
@@ -197,8 +198,10 @@ def run_suite(
         raise ConfigError(f"--limit must be a positive number of items (got {limit})")
     settings = settings or RunConfig()
     validate_config(settings)
+    specs: dict[str, ModelSpec] = {}  # each model's spec parsed once
     for spec in models:
-        check_model_options(split_spec(spec)[0], spec, model_options or {})
+        specs[spec] = parse_spec(spec, base_url=base_url)
+        check_model_options(specs[spec].prefix, spec, model_options or {})
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out} is a file; give a directory")
@@ -217,8 +220,8 @@ def run_suite(
         )
     if baseline is not None:  # a usage error before any model runs
         check_baseline(Path(baseline))
+    from biaslab.app.execute import answers_kept
     from biaslab.out_lock import hold_out_dir
-    from biaslab.probing.execute import answers_kept
 
     with hold_out_dir(out):  # one writer per --out, from before the first model call to the last write
         if not overwrite:
@@ -240,7 +243,7 @@ def run_suite(
                 baseline=baseline,
                 model_options=model_options or {},
                 max_concurrency=max_concurrency,
-                base_url=base_url,
+                specs=specs,
                 estimates=estimates,
                 settings=settings,
             )
@@ -264,7 +267,7 @@ def _run_and_write(
     baseline: Path | None,
     model_options: dict[str, Any],
     max_concurrency: int,
-    base_url: str | None,
+    specs: dict[str, ModelSpec],
     estimates: dict[str, float] | None,
     settings: RunConfig,
 ) -> dict[str, Any]:
@@ -292,8 +295,7 @@ def _run_and_write(
         with sigterm_as_interrupt(), tracker.shown():
             for i, spec in enumerate(models):
                 cached = open_cached_model(
-                    spec,
-                    base_url=base_url,
+                    specs[spec],
                     cache_dir=cache_dir,
                     console=None if quiet else console,
                     max_concurrency=max_concurrency,

@@ -98,10 +98,9 @@ def member_options(names: list[str] | None) -> dict[str, dict[str, Any]]:
 
 def build_probe(name: str, options: Mapping[str, Any] | None = None) -> Any:
     """The probe ``name`` with ``options`` (as ``-P`` gives them: checked and converted like them)."""
-    from biaslab.probes import create_probe
-    from biaslab.probing.options import probe_kwargs
+    from biaslab.app.resolve import build_probe as build
 
-    return create_probe(name, **probe_kwargs(name, dict(options or {})))
+    return build(name, dict(options or {}))
 
 
 def why_not(
@@ -109,18 +108,19 @@ def why_not(
 ) -> str | None:
     """Why the probe (with ``options``) cannot run in a suite of these models without more from the user, and how
     to include it (the suite's ``limit`` sizes the command it gives); None: it can."""
-    from biaslab.probes import get_probe_class
+    from biaslab.app.resolve import resolve_probe
     from biaslab.probing.likelihood import LikelihoodProbe
     from biaslab.suite.left_out import data_missing, needs_a_file
 
     try:
-        cls = get_probe_class(name)
+        resolved = resolve_probe(name)  # looked up once
     except ConfigError as exc:
         return str(exc)
+    cls = resolved.cls
     if cls.input_option is not None:
         return needs_a_file(cls, model_specs, limit)
     try:
-        probe = build_probe(name, options)
+        probe = resolved.build(dict(options or {}))
     except ConfigError as exc:
         return str(exc)
     served = [s for s in model_specs if s.startswith(("openai/", "anthropic/"))]

@@ -83,7 +83,7 @@ def test_batch_options_go_to_hosted_models_only(tmp_path):
 
 
 def test_batch_options_are_model_options_for_every_probe():
-    from biaslab.probing.options import split_model_options
+    from biaslab.app.resolve import split_model_options
 
     probe, model = split_model_options("jobs-lum", {"batch": "true", "batch_retry": "online", "max_tokens": "5"})
     assert model == {"batch": "true", "batch_retry": "online"} and probe == {"max_tokens": "5"}

@@ -8,8 +8,8 @@ from dataclasses import replace
 
 import pytest
 
+from biaslab.app.time_estimate import START_SECONDS, duration, estimate_seconds
 from biaslab.models.local.calibration import Calibration, predict
-from biaslab.probing.time_estimate import START_SECONDS, duration, estimate_seconds
 from tests.cli_runner import run_cli
 from tests.conftest import requires_data
 

@@ -121,8 +121,8 @@ def test_the_option(tmp_path):
 
 
 def test_p_tokenizer_reaches_the_openai_backend(tmp_path):
+    from biaslab.app.resolve import split_model_options
     from biaslab.models.open import open_cached_model
-    from biaslab.probing.options import split_model_options
 
     probe, model = split_model_options("winosemitism", {"tokenizer": "hf/x", "tensor_parallel_size": "2"})
     assert model == {"tokenizer": "hf/x", "tensor_parallel_size": "2"} and probe == {}

@@ -24,11 +24,11 @@ OPTIONS = {"enforce_eager": "true", "distributed_executor_backend": "uni"}
 
 
 def main(spec: str, cache: str, out: str, n_pairs: str) -> None:
+    from biaslab.app.results import write_run
     from biaslab.models.base import GenerationParams
     from biaslab.models.open import open_cached_model
     from biaslab.probes import create_probe
     from biaslab.probing.config import RunConfig
-    from biaslab.probing.results import write_run
     from biaslab.probing.runner import plan_run, run_probe
 
     cached = open_cached_model(spec, cache_dir=cache, model_options=OPTIONS)

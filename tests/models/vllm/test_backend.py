@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+from biaslab.app.execute import refuse_other_run
 from biaslab.errors import ConfigError
 from biaslab.models.base import (
     ContextLengthError,
@@ -24,7 +25,6 @@ from biaslab.models.vllm import backend as vb
 from biaslab.models.vllm import identity as vi
 from biaslab.models.vllm.engine import GenerateJob, ScoreJob
 from biaslab.models.vllm.options import engine_args, parse_options
-from biaslab.probing.execute import refuse_other_run
 from tests.models.vllm.tiny_tokenizer import write_tokenizer
 
 

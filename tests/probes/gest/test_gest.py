@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 from scipy.stats import t as student_t
 
+from biaslab.app.results import write_run
 from biaslab.errors import DataError
 from biaslab.probes.gest.metrics import gest_inference, gest_metrics, item_table
 from biaslab.probes.gest.probe import GestProbe
 from biaslab.probing.config import RunConfig
-from biaslab.probing.results import write_run
 from biaslab.stats.intervals import clopper_pearson
 from tests.cli_runner import run_cli
 from tests.probes.interval_agreement import checked, disagreements, no_zero_width

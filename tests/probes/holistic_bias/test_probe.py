@@ -8,11 +8,11 @@ from itertools import combinations
 
 import pytest
 
+from biaslab.app.results import write_run
 from biaslab.models.cache import CachedModel, ResponseCache
 from biaslab.models.scripted import ScriptedBackend
 from biaslab.probes import create_probe
 from biaslab.probing.config import RunConfig
-from biaslab.probing.results import write_run
 from biaslab.probing.runner import run_probe
 from biaslab.probing.schema import validate_results
 from tests.cli_runner import run_cli

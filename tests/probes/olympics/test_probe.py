@@ -4,13 +4,13 @@ import random
 
 import pytest
 
+from biaslab.app.results import write_run
 from biaslab.models.cache import CachedModel, ResponseCache
 from biaslab.models.scripted import ScriptedBackend
 from biaslab.probes.olympics.annotated import read_annotated
 from biaslab.probes.olympics.probe import OlympicsProbe
 from biaslab.probes.olympics.prompts import load_events
 from biaslab.probing.config import RunConfig
-from biaslab.probing.results import write_run
 from biaslab.probing.runner import run_probe
 from biaslab.probing.schema import validate_results
 from tests.conftest import requires_data

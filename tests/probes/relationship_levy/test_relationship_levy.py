@@ -240,9 +240,9 @@ def test_two_runs_pair_up_by_couple_and_cluster_by_scenario(tmp_path):
     the time against one answering at random."""
     import json
 
+    from biaslab.app.results import write_run
     from biaslab.probes.relationship_levy.probe import LevyPairing
     from biaslab.probing.core import rows_of
-    from biaslab.probing.results import write_run
     from tests.probes.paired_sentences.test_probe_run import biaslab
 
     probe = RelationshipLevyProbe(size=218)

@@ -14,10 +14,10 @@ from biaslab.probing.pairing import ByItemPairing, Table, UnitValues
 
 
 def _event_table(rows: list[dict[str, Any]]) -> Table:
+    from biaslab.probes.olympics.frames import attempt_frames, events_by_id
     from biaslab.probes.olympics.metrics import event_table, score_specified_rows, score_underspecified_rows
-    from biaslab.probes.olympics.probe import OlympicsProbe
 
-    spec, und = OlympicsProbe().frames(rows)
+    spec, und = attempt_frames(events_by_id(), rows)
     t, events = event_table(score_specified_rows(spec), score_underspecified_rows(und))
     t = dict(t)
     t["event"] = np.array(events.astype(str).agg("\x1f".join, axis=1).tolist(), dtype=object)

@@ -18,8 +18,10 @@ import pandas as pd
 
 from biaslab.models.base import GenerationParams
 from biaslab.planning.forms import MeanPlan
-from biaslab.probes.olympics.annotated import KEY_COLUMNS, MEDALS, join_nocs, write_annotated
+from biaslab.probes.olympics.annotated import write_annotated
 from biaslab.probes.olympics.extract import extract_specified, extract_underspecified
+from biaslab.probes.olympics.frames import attempt_frames
+from biaslab.probes.olympics.frames import item_id as event_item_id
 from biaslab.probes.olympics.pairing import OLYMPICS_PAIRING
 from biaslab.probes.olympics.prompts import GOLD_FILE, OlympicEvent, load_events
 from biaslab.probes.olympics.score import score_annotated
@@ -127,7 +129,7 @@ class OlympicsProbe(GenerationProbe):
 
     @staticmethod
     def _item_id(event) -> str:
-        return f"{event.year} {event.season} {event.discipline} / {event.event}"
+        return event_item_id(event)
 
     def load_items(self) -> list[ProbeItem]:
         items = []
@@ -165,35 +167,7 @@ class OlympicsProbe(GenerationProbe):
     # -- public-format tables -------------------------------------------------------------
     def frames(self, attempts: list[Attempt] | list[dict[str, Any]]) -> tuple[pd.DataFrame, pd.DataFrame]:
         """The attempts as the paper's results files (specified, underspecified)."""
-        events = self.events()
-        spec, und = [], []
-        for a in attempts:
-            a = a.to_json() if isinstance(a, Attempt) else a
-            e = events[a["item_id"]]
-            key = dict(zip(KEY_COLUMNS, e.key))
-            ev = a.get("evaluation") or {}
-            tail = {
-                "status": a.get("status") or "accepted",
-                "text": a["text"],
-                "repetition": str(a["repetition"]),
-                "flags": ";".join(a.get("flags") or []),
-                "unmapped": ";".join(a.get("unmapped") or []),
-            }
-            if a["Gender"]:
-                row = {**key, "Gender": a["Gender"]}
-                gold = e.gold(a["Gender"])
-                row.update({f"real_{m}": join_nocs(g) for m, g in zip(MEDALS, gold)})
-                group: dict[str, list[str]] = next(iter(ev.values()), {}) if ev else {}
-                row.update({f"gen_{m}": join_nocs(group.get(m, [])) for m in MEDALS})
-                spec.append({**row, **tail})
-            else:
-                row = dict(key)
-                for w, gender in (("f", "Women"), ("m", "Men")):
-                    row.update({f"real_{w}_{m}": join_nocs(g) for m, g in zip(MEDALS, e.gold(gender))})
-                for w in ("u", "f", "m"):
-                    row.update({f"gen_{w}_{m}": join_nocs(ev.get(w, {}).get(m, [])) for m in MEDALS})
-                und.append({**row, **tail})
-        return pd.DataFrame(spec, dtype=str), pd.DataFrame(und, dtype=str)
+        return attempt_frames(self.events(), attempts)
 
     def scored(self, attempts: list[Attempt], seed: int = 0) -> dict[str, Any]:
         """:func:`score_annotated` on the attempts (metrics, tests, counts, disciplines)."""

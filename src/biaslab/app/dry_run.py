@@ -1,11 +1,12 @@
-"""``biaslab run ... --dry-run`` and ``biaslab suite --dry-run``: what a run would send, and what it would cost.
+"""``biaslab run ... --dry-run`` (and each run of ``biaslab suite --dry-run``, :mod:`biaslab.suite.estimate`): what a
+run would send, and what it would cost.
 
-The run is planned exactly as :func:`~biaslab.probing.execute.execute_run` plans it (same probe
+The run is planned exactly as :func:`~biaslab.app.execute.execute_run` plans it (same probe
 options, ``--limit``, repetitions and decoding parameters), then each request's cache key is looked
 up read-only in the answer cache (:mod:`biaslab.models.spec_identity`: the model's identity without
 building or loading it). Nothing is sent, no model is loaded and nothing is written.
 
-For the requests not cached: input tokens (:mod:`.token_count`: the model's tokenizer where it is
+For the requests not cached: input tokens (:mod:`biaslab.probing.token_count`: the model's tokenizer where it is
 local, a stated approximation otherwise), output tokens at most (the requests' ``max_tokens``; unknown
 when a request leaves it to the model) and, when the cache holds answers of this model to the same
 kind of request, expected (their mean new tokens). With prices (``--price-in``/``--price-out`` in
@@ -29,13 +30,14 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from biaslab.app.time_estimate import is_local
 from biaslab.errors import ConfigError
 from biaslab.models.base import GenerateRequest, GenerationParams, LoglikelihoodRequest
 from biaslab.models.cache import request_cache_key
+from biaslab.models.spec import ModelSpec
 from biaslab.models.spec_identity import spec_identity
 from biaslab.probing.config import RunConfig, check_run_size
 from biaslab.probing.generation import GenerationProbe
-from biaslab.probing.time_estimate import is_local
 
 BATCH_DISCOUNT = 0.5
 EXACT_REQUESTS = 100_000  # requests a dry run plans one by one at most (about 10 s); further repetitions are counted
@@ -154,9 +156,8 @@ def cached_answers(cache_db: Path, keys: list[str]) -> dict[str, str]:
 def estimate(
     probe: Any,
     planned: list[Any],
-    spec: str,
+    spec: ModelSpec,
     *,
-    base_url: str | None,
     cache_db: Path,
     model_options: dict[str, Any],
     prices_for: Any,
@@ -166,18 +167,17 @@ def estimate(
     asks each planned request again under other repetitions (extrapolated: none of them cached)."""
     from biaslab.models.batch.options import BATCH_OPTIONS, split_batch_options
     from biaslab.models.model_options import check_model_options
-    from biaslab.models.registry import split_spec
     from biaslab.probing.token_count import counter
 
-    check_model_options(split_spec(spec)[0], spec, model_options)
+    check_model_options(spec.prefix, spec.text, model_options)
     batch_opts = {k: v for k, v in model_options.items() if k in BATCH_OPTIONS}
     local = {k: v for k, v in model_options.items() if k not in BATCH_OPTIONS}
     batch = split_batch_options(batch_opts)[0].enabled
-    ident = spec_identity(spec, base_url=base_url, model_options=local)
+    ident = spec_identity(spec, model_options=local)
     requests = [p.request for p in planned]
     est = Estimate(
         probe=probe.name,
-        model=spec,
+        model=spec.text,
         requests=round(len(requests) * (1 + more)),
         batch=batch,
         generations=round(sum(isinstance(r, GenerateRequest) for r in requests) * (1 + more)),
@@ -224,12 +224,12 @@ def estimate(
     elif not n_gens:
         est.output_tokens_expected = 0
     if is_local(ident.prefix):
-        from biaslab.probing.time_estimate import local_estimate
+        from biaslab.app.time_estimate import local_estimate
 
         lengths = None if not seen else sum(seen) / len(seen)
         repeat = (len(todo) + len(requests) * more) / len(todo) if todo else 1.0
         local_estimate(est, spec, local, [(count(r), r) for r in todo], lengths, repeat)
-    prices = prices_for(spec, batch)
+    prices = prices_for(spec.text, batch)
     if prices is not None:
         est.price_note = prices.source
         est.cost["input"] = est.input_tokens * prices.input / 1e6
@@ -241,7 +241,7 @@ def estimate(
     return est
 
 
-def _prices_from(price_in: float | None, price_out: float | None, prices_file: Path | None) -> Any:
+def prices_from(price_in: float | None, price_out: float | None, prices_file: Path | None) -> Any:
     read_prices(price_in, price_out, prices_file, "", False)  # bad flags or an unreadable file fail first
     return lambda spec, batch: read_prices(price_in, price_out, prices_file, spec, batch)
 
@@ -263,21 +263,20 @@ def estimate_run(
     prices_file: Path | None = None,
     system_prompt: str | None = None,
 ) -> Estimate:
-    """``biaslab run PROBE --dry-run``: the arguments of :func:`~biaslab.probing.execute.execute_run`, plus prices."""
+    """``biaslab run PROBE --dry-run``: the arguments of :func:`~biaslab.app.execute.execute_run`, plus prices."""
+    from biaslab.app.resolve import resolve_probe
     from biaslab.models.open import cache_path
-    from biaslab.models.registry import DEFAULT_MODEL, check_spec
-    from biaslab.probes import create_probe
+    from biaslab.models.registry import check_spec
     from biaslab.probing.config import validate_config
-    from biaslab.probing.options import probe_kwargs, split_model_options
     from biaslab.probing.runner import plan_run
 
     cfg = RunConfig(repetitions=repetitions, limit=limit, seed=seed, params=params, system_prompt=system_prompt)
     validate_config(cfg)
-    spec = model or DEFAULT_MODEL
-    check_spec(spec, base_url=base_url)
-    prices_for = _prices_from(price_in, price_out, prices_file)
-    probe_options, model_options = split_model_options(probe_name, probe_options or {})
-    probe = create_probe(probe_name, **probe_kwargs(probe_name, probe_options, via=option_flags))
+    spec = check_spec(model, base_url=base_url)  # parsed once
+    prices_for = prices_from(price_in, price_out, prices_file)
+    resolved = resolve_probe(probe_name)
+    probe_options, model_options = resolved.split(probe_options or {})
+    probe = resolved.build(probe_options, via=option_flags)
     items = probe.select_items(probe.load_items(), cfg)
     exact = cfg.repetitions
     if isinstance(probe, GenerationProbe):
@@ -289,7 +288,6 @@ def estimate_run(
         probe,
         planned,
         spec,
-        base_url=base_url,
         cache_db=cache_path(cache_dir),
         model_options=model_options,
         prices_for=prices_for,
@@ -300,49 +298,3 @@ def estimate_run(
             f"repetitions {exact + 1:,} to {cfg.repetitions:,} counted from the first {exact:,} (as not cached)"
         )
     return est
-
-
-def estimate_suite(
-    models: list[str],
-    probes: list[str] | None,
-    *,
-    limit: int | None = None,
-    cache_dir: Path | None = None,
-    model_options: dict[str, Any] | None = None,
-    base_url: str | None = None,
-    price_in: float | None = None,
-    price_out: float | None = None,
-    prices_file: Path | None = None,
-    settings: RunConfig | None = None,
-) -> list[Estimate]:
-    """``biaslab suite --dry-run``: one estimate per model and probe the suite would run (same choice and sizes);
-    ``model_options`` (``-P``) go to every model; ``settings``: the suite's decoding parameters and system prompt
-    (:func:`biaslab.suite.run.suite_config`)."""
-    from biaslab.models.open import cache_path
-    from biaslab.probing.runner import plan_run
-    from biaslab.suite.sets import build_probe, choose_probes, member_options
-
-    if limit is not None and limit < 1:
-        raise ConfigError(f"--limit must be a positive number of items (got {limit})")
-    chosen, _ = choose_probes(models, probes, limit)
-    options = member_options(probes)  # a set's members with the options they declare for it, as the suite runs them
-    prices_for = _prices_from(price_in, price_out, prices_file)
-    out = []
-    for name in chosen:
-        probe = build_probe(name, options.get(name))
-        asked = limit if limit is not None else probe.suite_size
-        cfg = replace(settings or RunConfig(), limit=max(asked, probe.min_limit))  # a balanced design's smallest size
-        planned = plan_run(probe, probe.select_items(probe.load_items(), cfg), cfg)
-        for spec in models:
-            out.append(
-                estimate(
-                    probe,
-                    planned,
-                    spec,
-                    base_url=base_url,
-                    cache_db=cache_path(cache_dir),
-                    model_options=dict(model_options or {}),
-                    prices_for=prices_for,
-                )
-            )
-    return out

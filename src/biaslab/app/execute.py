@@ -1,5 +1,6 @@
-"""A whole ``biaslab run``: the probe by name, the model by spec, the cache, the progress bar,
-then every output file written at once (a failed run never replaces earlier results)."""
+"""A whole ``biaslab run``: the probe by name (its class looked up once, :mod:`.resolve`), the model spec parsed
+once (:class:`~biaslab.models.spec.ModelSpec`), the cache, the progress bar, then every output file written at once
+(a failed run never replaces earlier results)."""
 
 from __future__ import annotations
 
@@ -10,16 +11,15 @@ from typing import Any
 
 from rich.console import Console
 
+from biaslab.app.resolve import resolve_probe
+from biaslab.app.results import write_run
 from biaslab.errors import ConfigError, WriteError
 from biaslab.io import json_safe
 from biaslab.models.base import GenerationParams, model_identity
 from biaslab.models.open import open_cached_model
-from biaslab.models.registry import DEFAULT_MODEL, check_spec
+from biaslab.models.registry import check_spec
 from biaslab.out_lock import hold_out_dir
-from biaslab.probes import create_probe
 from biaslab.probing.config import RunConfig, RunContext, validate_config
-from biaslab.probing.options import probe_kwargs, split_model_options
-from biaslab.probing.results import write_run
 from biaslab.probing.runner import plan_run, run_probe
 from biaslab.probing.schema import SCHEMA_VERSION, RunResults
 from biaslab.probing.system_prompt import not_applied_note, run_parameters, takes_system_prompt
@@ -54,7 +54,7 @@ def execute_run(
     """Run ``probe_name`` on ``model`` and write its outputs; returns (results, output directory).
 
     ``probe_options``: the probe's options by name (``-P`` values; strings are converted), and options of a
-    local model (``-P precision=bf16``: those the probe does not take, :func:`.options.split_model_options`);
+    local model (``-P precision=bf16``: those the probe does not take, :meth:`.resolve.ResolvedProbe.split`);
     ``option_flags``: the flag each came from, for error messages. The model spec is resolved
     before the data loads (a bad spec fails at once). ``out`` is created and locked before the model opens
     (:func:`~biaslab.out_lock.hold_out_dir`: one writer per folder); a finished run in it of another probe or
@@ -63,18 +63,15 @@ def execute_run(
     """
     cfg = RunConfig(repetitions=repetitions, limit=limit, seed=seed, params=params, system_prompt=system_prompt)
     validate_config(cfg)  # fail on nonsense flags before loading anything heavy
-    check_spec(model or DEFAULT_MODEL, base_url=base_url)  # a bad model spec fails at once
-    from biaslab.probing.file_probe.registry import recorded_name
-
-    probe_name = recorded_name(probe_name)  # file:PATH -> file:<name>@<hash>, the file read and checked now
-    probe_options, model_options = split_model_options(probe_name, probe_options or {})
-    probe = create_probe(probe_name, **probe_kwargs(probe_name, probe_options, via=option_flags))
-    spec = model or DEFAULT_MODEL
-    out_dir = Path(out) if out else default_out_dir(probe_name, spec)
+    spec = check_spec(model, base_url=base_url)  # parsed once; a bad model spec fails at once
+    resolved = resolve_probe(probe_name)  # file:PATH -> file:<name>@<hash>, the file read and checked now
+    probe_name = resolved.name
+    probe_options, model_options = resolved.split(probe_options or {})
+    probe = resolved.build(probe_options, via=option_flags)
+    out_dir = Path(out) if out else default_out_dir(probe_name, spec.text)
     with hold_out_dir(out_dir):  # one writer per --out, from before the first model call to the last write
         cached = open_cached_model(
             spec,
-            base_url=base_url,
             cache_dir=cache_dir,
             max_concurrency=max_concurrency,
             console=None if quiet else console,

@@ -115,18 +115,19 @@ def readiness(name: str, backends: dict[str, bool] | None = None) -> dict[str, A
     first reason in a few words (None when it can run); each reason has ``what`` (option, data, packages, backend,
     probe), ``short``, ``detail`` (a sentence that says what to do) and its facts (``files``, ``fetchable``,
     ``looked_in`` and ``fetch`` for data, ``option`` and ``flag``, ``packages`` and ``install``)."""
-    from biaslab.probes import create_probe, get_probe_class
+    from biaslab.app.resolve import resolve_probe
     from biaslab.probing.likelihood import LikelihoodProbe
 
     backends = backends_here() if backends is None else backends
-    cls = get_probe_class(name)
+    resolved = resolve_probe(name)  # looked up once
+    cls = resolved.cls
     reasons: list[dict[str, Any]] = []
     files, likelihood = list(cls.data_files), issubclass(cls, LikelihoodProbe)
     if cls.input_option is not None:
         reasons.append(_option_reason(cls))
     else:
         try:
-            probe = create_probe(name)
+            probe = resolved.build()
         except BiaslabError as exc:  # an option's default it rejects, data it reads when built
             reasons.append({"what": "probe", "short": "cannot be built", "detail": str(exc)})
         else:

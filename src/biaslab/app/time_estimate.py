@@ -11,7 +11,10 @@ estimate says so).
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from biaslab.models.spec import ModelSpec
 
 LOCAL_PREFIXES = ("gguf", "hf")  # model specs that run in this process
 START_SECONDS = 4.0  # Python, biaslab and torch imported before the model loads (2 cores)
@@ -21,7 +24,7 @@ def is_local(prefix: str) -> bool:
     return prefix in LOCAL_PREFIXES
 
 
-def calibration_for(spec: str, model_options: dict[str, Any], say: Any = None) -> tuple[Any, bool]:
+def calibration_for(spec: ModelSpec, model_options: dict[str, Any], say: Any = None) -> tuple[Any, bool]:
     """The model's calibration on this machine at the thread count a run would use now: kept from an earlier
     measurement (nothing loads), else measured now (the model loads: seconds to a minute); ``say(text)`` is told
     before a measurement starts. Also whether it was measured now."""
@@ -53,13 +56,11 @@ def estimate_seconds(cal: Any, generations: list[tuple[int, int]], scored_tokens
     return START_SECONDS + cal.load_seconds + work * repeat if work else START_SECONDS
 
 
-def downloaded(spec: str) -> bool:
+def downloaded(spec: ModelSpec) -> bool:
     """Whether the model's files are on this machine (a hub model not yet downloaded is not fetched for a dry run)."""
     from pathlib import Path
 
-    from biaslab.models.registry import split_spec
-
-    prefix, name = split_spec(spec)
+    prefix, name = spec.prefix, spec.name
     if prefix != "hf" or Path(name).expanduser().is_dir():
         return True
     try:
@@ -70,7 +71,12 @@ def downloaded(spec: str) -> bool:
 
 
 def local_estimate(
-    est: Any, spec: str, options: dict[str, Any], counted: list[tuple[int, Any]], mean_new: float | None, repeat: float
+    est: Any,
+    spec: ModelSpec,
+    options: dict[str, Any],
+    counted: list[tuple[int, Any]],
+    mean_new: float | None,
+    repeat: float,
 ) -> None:
     """Fill ``est.seconds`` and ``est.seconds_note`` for a local model: ``counted`` holds each request to send with
     its input tokens; ``mean_new``: the cached answers' mean length (None: none cached, ``max_tokens`` counts)."""
@@ -103,27 +109,6 @@ def local_estimate(
     est.seconds = estimate_seconds(cal, gens, scored, repeat=repeat)
     how = "at most: every answer as long as max_tokens allows" if capped else "answers as long as the cached ones"
     est.seconds_note = f"{how}; speed measured {cal.measured_at}, {cal.threads} thread(s)"
-
-
-def suite_estimates(models: list[str], probes: list[str] | None, out: Any, **kwargs: Any) -> dict[str, float] | None:
-    """Before a suite of local models starts: its estimated time printed to ``out`` (a console), and each probe's
-    seconds per model run (for the suite's ETA); None when no model is local (nothing printed)."""
-    from biaslab.models.registry import split_spec
-    from biaslab.probing.dry_run import estimate_suite
-
-    if not any(is_local(split_spec(m)[0]) for m in models):
-        return None
-    found = [e for e in estimate_suite(models, probes, **kwargs) if e.seconds is not None]
-    if not found:
-        return None
-    total = sum(e.seconds or 0.0 for e in found)
-    sending = [e for e in found if e.to_send]
-    note = sending[0].seconds_note if sending else "every answer is cached"
-    out.print(f"estimated time on local models: about {duration(total)} ({note})", highlight=False)
-    per: dict[str, list[float]] = {}
-    for e in found:
-        per.setdefault(e.probe, []).append(e.seconds or 0.0)
-    return {probe: sum(s) / len(models) for probe, s in per.items()}
 
 
 def duration(seconds: float) -> str:

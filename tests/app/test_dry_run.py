@@ -11,13 +11,14 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from biaslab.app.dry_run import estimate_run
+from biaslab.app.execute import execute_run
 from biaslab.errors import ConfigError
 from biaslab.models.base import GenerateResult, GenerationParams
 from biaslab.models.cache import ResponseCache, request_cache_key
 from biaslab.models.spec_identity import spec_identity
 from biaslab.probes.jobs_lum.probe import TEMPLATE
-from biaslab.probing.dry_run import estimate_run, estimate_suite
-from biaslab.probing.execute import execute_run
+from biaslab.suite.estimate import estimate_suite
 from tests.cli_runner import run_cli
 from tests.conftest import requires_data
 
@@ -244,7 +245,7 @@ def test_the_embedded_models_count_is_the_number_of_prompt_tokens_it_runs(tmp_pa
     """SmolLM2's own tokenizer and chat template, read without loading the model, give the prompt lengths the
     loaded model reports (a GGUF not yet converted is converted by the run first, so both read the same files)."""
     pytest.importorskip("torch")
-    import biaslab.probing.time_estimate as time_estimate
+    import biaslab.app.time_estimate as time_estimate
     from biaslab.models.local.calibration import Calibration
     from biaslab.models.open import open_cached_model
     from biaslab.probes import create_probe
@@ -277,7 +278,7 @@ def test_the_embedded_models_count_is_the_number_of_prompt_tokens_it_runs(tmp_pa
 
 @requires_data
 def test_many_repetitions_are_counted_from_the_first_ones_not_planned_one_by_one(monkeypatch):
-    import biaslab.probing.dry_run as dry_run
+    import biaslab.app.dry_run as dry_run
 
     exact = dry(model="scripted/he", limit=10, repetitions=40, price_in=1.0, price_out=2.0)
     monkeypatch.setattr(dry_run, "EXACT_REQUESTS", 25)  # 2 repetitions of the 10 prompts planned, 38 counted
