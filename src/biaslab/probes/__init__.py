@@ -44,6 +44,7 @@ BUILTIN: dict[str, ProbeEntry] = {
     "holistic-bias": ProbeEntry("biaslab.probes.holistic_bias.probe:HolisticBiasProbe"),
     "crows-pairs": ProbeEntry("biaslab.probes.crows_pairs.probe:CrowsPairsProbe"),
     "bbq": ProbeEntry("biaslab.probes.bbq.probe:BbqProbe"),
+    "kobbq": ProbeEntry("biaslab.probes.kobbq.probe:KobbqProbe"),
     "winogender": ProbeEntry("biaslab.probes.winogender.probe:WinogenderProbe"),
     "direct": ProbeEntry("biaslab.probes.direct.probe:DirectProbe"),
     "gest": ProbeEntry("biaslab.probes.gest.probe:GestProbe"),
