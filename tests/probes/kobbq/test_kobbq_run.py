@@ -116,11 +116,16 @@ def test_generated_korean_answers_and_the_official_metrics_recomputed_from_attem
     assert "Spread across the prompt wordings" in (out / "report.html").read_text()
 
 
-def test_likelihood_mode_scores_each_prompt_s_three_options(tmp_path):
-    out = tmp_path / "run"
-    biaslab("run", "kobbq", "--model", "scripted/echo", "-P", "prompt=2,4", "-P", "permutations=2",
-            "-P", "categories=religion", "--limit", 3, "--out", out, "-q", cache=tmp_path / "c")  # fmt: skip
-    rows = attempts(out)
+def test_likelihood_mode_scores_each_prompt_s_three_options_and_two_runs_compare_paired(tmp_path):
+    from biaslab.compare.inference import agrees
+    from biaslab.compare.paired import compare_all
+
+    a, b = tmp_path / "text", tmp_path / "letter"
+    for out, scoring in ((a, "text"), (b, "letter")):
+        biaslab("run", "kobbq", "--model", "scripted/echo", "-P", "prompt=2,4", "-P", "permutations=2",
+                "-P", "categories=religion", "-P", f"scoring={scoring}", "--limit", 3, "--out", out, "-q",
+                cache=tmp_path / "c")  # fmt: skip
+    rows = attempts(a)
     assert len(rows) == 3 * 2 * 2 and {r["prompt_id"] for r in rows} == {2, 4}
     assert {r["category"] for r in rows} == {"religion"} and {r["permutation"] for r in rows} == {0, 1}
     for r in rows:
@@ -129,13 +134,26 @@ def test_likelihood_mode_scores_each_prompt_s_three_options(tmp_path):
         order = [(r["permutation"] - j) % 3 for j in range(3)]
         scores = [sum(-0.1 * len(t) for t in shown[i].split()) for i in order]
         assert r["answer_logliks"] == pytest.approx(scores) and r["answer"] == order[scores.index(max(scores))]
+    # every letter scores the same: the first option shown wins the tie
+    assert all(r["answer"] == r["permutation"] % 3 for r in attempts(b))
     from biaslab.probes import create_probe
     from biaslab.probing.schema import validate_results
 
-    results = json.loads((out / "results.json").read_text())
+    results = json.loads((a / "results.json").read_text())
     covers = create_probe("kobbq").coverage(validate_results(results))
     assert results["parameters"]["scoring"] == "text"
     assert covers == "3 samples x 2 wordings x 2 option orders; 1 category: religion"
+    cmp = compare_all([a, b], n_resamples=200)
+    pair = cmp["pairs"][0]
+    assert pair["design"] == "paired" and pair["n_shared"] == 12 and pair["unit"].startswith("templates")
+    ma, mb = results["metrics"], json.loads((b / "results.json").read_text())["metrics"]
+    by = {c["metric"]: c for c in cmp["comparisons"]}
+    assert {"diff_bias_amb", "accuracy_amb:prompt2", "ooc_rate:religion"} <= set(by)
+    for name, c in by.items():  # every prompt shared: the paired tables reproduce each run's own values
+        if c["a"] is not None and ma[name]["value"] is not None:
+            assert c["a"] == pytest.approx(ma[name]["value"]) and c["b"] == pytest.approx(mb[name]["value"]), name
+        assert agrees(c), c
+    assert by["accuracy_amb"]["diagnostic"]
 
 
 @pytest.mark.parametrize(

@@ -31,6 +31,7 @@ from biaslab.models.base import (
 from biaslab.probes.kobbq.data import PROMPTS, SAMPLES, KobbqSample, Wording, load, rotation
 from biaslab.probes.kobbq.docs import CI_NOTE, HEADLINES, METRIC_DOCS
 from biaslab.probes.kobbq.metrics import kobbq_metrics
+from biaslab.probes.kobbq.pairing import KobbqPairing
 from biaslab.probes.kobbq.parse import parse_answer
 from biaslab.probing.core import Attempt, PlannedRequest, ProbeItem, ProbeOption, Prompt, Summary, derive_seed, rows_of
 from biaslab.probing.likelihood import LikelihoodProbe
@@ -91,6 +92,7 @@ class KobbqProbe(LikelihoodProbe):
     summary = "stereotypes in Korean QA"
     metric_docs = METRIC_DOCS
     headlines = HEADLINES
+    pairing = KobbqPairing()
     diagnostics = ("accuracy_amb", "accuracy_dis", "ooc_rate")  # how often right or readable, not which way
     metric_ranges = {"accuracy_*": RATE, "ooc_rate": RATE, "diff_bias_*": RATE_GAP}
     options = {
