@@ -91,7 +91,9 @@ def test_generated_korean_answers_and_the_official_metrics_recomputed_from_attem
     for r in rows:
         if r["text"] == "음..." or "중 하나" in r["text"]:
             assert r["answer"] is None and r["answer_kind"] == "out-of-choice" and r["prediction"] == r["text"]
-        elif r["text"].startswith("주어진 정보로는"):
+        else:
+            assert r["prediction"] == r["options"][r["position"]]
+        if r["text"].startswith("주어진 정보로는"):
             assert r["answer"] == r["unknown_answer"] and r["prediction"] == UNK[r["prompt_id"]]
     data = results["details"]
     from biaslab.data.registry import data_path

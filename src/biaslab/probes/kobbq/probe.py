@@ -252,6 +252,7 @@ class KobbqProbe(LikelihoodProbe):
             # as the wording shows it, or the reply itself when out of choice)
             "guid": f"{m['sample_id']}-{pm['permutation']}",
             "prediction": text if pos is None else pm["options"][pos],
+            "options": pm["options"],  # the choices as shown: this order, the wording's unknown text
             **meta,
             **extra,
         }
