@@ -45,6 +45,7 @@ BUILTIN: dict[str, ProbeEntry] = {
     "crows-pairs": ProbeEntry("biaslab.probes.crows_pairs.probe:CrowsPairsProbe"),
     "bbq": ProbeEntry("biaslab.probes.bbq.probe:BbqProbe"),
     "mbbq": ProbeEntry("biaslab.probes.mbbq.probe:MbbqProbe"),
+    "kobbq": ProbeEntry("biaslab.probes.kobbq.probe:KobbqProbe"),
     "winogender": ProbeEntry("biaslab.probes.winogender.probe:WinogenderProbe"),
     "direct": ProbeEntry("biaslab.probes.direct.probe:DirectProbe"),
     "gest": ProbeEntry("biaslab.probes.gest.probe:GestProbe"),

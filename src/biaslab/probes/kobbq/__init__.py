@@ -1,0 +1,1 @@
+"""KoBBQ, the Korean Bias Benchmark for Question Answering (Jin et al., TACL 2024)."""
