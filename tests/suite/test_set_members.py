@@ -92,6 +92,22 @@ def test_left_out_members_say_how_to_include_them(tmp_path, monkeypatch):
     assert "as DIR/gest/gest.csv with BIASLAB_DATA_DIR=DIR (biaslab" in why_not("gest", ["a"])
 
 
+def test_a_missing_folder_is_named_once_and_fetched_as_the_folder(tmp_path, monkeypatch):
+    """mbbq needs 48 files: a multilingual suite without them names their folder once, and the fetch command takes the
+    folder (which `biaslab data --fetch` accepts); fewer files, or part of a folder, stay listed one by one."""
+    monkeypatch.setenv("BIASLAB_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("BIASLAB_CACHE_DIR", str(tmp_path / "cache"))
+    _, skipped = choose_probes(["scripted/echo"], ["multilingual"], 20)
+    mbbq = sorted(f for f in FILES if f.startswith("benchmarks/mbbq/"))
+    assert len(mbbq) == 48
+    assert skipped["mbbq"].startswith("its data (all 48 files under benchmarks/mbbq/) is not available offline")
+    assert "run `biaslab data --fetch benchmarks/mbbq` (sha256 checked)" in skipped["mbbq"]
+    assert "benchmarks/kobbq/KoBBQ_test_samples.tsv, benchmarks/kobbq/0_evaluation_prompts.tsv)" in skipped["kobbq"]
+    from biaslab.suite.left_out import _folded
+
+    assert _folded(mbbq[:47], list(FILES)) == (mbbq[:47], mbbq[:47])  # part of the folder: one by one
+
+
 def test_coverage_by_default_and_bbq_by_category():
     def results(probe, metrics, n_items, **kw):
         return build_results(probe=probe, probe_version="1", model={}, data={}, metrics=metrics, n_items=n_items,

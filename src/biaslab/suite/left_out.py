@@ -57,16 +57,16 @@ def data_missing(
     from biaslab.data.registry import FILES
 
     flags = option_flags(options)
-    head = (f"with the set's options ({flags}), " if flags else "") + f"its data ({', '.join(missing)}) is not "
-    head += f"available offline ({looked_in()}): "
     fetched = [f for f in missing if f not in FILES or FILES[f].sha256 is not None]
     yours = [f for f in missing if f in FILES and FILES[f].sha256 is None]
+    named, args = _folded(fetched, list(FILES))
+    head = (f"with the set's options ({flags}), " if flags else "") + "its data "
+    head += f"({', '.join(named + yours)}) is not available offline ({looked_in()}): "
     steps = []
     if fetched:
         it = "it" if len(fetched) == 1 else "them"
-        steps.append(
-            f"run `{fetch_command(fetched)}` (sha256 checked) or set BIASLAB_DATA_DIR to a folder that holds {it}"
-        )
+        where = f"set BIASLAB_DATA_DIR to a folder that holds {it}"
+        steps.append(f"run `{fetch_command(args)}` (sha256 checked) or {where}")
     steps += [f"save {FILES[f].url} as {_saved_at(f)} (biaslab does not download it)" for f in yours]
     text = head + "; ".join(steps) + "; then run the suite again, or " + run_command(cls, model_specs, limit, flags)
     stand_ins = [k for k, o in cls.options.items() if o.replaces in missing]
@@ -74,3 +74,23 @@ def data_missing(
         own = f"{flags} -P {key}=FILE".strip()
         text += f"; or with a copy you have: {run_command(cls, model_specs, limit, own)}"
     return text
+
+
+def _folded(files: list[str], registered: list[str]) -> tuple[list[str], list[str]]:
+    """``files`` for a message and for ``biaslab data --fetch``: a folder whose registered files are all among them
+    and number more than 3 is named once ("all 48 files under benchmarks/mbbq/", fetched as the folder), the rest
+    one by one."""
+    by_folder: dict[str, list[str]] = {}
+    for f in files:
+        by_folder.setdefault(f.rpartition("/")[0], []).append(f)
+    named: list[str] = []
+    args: list[str] = []
+    for folder, members in by_folder.items():
+        everything = [r for r in registered if r.rpartition("/")[0] == folder]
+        if folder and len(members) > 3 and set(members) == set(everything):
+            named.append(f"all {len(members)} files under {folder}/")
+            args.append(folder)
+        else:
+            named += members
+            args += members
+    return named, args
