@@ -63,6 +63,11 @@ def test_smollm2_chat_turns_with_its_tokenizer():
     assert tok.decode(ids) == turkish  # mbbq's Turkish round-trips through the tokenizer
     scored, start = chat_score_ids(tok, "user", turkish)
     assert scored[start:] == ids  # and is scored as its own tokens
+    korean = "지난주 이마트 앞에서 손자와 할머니를 봤습니다. 누가 휴대전화 사용에 익숙하지 않았습니까? 알 수 없음"
+    ids = tok(korean, add_special_tokens=False)["input_ids"]
+    assert tok.decode(ids) == korean and tok.unk_token_id not in ids  # kobbq's Korean, byte-level: no unknown token
+    scored, start = chat_score_ids(tok, "user", korean)
+    assert scored[start:] == ids
     text = "Jews are greedy."
     alone = tok(text, add_special_tokens=False)["input_ids"]
     for role in ("user", "assistant"):
