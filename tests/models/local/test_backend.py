@@ -163,10 +163,17 @@ def test_loglikelihood(smol):
         LoglikelihoodRequest(" banana", "The capital of France is"),
         LoglikelihoodRequest(" Paris and Berlin are cities.", "Everyone knows that"),
         LoglikelihoodRequest("Hello world"),
+        LoglikelihoodRequest(" Kadın", "Bir adam ve kadın geç kaldı. Sekreter kimdi? Cevap:"),  # mbbq's Turkish
+        LoglikelihoodRequest(" 할머니", "손자와 할머니를 봤습니다. 누가 휴대전화에 익숙하지 않았습니까? 답:"),  # kobbq
     ]
     reported: list[int] = []
     res = smol.loglikelihood(reqs, on_result=lambda i, r: reported.append(i))
-    assert sorted(reported) == [0, 1, 2, 3]
+    assert sorted(reported) == [0, 1, 2, 3, 4, 5]
+    tok = smol._m.tokenizer
+    for r, q in zip(res[4:], reqs[4:]):  # scored as their own tokens (byte-level), each a finite log-probability
+        ctx, whole = tok(q.context)["input_ids"], tok(q.context + q.continuation)["input_ids"]
+        assert whole[: len(ctx)] == ctx and tok.decode(whole[len(ctx) :]) == q.continuation
+        assert len(r.token_logprobs) == len(whole) - len(ctx) and all(-50 < lp <= 0 for lp in r.token_logprobs)
     assert res[0].total > res[1].total and res[0].is_greedy is True and res[1].is_greedy is False
     assert "".join(res[2].tokens) == " Paris and Berlin are cities."
     for i, r in enumerate(reqs):  # batched == alone
@@ -174,7 +181,7 @@ def test_loglikelihood(smol):
         assert alone.tokens == res[i].tokens
         assert alone.token_logprobs == pytest.approx(res[i].token_logprobs, abs=1e-4)
     # manual computation with the transformers model
-    tok, model = smol._m.tokenizer, smol._m.model
+    model = smol._m.model
     ctx = tok("Everyone knows that")["input_ids"]
     whole = tok("Everyone knows that Paris and Berlin are cities.")["input_ids"]
     assert whole[: len(ctx)] == ctx
