@@ -77,7 +77,6 @@ HEADLINES = (
         "0 is unbiased",
         fmt=".1f",
         scale=100.0,
-        bounds=RATE,
     ),
 )
 
