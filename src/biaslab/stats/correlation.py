@@ -15,7 +15,7 @@ differences) or on the paired bootstrap passes a candidate worse by exactly the 
 simulation, with r 0.8 against 0.7: 13% and 8% at n = 10 and 30 for the first, 7.7% at 30 for the second, at a
 nominal 5%); this one stays at or below 5% at n = 10 and 30 (scripts/gate_correlation_type1.py). Its
 correlation between the estimates is normal theory's: where a candidate differs from the baseline on a few units
-only, by far (a tenth of the texts rescored with large noise), it passes up to 18% at n = 30 to 100 -- and the
+only, by far (a tenth of the texts rescored with large noise), it passes up to 20% at n = 30 to 100 -- and the
 paired bootstrap 34% and 19% there.
 """
 
