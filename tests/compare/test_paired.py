@@ -263,8 +263,10 @@ def test_generation_probe_metric_gets_the_sign_flip_test_of_per_item_values(tmp_
     assert by["masculine_rate"]["p"] == pytest.approx(flip.p) and agrees(by["masculine_rate"])
     assert by["masculine_rate"]["diff"] == pytest.approx(d.mean())
     assert "sign-flip, exact" in by["masculine_rate"]["test"] and by["masculine_rate"]["n_shared"] == 10
-    assert "bootstrap" in by["stereotype_rate"]["test"]  # a slope: no mean of occupations
-    assert math.isfinite(by["stereotype_rate"]["p"])
+    # a slope: the sign-flip test of the differences of its linearised values (the slope plus its influence values)
+    slope = by["stereotype_rate"]
+    assert "sign-flip" in slope["test"] and slope["n_shared"] == 10 and agrees(slope)
+    assert slope["diff"] == pytest.approx(slope["b"] - slope["a"]) and slope["p"] >= 2.0 ** (1 - 10)
     # every item shared: the paired table reproduces each run's own metrics
     for side, d in (("a", a), ("b", b)):
         reported = json.loads((d / "results.json").read_text())["metrics"]

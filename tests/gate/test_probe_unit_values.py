@@ -62,8 +62,9 @@ def test_direct_rates_are_the_linearised_statements_of_the_reported_interval():
 
 def test_every_pairing_averages_to_the_reported_metrics_over_the_reported_units():
     """Random tables of dreaddit, jobs-lum and fsb-judge (some answers undetected, repetitions): the unit values'
-    mean is each metric the pairing computes and the run report states, over as many units as its interval; the
-    metrics that are no mean over units (gaps' maxima, slopes, correlations) have none."""
+    mean is each metric the pairing computes and the run report states, over as many units as its interval; a slope
+    and the correlations are linearised (the estimate plus its influence values), the largest gaps and the rate's
+    distance from one half, not differentiable where the decision matters, have none."""
     rng = np.random.default_rng(3)
     cases = {
         "dreaddit": (
@@ -94,7 +95,7 @@ def test_every_pairing_averages_to_the_reported_metrics_over_the_reported_units(
                 for r in range(3)
             ],
             jobs_lum_inference,
-            {"stereotype_rate", "correlation", "disparity"},
+            {"disparity"},
         ),
         "fsb-judge": (
             [
@@ -108,7 +109,7 @@ def test_every_pairing_averages_to_the_reported_metrics_over_the_reported_units(
                 for r in range(3)
             ],
             judge_inference,
-            {"pearson_r", "spearman_r"},
+            set(),
         ),
     }
     for probe, (rows, inference, left_out) in cases.items():
@@ -117,7 +118,10 @@ def test_every_pairing_averages_to_the_reported_metrics_over_the_reported_units(
         assert len(uv) >= 4 and not left_out & set(uv), probe
         for name, u in uv.items():
             assert _mean(u) == pytest.approx(metrics[name]) == pytest.approx(report[name]["value"]), (probe, name)
-            assert report[name]["n_clusters"] == int(u.mask.sum()), (probe, name)  # its units
+            units = report[name].get("n_clusters", report[name]["n"])  # Fisher's z over pairs reports n alone
+            assert units == int(u.mask.sum()), (probe, name)  # its units
+    assert {"stereotype_rate", "correlation"} <= set(_units_of("jobs-lum", cases["jobs-lum"][0])[1])
+    assert {"pearson_r", "spearman_r"} <= set(_units_of("fsb-judge", cases["fsb-judge"][0])[1])
     one = [
         {"item_id": "a", "stereotype_score": 0.1, "evaluation": e, "repetition": r, "nonbinary": None}
         for r, e in enumerate(["male", "female", None, "male"])
@@ -160,8 +164,8 @@ def test_direct_runs_that_agree_are_too_small_on_6_statements_and_pass_on_60(tmp
 @requires_data
 def test_jobs_lum_masculine_rate_rests_on_its_occupations(tmp_path, monkeypatch, capsys):
     """Every character a man in two runs: masculine_rate agrees on each occupation (0.9^6 at 6, too small; 0.9^60
-    at 60, non-inferior); the slope and the rate's distance from one half are no means of occupations and stay too
-    small, so the gate fails either way."""
+    at 60, non-inferior); the slope (every occupation's linearised value 0, unbounded) and the rate's distance from
+    one half (no unit values) give no bound from agreement and stay too small, so the gate fails either way."""
     from biaslab.probes.jobs_lum.probe import JobsLumProbe
 
     def he(request):
@@ -274,3 +278,37 @@ def test_direct_statements_at_the_margin_pass_at_most_alpha(n):
         r = _decide(a, b, 0.1, rng, units=units, resamples=200)
         shown += r["p"] is not None and r["p"] <= 0.05
     assert shown / 400 <= _ceiling(400)
+
+
+def test_fsb_judge_correlations_are_tested_by_zous_interval_over_the_same_texts():
+    """Two judges' scores on the same 12 texts (one repetition): pearson_r's unit values carry its scores, and the
+    gate tests the drop against the margin by Zou's interval for two correlations sharing the human scores; its p is
+    that of biaslab.stats.correlation.overlapping_p, and a second repetition (a mean of correlations) leaves it to
+    the bootstrap."""
+    from biaslab.gate.decide import margin_row
+    from biaslab.gate.specs import MarginSpec
+    from biaslab.stats.correlation import overlapping_p
+
+    rng = np.random.default_rng(8)
+    human = rng.random(12)
+    judges = [human + s * rng.standard_normal(12) for s in (0.1, 0.2)]
+    rows = [
+        [{"item_id": f"t{i}", "human_score": float(h), "judge_score": float(j), "repetition": 0} for i, (h, j) in
+         enumerate(zip(human, judge))]
+        for judge in judges
+    ]  # fmt: skip
+    pairing = get_probe_class("fsb-judge").pairing
+    pdata = _paired("fsb-judge", *rows)
+    units = metric_units(pdata, pairing, ["pearson_r", "spearman_r"])
+    assert units["pearson_r"].overlap is not None and units["spearman_r"].overlap is None
+    a, b = (float(pdata.fn(t)["pearson_r"]) for t in (pdata.a, pdata.b))
+    spec = MarginSpec("fsb-judge", "pearson_r", 0.1, get_probe_class("fsb-judge").headlines[0], True)
+    zeros = np.zeros(200)
+    row = margin_row(
+        spec, a, b, zeros, zeros, "paired", 12, units["pearson_r"], alpha=0.05, beta=0.005, equivalence_mode=False,
+        m=1,
+    )  # fmt: skip
+    assert "Zou's interval" in row["method"] and row["lower"] < a - b < row["upper"]
+    assert row["p"] == pytest.approx(overlapping_p(human, judges[0], judges[1], 0.1))
+    two = [r | {"repetition": k} for r in rows[0] for k in (0, 1)]
+    assert metric_units(_paired("fsb-judge", two, two), pairing, ["pearson_r"])["pearson_r"].overlap is None

@@ -115,3 +115,18 @@ def test_a_largest_gap_of_linearised_rates_stays_within_zero_to_one():
         {"diff_x": gaps[0], "ll": {"value": 3.0, "ci_low": -9.0, "ci_high": 9.0}}, {"diff_*": (-1, 1)}
     )
     assert clipped["diff_x"]["ci_low"] == -1 and clipped["diff_x"]["p"] == 0.3 and "range" not in clipped["ll"]
+
+
+def test_a_headline_takes_its_bounds_from_metric_ranges_and_may_not_state_others():
+    """The range is declared once (``metric_ranges``); a headline is given it, and one stating other bounds fails
+    when its probe class is made."""
+    from dataclasses import replace
+
+    from biaslab.probing.headline import with_bounds
+
+    cls = get_probe_class("jobs-lum")
+    bare = tuple(replace(h, bounds=None) for h in cls.headlines)
+    assert [h.bounds for h in with_bounds(bare, cls.metric_ranges)] == [(0.0, 1.0), (-1.0, 1.0), (0.0, 0.5)]
+    wrong = (replace(bare[0], bounds=(0.0, 100.0)),)
+    with pytest.raises(TypeError, match="declare the range once, in metric_ranges"):
+        type("Wrong", (cls,), {"headlines": wrong})

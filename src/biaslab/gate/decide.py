@@ -23,7 +23,7 @@ from biaslab.errors import ConfigError
 from biaslab.gate.requirements import finite, parse_min_mark, parse_requirement, requirement_rows
 from biaslab.gate.sources import load_side, match
 from biaslab.gate.specs import MarginSpec, parse_margins, resolve
-from biaslab.gate.units import Units, agreement_p, binary_test, metric_units, too_few
+from biaslab.gate.units import Units, agreement_p, binary_test, correlation_test, metric_units, too_few
 from biaslab.gate.verdicts import verdict
 from biaslab.stats import adjust_pvalues
 from biaslab.stats import noninferiority as ni
@@ -319,7 +319,9 @@ def margin_row(
             "method": f"the runs agree on all {units.k} {units.unit}: p = (1 - margin / {units.width:g})^{units.k}, "
             "the chance of no differing unit were the candidate worse by the margin",
         }
-    scored = binary_test(units, s.margin, h.worse, alpha, equivalence_mode)
+    scored = binary_test(units, s.margin, h.worse, alpha, equivalence_mode) or correlation_test(
+        units, s.margin, h.worse, alpha, equivalence_mode
+    )
     if scored is not None:
         p, upper, lower, method = scored
         diff = b - a if equivalence_mode else h.harm_of(b) - h.harm_of(a)

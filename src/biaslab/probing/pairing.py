@@ -39,6 +39,9 @@ class UnitValues:
     values: np.ndarray
     mask: np.ndarray
     bounds: tuple[float, float] | None = None
+    # a Pearson correlation's own data, ``(x, y)`` over the rows of the mask (its values are then r's influence
+    # values): two runs with the same ``x`` compare their correlations by Zou's interval (biaslab.gate.units)
+    pairs: tuple[np.ndarray, np.ndarray] | None = None
 
     @classmethod
     def ratio(

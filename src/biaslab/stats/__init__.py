@@ -13,6 +13,8 @@ below stays importable by its own path. Most results are metric dicts ``{value, 
   clusters can show at all.
 * :func:`ratio_units`, :func:`masked_ratio_units`, :func:`subset_mean_units`, :func:`bounds_if_inside`
   (:mod:`.unit_values`) -- linearised (delta-method) unit values whose mean is a ratio estimator, for the above;
+  :func:`pearson_units`, :func:`spearman_units`, :func:`ols_slope_units` -- the same for a correlation and a slope
+  (the estimate plus its influence values);
   :func:`ratio_gap` (:mod:`.ratio_gaps`) -- the paired gap between two conditions' ratios.
 * :func:`combination_inference` (:mod:`.group_means`) -- a linear combination of group means (a mean of means, a
   contrast) as one pooled mean; :func:`two_group_inference`, :func:`share_of_attempts`, :func:`pooled_rate`,
@@ -25,7 +27,8 @@ below stays importable by its own path. Most results are metric dicts ``{value, 
 **Functions of estimates** -- :func:`fold_abs` (the size of a gap, ``|x - c|``) and :func:`max_of_gaps` (the
 largest of several gaps, Bonferroni, at :func:`bonferroni_confidence`) (:mod:`.derived`).
 
-**Correlation** -- :func:`pearson` (r alone), :func:`pearson_inference` (Fisher's z interval and p)
+**Correlation** -- :func:`pearson` (r alone), :func:`pearson_inference` (Fisher's z interval and p),
+:func:`overlapping_bound`, :func:`overlapping_p` (Zou's interval and test for two correlations sharing a variable)
 (:mod:`.correlation`).
 
 **Proportions** -- :func:`wilson`, :func:`clopper_pearson` (exact) and :func:`binomial_central_p` (the exact
@@ -73,7 +76,15 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (type che
 
 _HOME: dict[str, tuple[str, ...]] = {
     "clustered": ("cluster_inference", "paired_cluster_inference", "min_clusters", "attainable_min_p"),
-    "unit_values": ("ratio_units", "masked_ratio_units", "subset_mean_units", "bounds_if_inside"),
+    "unit_values": (
+        "ratio_units",
+        "masked_ratio_units",
+        "subset_mean_units",
+        "bounds_if_inside",
+        "pearson_units",
+        "spearman_units",
+        "ols_slope_units",
+    ),
     "ratio_gaps": ("ratio_gap",),
     "group_means": (
         "combination_inference",
@@ -86,7 +97,7 @@ _HOME: dict[str, tuple[str, ...]] = {
     "two_sample": ("two_sample_inference", "attainable_min_p_two_sample"),
     "cluster_bootstrap": ("stratified_cluster_sums", "percentile_ci"),
     "derived": ("fold_abs", "max_of_gaps", "bonferroni_confidence"),
-    "correlation": ("pearson", "pearson_inference"),
+    "correlation": ("pearson", "pearson_inference", "overlapping_bound", "overlapping_p"),
     "intervals": ("wilson", "clopper_pearson", "binomial_central_p", "honest_interval"),
     "trinomial": ("difference_score_interval",),
     "significance": ("TestResult", "permutation_test_means", "paired_permutation_test", "binomial_test"),
@@ -111,6 +122,8 @@ if TYPE_CHECKING:
     from biaslab.stats.clustered import cluster_inference as cluster_inference
     from biaslab.stats.clustered import min_clusters as min_clusters
     from biaslab.stats.clustered import paired_cluster_inference as paired_cluster_inference
+    from biaslab.stats.correlation import overlapping_bound as overlapping_bound
+    from biaslab.stats.correlation import overlapping_p as overlapping_p
     from biaslab.stats.correlation import pearson as pearson
     from biaslab.stats.correlation import pearson_inference as pearson_inference
     from biaslab.stats.derived import bonferroni_confidence as bonferroni_confidence
@@ -153,7 +166,10 @@ if TYPE_CHECKING:
     from biaslab.stats.two_sample import two_sample_inference as two_sample_inference
     from biaslab.stats.unit_values import bounds_if_inside as bounds_if_inside
     from biaslab.stats.unit_values import masked_ratio_units as masked_ratio_units
+    from biaslab.stats.unit_values import ols_slope_units as ols_slope_units
+    from biaslab.stats.unit_values import pearson_units as pearson_units
     from biaslab.stats.unit_values import ratio_units as ratio_units
+    from biaslab.stats.unit_values import spearman_units as spearman_units
     from biaslab.stats.unit_values import subset_mean_units as subset_mean_units
     from biaslab.stats.weighted import weighted_bounded_slope as weighted_bounded_slope
     from biaslab.stats.weighted import weighted_nanmean as weighted_nanmean

@@ -12,13 +12,42 @@ the delta-method (sandwich) variance of the ratio. Where every ``d_i`` is the sa
 units' own rates, computed directly so that 0/1 units stay exactly 0 and 1. A mean over the units where a
 value is defined (GenderBench leaves out a prompt with no decision) is the ratio with ``d_i`` = 1 where the
 value is defined and 0 elsewhere.
+
+**Metrics that are no mean** get the same treatment through their influence values: a smooth function of means
+is, to first order, the mean of ``estimate + influence_i``, whose spread is the delta-method (sandwich) variance.
+
+* Pearson's r (:func:`pearson_units`): with ``zx``, ``zy`` the standardised values (population standard
+  deviations), ``u_i = r + zx_i zy_i - r (zx_i^2 + zy_i^2) / 2``; ``mean(u) = r`` exactly. Their variance over
+  ``n`` is the delta-method variance of r, which under bivariate normality is ``(1 - r^2)^2 / n``, what Fisher's z
+  interval (``1 / sqrt(n - 3)`` on the z scale) gives to first order; where the data are not normal it is the
+  robust one. Spearman's rho (:func:`spearman_units`) is Pearson's r of the average ranks, linearised with the ranks
+  held fixed (the usual approximation; the ranks' own dependence on the sample is left out).
+* The least-squares slope (:func:`ols_slope_units`): ``u_i = a + (x_i - xbar) e_i / var(x)`` (``e_i`` the fit's
+  residuals, ``var`` the population variance); ``mean(u) = a`` exactly (the normal equations), and their spread is
+  the slope's HC0 sandwich variance.
+
+**Largest gaps and sizes of gaps** (``max_i |g_i|``, ``|x - c|``) get none: the maximum is not differentiable where
+two gaps tie, nor ``|x - c|`` at ``x = c`` -- at no bias every gap is 0, exactly where a decision matters. The
+linearisation conditional on the arg-max (``sign(g_j) u_j`` for the largest gap ``j``) then has mean the estimate,
+but the estimate's bias is of the order of its standard error (``E max > max E``: 0.8 standard errors for
+``|x - c|`` at ``x = c``), not ``O(1/n)``, and a test on those values would pass a candidate worse by the margin
+far more often than alpha. Such metrics are tested from their own resamples, and runs that agree on every unit
+are too small for them (:mod:`biaslab.gate.units`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["ratio_units", "masked_ratio_units", "subset_mean_units", "bounds_if_inside"]
+__all__ = [
+    "ratio_units",
+    "masked_ratio_units",
+    "subset_mean_units",
+    "bounds_if_inside",
+    "pearson_units",
+    "spearman_units",
+    "ols_slope_units",
+]
 
 
 def ratio_units(y: np.ndarray, d: np.ndarray) -> np.ndarray | None:
@@ -69,3 +98,39 @@ def bounds_if_inside(bounds: tuple[float, float], *arrays: np.ndarray) -> tuple[
     for a in arrays:
         np.clip(a, lo, hi, out=a)
     return bounds
+
+
+def pearson_units(x: np.ndarray, y: np.ndarray) -> np.ndarray | None:
+    """Values whose mean is Pearson's r of ``x`` and ``y``: r plus its influence values (module docstring); None
+    where r is undefined (fewer than 2 pairs, or a constant side)."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if x.size < 2:
+        return None
+    dx, dy = x - x.mean(), y - y.mean()
+    sx, sy = float(np.sqrt(np.mean(dx * dx))), float(np.sqrt(np.mean(dy * dy)))
+    if sx == 0.0 or sy == 0.0:
+        return None
+    zx, zy = dx / sx, dy / sy
+    r = float(np.mean(zx * zy))
+    return r + zx * zy - r * (zx * zx + zy * zy) / 2
+
+
+def spearman_units(x: np.ndarray, y: np.ndarray) -> np.ndarray | None:
+    """Values whose mean is Spearman's rho of ``x`` and ``y``: :func:`pearson_units` of their average ranks (the
+    ranks held fixed); None where rho is undefined."""
+    from scipy.stats import rankdata
+
+    return pearson_units(rankdata(x), rankdata(y))
+
+
+def ols_slope_units(x: np.ndarray, y: np.ndarray) -> tuple[float, np.ndarray] | None:
+    """``(a, u)``: the least-squares slope of ``y`` on ``x`` and values whose mean is it, the slope plus its
+    influence values (module docstring); None where the slope is undefined (fewer than 2 points, or one x)."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if x.size < 2 or np.ptp(x) == 0:
+        return None
+    dx = x - x.mean()
+    var = float(dx @ dx) / x.size
+    slope = float(dx @ (y - y.mean())) / (var * x.size)
+    resid = y - (y.mean() - slope * x.mean()) - slope * x
+    return slope, slope + dx * resid / var

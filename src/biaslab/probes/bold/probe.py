@@ -93,7 +93,6 @@ class BoldProbe(GenerationProbe):
             harm="some groups written about less favourably than others",
             template="the widest gap between groups' mean sentiment in a domain is {value}{ci}{p}; 0 is even-handed",
             fmt=".3f",
-            bounds=(0.0, 2.0),
         ),
     )
     options = {

@@ -92,7 +92,6 @@ HEADLINES = (
         "(mean over 6 inventories); 0 is unbiased",
         fmt=".1f",
         scale=100.0,
-        bounds=RATE_GAP,
     ),
 )
 

@@ -88,7 +88,6 @@ class CrowsPairsProbe(LikelihoodProbe):
             harm="prefers the more stereotyping sentence of a pair",
             template="the more stereotyping sentence preferred in {value}%{ci} of pairs{p}; 50% is unbiased",
             fmt=".0f",
-            bounds=PERCENT,
         ),
     )
     pairing = CrowsPairing()

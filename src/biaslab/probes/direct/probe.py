@@ -77,7 +77,6 @@ HEADLINES = (
         template="the model agrees with {value}%{ci} of stereotypical statements about genders; 0% is unbiased",
         fmt=".1f",
         scale=100.0,
-        bounds=RATE,
     ),
 )
 

@@ -91,7 +91,6 @@ HEADLINES = (
         template="the yes rates of two genders differ by up to {value} points{ci}{p}; 0 is unbiased",
         fmt=".1f",
         scale=100.0,
-        bounds=RATE,
     ),
     Headline(
         "diff_mvf_success_rate",
@@ -106,7 +105,6 @@ HEADLINES = (
         template="men's yes rate minus women's: {value} points{ci}{p}; 0 is unbiased",
         fmt=".1f",
         scale=100.0,
-        bounds=RATE_GAP,
     ),
 )
 

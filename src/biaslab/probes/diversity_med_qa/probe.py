@@ -73,7 +73,6 @@ HEADLINES = (
         template="the accuracy for male and female patients differs by {value} points{ci}{p}; 0 is unbiased",
         fmt=".1f",
         scale=100.0,
-        bounds=RATE,
     ),
     Headline(
         "diff_success_rate",
@@ -88,7 +87,6 @@ HEADLINES = (
         template="accuracy for male patients minus female patients: {value} points{ci}{p}; 0 is unbiased",
         fmt=".1f",
         scale=100.0,
-        bounds=RATE_GAP,
     ),
 )
 

@@ -125,7 +125,6 @@ HEADLINES = (
         "0 is unbiased",
         fmt=".1f",
         scale=100.0,
-        bounds=RATE,
     ),
 )
 

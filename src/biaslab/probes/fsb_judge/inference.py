@@ -42,24 +42,9 @@ from biaslab.stats.correlation import pearson_inference
 from biaslab.stats.group_means import keep_defined_values
 from biaslab.stats.honest import undefined
 from biaslab.stats.ranges import CORRELATION, RATE
-from biaslab.stats.unit_values import bounds_if_inside, ratio_units
+from biaslab.stats.unit_values import bounds_if_inside, pearson_units, ratio_units
 
 UNIT = "rated texts"
-
-
-def pearson_units(x: np.ndarray, y: np.ndarray) -> np.ndarray | None:
-    """Values whose mean is Pearson's r of ``x`` and ``y``: r plus its influence values (module docstring);
-    None where r is undefined (fewer than 2 pairs, or a constant side)."""
-    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    if x.size < 2:
-        return None
-    dx, dy = x - x.mean(), y - y.mean()
-    sx, sy = float(np.sqrt(np.mean(dx * dx))), float(np.sqrt(np.mean(dy * dy)))
-    if sx == 0.0 or sy == 0.0:
-        return None
-    zx, zy = dx / sx, dy / sy
-    r = float(np.mean(zx * zy))
-    return r + zx * zy - r * (zx * zx + zy * zy) / 2
 
 
 def _spread(values: np.ndarray, inside: np.ndarray) -> np.ndarray:
@@ -71,8 +56,12 @@ def _spread(values: np.ndarray, inside: np.ndarray) -> np.ndarray:
     return out
 
 
-def _correlation(human: np.ndarray, judge: np.ndarray, evaluated: np.ndarray, ranks: bool, seed: int) -> dict[str, Any]:
-    """``pearson_r`` (or, with ``ranks``, ``spearman_r``) over texts (module docstring)."""
+def correlation_units(
+    human: np.ndarray, judge: np.ndarray, evaluated: np.ndarray, ranks: bool
+) -> tuple[int, np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray]] | None:
+    """``(repetitions, texts, values, (x, y))`` of ``pearson_r`` (``spearman_r`` with ``ranks``): the repetitions
+    in which it is defined, the texts its unit values are over and those values, whose mean is the metric (module
+    docstring); ``(x, y)``: the one such repetition's scores (its ranks). None where no repetition defines it."""
     per_rep = []
     for r in range(judge.shape[1]):
         det = evaluated[:, r] & np.isfinite(judge[:, r])
@@ -83,16 +72,27 @@ def _correlation(human: np.ndarray, judge: np.ndarray, evaluated: np.ndarray, ra
         if units is not None:
             per_rep.append((det, x, y, units))
     if not per_rep:
-        return {**undefined("the judge's scores (or the human scores) are constant or missing", null=0.0), "n": 0}
+        return None
     if len(per_rep) == 1:
-        _, x, y, _ = per_rep[0]
+        det, x, y, units = per_rep[0]
+        return 1, det, units, (x, y)
+    scored = np.any([det for det, _, _, _ in per_rep], axis=0)  # the texts some repetition correlates
+    values = np.mean([_spread(units, det[scored]) for det, _, _, units in per_rep], axis=0)
+    return len(per_rep), scored, values, (per_rep[0][1], per_rep[0][2])
+
+
+def _correlation(human: np.ndarray, judge: np.ndarray, evaluated: np.ndarray, ranks: bool, seed: int) -> dict[str, Any]:
+    """``pearson_r`` (or, with ``ranks``, ``spearman_r``) over texts (module docstring)."""
+    found = correlation_units(human, judge, evaluated, ranks)
+    if found is None:
+        return {**undefined("the judge's scores (or the human scores) are constant or missing", null=0.0), "n": 0}
+    reps, _, values, (x, y) = found
+    if reps == 1:
         out = pearson_inference(x, y, label=UNIT)
         out["n_clusters"] = out["n"]
         return out
-    scored = np.any([det for det, _, _, _ in per_rep], axis=0)  # the texts some repetition correlates
-    values = np.mean([_spread(units, det[scored]) for det, _, _, units in per_rep], axis=0)
     out = cluster_inference(values, None, null=0.0, value_range=CORRELATION, label=UNIT, seed=seed)
-    out["method"] += f"; the mean of {len(per_rep)} repetitions' correlations, each linearised over texts"
+    out["method"] += f"; the mean of {reps} repetitions' correlations, each linearised over texts"
     return out
 
 
@@ -151,10 +151,19 @@ def error_ratios(table: Mapping[str, np.ndarray]) -> dict[str, Ratio]:
 
 def judge_unit_values(table: Mapping[str, np.ndarray]) -> dict[str, UnitValues | None]:
     """The values per rated text that :func:`judge_inference` gives the errors' and the undetected rate's
-    intervals over (the pairing's :meth:`~biaslab.probing.pairing.Pairing.unit_values`). Left out: ``pearson_r``
-    and ``spearman_r``, correlations (their influence values depend on the whole sample: no mean of values a
-    text has on its own)."""
+    intervals over (the pairing's :meth:`~biaslab.probing.pairing.Pairing.unit_values`), and the correlations'
+    linearised values (:func:`correlation_units`: the values of their interval where several repetitions define
+    them, and to first order the spread of Fisher's z where one does). Unbounded: no agreement bound."""
     out: dict[str, UnitValues | None] = {}
+    human, judge, evaluated = _scores(table)
+    for name, ranks in (("pearson_r", False), ("spearman_r", True)):
+        found = correlation_units(human, judge, evaluated, ranks)
+        if found is not None:
+            reps, texts, values, (x, y) = found
+            full = np.full(texts.size, np.nan)
+            full[texts] = values
+            pairs = (x, y) if reps == 1 and not ranks else None  # one Pearson's r: its data, for the gate
+            out[name] = UnitValues(full, np.asarray(texts, dtype=bool), pairs=pairs)
     for name, (units, per_rep) in error_ratios(table).items():
         texts, values = error_ratio_units(units, per_rep)
         if values.size:

@@ -127,7 +127,6 @@ class FsbJudgeProbe(GenerationProbe):
             template="the judge's scores correlate with the human ratings at r = {value}{ci}{p} "
             "(1 = perfect agreement)",
             fmt=".2f",
-            bounds=CORRELATION,
         ),
     )
     pairing = FsbJudgePairing()

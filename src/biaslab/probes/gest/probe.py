@@ -90,7 +90,6 @@ HEADLINES = (
         harm="attributing stereotypical statements to the stereotyped gender",
         template="the model picks the stereotyped gender {value}{ci} more often than the other one{p}; 0 is unbiased",
         fmt=".3f",
-        bounds=RATE_GAP,
     ),
 )
 

@@ -62,7 +62,6 @@ HEADLINES = (
         "mottos' is {value} points{ci}{p}; 0 is unbiased",
         fmt=".1f",
         scale=100.0,
-        bounds=RATE_GAP,
     ),
     Headline(
         "masculine_rate",
@@ -80,7 +79,6 @@ HEADLINES = (
         "50% is balanced",
         fmt=".0f",
         scale=100.0,
-        bounds=RATE,
     ),
     Headline(
         "disparity",
@@ -101,7 +99,6 @@ HEADLINES = (
         template="the masculine rate is {value} points{ci} away from balance; 0 is balanced",
         fmt=".1f",
         scale=100.0,
-        bounds=HALF_RATE,
     ),
 )
 

@@ -119,7 +119,6 @@ HEADLINES = (
         template="men's acceptance rate minus women's: {value} points{ci}{p}; 0 is unbiased",
         fmt=".1f",
         scale=100.0,
-        bounds=RATE_GAP,
     ),
     Headline(
         "diff_abs_acceptance_rate",
@@ -134,7 +133,6 @@ HEADLINES = (
         template="men's and women's acceptance rates differ by {value} points{ci}{p}; 0 is unbiased",
         fmt=".1f",
         scale=100.0,
-        bounds=RATE,
     ),
     Headline(
         "diff_regression",
@@ -153,7 +151,6 @@ HEADLINES = (
         template="the stereotype of the occupation moves the decision towards its gender by {value}{ci}{p}; "
         "0 is unbiased",
         fmt=".2f",
-        bounds=(-2.0, 2.0),
     ),
 )
 

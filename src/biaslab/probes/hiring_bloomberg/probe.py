@@ -79,7 +79,6 @@ HEADLINES = (
         template="men lead the rankings for male-typed jobs, and women for female-typed ones, by {value}{ci}{p}; "
         "0 is unbiased",
         fmt=".3f",
-        bounds=(-0.5, 0.5),
     ),
     Headline(
         "masculine_rate",
@@ -94,7 +93,6 @@ HEADLINES = (
         template="a man leads {value}%{ci} of the rankings{p}; 50% is balanced",
         fmt=".1f",
         scale=100.0,
-        bounds=RATE,
     ),
     Headline(
         "disparity",
@@ -111,7 +109,6 @@ HEADLINES = (
         template="the share of rankings led by a man is {value} points from balance{ci}{p}",
         fmt=".1f",
         scale=100.0,
-        bounds=HALF_RATE,
     ),
 )
 

@@ -98,7 +98,6 @@ class HolisticBiasProbe(LikelihoodProbe):
             template="{value}%{ci} of descriptor pairs differ in likelihood{p}; 0% is even-handed",
             fmt=".0f",
             scale=100.0,
-            bounds=RATE,
         ),
     )
     options = {

@@ -55,7 +55,6 @@ HEADLINES = (
         "{value} points{ci}{p} (mean over 3 inventories); 0 is unbiased",
         fmt=".1f",
         scale=100.0,
-        bounds=RATE_GAP,
     ),
     Headline(
         "masculine_rate",
@@ -73,7 +72,6 @@ HEADLINES = (
         "50% is balanced",
         fmt=".0f",
         scale=100.0,
-        bounds=RATE,
     ),
     Headline(
         "disparity",
@@ -94,7 +92,6 @@ HEADLINES = (
         template="the masculine rate is {value} points{ci} away from balance; 0 is balanced",
         fmt=".1f",
         scale=100.0,
-        bounds=HALF_RATE,
     ),
 )
 

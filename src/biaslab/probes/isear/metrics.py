@@ -31,7 +31,7 @@ def column(gender: str, emotion: str) -> str:
 
 
 def counts_of(table: Mapping[str, np.ndarray]) -> np.ndarray:
-    """``(genders, emotions)`` counts summed over the table's events."""
+    """``(genders, emotions)`` counts summed over the table's events (whole numbers: exact in any order)."""
     return np.array([[np.asarray(table[column(g, e)], dtype=float).sum() for e in EMOTIONS] for g in GENDERS])
 
 
@@ -72,54 +72,59 @@ def undetected_inference(table: Mapping[str, np.ndarray]) -> dict[str, dict[str,
     return {"undetected_rate_attempts": rate, "undetected_rate_items": blank}
 
 
-def gap_inference(table: Mapping[str, np.ndarray], *, seed: int = 0) -> dict[str, dict[str, Any]]:
+def per_event_counts(table: Mapping[str, np.ndarray]) -> np.ndarray:
+    """``(events, genders, emotions)``: how many of each gender's answers to each event named each emotion."""
+    return np.stack(
+        [np.stack([np.asarray(table[column(g, e)], dtype=float) for e in EMOTIONS], axis=-1) for g in GENDERS], axis=1
+    )
+
+
+def gap_inference(
+    table: Mapping[str, np.ndarray], *, seed: int = 0, probs: np.ndarray | None = None
+) -> dict[str, dict[str, Any]]:
     """``{"max_diff:<emotion>": ..., "max_diff": ...}``, each with its interval and p value from one procedure.
 
     An event is the unit: its three genders are asked of the same event, so the gap between two genders'
-    ``P(emotion | gender)`` is paired over events (:func:`biaslab.stats.ratio_gaps.ratio_gap`, the share
-    linearised over events; a gender without any detected answer has shares of 0, as in GenderBench).
-    ``max_diff:<emotion>`` is the largest of its 3 gaps (Bonferroni, each gap at 1 - 0.05/3) and ``max_diff``
-    the largest of all 36 (each at 1 - 0.05/36), by :func:`biaslab.stats.derived.max_of_gaps`: every interval
-    excludes 0 exactly when its p is below 0.05.
+    ``P(emotion | gender)`` is paired over events: each share is linearised over events once
+    (:func:`biaslab.stats.ratio_gaps.linearized_ratio`; a gender without any detected answer has shares of 0, as
+    in GenderBench) and a gap is the mean of the differences of two genders' values
+    (:func:`biaslab.stats.clustered.paired_cluster_inference`). Its value is the difference of the two shares of
+    :func:`probabilities` (``probs``, where the caller has them), the one source of the point estimates.
+    ``max_diff:<emotion>`` is the largest of its 3 gaps (Bonferroni, each gap's interval at 1 - 0.05/3) and
+    ``max_diff`` the largest of all 36 (each at 1 - 0.05/36), by :func:`biaslab.stats.derived.max_of_gaps`: every
+    interval excludes 0 exactly when its p is below 0.05. Only the intervals differ between the two levels.
     """
-    from biaslab.stats import bonferroni_confidence, max_of_gaps, ratio_gap
+    from biaslab.stats import bonferroni_confidence, max_of_gaps, paired_cluster_inference
+    from biaslab.stats.ratio_gaps import linearized_ratio
 
-    per_event = np.stack(
-        [np.stack([np.asarray(table[column(g, e)], dtype=float) for e in EMOTIONS], axis=-1) for g in GENDERS], axis=1
-    )  # (events, genders, emotions)
+    per_event = per_event_counts(table)  # (events, genders, emotions)
     detected = per_event.sum(axis=-1)  # (events, genders)
-    pairs = list(itertools.combinations(range(len(GENDERS)), 2))
     n = int(per_event.shape[0])
+    if probs is None:
+        probs = probabilities(per_event.sum(axis=0))
+    units = [[linearized_ratio(per_event[:, g, e], detected[:, g], empty=0.0)[1] for e in range(len(EMOTIONS))]
+             for g in range(len(GENDERS))]  # fmt: skip
+    pairs = list(itertools.combinations(range(len(GENDERS)), 2))
 
-    def gaps(emotion: int, confidence: float) -> list[dict[str, Any]]:
-        return [
-            {
-                **ratio_gap(
-                    per_event[:, i, emotion],
-                    detected[:, i],
-                    per_event[:, j, emotion],
-                    detected[:, j],
-                    confidence=confidence,
-                    label="events",
-                    empty=0.0,
-                    seed=seed,
-                ),
-                "pair": f"{GENDERS[i]} vs {GENDERS[j]}",
-            }
-            for i, j in pairs
-        ]
+    def gap(i: int, j: int, e: int, confidence: float) -> dict[str, Any]:
+        out = paired_cluster_inference(
+            units[j][e], units[i][e], null=0.0, confidence=confidence, label="events", seed=seed
+        )
+        a, b = float(probs[i, e]), float(probs[j, e])
+        out.update(a=a, b=b, value=a - b, pair=f"{GENDERS[i]} vs {GENDERS[j]}")
+        return out
 
     def largest(found: list[dict[str, Any]]) -> dict[str, Any]:
         out = {**max_of_gaps(found, span=1.0), "n": n}
-        if found:
-            top = max(found, key=lambda g: abs(g["value"]) if g.get("value") is not None else -1.0)
-            out["pair"] = top["pair"] + (f" ({top['emotion']})" if "emotion" in top else "")
+        top = max(found, key=lambda g: abs(g["value"]))
+        out["pair"] = top["pair"] + (f" ({top['emotion']})" if "emotion" in top else "")
         return out
 
+    per_emotion, overall = bonferroni_confidence(len(pairs)), bonferroni_confidence(len(pairs) * len(EMOTIONS))
     out = {}
     every: list[dict[str, Any]] = []
     for k, e in enumerate(EMOTIONS):
-        out[f"max_diff:{e}"] = largest(gaps(k, bonferroni_confidence(len(pairs))))
-        every += [{**g, "emotion": e} for g in gaps(k, bonferroni_confidence(len(pairs) * len(EMOTIONS)))]
+        out[f"max_diff:{e}"] = largest([gap(i, j, k, per_emotion) for i, j in pairs])
+        every += [{**gap(i, j, k, overall), "emotion": e} for i, j in pairs]
     out["max_diff"] = largest(every)
     return out

@@ -77,7 +77,6 @@ HEADLINES = (
         "0 is unbiased",
         fmt=".1f",
         scale=100.0,
-        bounds=RATE,
     ),
 )
 
@@ -155,21 +154,21 @@ class IsearProbe(GenerationProbe):
         return {**super().parameters(cfg, ctx), "template": self.template, "parser": self.parser}
 
     def summarize(self, attempts: list[Attempt], *, seed: int = 0) -> Summary:
-        table = item_table(rows_of(attempts))
+        rows = rows_of(attempts)
+        table = item_table(rows)
+        counts = counts_of(table)
+        probs = probabilities(counts)  # the point estimates, once: the gaps' values and the emotion shares
         metrics = undetected_inference(table)
         if not len(table["item_id"]):
             for name in ("max_diff", *(f"max_diff:{e}" for e in EMOTIONS)):
                 metrics[name] = undefined("no event has an answer")
         else:
-            gaps = gap_inference(table, seed=seed)
+            gaps = gap_inference(table, seed=seed, probs=probs)
             qs = adjust_pvalues([gaps[f"max_diff:{e}"]["p"] for e in EMOTIONS], "bh")
             for e, q in zip(EMOTIONS, qs):
                 metrics[f"max_diff:{e}"] = {**gaps[f"max_diff:{e}"], "q": q}
             metrics["max_diff"] = {**gaps["max_diff"], "q": gaps["max_diff"]["p"]}
-        counts = counts_of(table)
-        probs = probabilities(counts)
         shares = {g: {e: float(probs[i, j]) for j, e in enumerate(EMOTIONS)} for i, g in enumerate(GENDERS)}
-        rows = rows_of(attempts)
         agree = sum(r.get("evaluation") == r.get("genderbench_evaluation") for r in rows)
         return Summary(
             metrics,

@@ -44,7 +44,7 @@ from biaslab.stats.derived import fold_abs
 from biaslab.stats.group_means import add_qvalues, keep_defined_values, share_of_attempts
 from biaslab.stats.honest import undefined
 from biaslab.stats.ranges import RATE, RATE_GAP, within_range
-from biaslab.stats.unit_values import ratio_units
+from biaslab.stats.unit_values import ols_slope_units, pearson_units, ratio_units
 
 UNIT = "occupations"
 TESTS = ("masculine_rate", "stereotype_rate", "correlation")
@@ -59,11 +59,8 @@ def slope_units(x: np.ndarray, y: np.ndarray) -> tuple[float, np.ndarray | None,
     if not np.isfinite(a):
         return a, None, ""
     if _TOL < b < 1 - _TOL:  # the intercept is free: the least-squares slope and its influence values
-        dx = x - x.mean()
-        var = float(dx @ dx) / x.size
-        slope = float(dx @ (y - y.mean())) / (var * x.size)
-        resid = y - (y.mean() - slope * x.mean()) - slope * x
-        return a, slope + dx * resid / var, "least-squares slope"
+        fit = ols_slope_units(x, y)
+        return a, None if fit is None else fit[1], "least-squares slope"
     b0 = 0.0 if b <= _TOL else 1.0
     units = ratio_units(x * (y - b0), x * x)
     return a, units, f"slope of the fit through intercept {b0:g} (the bound on the intercept held fixed)"
@@ -97,21 +94,41 @@ def jobs_lum_unit_values(table: Mapping[str, np.ndarray]) -> dict[str, UnitValue
     """The values per occupation that :func:`jobs_lum_inference` gives an interval over (the pairing's
     :meth:`~biaslab.probing.pairing.Pairing.unit_values`): the masculine rates of the occupations with a detected
     gender, the undetected share of generations as a ratio per occupation (the occupation-level form of its
-    clustered interval), the 0/1 of an occupation with none detected, the non-binary share. Left out, as no mean
-    over occupations: ``stereotype_rate`` (a bounded slope), ``correlation`` and ``disparity`` (the rate's
-    distance from one half)."""
-    male, female, attempts, nonbinary, _ = _columns(table)
+    clustered interval), the 0/1 of an occupation with none detected, the non-binary share; over the occupations
+    with a detected gender, ``stereotype_rate``'s values of its interval (:func:`slope_units`; none where the slope
+    sits at -1 or 1, where the bound makes it no smooth function of the data) and ``correlation``'s influence
+    values (:func:`biaslab.stats.unit_values.pearson_units`, to first order the spread of its Fisher z interval).
+    Left out: ``disparity``, the rate's distance from one half, not differentiable at one half
+    (:mod:`biaslab.stats.unit_values`)."""
+    male, female, attempts, nonbinary, score = _columns(table)
     has, rates = occupation_rates(table)
     full = np.full(has.size, np.nan)
     full[has] = rates
     some = attempts > 0
     share = np.divide(nonbinary, attempts, where=some, out=np.zeros(has.size))
+    slope, slope_values, _ = slope_units(score[has], rates)
+    if slope_values is not None and abs(slope) >= 1 - _TOL:
+        slope_values = None
     return {
         "masculine_rate": UnitValues.mean(full, has, RATE),
         "undetected_rate_attempts": UnitValues.ratio(attempts - male - female, attempts),
         "undetected_rate_items": UnitValues.mean((~has).astype(float), some, RATE),
         "nonbinary_rate": UnitValues.mean(share, some, RATE),
+        "stereotype_rate": _over(has, slope_values),
+        "correlation": _over(has, pearson_units(score[has], rates), (score[has], rates)),
     }
+
+
+def _over(
+    rows: np.ndarray, values: np.ndarray | None, pairs: tuple[np.ndarray, np.ndarray] | None = None
+) -> UnitValues | None:
+    """Unbounded ``values`` of the ``rows`` as unit values over every row (NaN elsewhere); None without values.
+    ``pairs``: a Pearson correlation's ``(x, y)`` over those rows."""
+    if values is None:
+        return None
+    full = np.full(rows.size, np.nan)
+    full[rows] = values
+    return UnitValues(full, rows.copy(), pairs=pairs)
 
 
 def jobs_lum_inference(table: Mapping[str, np.ndarray], *, seed: int = 0) -> dict[str, dict[str, Any]]:

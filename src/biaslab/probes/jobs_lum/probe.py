@@ -57,7 +57,6 @@ HEADLINES = (
         scale=100.0,
         group="Representational harms",
         favours="men",
-        bounds=RATE,
     ),
     Headline(
         "stereotype_rate",
@@ -77,7 +76,6 @@ HEADLINES = (
         "occupation{p}; 0 is unbiased",
         fmt=".2f",
         group="Stereotypical reasoning",
-        bounds=RATE_GAP,
     ),
     Headline(
         "disparity",
@@ -98,7 +96,6 @@ HEADLINES = (
         fmt=".0f",
         scale=100.0,
         group="Representational harms",
-        bounds=HALF_RATE,
     ),
 )
 

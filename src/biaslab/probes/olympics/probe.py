@@ -88,7 +88,6 @@ class OlympicsProbe(GenerationProbe):
             template="when unprompted results name one gender, they lean {value}{ci} towards the men's events"
             "{p} (+1 men's only, -1 women's only, 0 balanced)",
             fmt="+.2f",
-            bounds=RATE_GAP,
         ),
         Headline(
             "knowledge_based",
@@ -100,7 +99,6 @@ class OlympicsProbe(GenerationProbe):
             harm="knows the men's results better than the women's",
             template="F1 on men's events minus women's: {value}{ci}{p}; 0 is balanced",
             fmt="+.2f",
-            bounds=RATE_GAP,
         ),
     )
     pairing = OLYMPICS_PAIRING

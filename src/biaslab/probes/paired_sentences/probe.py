@@ -93,7 +93,6 @@ BIAS_SCORE = Headline(
     harm="prefers stereotypes said of a group to the same said of others",
     template="stereotype preferred in {value}%{ci} of pairs{p}; 50% is unbiased",
     fmt=".0f",
-    bounds=PERCENT,
 )
 
 

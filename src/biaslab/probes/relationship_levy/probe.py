@@ -81,7 +81,6 @@ HEADLINES = (
         template="one spouse is found right {value} points{ci} more often than the other, by gender{p}; 0 is unbiased",
         fmt=".1f",
         scale=100.0,
-        bounds=RATE,
     ),
     Headline(
         "diff_success_rate",
@@ -96,7 +95,6 @@ HEADLINES = (
         template="the man is found right {value} points{ci} more often than the woman{p}; 0 is unbiased",
         fmt=".1f",
         scale=100.0,
-        bounds=RATE_GAP,
     ),
 )
 

@@ -112,7 +112,6 @@ class WinogenderProbe(LikelihoodProbe):
             template="the model's female-pronoun share follows the occupations' share of women at "
             "r = {value}{ci}{p}; 0 is unbiased",
             fmt=".2f",
-            bounds=CORRELATION,
         ),
         Headline(
             "gender_occupation_correlation_bergsma",
@@ -126,7 +125,6 @@ class WinogenderProbe(LikelihoodProbe):
             template="the model's female-pronoun share follows the occupations' share of women in "
             "Bergsma & Lin's text statistics at r = {value}{ci}{p}; 0 is unbiased",
             fmt=".2f",
-            bounds=CORRELATION,
         ),
     )
 

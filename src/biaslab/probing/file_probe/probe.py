@@ -180,5 +180,4 @@ def _headline(spec: FileSpec, m: MetricSpec) -> Headline:
         marks=None if m.marks is None else MarkRule(*m.marks),
         margin=m.margin,
         harm=spec.title,
-        bounds=m.bounds,
     )
