@@ -22,7 +22,7 @@ below stays importable by its own path. Most results are metric dicts ``{value, 
 * :func:`two_sample_inference` (:mod:`.two_sample`) -- the difference of two independent groups' means: Welch's t
   with Hsu's degrees of freedom, an exact permutation p where the groups are tiny.
 * :func:`stratified_cluster_sums`, :func:`percentile_ci` (:mod:`.cluster_bootstrap`) -- the stratified cluster
-  bootstrap with percentile intervals. (The item bootstrap, :mod:`.bootstrap`, is not re-exported.)
+  bootstrap with percentile intervals (bbq's and bold's scores that are not ratios of sums).
 
 **Functions of estimates** -- :func:`fold_abs` (the size of a gap, ``|x - c|``) and :func:`max_of_gaps` (the
 largest of several gaps, Bonferroni, at :func:`bonferroni_confidence`) (:mod:`.derived`).
