@@ -102,7 +102,9 @@ def test_a_generation_run_killed_between_waves_resumes_to_the_uninterrupted_text
         ("static", {"engine": "static", "batch_size": 4}),  # transformers' forward on padded batches of 4
     ],
 )
-def test_a_call_with_some_answers_cached_scores_the_rest_to_the_bits_of_the_whole_call(tmp_path, engine, options):
+def test_a_call_with_some_answers_cached_scores_the_rest_to_the_bits_of_the_whole_call(
+    tmp_path, monkeypatch, engine, options
+):
     """The kill test's property without its timing: whichever answers are cached, also some in every batch, the
     rest get the bits of the whole call, and batches whose texts are all answered are not run."""
     from biaslab.models.base import LoglikelihoodRequest
@@ -116,8 +118,10 @@ def test_a_call_with_some_answers_cached_scores_the_rest_to_the_bits_of_the_whol
     real = backend.backend()
     scored = []  # the texts each forward pass scored (static batches) or the tree tokens (the engine's)
     if engine == "static":
-        score_batch = real._score_batch
-        real._score_batch = lambda batch, width: scored.append(len(batch)) or score_batch(batch, width)
+        from biaslab.models.local import scoring
+
+        score_batch = scoring._score_batch
+        monkeypatch.setattr(scoring, "_score_batch", lambda *args: scored.append(len(args[-2])) or score_batch(*args))
 
     def work() -> float:
         return sum(scored) if engine == "static" else real.engine_stats().get("score_tokens", 0)
