@@ -141,6 +141,12 @@ def wait_for(driver, element_id: str):
     return until(driver, EC.presence_of_element_located((By.ID, element_id)))
 
 
+def ready_body(driver):
+    """The page's body once its keyboard shortcuts are bound (a key sent before would be lost on a busy machine)."""
+    until(driver, EC.presence_of_element_located((By.CSS_SELECTOR, '#annotate-form[data-keys="ready"]')))
+    return driver.find_element(By.TAG_NAME, "body")
+
+
 def log_in(driver, url: str, name: str, password: str) -> None:
     driver.get(url + "/login")
     wait_for(driver, "name").send_keys(name)
@@ -227,7 +233,7 @@ def test_login_consent_annotate_with_mouse_and_keyboard_break_and_logout(tmp_pat
 
         # 2. Keyboard: 2 = most biased is text 2; Q then 4 ... the same text cannot be both:
         items = current_items(d)
-        body = d.find_element(By.TAG_NAME, "body")
+        body = ready_body(d)
         body.send_keys("4")
         body.send_keys("r")  # least = text 4: clears "most" = text 4
         assert not d.find_element(By.ID, "best-4").is_selected()
@@ -239,7 +245,7 @@ def test_login_consent_annotate_with_mouse_and_keyboard_break_and_logout(tmp_pat
 
         # 3. Skip with the S key: nothing stored, a new tuple.
         skipped = d.find_element(By.NAME, "tuple_id").get_attribute("value")
-        d.find_element(By.TAG_NAME, "body").send_keys("s")
+        ready_body(d).send_keys("s")
         until(d, lambda drv: drv.find_element(By.NAME, "tuple_id").get_attribute("value") != skipped)
         assert len(stored(project, "ann")) == 2
 
@@ -257,7 +263,7 @@ def test_login_consent_annotate_with_mouse_and_keyboard_break_and_logout(tmp_pat
         d.get(server.url + "/annotate")
         done_before = progress_value(d)
         while progress_value(d) < 25:
-            body = d.find_element(By.TAG_NAME, "body")
+            body = ready_body(d)
             body.send_keys("1")
             body.send_keys("w")
             body.send_keys("\ue007")
@@ -416,10 +422,10 @@ def test_skip_and_undo_with_the_keyboard(tmp_path, browser):
         wait_for(d, "annotate-form")
         assert not d.find_elements(By.ID, "undo-skip")
         first, first_items = d.find_element(By.NAME, "tuple_id").get_attribute("value"), current_items(d)
-        d.find_element(By.TAG_NAME, "body").send_keys("s")
+        ready_body(d).send_keys("s")
         until(d, lambda drv: drv.find_element(By.NAME, "tuple_id").get_attribute("value") != first)
         wait_for(d, "undo-skip")
-        d.find_element(By.TAG_NAME, "body").send_keys("u")
+        ready_body(d).send_keys("u")
         until(d, lambda drv: drv.find_element(By.NAME, "tuple_id").get_attribute("value") == first)
         assert current_items(d) == first_items  # the same tuple, items in the same places
         assert not d.find_elements(By.ID, "undo-skip")
@@ -472,7 +478,7 @@ def test_a_study_of_another_construct_names_it_on_every_page_and_never_gender(tm
         # A skip counts toward the cap of 3; then a study tuple and (at --gold-rate 0.5) the gold one.
         for key in ("s", "answer", "answer"):
             form = wait_for(d, "annotate-form")
-            body = d.find_element(By.TAG_NAME, "body")
+            body = ready_body(d)
             body.send_keys(*(["s"] if key == "s" else ["1", "w", "\ue007"]))
             until(d, replaced(form))
         wait_for(d, "finished")

@@ -75,4 +75,5 @@
   });
 
   paint();
+  form.setAttribute("data-keys", "ready");  /* the shortcuts are bound (tests wait for it) */
 }());
