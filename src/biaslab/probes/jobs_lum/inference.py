@@ -5,7 +5,9 @@ the share of its characters written as men), and occupations are independent. Ev
 from one procedure over occupations (:func:`biaslab.stats.clustered.cluster_inference`: the exact binomial and its
 Clopper-Pearson interval when every value is 0 or 1, the exact sign-flip test inverted while fewer than 30
 occupations hold an informative value, the cluster-robust t (CR2, Bell-McCaffrey df) from 30; no interval, with
-the reason, under 2 occupations), so an interval excludes its null exactly when p < 0.05:
+the reason, under 2 occupations), so an interval excludes its null exactly when p < 0.05. ``masculine_rate``,
+``undetected_rate_items`` and ``nonbinary_rate`` are declared as means over occupations
+(:mod:`biaslab.stats.estimand`, their ranges the probe's ``metric_ranges``):
 
 * ``masculine_rate`` (range 0-1, null 0.5): the mean of the occupations' masculine rates (occupations with a
   detected gender).
@@ -36,8 +38,10 @@ from typing import Any
 
 import numpy as np
 
-from biaslab.probes.jobs_lum.metrics import bounded_fit, jobs_lum_metrics
+from biaslab.probes.jobs_lum.metrics import METRIC_RANGES, bounded_fit, jobs_lum_metrics
+from biaslab.probing.metric_ranges import declared_estimand
 from biaslab.probing.pairing import UnitValues
+from biaslab.stats import Rows, estimate
 from biaslab.stats.clustered import cluster_inference
 from biaslab.stats.correlation import pearson_inference
 from biaslab.stats.derived import fold_abs
@@ -138,21 +142,18 @@ def jobs_lum_inference(table: Mapping[str, np.ndarray], *, seed: int = 0) -> dic
     detected = male + female
     has, rates = occupation_rates(table)
     metrics: dict[str, dict[str, Any]] = {}
-    if rates.size:
-        masc = cluster_inference(rates, None, null=0.5, bounds=(0.0, 1.0), label=UNIT, seed=seed)
-    else:
-        masc = undefined("no occupation has a character of detected gender", null=0.5)
-    metrics["masculine_rate"] = masc
+    full = np.full(has.size, np.nan)
+    full[has] = rates
+    metrics["masculine_rate"] = _estimate(
+        "masculine_rate", full, 0.5, seed, "no occupation has a character of detected gender"
+    )
     metrics["stereotype_rate"] = stereotype_slope(score[has], rates, seed=seed)
     metrics["correlation"] = pearson_inference(score[has], rates, label=UNIT)
     if attempts.sum() > 0:
         metrics["undetected_rate_attempts"] = share_of_attempts(attempts - detected, attempts, label=UNIT)
-        metrics["undetected_rate_items"] = cluster_inference(
-            (~has).astype(float), None, null=None, bounds=(0.0, 1.0), label=UNIT
-        )
-        metrics["nonbinary_rate"] = cluster_inference(
-            nonbinary / attempts, None, null=None, bounds=(0.0, 1.0), label=UNIT, seed=seed
-        )
+        metrics["undetected_rate_items"] = _estimate("undetected_rate_items", (~has).astype(float), None, 0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            metrics["nonbinary_rate"] = _estimate("nonbinary_rate", nonbinary / attempts, None, seed)
     else:
         for name in ("undetected_rate_attempts", "undetected_rate_items", "nonbinary_rate"):
             metrics[name] = undefined("no generations")
@@ -162,6 +163,12 @@ def jobs_lum_inference(table: Mapping[str, np.ndarray], *, seed: int = 0) -> dic
     for m in metrics.values():
         m["unit"] = UNIT
     return metrics
+
+
+def _estimate(name: str, values: np.ndarray, null: float | None, seed: int, why: str | None = None) -> dict:
+    """``name`` declared as the mean over occupations of ``values`` (NaN: left out), its range the probe's."""
+    estimand = declared_estimand(METRIC_RANGES, name, "mean", unit=UNIT, null=null)
+    return estimate(estimand, Rows(values=values), seed=seed, why_empty=why)[0]
 
 
 def disparity_of(masculine_rate: Mapping[str, Any]) -> dict[str, Any]:
