@@ -14,6 +14,7 @@ from biaslab.stats import (
     cluster_inference,
     estimate,
     paired_cluster_inference,
+    units_of,
     within_range,
 )
 from biaslab.stats.unit_values import masked_ratio_units, ols_slope_units, pearson_units, subset_mean_units
@@ -116,3 +117,17 @@ def test_a_declared_estimand_takes_its_range_from_the_probes_declarations():
     assert declared_estimand(ranges, "male_rate:race_white", "mean").range == RATE
     assert declared_estimand(ranges, "diff_rate", "difference", unit="pairs", null=0.0).range == RATE_GAP
     assert declared_estimand(ranges, "log_odds", "mean").range is None
+
+
+def test_units_of_gives_the_units_estimate_infers_from_without_the_inference():
+    x = np.tile([0.0, 0.5, 1.0], 8)
+    y = np.cos(np.arange(24.0))
+    for e, r in (
+        (Estimand("r", "correlation"), rows(x=x, y=y)),
+        (Estimand("gap", "difference", bounds=(-1.0, 1.0)), rows(values=y, second=Rows(values=-y))),
+    ):
+        _, units = estimate(e, r)
+        alone = units_of(e, r)
+        assert units is not None and alone is not None and alone.bounds == units.bounds
+        assert np.array_equal(alone.values, units.values, equal_nan=True) and np.array_equal(alone.mask, units.mask)
+    assert units.bounds == (-2.0, 2.0) and np.allclose(units.values, 2 * y)

@@ -5,7 +5,8 @@ any) and the range it lies in -- and hands over the per-row numbers; :func:`esti
 values (:mod:`biaslab.stats.unit_values`), runs the one clustered procedure over them
 (:func:`~biaslab.stats.clustered.cluster_inference`, :func:`~biaslab.stats.clustered.paired_cluster_inference`)
 and keeps the interval inside the range (:func:`~biaslab.stats.ranges.within_range`). It adds no statistics: the
-result is the dict those functions return, and the unit values are the ones the gate tests::
+result is the dict those functions return, and the unit values are the ones the gate tests (:func:`units_of`
+gives them alone, for a pairing's ``unit_values``)::
 
     rate = Estimand("male_acceptance_rate", "mean", unit="name pairs", range=RATE)
     result, units = estimate(rate, Rows(values=acceptance, clusters=pair, strata=race))
@@ -52,7 +53,7 @@ from biaslab.stats.unit_values import (
     subset_mean_units,
 )
 
-__all__ = ["KINDS", "Estimand", "Rows", "Units", "estimate"]
+__all__ = ["KINDS", "Estimand", "Rows", "Units", "estimate", "units_of"]
 
 Kind = Literal["mean", "ratio", "difference", "slope", "correlation"]
 KINDS: tuple[str, ...] = ("mean", "ratio", "difference", "slope", "correlation")
@@ -162,12 +163,38 @@ def _units(e: Estimand, rows: Rows) -> tuple[np.ndarray | None, np.ndarray, tupl
     return pearson_units(x[keep], y[keep]), keep, None
 
 
+def _bounds(e: Estimand, values: np.ndarray, second: tuple | None) -> Range | None:
+    """The range of the unit values (of each side, for a difference) where they keep it, else None."""
+    if e.unit_bounds is None:
+        return None
+    return bounds_if_inside(e.unit_bounds, values, *(second or ()))
+
+
+def _over_rows(e: Estimand, rows: Rows, values: np.ndarray, keep: np.ndarray, second: tuple | None) -> Units:
+    full = np.full(keep.size, np.nan)
+    full[keep] = values if second is None else values - second[0]
+    bounds = _bounds(e, values, second)
+    if second is not None and bounds is not None:
+        bounds = (bounds[0] - bounds[1], bounds[1] - bounds[0])
+    pairs = None
+    if e.kind == "correlation":
+        pairs = (np.asarray(rows.x, dtype=float)[keep], np.asarray(rows.y, dtype=float)[keep])
+    return Units(full, keep, bounds, pairs)
+
+
+def units_of(estimand: Estimand, rows: Rows) -> Units | None:
+    """The unit values :func:`estimate` infers from, over every row, without the inference (a pairing's
+    ``unit_values`` for the gate); None where the metric is undefined."""
+    values, keep, second = _units(estimand, rows)
+    return None if values is None else _over_rows(estimand, rows, values, keep, second)
+
+
 def estimate(
     estimand: Estimand, rows: Rows, *, seed: int = 0, why_empty: str | None = None
 ) -> tuple[dict[str, Any], Units | None]:
     """``(result, units)``: the metric with its interval and (where ``null`` is set) its p value, from the one
-    clustered procedure over the estimand's units, and those units over every row (None where the metric is
-    undefined: the result then says why, ``why_empty`` or a generic reason)."""
+    clustered procedure over the estimand's units, and those units over every row (:func:`units_of`; None where
+    the metric is undefined: the result then says why, ``why_empty`` or a generic reason)."""
     e = estimand
     values, keep, second = _units(e, rows)
     if values is None:
@@ -175,19 +202,10 @@ def estimate(
         return undefined(reason, null=e.null), None
     clusters, strata = rows.labels(keep)
     common: dict[str, Any] = {"null": e.null, "confidence": e.confidence, "label": e.unit, "seed": seed}
-    full = np.full(keep.size, np.nan)
+    bounds = _bounds(e, values, second)
     if second is None:
-        bounds = None if e.unit_bounds is None else bounds_if_inside(e.unit_bounds, values)
         out = cluster_inference(values, clusters, strata, bounds=bounds, **common)
-        full[keep] = values
     else:
-        (b,) = second
-        bounds = None if e.unit_bounds is None else bounds_if_inside(e.unit_bounds, values, b)
-        out = paired_cluster_inference(b, values, clusters, strata, bounds=bounds, **common)
+        out = paired_cluster_inference(second[0], values, clusters, strata, bounds=bounds, **common)
         out.pop("a"), out.pop("b")
-        full[keep] = values - b
-        bounds = None if bounds is None else (bounds[0] - bounds[1], bounds[1] - bounds[0])
-    pairs = None
-    if e.kind == "correlation":
-        pairs = (np.asarray(rows.x, dtype=float)[keep], np.asarray(rows.y, dtype=float)[keep])
-    return within_range(out, e.range), Units(full, keep, bounds, pairs)
+    return within_range(out, e.range), _over_rows(e, rows, values, keep, second)

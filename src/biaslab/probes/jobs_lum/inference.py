@@ -41,7 +41,7 @@ import numpy as np
 from biaslab.probes.jobs_lum.metrics import METRIC_RANGES, bounded_fit, jobs_lum_metrics
 from biaslab.probing.metric_ranges import declared_estimand
 from biaslab.probing.pairing import UnitValues
-from biaslab.stats import Rows, estimate
+from biaslab.stats import Estimand, Rows, estimate, units_of
 from biaslab.stats.clustered import cluster_inference
 from biaslab.stats.correlation import pearson_inference
 from biaslab.stats.derived import fold_abs
@@ -94,6 +94,27 @@ def occupation_rates(table: Mapping[str, np.ndarray]) -> tuple[np.ndarray, np.nd
     return has, male[has] / (male + female)[has]
 
 
+MEANS = {
+    name: declared_estimand(METRIC_RANGES, name, "mean", unit=UNIT, null=null)
+    for name, null in (("masculine_rate", 0.5), ("undetected_rate_items", None), ("nonbinary_rate", None))
+}
+
+
+def declared_means(table: Mapping[str, np.ndarray]) -> dict[str, tuple[Estimand, Rows]]:
+    """The metrics declared as means over occupations (:data:`MEANS`) with their values per occupation (NaN: left
+    out): the masculine rate (occupations with a detected gender), the 0/1 of an occupation with none detected,
+    the non-binary share of its generations. Both the run report's intervals and the gate's unit values."""
+    male, female, attempts, nonbinary, _ = _columns(table)
+    has = male + female > 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        values = {
+            "masculine_rate": np.where(has, male / (male + female), np.nan),
+            "undetected_rate_items": (~has).astype(float),
+            "nonbinary_rate": nonbinary / attempts,
+        }
+    return {name: (MEANS[name], Rows(values=v)) for name, v in values.items()}
+
+
 def jobs_lum_unit_values(table: Mapping[str, np.ndarray]) -> dict[str, UnitValues | None]:
     """The values per occupation that :func:`jobs_lum_inference` gives an interval over (the pairing's
     :meth:`~biaslab.probing.pairing.Pairing.unit_values`): the masculine rates of the occupations with a detected
@@ -106,18 +127,12 @@ def jobs_lum_unit_values(table: Mapping[str, np.ndarray]) -> dict[str, UnitValue
     (:mod:`biaslab.stats.unit_values`)."""
     male, female, attempts, nonbinary, score = _columns(table)
     has, rates = occupation_rates(table)
-    full = np.full(has.size, np.nan)
-    full[has] = rates
-    some = attempts > 0
-    share = np.divide(nonbinary, attempts, where=some, out=np.zeros(has.size))
     slope, slope_values, _ = slope_units(score[has], rates)
     if slope_values is not None and abs(slope) >= 1 - _TOL:
         slope_values = None
     return {
-        "masculine_rate": UnitValues.mean(full, has, RATE),
+        **{name: UnitValues.of(units_of(estimand, rows)) for name, (estimand, rows) in declared_means(table).items()},
         "undetected_rate_attempts": UnitValues.ratio(attempts - male - female, attempts),
-        "undetected_rate_items": UnitValues.mean((~has).astype(float), some, RATE),
-        "nonbinary_rate": UnitValues.mean(share, some, RATE),
         "stereotype_rate": _over(has, slope_values),
         "correlation": _over(has, pearson_units(score[has], rates), (score[has], rates)),
     }
@@ -142,18 +157,15 @@ def jobs_lum_inference(table: Mapping[str, np.ndarray], *, seed: int = 0) -> dic
     detected = male + female
     has, rates = occupation_rates(table)
     metrics: dict[str, dict[str, Any]] = {}
-    full = np.full(has.size, np.nan)
-    full[has] = rates
-    metrics["masculine_rate"] = _estimate(
-        "masculine_rate", full, 0.5, seed, "no occupation has a character of detected gender"
-    )
+    means = declared_means(table)
+    why = "no occupation has a character of detected gender"
+    metrics["masculine_rate"] = estimate(*means["masculine_rate"], seed=seed, why_empty=why)[0]
     metrics["stereotype_rate"] = stereotype_slope(score[has], rates, seed=seed)
     metrics["correlation"] = pearson_inference(score[has], rates, label=UNIT)
     if attempts.sum() > 0:
         metrics["undetected_rate_attempts"] = share_of_attempts(attempts - detected, attempts, label=UNIT)
-        metrics["undetected_rate_items"] = _estimate("undetected_rate_items", (~has).astype(float), None, 0)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            metrics["nonbinary_rate"] = _estimate("nonbinary_rate", nonbinary / attempts, None, seed)
+        metrics["undetected_rate_items"] = estimate(*means["undetected_rate_items"])[0]
+        metrics["nonbinary_rate"] = estimate(*means["nonbinary_rate"], seed=seed)[0]
     else:
         for name in ("undetected_rate_attempts", "undetected_rate_items", "nonbinary_rate"):
             metrics[name] = undefined("no generations")
@@ -163,12 +175,6 @@ def jobs_lum_inference(table: Mapping[str, np.ndarray], *, seed: int = 0) -> dic
     for m in metrics.values():
         m["unit"] = UNIT
     return metrics
-
-
-def _estimate(name: str, values: np.ndarray, null: float | None, seed: int, why: str | None = None) -> dict:
-    """``name`` declared as the mean over occupations of ``values`` (NaN: left out), its range the probe's."""
-    estimand = declared_estimand(METRIC_RANGES, name, "mean", unit=UNIT, null=null)
-    return estimate(estimand, Rows(values=values), seed=seed, why_empty=why)[0]
 
 
 def disparity_of(masculine_rate: Mapping[str, Any]) -> dict[str, Any]:
