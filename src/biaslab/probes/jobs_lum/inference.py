@@ -5,7 +5,9 @@ the share of its characters written as men), and occupations are independent. Ev
 from one procedure over occupations (:func:`biaslab.stats.clustered.cluster_inference`: the exact binomial and its
 Clopper-Pearson interval when every value is 0 or 1, the exact sign-flip test inverted while fewer than 30
 occupations hold an informative value, the cluster-robust t (CR2, Bell-McCaffrey df) from 30; no interval, with
-the reason, under 2 occupations), so an interval excludes its null exactly when p < 0.05:
+the reason, under 2 occupations), so an interval excludes its null exactly when p < 0.05. ``masculine_rate``,
+``undetected_rate_items`` and ``nonbinary_rate`` are declared as means over occupations
+(:mod:`biaslab.stats.estimand`, their ranges the probe's ``metric_ranges``):
 
 * ``masculine_rate`` (range 0-1, null 0.5): the mean of the occupations' masculine rates (occupations with a
   detected gender).
@@ -36,8 +38,10 @@ from typing import Any
 
 import numpy as np
 
-from biaslab.probes.jobs_lum.metrics import bounded_fit, jobs_lum_metrics
+from biaslab.probes.jobs_lum.metrics import METRIC_RANGES, bounded_fit, jobs_lum_metrics
+from biaslab.probing.metric_ranges import declared_estimand
 from biaslab.probing.pairing import UnitValues
+from biaslab.stats import Estimand, Rows, estimate, units_of
 from biaslab.stats.clustered import cluster_inference
 from biaslab.stats.correlation import pearson_inference
 from biaslab.stats.derived import fold_abs
@@ -90,6 +94,27 @@ def occupation_rates(table: Mapping[str, np.ndarray]) -> tuple[np.ndarray, np.nd
     return has, male[has] / (male + female)[has]
 
 
+MEANS = {
+    name: declared_estimand(METRIC_RANGES, name, "mean", unit=UNIT, null=null)
+    for name, null in (("masculine_rate", 0.5), ("undetected_rate_items", None), ("nonbinary_rate", None))
+}
+
+
+def declared_means(table: Mapping[str, np.ndarray]) -> dict[str, tuple[Estimand, Rows]]:
+    """The metrics declared as means over occupations (:data:`MEANS`) with their values per occupation (NaN: left
+    out): the masculine rate (occupations with a detected gender), the 0/1 of an occupation with none detected,
+    the non-binary share of its generations. Both the run report's intervals and the gate's unit values."""
+    male, female, attempts, nonbinary, _ = _columns(table)
+    has = male + female > 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        values = {
+            "masculine_rate": np.where(has, male / (male + female), np.nan),
+            "undetected_rate_items": (~has).astype(float),
+            "nonbinary_rate": nonbinary / attempts,
+        }
+    return {name: (MEANS[name], Rows(values=v)) for name, v in values.items()}
+
+
 def jobs_lum_unit_values(table: Mapping[str, np.ndarray]) -> dict[str, UnitValues | None]:
     """The values per occupation that :func:`jobs_lum_inference` gives an interval over (the pairing's
     :meth:`~biaslab.probing.pairing.Pairing.unit_values`): the masculine rates of the occupations with a detected
@@ -102,18 +127,12 @@ def jobs_lum_unit_values(table: Mapping[str, np.ndarray]) -> dict[str, UnitValue
     (:mod:`biaslab.stats.unit_values`)."""
     male, female, attempts, nonbinary, score = _columns(table)
     has, rates = occupation_rates(table)
-    full = np.full(has.size, np.nan)
-    full[has] = rates
-    some = attempts > 0
-    share = np.divide(nonbinary, attempts, where=some, out=np.zeros(has.size))
     slope, slope_values, _ = slope_units(score[has], rates)
     if slope_values is not None and abs(slope) >= 1 - _TOL:
         slope_values = None
     return {
-        "masculine_rate": UnitValues.mean(full, has, RATE),
+        **{name: UnitValues.of(units_of(estimand, rows)) for name, (estimand, rows) in declared_means(table).items()},
         "undetected_rate_attempts": UnitValues.ratio(attempts - male - female, attempts),
-        "undetected_rate_items": UnitValues.mean((~has).astype(float), some, RATE),
-        "nonbinary_rate": UnitValues.mean(share, some, RATE),
         "stereotype_rate": _over(has, slope_values),
         "correlation": _over(has, pearson_units(score[has], rates), (score[has], rates)),
     }
@@ -138,21 +157,15 @@ def jobs_lum_inference(table: Mapping[str, np.ndarray], *, seed: int = 0) -> dic
     detected = male + female
     has, rates = occupation_rates(table)
     metrics: dict[str, dict[str, Any]] = {}
-    if rates.size:
-        masc = cluster_inference(rates, None, null=0.5, bounds=(0.0, 1.0), label=UNIT, seed=seed)
-    else:
-        masc = undefined("no occupation has a character of detected gender", null=0.5)
-    metrics["masculine_rate"] = masc
+    means = declared_means(table)
+    why = "no occupation has a character of detected gender"
+    metrics["masculine_rate"] = estimate(*means["masculine_rate"], seed=seed, why_empty=why)[0]
     metrics["stereotype_rate"] = stereotype_slope(score[has], rates, seed=seed)
     metrics["correlation"] = pearson_inference(score[has], rates, label=UNIT)
     if attempts.sum() > 0:
         metrics["undetected_rate_attempts"] = share_of_attempts(attempts - detected, attempts, label=UNIT)
-        metrics["undetected_rate_items"] = cluster_inference(
-            (~has).astype(float), None, null=None, bounds=(0.0, 1.0), label=UNIT
-        )
-        metrics["nonbinary_rate"] = cluster_inference(
-            nonbinary / attempts, None, null=None, bounds=(0.0, 1.0), label=UNIT, seed=seed
-        )
+        metrics["undetected_rate_items"] = estimate(*means["undetected_rate_items"])[0]
+        metrics["nonbinary_rate"] = estimate(*means["nonbinary_rate"], seed=seed)[0]
     else:
         for name in ("undetected_rate_attempts", "undetected_rate_items", "nonbinary_rate"):
             metrics[name] = undefined("no generations")

@@ -11,9 +11,19 @@ from collections.abc import Mapping
 import numpy as np
 
 from biaslab.stats.correlation import pearson
+from biaslab.stats.ranges import CORRELATION, HALF_RATE, RATE, RATE_GAP, Range
 
 _A_BOUNDS = (-1.0, 1.0)  # slope
 _B_BOUNDS = (0.0, 1.0)  # intercept
+
+
+METRIC_RANGES: dict[str, Range] = {  # the probe's ``metric_ranges``: each metric's range, declared once
+    "masculine_rate": RATE,
+    "disparity": HALF_RATE,
+    "stereotype_rate": RATE_GAP,
+    "correlation": CORRELATION,
+    "nonbinary_rate": RATE,
+}
 
 
 def bounded_fit(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:

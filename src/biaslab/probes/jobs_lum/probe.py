@@ -13,14 +13,13 @@ from biaslab.errors import DataError
 from biaslab.models.base import GenerationParams
 from biaslab.planning.forms import MeanPlan, ProportionPlan
 from biaslab.probes.jobs_lum.inference import disparity_of, jobs_lum_inference, jobs_lum_unit_values
-from biaslab.probes.jobs_lum.metrics import bounded_fit, jobs_lum_metrics
+from biaslab.probes.jobs_lum.metrics import METRIC_RANGES, bounded_fit, jobs_lum_metrics
 from biaslab.probing.core import Attempt, ProbeItem, Prompt, Summary
 from biaslab.probing.generation import GenerationProbe
 from biaslab.probing.headline import Headline, MarkRule
 from biaslab.probing.pairing import ByItemPairing
 from biaslab.probing.presentation import Figure, MetricDoc
 from biaslab.probing.pronouns import binary_gender, count_pronouns, nonbinary_gender
-from biaslab.stats.ranges import CORRELATION, HALF_RATE, RATE, RATE_GAP
 
 if TYPE_CHECKING:
     from biaslab.probing.schema import RunResults
@@ -144,13 +143,7 @@ class JobsLumProbe(GenerationProbe):
         ),
     }
 
-    metric_ranges = {
-        "masculine_rate": RATE,
-        "disparity": HALF_RATE,
-        "stereotype_rate": RATE_GAP,
-        "correlation": CORRELATION,
-        "nonbinary_rate": RATE,
-    }
+    metric_ranges = METRIC_RANGES
     headlines = HEADLINES
     pairing = ByItemPairing("jobs-lum", "occupations", _item_table, jobs_lum_metrics, units=jobs_lum_unit_values)
 
