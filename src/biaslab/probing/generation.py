@@ -90,3 +90,20 @@ class GenerationProbe(Probe):
             "seed": cfg.seed,
             "generation": self.params(cfg.params).as_key(),
         }
+
+
+def answer_plan(
+    probe: str, items: list[ProbeItem], cfg: RunConfig, defaults: GenerationParams, *, all_prompts: bool = True
+) -> list[PlannedRequest]:
+    """The generate mode of a probe that also scores by likelihood (bbq, mbbq, kobbq): one request per prompt (every
+    prompt of an item, or its first) and repetition, with ``defaults`` under the user's overrides and each request's
+    seed derived as :class:`GenerationProbe` derives it."""
+    params = defaults if cfg.params is None else replace(defaults, **cfg.params.as_key())
+    planned = []
+    for item in items:
+        for p, prompt in enumerate(item.prompts if all_prompts else item.prompts[:1]):
+            for rep in range(cfg.repetitions):
+                seed = derive_seed(cfg.seed, probe, item.id, p, rep)
+                request = GenerateRequest(messages=prompt.messages(), params=replace(params, seed=seed), repetition=rep)
+                planned.append(PlannedRequest(item, p, rep, prompt, request))
+    return planned

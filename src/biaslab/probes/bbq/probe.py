@@ -32,7 +32,8 @@ from biaslab.probes.bbq.genderbench import genderbench_metrics
 from biaslab.probes.bbq.metrics import bbq_metrics
 from biaslab.probes.bbq.pairing import BbqPairing
 from biaslab.probes.bbq.parse import LETTERS, parse_answer
-from biaslab.probing.core import Attempt, PlannedRequest, ProbeItem, ProbeOption, Prompt, Summary, derive_seed, rows_of
+from biaslab.probing.core import Attempt, PlannedRequest, ProbeItem, ProbeOption, Prompt, Summary, rows_of
+from biaslab.probing.generation import answer_plan
 from biaslab.probing.headline import Headline, MarkRule
 from biaslab.probing.likelihood import LikelihoodProbe
 from biaslab.probing.presentation import MetricDoc, MetricDocs
@@ -258,19 +259,7 @@ class BbqProbe(LikelihoodProbe):
     def plan(self, items: list[ProbeItem], cfg: RunConfig) -> list[PlannedRequest]:
         if self.mode == "likelihood":
             return super().plan(items, cfg)
-        base = GenerationParams(temperature=0.0, max_tokens=32)
-        params = base if cfg.params is None else GenerationParams(**{**asdict(base), **cfg.params.as_key()})
-        planned = []
-        for item in items:
-            for rep in range(cfg.repetitions):
-                seed = derive_seed(cfg.seed, self.name, item.id, 0, rep)
-                request = GenerateRequest(
-                    messages=item.prompts[0].messages(),
-                    params=GenerationParams(**{**asdict(params), "seed": seed}),
-                    repetition=rep,
-                )
-                planned.append(PlannedRequest(item, 0, rep, item.prompts[0], request))
-        return planned
+        return answer_plan(self.name, items, cfg, GenerationParams(temperature=0.0, max_tokens=32), all_prompts=False)
 
     def score(self, planned: list[PlannedRequest], answers: list[Any], ctx: RunContext) -> list[Attempt]:
         if ctx.masked:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 from biaslab.errors import ConfigError
@@ -33,7 +32,8 @@ from biaslab.probes.kobbq.docs import CI_NOTE, HEADLINES, METRIC_DOCS
 from biaslab.probes.kobbq.metrics import kobbq_metrics
 from biaslab.probes.kobbq.pairing import KobbqPairing
 from biaslab.probes.kobbq.parse import parse_answer
-from biaslab.probing.core import Attempt, PlannedRequest, ProbeItem, ProbeOption, Prompt, Summary, derive_seed, rows_of
+from biaslab.probing.core import Attempt, PlannedRequest, ProbeItem, ProbeOption, Prompt, Summary, rows_of
+from biaslab.probing.generation import answer_plan
 from biaslab.probing.likelihood import LikelihoodProbe
 from biaslab.stats.ranges import RATE, RATE_GAP
 
@@ -178,20 +178,7 @@ class KobbqProbe(LikelihoodProbe):
                 for p, prompt in enumerate(item.prompts)
                 for c in self._continuations(prompt)
             ]
-        base = GenerationParams(temperature=0.0, max_tokens=30)
-        params = base if cfg.params is None else GenerationParams(**{**asdict(base), **cfg.params.as_key()})
-        planned = []
-        for item in items:
-            for p, prompt in enumerate(item.prompts):
-                for rep in range(cfg.repetitions):
-                    seed = derive_seed(cfg.seed, self.name, item.id, p, rep)
-                    request = GenerateRequest(
-                        messages=prompt.messages(),
-                        params=GenerationParams(**{**asdict(params), "seed": seed}),
-                        repetition=rep,
-                    )
-                    planned.append(PlannedRequest(item, p, rep, prompt, request))
-        return planned
+        return answer_plan(self.name, items, cfg, GenerationParams(temperature=0.0, max_tokens=30))
 
     # -- scoring ------------------------------------------------------------------------------
     def score(self, planned: list[PlannedRequest], answers: list[Any], ctx: RunContext) -> list[Attempt]:

@@ -47,10 +47,10 @@ from biaslab.probing.core import (
     ProbeOption,
     Prompt,
     Summary,
-    derive_seed,
     rows_of,
     spread_subset,
 )
+from biaslab.probing.generation import answer_plan
 from biaslab.probing.likelihood import LikelihoodProbe
 from biaslab.probing.presentation import MetricDoc, MetricDocs
 from biaslab.stats.ranges import RATE, RATE_GAP, SCORE
@@ -237,19 +237,7 @@ class MbbqProbe(LikelihoodProbe):
     def plan(self, items: list[ProbeItem], cfg: RunConfig) -> list[PlannedRequest]:
         if self.mode == "likelihood":
             return super().plan(items, cfg)
-        base = GenerationParams(temperature=0.0, max_tokens=48)
-        params = base if cfg.params is None else GenerationParams(**{**asdict(base), **cfg.params.as_key()})
-        planned = []
-        for item in items:
-            for rep in range(cfg.repetitions):
-                seed = derive_seed(cfg.seed, self.name, item.id, 0, rep)
-                request = GenerateRequest(
-                    messages=item.prompts[0].messages(),
-                    params=GenerationParams(**{**asdict(params), "seed": seed}),
-                    repetition=rep,
-                )
-                planned.append(PlannedRequest(item, 0, rep, item.prompts[0], request))
-        return planned
+        return answer_plan(self.name, items, cfg, GenerationParams(temperature=0.0, max_tokens=48), all_prompts=False)
 
     def score(self, planned: list[PlannedRequest], answers: list[Any], ctx: RunContext) -> list[Attempt]:
         if ctx.masked:
