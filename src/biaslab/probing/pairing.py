@@ -11,6 +11,7 @@ pair whichever benchmark built it).
 from __future__ import annotations
 
 import abc
+from collections import defaultdict
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -23,6 +24,17 @@ if TYPE_CHECKING:
 Table = dict[str, np.ndarray]
 MetricFn = Callable[[Mapping[str, np.ndarray]], Mapping[str, float]]
 PairTest = Callable[[Table, Table], "TestResult"]
+
+
+def clusters_of(
+    labels: np.ndarray | list[Any], stratum: Callable[[Any], str] = lambda c: str(c).split("\x1f")[0]
+) -> tuple[list[np.ndarray], list[str]]:
+    """:meth:`Pairing.clusters` from one cluster label per row: the rows of each label, in order of first appearance,
+    and each cluster's stratum read from its label (default: the part before the first ``\\x1f``)."""
+    members: dict[Any, list[int]] = defaultdict(list)
+    for i, c in enumerate(np.asarray(labels).tolist()):
+        members[c].append(i)
+    return [np.array(v, dtype=int) for v in members.values()], [stratum(c) for c in members]
 
 
 @dataclass

@@ -7,14 +7,13 @@ templates; no interval under 6)."""
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Hashable, Mapping
 from typing import Any
 
 import numpy as np
 
 from biaslab.probes.bbq.metrics import COLS, _row_values, _scores
-from biaslab.probing.pairing import ItemTable, MetricFn, Pairing
+from biaslab.probing.pairing import ItemTable, MetricFn, Pairing, clusters_of
 
 
 class BbqPairing(Pairing):
@@ -50,7 +49,4 @@ class BbqPairing(Pairing):
         return fn
 
     def clusters(self, aligned: Mapping[str, np.ndarray]) -> tuple[list[np.ndarray], list[str]]:
-        members: dict[str, list[int]] = defaultdict(list)
-        for i, c in enumerate(np.asarray(aligned["cluster"]).tolist()):
-            members[c].append(i)
-        return [np.array(v, dtype=int) for v in members.values()], [c.split("\x1f")[0] for c in members]
+        return clusters_of(aligned["cluster"])

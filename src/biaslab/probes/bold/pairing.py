@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from biaslab.probes.bold.metrics import group_keys
-from biaslab.probing.pairing import ItemTable, MetricFn, Pairing
+from biaslab.probing.pairing import ItemTable, MetricFn, Pairing, clusters_of
 
 
 class BoldPairing(Pairing):
@@ -70,7 +70,4 @@ class BoldPairing(Pairing):
         return fn
 
     def clusters(self, aligned: Mapping[str, np.ndarray]) -> tuple[list[np.ndarray], list[str]]:
-        members: dict[str, list[int]] = defaultdict(list)
-        for i, c in enumerate(np.asarray(aligned["cluster"]).tolist()):
-            members[c].append(i)
-        return [np.array(v, dtype=int) for v in members.values()], [c.split("\x1f")[0] for c in members]
+        return clusters_of(aligned["cluster"])

@@ -7,14 +7,13 @@ templates."""
 from __future__ import annotations
 
 import zlib
-from collections import defaultdict
 from collections.abc import Hashable, Mapping
 from typing import Any
 
 import numpy as np
 
 from biaslab.probes.kobbq.metrics import COLS, RATIOS, row_values, values_of
-from biaslab.probing.pairing import ItemTable, MetricFn, Pairing, UnitValues
+from biaslab.probing.pairing import ItemTable, MetricFn, Pairing, UnitValues, clusters_of
 from biaslab.stats.ranges import RATE, RATE_GAP
 
 GROUP_COLS = ("category", "label_annotation", "prompt")
@@ -71,10 +70,7 @@ class KobbqPairing(Pairing):
         return fn
 
     def clusters(self, aligned: Mapping[str, np.ndarray]) -> tuple[list[np.ndarray], list[str]]:
-        members: dict[str, list[int]] = defaultdict(list)
-        for i, c in enumerate(np.asarray(aligned["cluster"]).tolist()):
-            members[c].append(i)
-        return [np.array(v, dtype=int) for v in members.values()], [c.rsplit("-", 1)[0] for c in members]
+        return clusters_of(aligned["cluster"], lambda c: c.rsplit("-", 1)[0])
 
     def unit_values(self, table: Mapping[str, np.ndarray]) -> dict[str, UnitValues]:
         out = {}

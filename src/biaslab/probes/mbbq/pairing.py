@@ -14,14 +14,13 @@ Metrics on a table: BBQ's four (pooled and ``:<Category>``), and ``control_accur
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Hashable, Mapping
 from typing import Any
 
 import numpy as np
 
 from biaslab.probes.bbq.metrics import COLS, _row_values, _scores
-from biaslab.probing.pairing import ItemTable, MetricFn, Pairing, UnitValues
+from biaslab.probing.pairing import ItemTable, MetricFn, Pairing, UnitValues, clusters_of
 from biaslab.stats.unit_values import ratio_units
 
 CONTROL = tuple(f"c_{c}" for c in COLS)
@@ -92,10 +91,7 @@ class MbbqPairing(Pairing):
         return out
 
     def clusters(self, aligned: Mapping[str, np.ndarray]) -> tuple[list[np.ndarray], list[str]]:
-        members: dict[str, list[int]] = defaultdict(list)
-        for i, c in enumerate(np.asarray(aligned["cluster"]).tolist()):
-            members[c].append(i)
-        return [np.array(v, dtype=int) for v in members.values()], [c.split("\x1f")[0] for c in members]
+        return clusters_of(aligned["cluster"])
 
 
 def _score_units(t: Mapping[str, np.ndarray], rows: np.ndarray) -> dict[str, UnitValues]:

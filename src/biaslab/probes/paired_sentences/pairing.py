@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from biaslab.probing.pairing import ItemTable, MetricFn, Pairing, UnitValues
+from biaslab.probing.pairing import ItemTable, MetricFn, Pairing, UnitValues, clusters_of
 
 
 class PairedSentencePairing(Pairing):
@@ -59,10 +59,7 @@ class PairedSentencePairing(Pairing):
         return fn
 
     def clusters(self, aligned: Mapping[str, np.ndarray]) -> tuple[list[np.ndarray], list[str]]:
-        members: dict[str, list[int]] = defaultdict(list)
-        for i, c in enumerate(np.asarray(aligned["cluster"]).tolist()):
-            members[c].append(i)
-        return [np.array(v, dtype=int) for v in members.values()], [c.split("\x1f")[0] for c in members]
+        return clusters_of(aligned["cluster"])
 
     def unit_values(self, table: Mapping[str, np.ndarray]) -> dict[str, UnitValues]:
         n = len(table["stereo"])
