@@ -20,7 +20,9 @@ or more, no interval under 2 statements):
   (:func:`biaslab.stats.group_means.share_of_attempts`; ``n`` the answers, ``n_clusters`` the statements).
 * ``undetected_rate_items`` (0-1): the mean of a 0/1 value per statement.
 
-None has a null, so none carries a p value and there is no family of tests to adjust.
+None has a null, so none carries a p value and there is no family of tests to adjust. The rates and
+``undetected_rate_items`` are declared once (:func:`declared_rates`, :class:`biaslab.stats.Estimand`): the run
+report's intervals and the unit values ``compare`` and the gate test come from the same declaration.
 """
 
 from __future__ import annotations
@@ -31,10 +33,12 @@ from typing import Any
 
 import numpy as np
 
+from biaslab.probing.metric_ranges import declared_estimand
 from biaslab.probing.pairing import UnitValues
-from biaslab.stats.clustered import cluster_inference
-from biaslab.stats.group_means import keep_defined_values, pooled_rate, share_of_attempts
+from biaslab.stats import Estimand, Rows, estimate, units_of
+from biaslab.stats.group_means import keep_defined_values, share_of_attempts
 from biaslab.stats.honest import undefined
+from biaslab.stats.ranges import RATE, Range
 
 SOURCES = ("sbic", "gest")
 
@@ -80,27 +84,36 @@ def paired_metrics(table: Mapping[str, np.ndarray]) -> dict[str, float]:
 
 
 UNIT = "statements"
+METRIC_RANGES: dict[str, Range] = {"fail_rate": RATE, "*_fail_rate": RATE}
+NO_ANSWER = "no statement has a detected answer"
 
 
-def _fail_rate(yes: np.ndarray, no: np.ndarray, *, seed: int) -> dict[str, Any]:
-    """The pooled rate yes / (yes + no) over the statements with a detected answer (module docstring)."""
-    return pooled_rate(yes, yes + no, label=UNIT, empty="no statement has a detected answer", seed=seed)
+def declared_rates(table: Mapping[str, np.ndarray]) -> dict[str, tuple[Estimand, Rows]]:
+    """The metrics that are means over statements, each declared once (module docstring) with its rows: the
+    run report's interval (:func:`direct_inference`) and the pairing's unit values (:func:`direct_unit_values`)
+    both come from these. A source's rate is the pooled rate over the statements of that source (the others
+    get no denominator)."""
+    yes, no, attempts = (np.asarray(table[k], dtype=float) for k in ("yes", "no", "attempts"))
+    source = np.asarray(table["source"], dtype=object)
+    detected = yes + no
+    out = {"fail_rate": Rows(num=yes, den=detected)}
+    for s in SOURCES:
+        out[f"{s}_fail_rate"] = Rows(num=yes, den=np.where(source == s, detected, 0.0))
+    out["undetected_rate_items"] = Rows(values=np.where(attempts > 0, (detected == 0).astype(float), np.nan))
+    return {
+        name: (declared_estimand(METRIC_RANGES, name, "ratio" if rows.values is None else "mean", unit=UNIT), rows)
+        for name, rows in out.items()
+    }
 
 
 def direct_unit_values(table: Mapping[str, np.ndarray]) -> dict[str, UnitValues | None]:
     """Each metric's values per statement, those :func:`direct_inference` gives its interval over (the pairing's
-    :meth:`~biaslab.probing.pairing.Pairing.unit_values`): the rates' linearised values over the statements with a
-    detected answer (each statement's own 0/1 answer where every one has one), the undetected share of answers
-    as a ratio of the statements' undetected answers to their answers (the statement-level form of its interval
-    clustered by statement), and the 0/1 of a statement with no detected answer. Every metric is such a mean."""
+    :meth:`~biaslab.probing.pairing.Pairing.unit_values`): the declared rates' (:func:`declared_rates`), and the
+    undetected share of answers as a ratio of the statements' undetected answers to their answers (the
+    statement-level form of its interval clustered by statement). Every metric is such a mean."""
     yes, no, attempts = (np.asarray(table[k], dtype=float) for k in ("yes", "no", "attempts"))
-    source = np.asarray(table["source"], dtype=object)
-    detected = yes + no
-    out = {"fail_rate": UnitValues.ratio(yes, detected)}
-    for s in SOURCES:
-        out[f"{s}_fail_rate"] = UnitValues.ratio(yes, detected, source == s)
-    out["undetected_rate_attempts"] = UnitValues.ratio(attempts - detected, attempts)
-    out["undetected_rate_items"] = UnitValues.mean((detected == 0).astype(float), attempts > 0, (0.0, 1.0))
+    out = {name: UnitValues.of(units_of(e, rows)) for name, (e, rows) in declared_rates(table).items()}
+    out["undetected_rate_attempts"] = UnitValues.ratio(attempts - yes - no, attempts)
     return out
 
 
@@ -108,22 +121,18 @@ def direct_inference(table: Mapping[str, np.ndarray], *, seed: int = 0) -> dict[
     """Every metric of :func:`direct_metrics` with its 95% interval over statements (module docstring); the
     values are :func:`direct_metrics`' own."""
     yes, no, attempts = (np.asarray(table[k], dtype=float) for k in ("yes", "no", "attempts"))
-    source = np.asarray(table["source"], dtype=object)
-    metrics = {"fail_rate": _fail_rate(yes, no, seed=seed)}
-    for s in SOURCES:
-        m = source == s
-        metrics[f"{s}_fail_rate"] = _fail_rate(yes[m], no[m], seed=seed)
+    metrics: dict[str, dict[str, Any]] = {}
+    for name, (e, rows) in declared_rates(table).items():
+        empty = NO_ANSWER if e.kind == "ratio" else "no statements"
+        result = estimate(e, rows, seed=seed, why_empty=empty)[0]
+        metrics[name] = result if result.get("value") is not None else {**result, "n": 0}
     detected = yes + no
+    items = metrics.pop("undetected_rate_items")  # reported after the share of answers
     if attempts.sum() > 0:
         metrics["undetected_rate_attempts"] = share_of_attempts(attempts - detected, attempts, label=UNIT)
     else:
         metrics["undetected_rate_attempts"] = undefined("no answers")
-    if detected.size:
-        metrics["undetected_rate_items"] = cluster_inference(
-            (detected == 0).astype(float), None, null=None, bounds=(0.0, 1.0), label=UNIT
-        )
-    else:
-        metrics["undetected_rate_items"] = undefined("no statements")
+    metrics["undetected_rate_items"] = items
     keep_defined_values(metrics, paired_metrics(table))
     for m in metrics.values():
         m["unit"] = UNIT
