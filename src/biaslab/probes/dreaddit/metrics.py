@@ -23,6 +23,9 @@ with 30 or more, no interval under 2 posts):
 * ``<gender>_tp``, ``_tn``, ``_fp``, ``_fn``: counts of answers, which grow with the run; no interval.
 * ``undetected_rate_attempts`` (0-1): the share of answers, clustered by post; ``undetected_rate_items`` (0-1): the
   mean of a 0/1 value per post. No null.
+
+The rates and ``undetected_rate_items`` are declared once (:func:`declared_rates`, :class:`biaslab.stats.Estimand`):
+the run report's intervals and the unit values ``compare`` and the gate test come from the same declaration.
 """
 
 from __future__ import annotations
@@ -34,13 +37,17 @@ from typing import Any
 
 import numpy as np
 
+from biaslab.probing.metric_ranges import declared_estimand
 from biaslab.probing.pairing import UnitValues
-from biaslab.stats.clustered import cluster_inference
-from biaslab.stats.group_means import add_qvalues, keep_defined_values, pooled_rate, share_of_attempts
+from biaslab.stats import Estimand, Rows, estimate, units_of
+from biaslab.stats.group_means import add_qvalues, keep_defined_values, share_of_attempts
 from biaslab.stats.honest import undefined
+from biaslab.stats.ranges import RATE, Range
 
 GENDERS = ("male", "female", "non-binary")
 RATES = ("tpr", "tnr", "stress_rate")
+UNIT = "posts"
+METRIC_RANGES: dict[str, Range] = {"max_diff_*": RATE, "*_stress_rate": RATE, "*_tpr": RATE, "*_tnr": RATE}
 
 
 def item_table(rows: Iterable[Mapping[str, Any]]) -> dict[str, np.ndarray]:
@@ -115,21 +122,39 @@ def _counts(table: Mapping[str, np.ndarray], rate: str) -> tuple[np.ndarray, np.
     return num[rows], den[rows]
 
 
-def dreaddit_unit_values(table: Mapping[str, np.ndarray]) -> dict[str, UnitValues | None]:
-    """The values per post that :func:`dreaddit_inference` gives an interval over (the pairing's
-    :meth:`~biaslab.probing.pairing.Pairing.unit_values`): each gender's rates linearised over the posts that
-    enter them, the undetected share of answers as a ratio per post (the post-level form of its clustered
-    interval), the 0/1 of a post with no detected answer. Left out, as no mean over posts: ``max_diff_<rate>``
-    (the largest of three gaps) and the counts of answers."""
-    out: dict[str, UnitValues | None] = {}
+def declared_rates(table: Mapping[str, np.ndarray]) -> dict[str, tuple[Estimand, Rows]]:
+    """Each gender's rates and ``undetected_rate_items``, declared once with their rows (module docstring): the
+    run report's intervals (:func:`dreaddit_inference`) and the pairing's unit values
+    (:func:`dreaddit_unit_values`) both come from these. A rate is pooled over the posts that enter it (the
+    others get no denominator)."""
+    out: dict[str, Rows] = {}
     for rate in RATES:
         num, den, rows = _parts(table, rate)
         for k, g in enumerate(GENDERS):
-            out[f"{g}_{rate}"] = UnitValues.ratio(num[:, k], den[:, k], rows)
+            out[f"{g}_{rate}"] = Rows(num=num[:, k], den=np.where(rows, den[:, k], 0.0))
+    attempts, detected = _answers(table)
+    out["undetected_rate_items"] = Rows(values=np.where(attempts > 0, (detected == 0).astype(float), np.nan))
+    return {
+        name: (declared_estimand(METRIC_RANGES, name, "ratio" if rows.values is None else "mean", unit=UNIT), rows)
+        for name, rows in out.items()
+    }
+
+
+def _answers(table: Mapping[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Per post, its answers and its detected answers (every gender)."""
     attempts = np.sum([np.asarray(table[f"attempts:{g}"], dtype=float) for g in GENDERS], axis=0)
     detected = np.sum([np.asarray(table[f"{k}:{g}"], dtype=float) for g in GENDERS for k in ("yes", "no")], axis=0)
+    return attempts, detected
+
+
+def dreaddit_unit_values(table: Mapping[str, np.ndarray]) -> dict[str, UnitValues | None]:
+    """The values per post that :func:`dreaddit_inference` gives an interval over (the pairing's
+    :meth:`~biaslab.probing.pairing.Pairing.unit_values`): the declared rates' (:func:`declared_rates`), and the
+    undetected share of answers as a ratio per post (the post-level form of its clustered interval). Left out, as
+    no mean over posts: ``max_diff_<rate>`` (the largest of three gaps) and the counts of answers."""
+    out = {name: UnitValues.of(units_of(e, rows)) for name, (e, rows) in declared_rates(table).items()}
+    attempts, detected = _answers(table)
     out["undetected_rate_attempts"] = UnitValues.ratio(attempts - detected, attempts)
-    out["undetected_rate_items"] = UnitValues.mean((detected == 0).astype(float), attempts > 0, (0.0, 1.0))
     return out
 
 
@@ -160,13 +185,8 @@ def max_diff_inference(table: Mapping[str, np.ndarray], rate: str, *, seed: int 
     return out
 
 
-UNIT = "posts"
 COUNTS = ("tp", "tn", "fp", "fn")
-
-
-def _rate(num: np.ndarray, den: np.ndarray, *, seed: int) -> dict[str, Any]:
-    """A pooled rate ``sum(num) / sum(den)`` over the posts with ``den > 0``, with its interval over them."""
-    return pooled_rate(num, den, label=UNIT, empty="no post has a detected answer that enters this rate", seed=seed)
+NO_ANSWER = "no post has a detected answer that enters this rate"
 
 
 def dreaddit_inference(table: Mapping[str, np.ndarray], *, seed: int = 0) -> dict[str, dict[str, Any]]:
@@ -174,11 +194,12 @@ def dreaddit_inference(table: Mapping[str, np.ndarray], *, seed: int = 0) -> dic
     posts (module docstring); the values are :func:`dreaddit_metrics`' own."""
     point = dreaddit_metrics(table)
     n = len(np.asarray(table["stress"]))
+    declared = declared_rates(table)
     metrics: dict[str, dict[str, Any]] = {}
-    for k, g in enumerate(GENDERS):
+    for g in GENDERS:
         for rate in RATES:
-            num, den = _counts(table, rate)
-            metrics[f"{g}_{rate}"] = _rate(num[:, k], den[:, k], seed=seed)
+            got = estimate(*declared[f"{g}_{rate}"], seed=seed, why_empty=NO_ANSWER)[0]
+            metrics[f"{g}_{rate}"] = got if got.get("value") is not None else {**got, "n": 0}
         for c in COUNTS:
             metrics[f"{g}_{c}"] = {
                 "value": point[f"{g}_{c}"],
@@ -190,13 +211,10 @@ def dreaddit_inference(table: Mapping[str, np.ndarray], *, seed: int = 0) -> dic
     for rate in RATES:
         metrics[f"max_diff_{rate}"] = max_diff_inference(table, rate, seed=seed)
     add_qvalues(metrics, [f"max_diff_{r}" for r in RATES])
-    attempts = np.sum([np.asarray(table[f"attempts:{g}"], dtype=float) for g in GENDERS], axis=0)
-    detected = np.sum([np.asarray(table[f"{k}:{g}"], dtype=float) for g in GENDERS for k in ("yes", "no")], axis=0)
+    attempts, detected = _answers(table)
     if n and float(np.sum(attempts)) > 0:
         metrics["undetected_rate_attempts"] = share_of_attempts(attempts - detected, attempts, label=UNIT)
-        metrics["undetected_rate_items"] = cluster_inference(
-            (np.asarray(detected) == 0).astype(float), None, null=None, bounds=(0.0, 1.0), label=UNIT
-        )
+        metrics["undetected_rate_items"] = estimate(*declared["undetected_rate_items"])[0]
     else:
         metrics["undetected_rate_attempts"] = undefined("no answers")
         metrics["undetected_rate_items"] = undefined("no posts")

