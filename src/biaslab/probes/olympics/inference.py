@@ -22,6 +22,9 @@ every value is at an end), so an interval excludes its null exactly when p < 0.0
 ``q``: Benjamini-Hochberg over the three tests (``knowledge_based``, ``explicit_score``, ``implicit_score``). The
 paper's own tests (Appendix D, texts as units: :func:`biaslab.probes.olympics.score.significance_tests`) are kept
 beside these, as the paper's; they ignore that texts of one event share it.
+
+Each metric is declared once (:func:`declared_metrics`, :class:`biaslab.stats.Estimand`): the run report's
+intervals and the unit values ``compare`` and the gate test come from the same declaration.
 """
 
 from __future__ import annotations
@@ -32,56 +35,73 @@ from typing import Any
 import numpy as np
 
 from biaslab.probes.olympics.metrics import compute_metrics
+from biaslab.probing.metric_ranges import declared_estimand
 from biaslab.probing.pairing import UnitValues
-from biaslab.stats.clustered import cluster_inference, paired_cluster_inference
+from biaslab.stats import Estimand, Rows, estimate, units_of
 from biaslab.stats.group_means import add_qvalues, keep_defined_values
-from biaslab.stats.honest import undefined
-from biaslab.stats.ranges import RATE, RATE_GAP, within_range
-from biaslab.stats.ratio_gaps import linearized_ratio
-from biaslab.stats.unit_values import bounds_if_inside, masked_ratio_units
+from biaslab.stats.ranges import RATE, RATE_GAP, Range
 
 UNIT = "events"
 TESTED = ("knowledge_based", "explicit_score", "implicit_score")
-
-
-def _ratio(
-    num: np.ndarray, den: np.ndarray, *, null: float | None, bounds: tuple[float, float], what: str, seed: int
-) -> dict[str, Any]:
-    """``sum(num) / sum(den)`` over the events with ``den > 0``, with its interval (and p against ``null``)."""
-    got = masked_ratio_units(num, den)
-    if got is None:
-        return {**undefined(f"no event has {what}", null=null), "n": 0}
-    values = got[0][got[1]]
-    inside = bounds_if_inside(bounds, values)
-    return cluster_inference(values, None, null=null, bounds=inside, value_range=bounds, label=UNIT, seed=seed)
-
-
-def _ratios(t: Mapping[str, np.ndarray]) -> dict[str, tuple[np.ndarray, np.ndarray, tuple[float, float], str]]:
-    """The pooled ratios: metric -> ``(num, den, range, what its denominator counts)`` per event."""
-    spec_n = t["men_n"] + t["women_n"]
-    return {
-        "avg_f1": (t["men_f1_sum"] + t["women_f1_sum"], spec_n, RATE, "a specified text"),
-        "explicit_share": (t["explicit_n"], t["und_n"], RATE, "an underspecified text"),
-        "explicit_score": (t["explicit_sum"], t["explicit_n"], RATE_GAP, "an explicit text"),
-        "implicit_share": (t["implicit_n"], t["und_n"], RATE, "an underspecified text"),
-        "implicit_score": (t["implicit_sum"], t["implicit_n"], RATE_GAP, "an implicit text"),
-    }
+METRIC_RANGES: dict[str, Range] = {
+    "avg_f1": RATE,
+    "knowledge_based": RATE_GAP,
+    "explicit_share": RATE,
+    "implicit_share": RATE,
+    "explicit_score": RATE_GAP,
+    "implicit_score": RATE_GAP,
+}
+# what each pooled ratio's denominator counts, for the reason it is undefined
+WHAT = {
+    "avg_f1": "a specified text",
+    "explicit_share": "an underspecified text",
+    "explicit_score": "an explicit text",
+    "implicit_share": "an underspecified text",
+    "implicit_score": "an implicit text",
+}
 
 
 def _floats(table: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
     return {k: np.asarray(v, dtype=float) for k, v in table.items() if k != "event"}
 
 
+def declared_metrics(table: Mapping[str, np.ndarray]) -> dict[str, tuple[Estimand, Rows]]:
+    """Every metric declared once with its rows (module docstring), in the report's order: the run report's
+    intervals (:func:`event_inference`) and the pairing's unit values (:func:`event_unit_values`) both come from
+    these. ``knowledge_based`` is the paired difference of the men's and the women's pooled F1 over the events
+    with a specified text, each side's values kept in [0, 1] where they stay there."""
+    t = _floats(table)
+    rows = {
+        "avg_f1": Rows(num=t["men_f1_sum"] + t["women_f1_sum"], den=t["men_n"] + t["women_n"]),
+        "knowledge_based": Rows(
+            num=t["men_f1_sum"], den=t["men_n"], second=Rows(num=t["women_f1_sum"], den=t["women_n"])
+        ),
+        "explicit_share": Rows(num=t["explicit_n"], den=t["und_n"]),
+        "explicit_score": Rows(num=t["explicit_sum"], den=t["explicit_n"]),
+        "implicit_share": Rows(num=t["implicit_n"], den=t["und_n"]),
+        "implicit_score": Rows(num=t["implicit_sum"], den=t["implicit_n"]),
+    }
+    out = {}
+    for name, r in rows.items():
+        null = 0.0 if name in TESTED else None
+        if r.second is not None:
+            e = declared_estimand(METRIC_RANGES, name, "difference", unit=UNIT, null=null, bounds=RATE)
+        else:
+            e = declared_estimand(METRIC_RANGES, name, "ratio", unit=UNIT, null=null)
+        out[name] = (e, r)
+    return out
+
+
 def event_inference(table: Mapping[str, np.ndarray], *, seed: int = 0) -> dict[str, dict[str, Any]]:
     """The six metrics of :func:`~biaslab.probes.olympics.metrics.compute_metrics` (its values) with their
     intervals, and the three bias scores' p and q values, over events (module docstring)."""
-    t = _floats(table)
-    ratios = {
-        name: _ratio(num, den, null=0.0 if name in TESTED else None, bounds=bounds, what=what, seed=seed)
-        for name, (num, den, bounds, what) in _ratios(t).items()
-    }
-    knowledge = _knowledge(t, t["men_n"] + t["women_n"] > 0, seed)
-    out = {"avg_f1": ratios.pop("avg_f1"), "knowledge_based": knowledge, **ratios}
+    out = {}
+    for name, (e, rows) in declared_metrics(table).items():
+        why = f"no event has {WHAT[name]}" if name in WHAT else "a gender has no specified text"
+        got = estimate(e, rows, seed=seed, why_empty=why)[0]
+        if got.get("value") is None:
+            got["n"] = int(np.sum(_has_denominator(rows)))
+        out[name] = got
     keep_defined_values(out, compute_metrics(table))
     add_qvalues(out, list(TESTED))
     for m in out.values():
@@ -89,42 +109,15 @@ def event_inference(table: Mapping[str, np.ndarray], *, seed: int = 0) -> dict[s
     return out
 
 
-def _knowledge_units(
-    t: Mapping[str, np.ndarray], has: np.ndarray
-) -> tuple[float | None, np.ndarray, float | None, np.ndarray, tuple[float, float] | None]:
-    """``(men's F1, its values, women's F1, theirs, (0, 1) where both stay inside it)`` over the events ``has``."""
-    ra, ua = linearized_ratio(t["men_f1_sum"][has], t["men_n"][has])
-    rb, ub = linearized_ratio(t["women_f1_sum"][has], t["women_n"][has])
-    return ra, ua, rb, ub, bounds_if_inside(RATE, ua, ub)
-
-
-def _knowledge(t: Mapping[str, np.ndarray], has: np.ndarray, seed: int) -> dict[str, Any]:
-    """Men's minus women's pooled F1 over the events with a specified text, paired over events (the two genders'
-    linearised F1, :func:`biaslab.stats.ratio_gaps.linearized_ratio`; exact steps while both stay in [0, 1])."""
-    ra, ua, rb, ub, bounds = _knowledge_units(t, has)
-    if ra is None or rb is None:
-        return {**undefined("a gender has no specified text", null=0.0), "n": int(has.sum())}
-    gap = paired_cluster_inference(ub, ua, null=0.0, bounds=bounds, value_range=RATE, label=UNIT, seed=seed)
-    gap.pop("a", None), gap.pop("b", None)  # the two genders' F1: not metrics of their own here
-    gap["value"] = ra - rb
-    return within_range(gap, RATE_GAP)
+def _has_denominator(rows: Rows) -> np.ndarray:
+    """The rows where the metric's denominator (either side's, for a difference) is positive."""
+    has = np.asarray(rows.den) > 0
+    return has if rows.second is None else has | (np.asarray(rows.second.den) > 0)
 
 
 def event_unit_values(table: Mapping[str, np.ndarray]) -> dict[str, UnitValues | None]:
     """The values per event that :func:`event_inference` gives each interval over (the pairing's
     :meth:`~biaslab.probing.pairing.Pairing.unit_values`): every pooled ratio linearised over the events with its
-    denominator, and ``knowledge_based`` as the events' men's minus women's linearised F1 (range -1 to 1 while
-    both stay in [0, 1]). Every metric is such a mean over events."""
-    t = _floats(table)
-    out = {name: UnitValues.ratio(num, den, None, bounds) for name, (num, den, bounds, _) in _ratios(t).items()}
-    has = t["men_n"] + t["women_n"] > 0
-    ra, ua, rb, ub, inside = _knowledge_units(t, has)
-    if ra is not None and rb is not None:
-        out["knowledge_based"] = UnitValues.mean(_spread_to(has, ua - ub), has, None if inside is None else RATE_GAP)
-    return out
-
-
-def _spread_to(mask: np.ndarray, values: np.ndarray) -> np.ndarray:
-    out = np.full(mask.size, np.nan)
-    out[mask] = values
-    return out
+    denominator, and ``knowledge_based`` as the events' men's minus women's linearised F1. Every metric is such a
+    mean over events."""
+    return {name: UnitValues.of(units_of(e, rows)) for name, (e, rows) in declared_metrics(table).items()}

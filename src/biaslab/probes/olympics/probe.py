@@ -22,6 +22,7 @@ from biaslab.probes.olympics.annotated import write_annotated
 from biaslab.probes.olympics.extract import extract_specified, extract_underspecified
 from biaslab.probes.olympics.frames import attempt_frames
 from biaslab.probes.olympics.frames import item_id as event_item_id
+from biaslab.probes.olympics.inference import METRIC_RANGES
 from biaslab.probes.olympics.pairing import OLYMPICS_PAIRING
 from biaslab.probes.olympics.prompts import GOLD_FILE, OlympicEvent, load_events
 from biaslab.probes.olympics.score import score_annotated
@@ -29,7 +30,6 @@ from biaslab.probing.core import Attempt, ProbeItem, ProbeOption, Prompt, Summar
 from biaslab.probing.generation import GenerationProbe
 from biaslab.probing.headline import Headline
 from biaslab.probing.presentation import Figure, MetricDoc
-from biaslab.stats.ranges import RATE, RATE_GAP
 
 if TYPE_CHECKING:
     from biaslab.probing.schema import RunResults
@@ -68,14 +68,7 @@ class OlympicsProbe(GenerationProbe):
         ),
     }
 
-    metric_ranges = {
-        "avg_f1": RATE,
-        "knowledge_based": RATE_GAP,
-        "explicit_share": RATE,
-        "implicit_share": RATE,
-        "explicit_score": RATE_GAP,
-        "implicit_score": RATE_GAP,
-    }
+    metric_ranges = METRIC_RANGES
     headlines = (
         Headline(
             "explicit_score",
