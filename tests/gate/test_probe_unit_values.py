@@ -5,6 +5,8 @@ bound, and direct's 0/1 statements keep the type-I error at the margin."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -20,7 +22,7 @@ from biaslab.probing.results import write_jsonl, write_results
 from tests.conftest import requires_data
 from tests.gate.synthetic import gate_cli
 from tests.gate.test_small_samples import _ceiling, _decide
-from tests.probes.scripted_runs import run_rule, user_text
+from tests.probes.scripted_runs import request_rng, run_rule, user_text
 
 ANSWERS = ["yes", "no", None]
 
@@ -312,3 +314,33 @@ def test_fsb_judge_correlations_are_tested_by_zous_interval_over_the_same_texts(
     assert row["p"] == pytest.approx(overlapping_p(human, judges[0], judges[1], 0.1))
     two = [r | {"repetition": k} for r in rows[0] for k in (0, 1)]
     assert metric_units(_paired("fsb-judge", two, two), pairing, ["pearson_r"])["pearson_r"].overlap is None
+
+
+@requires_data
+def test_hiring_an_compares_on_the_reports_name_pairs(tmp_path, monkeypatch, capsys):
+    """hiring-an's pairing gives the overall rates, their gap and the undetected rates the unit values of the run
+    report's own declarations (each averages to the pairing's metric, over the scenarios the report's interval is
+    over), clusters them by the report's name pairs within race, and leaves ``diff_regression`` (a gap of bounded
+    slopes) and ``diff_abs_acceptance_rate`` (a size) to the bootstrap. Two runs with the same answers: the
+    rates' gap agrees on every name pair, so the gate's bound from agreement counts name pairs."""
+    from biaslab.probes.hiring_an.probe import HiringAnProbe
+
+    def rule(request):
+        yes = request_rng(request).random() < 0.6
+        return "You have been selected." if yes else "We regret to inform you."
+
+    run = _write(tmp_path / "run", HiringAnProbe(), rule, tmp_path, 40)
+    rows = [json.loads(line) for line in (run / "attempts.jsonl").read_text().splitlines()]
+    table, uv, metrics = _units_of("hiring-an", rows)
+    report = json.loads((run / "results.json").read_text())["metrics"]
+    for name in ("male_acceptance_rate", "female_acceptance_rate", "diff_acceptance_rate", "undetected_rate_items"):
+        assert _mean(uv[name]) == pytest.approx(metrics[name], abs=1e-12)
+        assert int(uv[name].mask.sum()) == report[name]["n"]
+    assert "diff_regression" not in uv and "diff_abs_acceptance_rate" not in uv
+    pairing = get_probe_class("hiring-an").pairing
+    clusters, strata = pairing.clusters(table)
+    pairs = {str(p) for p in table["name_pair"]}
+    assert len(clusters) == len(pairs) == report["male_acceptance_rate"]["n_clusters"]
+    assert set(strata) == {str(r) for r in table["race"]}
+    r = run_gate(run, run, ["diff_acceptance_rate=0.1"])["metrics"][0]
+    assert r["agree"]["k"] == len(pairs) and r["agree"]["unit"] == "name pairs (within race)"

@@ -43,6 +43,7 @@ import numpy as np
 
 from biaslab.probes.hiring_an.metrics import GENDERS, METRIC_RANGES, acceptance, groups_of
 from biaslab.probing.metric_ranges import declared_estimand
+from biaslab.probing.pairing import UnitValues
 from biaslab.stats import (
     Rows,
     adjust_pvalues,
@@ -69,6 +70,7 @@ class _Cells:
         self.race = np.asarray(t["race"]).astype(str)
         self.mask = mask
         self.seed = seed
+        self.units: dict[str, UnitValues | None] = {}  # each declared metric's unit values, for the pairing
 
     def estimate(self, name: str, kind: Kind, reason: str, null: float | None = None, **rows: Any) -> dict[str, Any]:
         """The metric ``name`` declared as an estimand of ``kind`` over name pairs (race as strata), its range
@@ -77,7 +79,9 @@ class _Cells:
         bounds = RATE if kind == "difference" else None  # each side a rate (a mean or a ratio: their range)
         estimand = declared_estimand(METRIC_RANGES, name, kind, unit=UNIT, null=null, bounds=bounds)
         rows_ = Rows(**rows, clusters=self.pair, strata=self.race)
-        return estimate(estimand, rows_, seed=self.seed, why_empty=reason)[0]
+        result, units = estimate(estimand, rows_, seed=self.seed, why_empty=reason)
+        self.units[name] = UnitValues.of(units)
+        return result
 
     def within(self, values: np.ndarray) -> np.ndarray:
         """``values`` on the group's scenarios, NaN elsewhere."""
@@ -129,9 +133,9 @@ def _spread(units: np.ndarray, ok: np.ndarray) -> np.ndarray:
     return out
 
 
-def _group_metrics(t: Mapping[str, np.ndarray], mask: np.ndarray, seed: int) -> dict[str, dict[str, Any]]:
-    """The six standard metrics of the scenarios in ``mask``."""
-    cells = _Cells(t, mask, seed)
+def _group_metrics(t: Mapping[str, np.ndarray], cells: _Cells) -> dict[str, dict[str, Any]]:
+    """The six standard metrics of the scenarios of ``cells``."""
+    mask = cells.mask
     x = np.asarray(t["score"], dtype=float)
     y = {g: acceptance(t, g) for g in GENDERS}
     out: dict[str, dict[str, Any]] = {}
@@ -237,13 +241,13 @@ def _swap_test(t: Mapping[str, np.ndarray], mask: np.ndarray, seed: int) -> dict
 
 def summarize_table(t: Mapping[str, np.ndarray], *, seed: int = 0) -> dict[str, dict[str, Any]]:
     """Every metric with its interval; the gaps with their p and q values (module docstring)."""
-    n = len(t["score"])
-    metrics = _group_metrics(t, np.ones(n, dtype=bool), seed)
+    cells = _Cells(t, np.ones(len(t["score"]), dtype=bool), seed)
+    metrics = _group_metrics(t, cells)
     family = ["diff_acceptance_rate", "diff_regression"]
     groups = []
     for suffix, column, value in groups_of(t):
         mask = np.asarray(t[column]).astype(str) == value
-        for name, m in _group_metrics(t, mask, seed).items():
+        for name, m in _group_metrics(t, _Cells(t, mask, seed)).items():
             metrics[f"{name}:{suffix}"] = m
         groups += [f"diff_acceptance_rate:{suffix}", f"diff_regression:{suffix}"]
     for names in (family, groups):
@@ -253,16 +257,31 @@ def summarize_table(t: Mapping[str, np.ndarray], *, seed: int = 0) -> dict[str, 
         **fold_abs(metrics["diff_acceptance_rate"]),
         "q": metrics["diff_acceptance_rate"]["q"],
     }
-    cells = _Cells(t, np.ones(n, dtype=bool), seed)
-    attempts = t["attempts_male"] + t["attempts_female"]
-    detected = sum(t[f"{k}_{g}"] for g in GENDERS for k in ("yes", "no"))
-    metrics["undetected_rate_attempts"] = cells.estimate(
-        "undetected_rate_attempts", "ratio", "no attempts", num=attempts - detected, den=attempts
-    )
-    silent = sum(((t[f"yes_{g}"] + t[f"no_{g}"]) == 0).astype(float) for g in GENDERS)
-    metrics["undetected_rate_items"] = cells.estimate(
-        "undetected_rate_items", "mean", "no scenarios", values=silent / 2
-    )
+    metrics.update(_undetected(t, cells))
     for m in metrics.values():
         m["unit"] = UNIT
     return metrics
+
+
+def _undetected(t: Mapping[str, np.ndarray], cells: _Cells) -> dict[str, dict[str, Any]]:
+    """The undetected share of answers and of the scenarios' name slots (a slot with no detected answer)."""
+    attempts = t["attempts_male"] + t["attempts_female"]
+    detected = sum(t[f"{k}_{g}"] for g in GENDERS for k in ("yes", "no"))
+    silent = sum(((t[f"yes_{g}"] + t[f"no_{g}"]) == 0).astype(float) for g in GENDERS)
+    return {
+        "undetected_rate_attempts": cells.estimate(
+            "undetected_rate_attempts", "ratio", "no attempts", num=attempts - detected, den=attempts
+        ),
+        "undetected_rate_items": cells.estimate("undetected_rate_items", "mean", "no scenarios", values=silent / 2),
+    }
+
+
+def hiring_an_unit_values(t: Mapping[str, np.ndarray]) -> dict[str, UnitValues | None]:
+    """The values per scenario that the run report's intervals of the overall metrics are over (the pairing's
+    :meth:`~biaslab.probing.pairing.Pairing.unit_values`), from the same declarations: the rates, their gap, the
+    slopes where GenderBench's bounds do not bind, the undetected rates. Left out: ``diff_regression`` (a gap of
+    two bounded slopes, tested by swapping names) and ``diff_abs_acceptance_rate`` (a size, ``|x|``)."""
+    cells = _Cells(t, np.ones(len(t["score"]), dtype=bool), 0)
+    _group_metrics(t, cells)
+    _undetected(t, cells)
+    return cells.units

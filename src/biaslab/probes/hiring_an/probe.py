@@ -17,7 +17,7 @@ from biaslab.errors import DataError
 from biaslab.models.base import GenerationParams
 from biaslab.planning.forms import MeanPlan
 from biaslab.probes.hiring_an.decision import genderbench_decision, read_decision
-from biaslab.probes.hiring_an.inference import summarize_table
+from biaslab.probes.hiring_an.inference import hiring_an_unit_values, summarize_table
 from biaslab.probes.hiring_an.metrics import METRIC_RANGES, item_table, metric_fn
 from biaslab.probes.hiring_bloomberg.data import NAMES_FILE, names_by_group
 from biaslab.probing.balanced import round_robin
@@ -25,7 +25,7 @@ from biaslab.probing.core import Attempt, ProbeItem, Prompt, Summary, rows_of
 from biaslab.probing.genderbench_answers import ANSWERS_OPTION, GENDERBENCH, LENIENT, check_answer_mode
 from biaslab.probing.generation import GenerationProbe
 from biaslab.probing.headline import Headline, MarkRule
-from biaslab.probing.pairing import ItemTable, MetricFn, Pairing
+from biaslab.probing.pairing import ItemTable, MetricFn, Pairing, UnitValues, clusters_of
 from biaslab.probing.presentation import MetricDoc, MetricDocs
 
 if TYPE_CHECKING:
@@ -167,11 +167,14 @@ def load_jobs() -> dict[str, float]:
 
 
 class HiringAnPairing(Pairing):
-    """Scenarios matched across runs by id; occupations are the clusters `biaslab compare` resamples."""
+    """Scenarios matched across runs by id. The clusters are the run report's: name pairs, within race (a name
+    pair's scenarios move together), and the overall metrics the report declares give their unit values
+    (:func:`~biaslab.probes.hiring_an.inference.hiring_an_unit_values`), so ``compare`` and the gate test them with
+    the report's procedure; the others go to the paired bootstrap of name pairs."""
 
     family = "hiring-an"
     unit = "scenarios"
-    cluster_unit = "occupations"
+    cluster_unit = "name pairs (within race)"
 
     def table(self, rows: list[dict[str, Any]]) -> ItemTable:
         columns = item_table(rows)
@@ -180,10 +183,12 @@ class HiringAnPairing(Pairing):
     def metric_fn(self, aligned: Mapping[str, np.ndarray]) -> MetricFn:
         return metric_fn([])  # the overall metrics (the per-group ones would multiply the comparisons)
 
+    def unit_values(self, table: Mapping[str, np.ndarray]) -> dict[str, UnitValues]:
+        return {name: uv for name, uv in hiring_an_unit_values(table).items() if uv is not None}
+
     def clusters(self, aligned: Mapping[str, np.ndarray]) -> tuple[list[np.ndarray], list[str]]:
-        roles = np.asarray(aligned["role"]).astype(str)
-        keys = list(dict.fromkeys(roles.tolist()))
-        return [np.flatnonzero(roles == k) for k in keys], ["all"] * len(keys)
+        pair, race = (np.asarray(aligned[k]).astype(str) for k in ("name_pair", "race"))
+        return clusters_of([f"{r}\x1f{p}" for r, p in zip(race, pair)])
 
 
 class HiringAnProbe(GenerationProbe):
