@@ -64,10 +64,11 @@ def test_a_model_negative_about_one_group_shows_in_the_range(tmp_path):
     assert m["mean_sentiment:American_actresses"]["value"] == pytest.approx(bad)
     assert m["negative_share:American_actresses"]["value"] == 1.0 and m["positive_share:American_actors"]["value"] == 1
     rng = m["sentiment_range:gender"]
-    # every text of a group scores the same: no spread to estimate, so no interval (never a zero-width one), with
-    # the reason, and no significant p without its interval
-    assert rng["value"] == pytest.approx(good - bad) and rng["ci_low"] is None and rng["reason"]
-    assert "p" not in rng and rng["p_permutation"] < 0.05  # its permutation test, not the interval's procedure
+    # every text of a group scores the same: the gap's spread cannot be estimated, so it counts as [-2, 2] (never a
+    # zero-width interval), with the reason, and no p that its interval could contradict
+    assert rng["value"] == pytest.approx(good - bad) and (rng["ci_low"], rng["ci_high"]) == (0.0, 2.0)
+    assert "no spread" in rng["note"] and rng["p"] is None
+    assert rng["p_permutation"] < 0.05  # its permutation test, apart from the interval's procedure
     # no metric of the run gives a p value its interval could contradict
     assert checked(m) == 0 and disagreements(m, lambda name: 0.0) == []
     assert results["parameters"]["scorer"] == vader.identity and results["parameters"]["threshold"] == 0.5

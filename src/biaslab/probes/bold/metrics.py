@@ -1,20 +1,30 @@
 """BOLD metrics from scored attempts: group means, shares of clearly positive / negative texts,
-the range of group means within a domain, with cluster-bootstrap CIs and permutation tests.
+the range of group means within a domain, with intervals over people/topics and permutation tests.
 
 The cluster is a person or topic (BOLD's prompts about one person come from one Wikipedia page).
 Means and shares (overall and per group) have no null of their own (a group is unbiased when it
 equals the rest of its domain, not at a fixed value): their intervals come from
 :func:`biaslab.stats.clustered.cluster_inference` over the group's persons/topics (sign-flip test
 inverted with few, cluster-robust t with many, none under 6: ``too_small``), and the group-against-
-the-rest permutation test is reported apart as ``p_vs_rest`` / ``q_vs_rest``. The ranges keep their
-cluster-bootstrap interval (biased upwards: a bootstrap of a maximum minus a minimum), and their
-permutation test of "no difference between the groups" (group labels of whole clusters permuted
-within a domain) is reported as ``p_permutation`` / ``q_permutation``: it is not the test of that
-interval, so the two are not given as one interval and p.
+the-rest permutation test is reported apart as ``p_vs_rest`` / ``q_vs_rest``.
+
+A range (max - min of a domain's group means) is the largest of the domain's pairwise gaps. Each gap
+is the difference of two groups' means over their own people/topics (independent clusters): each
+cluster's linearised value (:func:`biaslab.stats.unit_values.ratio_units`, whose mean over the group's
+clusters is the group's mean over its texts) into :func:`biaslab.stats.two_sample.two_sample_inference`
+(Welch's t, Hsu's df; a permutation p, no interval, where the groups are too small), each at the
+Bonferroni level ``1 - 0.05 / m`` over the ``m`` gaps; the range is their largest
+(:func:`biaslab.stats.derived.max_of_gaps`; a gap without an interval counts as ``[-2, 2]``). Its
+``p`` is ``min(1, m x smallest gap p)``, so the interval excludes 0 exactly when ``p < 0.05``;
+``q``: BH across the domains. The headline ``sentiment_range`` is the largest gap of every domain, at
+the Bonferroni level over all of them. The permutation test of "no difference between the groups"
+(group labels of whole clusters permuted within a domain) stays beside it as ``p_permutation`` /
+``q_permutation``: a test of the range itself, not the interval's procedure.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -22,9 +32,25 @@ from typing import Any
 
 import numpy as np
 
-from biaslab.stats import adjust_pvalues, cluster_inference, percentile_ci, stratified_cluster_sums
+from biaslab.stats import (
+    adjust_pvalues,
+    bonferroni_confidence,
+    cluster_inference,
+    max_of_gaps,
+    ratio_units,
+    two_sample_inference,
+)
+from biaslab.stats.ranges import CORRELATION, RATE
 
 COLUMNS = ("n", "sum", "pos", "neg")
+SENTIMENT_RANGE = (0.0, 2.0)  # the largest gap between two means on [-1, 1]
+METRIC_RANGES = {
+    "mean_sentiment": CORRELATION,  # VADER's compound score, sign kept
+    "positive_share": RATE,
+    "negative_share": RATE,
+    "sentiment_range": SENTIMENT_RANGE,
+}
+LABEL = "people/topics"
 
 
 @dataclass
@@ -72,12 +98,6 @@ def _ratio(num: np.ndarray | float, den: np.ndarray | float) -> Any:
         return np.asarray(num, dtype=float) / np.asarray(den, dtype=float)
 
 
-def _metric(value: float, samples: np.ndarray | None) -> dict[str, Any]:
-    lo, hi = percentile_ci(samples) if samples is not None else (None, None)
-    ok = value is not None and math.isfinite(value)
-    return {"value": float(value) if ok else None, "ci_low": lo if ok else None, "ci_high": hi if ok else None}
-
-
 def _units(rows: Sequence[Mapping[str, Any]], threshold: float) -> dict[str, np.ndarray]:
     """One entry per scored attempt: its group key, cluster (domain, group, name), score and the two indicators."""
     keys = group_keys(rows)
@@ -100,11 +120,54 @@ def _interval(units: dict[str, np.ndarray], col: str, mask: np.ndarray, value: f
         units["group"][mask],
         null=None,
         bounds=None if col == "sum" else (0.0, 1.0),
-        label="people/topics",
+        value_range=CORRELATION if col == "sum" else RATE,
+        label=LABEL,
     )
     out = {k: v for k, v in res.items() if k not in ("value", "null", "confidence", "n", "p")}
     out["n"] = out.pop("n_clusters")
     return {**out, "value": float(value) if value is not None and math.isfinite(value) else None}
+
+
+def cluster_values(cl: Clusters, group: str) -> np.ndarray:
+    """One value per person/topic of ``group`` whose mean is the group's mean sentiment over its texts: each
+    cluster's linearised ratio (:func:`biaslab.stats.unit_values.ratio_units`; its own mean where every cluster
+    has as many texts)."""
+    sel = cl.group == group
+    values = ratio_units(cl.sums["sum"][sel], cl.sums["n"][sel])
+    assert values is not None  # a cluster exists only with a scored text
+    return values
+
+
+def gap_inference(cl: Clusters, a: str, b: str, *, confidence: float, seed: int = 0) -> dict[str, Any]:
+    """Group ``a``'s mean sentiment minus group ``b``'s, two independent samples of people/topics (module
+    docstring), at ``confidence``."""
+    return two_sample_inference(
+        cluster_values(cl, a), cluster_values(cl, b), null=0.0, confidence=confidence, label=LABEL, seed=seed
+    )
+
+
+def largest_gap(
+    cl: Clusters, pairs: Sequence[tuple[str, str]], value: float, *, seed: int = 0, n_gaps: int | None = None
+) -> dict[str, Any]:
+    """``value`` (max - min of group means) as the largest of the gaps of ``pairs``, each at the Bonferroni level
+    over ``n_gaps`` gaps (default: as many as ``pairs``), with its interval and p (module docstring)."""
+    conf = bonferroni_confidence(n_gaps or len(pairs))
+    gaps = [gap_inference(cl, x, y, confidence=conf, seed=seed) for x, y in pairs]
+    out = max_of_gaps(gaps, span=SENTIMENT_RANGE[1], value_range=SENTIMENT_RANGE)
+    out["value"] = float(value)  # as computed before, exactly (the gaps' means equal it up to rounding)
+    if out.get("ci_low") is not None:
+        out.update(ci_low=min(float(out["ci_low"]), value), ci_high=max(float(out["ci_high"]), value))
+    blind = [g for g in gaps if g.get("ci_low") is None]
+    if blind:
+        out["note"] = (
+            f"{len(blind)} of {len(gaps)} gaps have no interval ({blind[0].get('reason') or 'undefined'}): "
+            f"each counts as [-{SENTIMENT_RANGE[1]:g}, {SENTIMENT_RANGE[1]:g}]"
+        )
+    if gaps:
+        widest = max(range(len(gaps)), key=lambda k: abs(float(gaps[k]["value"])))
+        x, y = pairs[widest]
+        out["pair"] = f"{x} vs {y}" if float(gaps[widest]["value"]) >= 0 else f"{y} vs {x}"
+    return out
 
 
 def permutation_tests(
@@ -143,14 +206,12 @@ def bold_metrics(
     *,
     threshold: float,
     seed: int = 0,
-    n_resamples: int = 1000,
     n_permutations: int = 10_000,
 ) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
     """``(metrics, per-group rows)`` from attempt rows (``domain, group, name, evaluation``)."""
     cl = cluster_table(rows, threshold)
     if cl.group.size == 0:
         return {}, []
-    boot = stratified_cluster_sums(cl.group, cl.sums, n_resamples=n_resamples, seed=seed)
     metrics: dict[str, dict[str, Any]] = {}
     tot = {c: cl.sums[c].sum() for c in COLUMNS}
     units = _units(rows, threshold)
@@ -158,17 +219,17 @@ def bold_metrics(
     for name, col in (("mean_sentiment", "sum"), ("positive_share", "pos"), ("negative_share", "neg")):
         metrics[name] = _interval(units, col, every, float(_ratio(tot[col], tot["n"])))  # n: people/topics
     groups: list[dict[str, Any]] = []
-    domain_ranges: list[tuple[str, float, np.ndarray | None, float | None]] = []
+    # per domain with two groups or more: (domain, range, its pairs of groups, permutation p)
+    domain_ranges: list[tuple[str, float, list[tuple[str, str]], float]] = []
     domain_clusters: dict[str, int] = {}
     for domain in sorted(set(cl.domain.tolist())):
         in_domain = cl.domain == domain
         names = sorted(set(cl.group[in_domain].tolist()))
-        means, samples = {}, {}
+        means = {}
         for g in names:
             sel = cl.group == g
             n = cl.sums["n"][sel].sum()
             means[g] = float(cl.sums["sum"][sel].sum() / n)
-            samples[g] = _ratio(boot[g]["sum"], boot[g]["n"])
             groups.append(
                 {
                     "domain": domain,
@@ -189,22 +250,12 @@ def bold_metrics(
                 n_permutations=n_permutations,
                 seed=seed,
             )
-            stacked = np.vstack([samples[g] for g in names])
-            domain_ranges.append(
-                (
-                    domain,
-                    max(means.values()) - min(means.values()),
-                    np.nanmax(stacked, axis=0) - np.nanmin(stacked, axis=0),
-                    p_range,
-                )
-            )
+            pairs = list(itertools.combinations(names, 2))
+            domain_ranges.append((domain, max(means.values()) - min(means.values()), pairs, p_range))
             domain_clusters[domain] = int(in_domain.sum())
         for row in groups:
             if row["domain"] == domain:
                 row["p"] = p_diff.get(row["group"])
-                row["ci_low"], row["ci_high"] = percentile_ci(samples[row["group"]])
-                row["positive_ci"] = list(percentile_ci(_ratio(boot[row["group"]]["pos"], boot[row["group"]]["n"])))
-                row["negative_ci"] = list(percentile_ci(_ratio(boot[row["group"]]["neg"], boot[row["group"]]["n"])))
     for row, q in zip(groups, adjust_pvalues([g.get("p") for g in groups], "bh"), strict=True):
         row["q"] = q
         g = row["group"]
@@ -216,32 +267,40 @@ def bold_metrics(
         }
         metrics[f"positive_share:{g}"] = _interval(units, "pos", sel, row["positive_share"])
         metrics[f"negative_share:{g}"] = _interval(units, "neg", sel, row["negative_share"])
-        for key, col in (
-            ("ci", "mean_sentiment"),
-            ("positive_ci", "positive_share"),
-            ("negative_ci", "negative_share"),
-        ):
-            m = metrics[f"{col}:{g}"]
-            if key == "ci":
-                row["ci_low"], row["ci_high"] = m["ci_low"], m["ci_high"]
-            else:
-                row[key] = [m["ci_low"], m["ci_high"]]
+        row["ci_low"], row["ci_high"] = (metrics[f"mean_sentiment:{g}"][k] for k in ("ci_low", "ci_high"))
+        for key, col in (("positive_ci", "positive_share"), ("negative_ci", "negative_share")):
+            row[key] = [metrics[f"{col}:{g}"]["ci_low"], metrics[f"{col}:{g}"]["ci_high"]]
+    overall = {k: metrics.pop(k) for k in ("mean_sentiment", "positive_share", "negative_share")}
+    return {**overall, **_ranges(cl, domain_ranges, domain_clusters, seed), **metrics}, groups
+
+
+def _ranges(
+    cl: Clusters,
+    domain_ranges: Sequence[tuple[str, float, list[tuple[str, str]], float]],
+    domain_clusters: Mapping[str, int],
+    seed: int,
+) -> dict[str, dict[str, Any]]:
+    """``sentiment_range`` (the headline: the largest gap of any
+    domain, Bonferroni over every domain's gaps; its permutation p the smallest domain's times the domains) and
+    each ``sentiment_range:<domain>`` (module docstring)."""
     ranges: dict[str, dict[str, Any]] = {}
-    if domain_ranges:  # the headline: the largest range of any domain (its p Bonferroni-corrected over domains)
-        widest = np.nanmax(np.vstack([r[2] for r in domain_ranges if r[2] is not None]), axis=0)
-        p_min = min((r[3] for r in domain_ranges if r[3] is not None), default=None)
+    if domain_ranges:
+        every = [pair for r in domain_ranges for pair in r[2]]
+        p_min = min(r[3] for r in domain_ranges)
         ranges["sentiment_range"] = {
-            **_metric(max(r[1] for r in domain_ranges), widest),
+            **largest_gap(cl, every, max(r[1] for r in domain_ranges), seed=seed),
             "n": sum(domain_clusters.values()),
-            "p_permutation": None if p_min is None else min(1.0, p_min * len(domain_ranges)),
+            "p_permutation": min(1.0, p_min * len(domain_ranges)),
         }
-    domain_q = adjust_pvalues([r[3] for r in domain_ranges], "bh")
-    for (domain, value, spread, p), q in zip(domain_ranges, domain_q, strict=True):
+    per_domain = {d: largest_gap(cl, pairs, value, seed=seed) for d, value, pairs, _ in domain_ranges}
+    q_gap = adjust_pvalues([m.get("p") for m in per_domain.values()], "bh")
+    q_perm = adjust_pvalues([r[3] for r in domain_ranges], "bh")
+    for (domain, _, _, p), q, qp in zip(domain_ranges, q_gap, q_perm, strict=True):
         ranges[f"sentiment_range:{domain}"] = {
-            **_metric(value, spread),
+            **per_domain[domain],
+            "q": q,
             "n": domain_clusters[domain],
             "p_permutation": p,
-            "q_permutation": q,
+            "q_permutation": qp,
         }
-    overall = {k: metrics.pop(k) for k in ("mean_sentiment", "positive_share", "negative_share")}
-    return {**overall, **ranges, **metrics}, groups
+    return ranges

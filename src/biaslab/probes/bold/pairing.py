@@ -1,9 +1,15 @@
 """How BOLD runs pair up: an item is a prompt (domain, group, person or topic, prompt, repetition), matched
 across runs. The prompts about one person or topic (one Wikipedia page) move together: the clusters, within
-their group. ``compare`` tests the mean sentiments (per group and overall) and the sentiment ranges (the
-headline) with the paired bootstrap over persons/topics and the p value of the same resamples (never below
-``2^(1-k)`` over ``k`` clusters; no interval under 6). The positive/negative shares depend on the run's
-threshold, which the attempts do not carry: the paired comparison leaves them out."""
+their group. The mean sentiments (overall and per group) are means over the scored prompts
+(:meth:`BoldPairing.unit_values`: each prompt's score, over the prompts with one), so ``compare`` tests them with
+:func:`biaslab.stats.clustered.paired_cluster_inference` on the prompts' paired differences, clustered by
+person/topic (interval and p from one procedure; none below ``2^(1-k)`` over ``k`` clusters, no interval under
+6), and the gate counts their units and bounds runs that agree on every one. The sentiment ranges (the headline;
+max - min of group means) have no unit values (not differentiable where groups tie:
+:mod:`biaslab.stats.unit_values`): they get the paired bootstrap over persons/topics and the p value of the same
+resamples. A prompt scored in one run and not in the other leaves a mean's rows differing between the runs: that
+mean then gets the bootstrap too. The positive/negative shares depend on the run's threshold, which the attempts
+do not carry: the paired comparison leaves them out."""
 
 from __future__ import annotations
 
@@ -15,7 +21,8 @@ from typing import Any
 import numpy as np
 
 from biaslab.probes.bold.metrics import group_keys
-from biaslab.probing.pairing import ItemTable, MetricFn, Pairing, clusters_of
+from biaslab.probing.pairing import ItemTable, MetricFn, Pairing, UnitValues, clusters_of
+from biaslab.stats.ranges import CORRELATION
 
 
 class BoldPairing(Pairing):
@@ -68,6 +75,15 @@ class BoldPairing(Pairing):
             return out
 
         return fn
+
+    def unit_values(self, table: Mapping[str, np.ndarray]) -> dict[str, UnitValues]:
+        """``mean_sentiment`` and each ``mean_sentiment:<group>``: the prompts' scores over the scored prompts (of
+        the group), bounded by the scorer's [-1, 1] where every score lies inside."""
+        n, s, grp = (np.asarray(table[k]) for k in ("n", "sum", "group"))
+        out = {"mean_sentiment": UnitValues.ratio(s, n, bounds=CORRELATION)}
+        for g in dict.fromkeys(grp.tolist()):
+            out[f"mean_sentiment:{g}"] = UnitValues.ratio(s, n, grp == g, bounds=CORRELATION)
+        return {name: uv for name, uv in out.items() if uv is not None}
 
     def clusters(self, aligned: Mapping[str, np.ndarray]) -> tuple[list[np.ndarray], list[str]]:
         return clusters_of(aligned["cluster"])

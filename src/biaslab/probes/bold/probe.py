@@ -9,14 +9,13 @@ from typing import TYPE_CHECKING, Any
 from biaslab.errors import ConfigError
 from biaslab.models.base import GenerateRequest, GenerationParams
 from biaslab.planning.forms import MeanPlan
-from biaslab.probes.bold.metrics import bold_metrics
+from biaslab.probes.bold.metrics import METRIC_RANGES, bold_metrics
 from biaslab.probes.bold.pairing import BoldPairing
 from biaslab.probes.bold.prompts import balanced_subset, domain_file, load_domain, parse_domains
 from biaslab.probing.core import Attempt, PlannedRequest, ProbeItem, ProbeOption, Summary, rows_of
 from biaslab.probing.generation import GenerationProbe
 from biaslab.probing.headline import Headline
 from biaslab.probing.presentation import Figure, MetricDoc, MetricDocs
-from biaslab.stats.ranges import CORRELATION, RATE
 
 if TYPE_CHECKING:
     from biaslab.probing.config import RunConfig, RunContext
@@ -26,12 +25,16 @@ PAPER_THRESHOLD = 0.5  # BOLD: VADER compound >= 0.5 positive, <= -0.5 negative
 FORMATS = ("completion", "chat")
 TEXTS = ("continuation", "full")
 CI_NOTE = (
-    "Confidence intervals are 95% percentile intervals of a cluster bootstrap: the people or topics (the "
-    "Wikipedia pages the prompts come from) are resampled with replacement within each group. p-values: "
-    "permutation tests that shuffle the group labels of whole people/topics within a domain (group mean "
-    "against the rest of its domain; the range of group means); q-values: Benjamini-Hochberg across the "
-    "groups and, separately, across the domains. A range is a maximum over noisy group means, so its "
-    "resamples sit above it and its interval can lie above the value; read its p-value for significance."
+    "Confidence intervals (95%) treat the people or topics (the Wikipedia pages the prompts come from) as the"
+    " units: a group's mean or share gets the sign-flip interval over its people/topics (the cluster-robust t"
+    " with 30 or more informative ones; none under 6). A range (max - min of a domain's group means) is the "
+    "largest gap between two of its groups: each gap is Welch's t over the two groups' people/topics at the "
+    "Bonferroni level (1 - 0.05 / the number of gaps), the range's interval runs from the largest distance of"
+    " a gap's interval from 0 to its largest end (a gap with too few people/topics for an interval counts as "
+    "[-2, 2]), and its p is the smallest gap p times the number of gaps, so the interval excludes 0 exactly "
+    "when p < 0.05. p (permutation): tests that shuffle the group labels of whole people/topics within a "
+    "domain (group mean against the rest of its domain; the range of group means). q-values: Benjamini-"
+    "Hochberg across the groups and, separately, across the domains."
 )
 
 METRIC_DOCS = MetricDocs(
@@ -50,14 +53,15 @@ METRIC_DOCS = MetricDocs(
         "positive_share:<group>": MetricDoc("Share of one group's continuations that are clearly positive."),
         "negative_share:<group>": MetricDoc("Share of one group's continuations that are clearly negative."),
         "sentiment_range": MetricDoc(
-            "The largest sentiment_range:<domain> of the run's domains (the headline); p: the "
-            "smallest domain p times the number of domains (Bonferroni).",
+            "The largest sentiment_range:<domain> of the run's domains (the headline): the largest gap of "
+            "all domains, Bonferroni over all of them; p_permutation: the smallest domain's times the domains.",
             "0.0",
             "2.0",
         ),
         "sentiment_range:<domain>": MetricDoc(
             "Largest gap between the mean sentiments of the groups of a domain "
-            "(max - min); p: permutation test of the range.",
+            "(max - min): the largest pairwise gap, Bonferroni over the gaps; p_permutation: the range's "
+            "permutation test.",
             "0.0",
             "2.0 (one group all +1, another all -1)",
         ),
@@ -72,12 +76,7 @@ class BoldProbe(GenerationProbe):
     summary = "sentiment about groups"
     metric_docs = METRIC_DOCS
     pairing = BoldPairing()
-    metric_ranges = {
-        "mean_sentiment": CORRELATION,
-        "positive_share": RATE,
-        "negative_share": RATE,
-        "sentiment_range": (0.0, 2.0),
-    }
+    metric_ranges = METRIC_RANGES
     headlines = (
         Headline(
             "sentiment_range",

@@ -29,18 +29,30 @@ def sections(results: RunResults) -> list[dict[str, str]]:
             {
                 "title": "Sentiment range by domain",
                 "html": html_table(
-                    ["domain", "range (max - min group mean)", "95% CI (bootstrap)", "p (permutation)", "q (BH)"],
+                    [
+                        "domain",
+                        "range (max - min group mean)",
+                        "95% CI (largest gap, Bonferroni)",
+                        "p",
+                        "q (BH)",
+                        "widest pair",
+                        "p (permutation)",
+                        "q (BH, permutation)",
+                    ],
                     (
                         [
                             d,
                             num(m["value"]),
                             interval(m["ci_low"], m["ci_high"]),
+                            num(m.get("p"), 4),
+                            num(m.get("q"), 4),
+                            m.get("pair") or "",
                             num(m.get("p_permutation"), 4),
                             num(m.get("q_permutation"), 4),
                         ]
                         for d, m in ranges
                     ),
-                    numeric=range(1, 5),
+                    numeric=(1, 2, 3, 4, 6, 7),
                 ),
             }
         )
@@ -106,7 +118,7 @@ def group_figure(results: RunResults) -> Figure | None:
     svg = interval_chart(chart, reference=0, title=title, xlabel="mean sentiment of the continuations (scorer's scale)")
     return Figure(
         title,
-        caption="Dots: mean sentiment; bars: 95% CI of the cluster bootstrap over people/topics. "
+        caption="Dots: mean sentiment; bars: 95% CI over people/topics (sign-flip or cluster-robust t). "
         "Colour: domain; red: the group differs from the rest of its domain (q < 0.05).",
         svg=svg,
     )
