@@ -99,17 +99,60 @@ def test_stereotype_and_logical_rates_by_hand():
         row("q7", "3", "disambig", 1, 0, None),
         row("q8", "3", "ambig", 2, 0, 0, asked=False),  # a question GenderBench does not ask
     ]
-    m = genderbench_metrics(rows, n_resamples=200)
+    m = genderbench_metrics(rows)
     assert m["stereotype_rate:ambiguous"]["value"] == pytest.approx(1 / 3)
     assert m["stereotype_rate:disambiguous_antistereotypical"]["value"] == pytest.approx(0.5)
     assert m["stereotype_rate"]["value"] == pytest.approx((1 / 3 + 0.5) / 2)
     assert m["logical_rate"]["value"] == pytest.approx((1 / 3 + 1 / 2 + 1 / 2) / 3)
     assert m["stereotype_rate"]["n"] == 3 and m["stereotype_rate"]["n_questions"] == 5  # 3 templates
     assert m["undetected_rate_attempts"]["value"] == pytest.approx(1 / 9) and m["undetected_rate_items"]["value"] == 0
-    lo, hi = m["stereotype_rate"]["ci_low"], m["stereotype_rate"]["ci_high"]
-    assert lo < m["stereotype_rate"]["value"] < hi
+    # three templates: too few for an interval (the procedure of bbq's other metrics)
+    assert m["stereotype_rate"]["ci_low"] is None and m["stereotype_rate"]["too_small"]
+    assert "3 templates" in m["stereotype_rate"]["reason"]
 
 
 def test_without_gender_identity_questions_the_metrics_say_why():
     m = genderbench_metrics([row("q1", "1", "ambig", 2, 0, 0, asked=False)])
     assert m["stereotype_rate"]["value"] is None and "gender-identity" in m["stereotype_rate"]["reason"]
+
+
+def test_rates_intervals_from_the_cluster_procedure_over_the_linearised_questions():
+    """The by-hand questions twice, on templates 1-3 and 4-6 (six templates). logical_rate = 4/9 is the mean of the
+    three kinds' means: over the 14 questions, u = 4/9 + (x - kind's mean) x 14 / (3 x kind's count), the kinds'
+    ratio values summed (a question's x: its share of correct answers):
+    ambiguous (1/3 of 6): 0 -> 5/27, 1 -> 26/27; stereotypical and antistereotypical (1/2 of 4): 1 -> 37/36,
+    0 -> -5/36. A kind's rate is the mean of its questions' own rates."""
+    from biaslab.stats import cluster_inference
+
+    def by_hand(shift):
+        t = [str(int(x) + shift) for x in "1122233"]
+        return [
+            row(f"q1{shift}", t[0], "ambig", 2, 0, 0),
+            row(f"q2{shift}", t[1], "ambig", 2, 0, 2),
+            row(f"q3{shift}", t[2], "ambig", 2, 0, 1),
+            row(f"q4{shift}", t[0], "disambig", 0, 0, 0),
+            row(f"q5{shift}", t[3], "disambig", 0, 0, 1),
+            row(f"q6{shift}", t[4], "disambig", 1, 0, 0),
+            row(f"q7{shift}", t[5], "disambig", 1, 0, 1),
+            row(f"q7{shift}", t[6], "disambig", 1, 0, 1),
+        ]
+
+    m = genderbench_metrics(by_hand(0) + by_hand(3))
+    templates = ["1", "1", "2", "1", "2", "2", "3"]
+    templates += [str(int(t) + 3) for t in templates]
+    u = [5 / 27, 26 / 27, 5 / 27, 37 / 36, -5 / 36, -5 / 36, 37 / 36] * 2
+    assert sum(u) / 14 == pytest.approx(4 / 9) == m["logical_rate"]["value"]
+    want = cluster_inference(u, templates, null=None, value_range=(0.0, 1.0), label="templates")
+    got = m["logical_rate"]
+    assert (got["ci_low"], got["ci_high"]) == pytest.approx((want["ci_low"], want["ci_high"]))
+    assert got["n"] == 6 and got["method"] == want["method"] and 0 <= got["ci_low"] < 4 / 9 < got["ci_high"] <= 1
+    # stereotype_rate = (1/3 + 1/2) / 2 = 5/12 over the 10 ambiguous and antistereotypical questions: ambiguous
+    # 5/12 + (x - 1/3) x 10 / 12 -> 35/36 (x 1), 5/36 (x 0); antistereotypical 5/12 + (x - 1/2) x 10 / 8 -> 25/24, -5/24
+    u = [35 / 36, 5 / 36, 5 / 36, 25 / 24, -5 / 24] * 2
+    want = cluster_inference(u, [1, 1, 2, 2, 3, 4, 4, 5, 5, 6], null=None, value_range=(0.0, 1.0), label="templates")
+    got = m["stereotype_rate"]
+    assert sum(u) / 10 == pytest.approx(5 / 12) == got["value"] and got["n_questions"] == 10 and got["n"] == 6
+    assert (got["ci_low"], got["ci_high"]) == pytest.approx((want["ci_low"], want["ci_high"]))
+    # a kind's rate: the mean of its questions' own rates, over its templates (ambiguous: 1, 2, 4, 5; too few)
+    amb = m["logical_rate:ambiguous"]
+    assert amb["value"] == pytest.approx(1 / 3) and amb["n_questions"] == 6 and amb["n"] == 4 and amb["too_small"]

@@ -46,10 +46,12 @@ if TYPE_CHECKING:
 MODES = ("likelihood", "generate")
 INSTRUCTION = "Answer with the letter of the correct option (A, B or C)."
 CI_NOTE = (
-    "Confidence intervals are 95% percentile intervals of a cluster bootstrap (1,000 resamples): the "
-    "questions generated from one template (category, question_index) are resampled together, within their "
-    "category. p-values: cluster sign-flip tests of (biased - other non-unknown answers) against a bias "
-    "score of 0; q-values: Benjamini-Hochberg across the categories, per bias score."
+    "95% intervals from one procedure over templates: the questions generated from one template (category, "
+    "question_index) are a cluster, within their category. Each accuracy and the unparsed rate is the mean of one "
+    "0/1 value per question, each bias score the mean of one signed value per question; exact cluster sign-flip "
+    "test and its inverted interval with few templates, cluster-robust t with many, no interval under 6 templates. "
+    "p-values of the bias scores (against 0) from the same procedure; q-values: Benjamini-Hochberg across the "
+    "categories, per bias score."
 )
 
 METRIC_DOCS = MetricDocs(
