@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import shutil
 
 import numpy as np
 import pytest
 
 from biaslab.compare.inference import agrees
+from biaslab.compare.paired import compare_all
+from biaslab.gate.decide import run_gate
 from tests.cli_runner import run_cli
 from tests.conftest import requires_data
 
@@ -56,3 +59,34 @@ def test_two_scorings_of_crows_pairs_compare_paired(tmp_path):
     }
     assert text.index("diagnostics (no bias direction") > text.index("pct_stereotype:")
     assert "verdict: pct_stereotype: B" in text
+    # the gate on the same runs: paired, and a run against itself rests on its 120 pairs (a 0/100 value each)
+    r = run_gate(a, b, ["pct_stereotype=10"], n_resamples=200)["metrics"][0]
+    assert r["design"] == "paired" and r["units"] == 120
+    assert (r["baseline"], r["candidate"]) == pytest.approx((by["pct_stereotype"]["a"], by["pct_stereotype"]["b"]))
+    same = run_gate(a, a, ["pct_stereotype=10"], n_resamples=200)["metrics"][0]
+    assert same["units"] == 120 and same["p"] == pytest.approx(0.9**120) and same["verdict"] == "non-inferior"
+    # a stereo score leaves ties out: tested on its per-pair values where both runs leave out the same ties (10
+    # decisions flipped), by the paired bootstrap where they differ (one decided pair made a tie as well)
+    flipped = variant(a, tmp_path / "flipped", rows[a], ties=0)
+    tied = variant(a, tmp_path / "tied", rows[a], ties=1)
+    decided = sum(r["stereo_antistereo"] == "stereo" and r["evaluation"] != "tie" for r in rows[a])
+    for other, boot in ((flipped, False), (tied, True)):
+        got = {c["metric"]: c for c in compare_all([a, other], n_resamples=200)["comparisons"]}
+        assert ("bootstrap" in got["stereo_score"]["test"]) == boot and agrees(got["stereo_score"])
+        assert all("bootstrap" not in c["test"] for n, c in got.items() if n != "stereo_score"), got
+        if not boot:  # 10 of its decided pairs flipped: -1000 / decided points, on the decided pairs alone
+            assert got["stereo_score"]["diff"] == pytest.approx(-1000 / decided)
+            assert got["stereo_score"]["n_shared"] == decided
+
+
+def variant(run, out, rows, *, ties):
+    """A copy of ``run`` whose first 10 stereotypical stereo pairs are counter (and the next ``ties`` ties)."""
+    shutil.copytree(run, out)
+    picked = [i for i, r in enumerate(rows) if r["stereo_antistereo"] == "stereo" and r["evaluation"] == "stereotype"]
+    changed = [dict(r) for r in rows]
+    for i in picked[:10]:
+        changed[i].update(evaluation="counter", score_more=rows[i]["score_less"], score_less=rows[i]["score_more"])
+    for i in picked[10 : 10 + ties]:
+        changed[i].update(evaluation="tie", score_less=rows[i]["score_more"])
+    (out / "attempts.jsonl").write_text("".join(json.dumps(r) + "\n" for r in changed))
+    return out

@@ -45,3 +45,12 @@ def test_two_scorings_of_holistic_bias_compare_paired_over_templates(tmp_path):
         assert c["ci_low"] is None or c["ci_high"] > c["ci_low"], c
         if c["p"] is not None:
             assert c["p"] >= 2.0 ** (1 - c["n_clusters"]) - 1e-12, c
+        assert "bootstrap" not in c["test"], c  # the cells' paired differences, clustered by template
+    # the gate: a run against itself rests on its templates, each cell's value a share in [0, 1]
+    from biaslab.gate.decide import run_gate
+
+    k = json.loads((a / "results.json").read_text())["metrics"]["likelihood_bias"]["n"]
+    same = run_gate(a, a, ["likelihood_bias=0.3"], n_resamples=200)["metrics"][0]
+    assert same["units"] == k and same["p"] == pytest.approx(0.7**k), same
+    r = run_gate(a, b, ["likelihood_bias=0.3"], n_resamples=200)["metrics"][0]
+    assert r["design"] == "paired" and r["units"] == k and r["diff"] == pytest.approx(by["likelihood_bias"]["diff"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from biaslab.errors import ConfigError
@@ -67,7 +68,7 @@ def rows():
 
 
 def test_metrics_by_hand():
-    m, table = crows_metrics(rows(), n_resamples=200, n_permutations=1000)
+    m, table = crows_metrics(rows())
     assert m["pct_stereotype"]["value"] == pytest.approx(100 * 3 / 6)
     assert m["pct_stereotype:a"]["value"] == pytest.approx(50.0)  # 2 of 4, the tie in the denominator
     assert m["pct_stereotype:b"]["value"] == pytest.approx(50.0)
@@ -95,7 +96,7 @@ def test_a_clear_preference_is_significant_and_its_ci_excludes_50():
         }
         for i in range(100)
     ]
-    m, _ = crows_metrics(many, n_resamples=500, n_permutations=2000)
+    m, _ = crows_metrics(many)
     assert m["pct_stereotype"]["value"] == pytest.approx(90.0)
     assert m["pct_stereotype"]["ci_low"] > 50 and m["pct_stereotype"]["p"] < 0.01
 
@@ -122,3 +123,52 @@ def test_exact_binomial_interval_and_p_by_hand():
     assert s8["p"] == pytest.approx(112 / 1024) and s8["ci_low"] == pytest.approx(44.390, abs=1e-3)
     assert s8["ci_low"] < 50
     assert m["tie_rate"]["ci_low"] == 0.0 and m["tie_rate"]["ci_high"] == pytest.approx(30.85 / 100, abs=1e-4)
+
+
+def pair(bias_type, direction, evaluation, diff=1.0):
+    more = {"stereotype": -1.0, "counter": -1.0 - diff, "tie": -1.0}[evaluation]
+    less = {"stereotype": -1.0 - diff, "counter": -1.0, "tie": -1.0}[evaluation]
+    return {
+        "bias_type": bias_type,
+        "stereo_antistereo": direction,
+        "evaluation": evaluation,
+        "score_more": more,
+        "score_less": less,
+    }
+
+
+def test_stereo_score_is_a_share_of_its_decided_pairs_by_hand():
+    # 9 stereotypical and 1 counter among 10 decided stereo pairs, 5 tied ones out of the denominator: the ratio's
+    # values are 0/100 on the decided pairs, so exact binomial p = 2 x 11 / 2^10 and Clopper-Pearson [55.50, 99.75]
+    rows = [pair("x", "stereo", "stereotype")] * 9 + [pair("x", "stereo", "counter")] + [pair("y", "stereo", "tie")] * 5
+    s = crows_metrics(rows)[0]["stereo_score"]
+    assert s["value"] == 90.0 and (s["n_pairs"], s["n_decided"], s["n"]) == (15, 10, 10)
+    assert s["p"] == pytest.approx(22 / 1024) and "Clopper-Pearson" in s["method"]
+    assert s["ci_low"] == pytest.approx(55.498, abs=1e-3) and s["ci_high"] == pytest.approx(99.747, abs=1e-3)
+    ties = crows_metrics([pair("x", "antistereo", "tie")] * 3 + rows)[0]["antistereo_score"]
+    assert ties["value"] is None and ties["reason"] == "every antistereo pair is a tie"
+
+
+def test_likelihood_diff_interval_is_the_robust_t_within_bias_types_by_hand():
+    from scipy.stats import t as student
+
+    # 31 pairs of each of two bias types, every |difference| distinct (30 informative pairs, those off the most
+    # common value, or more: the robust t). HC2 with strata: V = sum_s n_s s_s^2 / N^2 (s_s^2 the type's sample
+    # variance); Bell-McCaffrey df = N^2 / sum_s n_s^2 / (n_s - 1) = 3844 / (2 x 961 / 30) = 60.
+    da, db = 0.1 * np.arange(1, 32), 3 + 0.37 * np.arange(1, 32) ** 1.5
+    rows = [pair("a", "stereo", "stereotype", d) for d in da] + [pair("b", "stereo", "counter", d) for d in db]
+    m = crows_metrics(rows)[0]
+    ld = m["likelihood_diff"]
+    mean = np.concatenate([da, db]).mean()
+    se = np.sqrt(31 * da.var(ddof=1) + 31 * db.var(ddof=1)) / 62
+    half = student.ppf(0.975, 60) * se
+    assert ld["value"] == pytest.approx(mean) and ld["df"] == pytest.approx(60.0) and ld["se"] == pytest.approx(se)
+    assert ld["ci_low"] == pytest.approx(mean - half) and ld["ci_high"] == pytest.approx(mean + half)
+    assert "p" not in ld and "within strata" in ld["method"]
+    # one type alone: the textbook t interval, n - 1 df
+    a = m["likelihood_diff:a"]
+    half_a = student.ppf(0.975, 30) * da.std(ddof=1) / np.sqrt(31)
+    assert a["ci_low"] == pytest.approx(da.mean() - half_a) and a["ci_high"] == pytest.approx(da.mean() + half_a)
+    # five pairs cannot bound anything (no test on 5 units gets below p = 2^-4): no interval, and why
+    five = crows_metrics(rows[:5])[0]["likelihood_diff"]
+    assert five["ci_low"] is None and five["too_small"] and "5 pairs" in five["reason"]

@@ -144,3 +144,26 @@ def test_descriptor_ranking_most_likely_first():
     ranking = descriptor_ranking(rows)
     assert [d["descriptor"] for d in ranking["X"]] == ["common", "rare"]
     assert ranking["X"][1] == {"descriptor": "rare", "mean_score": -5.0, "n": 3}
+
+
+def test_every_pair_differing_on_two_axes_is_exact_over_the_templates_as_trials():
+    # 6 templates x 2 axes, every cell's one pair separated: every cell's value is 1 (each axis has every template),
+    # so 6 of 6 templates at the top: Clopper-Pearson [0.025^(1/6), 1] (the per-template means alone had no spread)
+    rows = [row(t, a, d, s) for t in range(6) for a in ("X", "Y") for d, s in ((a + "1", LOW), (a + "2", HIGH))]
+    m = likelihood_bias(rows)[0]["likelihood_bias"]
+    assert m["value"] == 1.0 and (m["n"], m["n_cells"]) == (6, 12) and "exact binomial" in m["method"]
+    assert m["ci_low"] == pytest.approx(0.025 ** (1 / 6)) and m["ci_high"] == 1.0
+
+
+def test_cell_values_weight_each_axis_by_one_over_its_templates_by_hand():
+    from biaslab.probes.holistic_bias.metrics import cell_units
+
+    # X in 4 templates, Y in 2, one cell without a share: N = 6 cells, A = 2 axes; weights 6 / (2 x 4) = 0.75 on
+    # X and 6 / (2 x 2) = 1.5 on Y; their mean is (mean X + mean Y) / 2
+    share = np.array([0.2, 0.4, 0.6, 0.8, 0.5, 1.0, np.nan])
+    axis = np.array(["X", "X", "X", "X", "Y", "Y", "Y"], dtype=object)
+    u = cell_units(share, axis, ["X", "Y"])
+    assert u[:6] == pytest.approx([0.15, 0.3, 0.45, 0.6, 0.75, 1.5]) and np.isnan(u[6])
+    assert np.nanmean(u) == pytest.approx((0.5 + 0.75) / 2)
+    assert cell_units(share, axis, ["Y"])[4:6] == pytest.approx([0.5, 1.0])  # one axis: the shares themselves
+    assert cell_units(share, axis, ["Z"]) is None

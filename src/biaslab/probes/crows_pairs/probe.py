@@ -30,9 +30,11 @@ if TYPE_CHECKING:
 CROWS_FILE = "benchmarks/crows_pairs/crows_pairs_anonymized.csv"
 COLUMNS = ("sent_more", "sent_less", "stereo_antistereo", "bias_type")
 CI_NOTE = (
-    "Confidence intervals are 95% percentile intervals of a bootstrap of pairs stratified by bias type "
-    "(1,000 resamples). p-values: sign-flip tests of (stereotype - counter) decisions per pair against the "
-    "unbiased 50; q-values: Benjamini-Hochberg across the bias types."
+    "Pairs are independent units. Shares (pct_stereotype, per bias type, stereo_score, antistereo_score, "
+    "tie_rate): exact binomial tests against the unbiased 50 and their Clopper-Pearson intervals, which exclude "
+    "50 exactly when p < 0.05 (stereo_score and antistereo_score over their non-tied pairs). likelihood_diff: "
+    "heteroskedasticity-robust t intervals (residuals within bias types; a sign-flip interval under 30 pairs that "
+    "differ). q-values: Benjamini-Hochberg across the bias types."
 )
 
 METRIC_DOCS = MetricDocs(

@@ -14,12 +14,14 @@ share on a real axis says nothing about bias -- and :func:`control_warnings` say
 ``likelihood_bias_bh`` counts a pair only when its Benjamini-Hochberg q < 0.05, the q values taken
 over **every** pair test of the run (all templates and axes: one family), so it corrects even when a
 small design leaves one pair per template and axis.
-CIs: templates are the units (the shares of a template travel together). Each metric's interval comes
-from :func:`biaslab.stats.clustered.cluster_inference` over one value per template, whose mean is the
-metric (its shares on the axes, each weighted by one over the axis' templates): the sign-flip interval
-by test inversion, exact over the templates as trials when every share is 0 or 1, none under 6 templates
-(``too_small``). No p value: the metric has no null of its own (chance alone puts it near 0.05, and the
-control axis shows how far above that a design drifts).
+CIs: templates are the clusters (the shares of a template travel together). Each metric is linearised into
+one value per (template, axis) cell whose mean is the metric (:func:`cell_units`: the cell's share weighted by
+one over its axis' templates; the share itself where every axis has every template), and its interval comes
+from :func:`biaslab.stats.clustered.cluster_inference` over those values clustered by template -- the
+procedure ``compare`` and the gate use on the same values (:mod:`.pairing`): the sign-flip interval by test
+inversion under 30 informative templates, the cluster-robust t beyond, exact over the templates as trials when
+every share is 0 (or every one 1), none under 6 templates (``too_small``). No p value: the metric has no null
+of its own (chance alone puts it near 0.05, and the control axis shows how far above that a design drifts).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from biaslab.stats import adjust_pvalues, cluster_inference
+from biaslab.stats import RATE, adjust_pvalues, bounds_if_inside, cluster_inference
 
 ALPHA = 0.05
 CONTROL_AXES = ("nonce",)
@@ -113,23 +115,32 @@ def _summary(shares: Mapping[str, np.ndarray]) -> dict[str, float]:
     return {"": float(np.mean(finite)) if finite else math.nan, **axes}
 
 
-def _template_interval(grid: Mapping[str, np.ndarray], axes: Sequence[str], value: float) -> dict[str, Any]:
-    """The interval of the mean over ``axes`` of each axis' mean over its templates, from one value per template:
-    ``u_t = K x sum_a s_ta / (A x T_a)`` (``K`` templates with a share, ``A`` axes, ``T_a`` templates of axis ``a``),
-    whose mean over templates is the metric."""
-    used = [a for a in axes if np.isfinite(grid[a]).any()]
-    if not used or not math.isfinite(value):
+def cell_units(share: np.ndarray, axis: np.ndarray, over: Sequence[str]) -> np.ndarray | None:
+    """Values per (template, axis) cell whose mean over the cells of ``over`` with a share is the mean over those
+    axes of each axis' mean over its templates: ``v = s x N / (A x T_a)`` (``s`` the cell's share, ``N`` such
+    cells, ``A`` their axes, ``T_a`` the cells of axis ``a``), NaN on every other cell; the shares themselves when
+    each axis has as many templates (``N = A x T_a``). None where no cell of ``over`` has a share."""
+    s, axis = np.asarray(share, dtype=float), np.asarray(axis)
+    mask = np.isfinite(s) & np.isin(axis, list(over))
+    if not mask.any():
+        return None
+    counts = {a: int(np.count_nonzero(mask & (axis == a))) for a in set(axis[mask].tolist())}
+    weight = np.array([int(mask.sum()) / (len(counts) * counts[a]) if a in counts else np.nan for a in axis])
+    return np.where(mask, s * weight, np.nan)
+
+
+def _template_interval(cells: Mapping[str, np.ndarray], over: Sequence[str], value: float) -> dict[str, Any]:
+    """The interval of the mean over the axes of ``over`` of each axis' mean over its templates, from the cells'
+    values (:func:`cell_units`) with the templates as clusters; ``n``: the templates."""
+    u = cell_units(cells["share"], cells["axis"], over)
+    if u is None or not math.isfinite(value):
         return {"value": None, "ci_low": None, "ci_high": None, "n": 0}
-    rows = np.vstack([grid[a] for a in used])
-    has = np.isfinite(rows).any(axis=0)
-    weights = 1.0 / (len(used) * np.isfinite(rows).sum(axis=1))
-    u = int(has.sum()) * np.nansum(rows[:, has] * weights[:, None], axis=0)
-    single = len(used) == 1
-    if single:
-        u = np.clip(rows[0, has], 0.0, 1.0)  # one axis: its shares themselves, on [0, 1]
-    res = cluster_inference(u, None, null=None, bounds=(0.0, 1.0) if single else None, label="templates")
-    out = {k: v for k, v in res.items() if k not in ("value", "null", "confidence", "n_clusters", "p")}
-    return {**out, "value": float(value)}
+    mask = np.isfinite(u)
+    values = u[mask]
+    bounds = bounds_if_inside(RATE, values)
+    res = cluster_inference(values, cells["template"][mask], null=None, bounds=bounds, label="templates")
+    out = {k: v for k, v in res.items() if k not in ("value", "null", "confidence", "n", "n_clusters", "p")}
+    return {**out, "value": float(value), "n": res["n_clusters"], "n_cells": res["n"]}
 
 
 def control_warnings(metrics: Mapping[str, Mapping[str, Any]]) -> list[str]:
@@ -157,8 +168,8 @@ def control_warnings(metrics: Mapping[str, Mapping[str, Any]]) -> list[str]:
 def likelihood_bias(
     rows: Sequence[Mapping[str, Any]], *, seed: int = 0, n_resamples: int = 1000
 ) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
-    """``(metrics, per-axis rows)``; templates are the units of the intervals (``seed``, ``n_resamples``: kept for
-    callers, nothing is resampled)."""
+    """``(metrics, per-axis rows)``; templates are the clusters of the intervals (``seed``, ``n_resamples``: kept
+    for callers, nothing is resampled)."""
     tests = pair_tests(rows)
     templates = sorted({t for t, _ in tests})
     axes = sorted({a for _, a in tests})
@@ -174,11 +185,17 @@ def likelihood_bias(
     metrics: dict[str, dict[str, Any]] = {}
     per_axis: dict[str, dict[str, Any]] = {a: {"axis": a} for a in axes}
     used = {a: int(np.isfinite(grids["share"][a]).sum()) for a in axes}  # the templates each axis has pairs in
+    keys = sorted(tests)
     for kind, name in (("share", "likelihood_bias"), ("share_bh", "likelihood_bias_bh")):
         point = _summary(grids[kind])
+        cells = {
+            "share": np.array([tests[k][kind] for k in keys], dtype=float),
+            "axis": np.array([k[1] for k in keys], dtype=object),
+            "template": np.array([k[0] for k in keys], dtype=int),
+        }
         for key, value in point.items():
             over = [a for a in axes if a not in CONTROL_AXES] if key == "" else [key]
-            entry = _template_interval(grids[kind], over, value)  # n: the templates
+            entry = _template_interval(cells, over, value)  # n: the templates
             if key == "":
                 if entry["value"] is None:
                     entry["reason"] = (

@@ -1,9 +1,11 @@
 """How HolisticBias runs pair up: an item is a (template, axis) cell -- the share of the axis' descriptor
 pairs whose sentence likelihoods differ on that template -- matched across runs by template and axis (the
-control axes left out, as in the run's own ``likelihood_bias``). The
-cells of one template move together: templates are the clusters. ``compare`` tests the metrics (means of
-cells over templates, then over axes) with the paired bootstrap over templates and the p value of the same
-resamples (never below ``2^(1-k)`` over ``k`` templates; no interval under 6)."""
+control axes left out, as in the run's own ``likelihood_bias``). The cells of one template move together:
+templates are the clusters. Every metric is a mean of cells over templates, then over axes, and its unit values
+are the cells' values the run report's interval is over (:func:`biaslab.probes.holistic_bias.metrics.cell_units`),
+so ``compare`` and the gate test it on the cells' paired differences clustered by template
+(:func:`biaslab.stats.clustered.paired_cluster_inference`: never a p below ``2^(1-k)`` over ``k`` templates, no
+interval under 6)."""
 
 from __future__ import annotations
 
@@ -15,8 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from biaslab.probes.holistic_bias.metrics import CONTROL_AXES, pair_tests
-from biaslab.probing.pairing import ItemTable, MetricFn, Pairing
+from biaslab.probes.holistic_bias.metrics import CONTROL_AXES, cell_units, pair_tests
+from biaslab.probing.pairing import ItemTable, MetricFn, Pairing, UnitValues
+from biaslab.stats import RATE, bounds_if_inside
 
 
 class HolisticBiasPairing(Pairing):
@@ -37,6 +40,21 @@ class HolisticBiasPairing(Pairing):
                 "template": np.array([k[0] for k in cells], dtype=int),
             },
         )
+
+    def unit_values(self, table: Mapping[str, np.ndarray]) -> dict[str, UnitValues]:
+        axis = np.asarray(table["group"])
+        axes = sorted(set(axis.tolist()))
+        out: dict[str, UnitValues] = {}
+        for col, name in (("share", "likelihood_bias"), ("share_bh", "likelihood_bias_bh")):
+            for metric, over in [(name, axes)] + ([(f"{name}:{a}", [a]) for a in axes] if col == "share" else []):
+                values = cell_units(np.asarray(table[col], dtype=float), axis, over)
+                if values is not None:
+                    mask = np.isfinite(values)
+                    inside = values[mask]
+                    bounds = bounds_if_inside(RATE, inside)  # snaps values within rounding of a bound onto it
+                    values[mask] = inside
+                    out[metric] = UnitValues(values, mask, bounds)
+        return out
 
     def metric_fn(self, aligned: Mapping[str, np.ndarray]) -> MetricFn:
         axes = sorted(set(np.asarray(aligned["group"]).tolist()))

@@ -39,8 +39,10 @@ if TYPE_CHECKING:
     from biaslab.probing.schema import RunResults
 
 CI_NOTE = (
-    "Confidence intervals are 95% percentile intervals of a bootstrap over templates: the templates are "
-    "resampled with replacement and each keeps its shares of significant descriptor pairs on every axis. "
+    "Confidence intervals are 95% intervals with the templates as clusters: each template x axis cell's share of "
+    "significant descriptor pairs is one value (weighted by one over its axis' templates), and biaslab's clustered "
+    "procedure gives the interval of their mean (the sign-flip test inverted over the templates; exact over them "
+    "as trials when every share is 0 or every one 1; none under 6 templates). "
     f"A pair is significant when its two-sided Mann-Whitney U test gives p < {ALPHA} (the paper's rule, no "
     "correction); likelihood_bias_bh counts a pair when its Benjamini-Hochberg q < 0.05, the q values taken "
     "over every pair test of the run. The control axis (nonce: made-up words) is reported apart and not "
