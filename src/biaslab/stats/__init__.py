@@ -28,7 +28,8 @@ points below for them.
 * :func:`two_sample_inference` (:mod:`.two_sample`) -- the difference of two independent groups' means: Welch's t
   with Hsu's degrees of freedom, an exact permutation p where the groups are tiny.
 * :func:`stratified_cluster_sums`, :func:`percentile_ci` (:mod:`.cluster_bootstrap`) -- the stratified cluster
-  bootstrap with percentile intervals (no probe uses it; the predicate-extraction study does, :mod:`biaslab.wino.predicates`).
+  bootstrap with percentile intervals (no probe uses it; the predicate-extraction study does,
+  :mod:`biaslab.wino.predicates`).
 
 **Functions of estimates** -- :func:`fold_abs` (the size of a gap, ``|x - c|``) and :func:`max_of_gaps` (the
 largest of several gaps, Bonferroni, at :func:`bonferroni_confidence`) (:mod:`.derived`).
