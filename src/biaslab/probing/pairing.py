@@ -71,6 +71,26 @@ class UnitValues:
         return cls(values, mask, bounds_if_inside(bounds, values))
 
     @classmethod
+    def ratio_gap(
+        cls,
+        num_a: np.ndarray,
+        den_a: np.ndarray,
+        num_b: np.ndarray,
+        den_b: np.ndarray,
+        rows: np.ndarray | None = None,
+        bounds: tuple[float, float] = (0.0, 1.0),
+    ) -> UnitValues | None:
+        """The gap ``sum(num_a) / sum(den_a) - sum(num_b) / sum(den_b)`` of two pooled ratios on the same rows (of
+        ``rows``), over the rows where either has a denominator: each ratio's linearised values over them, a minus b
+        (:func:`biaslab.stats.ratio_gaps.masked_gap_units`; the paired differences a run report's gap of two ratios
+        is inferred from); bounded where both sides' values stay inside ``bounds``. None where a ratio has no
+        denominator there."""
+        from biaslab.stats.ratio_gaps import masked_gap_units
+
+        got = masked_gap_units(num_a, den_a, num_b, den_b, rows, bounds)
+        return None if got is None else cls(*got)
+
+    @classmethod
     def of(cls, units: Any) -> UnitValues | None:
         """The unit values of a declared metric (:func:`biaslab.stats.estimand.units_of`'s ``Units``, or None)."""
         return None if units is None else cls(units.values, units.mask, units.bounds, units.pairs)

@@ -9,6 +9,8 @@ differences ``u_i(a) - u_i(b)``, and :func:`biaslab.stats.clustered.paired_clust
 interval and p value from one procedure (a sign-flip test inverted when few units differ, a cluster-robust
 t otherwise), so that the interval excludes 0 exactly when p < alpha. Under "the condition does not
 matter" a unit's two answers are exchangeable, which is what the sign-flip assumes.
+:func:`masked_gap_units` gives the same paired differences over the rows of an item table, for a pairing's
+unit values (the gate and ``compare`` test two runs' gaps on them).
 """
 
 from __future__ import annotations
@@ -18,9 +20,9 @@ from typing import Any
 import numpy as np
 
 from biaslab.stats.clustered import paired_cluster_inference
-from biaslab.stats.unit_values import ratio_units
+from biaslab.stats.unit_values import bounds_if_inside, ratio_units
 
-__all__ = ["linearized_ratio", "ratio_gap"]
+__all__ = ["linearized_ratio", "masked_gap_units", "ratio_gap"]
 
 
 def linearized_ratio(
@@ -61,3 +63,31 @@ def ratio_gap(
     out = paired_cluster_inference(ub, ua, clusters, null=0.0, confidence=confidence, label=label, seed=seed)
     out.update(a=ra, b=rb, value=ra - rb)  # the pooled mean of ua - ub, exactly; written from the ratios
     return out
+
+
+def masked_gap_units(
+    num_a: np.ndarray,
+    den_a: np.ndarray,
+    num_b: np.ndarray,
+    den_b: np.ndarray,
+    rows: np.ndarray | None = None,
+    bounds: tuple[float, float] | None = (0.0, 1.0),
+) -> tuple[np.ndarray, np.ndarray, tuple[float, float] | None] | None:
+    """``(values, mask, gap bounds)`` of the gap ``r_a - r_b`` over every row: ``mask`` the rows (of ``rows``,
+    where given) where either ratio has a denominator, ``values`` there each side's :func:`linearized_ratio` over
+    them, a minus b (mean exactly ``r_a - r_b``), NaN elsewhere; the gap bounds ``(lo - hi, hi - lo)`` where both
+    sides' values stay inside ``bounds`` (the range of a side's values), else None. None where a side has no
+    denominator on those rows."""
+    num_a, den_a = np.asarray(num_a, dtype=float), np.asarray(den_a, dtype=float)
+    num_b, den_b = np.asarray(num_b, dtype=float), np.asarray(den_b, dtype=float)
+    mask = (den_a > 0) | (den_b > 0)
+    if rows is not None:
+        mask &= np.asarray(rows, dtype=bool)
+    ra, ua = linearized_ratio(num_a[mask], den_a[mask])
+    rb, ub = linearized_ratio(num_b[mask], den_b[mask])
+    if ra is None or rb is None:
+        return None
+    inside = None if bounds is None else bounds_if_inside(bounds, ua, ub)
+    values = np.full(num_a.shape, np.nan)
+    values[mask] = ua - ub
+    return values, mask, None if inside is None else (inside[0] - inside[1], inside[1] - inside[0])

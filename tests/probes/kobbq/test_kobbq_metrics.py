@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 
+import numpy as np
 import pytest
 
 from biaslab.probes.kobbq.metrics import kobbq_metrics
@@ -89,3 +90,51 @@ def test_a_biased_model_is_found_and_every_interval_agrees_with_its_p():
     for m in (biased, fair):
         assert checked(m) >= 6 and disagreements(m, lambda name: 0.0) == []
         assert all(m[k]["ci_low"] <= m[k]["value"] <= m[k]["ci_high"] for k in m if m[k].get("ci_low") is not None)
+
+
+def _paired(rows: list[dict]) -> tuple[dict, dict, dict]:
+    """The pairing's table of ``rows`` (each its own sample), its unit values and its metrics of the table."""
+    from biaslab.probes.kobbq.pairing import KobbqPairing
+
+    pairing = KobbqPairing()
+    t = pairing.table([{**r, "sample_id": f"s{k}", "permutation": 0} for k, r in enumerate(rows)]).columns
+    return t, pairing.unit_values(t), dict(pairing.metric_fn(t)(t))
+
+
+def _mean(uv) -> float:
+    return float(np.mean(uv.values[uv.mask]))
+
+
+def test_diff_bias_dis_is_the_difference_of_two_linearised_accuracies_by_hand():
+    """Biased contexts right, right, wrong (2/3), counter-biased right, wrong (1/2): 1/6 over the 5 answered
+    disambiguated prompts (an out-of-choice and an ambiguous one left out). Biased accuracy's values 2/3 + (right -
+    2/3 biased) / (3/5): 11/9, 11/9, -4/9, 2/3, 2/3; counter-biased 1/2 + (right - 1/2 counter) / (2/5): 1/2, 1/2,
+    1/2, 7/4, -3/4; their differences average to 1/6, and leave [-1, 1] (no bounds)."""
+    dis_b = [row("ses-002", a, cond="dis", ctx="dis-biased", label=1, kind="NC") for a in (1, 1, 0)]
+    dis_c = [row("ses-002", a, cond="dis", ctx="dis-counterb", label=0, kind="NC") for a in (0, 1, None)]
+    rows = dis_b + dis_c + [row("ses-002", 1)]
+    _, uv, metrics = _paired(rows)
+    gap = uv["diff_bias_dis"]
+    assert gap.mask.tolist() == [True] * 5 + [False, False] and gap.bounds is None
+    assert gap.values[gap.mask] == pytest.approx([13 / 18, 13 / 18, -17 / 18, -13 / 12, 17 / 12])
+    assert _mean(gap) == pytest.approx(1 / 6) == metrics["diff_bias_dis"]
+    assert metrics["diff_bias_dis"] == pytest.approx(kobbq_metrics(rows)[0]["diff_bias_dis"]["value"])
+    # one answer per side, right and wrong: each side's values its accuracy, 1 and 0; the gap's stay in [-1, 1]
+    one = _paired([dis_b[0], dis_c[1]])[1]["diff_bias_dis"]
+    assert one.values.tolist() == [1.0, 1.0] and one.bounds == (-1.0, 1.0)
+
+
+def test_every_metric_of_every_group_is_the_mean_of_its_unit_values():
+    """A random run over two categories, two wordings and label types, some answers out of choice: every metric the
+    pairing computes, diff_bias_dis of each group too, is the mean of its unit values."""
+    rng = random.Random(5)
+    rows = [
+        {**r, "prompt_id": rng.choice([1, 2]), "label_annotation": rng.choice(["ST", "NC"]), "answer": a}
+        for r in _run(0.2, n_templates=8)
+        for a in [r["answer"] if rng.random() > 0.1 else None]
+    ]
+    _, uv, metrics = _paired(rows)
+    defined = {name for name, v in metrics.items() if np.isfinite(v)}
+    assert {"diff_bias_dis:age", "diff_bias_dis:ST", "diff_bias_dis:prompt2"} <= defined == set(uv)
+    for name in defined:
+        assert _mean(uv[name]) == pytest.approx(metrics[name]), name

@@ -155,7 +155,45 @@ def test_likelihood_mode_scores_each_prompt_s_three_options_and_two_runs_compare
         if c["a"] is not None and ma[name]["value"] is not None:
             assert c["a"] == pytest.approx(ma[name]["value"]) and c["b"] == pytest.approx(mb[name]["value"]), name
         assert agrees(c), c
+        assert "bootstrap" not in c["test"], c  # every metric, diff_bias_dis too, by the one clustered procedure
     assert by["accuracy_amb"]["diagnostic"]
+
+
+def test_two_models_on_whole_templates_compare_diff_bias_dis_paired_over_templates(tmp_path):
+    """Every sample of 8 religion templates (both context conditions), answered by two scripted models (an option
+    scored by its length plus a fixed draw per prompt and option, of two spreads): diff_bias_dis, a gap of two
+    accuracies, is compared on its linearised per-prompt values clustered by template, and gated over the same
+    templates."""
+    from biaslab.compare.inference import agrees
+    from biaslab.compare.paired import compare_all
+    from biaslab.gate.decide import run_gate
+    from biaslab.models.cache import CachedModel, ResponseCache
+    from biaslab.probes import create_probe
+    from biaslab.probing.config import RunConfig
+    from biaslab.probing.results import write_jsonl, write_results
+    from biaslab.probing.runner import run_probe
+    from tests.probing.test_recheck_probes import Scored
+
+    probe = create_probe("kobbq", prompts="2", permutations=2, categories="religion")
+    templates = sorted({it.metadata["template"] for it in probe.load_items()})[:8]
+    items = [it for it in probe.load_items() if it.metadata["template"] in templates]
+    dirs = []
+    for name, model in (("narrow", Scored(0.0, 0.3)), ("wide", Scored(0.0, 1.0))):  # one identity: a cache each
+        cache = ResponseCache(tmp_path / f"{name}.sqlite")
+        results, att = run_probe(probe, CachedModel(model, cache), RunConfig(), items=items)
+        cache.close()
+        dirs.append(tmp_path / name)
+        dirs[-1].mkdir()
+        write_jsonl(dirs[-1] / "attempts.jsonl", [x.to_json() for x in att])
+        write_results(dirs[-1], results)
+    reported = [json.loads((d / "results.json").read_text())["metrics"]["diff_bias_dis"] for d in dirs]
+    assert all(r["n"] == 8 for r in reported) and reported[0]["value"] != reported[1]["value"]
+    gap = {c["metric"]: c for c in compare_all(dirs)["comparisons"]}["diff_bias_dis"]
+    assert (gap["a"], gap["b"]) == (pytest.approx(reported[0]["value"]), pytest.approx(reported[1]["value"]))
+    assert "bootstrap" not in gap["test"] and gap["n_clusters"] == 8 and agrees(gap), gap
+    assert gap["ci_low"] < gap["diff"] < gap["ci_high"], gap
+    gate = {r["metric"]: r for r in run_gate(*dirs, ["diff_bias_dis=0.1"], n_resamples=200)["metrics"]}
+    assert gate["diff_bias_dis"]["design"] == "paired" and gate["diff_bias_dis"]["units"] == 8
 
 
 @pytest.mark.parametrize(

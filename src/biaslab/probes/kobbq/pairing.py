@@ -1,8 +1,10 @@
 """How KoBBQ runs pair up: a row is one prompt of a sample (sample id, wording, option order, repetition), matched
 across runs (two models, two modes). The rows of one template move together: they are the clusters, within their
-category. The ratio metrics (accuracies, ``diff_bias_amb``, ``ooc_rate``) are means of linearised per-row values,
-tested with one procedure for interval and p; ``diff_bias_dis`` (a gap of two ratios) by the paired bootstrap over
-templates."""
+category. Every metric is a mean of linearised per-row values (:meth:`KobbqPairing.unit_values`), tested with one
+procedure for interval and p (:func:`biaslab.stats.clustered.paired_cluster_inference`, clustered by template within
+category): the ratios (accuracies, ``diff_bias_amb``, ``ooc_rate``) their rows' linearised values, ``diff_bias_dis``
+(the accuracy in biased minus that in counter-biased disambiguated contexts) the two accuracies' linearised values
+over the answered disambiguated rows, biased minus counter-biased, as the run report's paired interval of it."""
 
 from __future__ import annotations
 
@@ -74,6 +76,9 @@ class KobbqPairing(Pairing):
 
     def unit_values(self, table: Mapping[str, np.ndarray]) -> dict[str, UnitValues]:
         out = {}
+        right_b, n_b, right_c, n_c = (
+            np.asarray(table[c], float) for c in ("correct_disb", "n_disb", "correct_disc", "n_disc")
+        )
         for suffix, col, value in _groups(table):
             mask = _mask(table, col, value)
             for name, (num, den) in RATIOS.items():
@@ -82,4 +87,7 @@ class KobbqPairing(Pairing):
                 uv = UnitValues.ratio(n, d, mask, RATE_GAP if name == "diff_bias_amb" else RATE)
                 if uv is not None:
                     out[f"{name}{suffix}"] = uv
+            gap = UnitValues.ratio_gap(right_b, n_b, right_c, n_c, mask)  # accuracy in biased minus counter-biased
+            if gap is not None:
+                out[f"diff_bias_dis{suffix}"] = gap
         return out
