@@ -227,6 +227,9 @@ def test_pilot_with_predicate_clusters_reports_the_design_effect(tmp_path):
     # about 1: 20 predicates hold at most about 20 independent pairs' worth, fewer than 199
     res = plan("pairs", 10, pilot=_pilot(tmp_path, True))
     assert 7 < res["design_effect"] < 13 and res["icc"] > 0.6
+    # the run report's procedure on the pairs' unit values: 20 predicates of 10 alike pairs, CR2 with equal
+    # clusters is s_c^2 / k over predicate means, s^2 / n over pairs: sum / 19 / 20 over 10 sum / 199 / 200
+    assert res["design_effect"] == pytest.approx(199 * 200 / (19 * 20 * 10)) and "CR2" in res["variance"]
     assert res["n_pairs"] is None and res["design_effect_planned"] is None
     # how many predicates of the pilot's 10 pairs would do: K x 10 pairs >= n0 (1 + 9 icc)
     # (a correlation above 1, noise of this extreme pilot, counts as 1: a predicate is worth one pair)

@@ -9,14 +9,20 @@ With ``--pilot RUN`` the plan uses a finished run's own spread, through the prob
 (:mod:`biaslab.compare.paired_data`):
 
 * a share whose units cluster (the paired-sentence probes: the pairs built from one predicate move
-  together): the pilot's design effect -- the variance of the metric under the stratified cluster bootstrap
-  over clusters divided by that under the bootstrap over units -- gives the intra-cluster correlation
+  together): the pilot's design effect -- the variance of the metric over clusters divided by that over
+  units (variances below) -- gives the intra-cluster correlation
   ``icc = (deff - 1) / (m - 1)`` (m: the pilot's size-weighted units per cluster); n units spread over the
   pilot's k clusters have design effect ``1 + (n/k - 1) icc``, and the plan solves
   ``n = n0 (1 + (n/k - 1) icc)`` for n (n0: the independent-units n divided by 1 - the pilot's tie rate).
   When ``n0 icc >= k`` no number of units suffices: more clusters.
-* any other metric: the standard error of the metric from the pilot's bootstrap over its items, scaled as
-  1/sqrt(n): ``n = n_pilot (SE (z_{1-alpha/2} + z_power) / E)^2`` (normal approximation).
+* any other metric: the standard error of the metric from the pilot, scaled as 1/sqrt(n):
+  ``n = n_pilot (SE (z_{1-alpha/2} + z_power) / E)^2`` (normal approximation).
+
+The variances are those of the run report's own procedure where the probe's pairing gives the metric's unit
+values (:meth:`~biaslab.probing.pairing.Pairing.unit_values`): the CR2 variance of their mean
+(:func:`biaslab.stats.robust.cr2_inference`), with the pairing's clusters and strata, or each unit its own
+cluster. A metric without unit values (a largest gap) takes the variance of the pilot's bootstrap over its items
+or clusters instead (``variance`` in the JSON says which).
 """
 
 from __future__ import annotations
@@ -166,6 +172,41 @@ def _boot_var(
     return float(np.var(arr[np.isfinite(arr)], ddof=1))
 
 
+def _unit_var(pairing: Any, pdata: Any, metric: str, clustered: bool) -> float | None:
+    """The CR2 variance of the metric's mean over the pilot's unit values (module docstring): over the pairing's
+    clusters within their strata, or each unit its own cluster; None where the pairing gives none."""
+    from biaslab.stats.robust import cr2_inference
+
+    uv = pairing.unit_values(pdata.a).get(metric)
+    if uv is None or int(np.count_nonzero(uv.mask)) < 2:
+        return None
+    values = np.where(uv.mask, np.asarray(uv.values, dtype=float), 0.0)
+    if clustered and pdata.units is not None:
+        members = [np.asarray(u, dtype=int) for u in pdata.units]
+        totals = np.array([values[u].sum() for u in members])
+        sizes = np.array([float(np.count_nonzero(uv.mask[u])) for u in members])
+        strata = np.asarray(pdata.strata if pdata.strata is not None else ["all"] * len(members), dtype=object)
+        keep = sizes > 0
+        totals, sizes, strata = totals[keep], sizes[keep], strata[keep]
+    else:
+        totals, sizes, strata = values[uv.mask], np.ones(int(np.count_nonzero(uv.mask))), None
+    if totals.size < 2:
+        return None
+    return cr2_inference(totals, sizes, strata, null=0.0).se ** 2
+
+
+def _variances(pairing: Any, pdata: Any, metric: str, clusters: bool, seed: int) -> tuple[float, float | None, str]:
+    """``(variance over units, over clusters (None unless asked), how)`` of the pilot's metric."""
+    items = _unit_var(pairing, pdata, metric, False)
+    grouped = _unit_var(pairing, pdata, metric, True) if clusters else None
+    if items is not None and (grouped is not None or not clusters):
+        return items, grouped, "CR2 variance of its unit values (the run report's procedure)"
+    items = _boot_var(pdata.a, pdata.fn, metric, None, None, seed)
+    if clusters:
+        grouped = _boot_var(pdata.a, pdata.fn, metric, pdata.units, pdata.strata, seed)
+    return items, grouped, f"bootstrap ({N_BOOT} resamples)"
+
+
 def _from_pilot(
     probe: str, h: Headline, effect: float, power: float, alpha: float, pilot: Path, seed: int
 ) -> dict[str, Any]:
@@ -181,9 +222,10 @@ def _from_pilot(
     pdata = paired_data(pairing, rows, rows, seed)
     n_pilot = pdata.n_shared
     metric, noun, key = h.metric, h.plan.noun, count_key(h)
-    var_items = _boot_var(pdata.a, pdata.fn, metric, None, None, seed)
-    if isinstance(h.plan, ProportionPlan) and pdata.units is not None:
-        var_clusters = _boot_var(pdata.a, pdata.fn, metric, pdata.units, pdata.strata, seed)
+    var_items, var_clusters, how = _variances(
+        pairing, pdata, metric, isinstance(h.plan, ProportionPlan) and pdata.units is not None, seed
+    )
+    if isinstance(h.plan, ProportionPlan) and pdata.units is not None and var_clusters is not None:
         deff = var_clusters / var_items if var_items > 0 else 1.0
         tie = float(np.mean(pdata.a["tie"])) if "tie" in pdata.a else 0.0
         p1 = h.plan.share(h.unbiased + effect)
@@ -206,9 +248,8 @@ def _from_pilot(
         planned_deff = None if n is None else 1 + (n / k - 1) * icc
         assumptions = [
             f"{res['n']} independent pairs would do (exact binomial, smallest n with power >= {power:g})",
-            f"the pilot's design effect {deff:.2f} (variance of the bias score over predicate resamples / "
-            f"over pair resamples, {N_BOOT} resamples each) at {m_pilot:.2f} pairs per predicate gives an "
-            f"intra-predicate correlation of {icc:.3f}",
+            f"the pilot's design effect {deff:.2f} (variance of the bias score over predicates / over pairs; "
+            f"{how}) at {m_pilot:.2f} pairs per predicate gives an intra-predicate correlation of {icc:.3f}",
             f"the planned pairs are spread over the pilot's {k} predicates: design effect 1 + (n/{k} - 1) x {icc:.3f}",
             f"ties at the pilot's rate ({tie:.3f}) decide nothing",
         ]
@@ -222,9 +263,10 @@ def _from_pilot(
             "n_pilot": n_pilot,
             "n_predicates_pilot": k,
             "pilot": str(pilot),
+            "variance": how,
             "method": "exact binomial power x the design effect of predicate clusters (intra-predicate "
-            "correlation from the pilot's cluster bootstrap, clusters grown to the planned size) "
-            "/ (1 - the pilot's tie rate)",
+            "correlation from the pilot's variances over predicates and over pairs, clusters grown to the planned "
+            "size) / (1 - the pilot's tie rate)",
             "assumptions": assumptions,
         }
         if n is None:
@@ -245,18 +287,18 @@ def _from_pilot(
         return out
     se1 = math.sqrt(var_items * n_pilot)
     if not math.isfinite(se1) or se1 == 0:
-        raise ConfigError(f"the pilot run's {metric} does not vary over bootstrap resamples; give a larger pilot")
+        raise ConfigError(f"the pilot run's {metric} does not vary over its {noun}; give a larger pilot")
     n = normal_n(effect, se1, alpha, power)
     return {
         key: n,
         "n_pilot": n_pilot,
         "se_pilot": math.sqrt(var_items),
         "pilot": str(pilot),
-        "method": "normal approximation with the standard error of the pilot's bootstrap over its "
-        f"{noun}, scaled as 1/sqrt(n)",
+        "variance": how,
+        "method": f"normal approximation with the standard error of the pilot's metric over its {noun} ({how}), "
+        "scaled as 1/sqrt(n)",
         "assumptions": [
             f"{noun} like the pilot's (same variability per {noun[:-1]})",
             "standard error proportional to 1/sqrt(n)",
-            f"{N_BOOT} bootstrap resamples",
         ],
     }
