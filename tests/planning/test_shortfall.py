@@ -82,3 +82,26 @@ def test_plan_jobs_lum_says_the_occupations_run_out_and_what_would_do():
     crows = run_cli("plan", "crows-pairs", env={"COLUMNS": "250"}, check=True).stdout
     assert "crows-pairs has 1,508 pairs; 2,189 would be needed" in crows
     assert "repetitions cannot help: crows-pairs scores log-likelihoods" in crows
+
+
+def test_a_plan_counts_the_units_it_plans_in_not_the_items():
+    """A headline planned in occupations or templates compares the units needed with the probe's units of that
+    kind (the distinct values of a field of its items, over the items a filter keeps), not with its items."""
+    from biaslab.planning.forms import CorrelationPlan, MeanPlan
+    from biaslab.probing.core import ProbeItem
+
+    items = [
+        ProbeItem(f"i{k}", [], {"occupation": f"o{k % 3}", "context": "ambig" if k < 4 else "disambig"})
+        for k in range(7)
+    ]
+    assert CorrelationPlan("occupations").available(items) == 7  # default: each item one unit
+    assert CorrelationPlan("occupations", unit_key="occupation").available(items) == 3
+    assert MeanPlan("ambiguous items", sd=1.0, where=(("context", "ambig"),)).available(items) == 4
+    both = MeanPlan("ambiguous occupations", sd=1.0, unit_key="occupation", where=(("context", "disambig"),))
+    assert both.available(items) == 3  # i4, i5, i6: o1, o2, o0
+
+
+@requires_data
+def test_winogender_plans_in_its_60_occupations():
+    text = run_cli("plan", "winogender", env={"COLUMNS": "250"}, check=True).stdout
+    assert "winogender has 60 occupations;" in text and "240" not in text

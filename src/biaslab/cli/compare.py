@@ -33,10 +33,13 @@ def compare(
 ) -> None:
     """Compare runs with the first: for every shared metric the difference B - A, a 95% CI and a p value.
 
-    Runs of the same probe on the same items are compared paired (bootstrap over the shared items,
-    or predicates for paired-sentence probes; exact McNemar test for a paired-sentence bias_score,
-    sign-flip permutation tests otherwise); other runs unpaired. q: Benjamini-Hochberg across all
-    comparisons. Runs of two benchmarks on the same models (or --against) give a benchmark
+    Runs of the same probe on the same items are compared paired: a metric that is a mean over the
+    items (rates, bias scores, linearised ratios, slopes, correlations) is tested on the items'
+    differences with the run report's procedure, clustered as the report clusters them (exact
+    binomial or sign-flip test with few clusters, cluster-robust t with many, none under 6); the rest
+    (largest gaps, rates whose items differ between the runs) by the paired bootstrap over the same
+    units, its p never below 2^(1-k) over k units. Other runs are compared unpaired. q:
+    Benjamini-Hochberg across all comparisons. Runs of two benchmarks on the same models (or --against) give a benchmark
     comparison instead: Pearson r over models with a bootstrap CI.
     """
     from biaslab.compare.benchmarks import compare_two_benchmarks, load_runs, split_two_benchmarks

@@ -28,6 +28,17 @@ from biaslab.planning.power import binomial_n, fisher_n, normal_n
 class PlanForm(abc.ABC):
     noun: str  # what the planned number counts: "pairs", "occupations"
     count: str = ""  # the metric field that counts those units in a run (default: the metric's n, else its items)
+    # how many such units the probe has: the distinct values of this field of its items' metadata (default: each
+    # item one unit), over the items whose metadata match ``where`` ((field, value) pairs)
+    unit_key: str = ""
+    where: tuple[tuple[str, Any], ...] = ()
+
+    def available(self, items: list[Any]) -> int:
+        """How many of these units ``items`` (the probe's :class:`~biaslab.probing.core.ProbeItem`) hold."""
+        chosen = [it for it in items if all(it.metadata.get(k) == v for k, v in self.where)]
+        if not self.unit_key:
+            return len(chosen)
+        return len({str(it.metadata.get(self.unit_key)) for it in chosen})
 
     @abc.abstractmethod
     def closed(self, metric: str, unbiased: float, effect: float, power: float, alpha: float) -> dict[str, Any]:

@@ -135,17 +135,20 @@ def items_shortfall(
 
 
 @functools.lru_cache(maxsize=32)
-def probe_items(probe: str) -> int | None:
-    """The items a probe has (None: its items come from a file of the user's, or its data are missing)."""
+def probe_items(probe: str, form: Any = None) -> int | None:
+    """The items a probe has, or with ``form`` (a headline's :class:`~biaslab.planning.forms.PlanForm`) the units
+    it plans in (:meth:`~biaslab.planning.forms.PlanForm.available`: occupations, templates); None: its items
+    come from a file of the user's, or its data are missing."""
     from biaslab.errors import BiaslabError
     from biaslab.probes import create_probe, get_probe_class
 
     if get_probe_class(probe).input_option:
         return None
     try:
-        return len(create_probe(probe).load_items())
+        items = create_probe(probe).load_items()
     except (BiaslabError, OSError):
         return None
+    return len(items) if form is None else int(form.available(items))
 
 
 def repetitions_blocker(probe: str) -> str:
@@ -175,7 +178,7 @@ def headline_shortfall(
     return items_shortfall(
         probe,
         n_needed,
-        n_items if n_items is not None else probe_items(probe),
+        n_items if n_items is not None else probe_items(probe, h.plan),
         noun=h.plan.noun,
         power=power,
         detectable=lambda n: detectable_effect(h, n, power=power, alpha=alpha),

@@ -80,6 +80,7 @@ HEADLINES = (
         "higher",
         MeanPlan(
             "names",
+            unit_key="name",
             sd=1.0,
             sd_note="a difference of two means of names' masculine rates: 2 x the largest "
             "spread of a rate (0.5); a pilot's spread is far smaller",

@@ -39,7 +39,7 @@ def group_figure(results: RunResults) -> Figure | None:
     )
     return Figure(
         title,
-        caption="Dots: bias score; bars: 95% CI of the cluster bootstrap over predicates. Red: "
+        caption="Dots: bias score; bars: 95% CI over predicates (the procedure of its p value). Red: "
         "q < 0.05; grey: fewer than 3 predicates, too small to interpret; dotted line: 50, the unbiased "
         "value.",
         svg=svg,
