@@ -145,3 +145,38 @@ def test_all_48_files_registered_and_the_multilingual_set():
     assert FILES["benchmarks/mbbq/SES_control_tr.jsonl"].url.endswith("/data/SES_control_tr.jsonl")
     assert "multilingual" in NAMED_SETS
     assert multilingual_probes() == [n for n in ("mbbq", "kobbq") if n in PROBES]
+
+
+def test_the_pairing_gives_every_metric_its_unit_values():
+    """A random two-language table of bias and control questions: every metric the pairing computes (pooled, per
+    category, per language and per language and category, control accuracies included) has unit values whose mean
+    over their questions is the metric, so compare and the gate test none of them by the bootstrap."""
+    import numpy as np
+
+    from biaslab.probes.mbbq.pairing import MbbqPairing
+
+    rng = np.random.default_rng(0)
+    rows = [
+        {
+            "language": lang,
+            "set": "control" if k % 5 == 0 else "bias",
+            "category": "Gender_identity" if k % 3 == 0 else "Age",
+            "parallel_id": f"p{k}",
+            "prompt": 0,
+            "question_index": str(k % 17),
+            "context_condition": ("ambig", "disambig")[k % 2],
+            "answer": rng.choice([0, 1, 2, None], p=[0.35, 0.3, 0.3, 0.05]),
+            "label": int(rng.integers(0, 3)),
+            "unknown_answer": 2,
+            "biased_answer": int(rng.integers(0, 2)),
+        }
+        for lang in ("en", "tr")
+        for k in range(300)
+    ]
+    pairing = MbbqPairing()
+    table = pairing.table(rows).columns
+    metrics = pairing.metric_fn(table)(table)
+    units = pairing.unit_values(table)
+    assert set(units) == {k for k, v in metrics.items() if np.isfinite(v)} and len(units) > 50
+    for name, uv in units.items():
+        assert float(np.mean(uv.values[uv.mask])) == pytest.approx(metrics[name], abs=1e-9), name

@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 
 from biaslab.probes.bbq.metrics import COLS, _row_values, _scores
+from biaslab.probes.bbq.pairing import score_units
 from biaslab.probing.pairing import ItemTable, MetricFn, Pairing, UnitValues, clusters_of
-from biaslab.stats.unit_values import ratio_units
 
 CONTROL = tuple(f"c_{c}" for c in COLS)
 
@@ -77,9 +77,11 @@ class MbbqPairing(Pairing):
         return fn
 
     def unit_values(self, table: Mapping[str, np.ndarray]) -> dict[str, UnitValues]:
-        """The bias scores as means of one value per question (each run's mean is its score), so compare and the
-        gate test them by the paired cluster inference where both runs answered the same questions: s_AMB by bbq's
-        values (+-c, c = 100 x wrong / non-unknown answers), s_DIS by its linearised ratio."""
+        """Every metric as a mean of one value per question (each run's mean is its metric), so compare and the
+        gate test them by the paired cluster inference where both runs answered the same questions: BBQ's metrics
+        over the bias set by bbq's own unit values (:func:`biaslab.probes.bbq.pairing.score_units`: the
+        accuracies and the disambiguated score linearised as ratios, the ambiguous score by the product rule),
+        the control accuracies as ratios over the control set."""
         g, lang = np.asarray(table["group"]), np.asarray(table["language"])
         subsets = [("", np.ones(len(g), dtype=bool))] + [(f":{x}", g == x) for x in sorted(set(g.tolist()))]
         for code in sorted(set(lang.tolist()) - {""}):
@@ -87,28 +89,12 @@ class MbbqPairing(Pairing):
             subsets += [(f":{code}/{x}", (lang == code) & (g == x)) for x in sorted(set(g.tolist()))]
         out: dict[str, UnitValues] = {}
         for suffix, m in subsets:
-            out.update({f"{k}{suffix}": uv for k, uv in _score_units(table, m).items()})
+            out.update({f"{k}{suffix}": uv for k, uv in score_units(table, m).items()})
+            for cond in ("ambig", "disambig"):
+                uv = UnitValues.ratio(table[f"c_correct_{cond}"], table[f"c_n_{cond}"], m)
+                if uv is not None:
+                    out[f"control_accuracy_{cond}{suffix}"] = uv
         return out
 
     def clusters(self, aligned: Mapping[str, np.ndarray]) -> tuple[list[np.ndarray], list[str]]:
         return clusters_of(aligned["cluster"])
-
-
-def _score_units(t: Mapping[str, np.ndarray], rows: np.ndarray) -> dict[str, UnitValues]:
-    col = {c: np.asarray(t[c], dtype=float) for c in COLS}
-    out: dict[str, UnitValues] = {}
-    amb = rows & (col["n_ambig"] == 1)
-    nu = col["nu_ambig"][amb].sum()
-    if amb.any() and nu > 0:
-        wrong = (col["n_ambig"] - col["correct_ambig"])[amb].sum()
-        signs = 2 * col["biased_ambig"] - col["nu_ambig"]
-        uv = UnitValues.mean(signs * 100.0 * wrong / nu, amb, None)
-        if uv is not None:
-            out["bias_score_ambig"] = uv
-    dis = rows & (col["n_disambig"] == 1)
-    units = ratio_units(100.0 * (2 * col["biased_disambig"] - col["nu_disambig"])[dis], col["nu_disambig"][dis])
-    if dis.any() and units is not None:
-        values = np.full(len(rows), np.nan)
-        values[dis] = units
-        out["bias_score_disambig"] = UnitValues(values, dis, None)
-    return out
