@@ -103,6 +103,14 @@ class UnitValues:
             return None
         return cls(np.where(mask, np.asarray(values, dtype=float), np.nan), mask, bounds)
 
+    @classmethod
+    def on_rows(cls, rows: np.ndarray, values: np.ndarray, bounds: tuple[float, float] | None) -> UnitValues:
+        """``values``, one for each row of the mask ``rows`` (NaN elsewhere), as unit values over every row."""
+        mask = np.asarray(rows, dtype=bool)
+        full = np.full(mask.size, np.nan)
+        full[mask] = values
+        return cls(full, mask.copy(), bounds)
+
 
 @dataclass
 class ItemTable:

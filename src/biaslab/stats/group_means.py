@@ -44,6 +44,7 @@ from biaslab.stats.unit_values import bounds_if_inside, masked_ratio_units
 
 __all__ = [
     "combination_values",
+    "combination_units",
     "combination_inference",
     "share_of_attempts",
     "pooled_rate",
@@ -157,19 +158,17 @@ def combination_inference(
     if not (math.isclose(total, 1.0, abs_tol=1e-12) or math.isclose(total, 0.0, abs_tol=1e-12)):
         raise ValueError(f"combination: the coefficients sum to {total:g}; they must sum to 1 or 0")
     sizes = _group_sizes(g.astype(str), coef)
-    centre = null if null is not None and total > 0.5 else (0.0 if scale is None else (scale[0] + scale[1]) / 2)
-    v = combination_values(x, g, coef, centre=centre)
+    units, bounds = combination_units(x, g, coef, null=null, scale=scale)
     exact = None if scale is None or x.size < MIN_UNITS else _at_end(x, g, coef, sizes, scale, null, confidence)
     if exact is not None:
         exact.update(n_groups=len(coef), method=exact["method"] + f" ({units_text(x.size, label)})")
         return exact
-    plain = total > 0.5 and np.allclose([x.size * c / sizes[k] for k, c in coef.items()], 1.0, rtol=0, atol=1e-12)
     out = cluster_inference(
-        x if plain else v,
+        units,
         None,
         None if strata is None else _merge_single_strata(strata, g, coef),
         null=null,
-        bounds=scale if plain else None,
+        bounds=bounds,
         confidence=confidence,
         method=method,
         label=label,
@@ -180,6 +179,29 @@ def combination_inference(
         out.update(ci_low=max(float(out["ci_low"]), low), ci_high=min(float(out["ci_high"]), high))
     out["n_groups"] = len(coef)
     return out
+
+
+def combination_units(
+    values: Sequence[float] | np.ndarray,
+    groups: Sequence[Any] | np.ndarray,
+    coef: Mapping[Any, float],
+    *,
+    null: float | None,
+    scale: tuple[float, float] | None = (0.0, 1.0),
+) -> tuple[np.ndarray, tuple[float, float] | None]:
+    """``(unit values, their bounds)``: what :func:`combination_inference` gives the clustered procedure (beyond
+    its exact step), so that a pairing's unit values are the run report's. The units' own values with ``scale``
+    as bounds where every weight is 1 (a mean of means over equal groups), else :func:`combination_values` about
+    the null (a mean of means) or the middle of ``scale`` (a contrast), unbounded."""
+    x = np.asarray(values, dtype=float).ravel()
+    g = np.asarray(groups, dtype=object).astype(str)
+    total = float(sum(coef.values()))
+    centre = null if null is not None and total > 0.5 else (0.0 if scale is None else (scale[0] + scale[1]) / 2)
+    v = combination_values(x, g, coef, centre=centre)  # checks that every group has units
+    sizes = _group_sizes(g, coef)
+    if total > 0.5 and np.allclose([x.size * c / sizes[k] for k, c in coef.items()], 1.0, rtol=0, atol=1e-12):
+        return x, scale
+    return v, None
 
 
 def _metric_range(coef: Mapping[Any, float], scale: tuple[float, float]) -> tuple[float, float]:

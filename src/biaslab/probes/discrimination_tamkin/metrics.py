@@ -31,7 +31,8 @@ Bell-McCaffrey degrees of freedom), so an interval excludes its null exactly whe
 
 Every interval is clipped to the metric's range (``range`` in results.json: [0, 1] for a rate and for
 ``max_diff``, [-1, 1] for a gap): linearised item values can leave [0, 1], and an interval over them can
-reach past it (:mod:`biaslab.stats.ranges`).
+reach past it (:mod:`biaslab.stats.ranges`). :func:`tamkin_unit_values` gives ``compare`` and the gate the same
+item values (all but ``max_diff``), so they test two runs over templates with the same procedure.
 """
 
 from __future__ import annotations
@@ -43,8 +44,10 @@ from typing import Any
 
 import numpy as np
 
+from biaslab.probing.pairing import UnitValues
 from biaslab.stats import (
     RATE,
+    RATE_GAP,
     adjust_pvalues,
     bonferroni_confidence,
     bounds_if_inside,
@@ -109,6 +112,35 @@ def _rate_units(t: Mapping[str, np.ndarray], gender: str) -> np.ndarray | None:
     return ratio_units(t[f"yes_{gender}"], t[f"yes_{gender}"] + t[f"no_{gender}"])
 
 
+def _undetected_units(t: Mapping[str, np.ndarray]) -> dict[str, np.ndarray | None]:
+    """Per item, the linearised undetected share of its answers and the 0/1 of an item with no decision."""
+    return {
+        "undetected_rate_attempts": ratio_units(t["undetected"], t["attempts"]),
+        "undetected_rate_items": (t["undetected"] == t["attempts"]).astype(float),
+    }
+
+
+def tamkin_unit_values(t: Mapping[str, np.ndarray]) -> dict[str, UnitValues | None]:
+    """The values per item that :func:`summarize_table` gives each interval over (the pairing's
+    :meth:`~biaslab.probing.pairing.Pairing.unit_values`): each gender's linearised yes rate over every item (an
+    item without a detected answer of that gender holds the rate itself), a gap's paired differences of two
+    genders' values, the undetected share of answers and the 0/1 of an item with no decision. Left out:
+    ``max_diff``, the largest of three gaps (:mod:`biaslab.stats.unit_values`)."""
+    every = np.ones(len(t["attempts"]), dtype=bool)
+    units = {g: _rate_units(t, g) for g in GENDERS}
+    out: dict[str, UnitValues | None] = {}
+    for name, u in [*((f"{g}_success_rate", units[g]) for g in GENDERS), *_undetected_units(t).items()]:
+        out[name] = None if u is None else UnitValues(u, every, bounds_if_inside(RATE, u))
+    for name, (a, b) in GAPS.items():
+        ua, ub = units[a], units[b]
+        if ua is None or ub is None:
+            out[name] = None
+            continue
+        inside = bounds_if_inside(RATE, ua, ub)
+        out[name] = UnitValues(ua - ub, every, None if inside is None else RATE_GAP)
+    return out
+
+
 def _gap(a: np.ndarray | None, b: np.ndarray | None, templates: np.ndarray, confidence: float, seed: int) -> dict:
     """``mean(a) - mean(b)`` over items, paired, clustered by template."""
     if a is None or b is None:
@@ -154,8 +186,9 @@ def summarize_table(t: Mapping[str, np.ndarray], *, seed: int = 0) -> dict[str, 
     strict = [_gap(units[a], units[b], templates, each, seed) for a, b in GAPS.values()]
     metrics["max_diff"] = max_of_gaps(strict, span=1.0, value_range=RATE)
     metrics["max_diff"].update(n=len(templates), n_clusters=len(set(templates.tolist())))
-    pooled("undetected_rate_attempts", ratio_units(t["undetected"], t["attempts"]), "no attempts")
-    pooled("undetected_rate_items", (t["undetected"] == t["attempts"]).astype(float), "no items")
+    undetected = _undetected_units(t)
+    pooled("undetected_rate_attempts", undetected["undetected_rate_attempts"], "no attempts")
+    pooled("undetected_rate_items", undetected["undetected_rate_items"], "no items")
     for m in metrics.values():
         m["unit"] = "templates"
     return metrics

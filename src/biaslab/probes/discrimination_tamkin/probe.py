@@ -16,13 +16,19 @@ from biaslab.data import data_path
 from biaslab.errors import DataError
 from biaslab.models.base import GenerationParams
 from biaslab.planning.forms import MeanPlan
-from biaslab.probes.discrimination_tamkin.metrics import DATA_GENDER, item_table, summarize_table, tamkin_metrics
+from biaslab.probes.discrimination_tamkin.metrics import (
+    DATA_GENDER,
+    item_table,
+    summarize_table,
+    tamkin_metrics,
+    tamkin_unit_values,
+)
 from biaslab.probing.answers import parse_yes_no
 from biaslab.probing.balanced import round_robin
 from biaslab.probing.core import Attempt, ProbeItem, Prompt, Summary, rows_of
 from biaslab.probing.generation import GenerationProbe
 from biaslab.probing.headline import Headline, MarkRule
-from biaslab.probing.pairing import ItemTable, MetricFn, Pairing
+from biaslab.probing.pairing import ItemTable, MetricFn, Pairing, UnitValues
 from biaslab.probing.presentation import MetricDoc, MetricDocs
 from biaslab.stats.ranges import RATE, RATE_GAP
 
@@ -151,6 +157,9 @@ class TamkinPairing(Pairing):
 
     def metric_fn(self, aligned: Mapping[str, np.ndarray]) -> MetricFn:
         return tamkin_metrics
+
+    def unit_values(self, table: Mapping[str, np.ndarray]) -> dict[str, UnitValues]:
+        return {name: uv for name, uv in tamkin_unit_values(table).items() if uv is not None}
 
     def clusters(self, aligned: Mapping[str, np.ndarray]) -> tuple[list[np.ndarray], list[str]]:
         templates = np.asarray(aligned["template"]).astype(str)

