@@ -151,7 +151,8 @@ def _gest_rule(p_stereo: float):
 def test_compare_tests_gest_metrics_with_the_paired_cluster_procedure(tmp_path, monkeypatch):
     """Two scripted gest runs (a random model, one picking the stereotyped gender 40% of the time) on 64 sentences:
     `biaslab compare` reports stereotype_rate and every other metric with the paired cluster procedure over the
-    sentences, the interval and p of paired_cluster_inference on the two runs' unit values."""
+    sentences within their stereotypes (the run report's strata), the interval and p of paired_cluster_inference on
+    the two runs' unit values."""
     data = write_gest(tmp_path / "data", [(f"I did thing number {k} today.", 1 + k % 16) for k in range(64)])
     monkeypatch.setenv("BIASLAB_DATA_DIR", str(data))
     for name, p in (("fair", 0.0), ("biased", 0.4)):
@@ -165,7 +166,11 @@ def test_compare_tests_gest_metrics_with_the_paired_cluster_procedure(tmp_path, 
     pairing = get_probe_class("gest").pairing
     a, b = pairing.unit_values(pdata.a)["stereotype_rate"], pairing.unit_values(pdata.b)["stereotype_rate"]
     assert np.array_equal(a.mask, b.mask) and a.mask.sum() == 60  # stereotype 15's sentences are no unit of it
-    want = paired_cluster_inference(a.values[a.mask], b.values[b.mask], null=0.0, label="sentences")
+    strata = np.asarray(pdata.a["stereotype"])[a.mask]  # the design's strata, as in the run report
+    assert "within strata" in rows["stereotype_rate"]["test"]
+    want = paired_cluster_inference(
+        a.values[a.mask], b.values[b.mask], np.arange(60), strata, null=0.0, label="sentences"
+    )
     row = rows["stereotype_rate"]
     assert row["test"] == want["method"] and row["n_clusters"] == 60 and row["p"] == pytest.approx(want["p"])
     assert (row["ci_low"], row["ci_high"]) == pytest.approx((want["ci_low"], want["ci_high"]))

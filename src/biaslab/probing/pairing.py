@@ -159,7 +159,9 @@ class Pairing(abc.ABC):
 
 class ByItemPairing(Pairing):
     """Rows matched across runs by an id column of the table (``key``); every row is its own unit. ``units``: the
-    probe's :meth:`Pairing.unit_values` (metric -> its values, None where undefined on the table)."""
+    probe's :meth:`Pairing.unit_values` (metric -> its values, None where undefined on the table); ``stratum``: a
+    column of the table whose values are the strata of the design (a sentence's stereotype, a ranking's role and
+    race), which the run report's intervals are stratified by and compare's are then too."""
 
     def __init__(
         self,
@@ -169,9 +171,16 @@ class ByItemPairing(Pairing):
         metrics: MetricFn,
         key: str = "item_id",
         units: Callable[[Mapping[str, np.ndarray]], Mapping[str, UnitValues | None]] | None = None,
+        stratum: str | None = None,
     ) -> None:
-        self.family, self.unit, self.key = family, unit, key
+        self.family, self.unit, self.key, self.stratum = family, unit, key, stratum
         self._table_fn, self._metrics, self._units = table_fn, metrics, units
+
+    def clusters(self, aligned: Mapping[str, np.ndarray]) -> tuple[list[np.ndarray], list[str]] | None:
+        if self.stratum is None:
+            return None
+        labels = [str(s) for s in np.asarray(aligned[self.stratum]).tolist()]
+        return [np.array([i]) for i in range(len(labels))], labels
 
     def table(self, rows: list[dict[str, Any]]) -> ItemTable:
         columns = self._table_fn(rows)

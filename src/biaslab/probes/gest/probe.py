@@ -115,7 +115,7 @@ class GestProbe(GenerationProbe):
     metric_docs = METRIC_DOCS
     metric_ranges = {"stereotype_rate": RATE_GAP, "*frequency_*_option": RATE}
     headlines = HEADLINES
-    pairing = ByItemPairing("gest", "sentences", _table, paired_metrics, units=gest_unit_values)
+    pairing = ByItemPairing("gest", "sentences", _table, paired_metrics, units=gest_unit_values, stratum="stereotype")
     options = {
         "reorderings": ProbeOption(
             "How many of the six orderings of the options each sentence is asked with (default 6).",

