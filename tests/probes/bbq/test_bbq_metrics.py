@@ -121,3 +121,43 @@ def test_accuracies_and_unparsed_rate_from_the_cluster_procedure_over_templates(
     # B: one ambiguous question per template, so independent units: Clopper-Pearson of 0 of 3
     b = m["accuracy_ambig:B"]
     assert b["value"] == 0.0 and b["ci_low"] == 0.0 and b["ci_high"] == pytest.approx(1 - 0.025 ** (1 / 3))
+
+
+def test_bias_score_ambig_interval_from_the_product_rule_values_by_hand():
+    """Six templates of ambiguous questions (label = unknown = 2): 0 biased on 0, 1 and 5, 1 (the other person) on 2,
+    unknown on 3 and a second question of 5, and 0 on 4 whose biased person is unresolved (wrong, but no role).
+    Over the 7: wrong w = 5/7, resolved non-unknown mean(nu) = 4/7, R = (3 - 1) x 100 / 4 = 50, score w R = 250/7.
+    Product rule u = c y + R (w_i - c nu_i), c = w / mean(nu) = 5/4: biased 125 - 12.5 = 112.5, other -137.5,
+    unknown 0, unresolved 0 + 50 = 50 -- outside [-100, 100], so no bounds. (A scale held fixed would give +-125 and
+    0 for the unresolved answer, ignoring what it adds to the accuracy factor.)"""
+    from biaslab.stats import cluster_inference
+
+    rows = [r("A", str(t), "ambig", "neg", a, 2) for t, a in [(0, 0), (1, 0), (2, 1), (3, 2)]]
+    rows += [r("A", "4", "ambig", "neg", 0, 2, biased=None), r("A", "5", "ambig", "neg", 0, 2)]
+    rows.append(r("A", "5", "ambig", "nonneg", 2, 2, biased=1))
+    m, _ = bbq_metrics(rows, n_permutations=200)
+    s = m["bias_score_ambig"]
+    assert s["value"] == pytest.approx(250 / 7)
+    values = [112.5, 112.5, -137.5, 0.0, 50.0, 112.5, 0.0]
+    assert sum(values) / 7 == pytest.approx(250 / 7)
+    want = cluster_inference(values, [0, 1, 2, 3, 4, 5, 5], ["A"] * 7, null=0.0, label="templates", n_random=200)
+    assert want["ci_low"] is not None and want["p"] is not None
+    assert (s["ci_low"], s["ci_high"], s["p"]) == pytest.approx((want["ci_low"], want["ci_high"], want["p"]))
+    assert s["method"] == want["method"] and s["n"] == 6
+    fixed = cluster_inference([125, 125, -125, 0, 0, 125, 0], [0, 1, 2, 3, 4, 5, 5], null=0.0, n_random=200)
+    assert (fixed["ci_low"], fixed["ci_high"]) != pytest.approx((s["ci_low"], s["ci_high"]))
+    # every wrong answer naming a resolved person (4 answered as 2): the values are exactly +-100 and 0, bounded,
+    # so the exact steps apply -- the old fixed scale gave the same values (c = 100)
+    rows[4] = r("A", "4", "ambig", "neg", 2, 2)
+    m, _ = bbq_metrics(rows, n_permutations=200)
+    grid = cluster_inference(
+        [100, 100, -100, 0, 0, 100, 0], [0, 1, 2, 3, 4, 5, 5], null=0.0, bounds=(-100, 100), n_random=200
+    )
+    s = m["bias_score_ambig"]
+    assert s["value"] == pytest.approx(200 / 7)
+    assert (s["ci_low"], s["ci_high"], s["p"], s["method"]) == (
+        grid["ci_low"],
+        grid["ci_high"],
+        grid["p"],
+        grid["method"],
+    )

@@ -137,3 +137,39 @@ def test_compare_and_gate_test_every_metric_over_templates_by_the_unit_values(tm
     for name in ("bias_score_ambig", "bias_score_disambig:Age"):  # units: the templates the unit values are over
         assert got[name]["p"] is not None and got[name]["verdict"], got[name]
         assert got[name]["units"] == by[name]["n_clusters"], got[name]
+
+
+def test_run_report_infers_both_bias_scores_from_the_pairings_unit_values():
+    """The run report's interval and p of each bias score (overall and per category) are
+    :func:`cluster_inference` of exactly the pairing's unit values over templates within category, on a random table
+    (with unresolved biased answers: the linearised values leave [-100, 100] there)."""
+    from biaslab.stats import cluster_inference
+
+    rows = _random_rows(np.random.default_rng(7), 300)
+    metrics, _ = bbq_metrics(rows, n_permutations=200)
+    p = BbqPairing()
+    t = p.table(rows).columns
+    units = p.unit_values(t)
+    checked = 0
+    for name, uv in units.items():
+        if not name.startswith("bias_score_"):
+            continue
+        m = uv.mask
+        want = cluster_inference(
+            uv.values[m], t["cluster"][m], t["group"][m], null=0.0, bounds=uv.bounds, label="templates", n_random=200
+        )
+        got = metrics[name]
+        assert got["value"] == pytest.approx(want["value"], abs=1e-9), name
+        # (equal up to the order of summation: the report numbers templates in order of appearance)
+        assert (got["ci_low"], got["ci_high"], got["p"]) == pytest.approx(
+            (want["ci_low"], want["ci_high"], want["p"]), rel=1e-12, abs=1e-12
+        ), name
+        assert got["n"] == want["n_clusters"] and got["ci_low"] is not None, name
+        assert got["method"] == want["method"], name
+        checked += 1
+    assert checked == 8 and units["bias_score_ambig"].bounds is None  # 2 scores, overall and 3 categories
+    # every wrong answer naming a resolved person: exactly +-100 and 0 (no rounding), bounded
+    resolved = [dict(x, biased_answer=x["biased_answer"] or 0) for x in rows]
+    for name, uv in p.unit_values(p.table(resolved).columns).items():
+        if name.startswith("bias_score_ambig"):
+            assert set(uv.values[uv.mask].tolist()) <= {-100.0, 0.0, 100.0} and uv.bounds == (-100.0, 100.0), name

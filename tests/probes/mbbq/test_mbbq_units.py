@@ -180,3 +180,28 @@ def test_the_pairing_gives_every_metric_its_unit_values():
     assert set(units) == {k for k, v in metrics.items() if np.isfinite(v)} and len(units) > 50
     for name, uv in units.items():
         assert float(np.mean(uv.values[uv.mask])) == pytest.approx(metrics[name], abs=1e-9), name
+
+
+def test_language_gap_of_bias_score_ambig_from_bbqs_product_rule_values():
+    """Six templates, one ambiguous question each (label 0 = unknown, biased 1). en answers 1, 1, 2, 0, 1, 0: every
+    wrong answer names a resolved person, so its values are exactly 100, 100, -100, 0, 100, 0 (score 200/6). tr
+    answers 1, 1, 1, 0, 2, 0 with template 5's biased person unresolved in Turkish: w = 4/6, mean(nu) = 3/6, R = 100,
+    c = 4/3; biased 400/3 + 100 (1 - 4/3) = 100, unknown 0, the unresolved wrong answer 0 + 100 (1 - 0) = 100
+    (score 400/6). The gap: the paired cluster inference of tr - en over templates, bounded (both within +-100)."""
+    from biaslab.stats.clustered import paired_cluster_inference
+
+    rows = [_row("en", "bias", str(t), "ambig", a, 0) for t, a in zip(range(1, 7), [1, 1, 2, 0, 1, 0])]
+    rows += [
+        _row("tr", "bias", str(t), "ambig", a, 0, biased=None if t == 5 else 1)
+        for t, a in zip(range(1, 7), [1, 1, 1, 0, 2, 0])
+    ]
+    metrics, _ = mbbq_metrics(rows)
+    assert metrics["bias_score_ambig:tr"]["value"] == pytest.approx(400 / 6)
+    en, tr = [100, 100, -100, 0, 100, 0], [100, 100, 100, 0, 100, 0]
+    want = paired_cluster_inference(
+        en, tr, [str(t) for t in range(1, 7)], null=0.0, bounds=(-100.0, 100.0), label="templates"
+    )
+    got = metrics["lang_diff_bias_score_ambig:tr"]
+    assert got["value"] == pytest.approx(200 / 6) == pytest.approx(want["value"])
+    assert (got["ci_low"], got["ci_high"], got["p"]) == pytest.approx((want["ci_low"], want["ci_high"], want["p"]))
+    assert got["n_clusters"] == 6 and got["p"] is not None

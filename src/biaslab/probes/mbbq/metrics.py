@@ -12,11 +12,12 @@ language against English item by item.
   of each bias score across wordings (``wording_range_<score>:<lang>``).
 * **Against English** (a run with ``en`` and other languages): per language L and metric, the difference L - en
   over the parallel items of both (same category, set, ``parallel_id``, wording and repetition), clustered by
-  template (category, ``question_index``) within category. The bias scores: the paired cluster inference of unit
-  values whose mean is each language's score (:func:`_score_test`: exact sign-flip test and its interval with few
-  templates), over the questions answered in both languages. The accuracies (bias and control sets): the same
-  paired cluster inference of each question's 0/1 correctness, over the questions of that context answered in both
-  languages. Benjamini-Hochberg q values across every language and bias score (the accuracies apart).
+  template (category, ``question_index``) within category. The bias scores: the paired cluster inference of bbq's
+  unit values (those of its run report and ``compare``), whose mean is each language's score (:func:`_score_test`:
+  exact sign-flip test and its interval with few templates), over the questions answered in both languages. The
+  accuracies (bias and control sets): the same paired cluster inference of each question's 0/1 correctness, over
+  the questions of that context answered in both languages. Benjamini-Hochberg q values across every language and
+  bias score (the accuracies apart).
 * **Adjusted for control accuracy** (``lang_diff_adjusted_<score>:<lang>``): ``gap - slope x control gap``, where
   gap is the bias score's difference (L - en) above, control gap the difference in control accuracy (both contexts
   pooled), and slope the weighted least-squares slope, across templates, of a template's bias gap on its
@@ -35,9 +36,9 @@ from typing import Any
 import numpy as np
 
 from biaslab.probes.bbq.metrics import COLS, _row_values, _scores, bbq_metrics
+from biaslab.probes.bbq.units import bias_units
 from biaslab.stats import adjust_pvalues
 from biaslab.stats.clustered import cluster_inference, paired_cluster_inference
-from biaslab.stats.unit_values import ratio_units
 
 ADEQUATE = 0.5
 SCORES = ("bias_score_ambig", "bias_score_disambig")
@@ -331,10 +332,10 @@ def _score_test(
     lang: str, score: str, pairs: list[tuple[dict[str, Any], dict[str, Any]]], seed: int, n: int
 ) -> dict[str, Any]:
     """A bias score's gap from unit values whose mean, per language, is its score over the questions of that
-    context answered in both languages; :func:`paired_cluster_inference` over templates (exact sign-flip test and
-    its interval with few templates). ``bias_score_ambig``: bbq's values, +-c per question (c = 100 x wrong /
-    non-unknown answers with a resolved biased answer); ``bias_score_disambig``: the linearised ratio
-    (:func:`biaslab.stats.unit_values.ratio_units`) of 100 x (biased - other) over non-unknown answers."""
+    context answered in both languages: bbq's own (:func:`biaslab.probes.bbq.units.bias_units`, the values its
+    run report and ``compare`` use: the linearised ratio for ``bias_score_disambig``, the delta method's product
+    rule for ``bias_score_ambig``); :func:`paired_cluster_inference` over templates (exact sign-flip test and its
+    interval with few templates), bounded where both languages' values stay within (-100, 100)."""
     cond = score.removeprefix("bias_score_")
     both = [
         (a, b)
@@ -343,17 +344,20 @@ def _score_test(
     ]
     sides = []
     for j in (0, 1):
-        signs = np.array([_signs(p[j]) for p in both])
-        if cond == "ambig":
-            wrong = sum(p[j]["answer"] != p[j]["label"] for p in both)
-            nu = np.count_nonzero(signs)
-            sides.append(signs * (100.0 * wrong / nu if nu else 0.0))
-        else:
-            sides.append(ratio_units(100.0 * signs, np.abs(signs)))
-    if not both or any(s is None or not np.any(s) and cond == "disambig" for s in sides):
+        values = [_row_values(p[j]) for p in both]
+        sides.append(bias_units({c: np.array([v[c] for v in values]) for c in COLS}, np.ones(len(both), bool), cond))
+    ua, ub = sides
+    if ua is None or ub is None:
         return _undefined(lang, score, 0, n)
     clusters = [f"{a['category']}\x1f{a['question_index']}" for a, _ in both]
     res = paired_cluster_inference(
-        sides[0], sides[1], clusters, [a["category"] for a, _ in both], null=0.0, label="templates", seed=seed
+        ua.values,
+        ub.values,
+        clusters,
+        [a["category"] for a, _ in both],
+        null=0.0,
+        bounds=ua.bounds if ua.bounds == ub.bounds else None,  # linearised values may leave them in one language
+        label="templates",
+        seed=seed,
     )
     return _kept(lang, score, res, n)

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from biaslab.probes.bbq.metrics import COLS, _row_values, _scores
-from biaslab.probes.bbq.pairing import score_units
+from biaslab.probes.bbq.units import score_units
 from biaslab.probing.pairing import ItemTable, MetricFn, Pairing, UnitValues, clusters_of
 
 CONTROL = tuple(f"c_{c}" for c in COLS)
@@ -79,7 +79,7 @@ class MbbqPairing(Pairing):
     def unit_values(self, table: Mapping[str, np.ndarray]) -> dict[str, UnitValues]:
         """Every metric as a mean of one value per question (each run's mean is its metric), so compare and the
         gate test them by the paired cluster inference where both runs answered the same questions: BBQ's metrics
-        over the bias set by bbq's own unit values (:func:`biaslab.probes.bbq.pairing.score_units`: the
+        over the bias set by bbq's own unit values (:func:`biaslab.probes.bbq.units.score_units`: the
         accuracies and the disambiguated score linearised as ratios, the ambiguous score by the product rule),
         the control accuracies as ratios over the control set."""
         g, lang = np.asarray(table["group"]), np.asarray(table["language"])
