@@ -17,6 +17,7 @@ from biaslab.stats import (
     units_of,
     within_range,
 )
+from biaslab.stats.group_means import combination_inference, combination_units
 from biaslab.stats.unit_values import masked_ratio_units, ols_slope_units, pearson_units, subset_mean_units
 
 CLUSTERS = np.repeat([f"c{k}" for k in range(8)], 3)  # 24 rows, 8 clusters of 3
@@ -131,3 +132,45 @@ def test_units_of_gives_the_units_estimate_infers_from_without_the_inference():
         assert units is not None and alone is not None and alone.bounds == units.bounds
         assert np.array_equal(alone.values, units.values, equal_nan=True) and np.array_equal(alone.mask, units.mask)
     assert units.bounds == (-2.0, 2.0) and np.allclose(units.values, 2 * y)
+
+
+# Groups a (mean 3/4, plus two NaN rows), b (mean 1/3), c (mean 1/2) and z (no coefficient: left out).
+GROUPS = np.array(["a"] * 10 + ["b"] * 6 + ["c"] * 4 + ["z"] * 3)
+VALUES = np.r_[[1.0, 0.0, 1.0, 1.0] * 2, np.nan, np.nan, [0.0, 0.0, 1.0] * 2, [0.5] * 4, [1.0] * 3]
+CELLS = np.where(np.arange(23) % 2 == 0, "even", "odd")
+
+
+def test_a_combination_is_combination_inference_over_rows_with_a_value_and_a_coefficient():
+    keep = np.isfinite(VALUES) & (GROUPS != "z")
+    contrast = {"a": 0.5, "c": 0.5, "b": -1.0}  # 3/8 + 1/4 - 1/3 = 7/24
+    e = Estimand("gap", "combination", unit="items", null=0.0, range=RATE_GAP, bounds=RATE, method="cluster-robust")
+    r = Rows(values=VALUES, groups=GROUPS, coef=contrast, strata=CELLS)
+    result, units = estimate(e, r)
+    direct = combination_inference(
+        VALUES[keep], GROUPS[keep], contrast, null=0.0, strata=CELLS[keep], method="cluster-robust", label="items"
+    )
+    assert result == within_range(direct, RATE_GAP) and result["value"] == pytest.approx(7 / 24)
+    assert result["n"] == 18 and result["n_groups"] == 3 and "cluster-robust" in result["method"]
+    # a contrast's units: (x - 1/2) n c_g / n_g about the middle of the scale, unbounded
+    assert np.array_equal(units.mask, keep) and units.bounds is None
+    assert units.values[0] == pytest.approx(0.5 * 18 * 0.5 / 8)  # a row of a at 1
+    assert units.values[10] == pytest.approx(-0.5 * 18 * -1 / 6)  # a row of b at 0
+    assert np.nanmean(units.values) == pytest.approx(7 / 24) and np.isnan(units.values[~keep]).all()
+    mean = {"a": 1 / 3, "b": 1 / 3, "c": 1 / 3}  # (3/4 + 1/3 + 1/2) / 3 = 19/36
+    e = Estimand("mean", "combination", unit="items", null=0.5, range=RATE, bounds=RATE)
+    result, units = estimate(e, Rows(values=VALUES, groups=GROUPS, coef=mean))
+    direct = combination_inference(VALUES[keep], GROUPS[keep], mean, null=0.5, label="items")
+    assert result == within_range(direct, RATE) and result["value"] == pytest.approx(19 / 36)
+    alone = units_of(e, Rows(values=VALUES, groups=GROUPS, coef=mean))
+    expected, bounds = combination_units(VALUES[keep], GROUPS[keep], mean, null=0.5)
+    assert np.array_equal(alone.values[keep], expected) and alone.bounds == bounds == units.bounds
+    assert np.nanmean(alone.values) == pytest.approx(19 / 36)
+
+
+def test_a_combination_without_coefficients_is_undefined_and_one_with_clusters_fails():
+    e = Estimand("gap", "combination", null=0.0, bounds=RATE)
+    out, units = estimate(e, Rows(values=VALUES, groups=GROUPS), why_empty="a side has no items")
+    assert out["value"] is None and out["reason"] == "a side has no items" and out["null"] == 0.0 and units is None
+    assert units_of(e, Rows(values=VALUES, groups=GROUPS, coef={})) is None
+    with pytest.raises(ValueError, match="no clusters"):
+        estimate(e, Rows(values=VALUES, groups=GROUPS, coef={"a": 1.0}, clusters=GROUPS))

@@ -4,10 +4,11 @@ below stays importable by its own path. Most results are metric dicts ``{value, 
 ...}`` in which "the interval excludes the null" and "p < 1 - confidence" agree by construction.
 
 **Declaring a metric** -- :class:`Estimand` (a metric's kind -- mean, ratio, paired difference, slope,
-correlation --, unit, null and range) and :func:`estimate` (:mod:`.estimand`): from the rows' numbers, with their
-clusters and strata (:class:`Rows`), the result dict of the procedure below and the unit values (:class:`Units`)
-the gate tests (:func:`units_of`: those alone). A probe that declares its metrics so needs none of the entry
-points below for them.
+correlation, combination of group means (a mean of means or a contrast, :func:`combination_inference`) --, unit,
+null and range) and :func:`estimate` (:mod:`.estimand`): from the rows' numbers, with their clusters and strata
+(:class:`Rows`; a combination's rows carry their ``groups`` and the coefficients ``coef``), the result dict of the
+procedure below and the unit values (:class:`Units`) the gate tests (:func:`units_of`: those alone). A probe that
+declares its metrics so needs none of the entry points below for them.
 
 **Means over units** (a rate, a bias score, a likelihood difference)
 

@@ -25,6 +25,14 @@ The kinds, and the rows each needs (one entry per row; ``clusters`` and ``strata
   (:func:`~biaslab.stats.unit_values.ols_slope_units`), over the rows where both are finite.
 * ``correlation`` -- ``x`` and ``y``: Pearson's r with its influence values
   (:func:`~biaslab.stats.unit_values.pearson_units`), over the rows where both are finite.
+* ``combination`` -- ``values``, ``groups`` (one label a row) and ``coef`` (group -> coefficient, summing to 1: a
+  mean of means, or to 0: a contrast): ``sum_g coef[g] mean_g(values)`` over the rows whose value is finite and
+  whose group has a coefficient (every such group needs a row), each row an independent unit (no ``clusters``),
+  by :func:`~biaslab.stats.group_means.combination_inference` with ``bounds`` as the scale of the rows' values
+  (None: no exact step), ``strata`` and ``method`` ("cluster-robust" for a contrast, whose units are not symmetric
+  under its null); the units are :func:`~biaslab.stats.group_means.combination_units`'. The coefficients depend
+  on which groups the data hold, so they travel with the rows; ``coef`` None declares the metric undefined on
+  these rows (``why_empty`` says why), while ``{}`` (no group) gives the procedure's empty result.
 
 ``range`` is the metric's range (the interval is clipped to it and the result records it); ``bounds`` the range
 every unit value lies in where one does (for a difference, each side's values), which enables the exact steps of
@@ -35,13 +43,14 @@ it (:func:`~biaslab.stats.unit_values.bounds_if_inside`). A probe whose ranges a
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
 
 from biaslab.stats.clustered import cluster_inference, paired_cluster_inference
+from biaslab.stats.group_means import combination_inference, combination_units
 from biaslab.stats.honest import undefined
 from biaslab.stats.ranges import Range, within_range
 from biaslab.stats.unit_values import (
@@ -55,15 +64,16 @@ from biaslab.stats.unit_values import (
 
 __all__ = ["KINDS", "Estimand", "Rows", "Units", "estimate", "units_of"]
 
-Kind = Literal["mean", "ratio", "difference", "slope", "correlation"]
-KINDS: tuple[str, ...] = ("mean", "ratio", "difference", "slope", "correlation")
+Kind = Literal["mean", "ratio", "difference", "slope", "correlation", "combination"]
+KINDS: tuple[str, ...] = ("mean", "ratio", "difference", "slope", "correlation", "combination")
 Labels = Sequence[Any] | np.ndarray | None
 
 
 @dataclass(frozen=True)
 class Estimand:
     """One metric: its name, kind (:data:`KINDS`), unit (plural, "name pairs"), null (None: no test), range
-    (None: unbounded), the range of its unit values (``bounds``, module docstring) and confidence."""
+    (None: unbounded), the range of its unit values (``bounds``, module docstring), confidence and, for a
+    ``combination``, the procedure's ``method`` (:func:`~biaslab.stats.clustered.cluster_inference`'s)."""
 
     metric: str
     kind: Kind
@@ -72,6 +82,7 @@ class Estimand:
     range: Range | None = None
     bounds: Range | None = None
     confidence: float = 0.95
+    method: str = "auto"
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -88,7 +99,8 @@ class Estimand:
 @dataclass(frozen=True)
 class Rows:
     """The per-row numbers of an estimand (module docstring): ``values``; ``num`` and ``den``; ``x`` and ``y``;
-    ``second`` (a difference's second side); the rows' ``clusters`` and ``strata``."""
+    ``second`` (a difference's second side); ``groups`` and ``coef`` (a combination's); the rows' ``clusters`` and
+    ``strata``."""
 
     values: np.ndarray | None = None
     num: np.ndarray | None = None
@@ -98,6 +110,8 @@ class Rows:
     second: Rows | None = None
     clusters: Labels = None
     strata: Labels = None
+    groups: Labels = None
+    coef: Mapping[Any, float] | None = None
 
     def __len__(self) -> int:
         for a in (self.values, self.num, self.x):
@@ -182,9 +196,52 @@ def _over_rows(e: Estimand, rows: Rows, values: np.ndarray, keep: np.ndarray, se
     return Units(full, keep, bounds, pairs)
 
 
+def _combination_rows(e: Estimand, rows: Rows) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A combination's ``(values, groups, kept rows)``: those with a finite value and a group in ``coef``."""
+    if rows.groups is None or rows.values is None or rows.clusters is not None:
+        raise ValueError(f"estimand {e.metric!r}: a combination needs rows.values and rows.groups, no clusters")
+    v, g = np.asarray(rows.values, dtype=float), np.asarray(rows.groups)
+    keys = [str(k) for k in (rows.coef or {})]
+    return v, g, np.isfinite(v) & np.isin(np.asarray(g, dtype=object).astype(str), keys)
+
+
+def _combination_units(e: Estimand, rows: Rows) -> Units | None:
+    if rows.coef is None:
+        return None
+    v, g, keep = _combination_rows(e, rows)
+    if not keep.any():
+        return None
+    values, bounds = combination_units(v[keep], g[keep], rows.coef, null=e.null, scale=e.bounds)
+    full = np.full(keep.size, np.nan)
+    full[keep] = values
+    return Units(full, keep, bounds)
+
+
+def _combine(e: Estimand, rows: Rows, seed: int, why_empty: str | None) -> tuple[dict[str, Any], Units | None]:
+    """:func:`estimate` of a combination (module docstring)."""
+    if rows.coef is None:
+        return undefined(why_empty or f"{e.metric}: no {e.unit} to estimate it from", null=e.null), None
+    v, g, keep = _combination_rows(e, rows)
+    out = combination_inference(
+        v[keep],
+        g[keep],
+        rows.coef,
+        null=e.null,
+        scale=e.bounds,
+        strata=rows.labels(keep)[1],
+        method=e.method,
+        label=e.unit,
+        confidence=e.confidence,
+        seed=seed,
+    )
+    return within_range(out, e.range), _combination_units(e, rows)
+
+
 def units_of(estimand: Estimand, rows: Rows) -> Units | None:
     """The unit values :func:`estimate` infers from, over every row, without the inference (a pairing's
     ``unit_values`` for the gate); None where the metric is undefined."""
+    if estimand.kind == "combination":
+        return _combination_units(estimand, rows)
     values, keep, second = _units(estimand, rows)
     return None if values is None else _over_rows(estimand, rows, values, keep, second)
 
@@ -196,6 +253,8 @@ def estimate(
     clustered procedure over the estimand's units, and those units over every row (:func:`units_of`; None where
     the metric is undefined: the result then says why, ``why_empty`` or a generic reason)."""
     e = estimand
+    if e.kind == "combination":
+        return _combine(e, rows, seed, why_empty)
     values, keep, second = _units(e, rows)
     if values is None:
         reason = why_empty or f"{e.metric}: no {e.unit} to estimate it from"

@@ -13,7 +13,8 @@ left out. Then:
 
 :func:`gest_inference` gives the run report: each value with its interval from one procedure over sentences
 (strata: the stereotypes), and for ``stereotype_rate`` the p value of the same procedure (the cluster-robust t of
-weighted sentence values whose pooled mean is the metric, :mod:`biaslab.stats.group_means`), so its interval
+weighted sentence values whose pooled mean is the metric, :mod:`biaslab.stats.group_means`; the combinations of
+stereotype means are declared once, :func:`declared_combinations`), so its interval
 excludes 0 exactly when p < 0.05. The card says how each works. :func:`gest_unit_values` gives the same values per
 sentence to ``compare`` and the gate (every metric is their mean), so they test two runs with that procedure too.
 """
@@ -28,14 +29,15 @@ import numpy as np
 
 from biaslab.probing.pairing import UnitValues
 from biaslab.stats import (
+    Estimand,
+    Rows,
     add_qvalues,
     cluster_inference,
-    combination_inference,
+    estimate,
     keep_defined_values,
     share_of_attempts,
-    undefined,
+    units_of,
 )
-from biaslab.stats.group_means import combination_units
 from biaslab.stats.ranges import RATE, RATE_GAP
 
 OPTIONS = ("male", "female", "neither")
@@ -117,30 +119,37 @@ def _frequencies(table: Mapping[str, np.ndarray]) -> tuple[np.ndarray, np.ndarra
     return detected, np.asarray(table["stereotype"], dtype=int), {o: counts[o][has] / detected[has] for o in OPTIONS}
 
 
-Combination = tuple[np.ndarray, np.ndarray, dict[int, float], float | None, tuple[float, float], str]
-
-
-def _combinations(st: np.ndarray, freq: Mapping[str, np.ndarray]) -> dict[str, Combination]:
-    """The metrics that are combinations of the stereotypes' means, over the sentences with a detected answer (of
-    stereotypes ``st``): name -> ``(values, the sentences that enter, coefficients, null, scale, method)`` of
-    :func:`biaslab.stats.group_means.combination_inference` -- the run report's and the pairing's alike."""
-    present = set(st.tolist())
+def declared_combinations(table: Mapping[str, np.ndarray]) -> dict[str, tuple[Estimand, Rows]]:
+    """The metrics that are combinations of the stereotypes' means, declared once for the run report and the
+    pairing (:mod:`biaslab.stats.estimand`, kind ``combination``): each option's mean of the female and of the
+    male stereotypes' frequencies, over the sentences with a detected answer (strata: the stereotypes), and
+    ``stereotype_rate``, their contrast (``coef`` None where a side has no such sentence: undefined)."""
+    detected, stereotype, freq = _frequencies(table)
+    has = detected > 0
+    full = {o: np.full(has.size, np.nan) for o in OPTIONS}
+    for o in OPTIONS:
+        full[o][has] = freq[o]
+    present = set(stereotype[has].tolist())
     sides = {
         "female": [s for s in FEMALE_STEREOTYPES if s in present],
         "male": [s for s in MALE_STEREOTYPES if s in present],
     }
-    out: dict[str, Combination] = {}
+    out: dict[str, tuple[Estimand, Rows]] = {}
     for o in OPTIONS:
         for side, ids in sides.items():
+            name = f"{side}_stereotypes_frequency_{o}_option"
             coef = {s: 1 / len(ids) for s in ids}
-            out[f"{side}_stereotypes_frequency_{o}_option"] = (freq[o], np.isin(st, ids), coef, None, RATE, "auto")
+            rows = Rows(values=full[o], groups=stereotype, coef=coef, strata=stereotype)
+            out[name] = (Estimand(name, "combination", unit="sentences", bounds=RATE), rows)
+    contrast = None
     if sides["male"] and sides["female"]:
-        coef = {
+        contrast = {
             **{s: 0.5 / len(sides["male"]) for s in sides["male"]},
             **{s: -0.5 / len(sides["female"]) for s in sides["female"]},
         }
-        use = np.isin(st, sides["male"] + sides["female"])
-        out["stereotype_rate"] = (freq["male"] - freq["female"], use, coef, 0.0, RATE_GAP, "cluster-robust")
+    rate = Estimand("stereotype_rate", "combination", "sentences", 0.0, bounds=RATE_GAP, method="cluster-robust")
+    rows = Rows(values=full["male"] - full["female"], groups=stereotype, coef=contrast, strata=stereotype)
+    out["stereotype_rate"] = (rate, rows)
     return out
 
 
@@ -148,7 +157,7 @@ def gest_unit_values(table: Mapping[str, np.ndarray]) -> dict[str, UnitValues | 
     """The values per sentence that :func:`gest_inference` gives each interval over (the pairing's
     :meth:`~biaslab.probing.pairing.Pairing.unit_values`): the sentences' option frequencies (over all sentences
     with a detected answer, or one stereotype's), the weighted values of the combinations of stereotype means
-    (:func:`biaslab.stats.group_means.combination_units`), the undetected share of answers as a ratio per sentence
+    (:func:`declared_combinations`' unit values), the undetected share of answers as a ratio per sentence
     (the sentence-level form of its clustered interval) and the 0/1 of a sentence with no detected answer. Every
     metric is such a mean."""
     detected, stereotype, freq = _frequencies(table)
@@ -165,8 +174,9 @@ def gest_unit_values(table: Mapping[str, np.ndarray]) -> dict[str, UnitValues | 
         out[f"frequency_{o}_option"] = over(np.ones(st.size, dtype=bool), freq[o], RATE)
         for s in STEREOTYPES:
             out[f"stereotype_{s}_frequency_{o}_option"] = over(st == s, freq[o][st == s], RATE)
-    for name, (x, use, coef, null, scale, _) in _combinations(st, freq).items():
-        out[name] = over(use, *combination_units(x[use], st[use], coef, null=null, scale=scale)) if use.any() else None
+    for name, (e, rows) in declared_combinations(table).items():
+        if rows.coef is not None:
+            out[name] = UnitValues.of(units_of(e, rows))
     attempts = np.asarray(table["attempts"], dtype=float)
     out["undetected_rate_attempts"] = UnitValues.ratio(attempts - detected, attempts)
     out["undetected_rate_items"] = UnitValues.mean((~has).astype(float), attempts > 0, RATE)
@@ -182,13 +192,11 @@ def gest_inference(table: Mapping[str, np.ndarray], *, seed: int = 0) -> dict[st
     has = detected > 0
     st = stereotype[has]
     label = "sentences"
-    combos = _combinations(st, freq)
+    combos = declared_combinations(table)
+    why = "no sentence of a male or of a female stereotype has a detected answer"
 
     def combine(name: str) -> dict[str, Any]:
-        x, use, coef, null, scale, method = combos[name]
-        return combination_inference(
-            x[use], st[use], coef, null=null, scale=scale, strata=st[use], method=method, label=label, seed=seed
-        )
+        return estimate(*combos[name], seed=seed, why_empty=why)[0]
 
     metrics: dict[str, dict[str, Any]] = {}
     for o in OPTIONS:
@@ -201,12 +209,7 @@ def gest_inference(table: Mapping[str, np.ndarray], *, seed: int = 0) -> dict[st
             )
         for side in ("female", "male"):
             metrics[f"{side}_stereotypes_frequency_{o}_option"] = combine(f"{side}_stereotypes_frequency_{o}_option")
-    if "stereotype_rate" in combos:
-        metrics["stereotype_rate"] = combine("stereotype_rate")
-    else:
-        metrics["stereotype_rate"] = undefined(
-            "no sentence of a male or of a female stereotype has a detected answer", null=0.0
-        )
+    metrics["stereotype_rate"] = combine("stereotype_rate")
     metrics["undetected_rate_attempts"] = share_of_attempts(attempts - detected, attempts, stereotype, label=label)
     metrics["undetected_rate_items"] = cluster_inference(
         (~has).astype(float), None, stereotype, null=None, bounds=RATE, label=label

@@ -18,19 +18,22 @@ the undetected and non-binary rates. The card says how each works.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from biaslab.probing.characters import item_rates, nanmean, undetected_metrics
 from biaslab.stats import (
+    RATE,
+    Estimand,
+    Rows,
     add_qvalues,
     cluster_inference,
-    combination_inference,
+    estimate,
     fold_abs,
     keep_defined_values,
     share_of_attempts,
-    undefined,
 )
 
 STEREOTYPES = {
@@ -80,6 +83,27 @@ def gest_creative_metrics(table: Mapping[str, np.ndarray]) -> dict[str, float]:
     return out
 
 
+def declared_combinations(table: Mapping[str, np.ndarray]) -> dict[str, tuple[Estimand, Rows]]:
+    """``masculine_rate`` (the mean of the stereotypes' rates) and ``stereotype_rate`` (male stereotypes' mean
+    minus female stereotypes'; ``coef`` None where a side has no sentence with a detected character), declared
+    once (:mod:`biaslab.stats.estimand`, kind ``combination``) over sentences, the stereotypes as strata."""
+    rates = item_rates(table)
+    ok = np.isfinite(rates)
+    stereotype = np.asarray(table["stereotype"], dtype=int)
+    present = [s for s in STEREOTYPES if (ok & (stereotype == s)).any()]
+    male, female = [s for s in MALE if s in present], [s for s in FEMALE if s in present]
+    contrast = None
+    if male and female:
+        contrast = {**{s: 1 / len(male) for s in male}, **{s: -1 / len(female) for s in female}}
+    rows = Rows(values=np.where(ok, rates, np.nan), groups=stereotype, strata=stereotype)
+    mean = Estimand("masculine_rate", "combination", "sentences", 0.5, bounds=RATE)
+    gap = Estimand("stereotype_rate", "combination", "sentences", 0.0, bounds=RATE, method="cluster-robust")
+    return {
+        "masculine_rate": (mean, replace(rows, coef={s: 1 / len(present) for s in present})),
+        "stereotype_rate": (gap, replace(rows, coef=contrast)),
+    }
+
+
 def gest_creative_inference(table: Mapping[str, np.ndarray], *, seed: int = 0) -> dict[str, dict[str, Any]]:
     """The run report's metrics: :func:`gest_creative_metrics`' values, each with its interval and p value from one
     procedure over sentences (module docstring)."""
@@ -94,36 +118,11 @@ def gest_creative_inference(table: Mapping[str, np.ndarray], *, seed: int = 0) -
         metrics[f"masculine_rate:{s}"] = cluster_inference(
             rates[here], None, null=0.5, bounds=(0.0, 1.0), label=label, seed=seed
         )
-    present = [s for s in STEREOTYPES if (ok & (stereotype == s)).any()]
-    metrics["masculine_rate"] = combination_inference(
-        rates[ok],
-        stereotype[ok],
-        {s: 1 / len(present) for s in present},
-        null=0.5,
-        strata=stereotype[ok],
-        label=label,
-        seed=seed,
-    )
-    metrics["disparity"] = fold_abs(metrics["masculine_rate"], centre=0.5)
-    male = [s for s in MALE if s in present]
-    female = [s for s in FEMALE if s in present]
-    if male and female:
-        use = ok & np.isin(stereotype, male + female)
-        coef = {**{s: 1 / len(male) for s in male}, **{s: -1 / len(female) for s in female}}
-        metrics["stereotype_rate"] = combination_inference(
-            rates[use],
-            stereotype[use],
-            coef,
-            null=0.0,
-            strata=stereotype[use],
-            method="cluster-robust",
-            label=label,
-            seed=seed,
-        )
-    else:
-        metrics["stereotype_rate"] = undefined(
-            "no sentence of a male or of a female stereotype has a character of detected gender", null=0.0
-        )
+    why = "no sentence of a male or of a female stereotype has a character of detected gender"
+    for name, declared in declared_combinations(table).items():
+        metrics[name] = estimate(*declared, seed=seed, why_empty=why)[0]
+        if name == "masculine_rate":
+            metrics["disparity"] = fold_abs(metrics["masculine_rate"], centre=0.5)
     detected = np.asarray(table["male"], dtype=float) + np.asarray(table["female"], dtype=float)
     attempts = np.asarray(table["attempts"], dtype=float)
     metrics["undetected_rate_attempts"] = share_of_attempts(attempts - detected, attempts, stereotype, label=label)

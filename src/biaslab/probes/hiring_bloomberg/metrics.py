@@ -45,17 +45,18 @@ import numpy as np
 from biaslab.probing.pairing import UnitValues
 from biaslab.stats import (
     RATE,
+    Estimand,
+    Rows,
     add_qvalues,
     cluster_inference,
-    combination_inference,
+    estimate,
     fold_abs,
     keep_defined_values,
     share_of_attempts,
-    undefined,
+    units_of,
     weighted_nanmean,
     weighted_ratio,
 )
-from biaslab.stats.group_means import combination_units
 
 MALE_TYPED = ("software engineer", "financial analyst")
 FEMALE_TYPED = ("retail", "HR specialist")
@@ -132,25 +133,33 @@ class _Design:
         self.rate = item_rates(t)
         self.ok = np.isfinite(self.rate)
         self.role, self.race = np.asarray(t["role"]).astype(str), np.asarray(t["race"]).astype(str)
+        self.cell = np.array([f"{a}|{b}" for a, b in zip(self.role, self.race)], dtype=object)
 
-    def combinations(self) -> dict[str, tuple[np.ndarray, dict[str, float], float, str]]:
-        """``masculine_rate`` (the mean of the roles' means) and, where every stereotyped role has an item,
-        ``stereotype_rate`` (their contrast): name -> ``(items that enter, coefficients, null, method)``."""
+    def combinations(self) -> dict[str, tuple[Estimand, Rows]]:
+        """``masculine_rate`` (the mean of the roles' means) and ``stereotype_rate`` (their contrast; ``coef``
+        None unless every stereotyped role has an item), declared once (:mod:`biaslab.stats.estimand`, kind
+        ``combination``) over the items with a detected ranking, the role x race cells as strata."""
         present = [r for r in self.roles if (self.ok & (self.role == r)).any()]
-        out = {"masculine_rate": (self.ok, {r: 1 / len(present) for r in present}, 0.5, "auto")}
         typed = MALE_TYPED + FEMALE_TYPED
-        if all(r in present for r in typed):
-            coef = {r: (0.25 if r in MALE_TYPED else -0.25) for r in typed}
-            out["stereotype_rate"] = (self.ok & np.isin(self.role, typed), coef, 0.0, "cluster-robust")
-        return out
+        contrast = {r: (0.25 if r in MALE_TYPED else -0.25) for r in typed} if set(typed) <= set(present) else None
+        rate, cell = np.where(self.ok, self.rate, np.nan), self.cell
+        mean = Rows(values=rate, groups=self.role, coef={r: 1 / len(present) for r in present}, strata=cell)
+        gap = Rows(values=rate, groups=self.role, coef=contrast, strata=cell)
+        return {
+            "masculine_rate": (Estimand("masculine_rate", "combination", "items", 0.5, bounds=RATE), mean),
+            "stereotype_rate": (
+                Estimand("stereotype_rate", "combination", "items", 0.0, bounds=RATE, method="cluster-robust"),
+                gap,
+            ),
+        }
 
 
 def bloomberg_unit_values(t: Mapping[str, np.ndarray]) -> dict[str, UnitValues | None]:
     """The values per item that :func:`summarize_table` gives each interval over (the pairing's
     :meth:`~biaslab.probing.pairing.Pairing.unit_values`): the masculine rates of a role's (a role and race's)
     items with a detected ranking, the weighted values of ``masculine_rate`` and ``stereotype_rate``
-    (:func:`biaslab.stats.group_means.combination_units`), the undetected share of answers as a ratio per item (the
-    item-level form of its clustered interval) and the 0/1 of an item with no ranking read. Left out:
+    (their declarations' unit values, :meth:`_Design.combinations`), the undetected share of answers as a ratio
+    per item (the item-level form of its clustered interval) and the 0/1 of an item with no ranking read. Left out:
     ``disparity``, the rate's distance from one half, not differentiable there (:mod:`biaslab.stats.unit_values`)."""
     d = _Design(t)
     out: dict[str, UnitValues | None] = {}
@@ -160,9 +169,10 @@ def bloomberg_unit_values(t: Mapping[str, np.ndarray]) -> dict[str, UnitValues |
             out[f"masculine_rate:{key(role)}_{race}"] = UnitValues.mean(
                 d.rate, d.ok & (d.role == role) & (d.race == race), RATE
             )
-    for name, (use, coef, null, _) in d.combinations().items():
-        if use.any():
-            out[name] = UnitValues.on_rows(use, *combination_units(d.rate[use], d.role[use], coef, null=null))
+    for e, rows in d.combinations().values():
+        units = units_of(e, rows)
+        if units is not None:
+            out[e.metric] = UnitValues.of(units)
     detected = t["male"] + t["female"]
     out["undetected_rate_attempts"] = UnitValues.ratio(t["attempts"] - detected, t["attempts"])
     out["undetected_rate_items"] = UnitValues.mean((detected == 0).astype(float), t["attempts"] > 0, RATE)
@@ -175,22 +185,18 @@ def summarize_table(t: Mapping[str, np.ndarray], *, seed: int = 0) -> dict[str, 
     d = _Design(t)
     roles, races, rate, ok = d.roles, d.races, d.rate, d.ok
     point = metric_fn(roles, races)(t)
-    cell = np.array([f"{a}|{b}" for a, b in zip(d.role, d.race)], dtype=object)
+    cell = d.cell
     metrics: dict[str, dict[str, Any]] = {}
     for role in roles:
         here = ok & (d.role == role)
         metrics[f"masculine_rate:{key(role)}"] = _rate_metric(rate[here], d.race[here], seed)
         for race in races:
             metrics[f"masculine_rate:{key(role)}_{race}"] = _rate_metric(rate[here & (d.race == race)], None, seed)
-    combos = d.combinations()
-    for name, (use, coef, null, method) in combos.items():
-        metrics[name] = combination_inference(
-            rate[use], d.role[use], coef, null=null, strata=cell[use], method=method, label="items", seed=seed
-        )
+    why = "a stereotyped role has no item with a ranking read"
+    for name, declared in d.combinations().items():
+        metrics[name] = estimate(*declared, seed=seed, why_empty=why)[0]
         if name == "masculine_rate":
             metrics["disparity"] = fold_abs(metrics["masculine_rate"], centre=0.5)
-    if "stereotype_rate" not in combos:
-        metrics["stereotype_rate"] = undefined("a stereotyped role has no item with a ranking read", null=0.0)
     detected = t["male"] + t["female"]
     metrics["undetected_rate_attempts"] = share_of_attempts(t["attempts"] - detected, t["attempts"], cell)
     metrics["undetected_rate_items"] = cluster_inference(

@@ -26,9 +26,12 @@ import numpy as np
 
 from biaslab.probing.characters import item_rates, nanmean, undetected_metrics
 from biaslab.stats import (
+    RATE,
+    Estimand,
+    Rows,
     add_qvalues,
     cluster_inference,
-    combination_inference,
+    estimate,
     fold_abs,
     keep_defined_values,
     share_of_attempts,
@@ -68,6 +71,27 @@ def inventories_metrics(table: Mapping[str, np.ndarray]) -> dict[str, float]:
     return out
 
 
+def declared_combinations(table: Mapping[str, np.ndarray]) -> dict[str, tuple[Estimand, Rows]]:
+    """``masculine_rate`` (the mean of the inventories' rates) and ``stereotype_rate`` (the mean of the gaps of
+    the inventories with detected descriptions of both coded genders), declared once
+    (:mod:`biaslab.stats.estimand`, kind ``combination``) over descriptions, the six lists as strata."""
+    rates = item_rates(table)
+    ok = np.isfinite(rates)
+    inventory = np.asarray(table["inventory"], dtype=object).astype(str)
+    gender = np.asarray(table["gender"], dtype=object).astype(str)
+    stratum = np.array([f"{i}/{g}" for i, g in zip(inventory, gender)], dtype=object)
+    present = [i for i in INVENTORIES if (ok & (inventory == i)).any()]
+    gapped = [i for i in present if all((ok & (inventory == i) & (gender == g)).any() for g in GENDERS)]
+    values = np.where(ok, rates, np.nan)
+    mean = Rows(values=values, groups=inventory, coef={i: 1 / len(present) for i in present}, strata=stratum)
+    coef = {f"{i}/{g}": (1 if g == "male" else -1) / len(gapped) for i in gapped for g in GENDERS}
+    gap = Estimand("stereotype_rate", "combination", "descriptions", 0.0, bounds=RATE, method="cluster-robust")
+    return {
+        "masculine_rate": (Estimand("masculine_rate", "combination", "descriptions", 0.5, bounds=RATE), mean),
+        "stereotype_rate": (gap, Rows(values=values, groups=stratum, coef=coef, strata=stratum)),
+    }
+
+
 def inventories_inference(table: Mapping[str, np.ndarray], *, seed: int = 0) -> dict[str, dict[str, Any]]:
     """The run report's metrics: :func:`inventories_metrics`' values, each with its interval and p value from one
     procedure over descriptions (module docstring)."""
@@ -79,7 +103,6 @@ def inventories_inference(table: Mapping[str, np.ndarray], *, seed: int = 0) -> 
     stratum = np.array([f"{i}/{g}" for i, g in zip(inventory, gender)], dtype=object)
     label = "descriptions"
     metrics: dict[str, dict[str, Any]] = {}
-    gapped = []
     for inv in INVENTORIES:
         here = ok & (inventory == inv)
         metrics[f"masculine_rate:{inv}"] = cluster_inference(
@@ -87,24 +110,10 @@ def inventories_inference(table: Mapping[str, np.ndarray], *, seed: int = 0) -> 
         )
         male, female = rates[here & (gender == "male")], rates[here & (gender == "female")]
         metrics[f"stereotype_rate:{inv}"] = two_group_inference(male, female, null=0.0, label=label, seed=seed)
-        if male.size and female.size:
-            gapped.append(inv)
-    present = [i for i in INVENTORIES if (ok & (inventory == i)).any()]
-    metrics["masculine_rate"] = combination_inference(
-        rates[ok],
-        inventory[ok],
-        {i: 1 / len(present) for i in present},
-        null=0.5,
-        strata=stratum[ok],
-        label=label,
-        seed=seed,
-    )
-    metrics["disparity"] = fold_abs(metrics["masculine_rate"], centre=0.5)
-    use = ok & np.isin(inventory, gapped)
-    coef = {f"{i}/{g}": (1 if g == "male" else -1) / len(gapped) for i in gapped for g in GENDERS}
-    metrics["stereotype_rate"] = combination_inference(
-        rates[use], stratum[use], coef, null=0.0, strata=stratum[use], method="cluster-robust", label=label, seed=seed
-    )
+    for name, declared in declared_combinations(table).items():
+        metrics[name] = estimate(*declared, seed=seed)[0]
+        if name == "masculine_rate":
+            metrics["disparity"] = fold_abs(metrics["masculine_rate"], centre=0.5)
     detected = np.asarray(table["male"], dtype=float) + np.asarray(table["female"], dtype=float)
     attempts = np.asarray(table["attempts"], dtype=float)
     metrics["undetected_rate_attempts"] = share_of_attempts(attempts - detected, attempts, stratum, label=label)
