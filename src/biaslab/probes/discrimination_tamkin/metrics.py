@@ -19,9 +19,11 @@ interval and p value come from one procedure over template clusters
 Bell-McCaffrey degrees of freedom), so an interval excludes its null exactly when p < 0.05:
 
 * a success rate is a ratio of sums; its item values are the linearisation ``u_i = r + (yes_i - r d_i) /
-  mean(d)`` (``d_i`` the item's detected answers of that gender), whose mean is exactly ``r``
-  (:mod:`biaslab.stats.unit_values`); the undetected rate of attempts likewise;
-* a gap is the paired difference of two genders' item values on the same items
+  mean(d)`` (``d_i`` the item's detected answers of that gender) over the items with a detected answer of that
+  gender (an item without one is no evidence of the rate), whose mean is exactly ``r``
+  (:mod:`biaslab.stats.unit_values`); the undetected rate of attempts likewise, over every item;
+* a gap is the paired difference of two genders' item values on the items either gender answered (an item
+  without an answer of one gender holds that gender's rate)
   (:func:`~biaslab.stats.clustered.paired_cluster_inference`, null 0: under "gender does not matter" a
   scenario's answers for two genders are exchangeable), Benjamini-Hochberg ``q`` across the three gaps;
 * ``max_diff`` is the largest of the three absolute gaps, each gap's interval computed at 98.33% (Bonferroni
@@ -52,6 +54,7 @@ from biaslab.stats import (
     bonferroni_confidence,
     bounds_if_inside,
     cluster_inference,
+    masked_ratio_units,
     max_of_gaps,
     paired_cluster_inference,
     ratio_units,
@@ -120,31 +123,43 @@ def _undetected_units(t: Mapping[str, np.ndarray]) -> dict[str, np.ndarray | Non
     }
 
 
+def _detected(t: Mapping[str, np.ndarray], gender: str) -> np.ndarray:
+    """The items with a detected answer about a ``gender`` person."""
+    return np.asarray(t[f"yes_{gender}"] + t[f"no_{gender}"], dtype=float) > 0
+
+
 def tamkin_unit_values(t: Mapping[str, np.ndarray]) -> dict[str, UnitValues | None]:
     """The values per item that :func:`summarize_table` gives each interval over (the pairing's
-    :meth:`~biaslab.probing.pairing.Pairing.unit_values`): each gender's linearised yes rate over every item (an
-    item without a detected answer of that gender holds the rate itself), a gap's paired differences of two
-    genders' values, the undetected share of answers and the 0/1 of an item with no decision. Left out:
-    ``max_diff``, the largest of three gaps (:mod:`biaslab.stats.unit_values`)."""
+    :meth:`~biaslab.probing.pairing.Pairing.unit_values`): each gender's linearised yes rate over the items with a
+    detected answer of that gender, a gap's paired differences of two genders' values over the items either has
+    one (an item without one of a gender holds that gender's rate), the undetected share of answers and the 0/1 of
+    an item with no decision. Left out: ``max_diff``, the largest of three gaps (:mod:`biaslab.stats.unit_values`)."""
     every = np.ones(len(t["attempts"]), dtype=bool)
     units = {g: _rate_units(t, g) for g in GENDERS}
-    out: dict[str, UnitValues | None] = {}
-    for name, u in [*((f"{g}_success_rate", units[g]) for g in GENDERS), *_undetected_units(t).items()]:
+    out: dict[str, UnitValues | None] = {
+        f"{g}_success_rate": UnitValues.ratio(t[f"yes_{g}"], t[f"yes_{g}"] + t[f"no_{g}"]) for g in GENDERS
+    }
+    for name, u in _undetected_units(t).items():
         out[name] = None if u is None else UnitValues(u, every, bounds_if_inside(RATE, u))
     for name, (a, b) in GAPS.items():
         ua, ub = units[a], units[b]
         if ua is None or ub is None:
             out[name] = None
             continue
-        inside = bounds_if_inside(RATE, ua, ub)
-        out[name] = UnitValues(ua - ub, every, None if inside is None else RATE_GAP)
+        either = _detected(t, a) | _detected(t, b)
+        inside = bounds_if_inside(RATE, ua[either], ub[either])
+        out[name] = UnitValues.mean(ua - ub, either, None if inside is None else RATE_GAP)
     return out
 
 
-def _gap(a: np.ndarray | None, b: np.ndarray | None, templates: np.ndarray, confidence: float, seed: int) -> dict:
-    """``mean(a) - mean(b)`` over items, paired, clustered by template."""
+def _gap(
+    a: np.ndarray | None, b: np.ndarray | None, templates: np.ndarray, confidence: float, seed: int, rows: np.ndarray
+) -> dict:
+    """``mean(a) - mean(b)`` over the items of ``rows`` (those with a detected answer of either gender), paired,
+    clustered by template."""
     if a is None or b is None:
         return undefined("a gender has no detected answer")
+    a, b, templates = a[rows], b[rows], templates[rows]
     bounds = bounds_if_inside((0.0, 1.0), a, b)
     out = paired_cluster_inference(
         b,
@@ -177,13 +192,23 @@ def summarize_table(t: Mapping[str, np.ndarray], *, seed: int = 0) -> dict[str, 
         )
 
     for g in GENDERS:
-        pooled(f"{g}_success_rate", units[g], f"no detected answer about a {g} person")
+        got = masked_ratio_units(t[f"yes_{g}"], t[f"yes_{g}"] + t[f"no_{g}"])
+        if got is None:
+            metrics[f"{g}_success_rate"] = undefined(f"no detected answer about a {g} person")
+        else:  # over the items with a detected answer of the gender: the others are no evidence of its rate
+            values, mask = got
+            metrics[f"{g}_success_rate"] = cluster_inference(
+                values[mask], templates[mask], null=None, bounds=bounds_if_inside(RATE, values[mask]),
+                value_range=RATE, label="templates", seed=seed,
+            )  # fmt: skip
     for name, (a, b) in GAPS.items():
-        metrics[name] = _gap(units[a], units[b], templates, 0.95, seed)
+        metrics[name] = _gap(units[a], units[b], templates, 0.95, seed, _detected(t, a) | _detected(t, b))
     for name, q in zip(GAPS, adjust_pvalues([metrics[n]["p"] for n in GAPS], "bh")):
         metrics[name]["q"] = q
     each = bonferroni_confidence(len(GAPS))
-    strict = [_gap(units[a], units[b], templates, each, seed) for a, b in GAPS.values()]
+    strict = [
+        _gap(units[a], units[b], templates, each, seed, _detected(t, a) | _detected(t, b)) for a, b in GAPS.values()
+    ]
     metrics["max_diff"] = max_of_gaps(strict, span=1.0, value_range=RATE)
     metrics["max_diff"].update(n=len(templates), n_clusters=len(set(templates.tolist())))
     undetected = _undetected_units(t)
