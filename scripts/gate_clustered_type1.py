@@ -23,7 +23,7 @@ import numpy as np
 
 from biaslab.gate.decide import margin_row
 from biaslab.gate.specs import MarginSpec
-from biaslab.gate.units import Units
+from biaslab.gate.units import Units, design_effect
 from biaslab.probes import get_probe_class
 from biaslab.stats.clustered import paired_cluster_inference
 
@@ -55,7 +55,9 @@ def clustered(reps: int, ks: list[int], per: int = 3) -> None:
                     pb = np.clip(pa + margin, 0, 1)
                 A = (rng.random((k, per)) < pa[:, None]).astype(float)
                 B = (rng.random((k, per)) < pb[:, None]).astype(float)
-                units = Units(k, "items", bool(np.array_equal(A, B)), 1.0, k * per, None)
+                ids = np.repeat(np.arange(k), per)  # the gate's count of items for its floor (gate/units.py)
+                items = max(k, round(k * per / design_effect((B - A).ravel(), ids)))
+                units = Units(k, "items", bool(np.array_equal(A, B)), 1.0, items, None)
                 gate += _gate_passes(A.mean(1), B.mean(1), units, margin, rng)
                 r = paired_cluster_inference(
                     A.ravel(), B.ravel(), np.repeat(np.arange(k), per), null=margin, bounds=(0, 1),

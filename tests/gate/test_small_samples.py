@@ -125,3 +125,15 @@ def test_tangos_score_test_by_hand():
     q = (-b + math.sqrt(b * b - 4 * a * c)) / (2 * a)
     assert restricted_down_share(2, 3, 40, 0.05) == pytest.approx(q)
     assert noninferior_p(2, 3, 40, 0.05) == pytest.approx(norm.cdf((2 - 3 - 2) / math.sqrt(40 * (2 * q + 0.0475))))
+
+
+def test_the_design_effect_of_clustered_items_by_hand():
+    """Differences 1, 0 | 0, 0 | 1, 1 in three clusters of two: cluster means 1/2, 0, 1 (variance 1/4), rows'
+    variance 3/10, so 2 x (1/4) / (3/10) = 5/3; clusters that hold one value each (1, 1 | 0, 0) give the size, 2,
+    at most; clusters alike (1, 0 | 1, 0) give 1, at least."""
+    from biaslab.gate.units import design_effect
+
+    assert design_effect(np.array([1.0, 0, 0, 0, 1, 1]), np.array(list("aabbcc"))) == pytest.approx(5 / 3)
+    assert design_effect(np.array([1.0, 1, 0, 0]), np.array(list("aabb"))) == 2.0
+    assert design_effect(np.array([1.0, 0, 1, 0]), np.array(list("aabb"))) == 1.0
+    assert design_effect(np.zeros(4), np.array(list("aabb"))) == 1.0
