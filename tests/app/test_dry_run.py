@@ -100,33 +100,25 @@ def test_tokens_are_counted_with_the_models_tokenizer_and_chat_template(tmp_path
 @requires_data
 def test_the_cached_count_is_what_the_real_run_finds(tmp_path):
     model, cache = "scripted/random-gender", tmp_path / "cache"
-    execute_run(
-        "jobs-lum",
-        model=model,
-        base_url=None,
-        repetitions=2,
-        limit=5,
-        seed=0,
-        out=tmp_path / "a",
-        params=GenerationParams(),
-        cache_dir=cache,
-        quiet=True,
-        console=QUIET,
-    )
+
+    def run(limit: int, out: str):
+        return execute_run(
+            "jobs-lum",
+            model=model,
+            base_url=None,
+            repetitions=2,
+            limit=limit,
+            seed=0,
+            out=tmp_path / out,
+            params=GenerationParams(),
+            cache_dir=cache,
+            quiet=True,
+            console=QUIET,
+        )
+
+    run(5, "a")
     est = dry(model=model, limit=8, repetitions=2, cache_dir=cache)
-    results, _ = execute_run(
-        "jobs-lum",
-        model=model,
-        base_url=None,
-        repetitions=2,
-        limit=8,
-        seed=0,
-        out=tmp_path / "b",
-        params=GenerationParams(),
-        cache_dir=cache,
-        quiet=True,
-        console=QUIET,
-    )
+    results, _ = run(8, "b")
     assert (est.cached, est.to_send) == (results.run.cache_hits, results.run.model_calls)
     assert est.cached > 0 and est.to_send > 0
 
