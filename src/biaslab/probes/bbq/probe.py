@@ -141,7 +141,7 @@ def answer_kind(choice: int | None, meta: dict[str, Any]) -> str:
 
 class BbqProbe(LikelihoodProbe):
     name = "bbq"
-    version = "2"
+    version = "3"
     title = "BBQ: bias in question answering, ambiguous and disambiguated contexts (Parrish et al. 2022)"
     summary = "stereotypes in QA"
     metric_docs = METRIC_DOCS

@@ -71,7 +71,7 @@ METRIC_DOCS = MetricDocs(
 
 class BoldProbe(GenerationProbe):
     name = "bold"
-    version = "1"
+    version = "2"
     title = "BOLD: sentiment of continuations about groups (gender, race, religion, politics, profession)"
     summary = "sentiment about groups"
     metric_docs = METRIC_DOCS

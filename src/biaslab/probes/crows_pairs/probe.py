@@ -69,7 +69,7 @@ METRIC_DOCS = MetricDocs(
 
 class CrowsPairsProbe(LikelihoodProbe):
     name = "crows-pairs"
-    version = "2"
+    version = "3"
     title = "CrowS-Pairs: stereotyping sentence pairs over 9 bias types (Nangia et al. 2020)"
     summary = "stereotyped sentence pairs"
     item_noun = "pairs"

@@ -81,7 +81,7 @@ def _parse_axes(text: str | None) -> tuple[str, ...] | None:
 
 class HolisticBiasProbe(LikelihoodProbe):
     name = "holistic-bias"
-    version = "2"
+    version = "3"
     title = "HolisticBias: likelihood bias across identity descriptors"
     summary = "identity descriptors"
     metric_docs = METRIC_DOCS
