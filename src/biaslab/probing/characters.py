@@ -19,7 +19,9 @@ from typing import Any
 import numpy as np
 
 from biaslab.probing.core import Attempt
+from biaslab.probing.pairing import UnitValues
 from biaslab.probing.pronouns import binary_gender, count_pronouns, nonbinary_gender
+from biaslab.stats.ranges import RATE
 
 COUNTS = ("male", "female", "attempts", "nonbinary")
 
@@ -81,4 +83,23 @@ def undetected_metrics(table: Mapping[str, np.ndarray]) -> dict[str, float]:
         "undetected_rate_attempts": float((attempts - detected).sum() / total),
         "undetected_rate_items": float(np.mean(detected == 0)),
         "nonbinary_rate": float(np.mean(np.asarray(table["nonbinary"], dtype=float) / attempts)),
+    }
+
+
+def undetected_units(table: Mapping[str, np.ndarray]) -> dict[str, UnitValues | None]:
+    """The unit values of :func:`undetected_metrics` (a pairing's
+    :meth:`~biaslab.probing.pairing.Pairing.unit_values`): the share of attempts as a ratio per item (the
+    item-level form of its interval over items as clusters of attempts), the 0/1 of an item with no detected
+    gender and each item's non-binary share, over every item. None on a table without attempts."""
+    attempts = np.asarray(table["attempts"], dtype=float)
+    if not attempts.sum():
+        return dict.fromkeys(("undetected_rate_attempts", "undetected_rate_items", "nonbinary_rate"))
+    detected = np.asarray(table["male"], dtype=float) + np.asarray(table["female"], dtype=float)
+    every = np.ones(attempts.size, dtype=bool)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        nonbinary = np.asarray(table["nonbinary"], dtype=float) / attempts
+    return {
+        "undetected_rate_attempts": UnitValues.ratio(attempts - detected, attempts),
+        "undetected_rate_items": UnitValues.mean((detected == 0).astype(float), every, RATE),
+        "nonbinary_rate": UnitValues.mean(nonbinary, every, RATE),
     }

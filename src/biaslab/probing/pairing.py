@@ -91,6 +91,30 @@ class UnitValues:
         return None if got is None else cls(*got)
 
     @classmethod
+    def contrast(
+        cls,
+        values: np.ndarray,
+        rows: np.ndarray,
+        groups: np.ndarray,
+        first: str,
+        second: str,
+        scale: tuple[float, float] | None = (0.0, 1.0),
+    ) -> UnitValues | None:
+        """The difference ``mean_first(values) - mean_second(values)`` of two independent groups' means over the
+        rows of ``rows`` (``groups``: one label a row, ``first`` or ``second`` there): the weighted values of
+        :func:`biaslab.stats.group_means.combination_units` (coefficients 1 and -1), whose paired differences,
+        stratified by group, have Welch's variance of the two means. None where a group has no row."""
+        from biaslab.stats.group_means import combination_units
+
+        mask = np.asarray(rows, dtype=bool)
+        g = np.asarray(groups, dtype=object).astype(str)
+        if not ((mask & (g == first)).any() and (mask & (g == second)).any()):
+            return None
+        x = np.asarray(values, dtype=float)[mask]
+        units, bounds = combination_units(x, g[mask], {first: 1.0, second: -1.0}, null=0.0, scale=scale)
+        return cls.on_rows(mask, units, bounds)
+
+    @classmethod
     def of(cls, units: Any) -> UnitValues | None:
         """The unit values of a declared metric (:func:`biaslab.stats.estimand.units_of`'s ``Units``, or None)."""
         return None if units is None else cls(units.values, units.mask, units.bounds, units.pairs)

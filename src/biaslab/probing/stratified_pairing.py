@@ -13,12 +13,13 @@ from typing import Any
 
 import numpy as np
 
-from biaslab.probing.pairing import ByItemPairing, MetricFn, Table
+from biaslab.probing.pairing import ByItemPairing, MetricFn, Table, UnitValues
 
 
 class StratifiedPairing(ByItemPairing):
     """Rows keyed by ``key``; resampled by the ``cluster`` column (default: each row) within the ``stratum``
-    column (default: one stratum)."""
+    column (default: one stratum); ``units``: the probe's unit values, as for
+    :class:`~biaslab.probing.pairing.ByItemPairing` (tested over the same clusters and strata)."""
 
     def __init__(
         self,
@@ -31,8 +32,9 @@ class StratifiedPairing(ByItemPairing):
         cluster: str | None = None,
         cluster_unit: str | None = None,
         key: str = "item_id",
+        units: Callable[[Mapping[str, np.ndarray]], Mapping[str, UnitValues | None]] | None = None,
     ) -> None:
-        super().__init__(family, unit, table_fn, metrics, key=key)
+        super().__init__(family, unit, table_fn, metrics, key=key, units=units)
         self.stratum, self.cluster = stratum, cluster
         self.cluster_unit = cluster_unit
 

@@ -26,7 +26,15 @@ from typing import Any
 import numpy as np
 
 from biaslab.probes.business_vocabulary.data import INVENTORIES
-from biaslab.stats import add_qvalues, cluster_inference, keep_defined_values, share_of_attempts, two_sample_inference
+from biaslab.probing.pairing import UnitValues
+from biaslab.stats import (
+    RATE,
+    add_qvalues,
+    cluster_inference,
+    keep_defined_values,
+    share_of_attempts,
+    two_sample_inference,
+)
 
 SMOOTHING = 5.0
 
@@ -58,7 +66,8 @@ def business_vocabulary_metrics(table: Mapping[str, np.ndarray]) -> dict[str, fl
 def name_contributions(male_words: np.ndarray, all_words: np.ndarray) -> np.ndarray:
     """Each name's centred linearised contribution to its group's smoothed masculine rate: with ``n`` names whose
     word counts sum to ``Y`` (male-coded) and ``D`` (all), ``R = (Y + 5) / (D + 10)`` and name ``i`` gets
-    ``u_i = R + n (y_i + 5 / n - R (d_i + 10 / n)) / (D + 10)``; the ``u_i`` average to ``R`` exactly."""
+    ``u_i = R + n (y_i + 5 / n - R (d_i + 10 / n)) / (D + 10)``; the ``u_i`` average to ``R`` exactly. The same
+    of a group's prompts: where every name has ``k`` of them, a name's ``k`` prompts' values average to its own."""
     y, d = np.asarray(male_words, dtype=float), np.asarray(all_words, dtype=float)
     n = y.size
     if n == 0:
@@ -81,6 +90,41 @@ def name_table(table: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
     for inv in INVENTORIES:
         for side in ("m", "f"):
             out[f"{side}:{inv}"] = np.bincount(rows, np.asarray(table[f"{side}:{inv}"], dtype=float), len(order))
+    return out
+
+
+def business_vocabulary_unit_values(table: Mapping[str, np.ndarray]) -> dict[str, UnitValues | None]:
+    """Values per prompt whose mean over the prompts is each metric (the pairing's
+    :meth:`~biaslab.probing.pairing.Pairing.unit_values`, tested over names as clusters): each prompt's
+    :func:`name_contributions` to its gender's smoothed rate of an inventory (a name's prompts average to the name's
+    contribution the run report is over, where every name has the same number of prompts), their mean over the
+    inventories for ``mean_male`` / ``mean_female``, the weighted values of the contrast of the two genders' means
+    for the differences (:meth:`UnitValues.contrast`: stratified by gender, their variance is the Welch variance of
+    the report's test), the undetected share of letters as a ratio per prompt and the 0/1 of a prompt without an
+    inventory word. Unbounded like the report's (a linearised value may leave [0, 1]), except the 0/1. None for a
+    gender without prompts (its rate is then the smoothing's 1/2, no mean of rows)."""
+    is_male = np.asarray(table["gender"], dtype=object) == "male"
+    sides = {"male": is_male, "female": ~is_male}
+    group = np.where(is_male, "male", "female")
+    every = np.ones(is_male.size, dtype=bool)
+    out: dict[str, UnitValues | None] = {}
+    per_inventory = []
+    for inv in INVENTORIES:
+        m, f = np.asarray(table[f"m:{inv}"], dtype=float), np.asarray(table[f"f:{inv}"], dtype=float)
+        u = np.full(is_male.size, np.nan)
+        for g, rows in sides.items():
+            u[rows] = name_contributions(m[rows], m[rows] + f[rows])
+            out[f"mean_{g}:{inv}"] = UnitValues.mean(u, rows, None)
+        out[f"mean_diff:{inv}"] = UnitValues.contrast(u, every, group, "male", "female")
+        per_inventory.append(u)
+    mean_u = np.mean(per_inventory, axis=0)
+    for g, rows in sides.items():
+        out[f"mean_{g}"] = UnitValues.mean(mean_u, rows, None)
+    out["mean_diff"] = UnitValues.contrast(mean_u, every, group, "male", "female")
+    attempts, empty = np.asarray(table["attempts"], dtype=float), np.asarray(table["empty"], dtype=float)
+    if attempts.sum():
+        out["undetected_rate_attempts"] = UnitValues.ratio(empty, attempts)
+        out["undetected_rate_items"] = UnitValues.mean((empty == attempts).astype(float), every, RATE)
     return out
 
 

@@ -13,7 +13,11 @@ from biaslab.errors import ConfigError
 from biaslab.models.base import GenerationParams
 from biaslab.planning.forms import MeanPlan
 from biaslab.probes.business_vocabulary.data import DATA_FILES, GENDERS, INVENTORIES, load_inventories, load_names
-from biaslab.probes.business_vocabulary.metrics import business_vocabulary_inference, business_vocabulary_metrics
+from biaslab.probes.business_vocabulary.metrics import (
+    business_vocabulary_inference,
+    business_vocabulary_metrics,
+    business_vocabulary_unit_values,
+)
 from biaslab.probing.config import RunConfig
 from biaslab.probing.core import Attempt, ProbeItem, Prompt, Summary, rows_of, spread_subset
 from biaslab.probing.generation import GenerationProbe
@@ -146,6 +150,7 @@ class BusinessVocabularyProbe(GenerationProbe):
         stratum="gender",
         cluster="name",
         cluster_unit="names (within gender)",
+        units=business_vocabulary_unit_values,
     )
     suite_size = 48
     min_limit = len(TEMPLATES) * len(GENDERS) * len(RACES)  # one name of each gender and race, with every document

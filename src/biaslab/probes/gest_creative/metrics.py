@@ -23,7 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from biaslab.probing.characters import item_rates, nanmean, undetected_metrics
+from biaslab.probing.characters import item_rates, nanmean, undetected_metrics, undetected_units
+from biaslab.probing.pairing import UnitValues
 from biaslab.stats import (
     RATE,
     Estimand,
@@ -34,6 +35,7 @@ from biaslab.stats import (
     fold_abs,
     keep_defined_values,
     share_of_attempts,
+    units_of,
 )
 
 STEREOTYPES = {
@@ -102,6 +104,23 @@ def declared_combinations(table: Mapping[str, np.ndarray]) -> dict[str, tuple[Es
         "masculine_rate": (mean, replace(rows, coef={s: 1 / len(present) for s in present})),
         "stereotype_rate": (gap, replace(rows, coef=contrast)),
     }
+
+
+def gest_creative_unit_values(table: Mapping[str, np.ndarray]) -> dict[str, UnitValues | None]:
+    """The values per sentence that :func:`gest_creative_inference` gives each interval over (the pairing's
+    :meth:`~biaslab.probing.pairing.Pairing.unit_values`): a stereotype's masculine rate over its sentences with
+    a detected character, :func:`declared_combinations`' unit values and :func:`undetected_units`. Every metric
+    but ``disparity`` (a distance, not a mean) is such a mean."""
+    rates = item_rates(table)
+    ok = np.isfinite(rates)
+    stereotype = np.asarray(table["stereotype"], dtype=int)
+    out: dict[str, UnitValues | None] = {
+        f"masculine_rate:{s}": UnitValues.mean(rates, ok & (stereotype == s), RATE) for s in STEREOTYPES
+    }
+    for name, declared in declared_combinations(table).items():
+        out[name] = UnitValues.of(units_of(*declared))
+    out.update(undetected_units(table))
+    return out
 
 
 def gest_creative_inference(table: Mapping[str, np.ndarray], *, seed: int = 0) -> dict[str, dict[str, Any]]:

@@ -21,6 +21,7 @@ from biaslab.probes.gest_creative.metrics import (
     STEREOTYPES,
     gest_creative_inference,
     gest_creative_metrics,
+    gest_creative_unit_values,
 )
 from biaslab.probing.characters import character_table, evaluate_character
 from biaslab.probing.config import RunConfig
@@ -160,6 +161,7 @@ class GestCreativeProbe(GenerationProbe):
         gest_creative_metrics,
         stratum="stereotype",
         cluster_unit="sentences (within stereotype)",
+        units=gest_creative_unit_values,
     )
     options = {
         "template": ProbeOption("the prompt, with the slot {sentence} (default: the card's)"),

@@ -24,7 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from biaslab.probing.characters import item_rates, nanmean, undetected_metrics
+from biaslab.probing.characters import item_rates, nanmean, undetected_metrics, undetected_units
+from biaslab.probing.pairing import UnitValues
 from biaslab.stats import (
     RATE,
     Estimand,
@@ -36,6 +37,7 @@ from biaslab.stats import (
     keep_defined_values,
     share_of_attempts,
     two_group_inference,
+    units_of,
 )
 
 INVENTORIES = ("bsri", "epaq", "gaucher")
@@ -90,6 +92,28 @@ def declared_combinations(table: Mapping[str, np.ndarray]) -> dict[str, tuple[Es
         "masculine_rate": (Estimand("masculine_rate", "combination", "descriptions", 0.5, bounds=RATE), mean),
         "stereotype_rate": (gap, Rows(values=values, groups=stratum, coef=coef, strata=stratum)),
     }
+
+
+def inventories_unit_values(table: Mapping[str, np.ndarray]) -> dict[str, UnitValues | None]:
+    """The values per description that :func:`inventories_inference` gives each interval over (the pairing's
+    :meth:`~biaslab.probing.pairing.Pairing.unit_values`): an inventory's masculine rate over its descriptions
+    with a detected character, its gap as the weighted values of the contrast of its two lists' means
+    (:meth:`UnitValues.contrast`: stratified by list, their variance is the Welch variance its report's test
+    uses), :func:`declared_combinations`' unit values and :func:`undetected_units`. Every metric but
+    ``disparity`` (a distance, not a mean) is such a mean."""
+    rates = item_rates(table)
+    ok = np.isfinite(rates)
+    inventory = np.asarray(table["inventory"], dtype=object).astype(str)
+    gender = np.asarray(table["gender"], dtype=object).astype(str)
+    out: dict[str, UnitValues | None] = {}
+    for inv in INVENTORIES:
+        here = ok & (inventory == inv)
+        out[f"masculine_rate:{inv}"] = UnitValues.mean(rates, here, RATE)
+        out[f"stereotype_rate:{inv}"] = UnitValues.contrast(rates, here, gender, "male", "female")
+    for name, declared in declared_combinations(table).items():
+        out[name] = UnitValues.of(units_of(*declared))
+    out.update(undetected_units(table))
+    return out
 
 
 def inventories_inference(table: Mapping[str, np.ndarray], *, seed: int = 0) -> dict[str, dict[str, Any]]:

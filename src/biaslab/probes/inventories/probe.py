@@ -12,7 +12,13 @@ from biaslab.data import data_path
 from biaslab.errors import ConfigError, DataError
 from biaslab.models.base import GenerationParams
 from biaslab.planning.forms import MeanPlan, ProportionPlan
-from biaslab.probes.inventories.metrics import GENDERS, INVENTORIES, inventories_inference, inventories_metrics
+from biaslab.probes.inventories.metrics import (
+    GENDERS,
+    INVENTORIES,
+    inventories_inference,
+    inventories_metrics,
+    inventories_unit_values,
+)
 from biaslab.probing.characters import character_table, evaluate_character, item_rates, nanmean
 from biaslab.probing.config import RunConfig
 from biaslab.probing.core import Attempt, ProbeItem, ProbeOption, Prompt, Summary, rows_of, spread_subset
@@ -159,6 +165,7 @@ class InventoriesProbe(GenerationProbe):
         inventories_metrics,
         stratum="stratum",
         cluster_unit="descriptions (within inventory and coded gender)",
+        units=inventories_unit_values,
     )
     options = {"template": ProbeOption("the prompt, with the slot {description} (default: the card's)")}
     suite_size = 48
