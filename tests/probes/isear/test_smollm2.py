@@ -51,5 +51,6 @@ def test_smollm2_isear_run_writes_max_diff_with_interval_and_test(tmp_path):
     assert m["undetected_rate_attempts"]["value"] == pytest.approx(undetected)
     if undetected < 1:
         assert 0 <= m["max_diff"]["value"] <= 1 and 0 < m["max_diff"]["p"] <= 1
-        assert m["max_diff"]["n"] == 3
+        answered = {r["item_id"] for r in rows if r["evaluation"] is not None}
+        assert m["max_diff"]["n"] == len(answered)  # the events where some gender has a readable answer
     assert results["parameters"]["parser"] == "biaslab"

