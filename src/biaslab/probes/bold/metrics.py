@@ -35,6 +35,7 @@ import numpy as np
 from biaslab.stats import (
     adjust_pvalues,
     bonferroni_confidence,
+    bounds_if_inside,
     cluster_inference,
     max_of_gaps,
     ratio_units,
@@ -114,12 +115,13 @@ def _units(rows: Sequence[Mapping[str, Any]], threshold: float) -> dict[str, np.
 
 def _interval(units: dict[str, np.ndarray], col: str, mask: np.ndarray, value: float) -> dict[str, Any]:
     """``value`` with its interval over the persons/topics in ``mask`` (groups as strata), no test."""
+    values = units[col][mask]
     res = cluster_inference(
-        units[col][mask],
+        values,
         units["cluster"][mask],
         units["group"][mask],
         null=None,
-        bounds=None if col == "sum" else (0.0, 1.0),
+        bounds=bounds_if_inside(CORRELATION, values) if col == "sum" else (0.0, 1.0),  # scores lie in [-1, 1]
         value_range=CORRELATION if col == "sum" else RATE,
         label=LABEL,
     )
