@@ -134,6 +134,26 @@ def test_units_of_gives_the_units_estimate_infers_from_without_the_inference():
     assert units.bounds == (-2.0, 2.0) and np.allclose(units.values, 2 * y)
 
 
+def test_units_of_snaps_values_within_rounding_of_a_bound_as_estimate_does():
+    values = np.tile([1.0 + 1e-14, 0.0, 0.5], 8)  # a linearised rate off its bound by rounding
+    e = Estimand("rate", "mean", range=RATE)
+    result, units = estimate(e, rows(values=values))
+    alone = units_of(e, rows(values=values))
+    assert units is not None and alone is not None and alone.bounds == units.bounds == RATE
+    assert alone.values[0] == units.values[0] == 1.0 and np.array_equal(alone.values, units.values)
+    assert result["value"] == pytest.approx(0.5) and values[0] > 1.0  # the rows themselves are left as they are
+
+
+def test_n_random_sets_the_random_sign_patterns_of_the_sign_flip_step():
+    values = np.sin(np.arange(20.0)) + 0.3  # 20 clusters of one: too many to enumerate, too few for the t
+    e = Estimand("diff", "mean", null=0.0)
+    result, _ = estimate(e, Rows(values=values, clusters=np.arange(20)), n_random=99)
+    assert result["method"].startswith("sign-flip, 99 random sign patterns")
+    assert result["p"] * 100 == pytest.approx(round(result["p"] * 100))  # (1 + hits) / (1 + 99)
+    default, _ = estimate(e, Rows(values=values, clusters=np.arange(20)))
+    assert default["method"].startswith("sign-flip, 9,999 random sign patterns")
+
+
 # Groups a (mean 3/4, plus two NaN rows), b (mean 1/3), c (mean 1/2) and z (no coefficient: left out).
 GROUPS = np.array(["a"] * 10 + ["b"] * 6 + ["c"] * 4 + ["z"] * 3)
 VALUES = np.r_[[1.0, 0.0, 1.0, 1.0] * 2, np.nan, np.nan, [0.0, 0.0, 1.0] * 2, [0.5] * 4, [1.0] * 3]

@@ -53,6 +53,7 @@ from biaslab.stats.clustered import cluster_inference, paired_cluster_inference
 from biaslab.stats.group_means import combination_inference, combination_units
 from biaslab.stats.honest import undefined
 from biaslab.stats.ranges import Range, within_range
+from biaslab.stats.signflip import N_RANDOM_FLIPS
 from biaslab.stats.unit_values import (
     bounds_if_inside,
     masked_ratio_units,
@@ -185,9 +186,9 @@ def _bounds(e: Estimand, values: np.ndarray, second: tuple | None) -> Range | No
 
 
 def _over_rows(e: Estimand, rows: Rows, values: np.ndarray, keep: np.ndarray, second: tuple | None) -> Units:
+    bounds = _bounds(e, values, second)  # first: it snaps values within rounding of a bound onto it
     full = np.full(keep.size, np.nan)
     full[keep] = values if second is None else values - second[0]
-    bounds = _bounds(e, values, second)
     if second is not None and bounds is not None:
         bounds = (bounds[0] - bounds[1], bounds[1] - bounds[0])
     pairs = None
@@ -247,11 +248,13 @@ def units_of(estimand: Estimand, rows: Rows) -> Units | None:
 
 
 def estimate(
-    estimand: Estimand, rows: Rows, *, seed: int = 0, why_empty: str | None = None
+    estimand: Estimand, rows: Rows, *, seed: int = 0, why_empty: str | None = None, n_random: int = N_RANDOM_FLIPS
 ) -> tuple[dict[str, Any], Units | None]:
     """``(result, units)``: the metric with its interval and (where ``null`` is set) its p value, from the one
     clustered procedure over the estimand's units, and those units over every row (:func:`units_of`; None where
-    the metric is undefined: the result then says why, ``why_empty`` or a generic reason)."""
+    the metric is undefined: the result then says why, ``why_empty`` or a generic reason). ``seed`` and
+    ``n_random`` (the random sign patterns where the clusters are too many to enumerate; not for a
+    ``combination``) are the procedure's."""
     e = estimand
     if e.kind == "combination":
         return _combine(e, rows, seed, why_empty)
@@ -260,7 +263,8 @@ def estimate(
         reason = why_empty or f"{e.metric}: no {e.unit} to estimate it from"
         return undefined(reason, null=e.null), None
     clusters, strata = rows.labels(keep)
-    common: dict[str, Any] = {"null": e.null, "confidence": e.confidence, "label": e.unit, "seed": seed}
+    common: dict[str, Any] = {"null": e.null, "confidence": e.confidence, "label": e.unit}
+    common.update(seed=seed, n_random=n_random)
     bounds = _bounds(e, values, second)
     if second is None:
         out = cluster_inference(values, clusters, strata, bounds=bounds, **common)

@@ -145,3 +145,13 @@ def test_a_group_name_in_two_domains_is_qualified():
     assert group_keys(data) == {("d1", "same"): "d1/same", ("d2", "same"): "d2/same", ("d1", "other"): "other"}
     table = cluster_table(data, 0.5)
     assert sorted(table.group.tolist()) == ["d1/same", "d2/same", "other"]
+
+
+def test_a_group_whose_texts_all_score_at_the_scales_end_gets_the_exact_interval():
+    """Scores lie in [-1, 1]: eight people whose every text scores 1 are eight trials all at the top (Clopper-
+    Pearson 8/8 on the scale: lower end 2 x 0.025^(1/8) - 1), as the shares' indicators are, not a metric without
+    an interval."""
+    data = [row for i in range(8) for row in rows("race", "X", f"x{i}", 1.0, 1.0) + rows("race", "Y", f"y{i}", 0.2)]
+    m = bold_metrics(data, threshold=0.5, n_permutations=10)[0]["mean_sentiment:X"]
+    assert m["value"] == 1.0 and m["n"] == 8 and m["method"].startswith("exact binomial over 8 people/topics")
+    assert m["ci_low"] == pytest.approx(2 * 0.025 ** (1 / 8) - 1) and m["ci_high"] == 1.0

@@ -6,7 +6,9 @@ Means and shares (overall and per group) have no null of their own (a group is u
 equals the rest of its domain, not at a fixed value): their intervals come from
 :func:`biaslab.stats.clustered.cluster_inference` over the group's persons/topics (sign-flip test
 inverted with few, cluster-robust t with many, none under 6: ``too_small``), and the group-against-
-the-rest permutation test is reported apart as ``p_vs_rest`` / ``q_vs_rest``.
+the-rest permutation test is reported apart as ``p_vs_rest`` / ``q_vs_rest``. They are declared once as
+estimands over texts (:func:`declared`, :mod:`biaslab.stats.estimand`), which give the intervals and the pairing's
+unit values.
 
 A range (max - min of a domain's group means) is the largest of the domain's pairwise gaps. Each gap
 is the difference of two groups' means over their own people/topics (independent clusters): each
@@ -32,10 +34,13 @@ from typing import Any
 
 import numpy as np
 
+from biaslab.probing.metric_ranges import declared_estimand
 from biaslab.stats import (
+    Estimand,
+    Rows,
     adjust_pvalues,
     bonferroni_confidence,
-    cluster_inference,
+    estimate,
     max_of_gaps,
     ratio_units,
     two_sample_inference,
@@ -98,31 +103,54 @@ def _ratio(num: np.ndarray | float, den: np.ndarray | float) -> Any:
         return np.asarray(num, dtype=float) / np.asarray(den, dtype=float)
 
 
-def _units(rows: Sequence[Mapping[str, Any]], threshold: float) -> dict[str, np.ndarray]:
-    """One entry per scored attempt: its group key, cluster (domain, group, name), score and the two indicators."""
-    keys = group_keys(rows)
-    kept = [r for r in rows if r.get("evaluation") is not None and math.isfinite(float(r["evaluation"]))]
-    score = np.array([float(r["evaluation"]) for r in kept], dtype=float)
-    return {
-        "group": np.array([keys[(r["domain"], r["group"])] for r in kept], dtype=object),
-        "cluster": np.array([f"{r['domain']}\x1f{r['group']}\x1f{r['name']}" for r in kept], dtype=object),
-        "sum": score,
-        "pos": (score >= threshold).astype(float),
-        "neg": (score <= -threshold).astype(float),
+def columns(rows: Sequence[Mapping[str, Any]], threshold: float | None = None) -> dict[str, np.ndarray]:
+    """One entry per attempt: ``n`` (1 where it has a score), ``sum`` (its score, 0 without), its group key, domain
+    and cluster (group key and person/topic); with ``threshold``, ``pos`` and ``neg``, its clearly positive /
+    negative indicators. The pairing's item table holds the same, without the indicators (the attempts do not
+    carry the run's threshold)."""
+    keys = group_keys(rows) if rows else {}
+    score = [r.get("evaluation") for r in rows]
+    ok = np.array([isinstance(v, (int, float)) and math.isfinite(float(v)) for v in score], dtype=bool)
+    group = np.array([keys[(r["domain"], r["group"])] for r in rows], dtype=object)
+    total = np.where(ok, [float(v) if isinstance(v, (int, float)) else 0.0 for v in score], 0.0)
+    out = {
+        "n": ok.astype(float),
+        "sum": total,
+        "group": group,
+        "domain": np.array([r["domain"] for r in rows], dtype=object),
+        "cluster": np.array([f"{g}\x1f{r.get('name')}" for g, r in zip(group, rows)], dtype=object),
     }
+    if threshold is not None:
+        out["pos"] = (ok & (total >= threshold)).astype(float)
+        out["neg"] = (ok & (total <= -threshold)).astype(float)
+    return out
 
 
-def _interval(units: dict[str, np.ndarray], col: str, mask: np.ndarray, value: float) -> dict[str, Any]:
-    """``value`` with its interval over the persons/topics in ``mask`` (groups as strata), no test."""
-    res = cluster_inference(
-        units[col][mask],
-        units["cluster"][mask],
-        units["group"][mask],
-        null=None,
-        bounds=None if col == "sum" else (0.0, 1.0),
-        value_range=CORRELATION if col == "sum" else RATE,
-        label=LABEL,
-    )
+def declared(t: Mapping[str, np.ndarray]) -> dict[str, tuple[Estimand, Rows]]:
+    """The means over scored texts (overall and per group: ``mean_sentiment``, and with the indicators
+    ``positive_share`` and ``negative_share``) as estimands over texts clustered by person/topic within group, with
+    their rows, from the per-attempt columns (:func:`columns`): ratios of the scores (indicators) to the scored
+    attempts, whose linearised values are the scores themselves. The run report's intervals and the pairing's unit
+    values. The ranges are largest gaps: derived (module docstring)."""
+    n, group = np.asarray(t["n"], dtype=float), np.asarray(t["group"])
+    out = {}
+    for name, col in (("mean_sentiment", "sum"), ("positive_share", "pos"), ("negative_share", "neg")):
+        if col not in t:
+            continue
+        e = declared_estimand(METRIC_RANGES, name, "ratio", unit=LABEL)
+        num = np.asarray(t[col], dtype=float)
+        out[name] = (e, Rows(num=num, den=n, clusters=t["cluster"], strata=group))
+        for g in dict.fromkeys(group.tolist()):
+            sel = group == g
+            rows = Rows(num=np.where(sel, num, 0.0), den=np.where(sel, n, 0.0), clusters=t["cluster"], strata=group)
+            out[f"{name}:{g}"] = (e, rows)
+    return out
+
+
+def _interval(est: Mapping[str, tuple[Estimand, Rows]], metric: str, value: float) -> dict[str, Any]:
+    """``value`` (as computed from the clusters' sums, exactly) with its declared interval over the persons/topics
+    (groups as strata), no test."""
+    res, _ = estimate(*est[metric])
     out = {k: v for k, v in res.items() if k not in ("value", "null", "confidence", "n", "p")}
     out["n"] = out.pop("n_clusters")
     return {**out, "value": float(value) if value is not None and math.isfinite(value) else None}
@@ -214,10 +242,9 @@ def bold_metrics(
         return {}, []
     metrics: dict[str, dict[str, Any]] = {}
     tot = {c: cl.sums[c].sum() for c in COLUMNS}
-    units = _units(rows, threshold)
-    every = np.ones(units["sum"].size, bool)
+    est = declared(columns(rows, threshold))
     for name, col in (("mean_sentiment", "sum"), ("positive_share", "pos"), ("negative_share", "neg")):
-        metrics[name] = _interval(units, col, every, float(_ratio(tot[col], tot["n"])))  # n: people/topics
+        metrics[name] = _interval(est, name, float(_ratio(tot[col], tot["n"])))  # n: people/topics
     groups: list[dict[str, Any]] = []
     # per domain with two groups or more: (domain, range, its pairs of groups, permutation p)
     domain_ranges: list[tuple[str, float, list[tuple[str, str]], float]] = []
@@ -259,14 +286,13 @@ def bold_metrics(
     for row, q in zip(groups, adjust_pvalues([g.get("p") for g in groups], "bh"), strict=True):
         row["q"] = q
         g = row["group"]
-        sel = units["group"] == g
         metrics[f"mean_sentiment:{g}"] = {
-            **_interval(units, "sum", sel, row["mean_sentiment"]),
+            **_interval(est, f"mean_sentiment:{g}", row["mean_sentiment"]),
             "p_vs_rest": row["p"],
             "q_vs_rest": row["q"],
         }
-        metrics[f"positive_share:{g}"] = _interval(units, "pos", sel, row["positive_share"])
-        metrics[f"negative_share:{g}"] = _interval(units, "neg", sel, row["negative_share"])
+        metrics[f"positive_share:{g}"] = _interval(est, f"positive_share:{g}", row["positive_share"])
+        metrics[f"negative_share:{g}"] = _interval(est, f"negative_share:{g}", row["negative_share"])
         row["ci_low"], row["ci_high"] = (metrics[f"mean_sentiment:{g}"][k] for k in ("ci_low", "ci_high"))
         for key, col in (("positive_ci", "positive_share"), ("negative_ci", "negative_share")):
             row[key] = [metrics[f"{col}:{g}"]["ci_low"], metrics[f"{col}:{g}"]["ci_high"]]

@@ -20,9 +20,9 @@ from typing import Any
 
 import numpy as np
 
-from biaslab.probes.bold.metrics import group_keys
+from biaslab.probes.bold.metrics import columns, declared
 from biaslab.probing.pairing import ItemTable, MetricFn, Pairing, UnitValues, clusters_of
-from biaslab.stats.ranges import CORRELATION
+from biaslab.stats import units_of
 
 
 class BoldPairing(Pairing):
@@ -31,25 +31,11 @@ class BoldPairing(Pairing):
     cluster_unit = "persons/topics (within group)"
 
     def table(self, rows: list[dict[str, Any]]) -> ItemTable:
-        keys_of = group_keys(rows) if rows else {}
         keys: list[Hashable] = [
             (r.get("domain"), r.get("group"), str(r.get("name")), r.get("prompt"), int(r.get("repetition") or 0))
             for r in rows
         ]
-        score = [r.get("evaluation") for r in rows]
-        ok = np.array([isinstance(s, (int, float)) and math.isfinite(float(s)) for s in score], dtype=bool)
-        group = np.array([keys_of[(r["domain"], r["group"])] for r in rows], dtype=object)
-        finite = [float(s) if isinstance(s, (int, float)) else 0.0 for s in score]
-        return ItemTable(
-            keys,
-            {
-                "n": ok.astype(float),
-                "sum": np.where(ok, finite, 0.0),
-                "group": group,
-                "domain": np.array([r["domain"] for r in rows], dtype=object),
-                "cluster": np.array([f"{g}\x1f{r.get('name')}" for g, r in zip(group, rows)], dtype=object),
-            },
-        )
+        return ItemTable(keys, columns(rows))
 
     def metric_fn(self, aligned: Mapping[str, np.ndarray]) -> MetricFn:
         by_domain: dict[str, list[str]] = defaultdict(list)
@@ -77,12 +63,10 @@ class BoldPairing(Pairing):
         return fn
 
     def unit_values(self, table: Mapping[str, np.ndarray]) -> dict[str, UnitValues]:
-        """``mean_sentiment`` and each ``mean_sentiment:<group>``: the prompts' scores over the scored prompts (of
-        the group), bounded by the scorer's [-1, 1] where every score lies inside."""
-        n, s, grp = (np.asarray(table[k]) for k in ("n", "sum", "group"))
-        out = {"mean_sentiment": UnitValues.ratio(s, n, bounds=CORRELATION)}
-        for g in dict.fromkeys(grp.tolist()):
-            out[f"mean_sentiment:{g}"] = UnitValues.ratio(s, n, grp == g, bounds=CORRELATION)
+        """``mean_sentiment`` and each ``mean_sentiment:<group>``, declared once
+        (:func:`biaslab.probes.bold.metrics.declared`): the prompts' scores over the scored prompts (of the group),
+        bounded by the scorer's [-1, 1] where every score lies inside."""
+        out = {name: UnitValues.of(units_of(e, rows)) for name, (e, rows) in declared(table).items()}
         return {name: uv for name, uv in out.items() if uv is not None}
 
     def clusters(self, aligned: Mapping[str, np.ndarray]) -> tuple[list[np.ndarray], list[str]]:

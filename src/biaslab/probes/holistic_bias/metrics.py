@@ -20,8 +20,10 @@ one over its axis' templates; the share itself where every axis has every templa
 from :func:`biaslab.stats.clustered.cluster_inference` over those values clustered by template -- the
 procedure ``compare`` and the gate use on the same values (:mod:`.pairing`): the sign-flip interval by test
 inversion under 30 informative templates, the cluster-robust t beyond, exact over the templates as trials when
-every share is 0 (or every one 1), none under 6 templates (``too_small``). No p value: the metric has no null
-of its own (chance alone puts it near 0.05, and the control axis shows how far above that a design drifts).
+every share is 0 (or every one 1), none under 6 templates (``too_small``). Each metric is declared once as such a
+mean (:func:`declared`, :mod:`biaslab.stats.estimand`), which gives the interval and the pairing's unit values.
+No p value: the metric has no null of its own (chance alone puts it near 0.05, and the control axis shows how
+far above that a design drifts).
 """
 
 from __future__ import annotations
@@ -35,11 +37,14 @@ from typing import Any
 
 import numpy as np
 
-from biaslab.stats import RATE, adjust_pvalues, bounds_if_inside, cluster_inference
+from biaslab.probing.metric_ranges import declared_estimand
+from biaslab.stats import RATE, Estimand, Rows, adjust_pvalues, estimate
 
 ALPHA = 0.05
 CONTROL_AXES = ("nonce",)
 SATURATED = 0.9
+UNIT = "templates"
+METRIC_RANGES = {"likelihood_bias": RATE, "likelihood_bias_bh": RATE}
 
 
 def mann_whitney_p(pairs: Sequence[tuple[Sequence[float], Sequence[float]]]) -> np.ndarray:
@@ -105,6 +110,17 @@ def pair_tests(rows: Sequence[Mapping[str, Any]]) -> dict[tuple[int, str], dict[
     return out
 
 
+def cell_table(tests: Mapping[tuple[int, str], Mapping[str, Any]], keys: Sequence[tuple[int, str]]) -> dict[str, Any]:
+    """The (template, axis) cells of ``keys`` (of :func:`pair_tests`) as columns: ``share``, ``share_bh``,
+    ``group`` (the axis) and ``template``."""
+    return {
+        "share": np.array([tests[k]["share"] for k in keys], dtype=float),
+        "share_bh": np.array([tests[k]["share_bh"] for k in keys], dtype=float),
+        "group": np.array([k[1] for k in keys], dtype=object),
+        "template": np.array([k[0] for k in keys], dtype=int),
+    }
+
+
 def _summary(shares: Mapping[str, np.ndarray]) -> dict[str, float]:
     """Axis means over templates (rows of ``shares[axis]``, NaN = no pair) and their mean over the axes that are
     not controls (``""``)."""
@@ -129,17 +145,34 @@ def cell_units(share: np.ndarray, axis: np.ndarray, over: Sequence[str]) -> np.n
     return np.where(mask, s * weight, np.nan)
 
 
-def _template_interval(cells: Mapping[str, np.ndarray], over: Sequence[str], value: float) -> dict[str, Any]:
-    """The interval of the mean over the axes of ``over`` of each axis' mean over its templates, from the cells'
-    values (:func:`cell_units`) with the templates as clusters; ``n``: the templates."""
-    u = cell_units(cells["share"], cells["axis"], over)
-    if u is None or not math.isfinite(value):
+def declared(cells: Mapping[str, np.ndarray]) -> dict[str, tuple[Estimand, Rows]]:
+    """Every metric as an estimand over (template, axis) cells clustered by template, with its rows, from a cell
+    table (``share``, ``share_bh``, ``group``: the axis, ``template``): ``likelihood_bias`` and
+    ``likelihood_bias_bh`` over the axes that are not controls, ``<either>:<axis>`` over each axis (the run's
+    metrics hold ``likelihood_bias:<axis>``, its axes table both); the values are :func:`cell_units` (all NaN
+    where no cell has a share: undefined). The run report's intervals and the pairing's unit values."""
+    axis = np.asarray(cells["group"])
+    axes = sorted(set(axis.tolist()))
+    real = [a for a in axes if a not in CONTROL_AXES]
+    out = {}
+    for col, name in (("share", "likelihood_bias"), ("share_bh", "likelihood_bias_bh")):
+        share = np.asarray(cells[col], dtype=float)
+        for metric, over in [(name, real)] + [(f"{name}:{a}", [a]) for a in axes]:
+            u = cell_units(share, axis, over)
+            values = np.full(share.shape, np.nan) if u is None else u
+            e = declared_estimand(METRIC_RANGES, metric, "mean", unit=UNIT)
+            out[metric] = (e, Rows(values=values, clusters=cells["template"]))
+    return out
+
+
+def _template_interval(e: Estimand, rows: Rows, value: float) -> dict[str, Any]:
+    """``value`` (the mean over axes of each axis' mean over its templates, as computed before, exactly) with the
+    declared interval; ``n``: the templates."""
+    res, _ = estimate(e, rows)
+    if res["value"] is None or not math.isfinite(value):
         return {"value": None, "ci_low": None, "ci_high": None, "n": 0}
-    mask = np.isfinite(u)
-    values = u[mask]
-    bounds = bounds_if_inside(RATE, values)
-    res = cluster_inference(values, cells["template"][mask], null=None, bounds=bounds, label="templates")
-    out = {k: v for k, v in res.items() if k not in ("value", "null", "confidence", "n", "n_clusters", "p")}
+    drop = ("value", "null", "confidence", "n", "n_clusters", "p", "range")  # range: recorded with the run's
+    out = {k: v for k, v in res.items() if k not in drop}
     return {**out, "value": float(value), "n": res["n_clusters"], "n_cells": res["n"]}
 
 
@@ -186,16 +219,11 @@ def likelihood_bias(
     per_axis: dict[str, dict[str, Any]] = {a: {"axis": a} for a in axes}
     used = {a: int(np.isfinite(grids["share"][a]).sum()) for a in axes}  # the templates each axis has pairs in
     keys = sorted(tests)
+    est = declared(cell_table(tests, keys))
     for kind, name in (("share", "likelihood_bias"), ("share_bh", "likelihood_bias_bh")):
         point = _summary(grids[kind])
-        cells = {
-            "share": np.array([tests[k][kind] for k in keys], dtype=float),
-            "axis": np.array([k[1] for k in keys], dtype=object),
-            "template": np.array([k[0] for k in keys], dtype=int),
-        }
         for key, value in point.items():
-            over = [a for a in axes if a not in CONTROL_AXES] if key == "" else [key]
-            entry = _template_interval(cells, over, value)  # n: the templates
+            entry = _template_interval(*est[f"{name}:{key}" if key else name], value)  # n: the templates
             if key == "":
                 if entry["value"] is None:
                     entry["reason"] = (

@@ -1,8 +1,9 @@
 """How HolisticBias runs pair up: an item is a (template, axis) cell -- the share of the axis' descriptor
 pairs whose sentence likelihoods differ on that template -- matched across runs by template and axis (the
 control axes left out, as in the run's own ``likelihood_bias``). The cells of one template move together:
-templates are the clusters. Every metric is a mean of cells over templates, then over axes, and its unit values
-are the cells' values the run report's interval is over (:func:`biaslab.probes.holistic_bias.metrics.cell_units`),
+templates are the clusters. Every metric is a mean of cells over templates, then over axes, declared once
+(:func:`biaslab.probes.holistic_bias.metrics.declared`): its unit values are the cells' values the run report's
+interval is over (:func:`biaslab.probes.holistic_bias.metrics.cell_units`),
 so ``compare`` and the gate test it on the cells' paired differences clustered by template
 (:func:`biaslab.stats.clustered.paired_cluster_inference`: never a p below ``2^(1-k)`` over ``k`` templates, no
 interval under 6)."""
@@ -17,9 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from biaslab.probes.holistic_bias.metrics import CONTROL_AXES, cell_units, pair_tests
+from biaslab.probes.holistic_bias.metrics import CONTROL_AXES, cell_table, declared, pair_tests
 from biaslab.probing.pairing import ItemTable, MetricFn, Pairing, UnitValues
-from biaslab.stats import RATE, bounds_if_inside
+from biaslab.stats import units_of
 
 
 class HolisticBiasPairing(Pairing):
@@ -31,29 +32,14 @@ class HolisticBiasPairing(Pairing):
         tests = pair_tests(rows)
         cells = [k for k in tests if k[1] not in CONTROL_AXES]  # the controls are reported apart
         keys: list[Hashable] = list(cells)
-        return ItemTable(
-            keys,
-            {
-                "share": np.array([tests[k]["share"] for k in cells], dtype=float),
-                "share_bh": np.array([tests[k]["share_bh"] for k in cells], dtype=float),
-                "group": np.array([k[1] for k in cells], dtype=object),
-                "template": np.array([k[0] for k in cells], dtype=int),
-            },
-        )
+        return ItemTable(keys, cell_table(tests, cells))
 
     def unit_values(self, table: Mapping[str, np.ndarray]) -> dict[str, UnitValues]:
-        axis = np.asarray(table["group"])
-        axes = sorted(set(axis.tolist()))
-        out: dict[str, UnitValues] = {}
-        for col, name in (("share", "likelihood_bias"), ("share_bh", "likelihood_bias_bh")):
-            for metric, over in [(name, axes)] + ([(f"{name}:{a}", [a]) for a in axes] if col == "share" else []):
-                values = cell_units(np.asarray(table[col], dtype=float), axis, over)
-                if values is not None:
-                    mask = np.isfinite(values)
-                    inside = values[mask]
-                    bounds = bounds_if_inside(RATE, inside)  # snaps values within rounding of a bound onto it
-                    values[mask] = inside
-                    out[metric] = UnitValues(values, mask, bounds)
+        out = {}
+        for name, (e, rows) in declared(table).items():
+            uv = UnitValues.of(units_of(e, rows))
+            if uv is not None and not name.startswith("likelihood_bias_bh:"):  # a column of the axes table only
+                out[name] = uv
         return out
 
     def metric_fn(self, aligned: Mapping[str, np.ndarray]) -> MetricFn:

@@ -11,6 +11,7 @@ from biaslab.planning.forms import MeanPlan
 from biaslab.probes.holistic_bias.metrics import (
     ALPHA,
     CONTROL_AXES,
+    METRIC_RANGES,
     control_warnings,
     descriptor_ranking,
     likelihood_bias,
@@ -31,7 +32,6 @@ from biaslab.probing.headline import Headline
 from biaslab.probing.likelihood import LikelihoodProbe
 from biaslab.probing.options import parse_bool
 from biaslab.probing.presentation import Figure, MetricDoc, MetricDocs
-from biaslab.stats.ranges import RATE
 
 if TYPE_CHECKING:
     from biaslab.probing.config import RunConfig, RunContext
@@ -86,7 +86,7 @@ class HolisticBiasProbe(LikelihoodProbe):
     summary = "identity descriptors"
     metric_docs = METRIC_DOCS
     pairing = HolisticBiasPairing()
-    metric_ranges = {"likelihood_bias": RATE, "likelihood_bias_bh": RATE}
+    metric_ranges = METRIC_RANGES
     headlines = (
         Headline(
             "likelihood_bias",

@@ -1,9 +1,11 @@
 """How paired-sentence runs pair up: an item is a pair, matched across runs by its two sentences (the k-th
 occurrence of a repeated pair with the k-th), so runs of any paired-sentence probe built the same way pair
 up. The pairs built from one predicate move together: ``bias_score``, ``tie_rate`` and ``mean_ll_diff``
-(overall and per group) are means over pairs (:meth:`PairedSentencePairing.unit_values`), so ``compare``
-tests them on the per-pair differences clustered by predicate within target group (never a p below
-``2^(1-k)`` over ``k`` predicates; no interval over fewer than 6)."""
+(overall and per group) are means over pairs, declared once
+(:func:`biaslab.probes.paired_sentences.metrics.declared`): the unit values are the ones the run report's
+intervals are over (:meth:`PairedSentencePairing.unit_values`), so ``compare`` tests them on the per-pair
+differences clustered by predicate within target group (never a p below ``2^(1-k)`` over ``k`` predicates; no
+interval over fewer than 6)."""
 
 from __future__ import annotations
 
@@ -13,7 +15,9 @@ from typing import Any
 
 import numpy as np
 
+from biaslab.probes.paired_sentences.metrics import columns, declared
 from biaslab.probing.pairing import ItemTable, MetricFn, Pairing, UnitValues, clusters_of
+from biaslab.stats import units_of
 
 
 class PairedSentencePairing(Pairing):
@@ -28,16 +32,7 @@ class PairedSentencePairing(Pairing):
             k = (str(r.get("sent_more") or r.get("prompt")), str(r.get("sent_less") or r.get("text")))
             keys.append((*k, seen[k]))  # the k-th occurrence of a repeated pair
             seen[k] += 1
-        ev = np.array([r.get("evaluation") for r in rows], dtype=object)
-        group = np.array([str(r.get("target_ID")) for r in rows], dtype=object)
-        columns = {
-            "stereo": (ev == "stereotype").astype(float),
-            "tie": (ev == "tie").astype(float),
-            "diff": np.array([float(r["score_more"]) - float(r["score_less"]) for r in rows], dtype=float),
-            "group": group,
-            "cluster": np.array([f"{g}\x1f{r.get('predicate_id')}" for g, r in zip(group, rows)], dtype=object),
-        }
-        return ItemTable(keys, columns)
+        return ItemTable(keys, columns(rows))
 
     def metric_fn(self, aligned: Mapping[str, np.ndarray]) -> MetricFn:
         groups = list(dict.fromkeys(np.asarray(aligned["group"]).tolist()))
@@ -62,16 +57,5 @@ class PairedSentencePairing(Pairing):
         return clusters_of(aligned["cluster"])
 
     def unit_values(self, table: Mapping[str, np.ndarray]) -> dict[str, UnitValues]:
-        n = len(table["stereo"])
-        every = np.ones(n, bool)
-        stereo, tie, diff = 100 * np.asarray(table["stereo"], float), np.asarray(table["tie"], float), table["diff"]
-        out = {
-            "bias_score": UnitValues(stereo, every, (0.0, 100.0)),
-            "tie_rate": UnitValues(tie, every, (0.0, 1.0)),
-            "mean_ll_diff": UnitValues(np.asarray(diff, float), every),
-        }
-        for g in dict.fromkeys(np.asarray(table["group"]).tolist()):
-            m = np.asarray(table["group"]) == g
-            out[f"bias_score:{g}"] = UnitValues(stereo, m, (0.0, 100.0))
-            out[f"mean_ll_diff:{g}"] = UnitValues(np.asarray(diff, float), m)
-        return out
+        out = {name: UnitValues.of(units_of(e, rows)) for name, (e, rows) in declared(table).items()}
+        return {name: uv for name, uv in out.items() if uv is not None}

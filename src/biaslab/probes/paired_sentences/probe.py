@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from biaslab.errors import ConfigError
 from biaslab.models.base import LoglikelihoodRequest, LoglikelihoodResult
 from biaslab.planning.forms import ProportionPlan
-from biaslab.probes.paired_sentences.metrics import paired_sentence_metrics, predicate_table
+from biaslab.probes.paired_sentences.metrics import METRIC_RANGES, paired_sentence_metrics, predicate_table
 from biaslab.probes.paired_sentences.pairing import PairedSentencePairing
 from biaslab.probes.paired_sentences.scoring import SCORINGS, score_pair
 from biaslab.probing.core import Attempt, PlannedRequest, ProbeItem, ProbeOption, Prompt, Summary, rows_of
@@ -23,7 +23,6 @@ from biaslab.probing.headline import Headline, MarkRule
 from biaslab.probing.likelihood import CHAT_TEMPLATE_OPTION, LikelihoodProbe, parse_chat_template
 from biaslab.probing.options import parse_bool
 from biaslab.probing.presentation import Figure, MetricDoc, MetricDocs
-from biaslab.stats.ranges import PERCENT
 
 if TYPE_CHECKING:
     from biaslab.probing.config import RunContext
@@ -102,7 +101,7 @@ class PairedSentenceProbe(LikelihoodProbe):
     version = "1"
     benchmark: ClassVar[str | None] = None  # published components it builds; None: --pairs only
     metric_docs = METRIC_DOCS
-    metric_ranges = {"bias_score": PERCENT}
+    metric_ranges = METRIC_RANGES
     headlines = (BIAS_SCORE,)
     pairing = PairedSentencePairing()
     diagnostics = ("tie_rate",)
