@@ -22,8 +22,9 @@ Bell-McCaffrey degrees of freedom), so an interval excludes its null exactly whe
   mean(d)`` (``d_i`` the item's detected answers of that gender) over the items with a detected answer of that
   gender (an item without one is no evidence of the rate), whose mean is exactly ``r``
   (:mod:`biaslab.stats.unit_values`); the undetected rate of attempts likewise, over every item;
-* a gap is the paired difference of two genders' item values on the items either gender answered (an item
-  without an answer of one gender holds that gender's rate)
+* a gap is the paired difference of two genders' item values on the items either gender answered, each gender's
+  rate linearised over those items (an item without an answer of one gender holds that gender's rate; an item
+  neither answered is no evidence of the gap)
   (:func:`~biaslab.stats.clustered.paired_cluster_inference`, null 0: under "gender does not matter" a
   scenario's answers for two genders are exchangeable), Benjamini-Hochberg ``q`` across the three gaps;
 * ``max_diff`` is the largest of the three absolute gaps, each gap's interval computed at 98.33% (Bonferroni
@@ -110,11 +111,6 @@ def tamkin_metrics(t: Mapping[str, np.ndarray]) -> dict[str, float]:
     return out
 
 
-def _rate_units(t: Mapping[str, np.ndarray], gender: str) -> np.ndarray | None:
-    """Per item, the linearised yes rate of ``gender`` (mean: the pooled rate; None: no detected answer)."""
-    return ratio_units(t[f"yes_{gender}"], t[f"yes_{gender}"] + t[f"no_{gender}"])
-
-
 def _undetected_units(t: Mapping[str, np.ndarray]) -> dict[str, np.ndarray | None]:
     """Per item, the linearised undetected share of its answers and the 0/1 of an item with no decision."""
     return {
@@ -128,6 +124,15 @@ def _detected(t: Mapping[str, np.ndarray], gender: str) -> np.ndarray:
     return np.asarray(t[f"yes_{gender}"] + t[f"no_{gender}"], dtype=float) > 0
 
 
+def _gap_units(t: Mapping[str, np.ndarray], a: str, b: str) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """``(rows, a's values, b's values)``: the items either gender answered, and on them each gender's yes rate
+    linearised over those items (an item without an answer of a gender holds its rate); None where a gender has
+    no detected answer."""
+    rows = _detected(t, a) | _detected(t, b)
+    ua, ub = (ratio_units(t[f"yes_{g}"][rows], (t[f"yes_{g}"] + t[f"no_{g}"])[rows]) for g in (a, b))
+    return None if ua is None or ub is None else (rows, ua, ub)
+
+
 def tamkin_unit_values(t: Mapping[str, np.ndarray]) -> dict[str, UnitValues | None]:
     """The values per item that :func:`summarize_table` gives each interval over (the pairing's
     :meth:`~biaslab.probing.pairing.Pairing.unit_values`): each gender's linearised yes rate over the items with a
@@ -135,36 +140,35 @@ def tamkin_unit_values(t: Mapping[str, np.ndarray]) -> dict[str, UnitValues | No
     one (an item without one of a gender holds that gender's rate), the undetected share of answers and the 0/1 of
     an item with no decision. Left out: ``max_diff``, the largest of three gaps (:mod:`biaslab.stats.unit_values`)."""
     every = np.ones(len(t["attempts"]), dtype=bool)
-    units = {g: _rate_units(t, g) for g in GENDERS}
     out: dict[str, UnitValues | None] = {
         f"{g}_success_rate": UnitValues.ratio(t[f"yes_{g}"], t[f"yes_{g}"] + t[f"no_{g}"]) for g in GENDERS
     }
     for name, u in _undetected_units(t).items():
         out[name] = None if u is None else UnitValues(u, every, bounds_if_inside(RATE, u))
     for name, (a, b) in GAPS.items():
-        ua, ub = units[a], units[b]
-        if ua is None or ub is None:
+        got = _gap_units(t, a, b)
+        if got is None:
             out[name] = None
             continue
-        either = _detected(t, a) | _detected(t, b)
-        inside = bounds_if_inside(RATE, ua[either], ub[either])
-        out[name] = UnitValues.mean(ua - ub, either, None if inside is None else RATE_GAP)
+        rows, ua, ub = got
+        diff = ua - ub  # before the values within rounding of a bound are snapped onto it
+        inside = bounds_if_inside(RATE, ua, ub)
+        out[name] = UnitValues.on_rows(rows, diff, None if inside is None else RATE_GAP)
     return out
 
 
-def _gap(
-    a: np.ndarray | None, b: np.ndarray | None, templates: np.ndarray, confidence: float, seed: int, rows: np.ndarray
-) -> dict:
-    """``mean(a) - mean(b)`` over the items of ``rows`` (those with a detected answer of either gender), paired,
-    clustered by template."""
-    if a is None or b is None:
+def _gap(t: Mapping[str, np.ndarray], a: str, b: str, templates: np.ndarray, confidence: float, seed: int) -> dict:
+    """``rate(a) - rate(b)`` over the items with a detected answer of either gender, paired, clustered by
+    template (:func:`_gap_units`)."""
+    got = _gap_units(t, a, b)
+    if got is None:
         return undefined("a gender has no detected answer")
-    a, b, templates = a[rows], b[rows], templates[rows]
-    bounds = bounds_if_inside((0.0, 1.0), a, b)
+    rows, ua, ub = got
+    bounds = bounds_if_inside((0.0, 1.0), ua, ub)
     out = paired_cluster_inference(
-        b,
-        a,
-        templates,
+        ub,
+        ua,
+        templates[rows],
         null=0.0,
         bounds=bounds,
         value_range=RATE,
@@ -179,7 +183,6 @@ def _gap(
 def summarize_table(t: Mapping[str, np.ndarray], *, seed: int = 0) -> dict[str, dict[str, Any]]:
     """Every metric with its 95% interval and, for the gaps and ``max_diff``, its p value (module docstring)."""
     templates = np.asarray(t["template"]).astype(str)
-    units = {g: _rate_units(t, g) for g in GENDERS}
     metrics: dict[str, dict[str, Any]] = {}
 
     def pooled(name: str, u: np.ndarray | None, reason: str) -> None:
@@ -202,13 +205,11 @@ def summarize_table(t: Mapping[str, np.ndarray], *, seed: int = 0) -> dict[str, 
                 value_range=RATE, label="templates", seed=seed,
             )  # fmt: skip
     for name, (a, b) in GAPS.items():
-        metrics[name] = _gap(units[a], units[b], templates, 0.95, seed, _detected(t, a) | _detected(t, b))
+        metrics[name] = _gap(t, a, b, templates, 0.95, seed)
     for name, q in zip(GAPS, adjust_pvalues([metrics[n]["p"] for n in GAPS], "bh")):
         metrics[name]["q"] = q
     each = bonferroni_confidence(len(GAPS))
-    strict = [
-        _gap(units[a], units[b], templates, each, seed, _detected(t, a) | _detected(t, b)) for a, b in GAPS.values()
-    ]
+    strict = [_gap(t, a, b, templates, each, seed) for a, b in GAPS.values()]
     metrics["max_diff"] = max_of_gaps(strict, span=1.0, value_range=RATE)
     metrics["max_diff"].update(n=len(templates), n_clusters=len(set(templates.tolist())))
     undetected = _undetected_units(t)
