@@ -174,3 +174,22 @@ def test_a_combination_without_coefficients_is_undefined_and_one_with_clusters_f
     assert units_of(e, Rows(values=VALUES, groups=GROUPS, coef={})) is None
     with pytest.raises(ValueError, match="no clusters"):
         estimate(e, Rows(values=VALUES, groups=GROUPS, coef={"a": 1.0}, clusters=GROUPS))
+
+
+def test_n_random_sets_the_sign_flip_s_random_vectors():
+    """Twenty clusters (too many to enumerate): the declared number of random sign vectors is the procedure's, for
+    a mean and for a paired difference; a combination, whose procedure has its own, refuses one."""
+    clusters = np.repeat([f"c{k}" for k in range(20)], 2)
+    values = np.linspace(0.0, 1.0, 40) ** 2
+    second = values[::-1].copy()
+    for n_random in (999, 4_999):
+        e = Estimand("m", "mean", null=0.3, n_random=n_random)
+        got = estimate(e, Rows(values=values, clusters=clusters))[0]
+        assert got == cluster_inference(values, clusters, null=0.3, label="units", n_random=n_random)
+        assert f"{n_random:,} random" in got["method"]
+        d = Estimand("d", "difference", null=0.0, n_random=n_random)
+        paired = estimate(d, Rows(values=values, second=Rows(values=second), clusters=clusters))[0]
+        direct = paired_cluster_inference(second, values, clusters, null=0.0, label="units", n_random=n_random)
+        assert paired == {k: v for k, v in direct.items() if k not in ("a", "b")}
+    with pytest.raises(ValueError, match="n_random"):
+        Estimand("c", "combination", n_random=999)

@@ -39,6 +39,8 @@ every unit value lies in where one does (for a difference, each side's values), 
 the procedure; it defaults to ``range`` for ``mean`` and ``ratio`` and is dropped where a linearised value leaves
 it (:func:`~biaslab.stats.unit_values.bounds_if_inside`). A probe whose ranges are declared in
 ``Probe.metric_ranges`` takes them from there (:func:`biaslab.probing.metric_ranges.declared_estimand`).
+``n_random``: the random sign vectors of the procedure's sign-flip step where there are too many clusters to
+enumerate (every kind but ``combination``, whose procedure has its own).
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ from biaslab.stats.clustered import cluster_inference, paired_cluster_inference
 from biaslab.stats.group_means import combination_inference, combination_units
 from biaslab.stats.honest import undefined
 from biaslab.stats.ranges import Range, within_range
+from biaslab.stats.signflip import N_RANDOM_FLIPS
 from biaslab.stats.unit_values import (
     bounds_if_inside,
     masked_ratio_units,
@@ -72,8 +75,9 @@ Labels = Sequence[Any] | np.ndarray | None
 @dataclass(frozen=True)
 class Estimand:
     """One metric: its name, kind (:data:`KINDS`), unit (plural, "name pairs"), null (None: no test), range
-    (None: unbounded), the range of its unit values (``bounds``, module docstring), confidence and, for a
-    ``combination``, the procedure's ``method`` (:func:`~biaslab.stats.clustered.cluster_inference`'s)."""
+    (None: unbounded), the range of its unit values (``bounds``, module docstring), confidence, for a
+    ``combination`` the procedure's ``method`` (:func:`~biaslab.stats.clustered.cluster_inference`'s) and, for the
+    other kinds, the random sign vectors of its sign-flip step (``n_random``)."""
 
     metric: str
     kind: Kind
@@ -83,10 +87,13 @@ class Estimand:
     bounds: Range | None = None
     confidence: float = 0.95
     method: str = "auto"
+    n_random: int = N_RANDOM_FLIPS
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise ValueError(f"estimand {self.metric!r}: kind {self.kind!r} is none of {', '.join(KINDS)}")
+        if self.kind == "combination" and self.n_random != N_RANDOM_FLIPS:
+            raise ValueError(f"estimand {self.metric!r}: a combination's procedure takes no n_random")
 
     @property
     def unit_bounds(self) -> Range | None:
@@ -261,6 +268,7 @@ def estimate(
         return undefined(reason, null=e.null), None
     clusters, strata = rows.labels(keep)
     common: dict[str, Any] = {"null": e.null, "confidence": e.confidence, "label": e.unit, "seed": seed}
+    common["n_random"] = e.n_random
     bounds = _bounds(e, values, second)
     if second is None:
         out = cluster_inference(values, clusters, strata, bounds=bounds, **common)
