@@ -193,3 +193,14 @@ def test_n_random_sets_the_sign_flip_s_random_vectors():
         assert paired == {k: v for k, v in direct.items() if k not in ("a", "b")}
     with pytest.raises(ValueError, match="n_random"):
         Estimand("c", "combination", n_random=999)
+
+
+def test_units_of_gives_the_values_estimate_infers_on_snapped_onto_their_bounds():
+    """A linearised rate whose item with no yes lands a rounding error below 0 (-5.6e-17): the unit values the gate
+    tests are those the interval is inferred from, snapped onto [0, 1] as their bounds say."""
+    num, den = np.array([1.0, 3.0, 2.0, 0.0, 0.0]), np.array([3.0, 5.0, 3.0, 3.0, 1.0])
+    rate = Estimand("rate", "ratio", range=RATE)
+    alone, inferred = units_of(rate, Rows(num=num, den=den)), estimate(rate, Rows(num=num, den=den))[1]
+    assert alone.bounds == inferred.bounds == RATE
+    assert np.array_equal(alone.values, inferred.values) and alone.values.min() == 0.0
+    assert UnitValues.ratio(num, den).values.tolist() == alone.values.tolist()

@@ -192,9 +192,9 @@ def _bounds(e: Estimand, values: np.ndarray, second: tuple | None) -> Range | No
 
 
 def _over_rows(e: Estimand, rows: Rows, values: np.ndarray, keep: np.ndarray, second: tuple | None) -> Units:
+    bounds = _bounds(e, values, second)  # values within rounding of a bound snapped onto it, as estimate infers on
     full = np.full(keep.size, np.nan)
     full[keep] = values if second is None else values - second[0]
-    bounds = _bounds(e, values, second)
     if second is not None and bounds is not None:
         bounds = (bounds[0] - bounds[1], bounds[1] - bounds[0])
     pairs = None
