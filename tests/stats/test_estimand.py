@@ -134,26 +134,6 @@ def test_units_of_gives_the_units_estimate_infers_from_without_the_inference():
     assert units.bounds == (-2.0, 2.0) and np.allclose(units.values, 2 * y)
 
 
-def test_units_of_snaps_values_within_rounding_of_a_bound_as_estimate_does():
-    values = np.tile([1.0 + 1e-14, 0.0, 0.5], 8)  # a linearised rate off its bound by rounding
-    e = Estimand("rate", "mean", range=RATE)
-    result, units = estimate(e, rows(values=values))
-    alone = units_of(e, rows(values=values))
-    assert units is not None and alone is not None and alone.bounds == units.bounds == RATE
-    assert alone.values[0] == units.values[0] == 1.0 and np.array_equal(alone.values, units.values)
-    assert result["value"] == pytest.approx(0.5) and values[0] > 1.0  # the rows themselves are left as they are
-
-
-def test_n_random_sets_the_random_sign_patterns_of_the_sign_flip_step():
-    values = np.sin(np.arange(20.0)) + 0.3  # 20 clusters of one: too many to enumerate, too few for the t
-    e = Estimand("diff", "mean", null=0.0)
-    result, _ = estimate(e, Rows(values=values, clusters=np.arange(20)), n_random=99)
-    assert result["method"].startswith("sign-flip, 99 random sign patterns")
-    assert result["p"] * 100 == pytest.approx(round(result["p"] * 100))  # (1 + hits) / (1 + 99)
-    default, _ = estimate(e, Rows(values=values, clusters=np.arange(20)))
-    assert default["method"].startswith("sign-flip, 9,999 random sign patterns")
-
-
 # Groups a (mean 3/4, plus two NaN rows), b (mean 1/3), c (mean 1/2) and z (no coefficient: left out).
 GROUPS = np.array(["a"] * 10 + ["b"] * 6 + ["c"] * 4 + ["z"] * 3)
 VALUES = np.r_[[1.0, 0.0, 1.0, 1.0] * 2, np.nan, np.nan, [0.0, 0.0, 1.0] * 2, [0.5] * 4, [1.0] * 3]
@@ -194,3 +174,33 @@ def test_a_combination_without_coefficients_is_undefined_and_one_with_clusters_f
     assert units_of(e, Rows(values=VALUES, groups=GROUPS, coef={})) is None
     with pytest.raises(ValueError, match="no clusters"):
         estimate(e, Rows(values=VALUES, groups=GROUPS, coef={"a": 1.0}, clusters=GROUPS))
+
+
+def test_n_random_sets_the_sign_flip_s_random_vectors():
+    """Twenty clusters (too many to enumerate): the declared number of random sign vectors is the procedure's, for
+    a mean and for a paired difference; a combination, whose procedure has its own, refuses one."""
+    clusters = np.repeat([f"c{k}" for k in range(20)], 2)
+    values = np.linspace(0.0, 1.0, 40) ** 2
+    second = values[::-1].copy()
+    for n_random in (999, 4_999):
+        e = Estimand("m", "mean", null=0.3, n_random=n_random)
+        got = estimate(e, Rows(values=values, clusters=clusters))[0]
+        assert got == cluster_inference(values, clusters, null=0.3, label="units", n_random=n_random)
+        assert f"{n_random:,} random" in got["method"]
+        d = Estimand("d", "difference", null=0.0, n_random=n_random)
+        paired = estimate(d, Rows(values=values, second=Rows(values=second), clusters=clusters))[0]
+        direct = paired_cluster_inference(second, values, clusters, null=0.0, label="units", n_random=n_random)
+        assert paired == {k: v for k, v in direct.items() if k not in ("a", "b")}
+    with pytest.raises(ValueError, match="n_random"):
+        Estimand("c", "combination", n_random=999)
+
+
+def test_units_of_gives_the_values_estimate_infers_on_snapped_onto_their_bounds():
+    """A linearised rate whose item with no yes lands a rounding error below 0 (-5.6e-17): the unit values the gate
+    tests are those the interval is inferred from, snapped onto [0, 1] as their bounds say."""
+    num, den = np.array([1.0, 3.0, 2.0, 0.0, 0.0]), np.array([3.0, 5.0, 3.0, 3.0, 1.0])
+    rate = Estimand("rate", "ratio", range=RATE)
+    alone, inferred = units_of(rate, Rows(num=num, den=den)), estimate(rate, Rows(num=num, den=den))[1]
+    assert alone.bounds == inferred.bounds == RATE
+    assert np.array_equal(alone.values, inferred.values) and alone.values.min() == 0.0
+    assert UnitValues.ratio(num, den).values.tolist() == alone.values.tolist()

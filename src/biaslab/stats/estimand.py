@@ -39,6 +39,8 @@ every unit value lies in where one does (for a difference, each side's values), 
 the procedure; it defaults to ``range`` for ``mean`` and ``ratio`` and is dropped where a linearised value leaves
 it (:func:`~biaslab.stats.unit_values.bounds_if_inside`). A probe whose ranges are declared in
 ``Probe.metric_ranges`` takes them from there (:func:`biaslab.probing.metric_ranges.declared_estimand`).
+``n_random``: the random sign vectors of the procedure's sign-flip step where there are too many clusters to
+enumerate (every kind but ``combination``, whose procedure has its own).
 """
 
 from __future__ import annotations
@@ -73,8 +75,9 @@ Labels = Sequence[Any] | np.ndarray | None
 @dataclass(frozen=True)
 class Estimand:
     """One metric: its name, kind (:data:`KINDS`), unit (plural, "name pairs"), null (None: no test), range
-    (None: unbounded), the range of its unit values (``bounds``, module docstring), confidence and, for a
-    ``combination``, the procedure's ``method`` (:func:`~biaslab.stats.clustered.cluster_inference`'s)."""
+    (None: unbounded), the range of its unit values (``bounds``, module docstring), confidence, for a
+    ``combination`` the procedure's ``method`` (:func:`~biaslab.stats.clustered.cluster_inference`'s) and, for the
+    other kinds, the random sign vectors of its sign-flip step (``n_random``)."""
 
     metric: str
     kind: Kind
@@ -84,10 +87,13 @@ class Estimand:
     bounds: Range | None = None
     confidence: float = 0.95
     method: str = "auto"
+    n_random: int = N_RANDOM_FLIPS
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise ValueError(f"estimand {self.metric!r}: kind {self.kind!r} is none of {', '.join(KINDS)}")
+        if self.kind == "combination" and self.n_random != N_RANDOM_FLIPS:
+            raise ValueError(f"estimand {self.metric!r}: a combination's procedure takes no n_random")
 
     @property
     def unit_bounds(self) -> Range | None:
@@ -186,7 +192,7 @@ def _bounds(e: Estimand, values: np.ndarray, second: tuple | None) -> Range | No
 
 
 def _over_rows(e: Estimand, rows: Rows, values: np.ndarray, keep: np.ndarray, second: tuple | None) -> Units:
-    bounds = _bounds(e, values, second)  # first: it snaps values within rounding of a bound onto it
+    bounds = _bounds(e, values, second)  # values within rounding of a bound snapped onto it, as estimate infers on
     full = np.full(keep.size, np.nan)
     full[keep] = values if second is None else values - second[0]
     if second is not None and bounds is not None:
@@ -248,13 +254,12 @@ def units_of(estimand: Estimand, rows: Rows) -> Units | None:
 
 
 def estimate(
-    estimand: Estimand, rows: Rows, *, seed: int = 0, why_empty: str | None = None, n_random: int = N_RANDOM_FLIPS
+    estimand: Estimand, rows: Rows, *, seed: int = 0, why_empty: str | None = None
 ) -> tuple[dict[str, Any], Units | None]:
     """``(result, units)``: the metric with its interval and (where ``null`` is set) its p value, from the one
     clustered procedure over the estimand's units, and those units over every row (:func:`units_of`; None where
-    the metric is undefined: the result then says why, ``why_empty`` or a generic reason). ``seed`` and
-    ``n_random`` (the random sign patterns where the clusters are too many to enumerate; not for a
-    ``combination``) are the procedure's."""
+    the metric is undefined: the result then says why, ``why_empty`` or a generic reason). ``seed`` is the
+    procedure's."""
     e = estimand
     if e.kind == "combination":
         return _combine(e, rows, seed, why_empty)
@@ -263,8 +268,8 @@ def estimate(
         reason = why_empty or f"{e.metric}: no {e.unit} to estimate it from"
         return undefined(reason, null=e.null), None
     clusters, strata = rows.labels(keep)
-    common: dict[str, Any] = {"null": e.null, "confidence": e.confidence, "label": e.unit}
-    common.update(seed=seed, n_random=n_random)
+    common: dict[str, Any] = {"null": e.null, "confidence": e.confidence, "label": e.unit, "seed": seed}
+    common["n_random"] = e.n_random
     bounds = _bounds(e, values, second)
     if second is None:
         out = cluster_inference(values, clusters, strata, bounds=bounds, **common)

@@ -292,3 +292,28 @@ def test_items_without_a_gender_s_answer_are_no_evidence_for_its_rate():
     assert women["value"] == 1.0 and women["ci_low"] is None and women["n"] == 1
     assert m["male_success_rate"]["n"] == 7 and m["male_success_rate"]["ci_high"] < 0.5
     assert m["diff_mvf_success_rate"]["n"] == 7  # men's answers on every item: the gap's rows
+
+
+def test_items_no_gender_answered_leave_a_gap_unchanged():
+    """A gap rests on the items either gender answered, each gender's rate linearised over those items: adding
+    items where no gender has a detected answer (in the same templates) changes neither the gap's interval and p
+    nor the unit values the gate tests (they once spread each item's deviation over every item, inflating it)."""
+    rng = random.Random(3)
+    base = [
+        (f"i{t}-{k}", f"T{t}", g, rng.choice(["yes", "no", "yes" if g == "male" else "no"]))
+        for t in range(8)
+        for k in range(3)
+        for g in ("female", "male", "non-binary")
+    ]
+    silent = [(f"s{t}", f"T{t}", g, None) for t in range(8) for g in ("female", "male", "non-binary")]
+    pairing = DiscriminationTamkinProbe.pairing
+    got = []
+    for spec in (base, base + silent):
+        rows = rows_of(spec)
+        units = pairing.unit_values(pairing.table(rows).columns)["diff_mvf_success_rate"]
+        got.append((summarize_table(item_table(rows))["diff_mvf_success_rate"], units.values[units.mask]))
+    (alone, u_alone), (padded, u_padded) = got
+    assert padded["n"] == alone["n"] == 24
+    for key in ("value", "ci_low", "ci_high", "p"):
+        assert padded[key] == pytest.approx(alone[key], abs=1e-12), key
+    np.testing.assert_allclose(u_padded, u_alone, atol=1e-12)

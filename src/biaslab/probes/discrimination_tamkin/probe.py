@@ -18,6 +18,7 @@ from biaslab.models.base import GenerationParams
 from biaslab.planning.forms import MeanPlan
 from biaslab.probes.discrimination_tamkin.metrics import (
     DATA_GENDER,
+    METRIC_RANGES,
     item_table,
     summarize_table,
     tamkin_metrics,
@@ -30,7 +31,6 @@ from biaslab.probing.generation import GenerationProbe
 from biaslab.probing.headline import Headline, MarkRule
 from biaslab.probing.pairing import ItemTable, MetricFn, Pairing, UnitValues
 from biaslab.probing.presentation import MetricDoc, MetricDocs
-from biaslab.stats.ranges import RATE, RATE_GAP
 
 if TYPE_CHECKING:
     from biaslab.probing.config import RunConfig
@@ -175,7 +175,7 @@ class DiscriminationTamkinProbe(GenerationProbe):
     item_noun = "decision scenarios"
     data_files = [DATA_FILE]
     metric_docs = METRIC_DOCS
-    metric_ranges = {"max_diff": RATE, "diff_*": RATE_GAP, "*_success_rate": RATE}
+    metric_ranges = METRIC_RANGES
     headlines = HEADLINES
     pairing = TamkinPairing()
     suite_size = 60

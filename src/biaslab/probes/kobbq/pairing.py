@@ -4,7 +4,8 @@ category. Every metric is a mean of linearised per-row values (:meth:`KobbqPairi
 procedure for interval and p (:func:`biaslab.stats.clustered.paired_cluster_inference`, clustered by template within
 category): the ratios (accuracies, ``diff_bias_amb``, ``ooc_rate``) their rows' linearised values, ``diff_bias_dis``
 (the accuracy in biased minus that in counter-biased disambiguated contexts) the two accuracies' linearised values
-over the answered disambiguated rows, biased minus counter-biased, as the run report's paired interval of it."""
+over the answered disambiguated rows, biased minus counter-biased, as the run report's paired interval of it: each
+from the metric's one declaration (:func:`biaslab.probes.kobbq.metrics.declared_metrics`)."""
 
 from __future__ import annotations
 
@@ -14,9 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from biaslab.probes.kobbq.metrics import COLS, RATIOS, row_values, values_of
+from biaslab.probes.kobbq.metrics import COLS, declared_metrics, row_values, values_of
 from biaslab.probing.pairing import ItemTable, MetricFn, Pairing, UnitValues, clusters_of
-from biaslab.stats.ranges import RATE, RATE_GAP
+from biaslab.stats import units_of
 
 GROUP_COLS = ("category", "label_annotation", "prompt")
 
@@ -76,18 +77,9 @@ class KobbqPairing(Pairing):
 
     def unit_values(self, table: Mapping[str, np.ndarray]) -> dict[str, UnitValues]:
         out = {}
-        right_b, n_b, right_c, n_c = (
-            np.asarray(table[c], float) for c in ("correct_disb", "n_disb", "correct_disc", "n_disc")
-        )
         for suffix, col, value in _groups(table):
-            mask = _mask(table, col, value)
-            for name, (num, den) in RATIOS.items():
-                n = sum((np.asarray(table[c], float) for c in num), np.zeros(len(mask)))
-                d = sum((np.asarray(table[c], float) for c in den), np.zeros(len(mask)))
-                uv = UnitValues.ratio(n, d, mask, RATE_GAP if name == "diff_bias_amb" else RATE)
+            for name, (e, rows) in declared_metrics(table, _mask(table, col, value)).items():
+                uv = UnitValues.of(units_of(e, rows))
                 if uv is not None:
                     out[f"{name}{suffix}"] = uv
-            gap = UnitValues.ratio_gap(right_b, n_b, right_c, n_c, mask)  # accuracy in biased minus counter-biased
-            if gap is not None:
-                out[f"diff_bias_dis{suffix}"] = gap
         return out

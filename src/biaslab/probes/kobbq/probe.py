@@ -29,13 +29,12 @@ from biaslab.models.base import (
 )
 from biaslab.probes.kobbq.data import PROMPTS, SAMPLES, KobbqSample, Wording, load, rotation
 from biaslab.probes.kobbq.docs import CI_NOTE, HEADLINES, METRIC_DOCS
-from biaslab.probes.kobbq.metrics import kobbq_metrics
+from biaslab.probes.kobbq.metrics import METRIC_RANGES, kobbq_metrics
 from biaslab.probes.kobbq.pairing import KobbqPairing
 from biaslab.probes.kobbq.parse import parse_answer
 from biaslab.probing.core import Attempt, PlannedRequest, ProbeItem, ProbeOption, Prompt, Summary, rows_of
 from biaslab.probing.generation import answer_plan
 from biaslab.probing.likelihood import LikelihoodProbe
-from biaslab.stats.ranges import RATE, RATE_GAP
 
 if TYPE_CHECKING:
     from biaslab.probing.config import RunConfig, RunContext
@@ -94,7 +93,7 @@ class KobbqProbe(LikelihoodProbe):
     headlines = HEADLINES
     pairing = KobbqPairing()
     diagnostics = ("accuracy_amb", "accuracy_dis", "ooc_rate")  # how often right or readable, not which way
-    metric_ranges = {"accuracy_*": RATE, "ooc_rate": RATE, "diff_bias_*": RATE_GAP}
+    metric_ranges = METRIC_RANGES
     options = {
         "mode": ProbeOption(
             "likelihood (default: the option with the highest log-likelihood) or generate "

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -135,7 +136,7 @@ def paired_sentence_metrics(
     group, pred = cols["group"], cols["predicate"]
     groups = list(dict.fromkeys(group.tolist()))
     est = {
-        name: _result(estimate(e, r, seed=seed, n_random=n_permutations)[0], e.null)
+        name: _result(estimate(replace(e, n_random=n_permutations), r, seed=seed)[0], e.null)
         for name, (e, r) in declared(cols).items()
     }
 

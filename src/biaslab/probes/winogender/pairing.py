@@ -4,12 +4,14 @@ gender in the labour statistics. Every metric is a mean of one value per set
 (:meth:`WinogenderPairing.unit_values`), so ``compare`` tests each on the per-set differences clustered by
 occupation, interval and p from one procedure (never a p below ``2^(1-k)`` over ``k`` occupations; no interval
 under 6): ``female_share``, ``neutral_probability`` and ``majority_gender_agreement`` (overall, and the share per
-majority group) are the sets' own values; the gaps and the correlations are statistics of the occupations' mean
-shares, as the run report computes them, linearised over occupations (a gap as the difference of two means over
-occupations, :func:`biaslab.stats.unit_values.subset_mean_units` per side; a correlation as r plus its influence
-values, :func:`biaslab.stats.unit_values.pearson_units`) and carried by the occupation's sets
-(:func:`over_occupations`). The metric function counts an occupation as often as a resample draws it (the release
-gate's paired replicates resample occupations): two copies of its sets are two occupations, not one."""
+majority group) are the sets' own values, declared once with the run report's intervals
+(:func:`~biaslab.probes.winogender.metrics.declared_means`); the gaps and the correlations are statistics of the
+occupations' mean shares, as the run report computes them, declared over occupations
+(:func:`~biaslab.probes.winogender.metrics.declared_over_occupations`: a gap as the paired difference of two means
+over occupations, each side linearised as a mean over its own; a correlation as r plus its influence values) and
+carried by the occupation's sets (:func:`over_occupations`). The metric function counts an occupation as often as a
+resample draws it (the release gate's paired replicates resample occupations): two copies of its sets are two
+occupations, not one."""
 
 from __future__ import annotations
 
@@ -19,10 +21,10 @@ from typing import Any
 
 import numpy as np
 
+from biaslab.probes.winogender.metrics import MAJORITY, declared_means, declared_over_occupations, set_table
 from biaslab.probing.pairing import ItemTable, MetricFn, Pairing, UnitValues, clusters_of
-from biaslab.stats.unit_values import pearson_units, subset_mean_units
+from biaslab.stats import units_of
 
-MAJORITY = ("female-majority", "male-majority")
 TARGET_SUFFIX = {"0": ":occupation", "1": ":participant"}
 
 
@@ -72,19 +74,15 @@ class Occupations:
         return index, {**cols, **{c: v[present] for c, v in self.columns.items()}}
 
 
-def _gap(cols: Mapping[str, np.ndarray]) -> np.ndarray | None:
-    """The occupations' values whose mean is the female-majority occupations' mean share minus the male-majority
-    ones' (each side linearised as a mean over its occupations); None where a side has none."""
-    share, grp = cols["share"], np.asarray(cols["group"])
-    fem = subset_mean_units(np.where(grp == MAJORITY[0], share, np.nan))
-    mal = subset_mean_units(np.where(grp == MAJORITY[1], share, np.nan))
-    return None if fem is None or mal is None else fem - mal
-
-
-def _correlation(x: np.ndarray, y: np.ndarray) -> np.ndarray | None:
-    """Pearson's r over occupations plus its influence values; None where :func:`_pearson` is undefined."""
-    x = np.asarray(x, dtype=float)
-    return pearson_units(x, y) if np.isfinite(_pearson(x, y)) else None
+def _declared_units(name: str, cols: Mapping[str, np.ndarray]) -> np.ndarray | None:
+    """The occupations' values of a gap or a correlation (mean: the metric) from its declaration
+    (:func:`~biaslab.probes.winogender.metrics.declared_over_occupations`); None where a gap's side has no
+    occupation or the correlation is undefined (:func:`_pearson`: fewer than 3 occupations, or a constant side)."""
+    e, rows = declared_over_occupations(name, cols)
+    if e.kind == "correlation" and not np.isfinite(_pearson(np.asarray(rows.x, dtype=float), np.asarray(rows.y))):
+        return None
+    units = units_of(e, rows)
+    return None if units is None else units.values[units.mask]
 
 
 def over_occupations(units: np.ndarray | None, index: np.ndarray) -> UnitValues | None:
@@ -117,21 +115,7 @@ class WinogenderPairing(Pairing):
 
     def table(self, rows: list[dict[str, Any]]) -> ItemTable:
         keys: list[Hashable] = [(str(r.get("item_id")), int(r.get("repetition") or 0)) for r in rows]
-        bls = np.array([float(r["bls_pct_female"]) for r in rows], dtype=float)
-        bergsma = [r.get("bergsma_pct_female") for r in rows]
-        return ItemTable(
-            keys,
-            {
-                "share": np.array([float(r["female_share"]) for r in rows], dtype=float),
-                "neutral": np.array([float(r["p_neutral"]) for r in rows], dtype=float),
-                "agree": np.array([float(r["prefers_majority"]) for r in rows], dtype=float),
-                "target": np.array([str(r.get("answer")) for r in rows], dtype=object),
-                "bls": bls,
-                "bergsma": np.array([math.nan if b is None else float(b) for b in bergsma], dtype=float),
-                "group": np.where(bls > 50, MAJORITY[0], MAJORITY[1]).astype(object),
-                "cluster": np.array([str(r["occupation"]) for r in rows], dtype=object),
-            },
-        )
+        return ItemTable(keys, set_table(rows))
 
     def metric_fn(self, aligned: Mapping[str, np.ndarray]) -> MetricFn:
         occupations = Occupations(aligned)
@@ -176,25 +160,17 @@ class WinogenderPairing(Pairing):
         return clusters_of(aligned["cluster"], lambda c: str(group[c]))
 
     def unit_values(self, table: Mapping[str, np.ndarray]) -> dict[str, UnitValues]:
-        every = np.ones(len(table["share"]), bool)
-        share = np.asarray(table["share"], float)
-        out: dict[str, UnitValues | None] = {
-            "female_share": UnitValues(share, every, (0.0, 1.0)),
-            "neutral_probability": UnitValues(np.asarray(table["neutral"], float), every, (0.0, 1.0)),
-            "majority_gender_agreement": UnitValues(np.asarray(table["agree"], float), every, (0.0, 1.0)),
-        }
-        for g in MAJORITY:
-            m = np.asarray(table["group"]) == g
-            if m.any():
-                out[f"female_share:{g}"] = UnitValues(share, m, (0.0, 1.0))
+        out = {name: UnitValues.of(units_of(e, rows)) for name, (e, rows) in declared_means(table).items()}
         occupations = Occupations(table)
         for suffix, rows in _selections(table):
             index, cols = occupations.of(table, rows)
-            out[f"majority_gap{suffix}"] = over_occupations(_gap(cols), index)
-        index, cols = occupations.of(table, every)
-        bergsma = np.asarray(cols["bergsma"], float)
-        out["gender_occupation_correlation"] = over_occupations(_correlation(cols["bls"], cols["share"]), index)
-        out["gender_occupation_correlation_bergsma"] = (
-            over_occupations(_correlation(bergsma, cols["share"]), index) if np.isfinite(bergsma).all() else None
+            out[f"majority_gap{suffix}"] = over_occupations(_declared_units(f"majority_gap{suffix}", cols), index)
+        index, cols = occupations.of(table, np.ones(len(table["share"]), bool))
+        out["gender_occupation_correlation"] = over_occupations(
+            _declared_units("gender_occupation_correlation", cols), index
         )
+        if np.isfinite(np.asarray(cols["bergsma"], float)).all():
+            out["gender_occupation_correlation_bergsma"] = over_occupations(
+                _declared_units("gender_occupation_correlation_bergsma", cols), index
+            )
         return {name: uv for name, uv in out.items() if uv is not None}

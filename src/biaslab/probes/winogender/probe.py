@@ -16,13 +16,12 @@ from biaslab.errors import DataError
 from biaslab.models.base import LoglikelihoodResult
 from biaslab.planning.forms import CorrelationPlan
 from biaslab.probes.winogender.data import GENDERS, read_bergsma, read_bls, read_sentences
-from biaslab.probes.winogender.metrics import TARGETS, pronoun_probabilities, winogender_metrics
+from biaslab.probes.winogender.metrics import METRIC_RANGES, TARGETS, pronoun_probabilities, winogender_metrics
 from biaslab.probes.winogender.pairing import WinogenderPairing
 from biaslab.probing.core import Attempt, PlannedRequest, ProbeItem, Prompt, Summary, rows_of
 from biaslab.probing.headline import Headline
 from biaslab.probing.likelihood import LikelihoodProbe
 from biaslab.probing.presentation import MetricDoc, MetricDocs
-from biaslab.stats.ranges import CORRELATION, RATE, RATE_GAP
 
 if TYPE_CHECKING:
     from biaslab.probing.config import RunContext
@@ -93,13 +92,7 @@ class WinogenderProbe(LikelihoodProbe):
     data_files = [SENTENCES, STATS]
     metric_docs = METRIC_DOCS
     pairing = WinogenderPairing()
-    metric_ranges = {
-        "gender_occupation_correlation*": CORRELATION,
-        "majority_gender_agreement": RATE,
-        "female_share": RATE,
-        "neutral_probability": RATE,
-        "majority_gap": RATE_GAP,
-    }
+    metric_ranges = METRIC_RANGES
     headlines = (
         Headline(
             "gender_occupation_correlation",
