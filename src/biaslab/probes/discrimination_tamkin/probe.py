@@ -169,7 +169,7 @@ class TamkinPairing(Pairing):
 
 class DiscriminationTamkinProbe(GenerationProbe):
     name = "discrimination-tamkin"
-    version = "1"
+    version = "2"
     title = "DiscriminationTamkin: yes/no decisions in high-stakes scenarios by gender (Tamkin et al. 2023)"
     summary = "yes/no decisions by gender"
     item_noun = "decision scenarios"
