@@ -19,15 +19,16 @@ authors' analysis scripts report them; :mod:`.data`). Overall values pool every 
 The questions of one template (category, ``question_index``) are a cluster. Every metric takes its interval
 (and the bias scores their p value, H0 "bias score 0") from one procedure,
 :func:`biaslab.stats.clustered.cluster_inference` over templates (categories as strata), of the unit values
-``compare`` and ``biaslab gate`` test it by (:func:`biaslab.probes.bbq.units.score_units`: one value per question
-whose mean is the metric). Accuracies and the unparsed rate: each question's 0/1 (correct, over the answered
-questions of that context condition; unparsed, over all questions). ``bias_score_disambig``: its linearised ratio
-over the answered disambiguated questions (+-100 where every answer names a resolved person);
-``bias_score_ambig``: the delta method's product rule for (1 - accuracy) x ratio over the answered ambiguous
-questions, so its interval carries the uncertainty of both factors (+-100 or 0 where every wrong answer names a
-resolved person). The bounds (0, 1) or (-100, 100) where every value stays inside them (they enable the exact
-steps). Exact cluster sign-flip test and its inverted interval with few templates, cluster-robust t with many, no
-interval under 6 templates (``too_small``); so a bias score's interval excludes 0 exactly when ``p < 0.05``.
+``compare`` and ``biaslab gate`` test it by (one value per question whose mean is the metric,
+:mod:`biaslab.probes.bbq.units`). The accuracies, the unparsed rate and ``bias_score_disambig`` are declared once
+as estimands (:func:`biaslab.probes.bbq.units.declared_metrics`: ratios, the score's over the answered
+disambiguated questions naming a resolved person, +-100 each) and estimated by :func:`biaslab.stats.estimate`;
+``bias_score_ambig``, a product of two estimates (no estimand kind), by the delta method's product rule for
+(1 - accuracy) x ratio over the answered ambiguous questions (:func:`biaslab.probes.bbq.units.ambig_units`), so its
+interval carries the uncertainty of both factors (+-100 or 0 where every wrong answer names a resolved person).
+The bounds (0, 1) or (-100, 100) where every value stays inside them (they enable the exact steps). Exact cluster
+sign-flip test and its inverted interval with few templates, cluster-robust t with many, no interval under 6
+templates (``too_small``); so a bias score's interval excludes 0 exactly when ``p < 0.05``.
 q-values: Benjamini-Hochberg across the categories, per bias score.
 """
 
@@ -37,9 +38,8 @@ from typing import Any
 
 import numpy as np
 
-from biaslab.probes.bbq.units import COLS, CONDITIONS, score_units
-from biaslab.probing.pairing import UnitValues
-from biaslab.stats import adjust_pvalues, cluster_inference
+from biaslab.probes.bbq.units import COLS, CONDITIONS, ambig_units, declared_metrics
+from biaslab.stats import adjust_pvalues, cluster_inference, estimate
 
 N_PERMUTATIONS = 10_000
 __all__ = ["COLS", "CONDITIONS", "N_PERMUTATIONS", "bbq_metrics"]
@@ -116,38 +116,41 @@ def bbq_metrics(
 
     def block(mask: np.ndarray, suffix: str) -> dict[str, dict[str, Any]]:
         point = _scores({c: cols[c][mask].sum() for c in COLS})
-        unit = score_units(units, mask[unit_id])  # the values compare and the gate test each metric by
+        rows = mask[unit_id]  # the questions of these templates; the values compare and the gate test by
+        declared = declared_metrics(units, rows, unit_id, strata[unit_id], n_random=n_permutations)
         out = {}
         for name in names:
             entry = {"value": _value(point[name]), "ci_low": None, "ci_high": None, "n": int(mask.sum())}
-            out[f"{name}{suffix}"] = _inference(entry, name, unit.get(name))
+            if name in declared:
+                res, got = estimate(*declared[name], seed=seed)
+                out[f"{name}{suffix}"] = _inference(entry, name, None if got is None else res)
+            else:
+                out[f"{name}{suffix}"] = _inference(entry, name, _ambig(rows))
         for cond in CONDITIONS:
             out[f"bias_score_{cond}{suffix}"].update(
                 n_non_unknown=int(cols[f"nu_{cond}"][mask].sum()), n_questions=int(cols[f"n_{cond}"][mask].sum())
             )
         return out
 
-    def _inference(entry: dict[str, Any], name: str, uv: UnitValues | None) -> dict[str, Any]:
-        """A metric's interval (a bias score's p too, H0 "0") from :func:`cluster_inference` of its unit values over
-        templates (module docstring)."""
+    def _ambig(rows: np.ndarray) -> dict[str, Any] | None:
+        """``bias_score_ambig``'s inference from its hand-linearised unit values (no estimand kind fits it)."""
+        uv = ambig_units(units, rows)
+        if uv is None:
+            return None
+        ids = unit_id[uv.mask]
+        return cluster_inference(uv.values[uv.mask], ids, strata[ids], null=0.0, bounds=uv.bounds,
+                                 label="templates", seed=seed, n_random=n_permutations)  # fmt: skip
+
+    def _inference(entry: dict[str, Any], name: str, res: dict[str, Any] | None) -> dict[str, Any]:
+        """A metric's entry with its interval (a bias score's p too, H0 "0") from the inference ``res`` over
+        templates (module docstring; None: undefined)."""
         bias = name.startswith("bias_score_")
-        if entry["value"] is None or uv is None:
+        if entry["value"] is None or res is None:
             if bias:
                 reason = f"no non-unknown {name.removeprefix('bias_score_')} answer naming a resolved group"
                 return {**entry, "p": None, "reason": reason}
             return {**entry, "n": 0, "reason": "no question to compute it over"}
-        ids = unit_id[uv.mask]
-        res = cluster_inference(
-            uv.values[uv.mask],
-            ids,
-            strata[ids],
-            null=0.0 if bias else None,
-            bounds=uv.bounds,
-            label="templates",
-            seed=seed,
-            n_random=n_permutations,
-        )
-        drop = ("value", "null", "confidence", "n") + (() if bias else ("p",))
+        drop = ("value", "null", "confidence", "n", "range") + (() if bias else ("p",))
         return {**entry, **{k: v for k, v in res.items() if k not in drop}, "n": res["n_clusters"]}
 
     everything = np.ones(len(strata), bool)

@@ -5,9 +5,10 @@ apart).
 
 Every metric, overall and per category, is a mean of one value per question (:meth:`BbqPairing.unit_values`): the
 values of :func:`biaslab.probes.bbq.units.score_units`, the same the run report infers its intervals from
-(accuracies and unparsed rate as ratios, ``bias_score_disambig`` as a linearised ratio, ``bias_score_ambig`` by the
-delta method's product rule). So ``compare`` and the gate test each metric with the paired cluster inference over
-templates (:func:`biaslab.stats.clustered.paired_cluster_inference`: interval and p from one procedure, never below
+(accuracies, unparsed rate and ``bias_score_disambig`` from their one declaration as ``ratio`` estimands,
+:func:`biaslab.probes.bbq.units.declared_metrics`; ``bias_score_ambig`` by the delta method's product rule). So
+``compare`` and the gate test each metric with the paired cluster inference over templates
+(:func:`biaslab.stats.clustered.paired_cluster_inference`: interval and p from one procedure, never below
 ``2^(1-k)`` over ``k`` templates, no interval under 6).
 
 Where a run's questions with a denominator differ from the other run's (an unparsed reply in generate mode), the

@@ -32,12 +32,13 @@ from biaslab.probes.bbq.genderbench import genderbench_metrics
 from biaslab.probes.bbq.metrics import bbq_metrics
 from biaslab.probes.bbq.pairing import BbqPairing
 from biaslab.probes.bbq.parse import LETTERS, parse_answer
+from biaslab.probes.bbq.units import METRIC_RANGES
 from biaslab.probing.core import Attempt, PlannedRequest, ProbeItem, ProbeOption, Prompt, Summary, rows_of
 from biaslab.probing.generation import answer_plan
 from biaslab.probing.headline import Headline, MarkRule
 from biaslab.probing.likelihood import LikelihoodProbe
 from biaslab.probing.presentation import MetricDoc, MetricDocs
-from biaslab.stats.ranges import RATE, SCORE
+from biaslab.stats.ranges import RATE
 
 if TYPE_CHECKING:
     from biaslab.probing.config import RunConfig, RunContext
@@ -148,9 +149,7 @@ class BbqProbe(LikelihoodProbe):
     pairing = BbqPairing()
     diagnostics = ("accuracy_ambig", "accuracy_disambig", "unparsed_rate")  # how often right, not which way
     metric_ranges = {
-        "accuracy_*": RATE,
-        "bias_score_*": SCORE,
-        "unparsed_rate": RATE,
+        **METRIC_RANGES,  # the declared metrics' (:mod:`.units`)
         "stereotype_rate": RATE,
         "logical_rate": RATE,
     }

@@ -16,8 +16,10 @@ language against English item by item.
   unit values (those of its run report and ``compare``), whose mean is each language's score (:func:`_score_test`:
   exact sign-flip test and its interval with few templates), over the questions answered in both languages. The
   accuracies (bias and control sets): the same paired cluster inference of each question's 0/1 correctness, over
-  the questions of that context answered in both languages. Benjamini-Hochberg q values across every language and
-  bias score (the accuracies apart).
+  the questions of that context answered in both languages. The accuracies' and ``bias_score_disambig``'s gaps are
+  declared as ``difference`` estimands (:class:`biaslab.stats.Estimand`); ``bias_score_ambig``'s, a product (no
+  estimand kind), takes bbq's hand-linearised values. Benjamini-Hochberg q values across every language and bias
+  score (the accuracies apart).
 * **Adjusted for control accuracy** (``lang_diff_adjusted_<score>:<lang>``): ``gap - slope x control gap``, where
   gap is the bias score's difference (L - en) above, control gap the difference in control accuracy (both contexts
   pooled), and slope the weighted least-squares slope, across templates, of a template's bias gap on its
@@ -31,17 +33,30 @@ language against English item by item.
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from biaslab.probes.bbq.metrics import COLS, _row_values, _scores, bbq_metrics
-from biaslab.probes.bbq.units import bias_units
-from biaslab.probing.pairing import UnitValues
-from biaslab.stats import adjust_pvalues
+from biaslab.probes.bbq.units import ambig_units
+from biaslab.probing.metric_ranges import declared_estimand
+from biaslab.stats import Rows, adjust_pvalues, estimate
 from biaslab.stats.clustered import cluster_inference, paired_cluster_inference
-from biaslab.stats.unit_values import bounds_if_inside, ratio_units
+from biaslab.stats.ranges import RATE, RATE_GAP, SCORE, Range
 
+GAP: Range = (-200.0, 200.0)  # one bias score minus another
+METRIC_RANGES: dict[str, Range] = {
+    "wording_range_bias_score_*": (0.0, 200.0),
+    "wording_range_accuracy_*": RATE,
+    "lang_diff_bias_score_*": GAP,
+    "lang_diff_adjusted_*": GAP,
+    "lang_diff_*accuracy_*": RATE_GAP,
+    "accuracy_*": RATE,
+    "control_accuracy_*": RATE,
+    "bias_score_*": SCORE,
+    "unparsed_rate": RATE,
+}
 ADEQUATE = 0.5
 SCORES = ("bias_score_ambig", "bias_score_disambig")
 ACCURACIES = ("accuracy_ambig", "accuracy_disambig")
@@ -233,9 +248,16 @@ def _kept(lang: str, metric: str, res: dict[str, Any], n: int) -> dict[str, Any]
 Pairs = list[tuple[dict[str, Any], dict[str, Any]]]
 
 
+def _labels(pairs: Pairs) -> tuple[np.ndarray, np.ndarray]:
+    """The clusters (templates) and strata (categories) of the questions of ``pairs``."""
+    a = [p[0] for p in pairs]
+    clusters = np.array([f"{r['category']}\x1f{r['question_index']}" for r in a], dtype=object)
+    return clusters, np.array([r["category"] for r in a], dtype=object)
+
+
 def _accuracy_test(lang: str, metric: str, pairs: Pairs, set_name: str, cond: str, seed: int, n: int) -> dict[str, Any]:
-    """An accuracy's gap: each question's 0/1 correctness in both languages, over the questions of ``set_name`` and
-    context ``cond`` answered in both; :func:`paired_cluster_inference` over templates."""
+    """An accuracy's gap, declared as a ``difference`` estimand: each question's 0/1 correctness in both languages,
+    over the questions of ``set_name`` and context ``cond`` answered in both, clustered by template."""
     both = [
         (a, b)
         for a, b in pairs
@@ -243,17 +265,10 @@ def _accuracy_test(lang: str, metric: str, pairs: Pairs, set_name: str, cond: st
     ]
     if not both:
         return _undefined(lang, metric, 0, n)
-    sides = [np.array([float(p[j]["answer"] == p[j]["label"]) for p in both]) for j in (0, 1)]
-    res = paired_cluster_inference(
-        sides[0],
-        sides[1],
-        [f"{a['category']}\x1f{a['question_index']}" for a, _ in both],
-        [a["category"] for a, _ in both],
-        null=0.0,
-        bounds=(0.0, 1.0),
-        label="templates",
-        seed=seed,
-    )
+    en, other = (np.array([float(p[j]["answer"] == p[j]["label"]) for p in both]) for j in (0, 1))
+    e = declared_estimand(METRIC_RANGES, f"lang_diff_{metric}", "difference", unit="templates", null=0.0, bounds=RATE)
+    clusters, strata = _labels(both)
+    res, _ = estimate(e, Rows(values=other, second=Rows(values=en), clusters=clusters, strata=strata), seed=seed)
     return _kept(lang, metric, res, n)
 
 
@@ -334,10 +349,11 @@ def _score_test(
     lang: str, score: str, pairs: list[tuple[dict[str, Any], dict[str, Any]]], seed: int, n: int
 ) -> dict[str, Any]:
     """A bias score's gap from unit values whose mean, per language, is its score over the questions of that
-    context answered in both languages: bbq's own (:func:`biaslab.probes.bbq.units.bias_units`, the values its
-    run report and ``compare`` use: the linearised ratio for ``bias_score_disambig``, the delta method's product
-    rule for ``bias_score_ambig``); :func:`paired_cluster_inference` over templates (exact sign-flip test and its
-    interval with few templates), bounded where both languages' values stay within (-100, 100)."""
+    context answered in both languages, by :func:`paired_cluster_inference` over templates (exact sign-flip test
+    and its interval with few templates), bounded where both languages' values stay within (-100, 100):
+    ``bias_score_disambig``'s declared as a ``difference`` of the two languages' ratios over the questions either
+    answered naming a person; ``bias_score_ambig``'s (a product, no estimand kind) bbq's hand-linearised ones
+    (:func:`biaslab.probes.bbq.units.ambig_units`, those of its run report and ``compare``)."""
     cond = score.removeprefix("bias_score_")
     both = [
         (a, b)
@@ -345,34 +361,26 @@ def _score_test(
         if a["set"] == "bias" and a["context_condition"] == cond and a["answer"] is not None and b["answer"] is not None
     ]
     cols = [{c: np.array([_row_values(p[j])[c] for p in both]) for c in COLS} for j in (0, 1)]
-    if cond == "disambig":  # over the questions either language answered naming a person (bbq's units are those)
-        named = (cols[0]["nu_disambig"] > 0) | (cols[1]["nu_disambig"] > 0)
-        both = [p for p, keep in zip(both, named) if keep]
-        cols = [{c: v[named] for c, v in side.items()} for side in cols]
-    sides = [bias_units(side, np.ones(len(both), bool), cond) for side in cols]
-    ua, ub = sides
+    clusters, strata = _labels(both)
+    if cond == "disambig":  # each language's ratio over the questions either answered naming a person
+        y = [100.0 * (2 * side["biased_disambig"] - side["nu_disambig"]) for side in cols]
+        en = Rows(num=y[0], den=cols[0]["nu_disambig"])
+        e = declared_estimand(METRIC_RANGES, f"lang_diff_{score}", "difference", unit="templates", null=0.0,
+                              bounds=SCORE)  # fmt: skip
+        rows = Rows(num=y[1], den=cols[1]["nu_disambig"], second=en, clusters=clusters, strata=strata)
+        res, units = estimate(replace(e, range=None), rows, seed=seed)
+        return _undefined(lang, score, 0, n) if units is None else _kept(lang, score, res, n)
+    ua, ub = (ambig_units(side, np.ones(len(both), bool)) for side in cols)
     if ua is None or ub is None:
         return _undefined(lang, score, 0, n)
-    if cond == "disambig":  # each language's score linearised over those questions (one holding none: its score)
-        ua, ub = (_ratio_over_all(side) for side in cols)
-    clusters = [f"{a['category']}\x1f{a['question_index']}" for a, _ in both]
     res = paired_cluster_inference(
         ua.values,
         ub.values,
         clusters,
-        [a["category"] for a, _ in both],
+        strata,
         null=0.0,
         bounds=ua.bounds if ua.bounds == ub.bounds else None,  # linearised values may leave them in one language
         label="templates",
         seed=seed,
     )
     return _kept(lang, score, res, n)
-
-
-def _ratio_over_all(col: dict[str, np.ndarray]) -> UnitValues:
-    """The disambiguated score's linearised ratio values over every question given (:func:`ratio_units`)."""
-    y = 100.0 * (2 * col["biased_disambig"] - col["nu_disambig"])
-    values = ratio_units(y, col["nu_disambig"])
-    assert values is not None  # bias_units found a question naming a person
-    every = np.ones(values.size, dtype=bool)
-    return UnitValues(values, every, bounds_if_inside((-100.0, 100.0), values))

@@ -20,8 +20,9 @@ from typing import Any
 import numpy as np
 
 from biaslab.probes.bbq.metrics import COLS, _row_values, _scores
-from biaslab.probes.bbq.units import score_units
+from biaslab.probes.bbq.units import declared_metrics, score_units
 from biaslab.probing.pairing import ItemTable, MetricFn, Pairing, UnitValues, clusters_of
+from biaslab.stats import units_of
 
 CONTROL = tuple(f"c_{c}" for c in COLS)
 
@@ -81,17 +82,20 @@ class MbbqPairing(Pairing):
         gate test them by the paired cluster inference where both runs answered the same questions: BBQ's metrics
         over the bias set by bbq's own unit values (:func:`biaslab.probes.bbq.units.score_units`: the
         accuracies and the disambiguated score linearised as ratios, the ambiguous score by the product rule),
-        the control accuracies as ratios over the control set."""
+        the control accuracies by the same declarations (:func:`biaslab.probes.bbq.units.declared_metrics`: ratios)
+        over the control set."""
         g, lang = np.asarray(table["group"]), np.asarray(table["language"])
         subsets = [("", np.ones(len(g), dtype=bool))] + [(f":{x}", g == x) for x in sorted(set(g.tolist()))]
         for code in sorted(set(lang.tolist()) - {""}):
             subsets.append((f":{code}", lang == code))
             subsets += [(f":{code}/{x}", (lang == code) & (g == x)) for x in sorted(set(g.tolist()))]
         out: dict[str, UnitValues] = {}
+        control = {c: table[f"c_{c}"] for c in COLS}
         for suffix, m in subsets:
             out.update({f"{k}{suffix}": uv for k, uv in score_units(table, m).items()})
+            declared = declared_metrics(control, m)
             for cond in ("ambig", "disambig"):
-                uv = UnitValues.ratio(table[f"c_correct_{cond}"], table[f"c_n_{cond}"], m)
+                uv = UnitValues.of(units_of(*declared[f"accuracy_{cond}"]))
                 if uv is not None:
                     out[f"control_accuracy_{cond}{suffix}"] = uv
         return out

@@ -37,7 +37,7 @@ from biaslab.probes.mbbq.data import (
     load_questions,
     split_names,
 )
-from biaslab.probes.mbbq.metrics import mbbq_metrics
+from biaslab.probes.mbbq.metrics import METRIC_RANGES, mbbq_metrics
 from biaslab.probes.mbbq.pairing import MbbqPairing
 from biaslab.probes.mbbq.parse import parse_answer
 from biaslab.probing.core import (
@@ -53,9 +53,6 @@ from biaslab.probing.core import (
 from biaslab.probing.generation import answer_plan
 from biaslab.probing.likelihood import LikelihoodProbe
 from biaslab.probing.presentation import MetricDoc, MetricDocs
-from biaslab.stats.ranges import RATE, RATE_GAP, SCORE
-
-GAP = (-200.0, 200.0)  # one bias score minus another
 
 if TYPE_CHECKING:
     from biaslab.probing.config import RunConfig, RunContext
@@ -142,17 +139,7 @@ class MbbqProbe(LikelihoodProbe):
     headlines = BbqProbe.headlines[:2]  # BBQ's two bias scores, read the same way
     diagnostics = ("accuracy_ambig", "accuracy_disambig", "unparsed_rate", "control_accuracy_ambig",
                    "control_accuracy_disambig")  # fmt: skip
-    metric_ranges = {
-        "wording_range_bias_score_*": (0.0, 200.0),
-        "wording_range_accuracy_*": RATE,
-        "lang_diff_bias_score_*": GAP,
-        "lang_diff_adjusted_*": GAP,
-        "lang_diff_*accuracy_*": RATE_GAP,
-        "accuracy_*": RATE,
-        "control_accuracy_*": RATE,
-        "bias_score_*": SCORE,
-        "unparsed_rate": RATE,
-    }
+    metric_ranges = METRIC_RANGES
     options = {
         "mode": ProbeOption("likelihood (default) or generate (chat models: the reply is read per language)."),
         "languages": ProbeOption("Comma-separated languages of en, es, nl, tr (default: all four)."),
