@@ -205,3 +205,22 @@ def test_language_gap_of_bias_score_ambig_from_bbqs_product_rule_values():
     assert got["value"] == pytest.approx(200 / 6) == pytest.approx(want["value"])
     assert (got["ci_low"], got["ci_high"], got["p"]) == pytest.approx((want["ci_low"], want["ci_high"], want["p"]))
     assert got["n_clusters"] == 6 and got["p"] is not None
+
+
+def test_language_gaps_of_the_bias_scores_keep_their_intervals_within_200_in_the_details():
+    """Eight templates, one disambiguated question each (label 1, biased 1). en answers "unknown" on six and names a
+    person on two (the biased one on template 0, the other on template 1), so its linearised ratio values (mean of
+    named 1/4) reach +-400 and the gap's interval, over 8 templates, passes +-200; tr names a person everywhere. The
+    gap of two scores in [-100, 100] lies in [-200, 200]: the interval the details (the report's table of
+    differences) show is held there, as the metric's is."""
+    rows = []
+    for qi in range(8):
+        en = 1 if qi == 0 else (2 if qi == 1 else 0)
+        rows += [_row("en", "bias", qi, "disambig", en, 1), _row("tr", "bias", qi, "disambig", 1 if qi % 2 else 2, 1)]
+    metrics, details = mbbq_metrics(rows)
+    gap = next(d for d in details["differences"] if d["metric"] == "bias_score_disambig")
+    assert gap["n_clusters"] == 8 and gap["p"] is not None
+    assert (gap["ci_low"], gap["ci_high"]) == (-200.0, 200.0)  # unclipped: -233.3 and 233.3
+    assert details["languages"][1]["diff_vs_en"]["bias_score_disambig"] is gap
+    for d in details["differences"]:
+        assert all(-200.0 <= d[k] <= 200.0 for k in ("ci_low", "ci_high") if d[k] is not None), d

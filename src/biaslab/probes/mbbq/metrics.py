@@ -18,8 +18,8 @@ language against English item by item.
   accuracies (bias and control sets): the same paired cluster inference of each question's 0/1 correctness, over
   the questions of that context answered in both languages. The accuracies' and ``bias_score_disambig``'s gaps are
   declared as ``difference`` estimands (:class:`biaslab.stats.Estimand`); ``bias_score_ambig``'s, a product (no
-  estimand kind), takes bbq's hand-linearised values. Benjamini-Hochberg q values across every language and bias
-  score (the accuracies apart).
+  estimand kind), takes bbq's hand-linearised values. A bias score's gap and its interval lie in [-200, 200].
+  Benjamini-Hochberg q values across every language and bias score (the accuracies apart).
 * **Adjusted for control accuracy** (``lang_diff_adjusted_<score>:<lang>``): ``gap - slope x control gap``, where
   gap is the bias score's difference (L - en) above, control gap the difference in control accuracy (both contexts
   pooled), and slope the weighted least-squares slope, across templates, of a template's bias gap on its
@@ -33,7 +33,6 @@ language against English item by item.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -368,7 +367,7 @@ def _score_test(
         e = declared_estimand(METRIC_RANGES, f"lang_diff_{score}", "difference", unit="templates", null=0.0,
                               bounds=SCORE)  # fmt: skip
         rows = Rows(num=y[1], den=cols[1]["nu_disambig"], second=en, clusters=clusters, strata=strata)
-        res, units = estimate(replace(e, range=None), rows, seed=seed)
+        res, units = estimate(e, rows, seed=seed)
         return _undefined(lang, score, 0, n) if units is None else _kept(lang, score, res, n)
     ua, ub = (ambig_units(side, np.ones(len(both), bool)) for side in cols)
     if ua is None or ub is None:
@@ -380,6 +379,7 @@ def _score_test(
         strata,
         null=0.0,
         bounds=ua.bounds if ua.bounds == ub.bounds else None,  # linearised values may leave them in one language
+        value_range=SCORE,  # each language's score: the gap's interval within (-200, 200)
         label="templates",
         seed=seed,
     )
