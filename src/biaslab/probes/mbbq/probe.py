@@ -131,7 +131,7 @@ METRIC_DOCS = MetricDocs(
 
 class MbbqProbe(LikelihoodProbe):
     name = "mbbq"
-    version = "1"
+    version = "2"
     title = "MBBQ: BBQ in English, Spanish, Dutch and Turkish, with control sets (Neplenbroek et al. 2024)"
     summary = "stereotypes in 4 languages"
     metric_docs = METRIC_DOCS
