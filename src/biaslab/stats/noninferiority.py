@@ -67,7 +67,7 @@ import numpy as np
 from biaslab.stats.few_units import few_units_p, sd_factor, widen
 from biaslab.stats.paired import take_rows
 from biaslab.stats.sample_size import normal_n
-from biaslab.stats.skew import hall_p, hall_upper
+from biaslab.stats.skew import hall_p, hall_test, hall_upper
 
 Table = Mapping[str, np.ndarray]
 MetricFn = Callable[[Table], Mapping[str, float]]
@@ -178,23 +178,22 @@ def _ni_p(
     return max(ps)
 
 
-def _skew_p(
+def _skew_test(
     xy: tuple[float, float],
     raw: tuple[np.ndarray, np.ndarray],
     dxy: tuple[np.ndarray, np.ndarray],
     cones: list[list[tuple[float, float]]],
-    margin: float,
     units: int | None,
-) -> float:
-    """Hall's skewness-corrected p (:mod:`biaslab.stats.skew`) of each cone: its contrasts' smallest, the spread from
-    the (floored) replicates ``dxy``, the skewness from the ``raw`` ones; the cones' largest (0 without units)."""
-    ps = []
+) -> Callable[[float], float]:
+    """Hall's skewness-corrected p (:mod:`biaslab.stats.skew`) as a function of the margin: each cone's its contrasts'
+    smallest (the spread from the floored replicates ``dxy``, the skewness from the ``raw`` ones), the cones' largest
+    (0 without units)."""
+    parts = []
     for cone in cones:
         c = np.array(cone)
-        r = c @ np.array(xy)
         e, e0 = np.column_stack(dxy) @ c.T, np.column_stack(raw) @ c.T
-        ps.append(min(hall_p(r[j] - margin, e[:, j], e0[:, j], units) for j in range(r.size)))
-    return max(ps)
+        parts.append([(float(r), hall_test(e[:, j], e0[:, j], units)) for j, r in enumerate(c @ np.array(xy))])
+    return lambda m: max(min(test(r - m) for r, test in cone) for cone in parts)
 
 
 def _check(margin: float, worse: str, alpha: float, beta: float | None) -> float:
@@ -230,7 +229,7 @@ def noninferiority_p(
     da, db = _floor(*raw, min_sd)
     xy = (a - unbiased, b - unbiased)
     p = few_units_p(_ni_p(xy, (da, db), CONES[worse], margin, beta), units)
-    return max(p, _skew_p(xy, raw, (da, db), CONES[worse], margin, units))
+    return max(p, _skew_test(xy, raw, (da, db), CONES[worse], units)(margin))
 
 
 def noninferiority(
@@ -257,10 +256,10 @@ def noninferiority(
     x, y = a - unbiased, b - unbiased
     cones = CONES[worse]
     diff = float(max(min(cx * x + cy * y for cx, cy in cone) for cone in cones))
+    skew_p = _skew_test((x, y), raw, (da, db), cones, units)
 
     def p_of(m: float) -> float:
-        p = few_units_p(_ni_p((x, y), (da, db), cones, m, beta), units)
-        return max(p, _skew_p((x, y), raw, (da, db), cones, m, units))
+        return max(few_units_p(_ni_p((x, y), (da, db), cones, m, beta), units), skew_p(m))
 
     p = p_of(margin)
     # the linearised error of the harm difference (the sides of the estimates): its spread and lower bound

@@ -22,6 +22,7 @@ symmetric tails, keep the bootstrap's p).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
@@ -51,18 +52,24 @@ def _se(err: np.ndarray, units: int) -> float:
     return float(np.std(err, ddof=1)) * math.sqrt(units / (units - 1))
 
 
-def hall_p(gap: float, err: np.ndarray, raw: np.ndarray, units: int | None) -> float:
-    """The lower-tail p value of an estimate ``gap`` below the margin (negative: below), its standard error from the
-    replicates' errors ``err`` (scaled to the sample variance's) and its skewness from ``raw`` (the replicates before
-    any floor on their spread); 0 (no constraint) without ``units`` or spread."""
+def hall_test(err: np.ndarray, raw: np.ndarray, units: int | None) -> Callable[[float], float]:
+    """The lower-tail p value of an estimate ``gap`` below the margin (negative: below), as a function of ``gap``:
+    its standard error from the replicates' errors ``err`` (scaled to the sample variance's), its skewness from
+    ``raw`` (the replicates before any floor on their spread); 0 (no constraint) without ``units`` or spread."""
     from scipy.stats import t as student
 
     if units is None or units < 3:
-        return 0.0
+        return lambda gap: 0.0
     se = _se(err, units)
     if not se > 0:
-        return 0.0
-    return float(student.cdf(hall(gap / se, skewness(raw, units), units), units - 1))
+        return lambda gap: 0.0
+    gamma = skewness(raw, units)
+    return lambda gap: float(student.cdf(hall(gap / se, gamma, units), units - 1))
+
+
+def hall_p(gap: float, err: np.ndarray, raw: np.ndarray, units: int | None) -> float:
+    """:func:`hall_test` at ``gap``."""
+    return hall_test(err, raw, units)(gap)
 
 
 def hall_upper(diff: float, err: np.ndarray, raw: np.ndarray, units: int | None, alpha: float) -> float:
