@@ -6,6 +6,7 @@ parts: the small-sample recalibration, Tango's score test, the bound from runs t
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any
 
@@ -16,9 +17,11 @@ from scipy.stats import norm, t
 from biaslab.gate.decide import margin_row
 from biaslab.gate.specs import MarginSpec
 from biaslab.gate.units import Units, agreement_p, too_few
+from biaslab.gate.verdicts import verdict
 from biaslab.probes import get_probe_class
 from biaslab.stats.few_units import few_units_p
 from biaslab.stats.paired_binary import noninferior_p, restricted_down_share
+from biaslab.stats.skew import hall, skewness
 
 HEADLINE = next(h for h in get_probe_class("direct").headlines if h.metric == "fail_rate")
 
@@ -137,3 +140,43 @@ def test_the_design_effect_of_clustered_items_by_hand():
     assert design_effect(np.array([1.0, 1, 0, 0]), np.array(list("aabb"))) == 2.0
     assert design_effect(np.array([1.0, 0, 1, 0]), np.array(list("aabb"))) == 1.0
     assert design_effect(np.zeros(4), np.array(list("aabb"))) == 1.0
+
+
+UNBOUNDED = dataclasses.replace(HEADLINE, bounds=None)  # the same metric, declared without a range
+
+
+def _skewed_row(n: int, seed: int) -> tuple[dict[str, Any], np.ndarray, float]:
+    """A metric without a declared range whose per-unit differences are skewed (exponential): the gate's row, the
+    replicates' errors of b - a and the estimate (the gate's decision, its item bootstrap's replicates)."""
+    rng = np.random.default_rng(seed)
+    a = rng.normal(0.3, 0.1, n)
+    b = a + 0.1 + (rng.exponential(0.1, n) - 0.1)  # worse by the margin 0.1
+    idx = rng.integers(0, n, (2000, n))
+    da, db = a[idx].mean(1) - a.mean(), b[idx].mean(1) - b.mean()
+    spec = MarginSpec("direct", "fail_rate", 0.1, UNBOUNDED, True)
+    row = margin_row(
+        spec, a.mean(), b.mean(), da, db, "paired", n, Units(n, "items", False, None), alpha=0.05, beta=0.005,
+        equivalence_mode=False, m=1,
+    )  # fmt: skip
+    return row, db - da, b.mean() - a.mean()
+
+
+def test_a_metric_without_a_range_on_six_units_is_too_small():
+    row, _, _ = _skewed_row(6, 0)
+    row["p_holm"] = row["p"]
+    verdict(row, alpha=0.05, m=1, power=0.8, equivalence_mode=False)
+    assert row["verdict"] == "too small" and row["p"] is None
+    assert row["reason"].startswith("too small: 6 units of a metric with no declared range")
+    assert _skewed_row(10, 0)[0].get("too_small") is None  # 10 units are tested
+
+
+def test_skewed_differences_are_tested_with_halls_correction():
+    """At 30 units, a sample the bootstrap's recalibrated p passed (0.021, a candidate worse by exactly the margin)
+    is not passed: the gate's p is Hall's, from the replicates' skewness, and its bound lies above the margin."""
+    row, err, diff = _skewed_row(30, 11)
+    boot = few_units_p(float((1 + np.sum(err <= diff - 0.1)) / (1 + err.size)), 30)
+    assert boot <= 0.05 < row["p"]
+    se = float(np.std(err, ddof=1)) * math.sqrt(30 / 29)
+    g = hall((diff - 0.1) / se, skewness(err, 30), 30)
+    assert row["p"] == pytest.approx(float(t.cdf(g, 29)))
+    assert row["upper"] > 0.1 and "Hall's transformation" in row["method"]

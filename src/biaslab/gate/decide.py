@@ -23,7 +23,15 @@ from biaslab.errors import ConfigError
 from biaslab.gate.requirements import finite, parse_min_mark, parse_requirement, requirement_rows
 from biaslab.gate.sources import load_side, match
 from biaslab.gate.specs import MarginSpec, parse_margins, resolve
-from biaslab.gate.units import Units, agreement_p, binary_test, correlation_test, metric_units, too_few
+from biaslab.gate.units import (
+    Units,
+    agreement_p,
+    binary_test,
+    correlation_test,
+    metric_units,
+    too_few,
+    too_few_unbounded,
+)
 from biaslab.gate.verdicts import verdict
 from biaslab.stats import adjust_pvalues
 from biaslab.stats import noninferiority as ni
@@ -302,7 +310,7 @@ def margin_row(
 ) -> dict[str, Any]:
     h = s.headline
     values = {"design": design, "baseline": a, "candidate": b, "n": n_now, "units": units.k, "note": _flip(h, a, b)}
-    small = too_few(units.k, alpha, m)
+    small = too_few(units.k, alpha, m) or (too_few_unbounded(units.k) if h.bounds is None else None)
     if small is not None:
         return {**_base_row(s), **values, "reason": small, "too_small": True}
     if units.agree:  # the same on every unit: no spread to test, a bound from the units alone (gate/units.py)

@@ -41,7 +41,10 @@ independent units or clusters the replicates resample), every p value is recalib
 bootstrap p is read as a normal statistic ``z = Phi^-1(1 - p)``, which is then referred to Student's t with
 ``k - 1`` degrees of freedom after the variance correction, ``t = z * sqrt((k - 1) / k)``. For a mean this is
 the paired t test; the bounds are widened by the same factor. No p value goes below ``2^-k``, the smallest
-p of an exact test on ``k`` units (a unit's sign flipped), so too few units can never pass.
+p of an exact test on ``k`` units (a unit's sign flipped), so too few units can never pass. **Skewed units**:
+the p value is at least Hall's (1992) skewness-corrected one (:mod:`biaslab.stats.skew`; each contrast's, the
+skewness from the replicates before any floor): a studentized mean of right-skewed units has a long lower tail,
+and exponential differences passed 16% at the margin at 10 units, 11% at 30 and 7-8% at 100-300 without it.
 
 **Equivalence** (two one-sided tests, TOST): on the value difference ``b - a`` (the metric did not move by
 the margin either way), ``p = max(p(b - a >= margin), p(b - a <= -margin))``.
@@ -64,6 +67,7 @@ import numpy as np
 from biaslab.stats.few_units import few_units_p, sd_factor, widen
 from biaslab.stats.paired import take_rows
 from biaslab.stats.sample_size import normal_n
+from biaslab.stats.skew import hall_p, hall_test, hall_upper
 
 Table = Mapping[str, np.ndarray]
 MetricFn = Callable[[Table], Mapping[str, float]]
@@ -104,14 +108,20 @@ def _floor(da: np.ndarray, db: np.ndarray, min_sd: float) -> tuple[np.ndarray, n
     """With ``min_sd`` (means of 0/1 values): normal replicates in place of the bootstrap's, with its covariance,
     scaled up so that ``b - a`` spreads at least ``min_sd``. A bootstrap of a handful of differing 0/1 items is
     lopsided (it cannot put fewer than none of them in a resample), and its lower tail alone passed 17% of
-    candidates worse by the margin at 30 items; the normal test with the null's variance is the score test."""
+    candidates worse by the margin at 30 items; the normal test with the null's variance is the score test. The
+    draws are quasi-random (Sobol'): a seeded pseudo-random sample errs alike in every test (its 5% point at -1.53
+    standard deviations with 400 draws, -1.60 to -1.67 with 2,000; Sobol' points: -1.63 to -1.66 with 2,000)."""
     if not min_sd > 0:
         return da, db
     cov = np.cov(np.vstack([da, db]))
     sd = math.sqrt(max(0.0, cov[0, 0] + cov[1, 1] - 2 * cov[0, 1]))
     if sd < min_sd:
         cov = cov * (min_sd / sd) ** 2 if sd > 0 else np.diag([min_sd**2 / 2] * 2)
-    z = np.random.default_rng(0).multivariate_normal([0.0, 0.0], cov, size=da.size, method="eigh")
+    from scipy.stats import qmc
+
+    with warnings.catch_warnings():  # Sobol' points balance best at a power of 2; their tails are right regardless
+        warnings.simplefilter("ignore")
+        z = qmc.MultivariateNormalQMC([0.0, 0.0], cov, seed=0).random(da.size)
     return z[:, 0], z[:, 1]
 
 
@@ -168,6 +178,24 @@ def _ni_p(
     return max(ps)
 
 
+def _skew_test(
+    xy: tuple[float, float],
+    raw: tuple[np.ndarray, np.ndarray],
+    dxy: tuple[np.ndarray, np.ndarray],
+    cones: list[list[tuple[float, float]]],
+    units: int | None,
+) -> Callable[[float], float]:
+    """Hall's skewness-corrected p (:mod:`biaslab.stats.skew`) as a function of the margin: each cone's its contrasts'
+    smallest (the spread from the floored replicates ``dxy``, the skewness from the ``raw`` ones), the cones' largest
+    (0 without units)."""
+    parts = []
+    for cone in cones:
+        c = np.array(cone)
+        e, e0 = np.column_stack(dxy) @ c.T, np.column_stack(raw) @ c.T
+        parts.append([(float(r), hall_test(e[:, j], e0[:, j], units)) for j, r in enumerate(c @ np.array(xy))])
+    return lambda m: max(min(test(r - m) for r, test in cone) for cone in parts)
+
+
 def _check(margin: float, worse: str, alpha: float, beta: float | None) -> float:
     if not margin > 0:
         raise ValueError("the margin must be positive")
@@ -197,8 +225,11 @@ def noninferiority_p(
 ) -> float:
     """The p value of :func:`noninferiority` alone (no bounds: for simulations)."""
     beta = _check(margin, worse, alpha, beta)
-    da, db = _floor(*_clean(da, db), min_sd)
-    return few_units_p(_ni_p((a - unbiased, b - unbiased), (da, db), CONES[worse], margin, beta), units)
+    raw = _clean(da, db)
+    da, db = _floor(*raw, min_sd)
+    xy = (a - unbiased, b - unbiased)
+    p = few_units_p(_ni_p(xy, (da, db), CONES[worse], margin, beta), units)
+    return max(p, _skew_test(xy, raw, (da, db), CONES[worse], units)(margin))
 
 
 def noninferiority(
@@ -220,11 +251,17 @@ def noninferiority(
     replicates resample, for the small-sample recalibration (module docstring, "Few units"); ``min_sd``: the
     smallest standard error of ``b - a`` under the null, where it is known (the replicates scaled up to it)."""
     beta = _check(margin, worse, alpha, beta)
-    da, db = _floor(*_clean(da, db), min_sd)
+    raw = _clean(da, db)
+    da, db = _floor(*raw, min_sd)
     x, y = a - unbiased, b - unbiased
     cones = CONES[worse]
     diff = float(max(min(cx * x + cy * y for cx, cy in cone) for cone in cones))
-    p = few_units_p(_ni_p((x, y), (da, db), cones, margin, beta), units)
+    skew_p = _skew_test((x, y), raw, (da, db), cones, units)
+
+    def p_of(m: float) -> float:
+        return max(few_units_p(_ni_p((x, y), (da, db), cones, m, beta), units), skew_p(m))
+
+    p = p_of(margin)
     # the linearised error of the harm difference (the sides of the estimates): its spread and lower bound
     sx = -1.0 if worse == "lower" or (worse == "away" and x < 0) else 1.0
     sy = -1.0 if worse == "lower" or (worse == "away" and y < 0) else 1.0
@@ -232,18 +269,17 @@ def noninferiority(
     wider = widen(units, alpha)
     lower = diff - wider * float(np.quantile(err, 1 - alpha))
     if worse == "away":
-        upper = _smallest_margin(
-            lambda m: few_units_p(_ni_p((x, y), (da, db), cones, m, beta), units), diff, err, alpha
-        )
+        upper = _smallest_margin(p_of, diff, err, alpha)
         method = (
             "paired bootstrap of |b - u| - |a - u|: the larger p over the two sides of u, each the studentized "
             f"minimum of two contrasts with least favourable slack (first step at beta = {beta:.2g})"
         )
     else:
         upper = diff - wider * float(np.quantile(err, alpha))
+        upper = max(upper, hall_upper(diff, err, sy * raw[1] - sx * raw[0], units, alpha))
         method = f"paired bootstrap of {'b - a' if worse == 'higher' else 'a - b'} (basic bound)"
     if units is not None:
-        method += f"; recalibrated to {units} units (Student's t, {units - 1} df)"
+        method += f"; recalibrated to {units} units (Student's t, {units - 1} df), skewness by Hall's transformation"
     return GateTest(diff, upper, lower, p, float(np.std(err, ddof=1)) * sd_factor(units), method)
 
 
@@ -279,18 +315,20 @@ def equivalence(
     :func:`noninferiority`)."""
     if not margin > 0:
         raise ValueError("the margin must be positive")
-    da, db = _floor(*_clean(da, db), min_sd)
+    raw = _clean(da, db)
+    da, db = _floor(*raw, min_sd)
     diff = b - a
-    err = db - da
+    err, err0 = db - da, raw[1] - raw[0]
     p = few_units_p(max(_p_below(err, diff - margin), _p_above(err, diff + margin)), units)
+    p = max(p, hall_p(diff - margin, err, err0, units), hall_p(-diff - margin, -err, -err0, units))
     wider = widen(units, alpha)
     method = "two one-sided paired bootstrap tests of b - a (basic bounds)"
     if units is not None:
-        method += f"; recalibrated to {units} units (Student's t, {units - 1} df)"
+        method += f"; recalibrated to {units} units (Student's t, {units - 1} df), skewness by Hall's transformation"
     return GateTest(
         diff,
-        diff - wider * float(np.quantile(err, alpha)),
-        diff - wider * float(np.quantile(err, 1 - alpha)),
+        max(diff - wider * float(np.quantile(err, alpha)), hall_upper(diff, err, err0, units, alpha)),
+        min(diff - wider * float(np.quantile(err, 1 - alpha)), -hall_upper(-diff, -err, -err0, units, alpha)),
         p,
         float(np.std(err, ddof=1)) * sd_factor(units),
         method,
