@@ -184,7 +184,8 @@ def test_levy_compare_and_gate_use_the_scenarios_unit_values(tmp_path):
     """Two relationship-levy runs on 60 couples (60 scenarios): compare tests diff_success_rate by the paired
     cluster procedure over scenarios and its size by the bootstrap; a run gated against itself agrees on every
     scenario, and diff_success_rate (each couple's value in [-1, 1]) passes at a margin of 0.2 by the
-    agreement bound (1 - 0.2 / 2)^60 where before it was too small, as its size (no unit values) still is."""
+    agreement bound (1 - 0.2 / 2)^60 where before it was too small, and its size |diff| (declared folded from it:
+    no mean, but the same bound) at its default margin too."""
     from biaslab.probes.relationship_levy.probe import RelationshipLevyProbe
 
     probe = RelationshipLevyProbe(size=60)
@@ -209,5 +210,6 @@ def test_levy_compare_and_gate_use_the_scenarios_unit_values(tmp_path):
     gate = gated["diff_success_rate"]
     assert gate["agree"] == {"k": 60, "width": 2.0, "unit": "scenarios"} and gate["p"] == pytest.approx(0.9**60)
     assert gate["verdict"] == "non-inferior"
-    size = gated["diff_abs_success_rate"]  # no unit values: the agreement gives no bound
-    assert size["verdict"] == "too small" and "not a mean of values in a known range" in size["reason"]
+    size = gated["diff_abs_success_rate"]  # folded from diff_success_rate: its units bound the agreement
+    assert size["agree"] == gate["agree"] and size["p"] == pytest.approx((1 - size["margin"] / 2) ** 60)
+    assert "bootstrap" in rows["diff_abs_success_rate"]["test"]  # compare: no mean, still the bootstrap

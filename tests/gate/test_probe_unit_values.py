@@ -132,6 +132,10 @@ def test_every_pairing_averages_to_the_reported_metrics_over_the_reported_units(
     assert uv["masculine_rate"].values.tolist() == [pytest.approx(2 / 3)]  # the occupation's own rate
 
 
+def _rows(d):
+    return [json.loads(line) for line in (d / "attempts.jsonl").read_text().splitlines() if line.strip()]
+
+
 def _write(d, probe, rule, tmp_path, limit):
     results, attempts = run_rule(probe, rule, tmp_path, limit=limit)
     d.mkdir(parents=True)
@@ -166,8 +170,9 @@ def test_direct_runs_that_agree_are_too_small_on_6_statements_and_pass_on_60(tmp
 @requires_data
 def test_jobs_lum_masculine_rate_rests_on_its_occupations(tmp_path, monkeypatch, capsys):
     """Every character a man in two runs: masculine_rate agrees on each occupation (0.9^6 at 6, too small; 0.9^60
-    at 60, non-inferior); the slope (every occupation's linearised value 0, unbounded) and the rate's distance from
-    one half (no unit values) give no bound from agreement and stay too small, so the gate fails either way."""
+    at 60, non-inferior); the rate's distance from one half takes the rate's units (0.97^60 at its default margin
+    0.03: too small) and the slope (intercept at 1: linear in the rates with coefficients x / sum x^2) its agreement
+    width, too weak at 60 occupations, so the gate fails either way."""
     from biaslab.probes.jobs_lum.probe import JobsLumProbe
 
     def he(request):
@@ -180,7 +185,12 @@ def test_jobs_lum_masculine_rate_rests_on_its_occupations(tmp_path, monkeypatch,
     rows = {r["metric"]: r for r in run_gate(many, many, ["masculine_rate=0.1"])["metrics"]}
     assert rows["masculine_rate"]["verdict"] == "non-inferior" and rows["masculine_rate"]["agree"]["k"] == 60
     assert rows["masculine_rate"]["p"] == pytest.approx(0.9**60)
-    assert all(rows[m]["p"] is None for m in ("stereotype_rate", "disparity"))
+    assert rows["disparity"]["agree"] == rows["masculine_rate"]["agree"]
+    assert rows["disparity"]["p"] == pytest.approx(0.97**60) and rows["disparity"]["verdict"] == "too small"
+    x = np.asarray(get_probe_class("jobs-lum").pairing.table(_rows(many)).columns["score"], dtype=float)
+    width = 60 * x.max() / (x @ x)
+    assert rows["stereotype_rate"]["p"] == pytest.approx((1 - 0.05 / width) ** 60)
+    assert rows["stereotype_rate"]["verdict"] == "too small"
 
 
 @requires_data

@@ -323,9 +323,9 @@ def margin_row(
             **values,
             "diff": b - a if equivalence_mode else h.harm_of(b) - h.harm_of(a),
             "p": p,
-            "agree": {"k": units.k, "width": units.width, "unit": units.unit},
-            "method": f"the runs agree on all {units.k} {units.unit}: p = (1 - margin / {units.width:g})^{units.k}, "
-            "the chance of no differing unit were the candidate worse by the margin",
+            "agree": {"k": units.k, "width": units.agreement_width, "unit": units.unit},
+            "method": f"the runs agree on all {units.k} {units.unit}: p = (1 - margin / {units.agreement_width:g})^"
+            f"{units.k}, the chance of no differing unit were the candidate worse by the margin",
         }
     scored = binary_test(units, s.margin, h.worse, alpha, equivalence_mode) or correlation_test(
         units, s.margin, h.worse, alpha, equivalence_mode

@@ -10,8 +10,19 @@ of them gives every replicate the same difference, 0, and its p value is the sma
 ``k``. Where the metric is a mean of one value per item in a known range of width ``w`` (a rate: 1), a
 candidate truly worse by the margin ``delta`` needs at least a share ``delta / w`` of the population's items to
 be answered differently, and ``k`` units drawn without one such item happen with probability at most
-``(1 - delta / w)^k``: that is the p value (a cluster counts as one draw). Where the metric is not such a mean
-(or its range is unknown), the agreement cannot be turned into a bound: too small.
+``(1 - delta / w)^k``: that is the p value (a cluster counts as one draw). The same reasoning holds for any
+metric whose change one unit's answers can bound: its *agreement width* ``W`` (``UnitValues.agreement_width``) is
+the largest change in the metric that one unit can make, times the number ``N`` of units, so that a change of
+``delta`` needs a share ``delta / W`` of the units and ``p = (1 - delta / W)^k``. A mean of values in a range of
+width ``w`` has ``W = w``. A linear statistic of a fixed design, ``sum_i c_i y_i`` with each ``y_i`` in a range of
+width ``w_y`` (a least-squares slope of bounded ``y`` on a fixed ``x``: ``c_i = (x_i - xbar) / Sxx``), has ``W = N
+max_i |c_i| w_y`` (the slope's: ``max_i |x_i - xbar| w_y / (Sxx / N)``); a contrast of group means
+``sum_g c_g mean_g(y)``, ``W = w_y max_g |c_g| / share_g``. The sample's ``x`` (and groups) stand for the
+population's: an approximation, as is holding fixed a bound that binds on the fit. A *folded* metric ``|x - c|``
+of a metric ``x`` with such units (``Pairing.folds``) moves no more than ``x`` does (``||x' - c| - |x - c|| <=
+|x' - x|``), so it takes ``x``'s units and width for this bound, and only for it: it is no mean, and is otherwise
+tested by the paired bootstrap. Where none of this applies (a correlation, which is not linear in the answers,
+or a range unknown), the agreement cannot be turned into a bound: too small.
 
 A pooled rate (yes over detected answers) is such a mean of its linearised values over the rows with a
 denominator (:class:`biaslab.probing.pairing.UnitValues`), which may differ between the runs: its units are the
@@ -57,6 +68,12 @@ class Units:
     updown: tuple[int, int] | None = None  # unclustered 0/1 items: how many went up (0 -> 1), how many down
     # a Pearson correlation of each run over the same rows and the same x: ``(x, y_baseline, y_candidate)``
     overlap: tuple[np.ndarray, np.ndarray, np.ndarray] | None = field(default=None, compare=False)
+    span: float | None = None  # the agreement width where it is not ``width`` (module docstring)
+
+    @property
+    def agreement_width(self) -> float | None:
+        """The width the agreement bound uses (module docstring): ``span`` where set, else ``width``."""
+        return self.span if self.span is not None else self.width
 
     def null_sd(self, margin: float) -> float:
         """The smallest standard error of a difference of two means of 0/1 values (scaled to the width) when the
@@ -74,7 +91,16 @@ def metric_units(pdata: Any, pairing: Any, metrics: list[str]) -> dict[str, Unit
     clusters, _ = row_clusters(pdata.n_shared, pdata.units, pdata.strata)
     values_a = pairing.unit_values(pdata.a) if pairing is not None else {}
     values_b = pairing.unit_values(pdata.b) if pairing is not None else {}
-    return {m: _units(pdata, clusters, values_a.get(m), values_b.get(m)) for m in metrics}
+    folds = getattr(pairing, "folds", None) or {}
+    out = {}
+    for m in metrics:
+        base = folds.get(m)
+        if m not in values_a and base in values_a and base in values_b:  # a folded metric: its base's units
+            u = _units(pdata, clusters, values_a[base], values_b[base])
+            out[m] = Units(u.k, u.unit, u.agree, None, span=u.agreement_width)  # for the agreement bound only
+        else:
+            out[m] = _units(pdata, clusters, values_a.get(m), values_b.get(m))
+    return out
 
 
 def _units(pdata: Any, clusters: np.ndarray | None, uva: Any, uvb: Any) -> Units:
@@ -102,7 +128,9 @@ def _units(pdata: Any, clusters: np.ndarray | None, uva: Any, uvb: Any) -> Units
         if both and clusters is None and uva.pairs is not None and uvb.pairs is not None:
             (xa, ya), (xb, yb) = uva.pairs, uvb.pairs
             overlap = (xa, ya, yb) if np.array_equal(xa, xb) else None
-        return Units(k, unit, same, width, binary, updown, overlap)
+        wa, wb = uva.agreement_width, uvb.agreement_width
+        span = max(wa, wb) if wa is not None and wb is not None else None
+        return Units(k, unit, same, width, binary, updown, overlap, span)
     k = n if clusters is None else len(set(clusters.tolist()))
     same = set(pdata.a) == set(pdata.b) and all(_same(pdata.a[c], pdata.b[c]) for c in pdata.a)
     return Units(k, unit, same, None)
@@ -163,9 +191,10 @@ def too_few_unbounded(k: int) -> str | None:
 
 def agreement_p(units: Units, margin: float) -> float | None:
     """The p value of runs that agree on every unit (module docstring); None where no bound follows."""
-    if units.width is None or not units.width > 0:
+    width = units.agreement_width
+    if width is None or not width > 0:
         return None
-    return float(max(0.0, 1.0 - min(1.0, margin / units.width)) ** units.k)
+    return float(max(0.0, 1.0 - min(1.0, margin / width)) ** units.k)
 
 
 def binary_test(

@@ -101,6 +101,6 @@ def _agreement_too_small(r: dict[str, Any], level: float) -> None:
     r["verdict"] = "too small"
     r["reason"] = (
         f"too small: the runs agree on all {agree['k']} {agree['unit']}, with no spread to test; agreement on "
-        f"{need} {agree['unit']} would show it (p = (1 - {share:.3g})^k below {level:.2g})"
+        f"{need} {agree['unit']} would show it (p = (1 - {r['margin']:g} / {agree['width']:.3g})^k below {level:.2g})"
     )
     r["settle"] = {"n": need, "more": max(0, need - agree["k"]), "text": r["reason"]}

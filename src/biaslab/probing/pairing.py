@@ -14,6 +14,7 @@ import abc
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -54,6 +55,10 @@ class UnitValues:
     # a Pearson correlation's own data, ``(x, y)`` over the rows of the mask (its values are then r's influence
     # values): two runs with the same ``x`` compare their correlations by Zou's interval (biaslab.gate.units)
     pairs: tuple[np.ndarray, np.ndarray] | None = None
+    # where the metric is no mean of values in ``bounds`` but one unit's answers still bound its change: that change
+    # at most, times the number of units (a linear statistic's, :func:`linear_width`); the gate's bound on runs
+    # that agree on every unit (biaslab.gate.units). None: the width of ``bounds``
+    agreement_width: float | None = None
 
     @classmethod
     def ratio(
@@ -112,7 +117,11 @@ class UnitValues:
             return None
         x = np.asarray(values, dtype=float)[mask]
         units, bounds = combination_units(x, g[mask], {first: 1.0, second: -1.0}, null=0.0, scale=scale)
-        return cls.on_rows(mask, units, bounds)
+        out = cls.on_rows(mask, units, bounds)
+        if scale is not None:  # one unit of the smaller group moves its mean, and the contrast, the most
+            smaller = min(int(np.sum(g[mask] == first)), int(np.sum(g[mask] == second)))
+            out.agreement_width = (scale[1] - scale[0]) * x.size / smaller
+        return out
 
     @classmethod
     def of(cls, units: Any) -> UnitValues | None:
@@ -136,6 +145,17 @@ class UnitValues:
         return cls(full, mask.copy(), bounds)
 
 
+def linear_width(coef: np.ndarray, y_width: float) -> float | None:
+    """The agreement width (:attr:`UnitValues.agreement_width`) of a linear statistic ``sum_i coef_i y_i`` over
+    ``N`` units, each ``y_i`` in a range of width ``y_width``: ``N max_i |coef_i| y_width`` (one unit moves it by at
+    most ``|coef_i| y_width``); a least-squares slope on a fixed ``x`` has ``coef_i = (x_i - xbar) / Sxx``. None
+    without units or where a coefficient is not finite."""
+    c = np.abs(np.asarray(coef, dtype=float))
+    if c.size == 0 or not np.all(np.isfinite(c)):
+        return None
+    return float(c.size * c.max() * y_width)
+
+
 @dataclass
 class ItemTable:
     """One run's attempts as one row per item: ``keys[i]`` identifies row i across runs."""
@@ -150,6 +170,9 @@ class Pairing(abc.ABC):
     family: str  # runs whose pairings share a family are compared item by item
     unit: str  # what a row is, plural: "pairs", "occupations"
     cluster_unit: str | None = None  # what the bootstrap resamples when rows cluster, e.g. "predicates"
+    # folded metrics, ``|x - c|`` of a metric ``x`` with unit values (metric -> ``x``): the gate bounds runs that
+    # agree on every unit by ``x``'s units (biaslab.gate.units); no mean, they are otherwise bootstrapped
+    folds: Mapping[str, str] = MappingProxyType({})
 
     @abc.abstractmethod
     def table(self, rows: list[dict[str, Any]]) -> ItemTable:
@@ -185,7 +208,8 @@ class ByItemPairing(Pairing):
     """Rows matched across runs by an id column of the table (``key``); every row is its own unit. ``units``: the
     probe's :meth:`Pairing.unit_values` (metric -> its values, None where undefined on the table); ``stratum``: a
     column of the table whose values are the strata of the design (a sentence's stereotype, a ranking's role and
-    race), which the run report's intervals are stratified by and compare's are then too."""
+    race), which the run report's intervals are stratified by and compare's are then too; ``folds``: the probe's
+    folded metrics (:attr:`Pairing.folds`)."""
 
     def __init__(
         self,
@@ -196,8 +220,10 @@ class ByItemPairing(Pairing):
         key: str = "item_id",
         units: Callable[[Mapping[str, np.ndarray]], Mapping[str, UnitValues | None]] | None = None,
         stratum: str | None = None,
+        folds: Mapping[str, str] | None = None,
     ) -> None:
         self.family, self.unit, self.key, self.stratum = family, unit, key, stratum
+        self.folds = MappingProxyType(dict(folds or {}))
         self._table_fn, self._metrics, self._units = table_fn, metrics, units
 
     def clusters(self, aligned: Mapping[str, np.ndarray]) -> tuple[list[np.ndarray], list[str]] | None:

@@ -19,7 +19,8 @@ from biaslab.probing.pairing import ByItemPairing, MetricFn, Table, UnitValues
 class StratifiedPairing(ByItemPairing):
     """Rows keyed by ``key``; resampled by the ``cluster`` column (default: each row) within the ``stratum``
     column (default: one stratum); ``units``: the probe's unit values, as for
-    :class:`~biaslab.probing.pairing.ByItemPairing` (tested over the same clusters and strata)."""
+    :class:`~biaslab.probing.pairing.ByItemPairing` (tested over the same clusters and strata); ``folds``: its folded
+    metrics (:attr:`~biaslab.probing.pairing.Pairing.folds`)."""
 
     def __init__(
         self,
@@ -33,8 +34,9 @@ class StratifiedPairing(ByItemPairing):
         cluster_unit: str | None = None,
         key: str = "item_id",
         units: Callable[[Mapping[str, np.ndarray]], Mapping[str, UnitValues | None]] | None = None,
+        folds: Mapping[str, str] | None = None,
     ) -> None:
-        super().__init__(family, unit, table_fn, metrics, key=key, units=units)
+        super().__init__(family, unit, table_fn, metrics, key=key, units=units, folds=folds)
         self.stratum, self.cluster = stratum, cluster
         self.cluster_unit = cluster_unit
 

@@ -31,8 +31,9 @@ two gaps tie, nor ``|x - c|`` at ``x = c`` -- at no bias every gap is 0, exactly
 linearisation conditional on the arg-max (``sign(g_j) u_j`` for the largest gap ``j``) then has mean the estimate,
 but the estimate's bias is of the order of its standard error (``E max > max E``: 0.8 standard errors for
 ``|x - c|`` at ``x = c``), not ``O(1/n)``, and a test on those values would pass a candidate worse by the margin
-far more often than alpha. Such metrics are tested from their own resamples, and runs that agree on every unit
-are too small for them (:mod:`biaslab.gate.units`).
+far more often than alpha. Such metrics are tested from their own resamples; runs that agree on every unit are
+too small for a largest gap, while a size of a gap declared folded (``Pairing.folds``) takes its gap's bound
+(:mod:`biaslab.gate.units`).
 """
 
 from __future__ import annotations

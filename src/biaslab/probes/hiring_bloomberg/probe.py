@@ -137,7 +137,13 @@ class HiringBloombergProbe(GenerationProbe):
     metric_ranges = {"masculine_rate": RATE, "disparity": HALF_RATE, "stereotype_rate": (-0.5, 0.5)}
     headlines = HEADLINES
     pairing = ByItemPairing(
-        "hiring-bloomberg", "rankings", _table, _metrics, units=bloomberg_unit_values, stratum="cell"
+        "hiring-bloomberg",
+        "rankings",
+        _table,
+        _metrics,
+        units=bloomberg_unit_values,
+        stratum="cell",
+        folds={"disparity": "masculine_rate"},
     )
     options = {
         "reorders": ProbeOption(

@@ -166,6 +166,7 @@ class InventoriesProbe(GenerationProbe):
         stratum="stratum",
         cluster_unit="descriptions (within inventory and coded gender)",
         units=inventories_unit_values,
+        folds={"disparity": "masculine_rate"},
     )
     options = {"template": ProbeOption("the prompt, with the slot {description} (default: the card's)")}
     suite_size = 48

@@ -40,7 +40,7 @@ import numpy as np
 
 from biaslab.probes.jobs_lum.metrics import METRIC_RANGES, bounded_fit, jobs_lum_metrics
 from biaslab.probing.metric_ranges import declared_estimand
-from biaslab.probing.pairing import UnitValues
+from biaslab.probing.pairing import UnitValues, linear_width
 from biaslab.stats import Estimand, Rows, estimate, units_of
 from biaslab.stats.clustered import cluster_inference
 from biaslab.stats.correlation import pearson_inference
@@ -68,6 +68,19 @@ def slope_units(x: np.ndarray, y: np.ndarray) -> tuple[float, np.ndarray | None,
     b0 = 0.0 if b <= _TOL else 1.0
     units = ratio_units(x * (y - b0), x * x)
     return a, units, f"slope of the fit through intercept {b0:g} (the bound on the intercept held fixed)"
+
+
+def slope_width(x: np.ndarray, y: np.ndarray) -> float | None:
+    """``stereotype_rate``'s agreement width (:func:`biaslab.probing.pairing.linear_width`): with the scores ``x``
+    fixed, the slope is linear in the rates ``y`` (range 1), ``sum_i c_i y_i`` with ``c_i = (x_i - xbar) / Sxx``
+    where the intercept is free, ``x_i / sum x^2`` where it sits at a bound (held fixed, as its interval holds it);
+    None where the slope is undefined or at -1 or 1."""
+    x = np.asarray(x, dtype=float)
+    a, b = bounded_fit(x, np.asarray(y, dtype=float))
+    if not np.isfinite(a) or abs(a) >= 1 - _TOL:
+        return None
+    d = x - x.mean() if _TOL < b < 1 - _TOL else x
+    return linear_width(d / (d @ d), RATE[1] - RATE[0])
 
 
 def stereotype_slope(x: np.ndarray, y: np.ndarray, *, seed: int = 0) -> dict[str, Any]:
@@ -124,7 +137,7 @@ def jobs_lum_unit_values(table: Mapping[str, np.ndarray]) -> dict[str, UnitValue
     sits at -1 or 1, where the bound makes it no smooth function of the data) and ``correlation``'s influence
     values (:func:`biaslab.stats.unit_values.pearson_units`, to first order the spread of its Fisher z interval).
     Left out: ``disparity``, the rate's distance from one half, not differentiable at one half
-    (:mod:`biaslab.stats.unit_values`)."""
+    (:mod:`biaslab.stats.unit_values`; the pairing declares it folded from the rate, :attr:`Pairing.folds`)."""
     male, female, attempts, nonbinary, score = _columns(table)
     has, rates = occupation_rates(table)
     slope, slope_values, _ = slope_units(score[has], rates)
@@ -133,21 +146,24 @@ def jobs_lum_unit_values(table: Mapping[str, np.ndarray]) -> dict[str, UnitValue
     return {
         **{name: UnitValues.of(units_of(estimand, rows)) for name, (estimand, rows) in declared_means(table).items()},
         "undetected_rate_attempts": UnitValues.ratio(attempts - male - female, attempts),
-        "stereotype_rate": _over(has, slope_values),
+        "stereotype_rate": _over(has, slope_values, width=slope_width(score[has], rates)),
         "correlation": _over(has, pearson_units(score[has], rates), (score[has], rates)),
     }
 
 
 def _over(
-    rows: np.ndarray, values: np.ndarray | None, pairs: tuple[np.ndarray, np.ndarray] | None = None
+    rows: np.ndarray,
+    values: np.ndarray | None,
+    pairs: tuple[np.ndarray, np.ndarray] | None = None,
+    width: float | None = None,
 ) -> UnitValues | None:
     """Unbounded ``values`` of the ``rows`` as unit values over every row (NaN elsewhere); None without values.
-    ``pairs``: a Pearson correlation's ``(x, y)`` over those rows."""
+    ``pairs``: a Pearson correlation's ``(x, y)`` over those rows; ``width``: the agreement width."""
     if values is None:
         return None
     full = np.full(rows.size, np.nan)
     full[rows] = values
-    return UnitValues(full, rows.copy(), pairs=pairs)
+    return UnitValues(full, rows.copy(), pairs=pairs, agreement_width=width)
 
 
 def jobs_lum_inference(table: Mapping[str, np.ndarray], *, seed: int = 0) -> dict[str, dict[str, Any]]:

@@ -145,7 +145,14 @@ class JobsLumProbe(GenerationProbe):
 
     metric_ranges = METRIC_RANGES
     headlines = HEADLINES
-    pairing = ByItemPairing("jobs-lum", "occupations", _item_table, jobs_lum_metrics, units=jobs_lum_unit_values)
+    pairing = ByItemPairing(
+        "jobs-lum",
+        "occupations",
+        _item_table,
+        jobs_lum_metrics,
+        units=jobs_lum_unit_values,
+        folds={"disparity": "masculine_rate"},
+    )
 
     def __init__(self, template: str = TEMPLATE, max_tokens: int = 300):
         if "{job}" not in template:

@@ -8,6 +8,7 @@ import random
 import re
 from collections import Counter, defaultdict
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -130,6 +131,7 @@ class LevyPairing(Pairing):
     family = "relationship-levy"
     unit = "couples"
     cluster_unit = "scenarios"
+    folds = MappingProxyType({"diff_abs_success_rate": "diff_success_rate"})
 
     def table(self, rows: list[dict[str, Any]]) -> ItemTable:
         t = item_table(rows)
