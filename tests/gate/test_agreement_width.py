@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -17,6 +18,7 @@ from biaslab.gate.units import agreement_p, metric_units
 from biaslab.probes import get_probe_class
 from biaslab.probes.jobs_lum.inference import occupation_rates, slope_width
 from biaslab.probing.pairing import UnitValues
+from biaslab.stats.estimand import Estimand, Rows, units_of
 from tests.conftest import requires_data
 
 
@@ -34,6 +36,28 @@ def test_contrast_width_by_hand():
     """mean_m - mean_f over 2 m and 3 f rows of 0/1 values: one m row moves the contrast by 1/2, times 5 rows: 2.5."""
     uv = UnitValues.contrast(np.array([0.0, 1, 1, 0, 1]), np.ones(5, bool), np.array(list("mmfff")), "m", "f")
     assert uv is not None and uv.bounds is None and uv.agreement_width == pytest.approx(2.5)
+
+
+def test_combination_width_by_hand():
+    """(mean_a + mean_b) / 2 with 1 row of a and 3 of b, values in [0, 1]: the a row moves it by 1/2, times 4 rows:
+    W = 2 (the unequal groups leave the values unbounded)."""
+    e = Estimand("m", "combination", "rows", 0.5, bounds=(0.0, 1.0))
+    rows = Rows(values=np.array([1.0, 0, 1, 0]), groups=np.array(list("abbb")), coef={"a": 0.5, "b": 0.5})
+    uv = UnitValues.of(units_of(e, rows))
+    assert uv is not None and uv.bounds is None and uv.agreement_width == pytest.approx(2.0)
+
+
+def test_clustered_rows_widen_the_agreement_width():
+    """A slope's width 1.5 over 4 rows in 2 clusters of 3 and 1 rows: a cluster moves it by at most 3 rows' worth,
+    1.5 * 3 / 4 per the 2 clusters: W = 1.5 * 3 * 2 / 4 = 2.25, and p = (1 - 0.1 / 2.25)^2."""
+    uv = UnitValues(np.array([0.1, 0.2, 0.3, 0.4]), np.ones(4, bool), agreement_width=1.5)
+    clusters = [np.array([0, 1, 2]), np.array([3])]
+    pdata = SimpleNamespace(n_shared=4, units=clusters, strata=None, unit="clusters", a={}, b={})
+    pairing = SimpleNamespace(unit_values=lambda table: {"s": uv}, folds={"g": "s"})
+    units = metric_units(pdata, pairing, ["s", "g"])
+    assert units["s"].k == 2 and units["s"].agree and units["s"].agreement_width == pytest.approx(2.25)
+    assert units["g"].agreement_width == pytest.approx(2.25) and units["g"].width is None
+    assert agreement_p(units["g"], 0.1) == agreement_p(units["s"], 0.1) == pytest.approx((1 - 0.1 / 2.25) ** 2)
 
 
 @pytest.fixture(scope="module")

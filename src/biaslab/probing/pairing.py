@@ -126,7 +126,9 @@ class UnitValues:
     @classmethod
     def of(cls, units: Any) -> UnitValues | None:
         """The unit values of a declared metric (:func:`biaslab.stats.estimand.units_of`'s ``Units``, or None)."""
-        return None if units is None else cls(units.values, units.mask, units.bounds, units.pairs)
+        if units is None:
+            return None
+        return cls(units.values, units.mask, units.bounds, units.pairs, units.agreement_width)
 
     @classmethod
     def mean(cls, values: np.ndarray, mask: np.ndarray, bounds: tuple[float, float] | None) -> UnitValues | None:

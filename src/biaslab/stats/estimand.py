@@ -142,6 +142,7 @@ class Units:
     mask: np.ndarray
     bounds: Range | None = None
     pairs: tuple[np.ndarray, np.ndarray] | None = None
+    agreement_width: float | None = None  # where it is not the width of ``bounds`` (a combination's)
 
 
 def _side(rows: Rows, keep: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:
@@ -221,7 +222,20 @@ def _combination_units(e: Estimand, rows: Rows) -> Units | None:
     values, bounds = combination_units(v[keep], g[keep], rows.coef, null=e.null, scale=e.bounds)
     full = np.full(keep.size, np.nan)
     full[keep] = values
-    return Units(full, keep, bounds)
+    return Units(full, keep, bounds, agreement_width=_combination_width(e, g[keep], rows.coef))
+
+
+def _combination_width(e: Estimand, g: np.ndarray, coef: Mapping[Any, float]) -> float | None:
+    """``sum_g c_g mean_g(x)``'s agreement width (:class:`biaslab.probing.pairing.UnitValues`): one unit of group
+    ``g`` moves it by at most ``|c_g| w / n_g`` (``w`` the width of ``bounds``), times the ``N`` units; None
+    without bounds."""
+    if e.bounds is None:
+        return None
+    labels = np.asarray(g).astype(str)
+    sizes = {k: int(np.sum(labels == str(k))) for k, c in coef.items() if c}
+    if not sizes or min(sizes.values()) == 0:
+        return None
+    return (e.bounds[1] - e.bounds[0]) * labels.size * max(abs(coef[k]) / n for k, n in sizes.items())
 
 
 def _combine(e: Estimand, rows: Rows, seed: int, why_empty: str | None) -> tuple[dict[str, Any], Units | None]:
