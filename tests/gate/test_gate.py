@@ -41,23 +41,27 @@ def test_tight_margin_fails_loose_margin_passes(two_runs, monkeypatch, capsys):
 
 
 def test_a_run_against_itself_passes_only_where_its_units_can_show_it(two_runs, monkeypatch, capsys):
-    """The same answers on every pair: no spread to bootstrap. The candidate worse by 15 points needs 15% of the
-    pairs answered otherwise; none in 22 predicates (a cluster one draw) has chance 0.85^22 = 0.028 (passes at
-    0.05); 10 points: 0.9^22 = 0.098, too small, with the predicates that would do: 0.9^29 = 0.047."""
+    """The same answers on every pair: no spread to bootstrap. The candidate worse by 20 points needs 20% of the
+    pairs answered otherwise; packed into the largest clusters (37 pairs; 600 / 22 on average) that is a share
+    0.2 * (600 / 22) / 37 of the 22 predicates (a cluster one draw), none of them drawn with chance
+    (1 - 0.1474)^22 = 0.030 (passes at 0.05); 15 points: 0.076, too small, with the predicates that would do."""
     base = two_runs[0]
-    code, out, _ = gate_cli(monkeypatch, capsys, base, base, "--margin", "bias_score=15")
+    share = lambda margin, mean, largest: margin / 100 * mean / largest  # noqa: E731
+    code, out, _ = gate_cli(monkeypatch, capsys, base, base, "--margin", "bias_score=20")
     assert code == 0 and "PASS" in out
-    r = run_gate(base, base, ["bias_score=15"])["metrics"][0]
-    assert r["units"] == 22 and r["p"] == pytest.approx(0.85**22) and r["diff"] == 0
-    code, _, _ = gate_cli(monkeypatch, capsys, base, base, "--margin", "bias_score=15", "--equivalence")
+    r = run_gate(base, base, ["bias_score=20"])["metrics"][0]
+    assert r["units"] == 22 and r["p"] == pytest.approx((1 - share(20, 600 / 22, 37)) ** 22) and r["diff"] == 0
+    code, _, _ = gate_cli(monkeypatch, capsys, base, base, "--margin", "bias_score=20", "--equivalence")
     assert code == 0
-    code, out, _ = gate_cli(monkeypatch, capsys, base, base, "--margin", "bias_score=10")
-    assert code == 1 and "too small" in out and "agreement on 29 predicates" in " ".join(out.split())
-    # Holm over two margins at 30 points: the 11 predicates of Jewish pairs 0.7^11 = 0.0198 (the larger p: as is),
-    # all 22 0.7^22 (the smaller: twice)
+    code, out, _ = gate_cli(monkeypatch, capsys, base, base, "--margin", "bias_score=15")
+    need = math.ceil(math.log(0.05) / math.log(1 - share(15, 600 / 22, 37)))  # 26
+    assert code == 1 and "too small" in out and f"agreement on {need} predicates" in " ".join(out.split())
+    # Holm over two margins at 30 points: the 11 predicates of Jewish pairs (36 or 37 pairs each) the larger p (as
+    # is), all 22 the smaller (twice)
     r = run_gate(base, base, ["bias_score=30", "bias_score:Jewish=30"])
     assert r["passed"] and [m["units"] for m in r["metrics"]] == [22, 11]
-    assert [m["p_holm"] for m in r["metrics"]] == pytest.approx([2 * 0.7**22, 0.7**11])
+    every, jewish = (1 - share(30, 600 / 22, 37)) ** 22, (1 - share(30, 400 / 11, 37)) ** 11
+    assert [m["p_holm"] for m in r["metrics"]] == pytest.approx([2 * every, jewish])
 
 
 def test_usage_errors_exit_2_with_one_line(two_runs, tmp_path, monkeypatch, capsys):
@@ -191,9 +195,10 @@ def test_suite_against_suite_with_default_margins(tmp_path, monkeypatch, capsys)
         {"pairs": pairs_run(tmp_path / "r3", b), "winosemitism": pairs_run(tmp_path / "r4", a, probe="winosemitism")},
     )
     # defaults: every headline at its probe's margin (bias_score: 3 points) but where one is given; the two
-    # winosemitism runs agree on every pair, which shows them 20 points apart at most (0.8^22 = 0.007), not 3
+    # winosemitism runs agree on every pair, which shows them 25 points apart at most ((1 - 0.25 * (600 / 22) / 37)^22
+    # = 0.011, below Holm's 0.025; test_a_run_against_itself_passes_only_where_its_units_can_show_it), not 3
     junit = tmp_path / "suite.xml"
-    code, out, _ = gate_cli(monkeypatch, capsys, base, cand, "--junit", junit, "--margin", "winosemitism:bias_score=20")
+    code, out, _ = gate_cli(monkeypatch, capsys, base, cand, "--junit", junit, "--margin", "winosemitism:bias_score=25")
     assert code == 1 and "(default)" not in out and "3*" in out
     cases = {
         c.get("classname") + "/" + c.get("name"): c.find("failure") is None for c in ET.parse(junit).iter("testcase")
@@ -206,8 +211,8 @@ def test_suite_against_suite_with_default_margins(tmp_path, monkeypatch, capsys)
         ("winosemitism:bias_score", 3.0, "probe default", "too small"),
     ]
     # a name without its probe applies to every probe that has the metric
-    r = run_gate(base, cand, ["bias_score=15"])
-    assert r["passed"] and {m["margin"] for m in r["metrics"]} == {15.0}
+    r = run_gate(base, cand, ["bias_score=25"])
+    assert r["passed"] and {m["margin"] for m in r["metrics"]} == {25.0}
     code, _, err = gate_cli(monkeypatch, capsys, base, cand, "--margin", "crows-pairs:bias_score=3")
     assert code == 2 and "unknown metric" in err
 

@@ -17,14 +17,14 @@ the largest change in the metric that one unit can make, times the number ``N`` 
 width ``w`` has ``W = w``. A linear statistic of a fixed design, ``sum_i c_i y_i`` with each ``y_i`` in a range of
 width ``w_y`` (a least-squares slope of bounded ``y`` on a fixed ``x``: ``c_i = (x_i - xbar) / Sxx``), has ``W = N
 max_i |c_i| w_y`` (the slope's: ``max_i |x_i - xbar| w_y / (Sxx / N)``); a contrast of group means
-``sum_g c_g mean_g(y)``, ``W = w_y max_g |c_g| / share_g``; where rows cluster, ``W`` grows by the largest
-cluster's rows over the mean cluster's (a cluster counts as one draw). The sample's ``x`` (and groups, and the
-rows the statistic is over) stand for the population's: an approximation, as is holding fixed a bound that binds
-on the fit. A *folded* metric ``|x - c|``
-of a metric ``x`` with such units (``Pairing.folds``) moves no more than ``x`` does (``||x' - c| - |x - c|| <=
-|x' - x|``), so it takes ``x``'s units and width for this bound, and only for it: it is no mean, and is otherwise
-tested by the paired bootstrap. Where none of this applies (a correlation, which is not linear in the answers,
-or a range unknown), the agreement cannot be turned into a bound: too small.
+``sum_g c_g mean_g(y)``, ``W = w_y max_g |c_g| / share_g``; where rows cluster, ``W`` (a mean's too) grows by
+the largest cluster's rows over the mean cluster's: the differing rows may all sit in the largest clusters. The
+sample's ``x`` (and groups, and the rows the statistic is over) stand for the population's: an approximation, as
+is holding fixed a bound that binds on the fit. A *folded* metric ``|x - c|`` of a metric ``x`` with such units
+(``Pairing.folds``) moves no more than ``x`` does (``||x' - c| - |x - c|| <= |x' - x|``), so it takes ``x``'s
+units and width for this bound, and only for it: it is no mean, and is otherwise tested by the paired bootstrap.
+Where none of this applies (a correlation, which is not linear in the answers, or a range unknown), the
+agreement cannot be turned into a bound: too small.
 
 A pooled rate (yes over detected answers) is such a mean of its linearised values over the rows with a
 denominator (:class:`biaslab.probing.pairing.UnitValues`), which may differ between the runs: its units are the
@@ -132,8 +132,9 @@ def _units(pdata: Any, clusters: np.ndarray | None, uva: Any, uvb: Any) -> Units
             overlap = (xa, ya, yb) if np.array_equal(xa, xb) else None
         wa, wb = uva.agreement_width, uvb.agreement_width
         span = max(wa, wb) if wa is not None and wb is not None else None
-        if span is not None and clusters is not None:  # per cluster: its most rows' change, times the k clusters
-            span *= int(np.unique(clusters[rows], return_counts=True)[1].max()) * k / int(rows.sum())
+        if clusters is not None and (span or width):  # per cluster: its most rows' change, times the k clusters
+            factor = int(np.unique(clusters[rows], return_counts=True)[1].max()) * k / int(rows.sum())
+            span = (span or width) * factor if span is not None or factor > 1 else None
         return Units(k, unit, same, width, binary, updown, overlap, span)
     k = n if clusters is None else len(set(clusters.tolist()))
     same = set(pdata.a) == set(pdata.b) and all(_same(pdata.a[c], pdata.b[c]) for c in pdata.a)
