@@ -132,9 +132,10 @@ def _units(pdata: Any, clusters: np.ndarray | None, uva: Any, uvb: Any) -> Units
             overlap = (xa, ya, yb) if np.array_equal(xa, xb) else None
         wa, wb = uva.agreement_width, uvb.agreement_width
         span = max(wa, wb) if wa is not None and wb is not None else None
-        if clusters is not None and (span or width):  # per cluster: its most rows' change, times the k clusters
+        full = span if span is not None else width
+        if clusters is not None and full is not None:  # per cluster: its most rows' change, times the k clusters
             factor = int(np.unique(clusters[rows], return_counts=True)[1].max()) * k / int(rows.sum())
-            span = (span or width) * factor if span is not None or factor > 1 else None
+            span = full * factor if span is not None or factor > 1 else None
         return Units(k, unit, same, width, binary, updown, overlap, span)
     k = n if clusters is None else len(set(clusters.tolist()))
     same = set(pdata.a) == set(pdata.b) and all(_same(pdata.a[c], pdata.b[c]) for c in pdata.a)
