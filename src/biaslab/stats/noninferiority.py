@@ -41,10 +41,9 @@ independent units or clusters the replicates resample), every p value is recalib
 bootstrap p is read as a normal statistic ``z = Phi^-1(1 - p)``, which is then referred to Student's t with
 ``k - 1`` degrees of freedom after the variance correction, ``t = z * sqrt((k - 1) / k)``. For a mean this is
 the paired t test; the bounds are widened by the same factor. No p value goes below ``2^-k``, the smallest
-p of an exact test on ``k`` units (a unit's sign flipped), so too few units can never pass. **Skewed units**:
-the p value is at least Hall's (1992) skewness-corrected one (:mod:`biaslab.stats.skew`; each contrast's, the
-skewness from the replicates before any floor): a studentized mean of right-skewed units has a long lower tail,
-and exponential differences passed 16% at the margin at 10 units, 11% at 30 and 7-8% at 100-300 without it.
+p of an exact test on ``k`` units (a unit's sign flipped), so too few units can never pass. **Skewed units**: p is
+at least Hall's (1992) skewness-corrected one (:mod:`biaslab.stats.skew`; each contrast's, skewness from the
+replicates before any floor): exponential differences passed 16% at the margin at 10 units without it.
 
 **Equivalence** (TOST): on ``b - a`` (it did not move by the margin), ``p = max(p(b - a >= m), p(b - a <= -m))``.
 
@@ -107,20 +106,25 @@ def _floor(da: np.ndarray, db: np.ndarray, min_sd: float) -> tuple[np.ndarray, n
     """With ``min_sd`` (means of 0/1 values): normal replicates in place of the bootstrap's, with its covariance,
     scaled up so that ``b - a`` spreads at least ``min_sd``. A bootstrap of a handful of differing 0/1 items is
     lopsided (it cannot put fewer than none of them in a resample), and its lower tail alone passed 17% of
-    candidates worse by the margin at 30 items; the normal test with the null's variance is the score test. Sobol'
-    draws: a seeded sample errs alike in every test (5% point -1.60 to -1.67 SD at 2,000 draws; Sobol' -1.63/-1.66)."""
+    candidates worse by the margin at 30 items; the normal test with the null's variance is the score test."""
     if not min_sd > 0:
         return da, db
     cov = np.cov(np.vstack([da, db]))
     sd = math.sqrt(max(0.0, cov[0, 0] + cov[1, 1] - 2 * cov[0, 1]))
     if sd < min_sd:
         cov = cov * (min_sd / sd) ** 2 if sd > 0 else np.diag([min_sd**2 / 2] * 2)
+    z = _sobol_normal(da.size, cov)
+    return z[:, 0], z[:, 1]
+
+
+def _sobol_normal(n: int, cov: np.ndarray | None = None, seed: int = 0) -> np.ndarray:
+    """``n`` quasi-random (Sobol') bivariate normal draws with covariance ``cov`` (None: the identity): a seeded
+    pseudo-random sample errs alike in every test (5% point -1.60 to -1.67 SD at 2,000 draws; Sobol' -1.63/-1.66)."""
     from scipy.stats import qmc
 
     with warnings.catch_warnings():  # Sobol' points balance best at a power of 2; their tails are right regardless
         warnings.simplefilter("ignore")
-        z = qmc.MultivariateNormalQMC([0.0, 0.0], cov, seed=0).random(da.size)
-    return z[:, 0], z[:, 1]
+        return qmc.MultivariateNormalQMC([0.0, 0.0], cov, seed=seed).random(n)
 
 
 def _clean(da: np.ndarray, db: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -375,12 +379,8 @@ def paired_replicates(
 def normal_replicates(
     se_a: float, se_b: float, n_resamples: int = 2000, seed: int = 0
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Two unpaired runs' replicates: normal errors with their standard errors, Sobol' (:func:`_floor`)."""
-    from scipy.stats import qmc
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        z = qmc.MultivariateNormalQMC([0.0, 0.0], seed=seed).random(n_resamples)
+    """Two unpaired runs' replicates: normal errors with their standard errors (:func:`_sobol_normal`)."""
+    z = _sobol_normal(n_resamples, seed=seed)
     return se_a * z[:, 0], se_b * z[:, 1]
 
 
