@@ -50,13 +50,13 @@ def test_a_second_engine_on_the_same_model_reuses_the_fused_weights(tiny_llama):
     from biaslab.models.local.llama.engine import LlamaEngine
 
     first, second = LlamaEngine(tiny_llama), LlamaEngine(tiny_llama)
-    for a, b in zip(first.layers, second.layers):  # the same memory, not a second copy
+    for a, b in zip(first.plain_layers, second.plain_layers):  # the same memory, not a second copy
         assert a.wqkv.data_ptr() == b.wqkv.data_ptr() and a.wgu.data_ptr() == b.wgu.data_ptr()
         assert a.wqkv.shape == b.wqkv.shape and a.wgu.shape == b.wgu.shape
     layer = tiny_llama.model.layers[1]
     n_q, n_k = layer.self_attn.q_proj.weight.shape[0], layer.self_attn.k_proj.weight.shape[0]
-    assert torch.equal(second.layers[1].wqkv[n_q : n_q + n_k], layer.self_attn.k_proj.weight)
-    assert torch.equal(second.layers[1].wgu[layer.mlp.gate_proj.weight.shape[0] :], layer.mlp.up_proj.weight)
+    assert torch.equal(second.plain_layers[1].wqkv[n_q : n_q + n_k], layer.self_attn.k_proj.weight)
+    assert torch.equal(second.plain_layers[1].wgu[layer.mlp.gate_proj.weight.shape[0] :], layer.mlp.up_proj.weight)
 
 
 def test_the_lm_head_gives_the_same_logits_through_onednn_or_numpy(tiny_llama):

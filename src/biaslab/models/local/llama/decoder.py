@@ -18,6 +18,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+from biaslab.models.local.llama import packing
 from biaslab.models.local.llama.architecture import Architecture, describe
 from biaslab.models.local.llama.kv_cache import KVCache
 from biaslab.models.local.llama.precision import ReducedHead, pack_weight, reduced_linear
@@ -52,7 +53,7 @@ class Decoder:
     """The decoder of a loaded causal LM of an architecture in :data:`.architecture.MODEL_TYPES`, on its own
     (fused) weights: the layer maths that generation and scoring share, and the decoder over a KV cache."""
 
-    def __init__(self, model: torch.nn.Module, matmul_dtype: torch.dtype | None = None) -> None:
+    def __init__(self, model: torch.nn.Module, matmul_dtype: torch.dtype | None = None, *, pack: bool = True) -> None:
         cfg: Any = model.config
         arch = describe(cfg)
         if arch is None:
@@ -76,7 +77,8 @@ class Decoder:
             None if arch.embed_scale is None else torch.tensor(arch.embed_scale, dtype=torch.float32).to(self.dtype)
         )
         self.norm: torch.Tensor = self._norm_scale(inner.norm.weight)
-        self.layers = [self._fuse(layer) for layer in inner.layers]
+        self.plain_layers = [self._fuse(layer) for layer in inner.layers]  # sharing the model's memory
+        self.layers = self.plain_layers  # the weights the products take (see _lay_out)
         # reduced precision (opt-in): the layers' matrix products in matmul_dtype (see _mixed)
         self.matmul_dtype = matmul_dtype if matmul_dtype not in (None, self.dtype) else None
         self.reduced_head: ReducedHead | None = None  # the scoring path's LM head at matmul_dtype
@@ -86,6 +88,11 @@ class Decoder:
         base = _pick_linear(self.device, self.dtype)
         self._head_linear: Linear | None = None if base is F.linear else base  # oneDNN's, for the LM head
         self.linear: Linear = _mixed(base)
+        self.head_weight: torch.Tensor = self.lm_head  # the LM head as the products take it
+        self.row_multiple = ROW_MULTIPLE  # the blocks of rows a product needs for a row's numbers not to vary
+        self.layout = "plain weights, blocks of rows" if pack else "plain weights (not laid out, by request)"
+        if pack and self._head_linear is not None:
+            self._lay_out()
         self.stats: dict[str, float] = defaultdict(float)  # cumulative timings, for benchmarks
         self._stats_lock = threading.Lock()
         self.inv_freqs = [r.inv_freq(self.head_dim, self.device) for r in arch.ropes]
@@ -136,6 +143,24 @@ class Decoder:
             bqkv=bqkv,
             **qk,
         )
+
+    def _lay_out(self) -> None:
+        """The float32 weights laid out for oneDNN (:mod:`.packing`): the layers' and the LM head's, or the head's
+        alone under a reduced matmul dtype (whose layers are laid out already, and keep the blocks of rows)."""
+        layers = [] if self.matmul_dtype is not None else self.layers
+        flat = [w for lw in layers for w in (lw.wqkv, lw.wo, lw.wgu, lw.wdown)] + [self.lm_head.detach()]
+        done = packing.pack(flat, ROW_MULTIPLE)
+        if not done.packed:
+            self.layout = f"plain weights, blocks of rows: {done.reason}"
+            return
+        *mats, self.head_weight = done.weights
+        self.layers = [
+            replace(lw, wqkv=mats[4 * i], wo=mats[4 * i + 1], wgu=mats[4 * i + 2], wdown=mats[4 * i + 3])
+            for i, lw in enumerate(layers)
+        ] or self.layers
+        if self.matmul_dtype is None:
+            self.row_multiple = 1
+        self.layout = "laid out" if self.matmul_dtype is None else "LM head laid out, blocks of rows"
 
     # -- the shared math -------------------------------------------------------------------
     def rms(self, x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
@@ -223,7 +248,7 @@ class Decoder:
         beats torch's F.linear (MKL) by about 15 %; numpy's where oneDNN's is not available."""
         w = self.lm_head
         if self._head_linear is not None and h.dtype == w.dtype:
-            return self.softcap(self._head_linear(h, w))
+            return self.softcap(self._head_linear(h, self.head_weight))
         if h.device.type == "cpu" and h.dtype == torch.float32 and w.dtype == torch.float32:
             return self.softcap(torch.from_numpy(h.numpy() @ w.detach().numpy().T))
         return self.softcap(self.linear(h, w)).float()
@@ -278,10 +303,10 @@ class Decoder:
             x = x[:, -1]
         else:
             x = x[torch.arange(B, device=self.device), last]
-        pad = -B % ROW_MULTIPLE
+        pad = -B % self.row_multiple
         if pad:  # see ROW_MULTIPLE
             x = torch.cat([x, x.new_zeros(pad, x.shape[-1])])
-        return self.softcap(self.linear(self.rms(x, self.norm), self.lm_head)[:B])
+        return self.softcap(self.linear(self.rms(x, self.norm), self.head_weight)[:B])
 
 
 # -- loading the weights -------------------------------------------------------------------

@@ -59,8 +59,8 @@ class LlamaEngine(Decoder):
     """Runs a loaded causal LM of an architecture in :data:`SUPPORTED_MODEL_TYPES` on its own weights:
     generation and scoring (see the module)."""
 
-    def __init__(self, model: torch.nn.Module, matmul_dtype: torch.dtype | None = None) -> None:
-        super().__init__(model, matmul_dtype)
+    def __init__(self, model: torch.nn.Module, matmul_dtype: torch.dtype | None = None, *, pack: bool = True) -> None:
+        super().__init__(model, matmul_dtype, pack=pack)
         self.batcher = ContinuousBatcher(self)
         self.scorer = PackedScorer(self)
 

@@ -4,7 +4,9 @@
   with one torch thread (:mod:`.batching`, :mod:`.scoring`);
 * :func:`limit_heap_retention` and :func:`reuse_heap_blocks`: the process-wide allocator
   settings the engine (and the local loader, before loading a model) applies;
-* :data:`ROW_MULTIPLE` and :func:`round_up`: matrix products get whole blocks of rows.
+* :data:`ROW_MULTIPLE` and :func:`round_up`: matrix products get whole blocks of rows (unless the weights are laid
+  out, :mod:`.packing`);
+* :func:`single_threaded`: a step of few rows on one torch thread.
 """
 
 from __future__ import annotations
@@ -80,6 +82,20 @@ def _libc() -> Any:
         return libc
     except (OSError, AttributeError):  # pragma: no cover - not glibc
         return None
+
+
+@contextmanager
+def single_threaded(enabled: bool = True) -> Iterator[None]:
+    """For the duration, torch runs on one thread (restored afterwards); nothing changes when not ``enabled``."""
+    before = torch.get_num_threads()
+    if not enabled or before == 1:
+        yield
+        return
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def round_up(n: int, multiple: int) -> int:
