@@ -210,6 +210,12 @@ class TransformersBackend(ModelBackend):
         engine = self._m.reduced_engines.get(self.precision) or self._m.engine
         return dict(engine.stats) if engine is not None else {}
 
+    def engine_info(self) -> dict[str, Any] | None:
+        """How the continuous-batching engine multiplies (its weights laid out or plain, and why; the rows a
+        product is padded to), once it has started."""
+        engine = self._m.reduced_engines.get(self.precision) or self._m.engine
+        return {"weights": engine.layout, "row_multiple": engine.row_multiple} if engine is not None else None
+
     def __repr__(self) -> str:
         return f"TransformersBackend({self._m.identity.get('model')!r}, device={self._m.device})"
 
