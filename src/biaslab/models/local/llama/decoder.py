@@ -154,13 +154,15 @@ class Decoder:
             self.layout = f"plain weights, blocks of rows: {done.reason}"
             return
         *mats, self.head_weight = done.weights
+        if self.matmul_dtype is not None:
+            self.layout = "LM head laid out, blocks of rows"
+            return
         self.layers = [
             replace(lw, wqkv=mats[4 * i], wo=mats[4 * i + 1], wgu=mats[4 * i + 2], wdown=mats[4 * i + 3])
             for i, lw in enumerate(layers)
-        ] or self.layers
-        if self.matmul_dtype is None:
-            self.row_multiple = 1
-        self.layout = "laid out" if self.matmul_dtype is None else "LM head laid out, blocks of rows"
+        ]
+        self.row_multiple = 1
+        self.layout = "laid out"
 
     # -- the shared math -------------------------------------------------------------------
     def rms(self, x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:

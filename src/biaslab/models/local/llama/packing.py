@@ -6,15 +6,15 @@ multiplies a single row with another kernel (a matrix-vector product) whose last
 every product whole blocks of :data:`.runtime.ROW_MULTIPLE` rows, and one sequence decoded alone paid for eight.
 With the weight laid out once (``torch.ops.mkldnn._reorder_linear_weight``), one kernel serves every number of
 rows and no call re-lays the weight out. Measured on one thread of a 2-core AMD EPYC (AVX2), the products of one
-decoding step of SmolLM2-135M (121 products, 540 MB of weights, weights read from memory):
+decoding step of SmolLM2-135M (121 products, 540 MB of weights read from memory; ``bench/bench_products.py``):
 
-=====  ======================  ===================
-rows   plain, 8-row blocks     laid out, no padding
-=====  ======================  ===================
-1      90 ms (8 rows)          40 ms
-2      90 ms (8 rows)          50 ms
-8      90 ms                   67 ms
-=====  ======================  ===================
+=====  ========================  ====================
+rows   plain, blocks of 8 rows   laid out, no padding
+=====  ========================  ====================
+1      116 ms (8 rows)           42-51 ms
+2      116 ms (8 rows)           48 ms
+8      116 ms                    68 ms
+=====  ========================  ====================
 
 and the laid-out products give the plain ones' numbers to the bit from two rows on. Whether a row's numbers are
 the same alone, in any number of rows and at the thread count in use is checked on the model's own weights when
@@ -27,17 +27,13 @@ it is made only while it takes at most half of the memory available beyond a res
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import torch
 
-from biaslab.models.local.llama.precision import PACK_ROWS
+from biaslab.models.local.llama.precision import LINEAR_POINTWISE, PACK_ROWS, REORDER
 
-_MKLDNN = getattr(torch.ops, "mkldnn", None)
-_REORDER: Callable[..., Any] | None = getattr(_MKLDNN, "_reorder_linear_weight", None)
-_LINEAR: Callable[..., Any] | None = getattr(_MKLDNN, "_linear_pointwise", None)
 RESERVE_BYTES = 1 << 30  # memory left aside before the copy is weighed against what is available
 _PROBE_ROWS = (1, 2, 3, 8, 9)  # row counts each probe compares (the row at each offset, alone and in company)
 
@@ -58,7 +54,7 @@ class Packing:
 
 def available() -> bool:
     """Whether this torch has the oneDNN operators (internal to torch) the layout needs."""
-    return _REORDER is not None and _LINEAR is not None and torch.backends.mkldnn.is_available()
+    return REORDER is not None and LINEAR_POINTWISE is not None and torch.backends.mkldnn.is_available()
 
 
 def fits(nbytes: int, free: int | None = None) -> bool:
@@ -76,8 +72,8 @@ def fits(nbytes: int, free: int | None = None) -> bool:
 
 def linear(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
     """``x @ w.T`` with oneDNN's linear, ``w`` plain or laid out."""
-    assert _LINEAR is not None
-    return _LINEAR(x, w, None, "none", [], "")
+    assert LINEAR_POINTWISE is not None
+    return LINEAR_POINTWISE(x, w, None, "none", [], "")
 
 
 def rows_independent(weight: torch.Tensor, laid_out: torch.Tensor) -> bool:
@@ -120,8 +116,8 @@ def pack(weights: Sequence[torch.Tensor], row_multiple: int, *, free: int | None
         return keep("not float32 weights on CPU")
     if not fits(sum(w.numel() * w.element_size() for w in plain), free):
         return keep("a second copy of the weights does not fit in the memory available")
-    assert _REORDER is not None
-    laid_out = [_REORDER(w.contiguous(), PACK_ROWS) for w in plain]
+    assert REORDER is not None
+    laid_out = [REORDER(w.contiguous(), PACK_ROWS) for w in plain]
     checked: set[tuple[int, ...]] = set()
     for w, p in zip(plain, laid_out):
         if tuple(w.shape) not in checked:

@@ -44,8 +44,9 @@ REDUCED_DTYPES = {"bf16": torch.bfloat16}  # the matrix-product dtype of each re
 TOP_K = 16  # logits per row recomputed exactly in the reduced head
 PACK_ROWS = 512  # the batch size oneDNN's weight layout is chosen for (any number of rows works)
 _MKLDNN = getattr(torch.ops, "mkldnn", None)
-_REORDER: Callable[..., Any] | None = getattr(_MKLDNN, "_reorder_linear_weight", None)
-_LINEAR_POINTWISE: Callable[..., Any] | None = getattr(_MKLDNN, "_linear_pointwise", None)
+# oneDNN's operators (internal to torch; None where this torch lacks them): lay a weight out, and multiply by one
+REORDER: Callable[..., Any] | None = getattr(_MKLDNN, "_reorder_linear_weight", None)
+LINEAR_POINTWISE: Callable[..., Any] | None = getattr(_MKLDNN, "_linear_pointwise", None)
 
 
 def pack_weight(w: torch.Tensor) -> torch.Tensor:
@@ -55,19 +56,19 @@ def pack_weight(w: torch.Tensor) -> torch.Tensor:
     weight as it is where torch lacks these internal ops or they do not give F.linear's numbers."""
     if w.device.type != "cpu" or not _packing_works(w.dtype):
         return w
-    assert _REORDER is not None  # _packing_works checked it
-    return _REORDER(w, PACK_ROWS)
+    assert REORDER is not None  # _packing_works checked it
+    return REORDER(w, PACK_ROWS)
 
 
 @functools.cache
 def _packing_works(dtype: torch.dtype) -> bool:
     """Whether this torch has the internal ops :func:`pack_weight` uses, and they multiply as F.linear does."""
-    if _REORDER is None or _LINEAR_POINTWISE is None or not torch.backends.mkldnn.is_available():
+    if REORDER is None or LINEAR_POINTWISE is None or not torch.backends.mkldnn.is_available():
         return False
     try:
         g = torch.Generator().manual_seed(0)
         w, x = torch.randn(24, 16, generator=g).to(dtype), torch.randn(3, 16, generator=g).to(dtype)
-        got = _LINEAR_POINTWISE(x, _REORDER(w, PACK_ROWS), None, "none", [], "")
+        got = LINEAR_POINTWISE(x, REORDER(w, PACK_ROWS), None, "none", [], "")
         return bool(torch.allclose(got.float(), F.linear(x, w).float(), rtol=1e-2, atol=1e-3))
     except Exception:
         return False
@@ -76,8 +77,8 @@ def _packing_works(dtype: torch.dtype) -> bool:
 def reduced_linear(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
     """``x @ w.T`` for ``x`` already in ``w``'s (reduced) dtype, ``w`` plain or from :func:`pack_weight`."""
     if w.is_mkldnn:
-        assert _LINEAR_POINTWISE is not None  # only pack_weight makes such weights, after _packing_works
-        return _LINEAR_POINTWISE(x, w, None, "none", [], "")
+        assert LINEAR_POINTWISE is not None  # only pack_weight makes such weights, after _packing_works
+        return LINEAR_POINTWISE(x, w, None, "none", [], "")
     return F.linear(x, w)
 
 
